@@ -1,0 +1,71 @@
+"""glint's exception types. Everything the engine raises to a user derives from
+:class:`GlintError`; the CLI prints these without a traceback.
+
+>>> try:
+...     raise NotSupported("window functions")
+... except GlintError as e:
+...     print(e)
+Not supported: window functions
+"""
+from __future__ import annotations
+
+import difflib
+
+
+class GlintError(Exception):
+    """Base class of every error glint raises on purpose."""
+
+
+class ParseError(GlintError):
+    """SQL text that does not parse; the message names line and column."""
+
+
+class BinderError(GlintError):
+    """SQL that parses but names something unknown or is ill-formed."""
+
+
+class CatalogError(BinderError):
+    """Unknown table or view."""
+
+
+class ColumnNotFound(BinderError):
+    """Unknown column."""
+
+
+class TypeMismatch(BinderError):
+    """An expression applied to types it does not accept."""
+
+
+class NotSupported(GlintError):
+    """Valid SQL that glint does not run yet; names the construct."""
+
+    def __init__(self, construct: str):
+        super().__init__(f"Not supported: {construct}")
+        self.construct = construct
+
+
+class GlintIOError(GlintError):
+    """A file that is missing, unreadable or not in the expected format."""
+
+
+class ExecutionError(GlintError):
+    """A run-time error the query itself causes (division by zero, overflow...)."""
+
+
+class OutOfMemory(ExecutionError):
+    """A device ran out of memory; names the operator and the bytes it wanted."""
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """A ' (did you mean "x"?)' suffix for the closest candidate, or ''.
+
+    >>> did_you_mean("lineitm", ["orders", "lineitem"])
+    ' (did you mean "lineitem"?)'
+    >>> did_you_mean("zzz", ["orders"])
+    ''
+    """
+    close = difflib.get_close_matches(name.lower(), [str(c).lower() for c in candidates], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    original = {str(c).lower(): str(c) for c in candidates}[close[0]]
+    return f' (did you mean "{original}"?)'

@@ -1,0 +1,235 @@
+"""Columns and batches: a column is a tensor on one device plus an optional
+validity mask (DESIGN.md, "Data model").
+
+Layouts:
+- INTEGER/DATE int32, BIGINT/HUGEINT int64, DOUBLE float64, BOOLEAN bool;
+- DECIMAL(p,s) int64 scaled by 10**s. A DECIMAL or HUGEINT that outgrew int64
+  (a SUM at large scale) is *wide*: int64 of shape (n, 2) holding [hi, lo] with
+  value = hi * 2**32 + lo and 0 <= lo < 2**32;
+- VARCHAR: int32 codes into a sorted, duplicate-free :class:`Dictionary` kept on
+  the host, so comparing codes compares strings.
+
+>>> c = Column.from_arrow(pa.array(["b", None, "a", "b"]))
+>>> c.dictionary.values.to_pylist(), c.data.tolist(), c.valid.tolist()
+(['a', 'b'], [1, 0, 0, 1], [True, False, True, True])
+>>> c.to_arrow().to_pylist()
+['b', None, 'a', 'b']
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from .. import types as T
+from ..types import DataType
+
+LIMB = 1 << 32
+
+
+class Dictionary:
+    """Sorted unique strings (host side) that VARCHAR codes index into."""
+
+    __slots__ = ("values", "_np")
+
+    def __init__(self, values: pa.Array):
+        self.values = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+        self._np = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def np(self) -> np.ndarray:
+        if self._np is None:
+            self._np = np.asarray(self.values.to_numpy(zero_copy_only=False), dtype=object)
+        return self._np
+
+    def lower_bound(self, s: str) -> int:
+        """Index of the first entry >= s (binary search)."""
+        return int(np.searchsorted(self.np, s, side="left")) if len(self) else 0
+
+    def upper_bound(self, s: str) -> int:
+        return int(np.searchsorted(self.np, s, side="right")) if len(self) else 0
+
+    def code_of(self, s: str) -> int | None:
+        i = self.lower_bound(s)
+        return i if i < len(self) and self.np[i] == s else None
+
+    @staticmethod
+    def encode(arr: pa.Array | pa.ChunkedArray) -> tuple["Dictionary", np.ndarray, np.ndarray | None]:
+        """(dictionary, int32 codes, validity or None) for a string array."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.cast(arr.type.value_type)
+        if not pa.types.is_string(arr.type):
+            arr = arr.cast(pa.string())
+        enc = arr.dictionary_encode()
+        dvals = enc.dictionary
+        order = pc.sort_indices(dvals).to_numpy()
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        codes = rank[idx] if len(rank) else np.zeros(len(arr), dtype=np.int32)
+        valid = None if arr.null_count == 0 else arr.is_valid().to_numpy(zero_copy_only=False)
+        return Dictionary(dvals.take(pa.array(order))), codes.astype(np.int32, copy=False), valid
+
+    def merge(self, other: "Dictionary") -> tuple["Dictionary", np.ndarray, np.ndarray]:
+        """Union of two dictionaries and the code maps from each into it."""
+        if self is other:
+            ident = np.arange(len(self), dtype=np.int32)
+            return self, ident, ident
+        allv = pa.concat_arrays([self.values, other.values])
+        merged = pc.unique(allv)
+        merged = merged.take(pc.sort_indices(merged))
+        d = Dictionary(merged)
+        m = np.searchsorted(d.np, np.concatenate([self.np, other.np])).astype(np.int32)
+        return d, m[: len(self)], m[len(self):]
+
+
+class Column:
+    """A typed tensor with an optional validity mask (None: no NULLs)."""
+
+    __slots__ = ("dtype", "data", "valid", "dictionary")
+
+    def __init__(self, dtype: DataType, data: torch.Tensor, valid: torch.Tensor | None = None,
+                 dictionary: Dictionary | None = None):
+        self.dtype = dtype
+        self.data = data
+        self.valid = valid
+        self.dictionary = dictionary
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Column({self.dtype}, n={len(self)}, nulls={'no' if self.valid is None else 'maybe'})"
+
+    @property
+    def device(self) -> torch.device:
+        return self.data.device
+
+    @property
+    def is_wide(self) -> bool:
+        return self.data.dim() == 2
+
+    def with_data(self, data: torch.Tensor, valid: torch.Tensor | None = ...) -> "Column":
+        return Column(self.dtype, data, self.valid if valid is ... else valid, self.dictionary)
+
+    def take(self, idx: torch.Tensor) -> "Column":
+        """Rows at positions idx (a gather)."""
+        return Column(self.dtype, self.data[idx], None if self.valid is None else self.valid[idx], self.dictionary)
+
+    def filter(self, mask: torch.Tensor) -> "Column":
+        return Column(self.dtype, self.data[mask], None if self.valid is None else self.valid[mask], self.dictionary)
+
+    def to(self, device) -> "Column":
+        if self.data.device == torch.device(device):
+            return self
+        nb = device != "cpu" and torch.device(device).type == "cuda"
+        return Column(self.dtype, self.data.to(device, non_blocking=nb),
+                      None if self.valid is None else self.valid.to(device, non_blocking=nb), self.dictionary)
+
+    def validity(self) -> torch.Tensor:
+        """A bool tensor, True where not NULL."""
+        if self.valid is None:
+            return torch.ones(len(self), dtype=torch.bool, device=self.device)
+        return self.valid
+
+    @staticmethod
+    def nulls(dtype: DataType, n: int, device) -> "Column":
+        d = dtype if dtype.kind != "NULL" else T.INTEGER
+        data = torch.zeros(n, dtype=d.torch_dtype, device=device)
+        return Column(dtype, data, torch.zeros(n, dtype=torch.bool, device=device),
+                      Dictionary(pa.array([], pa.string())) if dtype.is_string else None)
+
+    # ---------------------------------------------------------------- arrow
+    @staticmethod
+    def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None) -> "Column":
+        """Build a host (CPU) column from an Arrow array."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        dtype = dtype or T.from_arrow(arr.type)
+        if dtype.is_string:
+            d, codes, valid = Dictionary.encode(arr)
+            return Column(dtype, torch.from_numpy(codes), None if valid is None else torch.from_numpy(valid), d)
+        valid = None
+        if arr.null_count:
+            valid = torch.from_numpy(arr.is_valid().to_numpy(zero_copy_only=False))
+        if dtype.kind == "NULL":
+            return Column.nulls(T.NULLTYPE, len(arr), "cpu")
+        if dtype.is_decimal:
+            arr = arr.cast(pa.decimal128(max(dtype.precision, 1), dtype.scale))
+            raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)
+            data = raw[arr.offset: arr.offset + len(arr), 0].copy()
+            if valid is not None:
+                data[~valid.numpy()] = 0
+            return Column(dtype, torch.from_numpy(data), valid)
+        if dtype.kind == "DATE":
+            arr = arr.cast(pa.date32()).view(pa.int32())
+        npt = {"BOOLEAN": np.bool_, "INTEGER": np.int32, "BIGINT": np.int64, "HUGEINT": np.int64,
+               "DOUBLE": np.float64, "DATE": np.int32}[dtype.kind]
+        if arr.null_count:
+            arr = arr.fill_null(False if dtype.kind == "BOOLEAN" else 0)
+        data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=npt)
+        return Column(dtype, torch.from_numpy(np.ascontiguousarray(data)), valid)
+
+    def to_arrow(self) -> pa.Array:
+        valid = None if self.valid is None else self.valid.cpu().numpy()
+        mask = None if valid is None else ~valid
+        dt = self.dtype
+        if dt.is_string:
+            codes = self.data.cpu().numpy()
+            if len(self.dictionary) == 0:
+                return pa.nulls(len(codes), pa.string())
+            codes = np.where(valid, codes, 0) if valid is not None else codes
+            out = self.dictionary.values.take(pa.array(codes.astype(np.int32)))
+            return out if mask is None else pc.if_else(pa.array(valid), out, pa.nulls(len(out), pa.string()))
+        if dt.kind == "NULL":
+            return pa.nulls(len(self), pa.int32())
+        if dt.is_decimal or dt.kind == "HUGEINT":
+            return pa.Array.from_buffers(T.to_arrow(dt), len(self), [
+                None if mask is None else pa.array(valid).buffers()[1],
+                pa.py_buffer(_to_int128_pairs(self.data.cpu()).tobytes())])
+        data = self.data.cpu().numpy()
+        if dt.kind == "DATE":
+            return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
+        return pa.array(data, T.to_arrow(dt), mask=mask)
+
+
+def _to_int128_pairs(data: torch.Tensor) -> np.ndarray:
+    """Little-endian 128-bit integers as (n, 2) int64 [low, high] words."""
+    v = data.numpy()
+    out = np.empty((v.shape[0], 2), dtype=np.int64)
+    if v.ndim == 1:
+        out[:, 0] = v
+        out[:, 1] = v >> 63
+    else:
+        hi, lo = v[:, 0], v[:, 1]
+        out[:, 0] = ((hi.astype(np.uint64) << np.uint64(32)) + lo.astype(np.uint64)).view(np.int64)
+        out[:, 1] = hi >> 32
+    return out
+
+
+class Batch:
+    """Equal-length columns keyed by the plan's column ids."""
+
+    __slots__ = ("columns", "num_rows")
+
+    def __init__(self, columns: dict, num_rows: int):
+        self.columns = columns
+        self.num_rows = num_rows
+
+    def __getitem__(self, key) -> Column:
+        return self.columns[key]
+
+    def take(self, idx: torch.Tensor) -> "Batch":
+        return Batch({k: c.take(idx) for k, c in self.columns.items()}, int(idx.shape[0]))
+
+    def filter(self, mask: torch.Tensor, count: int) -> "Batch":
+        return Batch({k: c.filter(mask) for k, c in self.columns.items()}, count)
+
+    def select(self, keys) -> "Batch":
+        return Batch({k: self.columns[k] for k in keys}, self.num_rows)
