@@ -174,7 +174,7 @@ class Column:
         if arr.null_count:
             arr = arr.fill_null(False if dtype.kind == "BOOLEAN" else 0)
         data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=npt)
-        return Column(dtype, torch.from_numpy(np.ascontiguousarray(data)), valid)
+        return Column(dtype, torch.from_numpy(np.array(data, copy=True) if not data.flags.writeable else np.ascontiguousarray(data)), valid)
 
     def to_arrow(self) -> pa.Array:
         valid = None if self.valid is None else self.valid.cpu().numpy()
@@ -213,23 +213,50 @@ def _to_int128_pairs(data: torch.Tensor) -> np.ndarray:
     return out
 
 
+def to_wide(data: torch.Tensor) -> torch.Tensor:
+    """int64 values as (n, 2) [hi, lo] limbs."""
+    if data.dim() == 2:
+        return data
+    v = data.long()
+    return torch.stack([v >> 32, v & (LIMB - 1)], dim=1)
+
+
+def concat_columns(cols: list[Column]) -> Column:
+    """Rows of several columns of one type, one after the other."""
+    if len(cols) == 1:
+        return cols[0]
+    if cols[0].dtype.is_string:
+        from ..exec.functions.strings import unify_many
+        cols = unify_many(cols)
+    datas = [c.data for c in cols]
+    if any(d.dim() == 2 for d in datas):
+        datas = [to_wide(d) for d in datas]
+    valid = None
+    if any(c.valid is not None for c in cols):
+        valid = torch.cat([c.validity() for c in cols])
+    return Column(cols[0].dtype, torch.cat(datas), valid, cols[0].dictionary)
+
+
 class Batch:
     """Equal-length columns keyed by the plan's column ids."""
 
-    __slots__ = ("columns", "num_rows")
+    __slots__ = ("columns", "num_rows", "device")
 
-    def __init__(self, columns: dict, num_rows: int):
+    def __init__(self, columns: dict, num_rows: int, device=None):
         self.columns = columns
         self.num_rows = num_rows
+        if device is None:
+            device = next(iter(columns.values())).device if columns else torch.device("cpu")
+        self.device = torch.device(device)
 
     def __getitem__(self, key) -> Column:
         return self.columns[key]
 
     def take(self, idx: torch.Tensor) -> "Batch":
-        return Batch({k: c.take(idx) for k, c in self.columns.items()}, int(idx.shape[0]))
+        return Batch({k: c.take(idx) for k, c in self.columns.items()}, int(idx.shape[0]), self.device)
 
     def filter(self, mask: torch.Tensor, count: int) -> "Batch":
-        return Batch({k: c.filter(mask) for k, c in self.columns.items()}, count)
+        return Batch({k: c.filter(mask) for k, c in self.columns.items()}, count, self.device)
 
     def select(self, keys) -> "Batch":
-        return Batch({k: self.columns[k] for k in keys}, self.num_rows)
+        return Batch({k: self.columns[k] for k in keys}, self.num_rows, self.device)

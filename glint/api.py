@@ -1,0 +1,283 @@
+"""The user-facing API, in DuckDB's conventions.
+
+>>> import glint, pyarrow as pa
+>>> con = glint.connect(device="cpu")
+>>> con.register("t", pa.table({"a": [1, 2, 3]}))
+>>> con.sql("SELECT sum(a) AS s FROM t").fetchall()
+[(Decimal('6'),)]
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+
+import pyarrow as pa
+import torch
+
+from .errors import CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
+from .exec.base import ExecContext
+from .plan.optimizer import RULE_NAMES, optimize
+from .plan.physical_planner import plan_physical
+from .sql import frontend
+from .storage.column import Batch
+from .storage.table import Table
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+_EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\s+", re.IGNORECASE)
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        d = torch.device(device)
+    except RuntimeError:
+        raise GlintError(f'unknown device "{device}" (use "auto", "cpu", "cuda" or "cuda:N")') from None
+    if d.type == "cuda":
+        if not torch.cuda.is_available():
+            raise GlintError(f'device "{device}" requested but CUDA is not available on this machine')
+        if d.index is not None and d.index >= torch.cuda.device_count():
+            raise GlintError(f'device "{device}" does not exist ({torch.cuda.device_count()} CUDA devices)')
+    elif d.type != "cpu":
+        raise GlintError(f'unsupported device "{device}"')
+    return d
+
+
+class Connection:
+    """A set of registered tables and views, and the device queries run on."""
+
+    def __init__(self, device: str = "auto", optimizer: dict | None = None):
+        self.device = resolve_device(device)
+        self._tables: dict[str, Table] = {}
+        self._views: dict[str, object] = {}
+        unknown = set(optimizer or {}) - set(RULE_NAMES)
+        if unknown:
+            raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
+        self.disabled_rules = tuple(k for k, on in (optimizer or {}).items() if not on)
+
+    # ------------------------------------------------------------ catalog
+    def has_table(self, name: str) -> bool:
+        return name.lower() in self._tables
+
+    def table(self, name: str) -> Table:
+        t = self._tables.get(name.lower())
+        if t is None:
+            raise CatalogError(f'Table "{name}" does not exist{did_you_mean(name, self.table_names())}')
+        return t
+
+    def table_names(self) -> list[str]:
+        return [t.name for t in self._tables.values()]
+
+    def tables(self) -> list[str]:
+        return sorted(self.table_names() + list(self._views))
+
+    def _add(self, name: str, arrow: pa.Table, source: str) -> None:
+        if not name or not isinstance(name, str):
+            raise GlintError("a table needs a name")
+        t = Table.from_arrow(name, arrow, source)
+        old = self._tables.get(name.lower())
+        if old is not None:
+            old.evict()
+        self._tables[name.lower()] = t
+
+    def register(self, name: str, data) -> "Connection":
+        """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
+        from .storage.loaders import to_arrow_table
+        self._add(name, to_arrow_table(data), "memory")
+        return self
+
+    def read_parquet(self, path: str, name: str | None = None, columns=None) -> "Connection":
+        """Load a Parquet file, a directory of them or a glob as table `name`."""
+        from .storage.loaders import load_parquet
+        self._add(name or _stem(path), load_parquet(path, columns=columns), str(path))
+        return self
+
+    def read_csv(self, path: str, name: str | None = None, **options) -> "Connection":
+        from .storage.loaders import load_csv
+        self._add(name or _stem(path), load_csv(path, **options), str(path))
+        return self
+
+    def unregister(self, name: str) -> None:
+        t = self._tables.pop(name.lower(), None)
+        if t is None:
+            raise CatalogError(f'Table "{name}" does not exist')
+        t.evict()
+
+    # ------------------------------------------------------------ queries
+    def sql(self, query: str) -> "Result | None":
+        """Run one or more ;-separated statements; returns the last query's Result."""
+        if not isinstance(query, str):
+            raise GlintError("sql() takes a string")
+        m = _EXPLAIN.match(query)
+        if m:
+            res = self.sql(query[m.end():])
+            if res is None:
+                raise NotSupported("EXPLAIN of a statement that is not a query")
+            return res._explain_result(analyze=bool(m.group(1)))
+        result = None
+        for stmt in frontend.parse(query):
+            kind = frontend.statement_kind(stmt)
+            if kind == "query":
+                result = Result(self, stmt)
+            elif kind == "create_view":
+                self._create_view(stmt)
+                result = None
+            elif kind == "drop_view":
+                for t in stmt.args.get("tables") or [stmt.this]:
+                    if self._views.pop(t.name.lower(), None) is None and not stmt.args.get("exists"):
+                        raise CatalogError(f'View "{t.name}" does not exist')
+                result = None
+            elif kind == "describe":
+                result = self._describe(stmt.this.name)
+            else:
+                raise NotSupported(f"{kind.replace('_', ' ').upper()} (glint reads tables; it does not write them)")
+        return result
+
+    execute = sql
+    query = sql
+
+    def _create_view(self, stmt) -> None:
+        name = stmt.this.name.lower()
+        if (name in self._views or name in self._tables) and not stmt.args.get("replace"):
+            if stmt.args.get("exists"):
+                return
+            raise CatalogError(f'"{stmt.this.name}" already exists')
+        body = stmt.expression
+        Result(self, body)            # bind now so a broken view fails at CREATE
+        self._views[name] = body
+
+    def _describe(self, name: str) -> "Result":
+        t = self.table(name)
+        data = pa.table({"column_name": list(t.schema), "column_type": [str(x) for x in t.schema.values()]})
+        return Result.from_arrow(self, data)
+
+    def close(self) -> None:
+        for t in self._tables.values():
+            t.evict()
+        self._tables.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Result:
+    """A planned query; executes on first fetch and keeps its result."""
+
+    def __init__(self, con: Connection, ast=None):
+        self._con = con
+        self._arrow: pa.Table | None = None
+        self._profile: dict | None = None
+        self.timings: dict[str, float] = {}
+        if ast is None:
+            return
+        t0 = time.perf_counter()
+        ast = frontend.inline_views(ast, con._views)
+        bound = frontend.bind_query(ast, con)
+        self.names = [n for n, _ in bound.outputs]
+        self._fields = [f for _, f in bound.outputs]
+        self.timings["bind"] = time.perf_counter() - t0
+        self.logical = optimize(bound.plan, con, con.disabled_rules, self.timings)
+        self.physical = plan_physical(self.logical, con)
+
+    @staticmethod
+    def from_arrow(con, table: pa.Table) -> "Result":
+        r = Result(con)
+        r._arrow = table
+        r.names = table.column_names
+        return r
+
+    def _run(self, profile: bool = False) -> pa.Table:
+        if self._arrow is not None and not profile:
+            return self._arrow
+        ctx = ExecContext(self._con.device, self._con, profile=profile)
+        t0 = time.perf_counter()
+        batch = ctx.run(self.physical)
+        self._arrow = batch_to_arrow(batch, self._fields, self.names)
+        self.timings["execute"] = time.perf_counter() - t0
+        if profile:
+            self._profile = ctx.stats
+        return self._arrow
+
+    def arrow(self) -> pa.Table:
+        return self._run()
+
+    to_arrow_table = arrow
+
+    def df(self):
+        return self._run().to_pandas()
+
+    def fetchall(self) -> list[tuple]:
+        t = self._run()
+        cols = [c.to_pylist() for c in t.columns]
+        return list(zip(*cols)) if cols else []
+
+    def fetchone(self):
+        rows = self.fetchall()
+        return rows[0] if rows else None
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.names)
+
+    def explain(self, analyze: bool = False) -> str:
+        if not hasattr(self, "physical"):
+            return "(a result without a plan)"
+        if analyze:
+            self._run(profile=True)
+        from .plan.cardinality import Estimator
+        est = Estimator(self._con)
+        return ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
+                "\n\nPhysical plan:\n" + self.physical.explain(1, self._profile if analyze else None))
+
+    def _explain_result(self, analyze: bool) -> "Result":
+        text = self.explain(analyze=analyze)
+        return Result.from_arrow(self._con, pa.table({"explain": [text]}))
+
+    def __repr__(self) -> str:
+        try:
+            t = self._run()
+        except GlintError as e:
+            return f"<glint.Result: error: {e}>"
+        return format_table(t)
+
+    def __len__(self):
+        return self._run().num_rows
+
+
+def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:
+    arrays = [batch[f.id].to_arrow() for f in fields]
+    if not arrays:
+        return pa.table({})
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+def format_table(t: pa.Table, max_rows: int = 40) -> str:
+    names = t.column_names
+    rows = [[_fmt(v) for v in r] for r in zip(*[c.to_pylist() for c in t.columns])][:max_rows]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    line = "+".join("-" * (w + 2) for w in widths)
+    out = [" | ".join(n.ljust(w) for n, w in zip(names, widths)), line]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    if t.num_rows > max_rows:
+        out.append(f"... {t.num_rows - max_rows} more rows")
+    out.append(f"({t.num_rows} row{'s' if t.num_rows != 1 else ''})")
+    return "\n".join(out)
+
+
+def _fmt(v) -> str:
+    return "NULL" if v is None else str(v)
+
+
+def _stem(path: str) -> str:
+    import os
+    base = os.path.basename(os.path.normpath(str(path)))
+    name = base.split(".")[0]
+    if not name or any(c in name for c in "*?[]"):
+        raise GlintIOError(f"cannot derive a table name from {path!r}: pass name=...")
+    return name

@@ -1,0 +1,456 @@
+"""Evaluation of typed expressions over a batch, with SQL NULL semantics.
+
+Every function works on whole columns with torch ops, on whatever device the
+batch lives; string work happens on the (small, host-side) dictionaries.
+
+>>> import torch
+>>> from glint import types as T
+>>> from glint.plan.expr import Call, ColRef, Field, Literal
+>>> from glint.storage.column import Batch, Column
+>>> a = Field(1, "a", T.INTEGER)
+>>> b = Batch({1: Column(T.INTEGER, torch.tensor([1, 2, 3], dtype=torch.int32))}, 3)
+>>> evaluate(Call("gt", (ColRef(a), Literal(1, T.INTEGER)), T.BOOLEAN), b).data.tolist()
+[False, True, True]
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import types as T
+from ..errors import ExecutionError, NotSupported
+from ..plan.expr import Call, Case, ColRef, Expr, Literal
+from ..storage.column import LIMB, Batch, Column, Dictionary
+from .functions import dates, strings
+
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+
+
+def evaluate(e: Expr, batch: Batch) -> Column:
+    if isinstance(e, ColRef):
+        return batch[e.field.id]
+    if isinstance(e, Literal):
+        return constant(e.value, e.type, batch.num_rows, _device(batch))
+    if isinstance(e, Case):
+        return _case(e, batch)
+    if isinstance(e, Call):
+        fn = _FUNCS.get(e.fn)
+        if fn is None:
+            raise NotSupported(f"function {e.fn}")
+        return fn(e, batch)
+    raise NotSupported(f"expression {e!r}")
+
+
+def _device(batch: Batch) -> torch.device:
+    return batch.device
+
+
+def constant(value, dtype: T.DataType, n: int, device) -> Column:
+    if value is None:
+        return Column.nulls(dtype, n, device)
+    if dtype.is_string:
+        return Column(dtype, torch.zeros(n, dtype=torch.int32, device=device), None, Dictionary([value]))
+    if dtype.kind == "INTERVAL":
+        raise NotSupported("INTERVAL values outside date arithmetic")
+    return Column(dtype, torch.full((n,), value, dtype=dtype.torch_dtype, device=device))
+
+
+def and_valid(*vs):
+    """Combined validity of several masks (None means all valid)."""
+    out = None
+    for v in vs:
+        if v is not None:
+            out = v if out is None else out & v
+    return out
+
+
+def _args(e: Call, batch):
+    return [evaluate(a, batch) for a in e.args]
+
+
+# ---------------------------------------------------------------- casts
+_POW10 = [10**i for i in range(19)]
+
+
+def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
+    """v / d rounded half away from zero (integer tensors)."""
+    q = torch.div(v.abs() + d // 2, d, rounding_mode="floor")
+    return torch.where(v < 0, -q, q)
+
+
+def _round_half_away(x: torch.Tensor) -> torch.Tensor:
+    return torch.sign(x) * torch.floor(x.abs() + 0.5)
+
+
+def cast_column(c: Column, to: T.DataType) -> Column:
+    src = c.dtype
+    if src == to:
+        return c
+    if src.kind == "NULL":
+        return Column.nulls(to, len(c), c.device)
+    if to.is_string:
+        return strings.to_varchar(c)
+    if src.is_string:
+        return strings.from_varchar(c, to)
+    if c.is_wide:
+        if to.kind == "DOUBLE":
+            v = c.data[:, 0].double() * float(LIMB) + c.data[:, 1].double()
+            return Column(to, v / float(10 ** src.scale) if src.is_decimal else v, c.valid)
+        raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
+    d = c.data
+    if to.kind == "DOUBLE":
+        v = d.double()
+        if src.is_decimal:
+            v = v / float(_POW10[src.scale])
+        return Column(to, v, c.valid)
+    if to.is_decimal:
+        if src.is_decimal:
+            ds = to.scale - src.scale
+            v = d * _POW10[ds] if ds >= 0 else _round_div(d, _POW10[-ds])
+        elif src.kind == "DOUBLE":
+            v = _round_half_away(d * float(_POW10[to.scale]))
+            _check_range(v, 2**63, c.valid, f"DOUBLE to {to}")
+            v = v.long()
+        elif src.is_integer or src.kind == "BOOLEAN":
+            v = d.long() * _POW10[to.scale]
+        else:
+            raise NotSupported(f"CAST from {src} to {to}")
+        return Column(to, v, c.valid)
+    if to.is_integer:
+        if src.is_decimal:
+            v = _round_div(d, _POW10[src.scale])
+        elif src.kind == "DOUBLE":
+            v = torch.round(d)   # DuckDB rounds doubles half to even here
+            _check_range(v, 2**63 if to.kind != "INTEGER" else 2**31, c.valid, f"DOUBLE to {to}")
+        elif src.kind == "DATE":
+            raise NotSupported(f"CAST from DATE to {to}")
+        else:
+            v = d
+        if to.kind == "INTEGER":
+            _check_range(v, 2**31, c.valid, f"{src} to INTEGER")
+        return Column(to, v.to(to.torch_dtype), c.valid)
+    if to.kind == "BOOLEAN" and src.is_numeric:
+        return Column(to, d != 0, c.valid)
+    if to.kind == "DATE" and src.kind == "DATE":
+        return c
+    raise NotSupported(f"CAST from {src} to {to}")
+
+
+def _check_range(v: torch.Tensor, bound: int, valid, what: str):
+    bad = (v >= bound) | (v < -bound)
+    if valid is not None:
+        bad &= valid
+    if bool(bad.any()):
+        raise ExecutionError(f"Conversion Error: value out of range in CAST from {what}")
+
+
+def _cast(e: Call, batch):
+    return cast_column(evaluate(e.args[0], batch), e.type)
+
+
+# ---------------------------------------------------------------- arithmetic
+def _no_wide(*cols):
+    for c in cols:
+        if c.is_wide:
+            raise NotSupported("arithmetic on a DECIMAL/HUGEINT value beyond 64 bits")
+
+
+def _arith(op):
+    def run(e: Call, batch):
+        a, b = _args(e, batch)
+        _no_wide(a, b)
+        valid = and_valid(a.valid, b.valid)
+        x, y = a.data, b.data
+        t = e.type
+        if t.kind == "DOUBLE":
+            if op == "div":
+                out = x / y
+            elif op == "mod":
+                zero = y == 0
+                out = torch.fmod(x, torch.where(zero, torch.ones_like(y), y))
+                valid = and_valid(valid, ~zero)
+            else:
+                out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](x, y)
+            return Column(t, out, valid)
+        if op in ("intdiv", "mod"):
+            if t.is_decimal and a.dtype.scale != b.dtype.scale:
+                raise NotSupported("// and % on DECIMALs of different scales")
+            zero = y == 0
+            ys = torch.where(zero, torch.ones_like(y), y)
+            out = torch.div(x, ys, rounding_mode="trunc") if op == "intdiv" else torch.fmod(x, ys)
+            return Column(t, out.to(t.torch_dtype), and_valid(valid, ~zero))
+        wide_x, wide_y = x.long(), y.long()
+        out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](wide_x, wide_y)
+        if t.kind == "INTEGER":
+            _check_overflow(out, valid, I32_MIN, I32_MAX, op, "INT32")
+            out = out.int()
+        elif op == "mul":
+            est = wide_x.double() * wide_y.double()
+            _check_overflow(est, valid, -9.2e18, 9.2e18, op, str(t))
+        return Column(t, out, valid)
+    return run
+
+
+def _check_overflow(v, valid, lo, hi, op, tname):
+    bad = (v < lo) | (v > hi)
+    if valid is not None:
+        bad &= valid
+    if bool(bad.any()):
+        names = {"add": "addition", "sub": "subtraction", "mul": "multiplication"}
+        raise ExecutionError(f"Out of Range Error: Overflow in {names.get(op, op)} of {tname}")
+
+
+def _neg(e, batch):
+    (a,) = _args(e, batch)
+    _no_wide(a)
+    return a.with_data(-a.data)
+
+
+def _abs(e, batch):
+    (a,) = _args(e, batch)
+    _no_wide(a)
+    return a.with_data(a.data.abs())
+
+
+def _floor(e, batch):
+    (a,) = _args(e, batch)
+    return a.with_data(torch.floor(a.data))
+
+
+def _round(e, batch):
+    (a,) = _args(e, batch)
+    digits = e.params[0]
+    if a.dtype.is_decimal:
+        drop = a.dtype.scale - e.type.scale
+        v = _round_div(a.data, _POW10[drop]) if drop > 0 else a.data
+        if digits < e.type.scale or digits < 0:
+            raise NotSupported("ROUND of a DECIMAL to negative digits")
+        return Column(e.type, v, a.valid)
+    if a.dtype.kind == "DOUBLE":
+        f = 10.0 ** digits
+        return a.with_data(_round_half_away(a.data * f) / f)
+    return a
+
+
+def _date_add_days(e, batch):
+    d, n = _args(e, batch)
+    return Column(T.DATE, (d.data.long() + e.params[0] * n.data).int(), and_valid(d.valid, n.valid))
+
+
+def _add_interval(e, batch):
+    (d,) = _args(e, batch)
+    return dates.add_interval(d, *e.params)
+
+
+def _extract(e, batch):
+    (d,) = _args(e, batch)
+    return dates.extract(e.params[0], d)
+
+
+# ---------------------------------------------------------------- comparisons
+_TORCH_CMP = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+
+
+def _compare(op):
+    def run(e: Call, batch):
+        a, b = e.args
+        if a.type.is_string and isinstance(b, Literal) and b.value is not None:
+            return compare_string_literal(op, evaluate(a, batch), b.value)
+        if b.type.is_string and isinstance(a, Literal) and a.value is not None:
+            return compare_string_literal(_FLIP[op], evaluate(b, batch), a.value)
+        x, y = evaluate(a, batch), evaluate(b, batch)
+        return compare_columns(op, x, y)
+    return run
+
+
+_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def compare_columns(op: str, x: Column, y: Column) -> Column:
+    if x.dtype.is_string and y.dtype.is_string:
+        x, y = strings.unify(x, y)
+    if x.is_wide or y.is_wide:
+        xd, yd = _as_wide(x), _as_wide(y)
+        hi = _TORCH_CMP[op](xd[:, 0], yd[:, 0])
+        same_hi = xd[:, 0] == yd[:, 0]
+        out = torch.where(same_hi, _TORCH_CMP[op](xd[:, 1], yd[:, 1]), hi)
+        return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
+    if x.dtype.is_decimal and y.dtype.is_decimal and x.dtype.scale != y.dtype.scale:
+        s = max(x.dtype.scale, y.dtype.scale)
+        xd = x.data * _POW10[s - x.dtype.scale]
+        yd = y.data * _POW10[s - y.dtype.scale]
+        return Column(T.BOOLEAN, _TORCH_CMP[op](xd, yd), and_valid(x.valid, y.valid))
+    return Column(T.BOOLEAN, _TORCH_CMP[op](x.data, y.data), and_valid(x.valid, y.valid))
+
+
+def _as_wide(c: Column) -> torch.Tensor:
+    if c.is_wide:
+        return c.data
+    v = c.data.long()
+    return torch.stack([v >> 32, v & (LIMB - 1)], dim=1)
+
+
+def compare_string_literal(op: str, c: Column, s: str) -> Column:
+    """Compare dictionary codes with a literal through the sorted dictionary."""
+    d = c.dictionary
+    codes = c.data
+    if op in ("eq", "ne"):
+        code = d.code_of(s)
+        hit = torch.zeros_like(codes, dtype=torch.bool) if code is None else codes == code
+        return Column(T.BOOLEAN, hit if op == "eq" else ~hit, c.valid)
+    lo, hi = d.lower_bound(s), d.upper_bound(s)
+    out = {"lt": codes < lo, "le": codes < hi, "gt": codes >= hi, "ge": codes >= lo}[op]
+    return Column(T.BOOLEAN, out, c.valid)
+
+
+# ---------------------------------------------------------------- boolean logic
+def _and(e, batch):
+    a, b = _args(e, batch)
+    return and3(a, b)
+
+
+def and3(a: Column, b: Column) -> Column:
+    """Three-valued AND: FALSE wins over NULL."""
+    if a.valid is None and b.valid is None:
+        return Column(T.BOOLEAN, a.data & b.data)
+    va, vb = a.validity(), b.validity()
+    false_a, false_b = va & ~a.data, vb & ~b.data
+    data = a.data & b.data
+    valid = (va & vb) | false_a | false_b
+    return Column(T.BOOLEAN, data & valid, valid)
+
+
+def or3(a: Column, b: Column) -> Column:
+    """Three-valued OR: TRUE wins over NULL."""
+    if a.valid is None and b.valid is None:
+        return Column(T.BOOLEAN, a.data | b.data)
+    va, vb = a.validity(), b.validity()
+    true_a, true_b = va & a.data, vb & b.data
+    valid = (va & vb) | true_a | true_b
+    return Column(T.BOOLEAN, true_a | true_b, valid)
+
+
+def _or(e, batch):
+    a, b = _args(e, batch)
+    return or3(a, b)
+
+
+def _not(e, batch):
+    (a,) = _args(e, batch)
+    return a.with_data(~a.data)
+
+
+def _is_null(e, batch):
+    (a,) = _args(e, batch)
+    if a.valid is None:
+        return Column(T.BOOLEAN, torch.zeros(len(a), dtype=torch.bool, device=a.device))
+    return Column(T.BOOLEAN, ~a.valid)
+
+
+def _distinct(negate: bool):
+    def run(e, batch):
+        x, y = _args(e, batch)
+        eq = compare_columns("eq", x, y)
+        vx, vy = x.validity(), y.validity()
+        same = torch.where(vx & vy, eq.data, ~vx & ~vy)
+        return Column(T.BOOLEAN, ~same if negate else same)
+    return run
+
+
+def _in_list(e, batch):
+    v, *items = e.args
+    x = evaluate(v, batch)
+    const = [i for i in items if isinstance(i, Literal)]
+    result = None
+    saw_null = False
+    if x.dtype.is_string and len(const) == len(items):
+        codes = [x.dictionary.code_of(i.value) for i in items if i.value is not None]
+        saw_null = any(i.value is None for i in items)
+        codes = [c for c in codes if c is not None]
+        hit = torch.isin(x.data, torch.tensor(codes, dtype=x.data.dtype, device=x.device)) if codes else \
+            torch.zeros(len(x), dtype=torch.bool, device=x.device)
+        result = Column(T.BOOLEAN, hit, x.valid)
+    elif len(const) == len(items) and not x.dtype.is_string:
+        vals = [i.value for i in items if i.value is not None]
+        saw_null = len(vals) < len(items)
+        hit = torch.isin(x.data, torch.tensor(vals, dtype=x.data.dtype, device=x.device)) if vals else \
+            torch.zeros(len(x), dtype=torch.bool, device=x.device)
+        result = Column(T.BOOLEAN, hit, x.valid)
+    else:
+        for i in items:
+            c = compare_columns("eq", x, evaluate(i, batch))
+            result = c if result is None else or3(result, c)
+    if saw_null:
+        result = or3(result, Column.nulls(T.BOOLEAN, len(x), x.device))
+    return result
+
+
+# ---------------------------------------------------------------- CASE, COALESCE
+def _case(e: Case, batch) -> Column:
+    values = [evaluate(v, batch) for _, v in e.whens] + [evaluate(e.default, batch)]
+    if e.type.is_string:
+        values = strings.unify_many(values)
+    out = values[-1]
+    data, valid = out.data, out.validity()
+    for (cond, _), val in reversed(list(zip(e.whens, values[:-1]))):
+        c = evaluate(cond, batch)
+        take = c.data if c.valid is None else c.data & c.valid
+        data = torch.where(take, val.data, data) if data.dim() == 1 else torch.where(take[:, None], val.data, data)
+        valid = torch.where(take, val.validity(), valid)
+    return Column(e.type, data, None if bool(valid.all()) else valid, values[-1].dictionary)
+
+
+def _coalesce(e, batch):
+    values = [evaluate(a, batch) for a in e.args]
+    if e.type.is_string:
+        values = strings.unify_many(values)
+    out = values[-1]
+    data, valid = out.data, out.validity()
+    for v in reversed(values[:-1]):
+        vv = v.validity()
+        data = torch.where(vv, v.data, data)
+        valid = vv | valid
+    return Column(e.type, data, valid, values[-1].dictionary)
+
+
+# ---------------------------------------------------------------- strings
+def _like(e, batch):
+    (a,) = _args(e, batch)
+    pattern, escape, ci = e.params
+    return strings.like(a, pattern, escape, ci)
+
+
+def _substring(e, batch):
+    (a,) = _args(e, batch)
+    return strings.substring(a, *e.params)
+
+
+def _concat(e, batch):
+    cols = _args(e, batch)
+    return strings.concat(cols, null_is_empty=e.params[0])
+
+
+def _unary_string(name):
+    def run(e, batch):
+        (a,) = _args(e, batch)
+        return getattr(strings, name)(a)
+    return run
+
+
+_FUNCS = {
+    "cast": _cast, "neg": _neg, "abs": _abs, "round": _round, "floor": _floor,
+    "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
+    "intdiv": _arith("intdiv"), "mod": _arith("mod"),
+    "date_add_days": _date_add_days, "add_interval": _add_interval, "extract": _extract,
+    "and": _and, "or": _or, "not": _not, "is_null": _is_null,
+    "is_not_distinct": _distinct(False), "is_distinct": _distinct(True), "in_list": _in_list,
+    "coalesce": _coalesce, "like": _like, "substring": _substring, "concat": _concat,
+    "upper": _unary_string("upper"), "lower": _unary_string("lower"), "length": _unary_string("length"),
+    "trim": _unary_string("trim"), "ltrim": _unary_string("ltrim"), "rtrim": _unary_string("rtrim"),
+}
+for _op in _TORCH_CMP:
+    _FUNCS[_op] = _compare(_op)
+
+
+def predicate_mask(c: Column) -> torch.Tensor:
+    """Rows where a BOOLEAN column is TRUE (NULL counts as not TRUE)."""
+    return c.data if c.valid is None else c.data & c.valid

@@ -1,0 +1,183 @@
+"""Hash join of every kind (inner, left, right, full, semi, anti, mark, single).
+
+Matching works on int64-encoded keys (kernels.keys) with a sorted build side
+(kernels.join); a residual predicate then filters the candidate pairs. Each
+join kind is a different way of turning the surviving pairs into output rows.
+Joins without equality keys enumerate pairs in bounded chunks (nested loop).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .. import types as T
+from ..errors import ExecutionError
+from ..kernels.join import SortedBuild, expand_matches, match_counts
+from ..kernels.keys import encode_keys
+from ..plan.expr import Expr, Field
+from ..storage.column import Batch, Column
+from .base import PhysicalNode
+from .expr_eval import evaluate, predicate_mask
+
+PAIR_CHUNK = 1 << 24     # candidate pairs materialised at once by a nested-loop join
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HashJoinExec(PhysicalNode):
+    left: PhysicalNode
+    right: PhysicalNode
+    kind: str
+    left_keys: tuple[Expr, ...]
+    right_keys: tuple[Expr, ...]
+    residual: Expr | None
+    left_fields: tuple[Field, ...]
+    right_fields: tuple[Field, ...]
+    mark: Field | None = None
+    null_aware: tuple[Expr, Expr] | None = None   # (outer x, inner y) of IN / NOT IN
+    in_key: int = -1                               # which key pair is x = y
+    build_right: bool = True
+    est_rows: float = 0.0
+
+    def describe(self):
+        keys = ", ".join(f"{a!r} = {b!r}" for a, b in zip(self.left_keys, self.right_keys))
+        res = f" residual {self.residual!r}" if self.residual is not None else ""
+        na = " null-aware" if self.null_aware else ""
+        name = "HashJoin" if self.left_keys else "NestedLoopJoin"
+        side = "right" if self.build_right else "left"
+        return f"{name} {self.kind.upper()}{na} [{keys}]{res} build={side}"
+
+    def execute(self, ctx, lb: Batch, rb: Batch) -> Batch:
+        li, ri = self._pairs(lb, rb, range(len(self.left_keys)), self.residual)
+        kind = self.kind
+        if kind == "inner":
+            return _combine(lb, li, rb, ri)
+        nl, nr = lb.num_rows, rb.num_rows
+        matched_l = _hit(li, nl)
+        if kind == "semi":
+            return lb.take(matched_l.nonzero().squeeze(1))
+        if kind in ("anti", "mark"):
+            mark = self._mark(lb, rb, matched_l)
+            if kind == "mark":
+                out = Batch(dict(lb.columns), nl, lb.device)
+                out.columns[self.mark.id] = mark
+                return out
+            keep = ~mark.data & mark.validity()
+            return lb.take(keep.nonzero().squeeze(1))
+        if kind == "single":
+            if li.numel() and bool((torch.bincount(li, minlength=nl) > 1).any()):
+                raise ExecutionError("More than one row returned by a subquery used as an expression")
+            kind = "left"
+        dev = lb.device
+        parts_l, parts_r = [li], [ri]
+        if kind in ("left", "full"):
+            miss = (~matched_l).nonzero().squeeze(1)
+            parts_l.append(miss)
+            parts_r.append(torch.full_like(miss, -1))
+        if kind in ("right", "full"):
+            miss = (~_hit(ri, nr)).nonzero().squeeze(1)
+            parts_l.append(torch.full_like(miss, -1))
+            parts_r.append(miss)
+        return _combine(lb, torch.cat(parts_l).to(dev), rb, torch.cat(parts_r).to(dev), nullable=True)
+
+    # -------------------------------------------------------------- matching
+    def _pairs(self, lb, rb, key_ids, residual):
+        key_ids = list(key_ids)
+        if not key_ids:
+            return _nested_loop(lb, rb, residual)
+        lcols = [evaluate(self.left_keys[i], lb) for i in key_ids]
+        rcols = [evaluate(self.right_keys[i], rb) for i in key_ids]
+        (lk, lv), (rk, rv) = encode_keys([lcols, rcols])
+        if self.build_right:
+            b = SortedBuild(rk, rv)
+            lo, counts = match_counts(b, lk, lv)
+            li, ri = expand_matches(b, lo, counts)
+        else:
+            b = SortedBuild(lk, lv)
+            lo, counts = match_counts(b, rk, rv)
+            ri, li = expand_matches(b, lo, counts)
+        if residual is not None and li.numel():
+            keep = _residual_mask(residual, lb, li, rb, ri)
+            li, ri = li[keep], ri[keep]
+        return li, ri
+
+    def _mark(self, lb, rb, matched_l) -> Column:
+        """TRUE where a match exists; for IN / NOT IN, NULL instead of FALSE
+        where x is NULL or a NULL y could have matched."""
+        nl = lb.num_rows
+        if self.null_aware is None:
+            return Column(T.BOOLEAN, matched_l)
+        x = evaluate(self.null_aware[0], lb)
+        y = evaluate(self.null_aware[1], rb)
+        if x.valid is None and y.valid is None:
+            return Column(T.BOOLEAN, matched_l)
+        other = [i for i in range(len(self.left_keys)) if i != self.in_key]
+        if not other and self.residual is None:
+            any_inner = torch.full((nl,), rb.num_rows > 0, dtype=torch.bool, device=lb.device)
+            null_y = torch.full((nl,), bool((~y.validity()).any()) if rb.num_rows else False,
+                                dtype=torch.bool, device=lb.device)
+        else:
+            # the rows of the subquery that the correlation conditions alone admit
+            li, ri = self._pairs(lb, rb, other, self.residual)
+            any_inner = _hit(li, nl)
+            yv = y.validity()
+            null_y = _hit(li[~yv[ri]], nl)
+        unknown = ~matched_l & ((~x.validity() & any_inner) | null_y)
+        return Column(T.BOOLEAN, matched_l, ~unknown)
+
+
+def _hit(idx: torch.Tensor, n: int) -> torch.Tensor:
+    out = torch.zeros(n, dtype=torch.bool, device=idx.device)
+    if idx.numel():
+        out[idx] = True
+    return out
+
+
+def _residual_mask(residual, lb, li, rb, ri) -> torch.Tensor:
+    need = {f.id for f in residual.fields()}
+    cols = {k: c.take(li) for k, c in lb.columns.items() if k in need}
+    cols.update({k: c.take(ri) for k, c in rb.columns.items() if k in need})
+    return predicate_mask(evaluate(residual, Batch(cols, int(li.shape[0]), lb.device)))
+
+
+def _nested_loop(lb, rb, residual):
+    """All pairs (that pass the residual), enumerated a chunk of left rows at a time."""
+    nl, nr = lb.num_rows, rb.num_rows
+    dev = lb.device
+    if nl == 0 or nr == 0:
+        e = torch.zeros(0, dtype=torch.int64, device=dev)
+        return e, e.clone()
+    step = max(1, PAIR_CHUNK // nr)
+    out_l, out_r = [], []
+    right_idx = torch.arange(nr, device=dev)
+    for start in range(0, nl, step):
+        stop = min(nl, start + step)
+        li = torch.arange(start, stop, device=dev).repeat_interleave(nr)
+        ri = right_idx.repeat(stop - start)
+        if residual is not None:
+            keep = _residual_mask(residual, lb, li, rb, ri)
+            li, ri = li[keep], ri[keep]
+        out_l.append(li)
+        out_r.append(ri)
+    return torch.cat(out_l), torch.cat(out_r)
+
+
+def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
+    """Gather where idx == -1 yields NULL."""
+    if n_src == 0:
+        return Column.nulls(c.dtype, idx.shape[0], idx.device) if not c.dtype.is_string else \
+            Column(c.dtype, torch.zeros(idx.shape[0], dtype=torch.int32, device=idx.device),
+                   torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device), c.dictionary)
+    miss = idx < 0
+    g = c.take(idx.clamp(min=0))
+    valid = ~miss if g.valid is None else g.valid & ~miss
+    return Column(g.dtype, g.data, valid, g.dictionary)
+
+
+def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False) -> Batch:
+    n = int(li.shape[0])
+    cols = {}
+    for side, idx in ((lb, li), (rb, ri)):
+        for k, c in side.columns.items():
+            cols[k] = take_nullable(c, idx, side.num_rows) if nullable else c.take(idx)
+    return Batch(cols, n, lb.device)

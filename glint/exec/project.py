@@ -1,0 +1,24 @@
+"""Projection: compute the output columns from the input batch."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..plan.expr import ColRef, Expr, Field
+from ..storage.column import Batch
+from .base import PhysicalNode
+from .expr_eval import evaluate
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProjectExec(PhysicalNode):
+    child: PhysicalNode
+    exprs: tuple[tuple[Field, Expr], ...]
+    est_rows: float = 0.0
+
+    def describe(self):
+        return "Project " + ", ".join(
+            repr(f) if isinstance(e, ColRef) and e.field == f else f"{e!r} AS {f!r}" for f, e in self.exprs)
+
+    def execute(self, ctx, batch):
+        cols = {f.id: evaluate(e, batch) for f, e in self.exprs}
+        return Batch(cols, batch.num_rows, batch.device)

@@ -1,0 +1,60 @@
+"""The optimizer: named rules, each a pure function plan -> plan, run in order,
+timed, and switchable one by one (``Connection(optimizer={"reorder_joins": False})``).
+"""
+from __future__ import annotations
+
+import time
+
+from ..errors import NotSupported
+from . import logical as L
+from .rules.fold_constants import fold_constants
+from .rules.prune_columns import prune_columns
+from .rules.pushdown_predicates import pushdown_predicates
+from .rules.reorder_joins import reorder_joins
+
+RULES = (
+    ("fold_constants", lambda plan, catalog: fold_constants(plan)),
+    ("pushdown_predicates", lambda plan, catalog: pushdown_predicates(plan)),
+    ("reorder_joins", reorder_joins),
+    ("pushdown_predicates_after_reorder", lambda plan, catalog: pushdown_predicates(plan)),
+    ("prune_columns", lambda plan, catalog: prune_columns(plan)),
+)
+RULE_NAMES = tuple(n for n, _ in RULES)
+
+
+def optimize(plan: L.LogicalNode, catalog, disabled=(), timings: dict | None = None) -> L.LogicalNode:
+    for name, rule in RULES:
+        if name in disabled or name.removesuffix("_after_reorder") in disabled:
+            continue
+        t0 = time.perf_counter()
+        plan = rule(plan, catalog)
+        if timings is not None:
+            timings[name] = time.perf_counter() - t0
+    validate(plan)
+    return plan
+
+
+def validate(plan: L.LogicalNode) -> None:
+    """Every expression reads only columns its node's inputs produce."""
+    def check(node):
+        avail = {f.id for c in node.children for f in c.schema}
+        exprs = []
+        if isinstance(node, L.Filter):
+            exprs = [node.predicate]
+        elif isinstance(node, L.Project):
+            exprs = [e for _, e in node.exprs]
+        elif isinstance(node, L.Join):
+            exprs = [node.condition] if node.condition is not None else []
+            if node.null_aware:
+                exprs += list(node.null_aware)
+        elif isinstance(node, L.Aggregate):
+            exprs = [e for _, e in node.groups] + [a for _, a in node.aggs]
+        elif isinstance(node, L.Sort):
+            exprs = [k.expr for k in node.keys]
+        for e in exprs:
+            missing = [f for f in e.fields() if f.id not in avail]
+            if missing:
+                raise NotSupported(f"a column reference that crosses more than one subquery level "
+                                   f"({', '.join(f.name for f in missing)})")
+        return node
+    plan.transform_up(check)

@@ -1,0 +1,117 @@
+"""Logical plan -> physical operators: one function per logical node type.
+
+Here the join algorithm is fixed (hash join on the equality conjuncts, a
+nested loop when there are none), the build side chosen from the cardinality
+estimates, and ORDER BY + LIMIT fused into a top-k.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..exec.aggregate import HashAggregateExec
+from ..exec.base import PhysicalNode
+from ..exec.filter import FilterExec
+from ..exec.hash_join import HashJoinExec
+from ..exec.limit import LimitExec
+from ..exec.project import ProjectExec
+from ..exec.scan import OneRowExec, ScanExec
+from ..exec.set_ops import SetOpExec
+from ..exec.sort import SortExec, TopKExec
+from . import logical as L
+from .cardinality import Estimator
+from .expr import Call, conjoin, conjuncts
+
+
+def plan_physical(plan: L.LogicalNode, catalog) -> PhysicalNode:
+    est = Estimator(catalog)
+    return _plan(plan, est)
+
+
+@functools.singledispatch
+def _plan(node, est) -> PhysicalNode:
+    raise TypeError(f"no physical operator for {type(node).__name__}")
+
+
+@_plan.register
+def _(node: L.Scan, est):
+    return ScanExec(node.table, node.columns, node.fields, est.rows(node))
+
+
+@_plan.register
+def _(node: L.OneRow, est):
+    return OneRowExec()
+
+
+@_plan.register
+def _(node: L.Filter, est):
+    return FilterExec(_plan(node.child, est), node.predicate, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Project, est):
+    return ProjectExec(_plan(node.child, est), node.exprs, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Aggregate, est):
+    return HashAggregateExec(_plan(node.child, est), node.groups, node.aggs, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Sort, est):
+    return SortExec(_plan(node.child, est), node.keys, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Limit, est):
+    if isinstance(node.child, L.Sort) and node.limit is not None:
+        s = node.child
+        return TopKExec(_plan(s.child, est), s.keys, node.limit, node.offset, est.rows(node))
+    return LimitExec(_plan(node.child, est), node.limit, node.offset, est.rows(node))
+
+
+@_plan.register
+def _(node: L.SetOp, est):
+    return SetOpExec(_plan(node.left, est), _plan(node.right, est), node.kind, node.all, node.fields,
+                     node.left.schema, node.right.schema, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Join, est):
+    lids = {f.id for f in node.left.schema}
+    rids = {f.id for f in node.right.schema}
+    lkeys, rkeys, residual = [], [], []
+    for c in conjuncts(node.condition):
+        pair = equi_key(c, lids, rids)
+        if pair is None:
+            residual.append(c)
+        else:
+            lkeys.append(pair[0])
+            rkeys.append(pair[1])
+    in_key = -1
+    if node.null_aware is not None:
+        x, y = node.null_aware
+        for i, (a, b) in enumerate(zip(lkeys, rkeys)):
+            if a == x and b == y:
+                in_key = i
+    left, right = _plan(node.left, est), _plan(node.right, est)
+    # the smaller input is sorted (built); the larger one probes it
+    build_right = est.rows(node.right) <= est.rows(node.left)
+    return HashJoinExec(left, right, node.kind, tuple(lkeys), tuple(rkeys), conjoin(residual),
+                        node.left.schema, node.right.schema, node.mark, node.null_aware, in_key,
+                        build_right, est.rows(node))
+
+
+def equi_key(c, lids: set[int], rids: set[int]):
+    """(left expr, right expr) when c is an equality between the two sides."""
+    if not (isinstance(c, Call) and c.fn == "eq"):
+        return None
+    a, b = c.args
+    fa, fb = {f.id for f in a.fields()}, {f.id for f in b.fields()}
+    if not fa and not fb:
+        return None
+    if fa <= lids and fb <= rids:
+        return a, b
+    if fa <= rids and fb <= lids:
+        return b, a
+    return None

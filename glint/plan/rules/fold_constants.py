@@ -1,0 +1,98 @@
+"""Constant folding: evaluate expressions whose inputs are all constants, and
+simplify AND/OR/NOT around constants.
+
+The folded value is computed by the executor's own expression evaluator on a
+one-row batch, so folding can never disagree with execution.
+
+>>> from glint import types as T
+>>> from glint.plan.expr import Call, Literal
+>>> fold_expr(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER))
+Literal(value=3, type=INTEGER)
+"""
+from __future__ import annotations
+
+import torch
+
+from ... import types as T
+from ...errors import GlintError
+from ..expr import Call, Case, ColRef, Expr, Literal
+from .. import logical as L
+
+_TRUE = Literal(True, T.BOOLEAN)
+_FALSE = Literal(False, T.BOOLEAN)
+
+
+def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
+    """Fold constants in every expression of the plan; drop always-true filters."""
+    def rule(node):
+        if isinstance(node, L.Filter):
+            p = fold_expr(node.predicate)
+            if p == _TRUE:
+                return node.child
+            return L.Filter(node.child, p)
+        if isinstance(node, L.Project):
+            return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
+        if isinstance(node, L.Join) and node.condition is not None:
+            c = fold_expr(node.condition)
+            return L.Join(node.left, node.right, node.kind, None if c == _TRUE else c, node.mark, node.null_aware)
+        return node
+    return plan.transform_up(rule)
+
+
+def fold_expr(e: Expr) -> Expr:
+    return e.transform(_fold_node)
+
+
+def _fold_node(e: Expr) -> Expr:
+    if isinstance(e, Call):
+        if e.fn == "and":
+            a, b = e.args
+            if a == _FALSE or b == _FALSE:
+                return _FALSE
+            if a == _TRUE:
+                return b
+            if b == _TRUE:
+                return a
+        if e.fn == "or":
+            a, b = e.args
+            if a == _TRUE or b == _TRUE:
+                return _TRUE
+            if a == _FALSE:
+                return b
+            if b == _FALSE:
+                return a
+        if all(isinstance(a, Literal) for a in e.args) and e.args:
+            if any(a.type.kind == "INTERVAL" for a in e.args):
+                return e
+            return _evaluate_constant(e)
+    if isinstance(e, Case):
+        whens = [(c, v) for c, v in e.whens if c != _FALSE and not (isinstance(c, Literal) and c.value is None)]
+        if whens and whens[0][0] == _TRUE:
+            return whens[0][1]
+        if not whens:
+            return e.default
+        if len(whens) != len(e.whens):
+            return Case(tuple(whens), e.default, e.type)
+    return e
+
+
+def _evaluate_constant(e: Expr) -> Expr:
+    from ...exec.expr_eval import evaluate
+    from ...storage.column import Batch
+    try:
+        col = evaluate(e, Batch({}, 1, torch.device("cpu")))
+    except GlintError:
+        return e      # an error (overflow, bad cast) is raised when the query runs, if the row exists
+    return Literal(column_value(col, 0), e.type)
+
+
+def column_value(col, i: int):
+    """The Python value of row i in glint's literal representation."""
+    if col.valid is not None and not bool(col.valid[i]):
+        return None
+    if col.dtype.is_string:
+        return col.dictionary.values[int(col.data[i])].as_py()
+    if col.is_wide:
+        hi, lo = col.data[i].tolist()
+        return hi * (1 << 32) + lo
+    return col.data[i].item()

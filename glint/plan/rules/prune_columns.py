@@ -1,0 +1,67 @@
+"""Projection pruning: every node keeps only the columns someone above reads,
+so a scan reads only the columns the query uses.
+
+>>> from glint import types as T
+>>> from glint.plan.expr import ColRef, Field
+>>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
+>>> plan = L.Project(L.Scan("t", ("a", "b"), (a, b)), ((a, ColRef(a)),))
+>>> print(prune_columns(plan).explain())
+Scan t [a#1]
+"""
+from __future__ import annotations
+
+from .. import logical as L
+from ..expr import ColRef
+
+
+def prune_columns(plan: L.LogicalNode) -> L.LogicalNode:
+    return _prune(plan, {f.id for f in plan.schema}, top=True)
+
+
+def _refs(exprs) -> set[int]:
+    return {f.id for e in exprs for f in e.fields()}
+
+
+def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalNode:
+    if isinstance(node, L.Scan):
+        keep = [(c, f) for c, f in zip(node.columns, node.fields) if f.id in need]
+        if not keep:  # COUNT(*) and friends still need the row count: keep the narrowest column
+            keep = [min(zip(node.columns, node.fields), key=lambda cf: cf[1].type.torch_dtype.itemsize)]
+        return L.Scan(node.table, tuple(c for c, _ in keep), tuple(f for _, f in keep), node.alias)
+    if isinstance(node, L.OneRow):
+        return node
+    if isinstance(node, L.Filter):
+        return L.Filter(_prune(node.child, need | _refs([node.predicate])), node.predicate)
+    if isinstance(node, L.Project):
+        exprs = tuple((f, e) for f, e in node.exprs if f.id in need or top)
+        child = _prune(node.child, _refs(e for _, e in exprs))
+        if _is_identity(exprs, child):
+            return child
+        return L.Project(child, exprs)
+    if isinstance(node, L.Join):
+        extra = _refs([node.condition] if node.condition is not None else [])
+        if node.null_aware:
+            extra |= _refs(node.null_aware)
+        want = need | extra
+        left = _prune(node.left, want & {f.id for f in node.left.schema})
+        right_need = want & {f.id for f in node.right.schema}
+        right = _prune(node.right, right_need)
+        return L.Join(left, right, node.kind, node.condition, node.mark, node.null_aware)
+    if isinstance(node, L.Aggregate):
+        aggs = tuple((f, a) for f, a in node.aggs if f.id in need)
+        child = _prune(node.child, _refs([e for _, e in node.groups] + [a for _, a in aggs]))
+        return L.Aggregate(child, node.groups, aggs)
+    if isinstance(node, L.Sort):
+        return L.Sort(_prune(node.child, need | _refs(k.expr for k in node.keys)), node.keys)
+    if isinstance(node, L.Limit):
+        return L.Limit(_prune(node.child, need), node.limit, node.offset)
+    if isinstance(node, L.SetOp):
+        return L.SetOp(_prune(node.left, {f.id for f in node.left.schema}),
+                       _prune(node.right, {f.id for f in node.right.schema}), node.kind, node.all, node.fields)
+    raise TypeError(f"prune_columns: unknown node {type(node).__name__}")
+
+
+def _is_identity(exprs, child) -> bool:
+    schema = child.schema
+    return len(exprs) == len(schema) and all(
+        isinstance(e, ColRef) and e.field == f and f == s for (f, e), s in zip(exprs, schema))

@@ -1,0 +1,103 @@
+"""Predicate pushdown: move each filter conjunct as close to the scans as its
+columns allow, turning WHERE conditions over comma joins into join conditions.
+
+>>> from glint import types as T
+>>> from glint.plan.expr import Call, ColRef, Field, Literal
+>>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
+>>> j = L.Join(L.Scan("t", ("a",), (a,)), L.Scan("u", ("b",), (b,)), "inner")
+>>> p = Call("and", (Call("eq", (ColRef(a), ColRef(b)), T.BOOLEAN),
+...                  Call("gt", (ColRef(a), Literal(1, T.INTEGER)), T.BOOLEAN)), T.BOOLEAN)
+>>> print(pushdown_predicates(L.Filter(j, p)).explain())
+Join INNER ON (a#1 = b#2)
+  Filter (a#1 > 1)
+    Scan t [a#1]
+  Scan u [b#2]
+"""
+from __future__ import annotations
+
+from .. import logical as L
+from ..expr import ColRef, Expr, conjoin, conjuncts, substitute
+
+
+def pushdown_predicates(plan: L.LogicalNode) -> L.LogicalNode:
+    return _push(plan, [])
+
+
+def _ids(node: L.LogicalNode) -> set[int]:
+    return {f.id for f in node.schema}
+
+
+def _refs(e: Expr) -> set[int]:
+    return {f.id for f in e.fields()}
+
+
+def _wrap(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
+    return L.Filter(node, conjoin(preds)) if preds else node
+
+
+def _push(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
+    if isinstance(node, L.Filter):
+        return _push(node.child, preds + conjuncts(node.predicate))
+    if isinstance(node, L.Project):
+        mapping = {f.id: e for f, e in node.exprs}
+        return L.Project(_push(node.child, [substitute(p, mapping) for p in preds]), node.exprs)
+    if isinstance(node, L.Join):
+        return _push_join(node, preds)
+    if isinstance(node, L.Aggregate):
+        group_ids = {f.id for f, _ in node.groups}
+        mapping = {f.id: e for f, e in node.groups}
+        down = [substitute(p, mapping) for p in preds if _refs(p) <= group_ids and node.groups]
+        keep = [p for p in preds if not (_refs(p) <= group_ids and node.groups)]
+        return _wrap(L.Aggregate(_push(node.child, down), node.groups, node.aggs), keep)
+    if isinstance(node, L.Sort):
+        return L.Sort(_push(node.child, preds), node.keys)
+    if isinstance(node, L.SetOp):
+        sides = []
+        for side in (node.left, node.right):
+            mapping = {f.id: ColRef(s) for f, s in zip(node.fields, side.schema)}
+            sides.append(_push(side, [substitute(p, mapping) for p in preds]))
+        return L.SetOp(sides[0], sides[1], node.kind, node.all, node.fields)
+    # Limit, Scan, OneRow: the filter stays above; children are optimised on their own
+    kids = node.children
+    if kids:
+        node = node.with_children(tuple(_push(k, []) for k in kids))
+    return _wrap(node, preds)
+
+
+def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
+    lids, rids = _ids(j.left), _ids(j.right)
+    to_left, to_right, keep = [], [], []
+    cond = conjuncts(j.condition)
+    new_cond = []
+    kind = j.kind
+    if kind == "inner":
+        for p in preds + cond:
+            r = _refs(p)
+            if r <= lids:
+                to_left.append(p)
+            elif r <= rids:
+                to_right.append(p)
+            else:
+                new_cond.append(p)
+    else:
+        preserved_left = kind in ("left", "semi", "anti", "mark", "single")
+        for p in preds:
+            r = _refs(p)
+            if preserved_left and r <= lids:
+                to_left.append(p)
+            elif kind == "right" and r <= rids:
+                to_right.append(p)
+            else:
+                keep.append(p)
+        for p in cond:
+            r = _refs(p)
+            if kind in ("left", "semi", "anti", "mark", "single") and r <= rids and r:
+                to_right.append(p)
+            elif kind == "right" and r <= lids and r:
+                to_left.append(p)
+            elif kind == "semi" and r <= lids and r:
+                to_left.append(p)
+            else:
+                new_cond.append(p)
+    joined = L.Join(_push(j.left, to_left), _push(j.right, to_right), kind, conjoin(new_cond), j.mark, j.null_aware)
+    return _wrap(joined, keep)

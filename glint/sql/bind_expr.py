@@ -1,0 +1,519 @@
+"""Binding of sqlglot expressions to typed glint expressions.
+
+One function per sqlglot node type, registered with ``functools.singledispatch``
+(STYLE.md habit 5). Subquery expressions are handed back to the query binder,
+which plans the join that computes them and returns the column that holds
+their value.
+"""
+from __future__ import annotations
+
+import functools
+from datetime import date
+
+from sqlglot import exp
+
+from .. import types as T
+from ..errors import BinderError, NotSupported, TypeMismatch
+from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Literal
+from . import typing as ty
+
+AGG_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+_EPOCH = date(1970, 1, 1).toordinal()
+
+
+class ExprContext:
+    """What an expression is bound against.
+
+    scope: the FROM scope (columns); groups/aggs: in post-aggregation mode, the
+    AST text of each GROUP BY expression / aggregate mapped to its output field;
+    subqueries: callback planning a subquery expression into a join.
+    """
+    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "allow_aggs", "empty_aggs")
+
+    def __init__(self, scope, binder, groups=None, aggs=None, allow_aggs=False):
+        self.scope = scope
+        self.binder = binder
+        self.groups = groups        # dict[str, Field] | None
+        self.aggs = aggs            # dict[str, Field] | None
+        self.pending = []           # plan -> plan functions (joins computing subqueries)
+        self.allow_aggs = allow_aggs
+        self.empty_aggs = False     # bind aggregates as their value over an empty group
+
+
+def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
+    if ctx.groups is not None:
+        key = node.sql(dialect="duckdb")
+        f = ctx.groups.get(key)
+        if f is not None:
+            return ColRef(f)
+    return _bind(node, ctx)
+
+
+@functools.singledispatch
+def _bind(node, ctx) -> Expr:
+    raise NotSupported(f"expression {type(node).__name__}: {node.sql(dialect='duckdb')[:80]}")
+
+
+@_bind.register
+def _(node: exp.Paren, ctx):
+    return bind(node.this, ctx)
+
+
+@_bind.register
+def _(node: exp.Column, ctx):
+    if isinstance(node.this, exp.Star):
+        raise NotSupported("* in this position")
+    table = node.table or None
+    if ctx.groups is not None:
+        f, _ = ctx.scope.resolve(table, node.name)
+        raise BinderError(f'column "{node.name}" must appear in the GROUP BY clause or be used in an aggregate function')
+    f, _ = ctx.scope.resolve(table, node.name)
+    return ColRef(f)
+
+
+@_bind.register
+def _(node: exp.Literal, ctx):
+    if node.is_string:
+        return Literal(node.this, T.VARCHAR)
+    return ty.literal_number(node.this)
+
+
+@_bind.register
+def _(node: exp.Boolean, ctx):
+    return Literal(bool(node.this), T.BOOLEAN)
+
+
+@_bind.register
+def _(node: exp.Null, ctx):
+    return Literal(None, T.NULLTYPE)
+
+
+def parse_date_literal(s: str) -> int:
+    try:
+        return date.fromisoformat(s.strip()).toordinal() - _EPOCH
+    except ValueError:
+        raise TypeMismatch(f"invalid DATE literal '{s}' (expected YYYY-MM-DD)") from None
+
+
+_INTERVAL_UNITS = {"year": (12, 0), "years": (12, 0), "month": (1, 0), "months": (1, 0), "day": (0, 1),
+                   "days": (0, 1), "week": (0, 7), "weeks": (0, 7), "quarter": (3, 0), "quarters": (3, 0)}
+
+
+@_bind.register
+def _(node: exp.Interval, ctx):
+    text = node.this.name if isinstance(node.this, exp.Literal) else None
+    unit = node.args.get("unit")
+    unit = unit.name.lower() if unit is not None else None
+    if text is None:
+        v = bind(node.this, ctx)
+        if not isinstance(v, Literal) or not isinstance(v.value, int):
+            raise NotSupported("INTERVAL with a non-constant amount")
+        text = str(v.value)
+    parts = text.split()
+    if unit is None and len(parts) == 2:
+        text, unit = parts
+    if unit not in _INTERVAL_UNITS:
+        raise NotSupported(f"INTERVAL unit {unit}")
+    try:
+        n = int(text)
+    except ValueError:
+        raise TypeMismatch(f"invalid INTERVAL amount '{text}'") from None
+    m, d = _INTERVAL_UNITS[unit]
+    return Literal((n * m, n * d), T.INTERVAL)
+
+
+@_bind.register
+def _(node: exp.Cast, ctx):
+    to = sql_type(node.to)
+    inner = node.this
+    if to.kind == "DATE" and isinstance(inner, exp.Literal) and inner.is_string:
+        return Literal(parse_date_literal(inner.this), T.DATE)
+    v = bind(inner, ctx)
+    return ty.cast(v, to)
+
+
+@_bind.register
+def _(node: exp.TryCast, ctx):
+    raise NotSupported("TRY_CAST")
+
+
+def sql_type(dt: exp.DataType) -> T.DataType:
+    params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in dt.expressions]
+    name = dt.this.name if hasattr(dt.this, "name") else str(dt.this)
+    name = {"INT": "INTEGER", "TEXT": "VARCHAR"}.get(name, name)
+    return T.from_sql_name(name, params)
+
+
+# ---------------------------------------------------------------- operators
+_ARITH = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.IntDiv: "intdiv", exp.Mod: "mod"}
+_CMP = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
+
+
+def _bind_arith(node, ctx):
+    return ty.arith(_ARITH[type(node)], bind(node.this, ctx), bind(node.expression, ctx))
+
+
+def _bind_cmp(node, ctx):
+    for side in (node.this, node.expression):
+        if isinstance(side, (exp.All, exp.Any)):
+            raise NotSupported(f"{type(side).__name__.upper()} subquery comparison")
+    return ty.compare(_CMP[type(node)], bind(node.this, ctx), bind(node.expression, ctx))
+
+
+for _cls in _ARITH:
+    _bind.register(_cls)(_bind_arith)
+for _cls in _CMP:
+    _bind.register(_cls)(_bind_cmp)
+
+
+@_bind.register
+def _(node: exp.Neg, ctx):
+    v = bind(node.this, ctx)
+    if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
+        return Literal(-v.value, v.type)
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: cannot negate {v!r} of type {v.type}")
+    return Call("neg", (v,), v.type)
+
+
+@_bind.register
+def _(node: exp.And, ctx):
+    return Call("and", (ty.require_boolean(bind(node.this, ctx), "AND operand"),
+                        ty.require_boolean(bind(node.expression, ctx), "AND operand")), T.BOOLEAN)
+
+
+@_bind.register
+def _(node: exp.Or, ctx):
+    return Call("or", (ty.require_boolean(bind(node.this, ctx), "OR operand"),
+                       ty.require_boolean(bind(node.expression, ctx), "OR operand")), T.BOOLEAN)
+
+
+@_bind.register
+def _(node: exp.Not, ctx):
+    inner = node.this
+    if isinstance(inner, (exp.Exists, exp.In)) and _has_query(inner):
+        return ctx.binder.bind_subquery_predicate(inner, ctx, negate=True)
+    return Call("not", (ty.require_boolean(bind(inner, ctx), "NOT operand"),), T.BOOLEAN)
+
+
+@_bind.register
+def _(node: exp.Is, ctx):
+    v = bind(node.this, ctx)
+    if isinstance(node.expression, exp.Null):
+        return Call("is_null", (v,), T.BOOLEAN)
+    if isinstance(node.expression, exp.Boolean):
+        want = Literal(bool(node.expression.this), T.BOOLEAN)
+        return Call("is_not_distinct", (ty.require_boolean(v, "IS TRUE/FALSE operand"), want), T.BOOLEAN)
+    raise NotSupported(f"IS {node.expression.sql()}")
+
+
+def _null_safe(fn):
+    def bind_it(node, ctx):
+        a, b = bind(node.this, ctx), bind(node.expression, ctx)
+        c = ty.compare("eq", a, b)
+        return Call(fn, c.args, T.BOOLEAN)
+    return bind_it
+
+
+_bind.register(exp.NullSafeEQ)(_null_safe("is_not_distinct"))
+_bind.register(exp.NullSafeNEQ)(_null_safe("is_distinct"))
+
+
+@_bind.register
+def _(node: exp.Between, ctx):
+    v = bind(node.this, ctx)
+    lo, hi = bind(node.args["low"], ctx), bind(node.args["high"], ctx)
+    return Call("and", (ty.compare("ge", v, lo), ty.compare("le", v, hi)), T.BOOLEAN)
+
+
+@_bind.register
+def _(node: exp.In, ctx):
+    if _has_query(node):
+        return ctx.binder.bind_subquery_predicate(node, ctx, negate=False)
+    if node.args.get("unnest") or node.args.get("field"):
+        raise NotSupported("IN UNNEST / IN field")
+    v = bind(node.this, ctx)
+    items = [bind(e, ctx) for e in node.expressions]
+    t = ty.common_of([v] + items, f"{node.sql(dialect='duckdb')[:60]}")
+    if t.is_string:
+        return Call("in_list", (v, *items), T.BOOLEAN)
+    return Call("in_list", tuple(ty.cast(e, t) for e in [v] + items), T.BOOLEAN)
+
+
+def _has_query(node) -> bool:
+    return isinstance(node, exp.Exists) or node.args.get("query") is not None
+
+
+@_bind.register
+def _(node: exp.Exists, ctx):
+    return ctx.binder.bind_subquery_predicate(node, ctx, negate=False)
+
+
+@_bind.register
+def _(node: exp.Subquery, ctx):
+    return ctx.binder.bind_scalar_subquery(node, ctx)
+
+
+@_bind.register
+def _(node: exp.Select, ctx):
+    return ctx.binder.bind_scalar_subquery(node, ctx)
+
+
+# ---------------------------------------------------------------- strings
+def _like(node, ctx, ci: bool, escape=None):
+    negate = bool(node.args.get("negate"))
+    v = bind(node.this, ctx)
+    pat = bind(node.expression, ctx)
+    if not v.type.is_string and v.type.kind != "NULL":
+        raise TypeMismatch(f"Type mismatch: LIKE needs VARCHAR, got {v!r} of type {v.type}")
+    if not isinstance(pat, Literal) or (pat.value is not None and not isinstance(pat.value, str)):
+        raise NotSupported("LIKE with a pattern that is not a constant string")
+    if pat.value is None:
+        return Literal(None, T.BOOLEAN)
+    out = Call("like", (v,), T.BOOLEAN, (pat.value, escape, ci))
+    return Call("not", (out,), T.BOOLEAN) if negate else out
+
+
+@_bind.register
+def _(node: exp.Like, ctx):
+    return _like(node, ctx, False)
+
+
+@_bind.register
+def _(node: exp.ILike, ctx):
+    return _like(node, ctx, True)
+
+
+@_bind.register
+def _(node: exp.Escape, ctx):
+    esc = node.expression
+    if not (isinstance(esc, exp.Literal) and esc.is_string):
+        raise NotSupported("ESCAPE with a non-constant escape character")
+    inner = node.this
+    if isinstance(inner, (exp.Like, exp.ILike)):
+        return _like(inner, ctx, isinstance(inner, exp.ILike), esc.this)
+    raise NotSupported(f"ESCAPE on {type(inner).__name__}")
+
+
+def _string_arg(e: Expr, fn: str) -> Expr:
+    if e.type.kind == "NULL":
+        return Literal(None, T.VARCHAR)
+    if not e.type.is_string:
+        raise TypeMismatch(f"Type mismatch: {fn} needs VARCHAR, got {e!r} of type {e.type}")
+    return e
+
+
+def _const_int(node, ctx, what):
+    if node is None:
+        return None
+    v = bind(node, ctx)
+    if not isinstance(v, Literal) or not isinstance(v.value, int) or not v.type.is_integer:
+        raise NotSupported(f"{what} that is not a constant integer")
+    return v.value
+
+
+@_bind.register
+def _(node: exp.Substring, ctx):
+    v = _string_arg(bind(node.this, ctx), "SUBSTRING")
+    start = _const_int(node.args.get("start"), ctx, "SUBSTRING start")
+    length = _const_int(node.args.get("length"), ctx, "SUBSTRING length")
+    return Call("substring", (v,), T.VARCHAR, (1 if start is None else start, length))
+
+
+@_bind.register
+def _(node: exp.DPipe, ctx):
+    return Call("concat", (bind(node.this, ctx), bind(node.expression, ctx)), T.VARCHAR, (False,))
+
+
+@_bind.register
+def _(node: exp.Concat, ctx):
+    args = tuple(bind(e, ctx) for e in node.expressions)
+    return Call("concat", args, T.VARCHAR, (bool(node.args.get("coalesce")),))
+
+
+def _string_fn(fn, out_type=T.VARCHAR):
+    def bind_it(node, ctx):
+        return Call(fn, (_string_arg(bind(node.this, ctx), fn.upper()),), out_type)
+    return bind_it
+
+
+_bind.register(exp.Upper)(_string_fn("upper"))
+_bind.register(exp.Lower)(_string_fn("lower"))
+_bind.register(exp.Length)(_string_fn("length", T.BIGINT))
+
+
+@_bind.register
+def _(node: exp.Trim, ctx):
+    if node.args.get("expression") is not None:
+        raise NotSupported("TRIM with explicit characters")
+    pos = (node.args.get("position") or "BOTH").upper()
+    fn = {"BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[pos]
+    return Call(fn, (_string_arg(bind(node.this, ctx), "TRIM"),), T.VARCHAR)
+
+
+# ---------------------------------------------------------------- dates, misc
+_EXTRACT_FIELDS = {"year", "month", "day", "quarter", "dow", "dayofweek", "doy", "dayofyear", "week",
+                   "isodow", "epoch", "decade", "century"}
+
+
+def _extract(field: str, v: Expr) -> Expr:
+    field = field.lower()
+    if field not in _EXTRACT_FIELDS:
+        raise NotSupported(f"EXTRACT({field.upper()})")
+    if v.type.kind != "DATE":
+        raise TypeMismatch(f"Type mismatch: EXTRACT needs a DATE, got {v!r} of type {v.type}")
+    return Call("extract", (v,), T.BIGINT, (field,))
+
+
+@_bind.register
+def _(node: exp.Extract, ctx):
+    return _extract(node.this.name, bind(node.expression, ctx))
+
+
+for _cls, _field in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Quarter, "quarter")):
+    _bind.register(_cls)(lambda node, ctx, _f=_field: _extract(_f, bind(node.this, ctx)))
+
+
+@_bind.register
+def _(node: exp.Case, ctx):
+    operand = node.args.get("this")
+    op = bind(operand, ctx) if operand is not None else None
+    whens = []
+    for w in node.args.get("ifs") or []:
+        cond = bind(w.this, ctx)
+        cond = ty.compare("eq", op, cond) if op is not None else ty.require_boolean(cond, "CASE WHEN condition")
+        whens.append((cond, bind(w.args["true"], ctx)))
+    default = node.args.get("default")
+    d = bind(default, ctx) if default is not None else Literal(None, T.NULLTYPE)
+    t = ty.common_of([v for _, v in whens] + [d], "CASE results")
+    return Case(tuple((c, ty.cast(v, t)) for c, v in whens), ty.cast(d, t), t)
+
+
+@_bind.register
+def _(node: exp.If, ctx):
+    cond = ty.require_boolean(bind(node.this, ctx), "IF condition")
+    a = bind(node.args["true"], ctx)
+    fb = node.args.get("false")
+    b = bind(fb, ctx) if fb is not None else Literal(None, T.NULLTYPE)
+    t = ty.common_of([a, b], "IF results")
+    return Case(((cond, ty.cast(a, t)),), ty.cast(b, t), t)
+
+
+@_bind.register
+def _(node: exp.Coalesce, ctx):
+    args = [bind(node.this, ctx)] + [bind(e, ctx) for e in node.expressions]
+    t = ty.common_of(args, "COALESCE arguments")
+    return Call("coalesce", tuple(ty.cast(a, t) for a in args), t)
+
+
+@_bind.register
+def _(node: exp.Nullif, ctx):
+    a, b = bind(node.this, ctx), bind(node.expression, ctx)
+    return Case(((ty.compare("eq", a, b), Literal(None, a.type)),), a, a.type)
+
+
+@_bind.register
+def _(node: exp.Abs, ctx):
+    v = bind(node.this, ctx)
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
+    return Call("abs", (v,), v.type)
+
+
+@_bind.register
+def _(node: exp.Round, ctx):
+    v = bind(node.this, ctx)
+    digits = _const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
+    if v.type.is_decimal:
+        s = max(0, min(digits, v.type.scale))
+        return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: ROUND needs a number, got {v.type}")
+    return Call("round", (v,), v.type, (digits,))
+
+
+# ---------------------------------------------------------------- aggregates
+def agg_type(fn: str, arg: Expr | None) -> T.DataType:
+    if fn in ("count", "count_star"):
+        return T.BIGINT
+    t = arg.type
+    if fn == "avg":
+        if not t.is_numeric and t.kind != "NULL":
+            raise TypeMismatch(f"Type mismatch: AVG needs a number, got {arg!r} of type {t}")
+        return T.DOUBLE
+    if fn == "sum":
+        if t.is_integer or t.kind == "NULL":
+            return T.HUGEINT
+        if t.is_decimal:
+            return T.DECIMAL(38, t.scale)
+        if t.kind == "DOUBLE":
+            return T.DOUBLE
+        raise TypeMismatch(f"Type mismatch: SUM needs a number, got {arg!r} of type {t}")
+    return t if t.kind != "NULL" else T.INTEGER
+
+
+def bind_aggregate(node, ctx) -> AggCall:
+    """An aggregate call, its argument bound against the pre-aggregation scope."""
+    fn = type(node).__name__.lower()
+    arg = node.this
+    distinct = isinstance(arg, exp.Distinct)
+    if distinct:
+        if len(arg.expressions) != 1:
+            raise NotSupported("DISTINCT aggregates over several expressions")
+        arg = arg.expressions[0]
+    if fn == "count" and (arg is None or isinstance(arg, exp.Star)):
+        return AggCall("count_star", (), T.BIGINT)
+    inner = ExprContext(ctx.scope, ctx.binder)
+    inner.pending = ctx.pending
+    v = bind(arg, inner)
+    if any(isinstance(e, AggCall) for e in v.walk()):
+        raise BinderError(f"aggregate function calls cannot be nested: {node.sql(dialect='duckdb')}")
+    if fn in ("min", "max") and v.type.kind == "NULL":
+        v = Literal(None, T.INTEGER)
+    return AggCall(fn, (v,), agg_type(fn, v), distinct and fn not in ("min", "max"))
+
+
+def _bind_agg(node, ctx):
+    if ctx.aggs is None:
+        raise BinderError(f"aggregate {node.sql(dialect='duckdb')} is not allowed here")
+    f = ctx.aggs[node.sql(dialect="duckdb")]
+    if ctx.empty_aggs:
+        return Literal(0, T.BIGINT) if f.type == T.BIGINT and isinstance(node, exp.Count) else Literal(None, f.type)
+    return ColRef(f)
+
+
+for _cls in AGG_FUNCS:
+    _bind.register(_cls)(_bind_agg)
+
+
+@_bind.register
+def _(node: exp.Anonymous, ctx):
+    raise NotSupported(f"function {node.name}()")
+
+
+@_bind.register
+def _(node: exp.Window, ctx):
+    raise NotSupported("window functions (OVER)")
+
+
+def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
+    """Aggregate calls in an expression, not descending into subqueries."""
+    out = []
+
+    def walk(n):
+        if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
+            if isinstance(n, exp.In):
+                walk(n.this)
+            return
+        if isinstance(n, exp.Window):
+            raise NotSupported("window functions (OVER)")
+        if isinstance(n, AGG_FUNCS):
+            out.append(n)
+            return
+        if isinstance(n, exp.AggFunc):
+            raise NotSupported(f"aggregate function {n.sql(dialect='duckdb').split('(')[0]}")
+        for child in n.iter_expressions():
+            walk(child)
+
+    walk(node)
+    return out

@@ -1,0 +1,553 @@
+"""From a qualified sqlglot AST to glint's logical plan.
+
+Subqueries are decorrelated here, into joins the executor runs directly:
+- ``EXISTS`` / ``IN`` at the top of a WHERE become SEMI joins, their negations
+  ANTI joins (NOT IN is null-aware);
+- elsewhere they become MARK joins adding a BOOLEAN column;
+- scalar subqueries become SINGLE joins (a LEFT join that fails when a row
+  finds two matches). Correlated aggregates are grouped by the inner side of
+  their correlation equalities first (the classic rewrite), with COUNT's value
+  over an empty group restored for rows that find no group.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+from sqlglot import exp
+
+from .. import types as T
+from ..errors import BinderError, NotSupported, TypeMismatch
+from ..plan import logical as L
+from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Field, Literal, conjoin, conjuncts
+from . import typing as ty
+from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
+from .scope import Scope
+from ..plan.rules.fold_constants import fold_expr
+
+
+class Bound:
+    """A bound query: its plan and its visible output columns (name, field)."""
+    __slots__ = ("plan", "outputs")
+
+    def __init__(self, plan: L.LogicalNode, outputs: list[tuple[str, Field]]):
+        self.plan = plan
+        self.outputs = outputs
+
+
+class Binder:
+    def __init__(self, catalog):
+        self.catalog = catalog            # name -> Table (schema dict)
+        self._ids = itertools.count(1)
+        self._ctes: list[dict[str, exp.Expression]] = []
+
+    def field(self, name: str, type_: T.DataType) -> Field:
+        return Field(next(self._ids), name, type_)
+
+    # ------------------------------------------------------------ queries
+    def bind_query(self, node: exp.Expression, outer: Scope | None = None) -> Bound:
+        if isinstance(node, exp.Subquery):
+            b = self.bind_query(node.this, outer)
+            return self._order_limit_outer(node, b)
+        if isinstance(node, exp.Select):
+            return self.bind_select(node, outer)
+        if isinstance(node, exp.SetOperation):
+            with self._with_ctes(node):
+                return self.bind_setop(node, outer)
+        if isinstance(node, exp.Values):
+            raise NotSupported("VALUES lists")
+        raise NotSupported(f"statement {type(node).__name__}")
+
+    @contextlib.contextmanager
+    def _with_ctes(self, node):
+        with_ = node.args.get("with") or node.args.get("with_")
+        if with_ is None:
+            yield
+            return
+        if with_.args.get("recursive"):
+            raise NotSupported("WITH RECURSIVE")
+        self._ctes.append({c.alias_or_name: c.this for c in with_.expressions})
+        try:
+            yield
+        finally:
+            self._ctes.pop()
+
+    def _order_limit_outer(self, node, b: Bound) -> Bound:
+        if node.args.get("order") or node.args.get("limit") or node.args.get("offset"):
+            raise NotSupported("ORDER BY / LIMIT on a parenthesised query")
+        return b
+
+    def bind_setop(self, node: exp.SetOperation, outer) -> Bound:
+        left = self.bind_query(node.this, outer)
+        right = self.bind_query(node.expression, outer)
+        if len(left.outputs) != len(right.outputs):
+            raise BinderError(f"{type(node).__name__.upper()} inputs have {len(left.outputs)} and "
+                              f"{len(right.outputs)} columns")
+        kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
+        types = []
+        for (n, a), (_, b) in zip(left.outputs, right.outputs):
+            try:
+                types.append(T.common_type(a.type, b.type))
+            except TypeMismatch:
+                raise TypeMismatch(f"Type mismatch in {kind.upper()}: column {n} is {a.type} and {b.type}") from None
+        types = [T.INTEGER if t.kind == "NULL" else t for t in types]
+        sides = []
+        for side in (left, right):
+            exprs = tuple((self.field(n, t), ty.cast(ColRef(f), t)) for (n, f), t in zip(side.outputs, types))
+            sides.append(L.Project(side.plan, exprs))
+        fields = tuple(self.field(n, t) for (n, _), t in zip(left.outputs, types))
+        distinct = node.args.get("distinct")
+        plan = L.SetOp(sides[0], sides[1], kind, not distinct, fields)
+        outputs = [(n, f) for (n, _), f in zip(left.outputs, fields)]
+        scope = Scope(outer)
+        scope.add("", {n: f for n, f in outputs})
+        return self._apply_order_limit(node, plan, outputs, scope, None)
+
+    def bind_select(self, sel: exp.Select, outer: Scope | None, pull_correlated: bool = False):
+        """Bind a SELECT. With pull_correlated, WHERE conjuncts that reference
+        the outer scope are returned instead of applied, as a
+        :class:`Correlated` next to the Bound query."""
+        with self._with_ctes(sel):
+            return self._bind_select(sel, outer, pull_correlated)
+
+    def _bind_select(self, sel: exp.Select, outer: Scope | None, pull_correlated: bool):
+        for k in ("windows", "qualify", "connect", "match", "laterals", "pivots", "into", "sample"):
+            if sel.args.get(k):
+                raise NotSupported(f"{k.upper()} clause")
+        if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
+            raise NotSupported("DISTINCT ON")
+        plan, scope = self._bind_from(sel, outer)
+
+        # WHERE: plain predicates, then subquery joins, then predicates on their marks
+        correlated: list[Expr] = []
+        where = sel.args.get("where")
+        if where is not None:
+            plain, with_sub = [], []
+            for c in _ast_conjuncts(where.this):
+                (with_sub if _contains_subquery(c) else plain).append(c)
+            preds = []
+            for c in plain:
+                e = self._bind_predicate(c, scope, "WHERE")
+                if pull_correlated and scope.outer_refs & {f.id for f in e.fields()}:
+                    correlated.append(e)
+                else:
+                    preds.append(e)
+            if preds:
+                plan = L.Filter(plan, conjoin(preds))
+            for c in with_sub:
+                plan = self._apply_where_subquery(c, plan, scope)
+            if not pull_correlated and scope.outer_refs and outer is None:
+                raise BinderError("reference to an outer query outside a subquery")
+
+        group = sel.args.get("group")
+        having = sel.args.get("having")
+        select_items = sel.expressions
+        if any(isinstance(e, exp.Star) for e in select_items):
+            raise BinderError("SELECT * needs a FROM clause")
+        order = sel.args.get("order")
+        aggs_ast = []
+        for e in select_items:
+            aggs_ast += find_aggregates(e)
+        if having is not None:
+            aggs_ast += find_aggregates(having.this)
+        if order is not None:
+            for o in order.expressions:
+                aggs_ast += find_aggregates(o.this)
+        if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
+            raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
+        group_items = list(group.expressions) if group is not None else []
+        aggregated = bool(aggs_ast) or bool(group_items) or having is not None
+
+        post_ctx = ExprContext(scope, self)
+        corr_groups: list[Field] = []
+        if aggregated:
+            pre = ExprContext(scope, self)
+            groups, gmap = [], {}
+            for g in group_items:
+                ge = bind(g, pre)
+                key = g.sql(dialect="duckdb")
+                if key in gmap:
+                    continue
+                f = self.field(_name_of(g), ge.type)
+                groups.append((f, ge))
+                gmap[key] = f
+            if correlated:
+                if group_items:
+                    raise NotSupported("GROUP BY in a correlated subquery")
+                # correlated aggregate: group by the inner side of each equality
+                correlated, extra = self._split_correlation(correlated, scope)
+                for inner_e, outer_e in extra:
+                    f = self.field("corr", inner_e.type)
+                    groups.append((f, inner_e))
+                    corr_groups.append(f)
+                    correlated.append(ty.compare("eq", outer_e, ColRef(f)))
+            aggs, amap = [], {}
+            for a in aggs_ast:
+                key = a.sql(dialect="duckdb")
+                if key in amap:
+                    continue
+                ac = bind_aggregate(a, pre)
+                f = self.field(_name_of(a), ac.type)
+                aggs.append((f, ac))
+                amap[key] = f
+            plan = pre_apply(pre, plan)
+            plan = L.Aggregate(plan, tuple(groups), tuple(aggs))
+            post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
+            if having is not None:
+                h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
+                plan = pre_apply(post_ctx, plan)
+                plan = L.Filter(plan, h)
+        elif having is not None:
+            raise BinderError("HAVING without GROUP BY or aggregates")
+        empty_value = None
+        if corr_groups and len(select_items) == 1:
+            item = select_items[0]
+            ectx = ExprContext(scope, self, groups={}, aggs=post_ctx.aggs)
+            ectx.empty_aggs = True
+            try:
+                empty_value = fold_expr(bind(item.this if isinstance(item, exp.Alias) else item, ectx))
+            except (BinderError, NotSupported):
+                empty_value = None
+
+        # SELECT list
+        exprs, outputs = [], []
+        for item in select_items:
+            name = item.alias_or_name if not isinstance(item, exp.Alias) else item.alias
+            e = bind(item.this if isinstance(item, exp.Alias) else item, post_ctx)
+            if e.type.kind == "INTERVAL":
+                raise NotSupported("INTERVAL values in results")
+            f = self.field(name, e.type if e.type.kind != "NULL" else T.INTEGER)
+            exprs.append((f, ty.cast(e, f.type)))
+            outputs.append((name, f))
+        plan = pre_apply(post_ctx, plan)
+        if pull_correlated and scope.outer_refs - _ids_of(correlated):
+            used = {f.id for _, e in exprs for f in e.fields()}
+            if used & scope.outer_refs:
+                raise NotSupported("correlated column references outside the WHERE clause of a subquery")
+        hidden = []
+        if correlated and not aggregated:
+            # inner columns the correlation conditions read must leave the subquery
+            inner_ids = {f.id for f in scope.all_fields()}
+            for c in correlated:
+                for f in c.fields():
+                    if f.id in inner_ids and f not in hidden:
+                        hidden.append(f)
+        for f in corr_groups:
+            hidden.append(f)
+        proj = tuple(exprs) + tuple((f, ColRef(f)) for f in hidden)
+        plan = L.Project(plan, proj)
+        if sel.args.get("distinct"):
+            if hidden:
+                raise NotSupported("DISTINCT in a correlated subquery")
+            plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f, _ in exprs), ())
+        order_scope = Scope(scope.parent)
+        order_scope.sources = dict(scope.sources)
+        bound = self._apply_order_limit(sel, plan, outputs, order_scope, post_ctx if aggregated else None,
+                                        select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
+                                        distinct=bool(sel.args.get("distinct")), hidden=hidden)
+        if correlated and (sel.args.get("limit") or sel.args.get("offset")):
+            raise NotSupported("LIMIT in a correlated subquery")
+        if pull_correlated:
+            return bound, Correlated(correlated, corr_groups, empty_value)
+        if correlated:
+            raise BinderError("correlated reference outside a subquery")
+        return bound
+
+    def _split_correlation(self, conds: list[Expr], scope: Scope):
+        """(non-equality leftovers, [(inner expr, outer expr)]) for correlated conditions."""
+        outer_ids = scope.outer_refs
+        pairs = []
+        for c in conds:
+            if isinstance(c, Call) and c.fn == "eq":
+                a, b = c.args
+                ia, ib = _ids_of([a]), _ids_of([b])
+                if ia and not (ia & outer_ids) and ib and ib <= outer_ids:
+                    pairs.append((a, b))
+                    continue
+                if ib and not (ib & outer_ids) and ia and ia <= outer_ids:
+                    pairs.append((b, a))
+                    continue
+            raise NotSupported(f"correlated subquery with aggregates and the condition {c!r} "
+                               "(only equalities between inner and outer columns are decorrelated)")
+        return [], pairs
+
+    def _apply_order_limit(self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False,
+                           hidden=()):
+        order = node.args.get("order")
+        if order is not None:
+            keys, extra = [], []
+            by_name = {}
+            for n, f in outputs:
+                by_name.setdefault(n, f)
+            for o in order.expressions:
+                e = o.this
+                f = None
+                if isinstance(e, exp.Literal) and not e.is_string:
+                    i = int(e.this)
+                    if not 1 <= i <= len(outputs):
+                        raise BinderError(f"ORDER BY position {i} is not in the select list")
+                    f = outputs[i - 1][1]
+                elif isinstance(e, exp.Column) and not e.table and e.name in by_name:
+                    f = by_name[e.name]
+                elif select_exprs and item_key(e) in select_exprs:
+                    f = select_exprs[item_key(e)]
+                if f is None:
+                    if distinct or isinstance(node, exp.SetOperation):
+                        raise BinderError(f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list")
+                    ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
+                    be = bind(e, ctx)
+                    if ctx.pending:
+                        raise NotSupported("subqueries in ORDER BY")
+                    f = self.field("__order", be.type)
+                    extra.append((f, be))
+                desc = bool(o.args.get("desc"))
+                nf = o.args.get("nulls_first")
+                keys.append(L.SortKey(ColRef(f), desc, bool(nf)))
+            if extra:
+                plan = self._extend_project(plan, extra)
+            plan = L.Sort(plan, tuple(keys))
+        limit, offset = _const_count(node.args.get("limit")), _const_count(node.args.get("offset"))
+        if limit is not None or offset:
+            plan = L.Limit(plan, limit, offset or 0)
+        keep = {f.id for _, f in outputs} | {f.id for f in hidden}
+        if any(f.id not in keep for f in plan.schema):
+            plan = L.Project(plan, tuple((f, ColRef(f)) for f in plan.schema if f.id in keep))
+        return Bound(plan, outputs)
+
+    def _extend_project(self, plan, extra):
+        """Add ORDER BY expressions that are not in the select list as hidden columns."""
+        if isinstance(plan, L.Project):
+            return L.Project(plan.child, plan.exprs + tuple(extra))
+        raise NotSupported("ORDER BY on expressions outside the select list here")
+
+    # ------------------------------------------------------------ FROM
+    def _bind_from(self, sel, outer):
+        scope = Scope(outer)
+        from_ = sel.args.get("from") or sel.args.get("from_")
+        if from_ is None:
+            if sel.args.get("joins"):
+                raise BinderError("JOIN without FROM")
+            return L.OneRow(), scope
+        plan = self._bind_source(from_.this, scope)
+        for j in sel.args.get("joins") or []:
+            plan = self._bind_join(plan, j, scope)
+        return plan, scope
+
+    def _bind_source(self, src, scope: Scope) -> L.LogicalNode:
+        if isinstance(src, exp.Table):
+            if src.args.get("joins") or isinstance(src.this, exp.Anonymous) or src.args.get("pivots"):
+                raise NotSupported(f"table function or pivot {src.sql(dialect='duckdb')}")
+            name = src.name
+            alias = src.alias_or_name
+            cte = self._find_cte(name) if not src.db else None
+            if cte is not None:
+                b = self.bind_query(cte, None)
+                scope.add(alias, _output_map(b.outputs, src))
+                return b.plan
+            table = self.catalog.table(name)
+            fields = tuple(self.field(c, t) for c, t in table.schema.items())
+            cols = {}
+            for c, f in zip(table.schema, fields):
+                cols.setdefault(c, f)
+            scope.add(alias, _rename(cols, src))
+            return L.Scan(table.name, tuple(table.schema), fields, alias)
+        if isinstance(src, exp.Subquery):
+            if src.args.get("lateral"):
+                raise NotSupported("LATERAL subqueries")
+            b = self.bind_query(src.this, scope.parent)
+            b = self._order_limit_outer(src, b)
+            scope.add(src.alias_or_name, _output_map(b.outputs, src))
+            return b.plan
+        if isinstance(src, (exp.Unnest, exp.Lateral)):
+            raise NotSupported(type(src).__name__.upper())
+        if isinstance(src, exp.Values):
+            raise NotSupported("VALUES lists")
+        raise NotSupported(f"FROM item {src.sql(dialect='duckdb')[:60]}")
+
+    def _find_cte(self, name):
+        for level in reversed(self._ctes):
+            if name in level:
+                return level[name]
+        return None
+
+    def _bind_join(self, left, j: exp.Join, scope: Scope) -> L.LogicalNode:
+        if j.args.get("method") or j.args.get("global"):
+            raise NotSupported(f"{j.args.get('method')} JOIN")
+        right_scope = Scope(scope.parent)
+        right = self._bind_source(j.this, right_scope)
+        side = (j.side or "").upper()
+        kind = (j.kind or "").upper()
+        if kind in ("SEMI", "ANTI"):
+            jk = kind.lower()
+        elif side == "LEFT":
+            jk = "left"
+        elif side == "RIGHT":
+            jk = "right"
+        elif side == "FULL":
+            jk = "full"
+        elif kind in ("", "INNER", "CROSS", "OUTER"):
+            jk = "inner"
+        else:
+            raise NotSupported(f"{kind} JOIN")
+        on = j.args.get("on")
+        if j.args.get("using"):
+            raise NotSupported("JOIN ... USING that could not be resolved")
+        both = scope.merged(right_scope)
+        cond = None
+        if on is not None:
+            if _contains_subquery(on):
+                raise NotSupported("subqueries in JOIN conditions")
+            cond = self._bind_predicate(on, both, "JOIN condition")
+        if jk not in ("semi", "anti"):
+            scope.sources.update(right_scope.sources)
+        scope.outer_refs |= right_scope.outer_refs | both.outer_refs
+        return L.Join(left, right, jk, cond)
+
+    def _bind_predicate(self, node, scope, where: str) -> Expr:
+        ctx = ExprContext(scope, self)
+        e = ty.require_boolean(bind(node, ctx), where)
+        if ctx.pending:
+            raise NotSupported(f"subqueries in {where}")
+        return e
+
+    # ------------------------------------------------------------ subqueries
+    def _apply_where_subquery(self, c: exp.Expression, plan, scope) -> L.LogicalNode:
+        negate = False
+        node = c
+        if isinstance(node, exp.Not) and isinstance(node.this, (exp.Exists, exp.In)):
+            negate, node = True, node.this
+        if isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
+            join = self._subquery_join(node, scope, "anti" if negate else "semi")
+            return join(plan)
+        ctx = ExprContext(scope, self)
+        e = ty.require_boolean(bind(c, ctx), "WHERE")
+        return L.Filter(pre_apply(ctx, plan), e)
+
+    def bind_subquery_predicate(self, node, ctx: ExprContext, negate: bool) -> Expr:
+        """EXISTS / IN (subquery) inside an expression: a MARK join's column."""
+        if ctx.groups is not None:
+            raise NotSupported("EXISTS / IN subqueries after GROUP BY")
+        mark = self.field("mark", T.BOOLEAN)
+        ctx.pending.append(self._subquery_join(node, ctx.scope, "mark", mark))
+        ref = ColRef(mark)
+        return Call("not", (ref,), T.BOOLEAN) if negate else ref
+
+    def _subquery_join(self, node, scope, kind, mark=None):
+        query = node.this if isinstance(node, exp.Exists) else node.args["query"]
+        query = query.this if isinstance(query, exp.Subquery) else query
+        b, c = self._bind_correlated(query, scope)
+        corr = c.conditions
+        if isinstance(node, exp.Exists):
+            cond = conjoin(corr)
+            return lambda plan: L.Join(plan, b.plan, kind, cond, mark)
+        if len(b.outputs) != 1:
+            raise BinderError(f"subquery in IN returns {len(b.outputs)} columns, expected 1")
+        outer_e = bind(node.this, ExprContext(scope, self))
+        inner_e = ColRef(b.outputs[0][1])
+        eq = ty.compare("eq", outer_e, inner_e)
+        cond = conjoin([eq] + corr)
+        null_aware = (eq.args[0], eq.args[1]) if kind in ("anti", "mark") else None
+        return lambda plan: L.Join(plan, b.plan, kind, cond, mark, null_aware)
+
+    def _bind_correlated(self, query, scope):
+        if isinstance(query, exp.Select):
+            return self.bind_select(query, scope, pull_correlated=True)
+        return self.bind_query(query, scope), Correlated([], [], None)
+
+    def bind_scalar_subquery(self, node, ctx: ExprContext) -> Expr:
+        query = node.this if isinstance(node, exp.Subquery) else node
+        b, c = self._bind_correlated(query, ctx.scope)
+        if len(b.outputs) != 1:
+            raise BinderError(f"scalar subquery returns {len(b.outputs)} columns, expected 1")
+        if c.conditions and ctx.groups is not None:
+            raise NotSupported("correlated subqueries after GROUP BY")
+        value = ColRef(b.outputs[0][1])
+        cond = conjoin(c.conditions)
+        ctx.pending.append(lambda plan: L.Join(plan, b.plan, "single", cond))
+        empty = c.empty_value
+        if c.groups and empty is not None and not (isinstance(empty, Literal) and empty.value is None):
+            # rows that found no group see the subquery's value over an empty input (COUNT -> 0)
+            miss = Call("is_null", (ColRef(c.groups[0]),), T.BOOLEAN)
+            return Case(((miss, ty.cast(empty, value.type)),), value, value.type)
+        return value
+
+
+class Correlated:
+    """What a subquery's binding pulled out: the correlation conditions, the
+    fields of a correlated aggregate's groups, and its value over no rows."""
+    __slots__ = ("conditions", "groups", "empty_value")
+
+    def __init__(self, conditions, groups, empty_value):
+        self.conditions = conditions
+        self.groups = groups
+        self.empty_value = empty_value
+
+
+def pre_apply(ctx: ExprContext, plan):
+    for fn in ctx.pending:
+        plan = fn(plan)
+    ctx.pending.clear()
+    return plan
+
+
+def _ids_of(exprs) -> set[int]:
+    return {f.id for e in exprs for f in e.fields()}
+
+
+def _const_count(node):
+    if node is None:
+        return None
+    e = node.args.get("expression") or node.this
+    if isinstance(e, exp.Literal) and not e.is_string:
+        v = int(e.this)
+        if v < 0:
+            raise BinderError("LIMIT/OFFSET must not be negative")
+        return v
+    raise NotSupported("LIMIT/OFFSET that is not a constant integer")
+
+
+def item_key(e: exp.Expression) -> str:
+    if isinstance(e, exp.Alias):
+        e = e.this
+    return e.sql(dialect="duckdb")
+
+
+def _name_of(e: exp.Expression) -> str:
+    if isinstance(e, exp.Column):
+        return e.name
+    return e.sql(dialect="duckdb")[:40]
+
+
+def _output_map(outputs, src) -> dict:
+    cols = {}
+    alias = src.args.get("alias")
+    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
+    for i, (n, f) in enumerate(outputs):
+        name = names[i] if names and i < len(names) else n
+        cols.setdefault(name, f)
+    return cols
+
+
+def _rename(cols: dict, src) -> dict:
+    alias = src.args.get("alias")
+    if alias is not None and alias.columns:
+        names = [c.name for c in alias.columns]
+        out = {}
+        for i, (n, f) in enumerate(cols.items()):
+            out[names[i] if i < len(names) else n] = f
+        return out
+    return cols
+
+
+def _ast_conjuncts(node) -> list:
+    if isinstance(node, exp.And):
+        return _ast_conjuncts(node.this) + _ast_conjuncts(node.expression)
+    if isinstance(node, exp.Paren):
+        inner = node.this
+        if isinstance(inner, exp.And):
+            return _ast_conjuncts(inner)
+    return [node]
+
+
+def _contains_subquery(node) -> bool:
+    return any(isinstance(n, (exp.Select, exp.Subquery, exp.Exists)) for n in node.walk())

@@ -1,0 +1,123 @@
+"""SQL text -> optimized logical plan: parse (sqlglot, DuckDB dialect), inline
+views, check names, qualify, bind, optimize. Errors name the position."""
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError, TokenError
+from sqlglot.optimizer.qualify import qualify
+
+from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
+from .binder import Binder, Bound
+
+_SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
+             "DOUBLE": "DOUBLE", "DATE": "DATE", "VARCHAR": "VARCHAR", "NULL": "INT"}
+
+
+def parse(sql: str) -> list[exp.Expression]:
+    try:
+        stmts = sqlglot.parse(sql, read="duckdb")
+    except SqlglotParseError as e:
+        err = e.errors[0] if e.errors else {}
+        line, col = err.get("line"), err.get("col")
+        desc = err.get("description") or str(e)
+        near = (err.get("highlight") or "").strip()
+        where = f" at line {line}, column {col}" if line is not None else ""
+        near_txt = f' near "{near}"' if near else ""
+        raise ParseError(f"syntax error{where}{near_txt}: {_friendly(desc)}") from None
+    except TokenError as e:
+        raise ParseError(f"syntax error: {e}") from None
+    return [s for s in stmts if s is not None]
+
+
+def _friendly(desc: str) -> str:
+    m = re.match(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>", desc)
+    if m:
+        return f"incomplete {m.group(2).upper()} clause"
+    return desc.split("\n")[0]
+
+
+def _position(node: exp.Expression) -> str:
+    meta = node.this.meta if isinstance(node.this, exp.Expression) else node.meta
+    if meta and "line" in meta:
+        return f" at line {meta['line']}, column {meta['col']}"
+    return ""
+
+
+def inline_views(ast: exp.Expression, views: dict[str, exp.Expression], depth: int = 0) -> exp.Expression:
+    """Replace references to views by their defining query (as a derived table)."""
+    if not views:
+        return ast
+    if depth > 32:
+        raise BinderError("views nest too deeply (a view that references itself?)")
+    ctes = _cte_names(ast)
+
+    def repl(node):
+        if isinstance(node, exp.Table) and not node.db and node.name.lower() in views \
+                and node.name.lower() not in ctes:
+            body = inline_views(views[node.name.lower()].copy(), views, depth + 1)
+            alias = node.alias_or_name
+            return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        return node
+    return ast.transform(repl)
+
+
+def _cte_names(ast) -> set[str]:
+    return {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}
+
+
+def check_tables(ast: exp.Expression, catalog) -> None:
+    ctes = _cte_names(ast)
+    for t in ast.find_all(exp.Table):
+        name = t.name
+        if not name or isinstance(t.this, exp.Anonymous):
+            continue
+        if name.lower() in ctes and not t.db:
+            continue
+        if not catalog.has_table(name):
+            raise CatalogError(f'Table "{name}" does not exist{_position(t)}'
+                               f'{did_you_mean(name, catalog.table_names())}')
+
+
+def bind_query(ast: exp.Expression, catalog) -> Bound:
+    check_tables(ast, catalog)
+    schema = {name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
+                     for c, t in catalog.table(name).schema.items()} for name in catalog.table_names()}
+    try:
+        q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
+    except OptimizeError as e:
+        raise _column_error(str(e), ast, catalog) from None
+    return Binder(catalog).bind_query(q)
+
+
+def _column_error(msg: str, ast, catalog):
+    m = re.match(r"Column '(.+?)' could not be resolved(?:\. Line: (\d+), Col: (\d+))?", msg)
+    if m:
+        name = m.group(1).strip('"')
+        where = f" at line {m.group(2)}, column {m.group(3)}" if m.group(2) else ""
+        names = set()
+        for t in ast.find_all(exp.Table):
+            if catalog.has_table(t.name):
+                names |= set(catalog.table(t.name).schema)
+        return ColumnNotFound(f'Column "{name}" not found{where}{did_you_mean(name, sorted(names))}')
+    if "ambiguous" in msg.lower():
+        return BinderError(f"ambiguous column reference: {msg}")
+    if "Unknown table" in msg or "Unknown" in msg:
+        return CatalogError(msg)
+    return BinderError(msg)
+
+
+def statement_kind(stmt: exp.Expression) -> str:
+    if isinstance(stmt, exp.Create):
+        return f"create_{(stmt.args.get('kind') or '').lower()}"
+    if isinstance(stmt, exp.Drop):
+        return f"drop_{(stmt.args.get('kind') or '').lower()}"
+    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery)):
+        return "query"
+    if isinstance(stmt, exp.Describe):
+        return "describe"
+    if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "EXPLAIN":
+        return "explain"
+    raise NotSupported(f"statement {stmt.sql(dialect='duckdb')[:60]!r} (glint reads tables; it does not write them)")

@@ -1,0 +1,147 @@
+"""Type rules that build typed expression nodes: implicit casts, arithmetic
+result types, literal typing. Shared by the binder and the optimizer.
+
+>>> from glint.plan.expr import Literal
+>>> literal_number("100.00")
+Literal(value=10000, type=DECIMAL(5,2))
+>>> arith("mul", literal_number("0.2"), literal_number("3")).type
+DECIMAL(12,1)
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from .. import types as T
+from ..errors import NotSupported, TypeMismatch
+from ..plan.expr import Call, Expr, Literal
+from ..types import DataType
+
+CMP = ("eq", "ne", "lt", "le", "gt", "ge")
+_CMP_SQL = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%"}
+
+
+def literal_number(text: str) -> Literal:
+    """Type a numeric literal as DuckDB does: INTEGER, BIGINT, DECIMAL or DOUBLE."""
+    if any(c in text for c in "eE"):
+        return Literal(float(text), T.DOUBLE)
+    if "." in text:
+        d = Decimal(text)
+        sign, digits, exp = d.as_tuple()
+        scale = -exp if exp < 0 else 0
+        prec = max(len(digits), scale, 1)
+        if prec > 18:
+            return Literal(float(text), T.DOUBLE)
+        return Literal(int(d.scaleb(scale)), T.DECIMAL(prec, scale))
+    v = int(text)
+    if -2**31 <= v < 2**31:
+        return Literal(v, T.INTEGER)
+    if -2**63 <= v < 2**63:
+        return Literal(v, T.BIGINT)
+    raise NotSupported(f"integer literal {text} beyond 64 bits")
+
+
+def cast(e: Expr, to: DataType) -> Expr:
+    """e as type `to` (no-op when already so)."""
+    if e.type == to:
+        return e
+    if e.type.kind == "NULL":
+        return Literal(None, to)
+    return Call("cast", (e,), to)
+
+
+def _check_comparable(a: DataType, b: DataType, what: str) -> DataType:
+    try:
+        return T.common_type(a, b)
+    except TypeMismatch:
+        raise TypeMismatch(f"Type mismatch in {what}: cannot compare {a} and {b}") from None
+
+
+def compare(op: str, a: Expr, b: Expr) -> Expr:
+    t = _check_comparable(a.type, b.type, f"{a!r} {_CMP_SQL[op]} {b!r}")
+    if t.is_string:
+        return Call(op, (a, b), T.BOOLEAN)
+    if t.is_decimal and a.type.is_decimal and b.type.is_decimal and a.type.scale == b.type.scale:
+        return Call(op, (a, b), T.BOOLEAN)
+    return Call(op, (cast(a, t), cast(b, t)), T.BOOLEAN)
+
+
+def common_of(exprs, what: str) -> DataType:
+    t = T.NULLTYPE
+    for e in exprs:
+        try:
+            t = T.common_type(t, e.type)
+        except TypeMismatch:
+            raise TypeMismatch(f"Type mismatch in {what}: {t} and {e.type}") from None
+    return t
+
+
+def arith(op: str, a: Expr, b: Expr) -> Expr:
+    ta, tb = a.type, b.type
+    desc = f"{a!r} {_CMP_SQL[op]} {b!r}"
+    if ta.kind == "NULL" and tb.kind == "NULL":
+        return Literal(None, T.INTEGER)
+    if ta.kind == "NULL":
+        ta = tb if tb.kind != "INTERVAL" else T.DATE
+    if tb.kind == "NULL":
+        tb = ta if ta.kind != "INTERVAL" else T.INTEGER
+    if ta.kind == "DATE" or tb.kind == "DATE" or "INTERVAL" in (ta.kind, tb.kind):
+        return _date_arith(op, a, b, ta, tb, desc)
+    if not (ta.is_numeric and tb.is_numeric):
+        raise TypeMismatch(f"Type mismatch in {desc}: {op} is not defined for {ta} and {tb}")
+    if op == "div":
+        return Call("div", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
+    if "DOUBLE" in (ta.kind, tb.kind):
+        if op == "intdiv":
+            return Call("floor", (Call("div", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE),), T.DOUBLE)
+        return Call(op, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
+    if ta.is_integer and tb.is_integer:
+        t = T.common_type(ta, tb)
+        return Call(op, (cast(a, t), cast(b, t)), t)
+    # exact decimals
+    if op in ("intdiv", "mod"):
+        t = T.common_type(ta, tb)
+        return Call(op, (cast(a, t), cast(b, t)), t)
+    rt = T.decimal_result("+" if op in ("add", "sub") else "*", ta, tb)
+    if op in ("add", "sub"):
+        return Call(op, (_rescale(a, rt.scale), _rescale(b, rt.scale)), rt)
+    return Call("mul", (_as_decimal(a), _as_decimal(b)), rt)
+
+
+def _as_decimal(e: Expr) -> Expr:
+    return e if e.type.is_decimal else cast(e, T.as_decimal(e.type))
+
+
+def _rescale(e: Expr, scale: int) -> Expr:
+    d = T.as_decimal(e.type)
+    return cast(e, T.DECIMAL(min(38, d.precision - d.scale + scale), scale))
+
+
+def _date_arith(op, a, b, ta, tb, desc) -> Expr:
+    if ta.kind == "DATE" and tb.kind == "INTERVAL" and op in ("add", "sub"):
+        if not isinstance(b, Literal):
+            raise NotSupported("INTERVAL values that are not constants")
+        months, days = b.value
+        sign = 1 if op == "add" else -1
+        return Call("add_interval", (a,), T.DATE, (sign * months, sign * days))
+    if ta.kind == "INTERVAL" and tb.kind == "DATE" and op == "add":
+        return _date_arith(op, b, a, tb, ta, desc)
+    if ta.kind == "DATE" and tb.is_integer and op in ("add", "sub"):
+        return Call("date_add_days", (a, cast(b, T.BIGINT)), T.DATE, (1 if op == "add" else -1,))
+    if ta.is_integer and tb.kind == "DATE" and op == "add":
+        return Call("date_add_days", (b, cast(a, T.BIGINT)), T.DATE, (1,))
+    if ta.kind == "DATE" and tb.kind == "DATE" and op == "sub":
+        return Call("sub", (cast(a, T.BIGINT), cast(b, T.BIGINT)), T.BIGINT)
+    if ta.kind == "INTERVAL" and tb.kind == "INTERVAL" and isinstance(a, Literal) and isinstance(b, Literal):
+        s = 1 if op == "add" else -1
+        if op in ("add", "sub"):
+            return Literal((a.value[0] + s * b.value[0], a.value[1] + s * b.value[1]), T.INTERVAL)
+    raise TypeMismatch(f"Type mismatch in {desc}: {op} is not defined for {ta} and {tb}")
+
+
+def require_boolean(e: Expr, where: str) -> Expr:
+    if e.type.kind == "NULL":
+        return Literal(None, T.BOOLEAN)
+    if e.type.kind != "BOOLEAN":
+        raise TypeMismatch(f"Type mismatch: {where} must be BOOLEAN, got {e!r} of type {e.type}")
+    return e
