@@ -105,12 +105,16 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.is_decimal:
         if src.is_decimal:
             ds = to.scale - src.scale
+            if ds > 0:
+                _check_range(d, 2**63 // _POW10[ds], c.valid, f"{src} to {to}")
             v = d * _POW10[ds] if ds >= 0 else _round_div(d, _POW10[-ds])
         elif src.kind == "DOUBLE":
             v = _round_half_away(d * float(_POW10[to.scale]))
             _check_range(v, 2**63, c.valid, f"DOUBLE to {to}")
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
+            if to.scale > 0 and src.kind != "BOOLEAN":
+                _check_range(d.long(), 2**63 // _POW10[to.scale], c.valid, f"{src} to {to}")
             v = d.long() * _POW10[to.scale]
         else:
             raise NotSupported(f"CAST from {src} to {to}")
@@ -269,17 +273,46 @@ def compare_columns(op: str, x: Column, y: Column) -> Column:
     if x.dtype.is_string and y.dtype.is_string:
         x, y = strings.unify(x, y)
     if x.is_wide or y.is_wide:
+        if _scale(x.dtype) != _scale(y.dtype):
+            raise NotSupported("comparing a DECIMAL beyond 64 bits with a DECIMAL of another scale")
         xd, yd = _as_wide(x), _as_wide(y)
         hi = _TORCH_CMP[op](xd[:, 0], yd[:, 0])
         same_hi = xd[:, 0] == yd[:, 0]
         out = torch.where(same_hi, _TORCH_CMP[op](xd[:, 1], yd[:, 1]), hi)
         return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
-    if x.dtype.is_decimal and y.dtype.is_decimal and x.dtype.scale != y.dtype.scale:
-        s = max(x.dtype.scale, y.dtype.scale)
-        xd = x.data * _POW10[s - x.dtype.scale]
-        yd = y.data * _POW10[s - y.dtype.scale]
-        return Column(T.BOOLEAN, _TORCH_CMP[op](xd, yd), and_valid(x.valid, y.valid))
+    sx, sy = _scale(x.dtype), _scale(y.dtype)
+    if sx != sy:
+        out = compare_scaled(op, x.data.long(), sx, y.data.long(), sy)
+        return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
     return Column(T.BOOLEAN, _TORCH_CMP[op](x.data, y.data), and_valid(x.valid, y.valid))
+
+
+def _scale(t: T.DataType) -> int:
+    return t.scale if t.is_decimal else 0
+
+
+def compare_scaled(op: str, x: torch.Tensor, sx: int, y: torch.Tensor, sy: int) -> torch.Tensor:
+    """x * 10**-sx  op  y * 10**-sy, exactly, without scaling either side up:
+    with K = 10**(sy - sx) > 0, x*K > y  <=>  x > floor(y / K), and so on.
+
+    >>> compare_scaled("gt", torch.tensor([3]), 0, torch.tensor([2999]), 3).tolist()
+    [True]
+    """
+    if sx > sy:
+        return compare_scaled(_FLIP[op], y, sy, x, sx)
+    k = _POW10[sy - sx]
+    fl = torch.div(y, k, rounding_mode="floor")
+    ce = -torch.div(-y, k, rounding_mode="floor")
+    if op == "lt":
+        return x < ce
+    if op == "le":
+        return x <= fl
+    if op == "gt":
+        return x > fl
+    if op == "ge":
+        return x >= ce
+    eq = (fl == ce) & (x == fl)
+    return eq if op == "eq" else ~eq
 
 
 def _as_wide(c: Column) -> torch.Tensor:

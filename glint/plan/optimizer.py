@@ -7,6 +7,7 @@ import time
 
 from ..errors import NotSupported
 from . import logical as L
+from .rules.factor_disjunctions import factor_disjunctions
 from .rules.fold_constants import fold_constants
 from .rules.prune_columns import prune_columns
 from .rules.pushdown_predicates import pushdown_predicates
@@ -14,6 +15,7 @@ from .rules.reorder_joins import reorder_joins
 
 RULES = (
     ("fold_constants", lambda plan, catalog: fold_constants(plan)),
+    ("factor_disjunctions", lambda plan, catalog: factor_disjunctions(plan)),
     ("pushdown_predicates", lambda plan, catalog: pushdown_predicates(plan)),
     ("reorder_joins", reorder_joins),
     ("pushdown_predicates_after_reorder", lambda plan, catalog: pushdown_predicates(plan)),

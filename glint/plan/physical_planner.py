@@ -19,6 +19,8 @@ from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
 from . import logical as L
 from .cardinality import Estimator
+from .. import types as T
+from ..sql.typing import cast
 from .expr import Call, conjoin, conjuncts
 
 
@@ -111,7 +113,21 @@ def equi_key(c, lids: set[int], rids: set[int]):
     if not fa and not fb:
         return None
     if fa <= lids and fb <= rids:
-        return a, b
+        return _same_scale(a, b)
     if fa <= rids and fb <= lids:
-        return b, a
+        return _same_scale(b, a)
     return None
+
+
+def _same_scale(a, b):
+    """Key expressions with one representation: exact numerics of different
+    scales are compared at the larger scale (the cast checks for overflow)."""
+    ta, tb = a.type, b.type
+    if ta == tb or not ((ta.is_decimal or ta.is_integer) and (tb.is_decimal or tb.is_integer)):
+        return a, b
+    sa = ta.scale if ta.is_decimal else 0
+    sb = tb.scale if tb.is_decimal else 0
+    if sa == sb:
+        return a, b
+    s = max(sa, sb)
+    return (a if sa == s else cast(a, T.DECIMAL(18, s))), (b if sb == s else cast(b, T.DECIMAL(18, s)))

@@ -61,7 +61,8 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
     t = _check_comparable(a.type, b.type, f"{a!r} {_CMP_SQL[op]} {b!r}")
     if t.is_string:
         return Call(op, (a, b), T.BOOLEAN)
-    if t.is_decimal and a.type.is_decimal and b.type.is_decimal and a.type.scale == b.type.scale:
+    if t.is_decimal and (a.type.is_decimal or a.type.is_integer) and (b.type.is_decimal or b.type.is_integer):
+        # exact numerics of different scales compare without scaling up (no overflow)
         return Call(op, (a, b), T.BOOLEAN)
     return Call(op, (cast(a, t), cast(b, t)), T.BOOLEAN)
 
