@@ -140,12 +140,22 @@ class Connection:
     query = sql
 
     def _create_view(self, stmt) -> None:
-        name = stmt.this.name.lower()
+        from sqlglot import exp
+        target = stmt.this
+        columns = []
+        if isinstance(target, exp.Schema):
+            columns = [c.name for c in target.expressions]
+            target = target.this
+        name = target.name.lower()
         if (name in self._views or name in self._tables) and not stmt.args.get("replace"):
             if stmt.args.get("exists"):
                 return
-            raise CatalogError(f'"{stmt.this.name}" already exists')
+            raise CatalogError(f'"{target.name}" already exists')
         body = stmt.expression
+        if columns:
+            body = exp.select("*").from_(exp.Subquery(
+                this=body, alias=exp.TableAlias(this=exp.to_identifier("__view"),
+                                                columns=[exp.to_identifier(c) for c in columns])))
         Result(self, body)            # bind now so a broken view fails at CREATE
         self._views[name] = body
 

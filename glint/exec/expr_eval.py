@@ -105,16 +105,18 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.is_decimal:
         if src.is_decimal:
             ds = to.scale - src.scale
+            if to.precision - to.scale < src.precision - src.scale:
+                _check_range(d, _POW10[to.precision - to.scale + src.scale], c.valid, f"{src} to {to}")
             if ds > 0:
                 _check_range(d, 2**63 // _POW10[ds], c.valid, f"{src} to {to}")
             v = d * _POW10[ds] if ds >= 0 else _round_div(d, _POW10[-ds])
         elif src.kind == "DOUBLE":
             v = _round_half_away(d * float(_POW10[to.scale]))
-            _check_range(v, 2**63, c.valid, f"DOUBLE to {to}")
+            _check_range(v, min(2**63, _POW10[to.precision]), c.valid, f"DOUBLE to {to}")
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
-            if to.scale > 0 and src.kind != "BOOLEAN":
-                _check_range(d.long(), 2**63 // _POW10[to.scale], c.valid, f"{src} to {to}")
+            if src.kind != "BOOLEAN" and to.precision - to.scale < 19:
+                _check_range(d.long(), _POW10[to.precision - to.scale], c.valid, f"{src} to {to}")
             v = d.long() * _POW10[to.scale]
         else:
             raise NotSupported(f"CAST from {src} to {to}")
@@ -238,6 +240,11 @@ def _round(e, batch):
 def _date_add_days(e, batch):
     d, n = _args(e, batch)
     return Column(T.DATE, (d.data.long() + e.params[0] * n.data).int(), and_valid(d.valid, n.valid))
+
+
+def _date_diff(e, batch):
+    a, b = _args(e, batch)
+    return Column(T.BIGINT, a.data.long() - b.data.long(), and_valid(a.valid, b.valid))
 
 
 def _add_interval(e, batch):
@@ -453,8 +460,10 @@ def _like(e, batch):
 
 
 def _substring(e, batch):
-    (a,) = _args(e, batch)
-    return strings.substring(a, *e.params)
+    if e.params:
+        return strings.substring(evaluate(e.args[0], batch), *e.params)
+    a, start, *length = _args(e, batch)
+    return strings.substring(a, start, length[0] if length else None)
 
 
 def _concat(e, batch):
@@ -473,7 +482,7 @@ _FUNCS = {
     "cast": _cast, "neg": _neg, "abs": _abs, "round": _round, "floor": _floor,
     "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
     "intdiv": _arith("intdiv"), "mod": _arith("mod"),
-    "date_add_days": _date_add_days, "add_interval": _add_interval, "extract": _extract,
+    "date_add_days": _date_add_days, "date_diff_days": lambda e, b: _date_diff(e, b), "add_interval": _add_interval, "extract": _extract,
     "and": _and, "or": _or, "not": _not, "is_null": _is_null,
     "is_not_distinct": _distinct(False), "is_distinct": _distinct(True), "in_list": _in_list,
     "coalesce": _coalesce, "like": _like, "substring": _substring, "concat": _concat,

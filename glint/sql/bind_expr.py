@@ -172,7 +172,7 @@ def _(node: exp.Neg, ctx):
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
     if not v.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: cannot negate {v!r} of type {v.type}")
+        raise TypeMismatch(f"Type mismatch: cannot negate {ty.show(v)} of type {v.type}")
     return Call("neg", (v,), v.type)
 
 
@@ -265,7 +265,7 @@ def _like(node, ctx, ci: bool, escape=None):
     v = bind(node.this, ctx)
     pat = bind(node.expression, ctx)
     if not v.type.is_string and v.type.kind != "NULL":
-        raise TypeMismatch(f"Type mismatch: LIKE needs VARCHAR, got {v!r} of type {v.type}")
+        raise TypeMismatch(f"Type mismatch: LIKE needs VARCHAR, got {ty.show(v)} of type {v.type}")
     if not isinstance(pat, Literal) or (pat.value is not None and not isinstance(pat.value, str)):
         raise NotSupported("LIKE with a pattern that is not a constant string")
     if pat.value is None:
@@ -299,7 +299,7 @@ def _string_arg(e: Expr, fn: str) -> Expr:
     if e.type.kind == "NULL":
         return Literal(None, T.VARCHAR)
     if not e.type.is_string:
-        raise TypeMismatch(f"Type mismatch: {fn} needs VARCHAR, got {e!r} of type {e.type}")
+        raise TypeMismatch(f"Type mismatch: {fn} needs VARCHAR, got {ty.show(e)} of type {e.type}")
     return e
 
 
@@ -315,9 +315,17 @@ def _const_int(node, ctx, what):
 @_bind.register
 def _(node: exp.Substring, ctx):
     v = _string_arg(bind(node.this, ctx), "SUBSTRING")
-    start = _const_int(node.args.get("start"), ctx, "SUBSTRING start")
-    length = _const_int(node.args.get("length"), ctx, "SUBSTRING length")
-    return Call("substring", (v,), T.VARCHAR, (1 if start is None else start, length))
+    start, length = node.args.get("start"), node.args.get("length")
+    s = bind(start, ctx) if start is not None else Literal(1, T.BIGINT)
+    n = bind(length, ctx) if length is not None else None
+    for e, what in ((s, "start"), (n, "length")):
+        if e is not None and not (e.type.is_integer or e.type.kind == "NULL"):
+            raise TypeMismatch(f"Type mismatch: SUBSTRING {what} must be an integer, got {ty.show(e)} of type {e.type}")
+    if isinstance(s, Literal) and (n is None or isinstance(n, Literal)) and s.value is not None \
+            and (n is None or n.value is not None):
+        return Call("substring", (v,), T.VARCHAR, (s.value, None if n is None else n.value))
+    args = (v, ty.cast(s, T.BIGINT)) + (() if n is None else (ty.cast(n, T.BIGINT),))
+    return Call("substring", args, T.VARCHAR)
 
 
 @_bind.register
@@ -361,7 +369,7 @@ def _extract(field: str, v: Expr) -> Expr:
     if field not in _EXTRACT_FIELDS:
         raise NotSupported(f"EXTRACT({field.upper()})")
     if v.type.kind != "DATE":
-        raise TypeMismatch(f"Type mismatch: EXTRACT needs a DATE, got {v!r} of type {v.type}")
+        raise TypeMismatch(f"Type mismatch: EXTRACT needs a DATE, got {ty.show(v)} of type {v.type}")
     return Call("extract", (v,), T.BIGINT, (field,))
 
 
@@ -439,7 +447,7 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
     t = arg.type
     if fn == "avg":
         if not t.is_numeric and t.kind != "NULL":
-            raise TypeMismatch(f"Type mismatch: AVG needs a number, got {arg!r} of type {t}")
+            raise TypeMismatch(f"Type mismatch: AVG needs a number, got {ty.show(arg)} of type {t}")
         return T.DOUBLE
     if fn == "sum":
         if t.is_integer or t.kind == "NULL":
@@ -448,7 +456,7 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
             return T.DECIMAL(38, t.scale)
         if t.kind == "DOUBLE":
             return T.DOUBLE
-        raise TypeMismatch(f"Type mismatch: SUM needs a number, got {arg!r} of type {t}")
+        raise TypeMismatch(f"Type mismatch: SUM needs a number, got {ty.show(arg)} of type {t}")
     return t if t.kind != "NULL" else T.INTEGER
 
 

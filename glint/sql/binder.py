@@ -17,7 +17,7 @@ import itertools
 from sqlglot import exp
 
 from .. import types as T
-from ..errors import BinderError, NotSupported, TypeMismatch
+from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Field, Literal, conjoin, conjuncts
 from . import typing as ty
@@ -156,6 +156,10 @@ class Binder:
         if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
             raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
         group_items = list(group.expressions) if group is not None else []
+        if group is not None and not group_items and not group.args.get("all"):
+            raise ParseError("syntax error: GROUP BY without expressions")
+        if group is not None and group.args.get("all"):
+            raise NotSupported("GROUP BY ALL")
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None
 
         post_ctx = ExprContext(scope, self)

@@ -102,6 +102,10 @@ def _column_error(msg: str, ast, catalog):
             if catalog.has_table(t.name):
                 names |= set(catalog.table(t.name).schema)
         return ColumnNotFound(f'Column "{name}" not found{where}{did_you_mean(name, sorted(names))}')
+    m = re.match(r"Unknown column: (\S+)", msg)
+    if m:
+        name = m.group(1).strip('"')
+        return ColumnNotFound(f'Column "{name}" not found')
     if "ambiguous" in msg.lower():
         return BinderError(f"ambiguous column reference: {msg}")
     if "Unknown table" in msg or "Unknown" in msg:

@@ -9,6 +9,7 @@ DECIMAL(12,1)
 """
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from .. import types as T
@@ -17,6 +18,11 @@ from ..plan.expr import Call, Expr, Literal
 from ..types import DataType
 
 CMP = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def show(e) -> str:
+    """An expression as the user wrote it, without glint's internal column ids."""
+    return re.sub(r"#\d+", "", repr(e))
 _CMP_SQL = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
             "add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%"}
 
@@ -58,7 +64,7 @@ def _check_comparable(a: DataType, b: DataType, what: str) -> DataType:
 
 
 def compare(op: str, a: Expr, b: Expr) -> Expr:
-    t = _check_comparable(a.type, b.type, f"{a!r} {_CMP_SQL[op]} {b!r}")
+    t = _check_comparable(a.type, b.type, f"{show(a)} {_CMP_SQL[op]} {show(b)}")
     if t.is_string:
         return Call(op, (a, b), T.BOOLEAN)
     if t.is_decimal and (a.type.is_decimal or a.type.is_integer) and (b.type.is_decimal or b.type.is_integer):
@@ -79,7 +85,7 @@ def common_of(exprs, what: str) -> DataType:
 
 def arith(op: str, a: Expr, b: Expr) -> Expr:
     ta, tb = a.type, b.type
-    desc = f"{a!r} {_CMP_SQL[op]} {b!r}"
+    desc = f"{show(a)} {_CMP_SQL[op]} {show(b)}"
     if ta.kind == "NULL" and tb.kind == "NULL":
         return Literal(None, T.INTEGER)
     if ta.kind == "NULL":
@@ -132,7 +138,7 @@ def _date_arith(op, a, b, ta, tb, desc) -> Expr:
     if ta.is_integer and tb.kind == "DATE" and op == "add":
         return Call("date_add_days", (b, cast(a, T.BIGINT)), T.DATE, (1,))
     if ta.kind == "DATE" and tb.kind == "DATE" and op == "sub":
-        return Call("sub", (cast(a, T.BIGINT), cast(b, T.BIGINT)), T.BIGINT)
+        return Call("date_diff_days", (a, b), T.BIGINT)
     if ta.kind == "INTERVAL" and tb.kind == "INTERVAL" and isinstance(a, Literal) and isinstance(b, Literal):
         s = 1 if op == "add" else -1
         if op in ("add", "sub"):
@@ -144,5 +150,5 @@ def require_boolean(e: Expr, where: str) -> Expr:
     if e.type.kind == "NULL":
         return Literal(None, T.BOOLEAN)
     if e.type.kind != "BOOLEAN":
-        raise TypeMismatch(f"Type mismatch: {where} must be BOOLEAN, got {e!r} of type {e.type}")
+        raise TypeMismatch(f"Type mismatch: {where} must be BOOLEAN, got {show(e)} of type {e.type}")
     return e

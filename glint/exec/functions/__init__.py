@@ -1,0 +1,1 @@
+"""Scalar SQL functions over columns: strings (dictionary-encoded VARCHAR) and dates."""
