@@ -13,7 +13,7 @@ import torch
 
 from .. import types as T
 from ..errors import ExecutionError
-from ..kernels.join import SortedBuild, expand_matches, match_counts
+from ..kernels.join import build_side, expand_matches, match_counts
 from ..kernels.keys import encode_keys
 from ..plan.expr import Expr, Field
 from ..storage.column import Batch, Column
@@ -89,11 +89,11 @@ class HashJoinExec(PhysicalNode):
         rcols = [evaluate(self.right_keys[i], rb) for i in key_ids]
         (lk, lv), (rk, rv) = encode_keys([lcols, rcols])
         if self.build_right:
-            b = SortedBuild(rk, rv)
+            b = build_side(rk, rv)
             lo, counts = match_counts(b, lk, lv)
             li, ri = expand_matches(b, lo, counts)
         else:
-            b = SortedBuild(lk, lv)
+            b = build_side(lk, lv)
             lo, counts = match_counts(b, rk, rv)
             ri, li = expand_matches(b, lo, counts)
         if residual is not None and li.numel():

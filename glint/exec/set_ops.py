@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..kernels import groupby as G
-from ..kernels.join import SortedBuild, match_counts
+from ..kernels.join import build_side, match_counts
 from ..kernels.keys import encode_keys
 from ..plan.expr import Field
 from ..storage.column import Batch, Column, concat_columns
@@ -54,7 +54,7 @@ class SetOpExec(PhysicalNode):
             if self.all:
                 lk2, rk2 = _with_occurrence(lk), _with_occurrence(rk)
                 (lk, _), (rk, _) = encode_keys([[lk2[0], lk2[1]], [rk2[0], rk2[1]]])
-            b = SortedBuild(rk, None)
+            b = build_side(rk, None)
             _, counts = match_counts(b, lk, None)
             hit = counts > 0
         keep = hit if self.kind == "intersect" else ~hit

@@ -19,15 +19,39 @@ LIMB_BITS = 32
 LIMB_MASK = (1 << LIMB_BITS) - 1
 
 
+DENSE_LIMIT = 1 << 26
+
+
+def key_range(key: torch.Tensor) -> tuple[int, int]:
+    """(min, max) of a non-empty int64 tensor with one host synchronisation."""
+    lo, hi = torch.stack([key.min(), key.max()]).tolist()
+    return lo, hi
+
+
 def group_ids(key: torch.Tensor):
     """(group id per row, number of groups, first row of each group). Groups
-    are numbered in ascending key order."""
-    uniq, inv = torch.unique(key, return_inverse=True)
-    n = uniq.shape[0]
-    rows = torch.arange(key.shape[0], device=key.device)
-    first = torch.full((n,), key.shape[0], dtype=torch.int64, device=key.device)
-    first.scatter_reduce_(0, inv, rows, reduce="amin", include_self=True)
-    return inv, n, first
+    are numbered in ascending key order. Keys spanning a small range are
+    grouped by direct addressing (no sort); others through torch.unique."""
+    n = key.shape[0]
+    dev = key.device
+    rows = torch.arange(n, device=dev)
+    if n == 0:
+        return key, 0, key
+    lo, hi = key_range(key)
+    span = hi - lo + 1
+    if span <= max(2 * n, 1 << 16) and span <= DENSE_LIMIT:
+        k = key - lo
+        present = torch.zeros(span, dtype=torch.int64, device=dev)
+        present.index_fill_(0, k, 1)
+        slot = torch.cumsum(present, 0)
+        groups = int(slot[-1])
+        gid = slot[k] - 1
+    else:
+        uniq, gid = torch.unique(key, return_inverse=True)
+        groups = uniq.shape[0]
+    first = torch.full((groups,), n, dtype=torch.int64, device=dev)
+    first.scatter_reduce_(0, gid, rows, reduce="amin", include_self=True)
+    return gid, groups, first
 
 
 def count(gid: torch.Tensor, n: int, mask: torch.Tensor | None = None) -> torch.Tensor:

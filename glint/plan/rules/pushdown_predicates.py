@@ -100,4 +100,33 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
             else:
                 new_cond.append(p)
     joined = L.Join(_push(j.left, to_left), _push(j.right, to_right), kind, conjoin(new_cond), j.mark, j.null_aware)
+    if kind in _ROW_PRESERVING:
+        joined = _sink(joined)
     return _wrap(joined, keep)
+
+
+# joins that keep each left row once and read only the left columns their
+# condition names: they commute with inner joins below them
+_ROW_PRESERVING = ("semi", "anti", "mark", "single")
+
+
+def _sink(j: L.Join) -> L.LogicalNode:
+    """Move a semi/anti/mark/single join below the inner joins on its left, to
+    the input that holds the columns it reads, so it filters early.
+
+    (A JOIN B) SEMI S ON a = s  ->  (A SEMI S ON a = s) JOIN B
+    """
+    below = j.left
+    if not (isinstance(below, L.Join) and below.kind == "inner"):
+        return j
+    need = _refs(j.condition) & _ids(below) if j.condition is not None else set()
+    if j.null_aware:
+        need |= _refs(j.null_aware[0])
+    if not need:
+        return j
+    for pos, side in enumerate((below.left, below.right)):
+        if need <= _ids(side):
+            moved = _sink(L.Join(side, j.right, j.kind, j.condition, j.mark, j.null_aware))
+            kids = (moved, below.right) if pos == 0 else (below.left, moved)
+            return L.Join(kids[0], kids[1], "inner", below.condition)
+    return j
