@@ -339,6 +339,9 @@ def ensure_tpch_data(sf, progress: bool = True, parts: int | None = None) -> Pat
     exe = find_tpchgen()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)           # mkdtemp makes it private; the cache is an ordinary folder
     cmd = [exe, *_tpchgen_command(exe), "--scale-factor", sf_label(sf), "--output-dir", str(tmp)]
     if parts:
         cmd += ["--parts", str(int(parts))]

@@ -79,7 +79,7 @@ def build_side(key: torch.Tensor, valid: torch.Tensor | None):
         return SortedBuild(key, None)
     lo, hi = torch.stack([key.min(), key.max()]).tolist()
     span = hi - lo + 1
-    if span <= max(4 * key.shape[0], 1 << 16) and span <= DIRECT_LIMIT:
+    if span <= max(4 * key.shape[0], 1 << 22) and span <= DIRECT_LIMIT:
         return DirectBuild(key, rows, lo, span)
     b = SortedBuild(key, None)
     b.rows = rows[b.rows]

@@ -1,7 +1,7 @@
 """Join ordering: each tree of inner joins is flattened into its inputs and
-conditions, then rebuilt greedily, always adding the input connected to what
-is joined so far that gives the smallest estimated result (GOO-style, on the
-cardinality estimates). Cross products are taken only when nothing connects.
+conditions, then rebuilt by dynamic programming over subsets of inputs
+(bushy trees; cost = sum of estimated intermediate result sizes, C_out).
+Cross products are considered only for subsets no predicate connects.
 
 >>> from glint import types as T
 >>> from glint.plan.expr import Call, ColRef, Field
@@ -58,59 +58,95 @@ def _flatten(node, leaves, preds):
         leaves.append(node)
 
 
+DP_LIMIT = 12     # inputs up to which the exhaustive subset DP runs
+
+
 def _reorder(node: L.Join, est: Estimator) -> L.LogicalNode:
     leaves, preds = [], []
     _flatten(node, leaves, preds)
-    if len(leaves) < 3:
+    if len(leaves) < 3 or len(leaves) > DP_LIMIT:
         return node
+    n = len(leaves)
     ids = [{f.id for f in leaf.schema} for leaf in leaves]
-    pred_sets = [{f.id for f in p.fields()} for p in preds]
     rows = [est.rows(leaf) for leaf in leaves]
+    # which inputs each predicate touches
+    touch = []
+    for p in preds:
+        refs = {f.id for f in p.fields()}
+        touch.append(sum(1 << i for i in range(n) if refs & ids[i]))
+    pair_sel = _pair_selectivities(preds, touch, leaves, rows, est)
+    card = {}
 
-    def touches(p_ids, covered):
-        return bool(p_ids) and p_ids <= covered
+    def cardinality(mask):
+        c = card.get(mask)
+        if c is None:
+            c = 1.0
+            members = [i for i in range(n) if mask >> i & 1]
+            for i in members:
+                c *= rows[i]
+            for (a, b), sel in pair_sel.items():
+                if mask >> a & 1 and mask >> b & 1:
+                    c *= sel
+            card[mask] = c = max(c, 1.0)
+        return c
 
-    def join_rows(cur_rows, covered, i):
-        cand = covered | ids[i]
-        sel = 1.0
-        for p, p_ids in zip(preds, pred_sets):
-            if touches(p_ids, cand) and not touches(p_ids, covered) and not p_ids <= ids[i]:
-                sel *= est.selectivity(p, cur_rows * rows[i], join=True)
-        return cur_rows * rows[i] * sel, sel < 1.0
+    def connected(m1, m2):
+        return any(t & m1 and t & m2 and not t & ~(m1 | m2) for t in touch)
 
-    # start from the pair with the smallest connected join
-    best = None
-    for i in range(len(leaves)):
-        for k in range(len(leaves)):
-            if i == k:
+    best = {1 << i: (0.0, i) for i in range(n)}
+    full = (1 << n) - 1
+    for size in range(2, n + 1):
+        for mask in range(1, full + 1):
+            if bin(mask).count("1") != size:
                 continue
-            r, connected = join_rows(rows[i], ids[i], k)
-            if connected and (best is None or r < best[0]):
-                best = (r, i, k)
-    if best is None:
-        return node
-    _, i, k = best
-    # the larger input goes left (probe), the smaller right (build)
-    order = [i, k] if rows[i] >= rows[k] else [k, i]
-    covered = ids[i] | ids[k]
-    cur_rows = best[0]
-    remaining = [x for x in range(len(leaves)) if x not in (i, k)]
+            choice = None
+            for allow_cross in (False, True):
+                sub = (mask - 1) & mask
+                while sub:
+                    other = mask ^ sub
+                    if sub < other and sub in best and other in best and (allow_cross or connected(sub, other)):
+                        cost = best[sub][0] + best[other][0] + cardinality(mask)
+                        if choice is None or cost < choice[0]:
+                            choice = (cost, (sub, other))
+                    sub = (sub - 1) & mask
+                if choice is not None:
+                    break
+            if choice is not None:
+                best[mask] = choice
     used = [False] * len(preds)
-    plan = _join(leaves[order[0]], leaves[order[1]], preds, pred_sets, used, covered)
-    while remaining:
-        choice = None
-        for x in remaining:
-            r, connected = join_rows(cur_rows, covered, x)
-            key = (not connected, r)
-            if choice is None or key < choice[0]:
-                choice = (key, x, r)
-        _, x, r = choice
-        covered = covered | ids[x]
-        plan = _join(plan, leaves[x], preds, pred_sets, used, covered)
-        cur_rows = r
-        remaining.remove(x)
+    pred_sets = [{f.id for f in p.fields()} for p in preds]
+
+    def build(mask):
+        entry = best[mask][1]
+        if isinstance(entry, int):
+            return leaves[entry], ids[entry]
+        a, b = entry
+        (pa_, ia), (pb, ib) = build(a), build(b)
+        if cardinality(a) < cardinality(b):     # larger input on the left (probe side)
+            pa_, pb, ia, ib = pb, pa_, ib, ia
+        covered = ia | ib
+        return _join(pa_, pb, preds, pred_sets, used, covered), covered
+
+    plan, _ = build(full)
     left_over = [p for p, u in zip(preds, used) if not u]
     return L.Filter(plan, conjoin(left_over)) if left_over else plan
+
+
+def _pair_selectivities(preds, touch, leaves, rows, est):
+    """Selectivity of the predicates between each pair of inputs. Several
+    equalities between the same two inputs (a composite key) are not
+    independent: their product is clamped so the join keeps at least as many
+    rows as its larger input has (the foreign-key case)."""
+    out = {}
+    for p, t in zip(preds, touch):
+        members = [i for i in range(len(leaves)) if t >> i & 1]
+        if len(members) != 2:
+            continue
+        a, b = members
+        out[(a, b)] = out.get((a, b), 1.0) * est.selectivity(p, rows[a] * rows[b], join=True)
+    for (a, b), sel in out.items():
+        out[(a, b)] = max(sel, 1.0 / max(rows[a], rows[b]))
+    return out
 
 
 def _join(left, right, preds, pred_sets, used, covered):
