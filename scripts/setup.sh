@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Set up the development environment, idempotently (a second run takes about a second):
+#   - a virtual environment: the active one ($VIRTUAL_ENV), else ./.venv (created when missing);
+#   - torch: kept when it imports (pre-install your CUDA build to use a GPU), else torch==2.13.0;
+#   - glint, editable, with the test extras (pytest, duckdb + its tpch extension, tpchgen-cli).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
+    PY="$VIRTUAL_ENV/bin/python"
+else
+    if [ ! -x .venv/bin/python ]; then
+        echo "setup: creating .venv" >&2
+        python3 -m venv .venv
+    fi
+    PY="$PWD/.venv/bin/python"
+fi
+PIP=("$PY" -m pip install --disable-pip-version-check --quiet)
+
+if ! TORCH="$("$PY" -c "import torch; print(torch.__version__)" 2>/dev/null)"; then
+    echo "setup: installing torch==2.13.0 (for a GPU, install your CUDA build of torch first)" >&2
+    "${PIP[@]}" "torch==2.13.0"
+    TORCH="$("$PY" -c "import torch; print(torch.__version__)")"
+fi
+
+# Skip the install when this checkout is already installed with the current pyproject.toml.
+stamp_ok() {
+    "$PY" - "$PWD" <<'PYEOF'
+import hashlib, os, sys
+root = sys.argv[1]
+want = hashlib.sha256(open(os.path.join(root, "pyproject.toml"), "rb").read()).hexdigest()
+stamp = os.path.join(sys.prefix, ".glint-setup-" + hashlib.sha256(root.encode()).hexdigest()[:16])
+try:
+    ok = open(stamp).read().strip() == want
+    import glint, pytest, duckdb, duckdb_ext  # noqa: F401
+    ok = ok and os.path.realpath(glint.__file__).startswith(os.path.realpath(os.path.join(root, "glint")))
+except Exception:
+    ok = False
+sys.exit(0 if ok else 1)
+PYEOF
+}
+write_stamp() {
+    "$PY" - "$PWD" <<'PYEOF'
+import hashlib, os, sys
+root = sys.argv[1]
+want = hashlib.sha256(open(os.path.join(root, "pyproject.toml"), "rb").read()).hexdigest()
+stamp = os.path.join(sys.prefix, ".glint-setup-" + hashlib.sha256(root.encode()).hexdigest()[:16])
+open(stamp, "w").write(want + "\n")
+PYEOF
+}
+
+if ! stamp_ok; then
+    echo "setup: installing glint (editable) with its test dependencies" >&2
+    "${PIP[@]}" -e ".[test]"
+    write_stamp
+fi
+echo "setup: ready: torch $TORCH in $("$PY" -c 'import sys; print(sys.prefix)')" >&2
