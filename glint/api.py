@@ -2,7 +2,7 @@
 
 >>> import glint, pyarrow as pa
 >>> con = glint.connect(device="cpu")
->>> con.register("t", pa.table({"a": [1, 2, 3]}))
+>>> _ = con.register("t", pa.table({"a": [1, 2, 3]}))
 >>> con.sql("SELECT sum(a) AS s FROM t").fetchall()
 [(Decimal('6'),)]
 """

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Set up the development environment, idempotently (a second run takes about a second):
-#   - a virtual environment: the active one ($VIRTUAL_ENV), else ./.venv (created when missing);
+#   - a virtual environment in ./.venv (created when missing);
 #   - torch: kept when it imports (pre-install your CUDA build to use a GPU), else torch==2.13.0;
 #   - glint, editable, with the test extras (pytest, duckdb + its tpch extension, tpchgen-cli).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
-    PY="$VIRTUAL_ENV/bin/python"
-else
-    if [ ! -x .venv/bin/python ]; then
+# ./.venv always; when this machine's python3 already has a torch (a CUDA build,
+# say), the venv sees it through --system-site-packages instead of replacing it.
+if [ ! -x .venv/bin/python ]; then
+    if python3 -c "import torch" >/dev/null 2>&1; then
+        echo "setup: creating .venv (reusing the system torch)" >&2
+        python3 -m venv --system-site-packages .venv
+    else
         echo "setup: creating .venv" >&2
         python3 -m venv .venv
     fi
-    PY="$PWD/.venv/bin/python"
 fi
+PY="$PWD/.venv/bin/python"
 PIP=("$PY" -m pip install --disable-pip-version-check --quiet)
 
 if ! TORCH="$("$PY" -c "import torch; print(torch.__version__)" 2>/dev/null)"; then

@@ -4,8 +4,8 @@ One host synchronisation: the number of pairs.
 
 >>> import torch
 >>> p, b = match_pairs(torch.tensor([1, 2, 2]), None, torch.tensor([2, 3, 2, 1]), None)
->>> sorted(zip(p.tolist(), b.tolist()))
-[(0, 3), (1, 0), (1, 2), (2, 0), (2, 2)]
+>>> sorted(zip(p.tolist(), b.tolist()))   # (probe row, build row)
+[(0, 1), (0, 2), (2, 1), (2, 2), (3, 0)]
 """
 from __future__ import annotations
 

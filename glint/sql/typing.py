@@ -2,8 +2,8 @@
 result types, literal typing. Shared by the binder and the optimizer.
 
 >>> from glint.plan.expr import Literal
->>> literal_number("100.00")
-Literal(value=10000, type=DECIMAL(5,2))
+>>> v = literal_number("100.00"); v.value, v.type
+(10000, DECIMAL(5,2))
 >>> arith("mul", literal_number("0.2"), literal_number("3")).type
 DECIMAL(12,1)
 """
@@ -35,7 +35,7 @@ def literal_number(text: str) -> Literal:
         d = Decimal(text)
         sign, digits, exp = d.as_tuple()
         scale = -exp if exp < 0 else 0
-        prec = max(len(digits), scale, 1)
+        prec = max(len(digits) - scale, 1) + scale   # DuckDB: 0.2 is DECIMAL(2,1)
         if prec > 18:
             return Literal(float(text), T.DOUBLE)
         return Literal(int(d.scaleb(scale)), T.DECIMAL(prec, scale))

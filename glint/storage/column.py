@@ -10,8 +10,8 @@ Layouts:
   the host, so comparing codes compares strings.
 
 >>> c = Column.from_arrow(pa.array(["b", None, "a", "b"]))
->>> c.dictionary.values.to_pylist(), c.data.tolist(), c.valid.tolist()
-(['a', 'b'], [1, 0, 0, 1], [True, False, True, True])
+>>> c.dictionary.values.to_pylist(), c.data[c.valid].tolist(), c.valid.tolist()
+(['a', 'b'], [1, 0, 1], [True, False, True, True])
 >>> c.to_arrow().to_pylist()
 ['b', None, 'a', 'b']
 """

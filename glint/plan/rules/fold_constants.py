@@ -6,8 +6,9 @@ one-row batch, so folding can never disagree with execution.
 
 >>> from glint import types as T
 >>> from glint.plan.expr import Call, Literal
->>> fold_expr(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER))
-Literal(value=3, type=INTEGER)
+>>> e = fold_expr(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER))
+>>> e.value, e.type
+(3, INTEGER)
 """
 from __future__ import annotations
 
