@@ -278,6 +278,35 @@ def data_dir(sf) -> Path:
     return base / "tpch" / f"sf{sf_label(sf)}"
 
 
+def dbgen_data_dir(sf) -> Path:
+    return data_dir(sf).parent.parent / "tpch-dbgen" / f"sf{sf_label(sf)}"
+
+
+def ensure_dbgen_data(sf, progress: bool = True) -> Path:
+    """TPC-H Parquet files made by DuckDB's dbgen (the generator the official
+    answer sets come from), cached like tpchgen-cli's."""
+    dest = dbgen_data_dir(sf)
+    if _complete(dest):
+        return dest
+    duckdb = _import_duckdb()
+    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    con = duckdb.connect()
+    try:
+        _load_tpch_extension(con)
+        if progress:
+            print(f"generating TPC-H SF {sf_label(sf)} with DuckDB's dbgen into {dest}", file=sys.stderr)
+        con.execute(f"CALL dbgen(sf={float(sf)})")
+        for t in tpch_tables:
+            con.execute(f"COPY {t} TO '{tmp / (t + '.parquet')}' (FORMAT parquet)")
+    finally:
+        con.close()
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp, dest)
+    return dest
+
+
 def find_tpchgen() -> str:
     """The tpchgen-cli executable: next to the running Python (a venv's bin/)
     or on PATH."""
