@@ -159,7 +159,9 @@ class Binder:
         if group is not None and not group_items and not group.args.get("all"):
             raise ParseError("syntax error: GROUP BY without expressions")
         if group is not None and group.args.get("all"):
-            raise NotSupported("GROUP BY ALL")
+            # GROUP BY ALL: every select item that holds no aggregate
+            group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
+                           if not find_aggregates(i)]
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None
 
         post_ctx = ExprContext(scope, self)

@@ -42,7 +42,8 @@ def _friendly(desc: str) -> str:
 def _position(node: exp.Expression) -> str:
     meta = node.this.meta if isinstance(node.this, exp.Expression) else node.meta
     if meta and "line" in meta:
-        return f" at line {meta['line']}, column {meta['col']}"
+        col = meta["col"] - (meta["end"] - meta["start"]) if "end" in meta else meta["col"]
+        return f" at line {meta['line']}, column {col}"
     return ""
 
 
@@ -96,7 +97,8 @@ def _column_error(msg: str, ast, catalog):
     m = re.match(r"Column '(.+?)' could not be resolved(?:\. Line: (\d+), Col: (\d+))?", msg)
     if m:
         name = m.group(1).strip('"')
-        where = f" at line {m.group(2)}, column {m.group(3)}" if m.group(2) else ""
+        # sqlglot reports where the name ends; users count from where it starts
+        where = f" at line {m.group(2)}, column {int(m.group(3)) - len(name) + 1}" if m.group(2) else ""
         names = set()
         for t in ast.find_all(exp.Table):
             if catalog.has_table(t.name):
