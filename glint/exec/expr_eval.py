@@ -19,6 +19,7 @@ import torch
 from .. import types as T
 from ..errors import ExecutionError, NotSupported
 from ..plan.expr import Call, Case, ColRef, Expr, Literal
+from ..kernels import wide as W
 from ..storage.column import LIMB, Batch, Column, Dictionary
 from .functions import dates, strings
 
@@ -93,8 +94,13 @@ def cast_column(c: Column, to: T.DataType) -> Column:
         return strings.from_varchar(c, to)
     if c.is_wide:
         if to.kind == "DOUBLE":
-            v = c.data[:, 0].double() * float(LIMB) + c.data[:, 1].double()
+            v = W.to_double(c.data)
             return Column(to, v / float(10 ** src.scale) if src.is_decimal else v, c.valid)
+        if to.is_decimal and to.precision > 18 and to.scale >= _scale(src):
+            W.check_magnitude(W.to_double(c.data) * float(10 ** (to.scale - _scale(src))), c.valid, f"CAST to {to}")
+            return Column(to, W.scale(c.data, 10 ** (to.scale - _scale(src))), c.valid)
+        if (to.kind == "HUGEINT" or to.is_decimal) and to.scale == _scale(src):
+            return Column(to, c.data, c.valid)
         raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
     d = c.data
     if to.kind == "DOUBLE":
@@ -103,12 +109,14 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             v = v / float(_POW10[src.scale])
         return Column(to, v, c.valid)
     if to.is_decimal:
-        if src.is_decimal:
-            ds = to.scale - src.scale
+        if src.is_decimal or src.kind == "HUGEINT":
+            ds = to.scale - _scale(src)
             if to.precision - to.scale < src.precision - src.scale:
                 _check_range(d, _POW10[to.precision - to.scale + src.scale], c.valid, f"{src} to {to}")
-            if ds > 0:
-                _check_range(d, 2**63 // _POW10[ds], c.valid, f"{src} to {to}")
+            if ds > 0 and _out_of_range(d, 2**63 // _POW10[ds], c.valid):
+                if to.precision <= 18:
+                    raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
+                return Column(to, W.scale(d, _POW10[ds]), c.valid)     # beyond int64: widen
             v = d * _POW10[ds] if ds >= 0 else _round_div(d, _POW10[-ds])
         elif src.kind == "DOUBLE":
             v = _round_half_away(d * float(_POW10[to.scale]))
@@ -141,11 +149,15 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     raise NotSupported(f"CAST from {src} to {to}")
 
 
-def _check_range(v: torch.Tensor, bound: int, valid, what: str):
+def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
     bad = (v >= bound) | (v < -bound)
     if valid is not None:
         bad &= valid
-    if bool(bad.any()):
+    return bool(bad.any())
+
+
+def _check_range(v: torch.Tensor, bound: int, valid, what: str):
+    if _out_of_range(v, bound, valid):
         raise ExecutionError(f"Conversion Error: value out of range in CAST from {what}")
 
 
@@ -163,10 +175,11 @@ def _no_wide(*cols):
 def _arith(op):
     def run(e: Call, batch):
         a, b = _args(e, batch)
-        _no_wide(a, b)
         valid = and_valid(a.valid, b.valid)
-        x, y = a.data, b.data
         t = e.type
+        if a.is_wide or b.is_wide:
+            return _wide_arith(op, a, b, t, valid)
+        x, y = a.data, b.data
         if t.kind == "DOUBLE":
             if op == "div":
                 out = x / y
@@ -191,9 +204,46 @@ def _arith(op):
             out = out.int()
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
-            _check_overflow(est, valid, -9.2e18, 9.2e18, op, str(t))
+            big = est.abs() > 9.2e18
+            if valid is not None:
+                big &= valid
+            if bool(big.any()):
+                if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
+                    raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {t}")
+                W.check_magnitude(est, valid, f"multiplication of {t}")
+                out = W.mul(wide_x, wide_y)
         return Column(t, out, valid)
     return run
+
+
+def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
+    """+, -, * where an operand is already beyond int64."""
+    if op in ("add", "sub"):
+        out = W.add(a.data, b.data) if op == "add" else W.sub(a.data, b.data)
+        return Column(t, out, valid)
+    if op == "mul" and (t.is_decimal or t.kind == "HUGEINT"):
+        x, y = (a, b) if a.is_wide else (b, a)
+        if not y.is_wide:
+            est = W.to_double(x.data) * y.data.double()
+            W.check_magnitude(est, valid, f"multiplication of {t}")
+            # (hi*2**32 + lo) * y = (hi*y)*2**32 + lo*y, each product exact below the limit
+            y64 = y.data.long()
+            out = W.add(_shift32(W.mul(x.data[:, 0], y64)), W.mul(x.data[:, 1], y64))
+            return Column(t, out, valid)
+    if t.kind == "DOUBLE":
+        return Column(t, {"div": torch.div, "mul": torch.mul}[op](_to_double(a), _to_double(b)), valid)
+    if op == "mul":
+        W.check_magnitude(_to_double(a) * _to_double(b), valid, f"multiplication of {t}")
+    raise NotSupported(f"{op} of two DECIMAL/HUGEINT values that are both beyond 64 bits")
+
+
+def _shift32(w: torch.Tensor) -> torch.Tensor:
+    """A wide value times 2**32: [hi, lo] -> [hi * 2**32 + lo, 0]."""
+    return torch.stack([(w[:, 0] << 32) + w[:, 1], torch.zeros_like(w[:, 1])], dim=1)
+
+
+def _to_double(c: Column) -> torch.Tensor:
+    return cast_column(c, T.DOUBLE).data
 
 
 def _check_overflow(v, valid, lo, hi, op, tname):
@@ -207,13 +257,13 @@ def _check_overflow(v, valid, lo, hi, op, tname):
 
 def _neg(e, batch):
     (a,) = _args(e, batch)
-    _no_wide(a)
-    return a.with_data(-a.data)
+    return a.with_data(W.neg(a.data) if a.is_wide else -a.data)
 
 
 def _abs(e, batch):
     (a,) = _args(e, batch)
-    _no_wide(a)
+    if a.is_wide:
+        return a.with_data(torch.where((a.data[:, 0] < 0)[:, None], W.neg(a.data), a.data))
     return a.with_data(a.data.abs())
 
 
@@ -224,6 +274,7 @@ def _floor(e, batch):
 
 def _round(e, batch):
     (a,) = _args(e, batch)
+    _no_wide(a)
     digits = e.params[0]
     if a.dtype.is_decimal:
         drop = a.dtype.scale - e.type.scale
@@ -280,13 +331,10 @@ def compare_columns(op: str, x: Column, y: Column) -> Column:
     if x.dtype.is_string and y.dtype.is_string:
         x, y = strings.unify(x, y)
     if x.is_wide or y.is_wide:
-        if _scale(x.dtype) != _scale(y.dtype):
-            raise NotSupported("comparing a DECIMAL beyond 64 bits with a DECIMAL of another scale")
-        xd, yd = _as_wide(x), _as_wide(y)
-        hi = _TORCH_CMP[op](xd[:, 0], yd[:, 0])
-        same_hi = xd[:, 0] == yd[:, 0]
-        out = torch.where(same_hi, _TORCH_CMP[op](xd[:, 1], yd[:, 1]), hi)
-        return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
+        xd, yd, sx, sy = x.data, y.data, _scale(x.dtype), _scale(y.dtype)
+        if sx != sy:
+            return Column(T.BOOLEAN, W.compare_scaled(op, xd, sx, yd, sy), and_valid(x.valid, y.valid))
+        return Column(T.BOOLEAN, W.compare(op, xd, yd), and_valid(x.valid, y.valid))
     sx, sy = _scale(x.dtype), _scale(y.dtype)
     if sx != sy:
         out = compare_scaled(op, x.data.long(), sx, y.data.long(), sy)
@@ -320,13 +368,6 @@ def compare_scaled(op: str, x: torch.Tensor, sx: int, y: torch.Tensor, sy: int) 
         return x >= ce
     eq = (fl == ce) & (x == fl)
     return eq if op == "eq" else ~eq
-
-
-def _as_wide(c: Column) -> torch.Tensor:
-    if c.is_wide:
-        return c.data
-    v = c.data.long()
-    return torch.stack([v >> 32, v & (LIMB - 1)], dim=1)
 
 
 def compare_string_literal(op: str, c: Column, s: str) -> Column:
