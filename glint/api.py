@@ -74,10 +74,11 @@ class Connection:
     def tables(self) -> list[str]:
         return sorted(self.table_names() + list(self._views))
 
-    def _add(self, name: str, arrow: pa.Table, source: str) -> None:
+    def _add(self, name: str, arrow, source: str) -> None:
         if not name or not isinstance(name, str):
             raise GlintError("a table needs a name")
-        t = Table.from_arrow(name, arrow, source)
+        t = Table.from_arrow(name, arrow, source) if isinstance(arrow, pa.Table) else \
+            Table.from_source(name, arrow, source)
         old = self._tables.get(name.lower())
         if old is not None:
             old.evict()
@@ -90,9 +91,11 @@ class Connection:
         return self
 
     def read_parquet(self, path: str, name: str | None = None, columns=None) -> "Connection":
-        """Load a Parquet file, a directory of them or a glob as table `name`."""
-        from .storage.loaders import load_parquet
-        self._add(name or _stem(path), load_parquet(path, columns=columns), str(path))
+        """Register a Parquet file, a directory of them or a glob as table `name`.
+        The footers are read now; column data when a query first needs it."""
+        from .storage.loaders import ParquetSource, load_parquet
+        src = ParquetSource(path) if columns is None else load_parquet(path, columns=columns)
+        self._add(name or _stem(path), src, str(path))
         return self
 
     def read_csv(self, path: str, name: str | None = None, **options) -> "Connection":

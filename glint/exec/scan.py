@@ -21,6 +21,7 @@ class ScanExec(PhysicalNode):
 
     def execute(self, ctx, *inputs):
         t = ctx.catalog.table(self.table)
+        t.load(self.columns)
         cols = {f.id: t.column(c, ctx.device) for c, f in zip(self.columns, self.fields)}
         return Batch(cols, t.num_rows, ctx.device)
 

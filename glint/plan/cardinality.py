@@ -28,6 +28,7 @@ class Estimator:
         self._rows: dict[int, float] = {}
         self._ndv: dict[int, float] = {}     # field id -> distinct count
         self._range: dict[int, tuple] = {}   # field id -> (min, max)
+        self._column_of: dict[int, tuple] = {}   # scan field id -> (table, column), stats read lazily
 
     def rows(self, node: L.LogicalNode) -> float:
         key = id(node)
@@ -37,17 +38,30 @@ class Estimator:
             self._rows[key] = r
         return r
 
+    def _base_stats(self, field_id: int) -> None:
+        """Load-time statistics of a scanned column, fetched the first time they matter."""
+        src = self._column_of.pop(field_id, None)
+        if src is None:
+            return
+        s = self.catalog.table(src[0]).stats(src[1])
+        self._ndv[field_id] = max(1, s.ndv)
+        if s.min is not None:
+            self._range[field_id] = (s.min, s.max)
+
     def ndv(self, field_id: int, rows: float) -> float:
+        self._base_stats(field_id)
         return max(1.0, min(self._ndv.get(field_id, rows), rows))
+
+    def value_range(self, field_id: int):
+        self._base_stats(field_id)
+        return self._range.get(field_id)
 
     def _estimate(self, node) -> float:
         if isinstance(node, L.Scan):
             t = self.catalog.table(node.table)
             for c, f in zip(node.columns, node.fields):
-                s = t.stats(c)
-                self._ndv[f.id] = max(1, s.ndv)
-                if s.min is not None:
-                    self._range[f.id] = (s.min, s.max)
+                if f.id not in self._ndv:
+                    self._column_of[f.id] = (node.table, c)
             return float(t.num_rows)
         if isinstance(node, L.OneRow):
             return 1.0
@@ -57,8 +71,11 @@ class Estimator:
         if isinstance(node, L.Project):
             child = self.rows(node.child)
             for f, e in node.exprs:
-                if isinstance(e, ColRef) and e.field.id in self._ndv:
-                    self._ndv[f.id] = self._ndv[e.field.id]
+                if isinstance(e, ColRef) and e.field.id != f.id:
+                    if e.field.id in self._column_of:
+                        self._column_of[f.id] = self._column_of[e.field.id]
+                    elif e.field.id in self._ndv:
+                        self._ndv[f.id] = self._ndv[e.field.id]
             return child
         if isinstance(node, L.Join):
             l, r = self.rows(node.left), self.rows(node.right)
@@ -154,9 +171,10 @@ class Estimator:
             a, b = b, a
             fn = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[fn]
         a = _strip_cast(a)
-        if isinstance(a, ColRef) and isinstance(b, Literal) and isinstance(b.value, (int, float)) \
-                and a.field.id in self._range and not a.type.is_decimal and not b.type.is_decimal:
-            lo, hi = self._range[a.field.id]
+        rng = self.value_range(a.field.id) if isinstance(a, ColRef) else None
+        if rng is not None and isinstance(b, Literal) and isinstance(b.value, (int, float)) \
+                and not a.type.is_decimal and not b.type.is_decimal:
+            lo, hi = rng
             if hi > lo:
                 frac = (float(b.value) - lo) / (hi - lo)
                 frac = min(1.0, max(0.0, frac))

@@ -36,6 +36,7 @@ def _plan(node, est) -> PhysicalNode:
 
 @_plan.register
 def _(node: L.Scan, est):
+    est.catalog.table(node.table).check_readable(node.columns)
     return ScanExec(node.table, node.columns, node.fields, est.rows(node))
 
 

@@ -165,15 +165,48 @@ def _read_all(files: list[Path], read_one, progress: bool | None, what: str) -> 
 
 
 # ------------------------------------------------------------------ Parquet
+class ParquetSource:
+    """Parquet files read lazily: the schema and row count come from the
+    footers now; column data is read when a query first needs it.
+
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> d = tempfile.mkdtemp(); pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), d + "/t.parquet")
+    >>> src = ParquetSource(d)
+    >>> src.num_rows, src.schema.names, src.read(["b"]).column_names
+    (2, ['a', 'b'], ['b'])
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = str(path)
+        self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
+        try:
+            metas = [pq.read_metadata(f) for f in self.files]
+            self.schema = pq.read_schema(self.files[0])
+        except (pa.ArrowException, OSError, ValueError) as e:
+            reason = str(e).strip() or type(e).__name__
+            if "magic bytes" in reason.lower() or "file size is 0" in reason.lower():
+                reason = f"not a Parquet file ({reason})"
+            raise GlintIOError(f"Cannot read Parquet file {self.path!r}: {reason}") from None
+        for f, m in zip(self.files, metas):
+            names = m.schema.to_arrow_schema().names
+            if names != self.schema.names:
+                raise GlintIOError(f"Parquet file {_short(f)!r} has columns {names}, "
+                                   f"but {_short(self.files[0])!r} has {self.schema.names}")
+        self.num_rows = sum(m.num_rows for m in metas)
+
+    def read(self, columns: Sequence[str]) -> pa.Table:
+        return load_parquet(self.path, columns, files=self.files)
+
+
 def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
-                 progress: bool | None = None) -> pa.Table:
+                 progress: bool | None = None, files: list[Path] | None = None) -> pa.Table:
     """Read a Parquet file, every ``*.parquet`` file below a directory
     (recursively, in sorted order) or every file matching a glob into one
     Arrow table. ``columns`` keeps only those columns. ``progress``: show a
     bar on stderr (default: when stderr is a terminal and there are several
     files).
     """
-    files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
+    files = files or resolve_files(path, PARQUET_SUFFIXES, "Parquet")
     cols = list(columns) if columns is not None else None
 
     def read_one(f: Path) -> pa.Table:

@@ -1,21 +1,27 @@
 """Tables held by a connection, with the statistics the optimizer uses.
 
-A table keeps its columns on the host as loaded and caches a copy per device
-the first time a query reads a column there (warm runs keep data resident).
+A table knows its schema and row count up front; a column's data is read from
+its source (Arrow in memory, or Parquet on disk) the first time a query needs
+it, converted once to a host column, and copied once to each device that reads
+it (warm runs keep data resident). Statistics are computed per column on
+first use.
 
->>> t = Table.from_arrow("t", pa.table({"a": [1, 2, 2, None]}))
->>> t.num_rows, t.stats("a").ndv, t.stats("a").null_count
-(4, 2, 1)
+>>> t = Table.from_arrow("t", pa.table({"a": [1, 2, 2, None], "b": ["x", "y", "z", "w"]}))
+>>> t.num_rows, t.loaded_columns()
+(4, [])
+>>> t.stats("a").ndv, t.stats("a").null_count, t.loaded_columns()
+(2, 1, ['a'])
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import pyarrow as pa
 import torch
 
 from .. import types as T
-from ..errors import NotSupported
+from ..errors import GlintError, NotSupported
 from .column import Column
 
 
@@ -28,41 +34,85 @@ class ColumnStats:
 
 
 class Table:
-    __slots__ = ("name", "schema", "host", "num_rows", "_device_cache", "_stats", "source")
+    __slots__ = ("name", "schema", "num_rows", "source", "_reader", "_unsupported", "_host",
+                 "_device_cache", "_stats")
 
-    def __init__(self, name: str, schema: dict[str, T.DataType], host: dict[str, Column], num_rows: int,
-                 source: str = "memory"):
+    def __init__(self, name: str, arrow_schema: pa.Schema, num_rows: int,
+                 reader: Callable[[Sequence[str]], pa.Table], source: str = "memory"):
         self.name = name
-        self.schema = schema          # column name -> DataType, in table order
-        self.host = host              # column name -> host Column
         self.num_rows = num_rows
         self.source = source
+        self._reader = reader
+        self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
+        self._unsupported: dict[str, str] = {}
+        seen = set()
+        for field in arrow_schema:
+            if field.name.lower() in seen:
+                raise NotSupported(f"duplicate column name {field.name!r} in table {name!r}")
+            seen.add(field.name.lower())
+            try:
+                self.schema[field.name] = T.from_arrow(field.type)
+            except NotSupported as e:
+                # kept in the schema so the table loads; a query that reads it is refused
+                self.schema[field.name] = T.VARCHAR
+                self._unsupported[field.name] = f"column {name}.{field.name}: {e.construct}"
+        self._host: dict[str, Column] = {}
         self._device_cache: dict[tuple[str, str], Column] = {}
         self._stats: dict[str, ColumnStats] = {}
 
     @staticmethod
     def from_arrow(name: str, tbl: pa.Table, source: str = "memory") -> "Table":
-        schema, host = {}, {}
-        seen = set()
-        for field, col in zip(tbl.schema, tbl.columns):
-            if field.name.lower() in seen:
-                raise NotSupported(f"duplicate column name {field.name!r} in table {name!r}")
-            seen.add(field.name.lower())
-            dt = T.from_arrow(field.type)
-            schema[field.name] = dt
-            host[field.name] = Column.from_arrow(col, dt)
-        return Table(name, schema, host, tbl.num_rows, source)
+        return Table(name, tbl.schema, tbl.num_rows, lambda cols: tbl.select(list(cols)), source)
+
+    @staticmethod
+    def from_source(name: str, src, source: str) -> "Table":
+        """From a lazy source with .schema, .num_rows and .read(columns)."""
+        return Table(name, src.schema, src.num_rows, src.read, source)
+
+    def check_readable(self, columns: Sequence[str]) -> None:
+        for c in columns:
+            if c in self._unsupported:
+                raise NotSupported(self._unsupported[c])
+
+    def loaded_columns(self) -> list[str]:
+        return [c for c in self.schema if c in self._host]
+
+    def load(self, columns: Sequence[str]) -> None:
+        """Read the columns that are not on the host yet, in one pass over the source."""
+        missing = [c for c in columns if c not in self._host]
+        if not missing:
+            return
+        self.check_readable(missing)
+        data = self._reader(missing)
+        if data.num_rows != self.num_rows:
+            raise GlintError(f"table {self.name!r} changed on disk: {data.num_rows} rows, expected {self.num_rows}")
+        for c in missing:
+            self._host[c] = Column.from_arrow(data.column(c), self.schema[c])
+
+    def host_column(self, name: str) -> Column:
+        if name not in self._host:
+            self.load([name])
+        return self._host[name]
 
     def column(self, name: str, device: torch.device) -> Column:
-        """The column on `device`, copied there once and then kept."""
+        """The column on `device`, read and copied there once and then kept."""
         if device.type == "cpu":
-            return self.host[name]
+            return self.host_column(name)
         key = (name, str(device))
         c = self._device_cache.get(key)
         if c is None:
-            c = self.host[name].to(device)
+            c = self.host_column(name).to(device)
             self._device_cache[key] = c
         return c
+
+    def device_bytes(self, device: torch.device | None = None) -> int:
+        total = 0
+        for (_, dev), c in self._device_cache.items():
+            if device is None or dev == str(device):
+                total += c.data.numel() * c.data.element_size()
+                if c.valid is not None:
+                    total += c.valid.numel()
+        return total
 
     def evict(self, device: torch.device | None = None) -> None:
         """Drop device copies (all devices when device is None)."""
@@ -73,7 +123,7 @@ class Table:
     def stats(self, name: str) -> ColumnStats:
         s = self._stats.get(name)
         if s is None:
-            s = self._stats[name] = _compute_stats(self.host[name])
+            s = self._stats[name] = _compute_stats(self.host_column(name))
         return s
 
 
@@ -87,7 +137,7 @@ def _compute_stats(c: Column) -> ColumnStats:
         return ColumnStats(min(len(c.dictionary), data.shape[0]), nulls)
     if data.dtype == torch.bool:
         return ColumnStats(int(torch.unique(data).numel()), nulls, 0, 1)
-    # distinct counts on a sample keep loading fast; scaled up when the sample is all-distinct
+    # distinct counts on a sample keep statistics cheap; scaled up when the sample is all-distinct
     n = data.shape[0]
     sample = data if n <= 200_000 else data[torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0))]
     d = int(torch.unique(sample).numel())
