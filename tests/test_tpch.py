@@ -41,3 +41,16 @@ def test_tpch_query_matches_duckdb(tpch_env, n):
         diffs = compare_query_result(sql, actual, expected)
         assert not diffs, f"Q{n} on {dev} at SF {sf}:\n" + "\n".join(diffs)
         assert actual.num_rows > 0 or expected.num_rows == 0
+
+
+@pytest.mark.parametrize("n", [3, 9, 13, 16, 18, 21, 22], ids=lambda n: f"q{n:02d}")
+def test_join_pair_chunking_gives_same_results(monkeypatch, n):
+    """Joins expand their matches in bounded chunks; a tiny budget must not change results."""
+    import glint.exec.hash_join as hash_join
+    monkeypatch.setattr(hash_join, "PAIR_CHUNK", 97)
+    d = tpch.ensure_tpch_data(0.01, progress=False)
+    con = glint.connect(device="cpu")
+    tpch.load_tpch(con, directory=d, progress=False)
+    duck = tpch.duckdb_tpch_connection(d)
+    sql = tpch.tpch_query(n)
+    assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql)) == []

@@ -45,37 +45,37 @@ class HashAggregateExec(PhysicalNode):
         else:
             gid = torch.zeros(batch.num_rows, dtype=torch.int64, device=dev)
             n = 1
+        slots = G.Slots(gid, n)
         for f, agg in self.aggs:
-            out[f.id] = aggregate(agg, batch, gid, n)
+            out[f.id] = aggregate(agg, batch, slots)
         return Batch(out, n, dev)
 
 
-def aggregate(agg: AggCall, batch: Batch, gid: torch.Tensor, n: int) -> Column:
+def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     if agg.fn == "count_star":
-        return Column(T.BIGINT, G.count(gid, n))
+        return Column(T.BIGINT, G.count(slots))
     x = evaluate(agg.args[0], batch)
     if agg.distinct:
-        x, gid = _distinct_rows(x, gid)
+        x, slots = _distinct_rows(x, slots)
     valid = x.valid
     if agg.fn == "count":
-        return Column(T.BIGINT, G.count(gid, n, valid))
+        return Column(T.BIGINT, G.count(slots, valid))
     if x.is_wide:
         raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
-    counts = G.count(gid, n, valid)
+    counts = G.count(slots, valid)
     has = counts > 0
     if agg.fn in ("min", "max"):
-        data, g = (x.data, gid) if valid is None else (x.data[valid], gid[valid])
-        ext = G.extreme(data, g, n, agg.fn == "max")
-        return Column(agg.type, ext, has, x.dictionary)
+        data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
+        return Column(agg.type, G.extreme(data, s, agg.fn == "max"), has, x.dictionary)
     data = x.data if valid is None else torch.where(valid, x.data, torch.zeros_like(x.data))
     if x.dtype.kind == "DOUBLE":
-        s = G.float_sum(data, gid, n)
+        s = G.float_sum(data, slots)
         if agg.fn == "sum":
             return Column(T.DOUBLE, s, has)
         return Column(T.DOUBLE, s / counts.clamp(min=1).double(), has)
     if x.dtype.kind == "BOOLEAN" or x.dtype.kind == "NULL":
         data = data.long()
-    wide = G.exact_sum(data, gid, n)
+    wide = G.exact_sum(data, slots)
     if agg.fn == "sum":
         return Column(agg.type, G.narrow_if_fits(wide), has)
     if agg.fn == "avg":
@@ -85,11 +85,12 @@ def aggregate(agg: AggCall, batch: Batch, gid: torch.Tensor, n: int) -> Column:
     raise NotSupported(f"aggregate {agg.fn}")
 
 
-def _distinct_rows(x: Column, gid: torch.Tensor):
+def _distinct_rows(x: Column, slots: G.Slots):
     """The first row of each distinct (group, value) pair."""
+    gid = slots.gid
     if gid.numel() == 0:
-        return x, gid
+        return x, slots
     gcol = Column(T.BIGINT, gid)
     ((key, _),) = encode_keys([[gcol, x]], nulls_equal=True)
     _, _, first = G.group_ids(key)
-    return x.take(first), gid[first]
+    return x.take(first), G.Slots(gid[first], slots.n)

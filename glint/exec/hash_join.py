@@ -20,7 +20,7 @@ from ..storage.column import Batch, Column
 from .base import PhysicalNode
 from .expr_eval import evaluate, predicate_mask
 
-PAIR_CHUNK = 1 << 24     # candidate pairs materialised at once by a nested-loop join
+PAIR_CHUNK = 1 << 26     # candidate pairs materialised at once (2 x 512 MiB of row ids)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -48,15 +48,16 @@ class HashJoinExec(PhysicalNode):
         return f"{name} {self.kind.upper()}{na} [{keys}]{res} build={side}"
 
     def execute(self, ctx, lb: Batch, rb: Batch) -> Batch:
-        li, ri = self._pairs(lb, rb, range(len(self.left_keys)), self.residual)
         kind = self.kind
-        if kind == "inner":
-            return _combine(lb, li, rb, ri)
         nl, nr = lb.num_rows, rb.num_rows
-        matched_l = _hit(li, nl)
-        if kind == "semi":
-            return lb.take(matched_l.nonzero().squeeze(1))
-        if kind in ("anti", "mark"):
+        all_keys = range(len(self.left_keys))
+        if kind in ("semi", "anti", "mark"):
+            # only whether each left row matches: no pair list is kept
+            matched_l = torch.zeros(nl, dtype=torch.bool, device=lb.device)
+            for li, _ in self._pairs(lb, rb, all_keys, self.residual):
+                matched_l[li] = True
+            if kind == "semi":
+                return lb.take(matched_l.nonzero().squeeze(1))
             mark = self._mark(lb, rb, matched_l)
             if kind == "mark":
                 out = Batch(dict(lb.columns), nl, lb.device)
@@ -64,9 +65,18 @@ class HashJoinExec(PhysicalNode):
                 return out
             keep = ~mark.data & mark.validity()
             return lb.take(keep.nonzero().squeeze(1))
+        chunks = list(self._pairs(lb, rb, all_keys, self.residual))
+        li = torch.cat([c[0] for c in chunks]) if chunks else torch.zeros(0, dtype=torch.int64, device=lb.device)
+        ri = torch.cat([c[1] for c in chunks]) if chunks else li.clone()
+        if kind == "inner":
+            return _combine(lb, li, rb, ri)
+        matched_l = _hit(li, nl)
         if kind == "single":
-            if li.numel() and bool((torch.bincount(li, minlength=nl) > 1).any()):
-                raise ExecutionError("More than one row returned by a subquery used as an expression")
+            per_left = torch.zeros(nl, dtype=torch.int64, device=lb.device)
+            if li.numel():
+                per_left.scatter_add_(0, li, torch.ones_like(li))
+                if bool((per_left > 1).any()):
+                    raise ExecutionError("More than one row returned by a subquery used as an expression")
             kind = "left"
         dev = lb.device
         parts_l, parts_r = [li], [ri]
@@ -82,24 +92,29 @@ class HashJoinExec(PhysicalNode):
 
     # -------------------------------------------------------------- matching
     def _pairs(self, lb, rb, key_ids, residual):
+        """(left rows, right rows) of the matching pairs that pass the
+        residual, in chunks of at most PAIR_CHUNK candidate pairs."""
         key_ids = list(key_ids)
         if not key_ids:
-            return _nested_loop(lb, rb, residual)
+            yield from _nested_loop(lb, rb, residual)
+            return
         lcols = [evaluate(self.left_keys[i], lb) for i in key_ids]
         rcols = [evaluate(self.right_keys[i], rb) for i in key_ids]
         (lk, lv), (rk, rv) = encode_keys([lcols, rcols])
         if self.build_right:
             b = build_side(rk, rv)
             lo, counts = match_counts(b, lk, lv)
-            li, ri = expand_matches(b, lo, counts)
         else:
             b = build_side(lk, lv)
             lo, counts = match_counts(b, rk, rv)
-            ri, li = expand_matches(b, lo, counts)
-        if residual is not None and li.numel():
-            keep = _residual_mask(residual, lb, li, rb, ri)
-            li, ri = li[keep], ri[keep]
-        return li, ri
+        for start, stop in _chunk_bounds(counts, PAIR_CHUNK):
+            probe, built = expand_matches(b, lo[start:stop], counts[start:stop])
+            probe = probe + start
+            li, ri = (probe, built) if self.build_right else (built, probe)
+            if residual is not None and li.numel():
+                keep = _residual_mask(residual, lb, li, rb, ri)
+                li, ri = li[keep], ri[keep]
+            yield li, ri
 
     def _mark(self, lb, rb, matched_l) -> Column:
         """TRUE where a match exists; for IN / NOT IN, NULL instead of FALSE
@@ -118,10 +133,12 @@ class HashJoinExec(PhysicalNode):
                                 dtype=torch.bool, device=lb.device)
         else:
             # the rows of the subquery that the correlation conditions alone admit
-            li, ri = self._pairs(lb, rb, other, self.residual)
-            any_inner = _hit(li, nl)
+            any_inner = torch.zeros(nl, dtype=torch.bool, device=lb.device)
+            null_y = torch.zeros(nl, dtype=torch.bool, device=lb.device)
             yv = y.validity()
-            null_y = _hit(li[~yv[ri]], nl)
+            for li, ri in self._pairs(lb, rb, other, self.residual):
+                any_inner[li] = True
+                null_y[li[~yv[ri]]] = True
         unknown = ~matched_l & ((~x.validity() & any_inner) | null_y)
         return Column(T.BOOLEAN, matched_l, ~unknown)
 
@@ -140,15 +157,28 @@ def _residual_mask(residual, lb, li, rb, ri) -> torch.Tensor:
     return predicate_mask(evaluate(residual, Batch(cols, int(li.shape[0]), lb.device)))
 
 
+def _chunk_bounds(counts: torch.Tensor, budget: int):
+    """Probe-row ranges whose matches add up to about `budget` pairs each (one
+    host synchronisation when everything fits, two otherwise)."""
+    n = counts.shape[0]
+    total = int(counts.sum()) if n else 0
+    if total <= budget:
+        return [(0, n)] if total else []
+    csum = torch.cumsum(counts, 0)
+    marks = torch.arange(1, (total + budget - 1) // budget, device=counts.device, dtype=csum.dtype) * budget
+    cuts = torch.searchsorted(csum, marks, right=True).tolist()
+    bounds = [0] + [c for c in cuts if 0 < c < n] + [n]
+    bounds = sorted(set(bounds))
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 def _nested_loop(lb, rb, residual):
-    """All pairs (that pass the residual), enumerated a chunk of left rows at a time."""
+    """All pairs (that pass the residual), a chunk of left rows at a time."""
     nl, nr = lb.num_rows, rb.num_rows
     dev = lb.device
     if nl == 0 or nr == 0:
-        e = torch.zeros(0, dtype=torch.int64, device=dev)
-        return e, e.clone()
+        return
     step = max(1, PAIR_CHUNK // nr)
-    out_l, out_r = [], []
     right_idx = torch.arange(nr, device=dev)
     for start in range(0, nl, step):
         stop = min(nl, start + step)
@@ -157,9 +187,7 @@ def _nested_loop(lb, rb, residual):
         if residual is not None:
             keep = _residual_mask(residual, lb, li, rb, ri)
             li, ri = li[keep], ri[keep]
-        out_l.append(li)
-        out_r.append(ri)
-    return torch.cat(out_l), torch.cat(out_r)
+        yield li, ri
 
 
 def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
