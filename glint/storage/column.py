@@ -59,21 +59,36 @@ class Dictionary:
 
     @staticmethod
     def encode(arr: pa.Array | pa.ChunkedArray) -> tuple["Dictionary", np.ndarray, np.ndarray | None]:
-        """(dictionary, int32 codes, validity or None) for a string array."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        """(dictionary, int32 codes, validity or None) for a string array. An
+        Arrow dictionary array (as Parquet stores strings) keeps its indices:
+        only the dictionary is sorted, never the rows re-hashed."""
+        if isinstance(arr, pa.Array):
+            arr = pa.chunked_array([arr], type=arr.type)
         if pa.types.is_dictionary(arr.type):
-            arr = arr.cast(arr.type.value_type)
-        if not pa.types.is_string(arr.type):
-            arr = arr.cast(pa.string())
-        enc = arr.dictionary_encode()
-        dvals = enc.dictionary
+            return Dictionary._from_dictionary_array(arr)
+        flat = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        if not pa.types.is_string(flat.type):
+            flat = flat.cast(pa.string())
+        return Dictionary._from_dictionary_array(pa.chunked_array([flat.dictionary_encode()]))
+
+    @staticmethod
+    def _from_dictionary_array(arr: pa.ChunkedArray):
+        if arr.num_chunks == 0:
+            return Dictionary(pa.array([], pa.string())), np.zeros(0, np.int32), None
+        if arr.num_chunks > 1:
+            arr = arr.unify_dictionaries()
+        dvals = arr.chunk(0).dictionary
+        if not pa.types.is_string(dvals.type):
+            dvals = dvals.cast(pa.string())
         order = pc.sort_indices(dvals).to_numpy()
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
-        idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        codes = rank[idx] if len(rank) else np.zeros(len(arr), dtype=np.int32)
-        valid = None if arr.null_count == 0 else arr.is_valid().to_numpy(zero_copy_only=False)
+        parts = [c.indices.fill_null(0).to_numpy(zero_copy_only=False) for c in arr.chunks]
+        idx = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        codes = rank[idx] if len(rank) else np.zeros(len(idx), dtype=np.int32)
+        valid = None
+        if arr.null_count:
+            valid = np.concatenate([c.is_valid().to_numpy(zero_copy_only=False) for c in arr.chunks])
         return Dictionary(dvals.take(pa.array(order))), codes.astype(np.int32, copy=False), valid
 
     def merge(self, other: "Dictionary") -> tuple["Dictionary", np.ndarray, np.ndarray]:
@@ -149,12 +164,12 @@ class Column:
     @staticmethod
     def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None) -> "Column":
         """Build a host (CPU) column from an Arrow array."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         dtype = dtype or T.from_arrow(arr.type)
         if dtype.is_string:
             d, codes, valid = Dictionary.encode(arr)
             return Column(dtype, torch.from_numpy(codes), None if valid is None else torch.from_numpy(valid), d)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         valid = None
         if arr.null_count:
             valid = torch.from_numpy(arr.is_valid().to_numpy(zero_copy_only=False))

@@ -195,11 +195,18 @@ class ParquetSource:
         self.num_rows = sum(m.num_rows for m in metas)
 
     def read(self, columns: Sequence[str]) -> pa.Table:
-        return load_parquet(self.path, columns, files=self.files)
+        # strings come as Parquet's own dictionaries: no re-hashing of every value
+        strings = [c for c in columns if _is_stringish(self.schema.field(c).type)]
+        return load_parquet(self.path, columns, files=self.files, read_dictionary=strings)
+
+
+def _is_stringish(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
 def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
-                 progress: bool | None = None, files: list[Path] | None = None) -> pa.Table:
+                 progress: bool | None = None, files: list[Path] | None = None,
+                 read_dictionary: Sequence[str] | None = None) -> pa.Table:
     """Read a Parquet file, every ``*.parquet`` file below a directory
     (recursively, in sorted order) or every file matching a glob into one
     Arrow table. ``columns`` keeps only those columns. ``progress``: show a
@@ -211,7 +218,7 @@ def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, 
 
     def read_one(f: Path) -> pa.Table:
         try:
-            return pq.read_table(f, columns=cols, use_threads=True)
+            return pq.read_table(f, columns=cols, use_threads=True, read_dictionary=read_dictionary or None)
         except FileNotFoundError:
             raise GlintIOError(f"No such file: {_short(f)!r}") from None
         except PermissionError as e:

@@ -75,11 +75,13 @@ class Table:
                 raise NotSupported(self._unsupported[c])
 
     def loaded_columns(self) -> list[str]:
-        return [c for c in self.schema if c in self._host]
+        on_device = {c for c, _ in self._device_cache}
+        return [c for c in self.schema if c in self._host or c in on_device]
 
     def load(self, columns: Sequence[str]) -> None:
         """Read the columns that are not on the host yet, in one pass over the source."""
-        missing = [c for c in columns if c not in self._host]
+        on_device = {c for c, _ in self._device_cache}
+        missing = [c for c in columns if c not in self._host and c not in on_device]
         if not missing:
             return
         self.check_readable(missing)
@@ -95,7 +97,8 @@ class Table:
         return self._host[name]
 
     def column(self, name: str, device: torch.device) -> Column:
-        """The column on `device`, read and copied there once and then kept."""
+        """The column on `device`, read and copied there once and then kept.
+        Once on a GPU, the host copy is dropped (the source can be re-read)."""
         if device.type == "cpu":
             return self.host_column(name)
         key = (name, str(device))
@@ -103,7 +106,16 @@ class Table:
         if c is None:
             c = self.host_column(name).to(device)
             self._device_cache[key] = c
+            self._host.pop(name, None)
         return c
+
+    def _any_copy(self, name: str) -> Column:
+        if name in self._host:
+            return self._host[name]
+        for (col, _), c in self._device_cache.items():
+            if col == name:
+                return c
+        return self.host_column(name)
 
     def device_bytes(self, device: torch.device | None = None) -> int:
         total = 0
@@ -123,7 +135,7 @@ class Table:
     def stats(self, name: str) -> ColumnStats:
         s = self._stats.get(name)
         if s is None:
-            s = self._stats[name] = _compute_stats(self.host_column(name))
+            s = self._stats[name] = _compute_stats(self._any_copy(name))
         return s
 
 
@@ -139,7 +151,8 @@ def _compute_stats(c: Column) -> ColumnStats:
         return ColumnStats(int(torch.unique(data).numel()), nulls, 0, 1)
     # distinct counts on a sample keep statistics cheap; scaled up when the sample is all-distinct
     n = data.shape[0]
-    sample = data if n <= 200_000 else data[torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0))]
+    pick = torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0)).to(data.device)
+    sample = data if n <= 200_000 else data[pick]
     d = int(torch.unique(sample).numel())
     if n > sample.shape[0]:
         frac = d / sample.shape[0]
