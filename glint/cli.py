@@ -733,6 +733,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
                         "answers were made from, so every column of every query is checked against them)")
     t.set_defaults(func=cmd_tpch)
+
+    from .bench import harness
+    b = sub.add_parser("bench", help="benchmark TPC-H or SSB: glint warm and cold against DuckDB, results checked")
+    harness.add_arguments(b)
+    b.set_defaults(func=harness.cmd_bench)
+
+    from .testing.fuzz.runner import add_parser as add_fuzz_parser   # glint fuzz
+    add_fuzz_parser(sub)
     return p
 
 
