@@ -26,6 +26,7 @@ from .. import types as T
 from ..types import DataType
 
 LIMB = 1 << 32
+_LARGE_BYTES = 1 << 30     # beyond this much text, dictionaries use 64-bit offsets
 
 
 class Dictionary:
@@ -66,19 +67,24 @@ class Dictionary:
             arr = pa.chunked_array([arr], type=arr.type)
         if pa.types.is_dictionary(arr.type):
             return Dictionary._from_dictionary_array(arr)
-        flat = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-        if not pa.types.is_string(flat.type):
-            flat = flat.cast(pa.string())
-        return Dictionary._from_dictionary_array(pa.chunked_array([flat.dictionary_encode()]))
+        big = arr.nbytes > _LARGE_BYTES
+        chunks = [c.cast(pa.large_string() if big else pa.string()) for c in arr.chunks]
+        encoded = [c.dictionary_encode() for c in chunks]
+        return Dictionary._from_dictionary_array(pa.chunked_array(encoded) if encoded else
+                                                 pa.chunked_array([], pa.dictionary(pa.int32(), pa.string())))
 
     @staticmethod
     def _from_dictionary_array(arr: pa.ChunkedArray):
         if arr.num_chunks == 0:
             return Dictionary(pa.array([], pa.string())), np.zeros(0, np.int32), None
+        if sum(c.dictionary.nbytes for c in arr.chunks) > _LARGE_BYTES:
+            # more than 2 GiB of distinct text (comments at SF 100): 64-bit offsets
+            arr = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(pa.large_string()))
+                                    for c in arr.chunks])
         if arr.num_chunks > 1:
             arr = arr.unify_dictionaries()
         dvals = arr.chunk(0).dictionary
-        if not pa.types.is_string(dvals.type):
+        if not (pa.types.is_string(dvals.type) or pa.types.is_large_string(dvals.type)):
             dvals = dvals.cast(pa.string())
         order = pc.sort_indices(dvals).to_numpy()
         rank = np.empty(len(order), dtype=np.int32)
@@ -96,7 +102,9 @@ class Dictionary:
         if self is other:
             ident = np.arange(len(self), dtype=np.int32)
             return self, ident, ident
-        allv = pa.concat_arrays([self.values, other.values])
+        t = pa.large_string() if pa.types.is_large_string(self.values.type) or \
+            pa.types.is_large_string(other.values.type) else pa.string()
+        allv = pa.concat_arrays([self.values.cast(t), other.values.cast(t)])
         merged = pc.unique(allv)
         merged = merged.take(pc.sort_indices(merged))
         d = Dictionary(merged)

@@ -109,6 +109,14 @@ def _arrow_result_type(t: pa.DataType) -> tuple[DataType, np.dtype, object]:
     raise NotSupported(f"string function result of Arrow type {t}")
 
 
+def _text(values: pa.Array) -> pa.Array:
+    """Dictionary text with 32-bit offsets when it fits (kernels mixing it with
+    other strings expect one string type); 64-bit only when it must."""
+    if pa.types.is_large_string(values.type) and values.nbytes < (1 << 31) - 1:
+        return values.cast(pa.string())
+    return values
+
+
 def _is_string_type(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
@@ -128,7 +136,7 @@ def map_dictionary(col: Column, fn: Callable[[pa.Array], pa.Array]) -> Column:
     (['xa', 'xb'], ['xb', 'xa', None, 'xb'])
     """
     col = _require_varchar(col, "string function")
-    out = fn(col.dictionary.values)
+    out = fn(_text(col.dictionary.values))
     if isinstance(out, pa.ChunkedArray):
         out = out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
     if _is_string_type(out.type):
@@ -407,7 +415,8 @@ def unify_many(cols: list[Column]) -> list[Column]:
     if len(cols) <= 1 or all(c.dictionary is cols[0].dictionary for c in cols):
         return list(cols)
     dicts = list({id(c.dictionary): c.dictionary for c in cols}.values())
-    merged = pc.unique(pa.concat_arrays([d.values.cast(pa.string()) for d in dicts]))
+    big = sum(d.values.nbytes for d in dicts) >= (1 << 31) - 1
+    merged = pc.unique(pa.concat_arrays([d.values.cast(pa.large_string() if big else pa.string()) for d in dicts]))
     d = Dictionary(merged.take(pc.sort_indices(merged)))
     maps = {id(x): np.searchsorted(d.np, x.np).astype(np.int32) for x in dicts}
     return [_remap(c, d, maps[id(c.dictionary)]) for c in cols]
@@ -656,7 +665,7 @@ def from_varchar(col: Column, dtype: DataType) -> Column:
     col = _require_varchar(col, "CAST")
     if dtype.is_string:
         return col
-    values, ok = _parse_entries(col.dictionary.values, dtype)
+    values, ok = _parse_entries(_text(col.dictionary.values), dtype)
     entries = torch.from_numpy(np.ascontiguousarray(values, dtype=_NUMPY[dtype.torch_dtype]))
     data, valid = _gather_entries(col, entries, None)
     if not ok.all():
