@@ -738,6 +738,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmark TPC-H or SSB: glint warm and cold against DuckDB, results checked")
     harness.add_arguments(b)
     b.set_defaults(func=harness.cmd_bench)
+    bm = sub.add_parser("bench-merge", help="merge the JSON reports of one benchmark run in parts")
+    bm.add_argument("reports", nargs="+", help="JSON reports written by glint bench")
+    bm.add_argument("--out", help="output directory")
+    bm.set_defaults(func=harness.cmd_merge)
 
     from .testing.fuzz.runner import add_parser as add_fuzz_parser   # glint fuzz
     add_fuzz_parser(sub)

@@ -675,24 +675,25 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
 
     # -------- DuckDB (first, and closed before glint runs, so both never hold the data at once)
     if use_duckdb:
-        compress = float(args.sf) >= COMPRESS_FROM_SF
-        info["duckdb_memory_compressed"] = compress
-        try:
-            t0 = time.perf_counter()
-            what = "DuckDB: loading in-memory tables" + (" (compressed)" if compress else "")
-            with _Phase(err, what, len(tables), show) as ph:
-                con = duckdb_connection(found, tables, views=False, compress=compress, phase=ph)
-            load["duckdb_memory_s"] = time.perf_counter() - t0
-            info["duckdb_threads"] = _duckdb_threads(con)
+        if not getattr(args, "no_duckdb_memory", False):
+            compress = float(args.sf) >= COMPRESS_FROM_SF
+            info["duckdb_memory_compressed"] = compress
             try:
-                with _Phase(err, "DuckDB in-memory", len(all_names), show) as ph:
-                    _run_duckdb("in-memory", con, suite, all_names, records, reference, duckdb_runs, args.warmup,
-                                ph)
-            finally:
-                con.close()
-        except GlintError as e:
-            info["duckdb_memory_error"] = str(e)
-            err.print(f"[yellow]DuckDB in-memory skipped:[/] {e}", highlight=False)
+                t0 = time.perf_counter()
+                what = "DuckDB: loading in-memory tables" + (" (compressed)" if compress else "")
+                with _Phase(err, what, len(tables), show) as ph:
+                    con = duckdb_connection(found, tables, views=False, compress=compress, phase=ph)
+                load["duckdb_memory_s"] = time.perf_counter() - t0
+                info["duckdb_threads"] = _duckdb_threads(con)
+                try:
+                    with _Phase(err, "DuckDB in-memory", len(all_names), show) as ph:
+                        _run_duckdb("in-memory", con, suite, all_names, records, reference, duckdb_runs, args.warmup,
+                                    ph)
+                finally:
+                    con.close()
+            except GlintError as e:
+                info["duckdb_memory_error"] = str(e)
+                err.print(f"[yellow]DuckDB in-memory skipped:[/] {e}", highlight=False)
         gc.collect()
         if not args.no_duckdb_parquet:
             try:
@@ -906,6 +907,8 @@ def add_arguments(p) -> None:
     p.add_argument("--data", help="use the Parquet files in this directory instead of the generated cache")
     p.add_argument("--no-duckdb", action="store_true", help="no DuckDB runs, so no result checks")
     p.add_argument("--no-duckdb-parquet", action="store_true", help="skip DuckDB on the Parquet files")
+    p.add_argument("--no-duckdb-memory", action="store_true",
+                   help="skip DuckDB's in-memory tables (results are then checked against DuckDB on Parquet)")
     p.add_argument("--duckdb-runs", type=int, help="timed DuckDB runs per query (default: --runs)")
     p.add_argument("--cold", action=argparse.BooleanOptionalAction, default=True,
                    help="also time glint cold runs: fresh connection, read_parquet through the result "
@@ -914,6 +917,80 @@ def add_arguments(p) -> None:
     p.add_argument("--eager", action="store_true",
                    help="read every column of the tables at read_parquet (default: glint reads a column "
                         "when a query first needs it)")
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from several runs of the same benchmark, SF and device (a
+    long benchmark split across calls): per query, each measurement is taken
+    from the first report that has it; a query is correct when every report
+    that checked it found it correct.
+
+    >>> a = {"benchmark": "tpch", "sf": 1, "device": "x", "queries": [
+    ...     {"query": "1", "label": "Q01", "correct": True, "status": "ok", "glint_warm_s": 1.0,
+    ...      "duckdb_memory_s": 2.0, "duckdb_parquet_s": None, "glint_cold_s": None}]}
+    >>> b = {"benchmark": "tpch", "sf": 1, "device": "x", "queries": [
+    ...     {"query": "1", "label": "Q01", "correct": True, "status": "ok", "glint_warm_s": 1.1,
+    ...      "duckdb_memory_s": None, "duckdb_parquet_s": 3.0, "glint_cold_s": 4.0}]}
+    >>> m = merge_reports([a, b])
+    >>> m["queries"][0]["glint_cold_s"], m["duckdb_parquet_total_s"], m["speedup_total"], m["queries_failed"]
+    (4.0, 3.0, 2.0, [])
+    """
+    first = dict(reports[0])
+    for r in reports[1:]:
+        for key in ("benchmark", "sf", "device"):
+            if r.get(key) != first.get(key):
+                raise GlintError(f"cannot merge reports with different {key}: {first.get(key)} and {r.get(key)}")
+    merged_q: dict[str, dict] = {}
+    order: list[str] = []
+    for r in reports:
+        for q in r["queries"]:
+            m = merged_q.get(q["query"])
+            if m is None:
+                merged_q[q["query"]] = dict(q)
+                order.append(q["query"])
+                continue
+            for k, v in q.items():
+                if m.get(k) is None and v is not None:
+                    m[k] = v
+            if q.get("correct") is False or m.get("correct") is False:
+                m["correct"] = False
+                m["status"] = q["status"] if q.get("correct") is False else m["status"]
+                m.setdefault("errors", [])
+                m["errors"] = list(m.get("errors") or []) + list(q.get("errors") or [])
+                m["diffs"] = list(m.get("diffs") or []) + list(q.get("diffs") or [])
+    queries = [merged_q[k] for k in order]
+    first["queries"] = queries
+    for key in ("glint_warm", "glint_cold", "duckdb_memory", "duckdb_parquet"):
+        first[f"{key}_total_s"] = _sum(q.get(f"{key}_s") for q in queries)
+    for q in queries:
+        if q.get("glint_warm_s") and q.get("duckdb_memory_s") is not None:
+            q["speedup"] = q["duckdb_memory_s"] / q["glint_warm_s"]
+    both = [q for q in queries if q.get("glint_warm_s") and q.get("duckdb_memory_s") is not None]
+    first["speedup_total"] = (sum(q["duckdb_memory_s"] for q in both) / sum(q["glint_warm_s"] for q in both)
+                              if both else None)
+    first["queries_total"] = len(queries)
+    first["queries_correct"] = sum(q.get("correct") is True for q in queries)
+    first["queries_failed"] = [q["label"] for q in queries if q.get("status") not in ("ok", "unchecked")]
+    first["merged_from"] = [r.get("timestamp") for r in reports]
+    return first
+
+
+def cmd_merge(args) -> int:
+    from ..cli import EXIT_ERROR, EXIT_OK, _console
+
+    out, err = _console(), _console(stderr=True)
+    reports = []
+    for p in args.reports:
+        try:
+            reports.append(json.loads(Path(p).read_text()))
+        except (OSError, ValueError) as e:
+            raise GlintIOError(f"cannot read the report {p!r}: {e}") from None
+    report = merge_reports(reports)
+    print_table(out, report)
+    out_dir = Path(os.path.expanduser(args.out)) if args.out else default_out_dir(report)
+    paths = write_outputs(report, out_dir, err)
+    err.print("wrote " + ", ".join(str(p) for p in paths.values()), markup=False, highlight=False)
+    return EXIT_ERROR if report["queries_failed"] else EXIT_OK
 
 
 def cmd_bench(args) -> int:
