@@ -50,13 +50,20 @@ class ExecContext:
     def run(self, node: PhysicalNode) -> Batch:
         inputs = [self.run(c) for c in node.children]
         t0 = time.perf_counter()
+        oom = None
         try:
             out = node.execute(self, *inputs)
         except torch.OutOfMemoryError as e:
-            wanted = _bytes_wanted(str(e))
-            raise OutOfMemory(f"out of GPU memory in {node.describe().split(' ')[0]}"
-                              f"{f' (it asked for {wanted})' if wanted else ''}; "
-                              "the query needs more memory than the device has free") from None
+            oom = _bytes_wanted(str(e))
+        if oom is not None:
+            # the failed operator's tensors are gone with its frame: hand the cache back
+            del inputs
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            raise OutOfMemory(f"out of GPU memory in {type(node).__name__.removesuffix('Exec')} "
+                              f"({node.describe()[:80]}){f': it asked for {oom}' if oom else ''}; "
+                              "the query needs more memory than the device has free "
+                              "(the connection stays usable)")
         if self.profile:
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
@@ -67,4 +74,4 @@ class ExecContext:
 def _bytes_wanted(msg: str) -> str:
     import re
     m = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", msg)
-    return m.group(1) if m else ""
+    return m.group(1) if m else ""   # "" still means: out of memory
