@@ -28,6 +28,9 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Callable
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -121,6 +124,32 @@ def _is_string_type(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
+PARALLEL_MIN = 1 << 18       # dictionary entries from which element-wise work is split over threads
+
+
+def parallel_apply(fn: Callable[[pa.Array], pa.Array], values: pa.Array) -> pa.Array:
+    """fn over slices of `values` on a thread pool (Arrow's compute kernels
+    release the GIL; many, such as regular-expression matching, are
+    single-threaded), concatenated in order. fn must be element-wise.
+
+    >>> v = pa.array([str(i) for i in range(10)])
+    >>> parallel_apply(pc.utf8_length, v).to_pylist() == pc.utf8_length(v).to_pylist()
+    True
+    """
+    n = len(values)
+    workers = min(os.cpu_count() or 1, 32)
+    if n < PARALLEL_MIN or workers < 2:
+        return fn(values)
+    step = -(-n // (workers * 4))
+    slices = [values.slice(i, step) for i in range(0, n, step)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        parts = list(pool.map(fn, slices))
+    parts = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
+    if len({p.type for p in parts}) > 1:
+        parts = [p.cast(pa.large_string()) if _is_string_type(p.type) else p for p in parts]
+    return pa.concat_arrays(parts)
+
+
 def map_dictionary(col: Column, fn: Callable[[pa.Array], pa.Array]) -> Column:
     """Apply ``fn`` to the dictionary entries and gather the results by code.
 
@@ -136,7 +165,7 @@ def map_dictionary(col: Column, fn: Callable[[pa.Array], pa.Array]) -> Column:
     (['xa', 'xb'], ['xb', 'xa', None, 'xb'])
     """
     col = _require_varchar(col, "string function")
-    out = fn(_text(col.dictionary.values))
+    out = parallel_apply(fn, _text(col.dictionary.values))
     if isinstance(out, pa.ChunkedArray):
         out = out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
     if _is_string_type(out.type):
