@@ -105,6 +105,8 @@ def common_type(a: DataType, b: DataType) -> DataType:
         da, db = as_decimal(a), as_decimal(b)
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
+        if whole + scale > 38:          # DuckDB gives up scale, not width
+            scale = max(0, 38 - whole)
         return DECIMAL(min(38, whole + scale), scale)
     if {a.kind, b.kind} == {"DATE", "VARCHAR"}:
         return DATE
@@ -112,6 +114,14 @@ def common_type(a: DataType, b: DataType) -> DataType:
         # DuckDB casts the string literal side to the numeric type
         return b if a.is_string else a
     raise TypeMismatch(f"cannot compare or combine {a} and {b}")
+
+
+def union_type(a: DataType, b: DataType) -> DataType:
+    """Column type of a set operation: as for comparisons, except that text
+    mixed with anything else stays text (DuckDB's max logical type)."""
+    if a.kind != "NULL" and b.kind != "NULL" and (a.is_string or b.is_string) and a != b:
+        return VARCHAR
+    return common_type(a, b)
 
 
 def decimal_result(op: str, a: DataType, b: DataType) -> DataType:

@@ -52,6 +52,11 @@ def constant(value, dtype: T.DataType, n: int, device) -> Column:
         return Column(dtype, torch.zeros(n, dtype=torch.int32, device=device), None, Dictionary([value]))
     if dtype.kind == "INTERVAL":
         raise NotSupported("INTERVAL values outside date arithmetic")
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        if not (dtype.is_decimal or dtype.kind == "HUGEINT"):
+            raise ExecutionError(f"Out of Range Error: {value} does not fit {dtype}")
+        limbs = torch.tensor([[value >> 32, value & (LIMB - 1)]], dtype=torch.int64, device=device)
+        return Column(dtype, limbs.expand(n, 2).contiguous())
     return Column(dtype, torch.full((n,), value, dtype=dtype.torch_dtype, device=device))
 
 
@@ -74,6 +79,10 @@ _POW10 = [10**i for i in range(19)]
 
 def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
     """v / d rounded half away from zero (integer tensors)."""
+    if d >= 2**62:          # |v / d| < 2: decided exactly by comparing with d / 2
+        half = d // 2
+        big = (v.abs() >= half) if half < 2**63 else torch.zeros_like(v, dtype=torch.bool)
+        return torch.where(big, torch.sign(v), torch.zeros_like(v))
     q = torch.div(v.abs() + d // 2, d, rounding_mode="floor")
     return torch.where(v < 0, -q, q)
 
@@ -106,32 +115,37 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.kind == "DOUBLE":
         v = d.double()
         if src.is_decimal:
-            v = v / float(_POW10[src.scale])
+            v = v / float(10 ** src.scale)
         return Column(to, v, c.valid)
     if to.is_decimal:
         if src.is_decimal or src.kind == "HUGEINT":
             ds = to.scale - _scale(src)
-            if to.precision - to.scale < src.precision - src.scale:
-                _check_range(d, _POW10[to.precision - to.scale + src.scale], c.valid, f"{src} to {to}")
-            if ds > 0 and _out_of_range(d, 2**63 // _POW10[ds], c.valid):
+            src_whole = 38 if src.kind == "HUGEINT" else src.precision - src.scale
+            if to.precision - to.scale < src_whole:
+                _check_range(d, 10 ** (to.precision - to.scale + _scale(src)), c.valid, f"{src} to {to}")
+            if ds > 0 and _out_of_range(d, 2**63 // 10 ** ds, c.valid):
                 if to.precision <= 18:
                     raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
-                return Column(to, W.scale(d, _POW10[ds]), c.valid)     # beyond int64: widen
-            v = d * _POW10[ds] if ds >= 0 else _round_div(d, _POW10[-ds])
+                return Column(to, W.scale(d, 10 ** ds), c.valid)     # beyond int64: widen
+            v = d * 10 ** ds if ds >= 0 else _round_div(d, 10 ** -ds)
         elif src.kind == "DOUBLE":
-            v = _round_half_away(d * float(_POW10[to.scale]))
-            _check_range(v, min(2**63, _POW10[to.precision]), c.valid, f"DOUBLE to {to}")
+            v = _round_half_away(d * float(10 ** to.scale))
+            _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}")
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
             if src.kind != "BOOLEAN" and to.precision - to.scale < 19:
-                _check_range(d.long(), _POW10[to.precision - to.scale], c.valid, f"{src} to {to}")
-            v = d.long() * _POW10[to.scale]
+                _check_range(d.long(), 10 ** (to.precision - to.scale), c.valid, f"{src} to {to}")
+            if to.scale and src.kind != "BOOLEAN" and _out_of_range(d.long(), 2**63 // 10 ** to.scale, c.valid):
+                if to.precision <= 18:
+                    raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
+                return Column(to, W.scale(d.long(), 10 ** to.scale), c.valid)   # beyond int64: widen
+            v = d.long() * 10 ** to.scale
         else:
             raise NotSupported(f"CAST from {src} to {to}")
         return Column(to, v, c.valid)
     if to.is_integer:
         if src.is_decimal:
-            v = _round_div(d, _POW10[src.scale])
+            v = _round_div(d, 10 ** src.scale)
         elif src.kind == "DOUBLE":
             v = torch.round(d)   # DuckDB rounds doubles half to even here
             _check_range(v, 2**63 if to.kind != "INTEGER" else 2**31, c.valid, f"DOUBLE to {to}")
@@ -150,6 +164,8 @@ def cast_column(c: Column, to: T.DataType) -> Column:
 
 
 def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
+    if bound >= 2**63 and not v.is_floating_point():
+        return False            # no int64 value reaches it
     bad = (v >= bound) | (v < -bound)
     if valid is not None:
         bad &= valid
@@ -157,6 +173,8 @@ def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
 
 
 def _check_range(v: torch.Tensor, bound: int, valid, what: str):
+    if v.dim() == 2:
+        return                  # wide values are range-checked where they are made
     if _out_of_range(v, bound, valid):
         raise ExecutionError(f"Conversion Error: value out of range in CAST from {what}")
 
@@ -194,14 +212,32 @@ def _arith(op):
             if t.is_decimal and a.dtype.scale != b.dtype.scale:
                 raise NotSupported("// and % on DECIMALs of different scales")
             zero = y == 0
-            ys = torch.where(zero, torch.ones_like(y), y)
-            out = torch.div(x, ys, rounding_mode="trunc") if op == "intdiv" else torch.fmod(x, ys)
+            # MIN // -1 overflows (and traps in integer division): DuckDB reports an overflow
+            minimum = torch.iinfo(x.dtype).min
+            _check_flag((y == -1) & (x == minimum), valid, "Out of Range Error: Overflow in division")
+            ys = torch.where(zero | (y == -1), torch.ones_like(y), y)
+            if op == "intdiv":
+                out = torch.div(x, ys, rounding_mode="trunc")
+                out = torch.where(y == -1, -x, out)
+            else:
+                out = torch.where(y == -1, torch.zeros_like(x), torch.fmod(x, ys))
             return Column(t, out.to(t.torch_dtype), and_valid(valid, ~zero))
         wide_x, wide_y = x.long(), y.long()
         out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](wide_x, wide_y)
         if t.kind == "INTEGER":
             _check_overflow(out, valid, I32_MIN, I32_MAX, op, "INT32")
             out = out.int()
+        elif op in ("add", "sub"):
+            # two's complement overflow: the result's sign disagrees with both inputs' (add)
+            flip = wide_y if op == "add" else ~wide_y
+            over = ((wide_x ^ out) & (flip ^ out)) < 0
+            if valid is not None:
+                over &= valid
+            if bool(over.any()):
+                if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
+                    raise ExecutionError(f"Out of Range Error: Overflow in "
+                                         f"{'addition' if op == 'add' else 'subtraction'} of {_duck_name(t)}")
+                out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
             big = est.abs() > 9.2e18
@@ -232,6 +268,14 @@ def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
             return Column(t, out, valid)
     if t.kind == "DOUBLE":
         return Column(t, {"div": torch.div, "mul": torch.mul}[op](_to_double(a), _to_double(b)), valid)
+    if op == "mod" and not a.is_wide:
+        # |a| < 2**63 <= |b| where b does not fit int64: a % b is a itself
+        fits = (b.data[:, 0] >= -(1 << 31)) & (b.data[:, 0] < (1 << 31))
+        bn = torch.where(fits, W.narrow(b.data), torch.ones_like(b.data[:, 0]))
+        zero = bn == 0
+        bn = torch.where(zero | (bn == -1), torch.ones_like(bn), bn)
+        out = torch.where(fits, torch.fmod(a.data.long(), bn), a.data.long())
+        return Column(t, out, and_valid(valid, ~(zero & fits)))
     if op == "mul":
         W.check_magnitude(_to_double(a) * _to_double(b), valid, f"multiplication of {t}")
     raise NotSupported(f"{op} of two DECIMAL/HUGEINT values that are both beyond 64 bits")
@@ -246,6 +290,17 @@ def _to_double(c: Column) -> torch.Tensor:
     return cast_column(c, T.DOUBLE).data
 
 
+def _duck_name(t: T.DataType) -> str:
+    return {"BIGINT": "INT64", "INTEGER": "INT32", "HUGEINT": "INT128"}.get(t.kind, str(t))
+
+
+def _check_flag(bad: torch.Tensor, valid, message: str) -> None:
+    if valid is not None:
+        bad = bad & valid
+    if bool(bad.any()):
+        raise ExecutionError(message)
+
+
 def _check_overflow(v, valid, lo, hi, op, tname):
     bad = (v < lo) | (v > hi)
     if valid is not None:
@@ -255,13 +310,31 @@ def _check_overflow(v, valid, lo, hi, op, tname):
         raise ExecutionError(f"Out of Range Error: Overflow in {names.get(op, op)} of {tname}")
 
 
+def _negatable(a: Column, what: str) -> Column:
+    """a, widened when negating its minimum value needs it; an overflow error
+    when the type cannot hold the result (INTEGER, BIGINT, DECIMAL(<=18))."""
+    t = a.dtype
+    if a.is_wide or t.kind == "DOUBLE" or a.data.dtype == torch.bool:
+        return a
+    bad = a.data == torch.iinfo(a.data.dtype).min
+    if a.valid is not None:
+        bad &= a.valid
+    if bool(bad.any()):
+        if t.kind == "HUGEINT" or t.is_decimal and t.precision > 18:
+            return a.with_data(W.to_wide(a.data))
+        raise ExecutionError(f"Out of Range Error: Overflow in {what} of {_duck_name(t)}")
+    return a
+
+
 def _neg(e, batch):
     (a,) = _args(e, batch)
+    a = _negatable(a, "negation")
     return a.with_data(W.neg(a.data) if a.is_wide else -a.data)
 
 
 def _abs(e, batch):
     (a,) = _args(e, batch)
+    a = _negatable(a, "ABS")
     if a.is_wide:
         return a.with_data(torch.where((a.data[:, 0] < 0)[:, None], W.neg(a.data), a.data))
     return a.with_data(a.data.abs())
@@ -284,7 +357,9 @@ def _round(e, batch):
         return Column(e.type, v, a.valid)
     if a.dtype.kind == "DOUBLE":
         f = 10.0 ** digits
-        return a.with_data(_round_half_away(a.data * f) / f)
+        scaled = a.data * f
+        # values too large to have digits below 10**-digits are already rounded
+        return a.with_data(torch.where(torch.isfinite(scaled), _round_half_away(scaled) / f, a.data))
     return a
 
 
@@ -335,11 +410,27 @@ def compare_columns(op: str, x: Column, y: Column) -> Column:
         if sx != sy:
             return Column(T.BOOLEAN, W.compare_scaled(op, xd, sx, yd, sy), and_valid(x.valid, y.valid))
         return Column(T.BOOLEAN, W.compare(op, xd, yd), and_valid(x.valid, y.valid))
+    if x.data.is_floating_point() or y.data.is_floating_point():
+        return Column(T.BOOLEAN, _float_compare(op, x.data.double(), y.data.double()), and_valid(x.valid, y.valid))
     sx, sy = _scale(x.dtype), _scale(y.dtype)
     if sx != sy:
         out = compare_scaled(op, x.data.long(), sx, y.data.long(), sy)
         return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
     return Column(T.BOOLEAN, _TORCH_CMP[op](x.data, y.data), and_valid(x.valid, y.valid))
+
+
+def _float_compare(op: str, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Comparisons where NaN equals NaN and is greater than any number (DuckDB's order)."""
+    nx, ny = torch.isnan(x), torch.isnan(y)
+    if op in ("eq", "ne"):
+        eq = (nx & ny) | (x == y)
+        return eq if op == "eq" else ~eq
+    if op in ("gt", "ge"):
+        return _float_compare({"gt": "lt", "ge": "le"}[op], y, x)
+    lt = torch.where(nx, torch.zeros_like(nx), ny | (x < y))
+    if op == "lt":
+        return lt
+    return lt | (nx & ny) | (x == y)
 
 
 def _scale(t: T.DataType) -> int:
@@ -355,9 +446,13 @@ def compare_scaled(op: str, x: torch.Tensor, sx: int, y: torch.Tensor, sy: int) 
     """
     if sx > sy:
         return compare_scaled(_FLIP[op], y, sy, x, sx)
-    k = _POW10[sy - sx]
-    fl = torch.div(y, k, rounding_mode="floor")
-    ce = -torch.div(-y, k, rounding_mode="floor")
+    k = 10 ** (sy - sx)
+    if k >= 2**63:          # |y| < k: floor is 0 or -1, ceiling 0 or 1
+        fl = torch.where(y >= 0, torch.zeros_like(y), torch.full_like(y, -1))
+        ce = (y > 0).to(y.dtype)
+    else:
+        fl = torch.div(y, k, rounding_mode="floor")
+        ce = -torch.div(-y, k, rounding_mode="floor")
     if op == "lt":
         return x < ce
     if op == "le":
@@ -450,7 +545,8 @@ def _in_list(e, batch):
         hit = torch.isin(x.data, torch.tensor(codes, dtype=x.data.dtype, device=x.device)) if codes else \
             torch.zeros(len(x), dtype=torch.bool, device=x.device)
         result = Column(T.BOOLEAN, hit, x.valid)
-    elif len(const) == len(items) and not x.dtype.is_string:
+    elif len(const) == len(items) and not x.dtype.is_string and not x.is_wide and \
+            all(i.value is None or -2**63 <= i.value < 2**63 for i in items if isinstance(i.value, int)):
         vals = [i.value for i in items if i.value is not None]
         saw_null = len(vals) < len(items)
         hit = torch.isin(x.data, torch.tensor(vals, dtype=x.data.dtype, device=x.device)) if vals else \
@@ -466,10 +562,23 @@ def _in_list(e, batch):
 
 
 # ---------------------------------------------------------------- CASE, COALESCE
+def _same_layout(values: list[Column], dtype: T.DataType) -> list[Column]:
+    """Branches of one result: strings on one dictionary, all wide if one is."""
+    if dtype.is_string:
+        return strings.unify_many(values)
+    if any(v.is_wide for v in values):
+        return [v if v.is_wide else v.with_data(W.to_wide(v.data)) for v in values]
+    return values
+
+
 def _case(e: Case, batch) -> Column:
-    values = [evaluate(v, batch) for _, v in e.whens] + [evaluate(e.default, batch)]
-    if e.type.is_string:
-        values = strings.unify_many(values)
+    try:
+        values = [evaluate(v, batch) for _, v in e.whens] + [evaluate(e.default, batch)]
+    except ExecutionError:
+        # an error (overflow, bad cast) may come from rows a branch does not take: SQL
+        # evaluates each branch only for its own rows, so do that, the slow way
+        return _case_by_rows(e, batch)
+    values = _same_layout(values, e.type)
     out = values[-1]
     data, valid = out.data, out.validity()
     for (cond, _), val in reversed(list(zip(e.whens, values[:-1]))):
@@ -480,15 +589,33 @@ def _case(e: Case, batch) -> Column:
     return Column(e.type, data, None if bool(valid.all()) else valid, values[-1].dictionary)
 
 
+def _case_by_rows(e: Case, batch) -> Column:
+    n = batch.num_rows
+    remaining = torch.ones(n, dtype=torch.bool, device=batch.device)
+    pieces = []                                   # (row positions, values for them)
+    for cond, val in e.whens:
+        c = evaluate(cond, batch)
+        take = predicate_mask(c) & remaining
+        remaining &= ~take
+        idx = take.nonzero().squeeze(1)
+        pieces.append((idx, evaluate(val, batch.take(idx))))
+    idx = remaining.nonzero().squeeze(1)
+    pieces.append((idx, evaluate(e.default, batch.take(idx))))
+    cols = _same_layout([p[1] for p in pieces], e.type)
+    from ..storage.column import concat_columns
+    whole = concat_columns(cols)
+    order = torch.empty(n, dtype=torch.int64, device=batch.device)
+    order[torch.cat([p[0] for p in pieces])] = torch.arange(n, device=batch.device)
+    return whole.take(order)
+
+
 def _coalesce(e, batch):
-    values = [evaluate(a, batch) for a in e.args]
-    if e.type.is_string:
-        values = strings.unify_many(values)
+    values = _same_layout([evaluate(a, batch) for a in e.args], e.type)
     out = values[-1]
     data, valid = out.data, out.validity()
     for v in reversed(values[:-1]):
         vv = v.validity()
-        data = torch.where(vv, v.data, data)
+        data = torch.where(vv if data.dim() == 1 else vv[:, None], v.data, data)
         valid = vv | valid
     return Column(e.type, data, valid, values[-1].dictionary)
 

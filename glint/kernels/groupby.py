@@ -135,9 +135,23 @@ def float_sum(values: torch.Tensor, slots: Slots) -> torch.Tensor:
 
 
 def extreme(values: torch.Tensor, slots: Slots, largest: bool) -> torch.Tensor:
-    """Per-group min or max; groups without rows get an arbitrary value."""
+    """Per-group min or max; groups without rows get an arbitrary value.
+    Floats follow DuckDB's order, where NaN is above every number: MAX is NaN
+    when a group has one, MIN skips NaNs unless there is nothing else."""
     if values.dtype == torch.bool:
         return extreme(values.to(torch.int8), slots, largest).bool()
+    if not values.is_floating_point():
+        return _extreme(values, slots, largest)
+    nan = torch.isnan(values)
+    inf = float("-inf") if largest else float("inf")
+    best = _extreme(torch.where(nan, torch.full_like(values, inf), values), slots, largest)
+    counted = nan if largest else ~nan
+    hits = slots.fold(slots.scatter_add(counted.long()), "sum")
+    use_nan = hits > 0 if largest else hits == 0
+    return torch.where(use_nan, torch.full_like(best, float("nan")), best)
+
+
+def _extreme(values: torch.Tensor, slots: Slots, largest: bool) -> torch.Tensor:
     how = "max" if largest else "min"
     out = slots.scatter_reduce(values, "amax" if largest else "amin")
     if slots.p > 1:

@@ -20,6 +20,7 @@ import torch
 
 from ..exec.functions import strings
 from ..storage.column import Column
+from . import wide as W
 
 _MAX_BITS = 62
 
@@ -46,7 +47,10 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
             cols = strings.unify_many(cols)
         datas = [_as_int64(c) for c in cols]
         if any(d is None for d in datas):
-            datas = _dense_ranks([c.data for c in cols])
+            raw = [c.data for c in cols]
+            if any(d.dim() == 2 for d in raw):          # DECIMALs beyond int64 next to narrow ones
+                raw = [W.to_wide(d) for d in raw]
+            datas = _dense_ranks(raw)
         for i, c in enumerate(cols):
             if c.valid is not None:
                 if nulls_equal:
@@ -92,9 +96,17 @@ def _range(datas) -> tuple[int, int]:
     return lo, hi
 
 
+def _nan_aware(d: torch.Tensor) -> torch.Tensor:
+    """(is NaN, value) pairs: NaNs become one value, -0.0 and 0.0 another."""
+    nan = torch.isnan(d)
+    return torch.stack([nan.to(d.dtype), torch.where(nan, torch.zeros_like(d), d) + 0.0], dim=1)
+
+
 def _dense_ranks(datas: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Replace values by their rank among the distinct values of all inputs."""
-    flat = [d.reshape(d.shape[0], -1) for d in datas]
+    """Replace values by their rank among the distinct values of all inputs
+    (all NaNs are one value, as in DuckDB)."""
+    datas = [_nan_aware(d) if d.is_floating_point() else d for d in datas]
+    flat = [d if d.dim() == 2 else d.view(d.shape[0], 1) for d in datas]
     cat = torch.cat(flat)
     if cat.shape[1] == 1:
         _, inv = torch.unique(cat[:, 0], return_inverse=True)

@@ -19,6 +19,10 @@ def lexsort(keys) -> torch.Tensor:
     dev = keys[0][0].device
     perm = torch.arange(n, device=dev)
     for values, valid, desc, nulls_first in reversed(keys):
+        if valid is not None:
+            # what lies under a NULL is undefined: make NULLs tie so earlier keys decide
+            fill = torch.zeros((), dtype=values.dtype, device=values.device)
+            values = torch.where(valid if values.dim() == 1 else valid[:, None], values, fill)
         cols = [values[:, 1], values[:, 0]] if values.dim() == 2 else [values]
         for v in cols:
             v = v[perm]

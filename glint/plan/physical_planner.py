@@ -84,19 +84,18 @@ def _(node: L.Join, est):
     lids = {f.id for f in node.left.schema}
     rids = {f.id for f in node.right.schema}
     lkeys, rkeys, residual = [], [], []
+    in_key = -1
     for c in conjuncts(node.condition):
-        pair = equi_key(c, lids, rids)
+        is_in = node.null_aware is not None and isinstance(c, Call) and c.args == tuple(node.null_aware)
+        # the IN's own equality is always a key (even between constants); the others correlate
+        pair = _same_scale(*c.args) if is_in else equi_key(c, lids, rids)
         if pair is None:
             residual.append(c)
-        else:
-            lkeys.append(pair[0])
-            rkeys.append(pair[1])
-    in_key = -1
-    if node.null_aware is not None:
-        x, y = node.null_aware
-        for i, (a, b) in enumerate(zip(lkeys, rkeys)):
-            if a == x and b == y:
-                in_key = i
+            continue
+        if is_in:
+            in_key = len(lkeys)
+        lkeys.append(pair[0])
+        rkeys.append(pair[1])
     left, right = _plan(node.left, est), _plan(node.right, est)
     # the smaller input is sorted (built); the larger one probes it
     build_right = est.rows(node.right) <= est.rows(node.left)
@@ -131,4 +130,4 @@ def _same_scale(a, b):
     if sa == sb:
         return a, b
     s = max(sa, sb)
-    return (a if sa == s else cast(a, T.DECIMAL(18, s))), (b if sb == s else cast(b, T.DECIMAL(18, s)))
+    return (a if sa == s else cast(a, T.DECIMAL(38, s))), (b if sb == s else cast(b, T.DECIMAL(38, s)))

@@ -236,7 +236,7 @@ def _(node: exp.In, ctx):
     items = [bind(e, ctx) for e in node.expressions]
     t = ty.common_of([v] + items, f"{node.sql(dialect='duckdb')[:60]}")
     if t.is_string:
-        return Call("in_list", (v, *items), T.BOOLEAN)
+        return Call("in_list", (ty.cast(v, t), *(ty.cast(i, t) for i in items)), T.BOOLEAN)
     return Call("in_list", tuple(ty.cast(e, t) for e in [v] + items), T.BOOLEAN)
 
 
@@ -432,6 +432,8 @@ def _(node: exp.Abs, ctx):
 def _(node: exp.Round, ctx):
     v = bind(node.this, ctx)
     digits = _const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
+    if v.type.kind == "NULL":
+        return Literal(None, T.DOUBLE)
     if v.type.is_decimal:
         s = max(0, min(digits, v.type.scale))
         return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
@@ -457,7 +459,7 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
         if t.kind == "DOUBLE":
             return T.DOUBLE
         raise TypeMismatch(f"Type mismatch: SUM needs a number, got {ty.show(arg)} of type {t}")
-    return t if t.kind != "NULL" else T.INTEGER
+    return t
 
 
 def bind_aggregate(node, ctx) -> AggCall:
@@ -476,8 +478,6 @@ def bind_aggregate(node, ctx) -> AggCall:
     v = bind(arg, inner)
     if any(isinstance(e, AggCall) for e in v.walk()):
         raise BinderError(f"aggregate function calls cannot be nested: {node.sql(dialect='duckdb')}")
-    if fn in ("min", "max") and v.type.kind == "NULL":
-        v = Literal(None, T.INTEGER)
     return AggCall(fn, (v,), agg_type(fn, v), distinct and fn not in ("min", "max"))
 
 

@@ -87,10 +87,9 @@ class Binder:
         types = []
         for (n, a), (_, b) in zip(left.outputs, right.outputs):
             try:
-                types.append(T.common_type(a.type, b.type))
+                types.append(T.union_type(a.type, b.type))
             except TypeMismatch:
                 raise TypeMismatch(f"Type mismatch in {kind.upper()}: column {n} is {a.type} and {b.type}") from None
-        types = [T.INTEGER if t.kind == "NULL" else t for t in types]
         sides = []
         for side in (left, right):
             exprs = tuple((self.field(n, t), ty.cast(ColRef(f), t)) for (n, f), t in zip(side.outputs, types))
@@ -222,8 +221,8 @@ class Binder:
             e = bind(item.this if isinstance(item, exp.Alias) else item, post_ctx)
             if e.type.kind == "INTERVAL":
                 raise NotSupported("INTERVAL values in results")
-            f = self.field(name, e.type if e.type.kind != "NULL" else T.INTEGER)
-            exprs.append((f, ty.cast(e, f.type)))
+            f = self.field(name, e.type)
+            exprs.append((f, e))
             outputs.append((name, f))
         plan = pre_apply(post_ctx, plan)
         if pull_correlated and scope.outer_refs - _ids_of(correlated):

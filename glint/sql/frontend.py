@@ -82,8 +82,26 @@ def check_tables(ast: exp.Expression, catalog) -> None:
                                f'{did_you_mean(name, catalog.table_names())}')
 
 
+def check_join_precedence(ast: exp.Expression) -> None:
+    """JOIN binds tighter than a comma (FROM a, b JOIN c is a, (b JOIN c)); glint
+    joins left to right, which is the same for inner and left joins with ON, but
+    not for USING, RIGHT or FULL joins after a comma, or USING after a SEMI/ANTI join."""
+    for sel in ast.find_all(exp.Select):
+        comma = semi = False
+        for j in sel.args.get("joins") or []:
+            side, kind = (j.side or "").upper(), (j.kind or "").upper()
+            plain = not side and not kind and not j.args.get("on") and not j.args.get("using")
+            if j.args.get("using") and (comma or semi):
+                raise NotSupported("JOIN ... USING after a comma join or a SEMI/ANTI JOIN in the same FROM")
+            if side in ("RIGHT", "FULL") and comma:
+                raise NotSupported(f"{side} JOIN after a comma join in the same FROM (write a subquery)")
+            comma |= plain
+            semi |= kind in ("SEMI", "ANTI")
+
+
 def bind_query(ast: exp.Expression, catalog) -> Bound:
     check_tables(ast, catalog)
+    check_join_precedence(ast)
     schema = {name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
                      for c, t in catalog.table(name).schema.items()} for name in catalog.table_names()}
     try:

@@ -52,7 +52,7 @@ def cast(e: Expr, to: DataType) -> Expr:
     if e.type == to:
         return e
     if e.type.kind == "NULL":
-        return Literal(None, to)
+        return Literal(None, to) if isinstance(e, Literal) else Call("cast", (e,), to)
     return Call("cast", (e,), to)
 
 
@@ -74,6 +74,14 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
 
 
 def common_of(exprs, what: str) -> DataType:
+    exprs = list(exprs)
+    texts = [e for e in exprs if e.type.is_string]
+    others = [e for e in exprs if not e.type.is_string and e.type.kind != "NULL"]
+    if texts and others:
+        if any(not (isinstance(e, Literal) and e.value is not None) for e in texts):
+            raise TypeMismatch(f"Type mismatch in {what}: cannot mix values of type {others[0].type} and "
+                               "VARCHAR - an explicit cast is required")
+        exprs = others          # string literals are cast to the other values' type
     t = T.NULLTYPE
     for e in exprs:
         try:
@@ -88,10 +96,12 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
     desc = f"{show(a)} {_CMP_SQL[op]} {show(b)}"
     if ta.kind == "NULL" and tb.kind == "NULL":
         return Literal(None, T.INTEGER)
-    if ta.kind == "NULL":
+    if ta.kind == "NULL":       # an untyped NULL takes the other operand's type
         ta = tb if tb.kind != "INTERVAL" else T.DATE
+        a = cast(a, ta)
     if tb.kind == "NULL":
         tb = ta if ta.kind != "INTERVAL" else T.INTEGER
+        b = cast(b, tb)
     if ta.kind == "DATE" or tb.kind == "DATE" or "INTERVAL" in (ta.kind, tb.kind):
         return _date_arith(op, a, b, ta, tb, desc)
     if not (ta.is_numeric and tb.is_numeric):

@@ -35,7 +35,8 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
             return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
         if isinstance(node, L.Join) and node.condition is not None:
             c = fold_expr(node.condition)
-            return L.Join(node.left, node.right, node.kind, None if c == _TRUE else c, node.mark, node.null_aware)
+            na = None if node.null_aware is None else tuple(fold_expr(x) for x in node.null_aware)
+            return L.Join(node.left, node.right, node.kind, None if c == _TRUE else c, node.mark, na)
         return node
     return plan.transform_up(rule)
 
@@ -62,6 +63,18 @@ def _fold_node(e: Expr) -> Expr:
                 return b
             if b == _FALSE:
                 return a
+        if e.fn == "coalesce":
+            args = [a for a in e.args if not (isinstance(a, Literal) and a.value is None)]
+            for i, a in enumerate(args):
+                if isinstance(a, Literal):          # later arguments are never evaluated
+                    args = args[: i + 1]
+                    break
+            if not args:
+                return Literal(None, e.type)
+            if len(args) == 1:
+                return args[0]
+            if len(args) != len(e.args):
+                return Call("coalesce", tuple(args), e.type)
         if all(isinstance(a, Literal) for a in e.args) and e.args:
             if any(a.type.kind == "INTERVAL" for a in e.args):
                 return e

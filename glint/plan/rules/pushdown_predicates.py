@@ -91,7 +91,9 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
                 keep.append(p)
         for p in cond:
             r = _refs(p)
-            if kind in ("left", "semi", "anti", "mark", "single") and r <= rids and r:
+            if j.null_aware is not None:
+                new_cond.append(p)      # IN / NOT IN: every inner row counts for the NULL result
+            elif kind in ("left", "semi", "anti", "mark", "single") and r <= rids and r:
                 to_right.append(p)
             elif kind == "right" and r <= lids and r:
                 to_left.append(p)

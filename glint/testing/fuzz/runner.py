@@ -1,0 +1,823 @@
+"""Run generated queries in glint and DuckDB on the same data and classify the outcome.
+
+glint runs in a worker process (``multiprocessing``, spawn), so that a hang
+(past the time limit), a segmentation fault or a SIGFPE is recorded as a
+crash and the worker is restarted; DuckDB runs in this process (interrupted
+past the time limit).
+
+Outcomes (:data:`STATUSES`):
+
+``match``
+    glint's result equals DuckDB's (rows as multisets, or in order where the
+    outer ORDER BY fixes it; decimals and integers exactly, doubles within
+    1e-9 relative).
+``mismatch``
+    the results differ, or glint returned a result where DuckDB raised an
+    error that is not a DuckDB limitation.
+``crash``
+    glint raised something that is not a :class:`glint.GlintError`, ran past
+    the time limit, or its process died.
+``refusal``
+    glint raised :class:`glint.NotSupported` (counted per construct).
+``error_mismatch``
+    DuckDB answered, glint raised another GlintError (ExecutionError...).
+``both_error``
+    both raised (glint a GlintError): fine.
+``duck_only_error``
+    DuckDB raised an error that is a DuckDB limitation (see
+    :data:`DUCKDB_LIMITATIONS`), glint answered; recorded, not a failure.
+``known_bug``
+    a mismatch/crash/error mismatch matching an entry of :data:`KNOWN_BUGS`
+    (only with ``known_bugs=True``).
+``skipped``
+    DuckDB's result was too large or DuckDB ran past the time limit.
+
+``glint fuzz`` (:func:`cmd_fuzz`) is the command line.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+from .data import FuzzData, make_data
+from .generator import QueryGenerator
+
+STATUSES = ("match", "mismatch", "crash", "refusal", "error_mismatch", "both_error", "duck_only_error",
+            "known_bug", "skipped")
+FAILURES = ("mismatch", "crash")
+MAX_RESULT_ROWS = 200_000
+
+# DuckDB errors that are DuckDB's own limitation, not a property of the query:
+# glint answering these is recorded (duck_only_error), not a mismatch.
+DUCKDB_LIMITATIONS = [
+    (re.compile(r"Overflow in (addition|subtract\w*|multiplication) of DECIMAL\(18\)"),
+     "DuckDB keeps a DECIMAL(<=18) result at width 18 and overflows where the exact result needs 19+ digits"),
+    (re.compile(r"Casting value \"[^\"]*\" to type DECIMAL\(18,\d+\) failed: value is out of range!"),
+     "DuckDB casts a DECIMAL operand to a DECIMAL(18,s) that cannot hold it"),
+    (re.compile(r"Not implemented", re.I), "not implemented in DuckDB"),
+]
+
+
+@dataclass
+class KnownBug:
+    """A temporary filter: failures whose SQL matches ``predicate`` are counted
+    as this known bug (and not reduced) when ``known_bugs`` is on, so that one
+    frequent bug does not drown a run. Remove the entry once the bug is fixed."""
+    name: str
+    description: str
+    predicate: Callable[[str, "Outcome"], bool]
+
+
+def _same_rows(o: "Outcome") -> bool:
+    """The results hold the same rows (as multisets): only the order differs."""
+    if o.glint_table is None or o.duck_table is None:
+        return False
+    try:
+        g, e = _normalize(o.glint_table)[0], _normalize(o.duck_table)[0]
+        from ..compare import compare_tables
+        return not compare_tables(g, e, ordered=False)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _msg(o: "Outcome") -> str:
+    return (o.glint_error or "") + "\n" + "\n".join(o.details)
+
+
+# Bugs the fuzzer found (reported to the engine's owner), each keyed by a
+# predicate on the query text and the outcome. Used only with known_bugs=True
+# (``glint fuzz --known-bugs``); remove an entry when its bug is fixed.
+KNOWN_BUGS: list[KnownBug] = [
+    KnownBug("int-overflow-unchecked",
+             "BIGINT + - * and negation/ABS of any integer wrap around instead of raising DuckDB's overflow error",
+             lambda sql, o: o.status == "mismatch" and o.duck_error is not None and bool(re.search(
+                 r"Overflow in (addition|subtraction|multiplication|negation) of (INT64|integer)|Overflow on abs",
+                 o.duck_error))),
+    KnownBug("integer-division-sigfpe",
+             "INT_MIN // -1 (and % -1) kills the process with SIGFPE",
+             lambda sql, o: o.status == "crash" and "SIGFPE" in (o.glint_error or "")),
+    KnownBug("join-double-key-empty-crash",
+             "an equi-join between a DOUBLE key and a key of another type crashes when a side is empty/NULL-only "
+             "(RuntimeError: cannot reshape tensor of 0 elements)",
+             lambda sql, o: o.status == "crash" and "cannot reshape tensor of 0 elements" in _msg(o)),
+    KnownBug("wide-decimal-indexerror",
+             "arithmetic / COALESCE / set operations mixing a wide DECIMAL (a SUM, DECIMAL(38,s)) with another "
+             "DECIMAL crash with IndexError: list index out of range",
+             lambda sql, o: o.status == "crash" and (o.glint_error_type == "IndexError" or (
+                 "Sizes of tensors must match except in dimension 0" in _msg(o)))),
+    KnownBug("decimal-scale-tensor-size",
+             "COALESCE / IN lists over DECIMALs of different scales crash (The size of tensor a (3) must match "
+             "the size of tensor b (2))",
+             lambda sql, o: o.status == "crash" and bool(re.search(r"The size of tensor a \(\d+\) must match",
+                                                                    _msg(o)))),
+    KnownBug("decimal-rescale-int64-overflow",
+             "a DECIMAL literal/value rescaled past 18 digits crashes (value cannot be converted to int64_t / "
+             "int too big to convert / Overflow when unpacking long long) instead of NotSupported or a result",
+             lambda sql, o: o.status == "crash" and bool(re.search(
+                 r"cannot be converted to type int64_t|int too big to convert|Overflow when unpacking long"
+                 r"|can't convert negative int to unsigned", _msg(o)))),
+    KnownBug("null-literal-typemismatch",
+             "an untyped NULL in arithmetic / ROUND / SUBSTRING(MAX(NULL)) raises TypeMismatch where DuckDB answers",
+             lambda sql, o: o.status == "error_mismatch" and o.glint_error_type == "TypeMismatch"
+             and "NULL" in (o.glint_error or "")),
+    KnownBug("setop-null-literal-type",
+             "UNION/INTERSECT/EXCEPT with an untyped NULL column types the column INTEGER (casts strings to INT32)",
+             lambda sql, o: bool(re.search(r"\b(UNION|INTERSECT|EXCEPT)\b", sql)) and (
+                 (o.status in ("error_mismatch", "crash") and "Could not convert string" in _msg(o))
+                 or (o.status == "mismatch" and "actual type" in _msg(o)))),
+    KnownBug("in-subquery-null-semantics",
+             "x [NOT] IN (SELECT ...) is TRUE/FALSE where DuckDB says NULL (no match, NULLs in the subquery): "
+             "with a constant or NULL on the left, a subquery of only NULLs, or sides of different types",
+             lambda sql, o: o.status == "mismatch" and bool(re.search(r"\bIN\s*\(\s*SELECT", sql)) and (
+                 bool(re.search(r"\bNULL\s+(NOT\s+)?IN\s*\(\s*SELECT", sql))
+                 or bool(re.search(r"actual (True|False), expected NULL", _msg(o))))),
+    KnownBug("bigint-decimal-arith-wrap",
+             "BIGINT +/- DECIMAL (result wider than 18 digits) wraps the BIGINT around when rescaling: "
+             "b - 1.5 with b = -9223372036854775808 gives -1.5",
+             lambda sql, o: o.status == "mismatch" and bool(re.search(r"expected -?92\d{17}", _msg(o)))),
+    KnownBug("using-after-comma",
+             "FROM a, b JOIN c USING (k): glint binds the USING column to a (comma binds tighter than JOIN), "
+             "DuckDB to b (JOIN first): a wrong answer, or an answer where DuckDB rejects the query",
+             lambda sql, o: o.status == "mismatch" and bool(re.search(r",[^,()]*\bJOIN\b[^()]*\bUSING\b", sql))
+             and ("row count" in _msg(o) or "does not exist on left side of join" in (o.duck_error or ""))),
+    KnownBug("round-double",
+             "ROUND(x, n) on DOUBLE: overflows to inf for huge x, loses the sign of negative zero",
+             lambda sql, o: o.status == "mismatch" and "ROUND(" in sql and bool(re.search(
+                 r"actual inf|expected -inf|'-0\.0'|expected -0\.0", _msg(o)))),
+    KnownBug("min-max-nan",
+             "MIN/MAX over DOUBLEs with NaN: DuckDB orders NaN above every number (MIN ignores it), glint "
+             "returns NaN",
+             lambda sql, o: o.status == "mismatch" and bool(re.search(r"actual nan, expected", _msg(o)))),
+    KnownBug("order-by-null-garbage",
+             "ORDER BY a computed key (x - NULL, f / k, d4 - d15, ...): its NULL rows are ordered by the "
+             "undefined values stored under the NULLs instead of by the next keys",
+             lambda sql, o: o.status == "mismatch" and "ORDER BY" in sql and _same_rows(o)),
+]
+
+
+# ------------------------------------------------------------------ outcome
+@dataclass
+class Outcome:
+    status: str
+    sql: str
+    details: list[str] = field(default_factory=list)
+    duck_error: str | None = None
+    glint_error: str | None = None          # "Type: message"
+    glint_error_type: str | None = None
+    construct: str | None = None
+    known: str | None = None
+    glint_s: float = 0.0
+    duck_s: float = 0.0
+    glint_table: pa.Table | None = None
+    duck_table: pa.Table | None = None
+
+    def summary(self) -> str:
+        if self.status in ("mismatch",) and self.details:
+            return self.details[0]
+        if self.glint_error:
+            return self.glint_error
+        return self.status
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "sql": self.sql, "details": self.details, "duck_error": self.duck_error,
+                "glint_error": self.glint_error, "construct": self.construct, "known": self.known}
+
+
+# ------------------------------------------------------------------ glint worker
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(buf: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
+
+
+def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the worker process
+    import logging
+    logging.disable(logging.WARNING)
+    import glint
+    from glint.errors import GlintError, NotSupported
+    con = glint.connect(device=device)
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        op = msg[0]
+        try:
+            if op == "quit":
+                return
+            if op == "register":
+                con.register(msg[1], _from_ipc(msg[2]))
+                conn.send(("ok",))
+            elif op == "unregister":
+                if con.has_table(msg[1]):
+                    con.unregister(msg[1])
+                conn.send(("ok",))
+            elif op == "query":
+                res = con.sql(msg[1])
+                if res is None:
+                    conn.send(("crash", "NoResult", "con.sql() returned None for a query", ""))
+                    continue
+                table = res.arrow()
+                if table.num_rows > MAX_RESULT_ROWS:
+                    table = table.slice(0, MAX_RESULT_ROWS + 1)
+                conn.send(("ok", _ipc(table)))
+        except NotSupported as e:
+            conn.send(("refusal", type(e).__name__, str(e), getattr(e, "construct", str(e))))
+        except GlintError as e:
+            conn.send(("glint_error", type(e).__name__, str(e), ""))
+        except BaseException as e:  # noqa: BLE001 - that is what we look for
+            conn.send(("crash", type(e).__name__, str(e)[:2000], traceback.format_exc()[-4000:]))
+
+
+class GlintWorker:
+    """glint in a child process; :meth:`query` returns the worker's reply or a
+    ("crash", ...) when it hangs past ``timeout`` or dies."""
+
+    def __init__(self, device: str = "cpu"):
+        self.device = device
+        self.tables: dict[str, pa.Table] = {}
+        self.proc = None
+        self.conn = None
+        self.restarts = 0
+        self.started = False
+
+    def start(self) -> None:
+        self.started = True
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, self.device), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        for name, t in self.tables.items():
+            self._call(("register", name, _ipc(t)), 120)
+
+    def _call(self, msg, timeout: float):
+        if self.proc is None or not self.proc.is_alive():
+            self.restart()
+        self.conn.send(msg)
+        if not self.conn.poll(timeout):
+            self.kill()
+            return ("crash", "Timeout", f"no answer within {timeout:g} s (hang or far too slow)", "")
+        try:
+            return self.conn.recv()
+        except (EOFError, ConnectionError, OSError):
+            self.proc.join(5)
+            code = self.proc.exitcode
+            self.kill()
+            sig = ""
+            if code is not None and code < 0:
+                import signal
+                try:
+                    sig = f" ({signal.Signals(-code).name})"
+                except ValueError:
+                    pass
+            return ("crash", "WorkerDied", f"the glint process died with exit code {code}{sig}", "")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        self.proc = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.restarts += 1
+        self.start()
+
+    def register(self, name: str, table: pa.Table) -> None:
+        self.tables[name] = table
+        if self.proc is not None and self.proc.is_alive():
+            r = self._call(("register", name, _ipc(table)), 120)
+            if r[0] != "ok":
+                raise RuntimeError(f"registering {name} in glint failed: {r}")
+
+    def query(self, sql: str, timeout: float):
+        if self.proc is None:
+            if self.started:           # killed after a hang or a death: a restart
+                self.restarts += 1
+            self.start()
+        return self._call(("query", sql), timeout)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(("quit",))
+                self.proc.join(2)
+            except Exception:  # noqa: BLE001
+                pass
+        self.kill()
+
+
+class InProcessGlint:
+    """glint in this process (for debugging and tests); time limit by signal.alarm
+    where available. A SIGFPE or a segfault takes this process down."""
+
+    def __init__(self, device: str = "cpu"):
+        import glint
+        self.con = glint.connect(device=device)
+        self.tables: dict[str, pa.Table] = {}
+        self.restarts = 0
+
+    def register(self, name, table):
+        self.tables[name] = table
+        self.con.register(name, table)
+
+    def query(self, sql, timeout):
+        import signal
+
+        from glint.errors import GlintError, NotSupported
+
+        def on_alarm(*_):
+            raise TimeoutError(f"no answer within {timeout:g} s")
+        use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+        if use_alarm:
+            old = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            res = self.con.sql(sql)
+            return ("ok", res.arrow())
+        except NotSupported as e:
+            return ("refusal", type(e).__name__, str(e), getattr(e, "construct", str(e)))
+        except GlintError as e:
+            return ("glint_error", type(e).__name__, str(e), "")
+        except TimeoutError as e:
+            return ("crash", "Timeout", str(e), "")
+        except Exception as e:  # noqa: BLE001
+            return ("crash", type(e).__name__, str(e)[:2000], traceback.format_exc()[-4000:])
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+
+    def close(self):
+        self.con.close()
+
+
+# ------------------------------------------------------------------ DuckDB
+class Duck:
+    def __init__(self):
+        import duckdb
+        self.duckdb = duckdb
+        self.con = duckdb.connect(":memory:")
+        self.tables: dict[str, pa.Table] = {}
+        self.reconnects = 0
+
+    def reconnect(self) -> None:
+        """A fatal DuckDB error invalidates the database: start a new one."""
+        try:
+            self.con.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self.reconnects += 1
+        self.con = self.duckdb.connect(":memory:")
+        for name, t in self.tables.items():
+            self.con.register(name, t)
+
+    def register(self, name: str, table: pa.Table) -> None:
+        self.tables[name] = table
+        try:
+            self.con.unregister(name)
+        except Exception:  # noqa: BLE001
+            pass
+        self.con.register(name, table)
+
+    def query(self, sql: str, timeout: float):
+        timer = threading.Timer(timeout, self.con.interrupt)
+        timer.start()
+        try:
+            t = self.con.execute(sql).fetch_arrow_table()
+            return ("ok", t)
+        except self.duckdb.InterruptException:
+            return ("timeout", f"DuckDB ran past {timeout:g} s")
+        except (self.duckdb.FatalException, self.duckdb.InternalException) as e:
+            timer.cancel()
+            self.reconnect()
+            return ("internal", f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
+        except self.duckdb.Error as e:
+            return ("error", f"{type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - e.g. a result Arrow cannot convert
+            return ("error", f"{type(e).__name__}: {e}")
+        finally:
+            timer.cancel()
+
+    def close(self):
+        self.con.close()
+
+
+# ------------------------------------------------------------------ comparison
+def _normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
+    """Dates and timestamps as day numbers (DuckDB's date ± INTERVAL is a
+    TIMESTAMP at midnight where glint's is a DATE; years past 9999 do not fit
+    Python dates). Returns the table and the original type classes."""
+    cols, classes = [], []
+    for f, c in zip(t.schema, t.columns):
+        typ = f.type
+        if pa.types.is_dictionary(typ):
+            c = c.cast(typ.value_type)
+            typ = typ.value_type
+        if pa.types.is_string_view(typ) or pa.types.is_large_string(typ):
+            c = c.cast(pa.string())
+        if c.null_count == len(c) and not pa.types.is_null(typ):
+            # all NULL (or no rows): the type carries no value (DuckDB types NULL || 'x' INTEGER)
+            cols.append(pa.nulls(len(c)))
+            classes.append(None)
+            continue
+        if pa.types.is_timestamp(typ):
+            us = c.cast(pa.timestamp("us")).cast(pa.int64())
+            import pyarrow.compute as pc
+            rem = pc.fill_null(pc.not_equal(pc.subtract(us, pc.multiply(pc.divide(us, 86_400_000_000),
+                                                                        86_400_000_000)), 0), False)
+            if not pc.any(rem).as_py():
+                c = pc.divide(us, 86_400_000_000)
+                classes.append("date")
+            else:
+                c = us
+                classes.append("timestamp")
+        elif pa.types.is_date(typ):
+            c = c.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
+            classes.append("date")
+        else:
+            classes.append(None)
+        cols.append(c)
+    return pa.Table.from_arrays(cols, names=[f"col{i}" for i in range(len(cols))]) if cols else t, classes
+
+
+def compare_results(sql: str, got: pa.Table, expected: pa.Table) -> list[str]:
+    from ..compare import compare_query_result
+    if got.num_columns != expected.num_columns:
+        return [f"column count: glint {got.num_columns} {got.schema.names}, DuckDB {expected.num_columns} "
+                f"{expected.schema.names}"]
+    g, gc = _normalize(got)
+    e, ec = _normalize(expected)
+    diffs = []
+    for i, (a, b) in enumerate(zip(gc, ec)):
+        if pa.types.is_null(g.schema.types[i]) or pa.types.is_null(e.schema.types[i]):
+            continue
+        if (a is None) != (b is None):
+            diffs.append(f"column {i + 1}: glint type {got.schema.types[i]}, DuckDB type {expected.schema.types[i]}")
+    if diffs:
+        return diffs
+    return compare_query_result(sql, g, e, rel_tol=1e-9)
+
+
+def _construct_key(construct: str) -> str:
+    m = re.match(r"(expression \w+):", construct or "")
+    if m:
+        return m.group(1)
+    s = re.sub(r'"[^"]*"', '"…"', construct or "?")
+    s = re.sub(r"'[^']*'", "'…'", s)
+    s = re.sub(r"\b\d+\b", "N", s)
+    return s.strip()[:120]
+
+
+_RUNTIME_ERROR = re.compile(r"(OutOfRangeException|ConversionException|InvalidInputException)")
+
+
+def duckdb_limitation(msg: str) -> str | None:
+    for pat, why in DUCKDB_LIMITATIONS:
+        if pat.search(msg):
+            return why
+    return None
+
+
+def classify(sql: str, duck_res, glint_res, known_bugs: bool = False) -> Outcome:
+    o = Outcome("match", sql)
+    if duck_res[0] in ("timeout", "internal"):
+        # DuckDB ran too long, or hit an internal error of its own (a DuckDB bug): no reference answer
+        o.status, o.details = "skipped", [("DuckDB internal error: " if duck_res[0] == "internal" else "")
+                                          + duck_res[1]]
+        return o
+    if duck_res[0] == "ok":
+        o.duck_table = duck_res[1]
+        if o.duck_table.num_rows > MAX_RESULT_ROWS:
+            o.status, o.details = "skipped", [f"DuckDB result has {o.duck_table.num_rows} rows"]
+            return o
+    else:
+        o.duck_error = duck_res[1]
+    kind = glint_res[0]
+    if kind == "ok":
+        o.glint_table = glint_res[1]
+    else:
+        o.glint_error_type = glint_res[1]
+        o.glint_error = f"{glint_res[1]}: {glint_res[2]}"
+    if kind == "crash":
+        o.status = "crash"
+        o.details = [o.glint_error] + ([glint_res[3]] if len(glint_res) > 3 and glint_res[3] else [])
+    elif kind == "refusal":
+        o.status = "refusal"
+        o.construct = _construct_key(glint_res[3])
+    elif kind == "glint_error":
+        if o.duck_error is not None:
+            o.status = "both_error"
+        else:
+            o.status = "error_mismatch"
+            o.details = [f"DuckDB answered ({o.duck_table.num_rows} rows); glint raised {o.glint_error}"]
+            if o.duck_table.num_rows == 0:
+                o.details.append("(possibly evaluation order: DuckDB's result is empty)")
+    else:  # glint answered
+        if o.duck_error is not None:
+            why = duckdb_limitation(o.duck_error)
+            if why is None and o.glint_table.num_rows == 0 and _RUNTIME_ERROR.match(o.duck_error):
+                why = ("evaluation order: DuckDB evaluated an expression that fails on a row glint never had to "
+                       "evaluate it for (glint's result is empty)")
+            if why:
+                o.status = "duck_only_error"
+                o.details = [f"DuckDB limitation ({why}): {o.duck_error}"]
+            else:
+                o.status = "mismatch"
+                o.details = [f"glint returned {o.glint_table.num_rows} rows where DuckDB raised: {o.duck_error}"]
+        else:
+            try:
+                diffs = compare_results(sql, o.glint_table, o.duck_table)
+            except Exception as e:  # noqa: BLE001
+                diffs = [f"comparison failed: {type(e).__name__}: {e}"]
+            if diffs:
+                o.status, o.details = "mismatch", diffs
+    if known_bugs and o.status in ("mismatch", "crash", "error_mismatch"):
+        for kb in KNOWN_BUGS:
+            try:
+                hit = kb.predicate(sql, o)
+            except Exception:  # noqa: BLE001
+                hit = False
+            if hit:
+                o.known = kb.name
+                o.status = "known_bug"
+                break
+    return o
+
+
+class Engines:
+    """glint (worker or in-process) and DuckDB, over the same tables."""
+
+    def __init__(self, data: FuzzData, device: str = "cpu", time_limit: float = 30.0, in_process: bool = False,
+                 known_bugs: bool = False):
+        self.data = data
+        self.time_limit = time_limit
+        self.known_bugs = known_bugs
+        self.duck = Duck()
+        self.glint = InProcessGlint(device) if in_process else GlintWorker(device)
+        self.set_tables(data.tables)
+        if isinstance(self.glint, GlintWorker):
+            self.glint.start()
+
+    def set_tables(self, tables: dict[str, pa.Table]) -> None:
+        for name, t in tables.items():
+            self.duck.register(name, t)
+            self.glint.register(name, t)
+
+    def run(self, sql: str) -> Outcome:
+        t0 = time.perf_counter()
+        d = self.duck.query(sql, self.time_limit)
+        t1 = time.perf_counter()
+        if d[0] == "ok" and d[1].num_rows > MAX_RESULT_ROWS:
+            g = ("ok", pa.table({}))
+        else:
+            g = self.glint.query(sql, self.time_limit)
+            if g[0] == "ok" and isinstance(g[1], (bytes, bytearray)):
+                g = ("ok", _from_ipc(g[1]))
+        t2 = time.perf_counter()
+        o = classify(sql, d, g, self.known_bugs)
+        o.duck_s, o.glint_s = t1 - t0, t2 - t1
+        return o
+
+    def close(self) -> None:
+        self.glint.close()
+        self.duck.close()
+
+
+# ------------------------------------------------------------------ a run
+@dataclass
+class Summary:
+    seed: int
+    queries: int = 0
+    counts: Counter = field(default_factory=Counter)
+    refusals: Counter = field(default_factory=Counter)
+    both_errors: Counter = field(default_factory=Counter)
+    duck_only: Counter = field(default_factory=Counter)
+    duck_rejects: Counter = field(default_factory=Counter)     # DuckDB errors (any glint outcome)
+    known: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
+    failures: list[tuple[int, Outcome, str | None]] = field(default_factory=list)  # (query no, outcome, repro dir)
+    error_mismatches: list[tuple[int, Outcome]] = field(default_factory=list)
+    seconds: float = 0.0
+    glint_restarts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.counts[s] for s in FAILURES)
+
+
+def query_seed(seed: int, i: int) -> int:
+    return seed * 1_000_003 + i
+
+
+def generate_query(data: FuzzData, seed: int, i: int):
+    """Query ``i`` of the run with ``seed`` (each query has its own generator,
+    so that one can be regenerated alone)."""
+    return QueryGenerator(data.info, seed=query_seed(seed, i)).generate()
+
+
+def _msg_key(msg: str) -> str:
+    s = re.sub(r"\(.*?\)", "(…)", msg or "")
+    s = re.sub(r'"[^"]*"', '"…"', s)
+    s = re.sub(r"\d+", "N", s)
+    return s[:140]
+
+
+def failure_signature(o: Outcome) -> str:
+    """A coarse key of a failure, to reduce only a few failures of each kind."""
+    first = (lambda m: (m or "").splitlines()[0] if m else "")
+    if o.status in ("crash", "error_mismatch"):
+        return f"{o.status}:{o.glint_error_type}:{_msg_key(first(o.glint_error))}"
+    if o.duck_error is not None:
+        return f"mismatch:duckdb-error:{_msg_key(first(o.duck_error))}"
+    d = first(o.details[0]) if o.details else ""
+    return "mismatch:" + ("row count" if d.startswith("row count") else "column" if d.startswith("column")
+                          else "values")
+
+
+def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool = False,
+             out: str | os.PathLike | None = "fuzz-failures", time_limit: float = 30.0, rows: int = 150,
+             reduce: bool = True, max_reductions: int = 20, reduce_seconds: float = 60.0,
+             reduce_per_signature: int = 2,
+             known_bugs: bool = False, in_process: bool = False, log: str | None = None,
+             progress: Callable[[int, Summary], None] | None = None, data: FuzzData | None = None) -> Summary:
+    """Generate and run ``queries`` queries; return a :class:`Summary`.
+    Failures (mismatches, crashes; and error mismatches) are written as
+    reproducers under ``out``; the first ``reduce_per_signature`` of each
+    :func:`failure_signature` (``max_reductions`` in all) are reduced first
+    (mismatches of values: 5 per signature)."""
+    data = data or make_data(seed, rows=rows, tpch=tpch)
+    summary = Summary(seed)
+    t0 = time.perf_counter()
+    engines = Engines(data, device, time_limit, in_process=in_process, known_bugs=known_bugs)
+    logf = open(log, "a", encoding="utf-8") if log else None
+    reductions = 0
+    per_sig: Counter = Counter()
+    try:
+        for i in range(queries):
+            q = generate_query(data, seed, i)
+            o = engines.run(q.sql)
+            summary.queries += 1
+            summary.counts[o.status] += 1
+            if o.duck_error is not None:
+                summary.duck_rejects[_msg_key(o.duck_error)] += 1
+            if o.status == "refusal":
+                summary.refusals[o.construct] += 1
+            elif o.status == "both_error":
+                summary.both_errors[_msg_key(o.glint_error or "")] += 1
+            elif o.status == "duck_only_error":
+                summary.duck_only[_msg_key(o.duck_error or "")] += 1
+            elif o.status == "known_bug":
+                summary.known[o.known] += 1
+            elif o.status == "skipped":
+                summary.skipped[_msg_key(o.details[0] if o.details else "")] += 1
+            elif o.status == "error_mismatch":
+                summary.error_mismatches.append((i, o))
+            if o.status in FAILURES or o.status == "error_mismatch":
+                path = None
+                if out is not None:
+                    from .reduce import write_reproducer
+                    sig = failure_signature(o)
+                    limit = reduce_per_signature * (5 if sig == "mismatch:values" else 1)
+                    do_reduce = reduce and reductions < max_reductions and per_sig[sig] < limit
+                    per_sig[sig] += 1
+                    reductions += do_reduce
+                    try:
+                        path = write_reproducer(engines, data, o, Path(out), seed=seed, index=i,
+                                                reduce=do_reduce, seconds=reduce_seconds)
+                    except Exception as e:  # noqa: BLE001 - never lose the run over a reproducer
+                        path = f"(reproducer failed: {type(e).__name__}: {e})"
+                    engines.set_tables(data.tables)
+                if o.status in FAILURES:
+                    summary.failures.append((i, o, str(path) if path else None))
+            if logf is not None and o.status not in ("match",):
+                rec = o.to_json()
+                rec.update(seed=seed, index=i)
+                logf.write(json.dumps(rec) + "\n")
+                logf.flush()
+            if progress is not None:
+                progress(i + 1, summary)
+    finally:
+        summary.glint_restarts = engines.glint.restarts
+        engines.close()
+        if logf is not None:
+            logf.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+# ------------------------------------------------------------------ printing / CLI
+def print_summary(summary: Summary, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        tty = sys.stdout.isatty()
+        console = Console(width=None if tty else 160, no_color=not tty, highlight=False)
+    n = max(1, summary.queries)
+    t = Table(title=f"glint fuzz: seed {summary.seed}, {summary.queries} queries in {summary.seconds:.1f} s",
+              header_style="bold")
+    t.add_column("outcome")
+    t.add_column("queries", justify="right")
+    t.add_column("share", justify="right")
+    styles = {"match": "green", "mismatch": "bold red", "crash": "bold red", "refusal": "yellow",
+              "error_mismatch": "magenta", "known_bug": "red"}
+    for s in STATUSES:
+        c = summary.counts.get(s, 0)
+        if c or s in ("match", "mismatch", "crash", "refusal"):
+            t.add_row(f"[{styles.get(s, '')}]{s}[/]" if styles.get(s) else s, str(c), f"{100 * c / n:.1f}%")
+    console.print(t)
+
+    def counter_table(title, counter: Counter, total: int, limit: int = 25):
+        if not counter:
+            return
+        tt = Table(title=title, header_style="bold")
+        tt.add_column("what", overflow="fold")
+        tt.add_column("queries", justify="right")
+        tt.add_column("share", justify="right")
+        for k, v in counter.most_common(limit):
+            tt.add_row(k, str(v), f"{100 * v / max(1, total):.1f}%")
+        if len(counter) > limit:
+            tt.add_row(f"... {len(counter) - limit} more", "", "")
+        console.print(tt)
+
+    counter_table("refusals (NotSupported) by construct (share of refusals)", summary.refusals,
+                  summary.counts["refusal"])
+    counter_table("DuckDB-only errors (DuckDB limitation; glint answered)", summary.duck_only,
+                  summary.counts["duck_only_error"])
+    counter_table("both engines raised (glint's message)", summary.both_errors, summary.counts["both_error"], 10)
+    counter_table("DuckDB errors (any glint outcome; share of all queries)", summary.duck_rejects, summary.queries,
+                  10)
+    counter_table("known bugs (filtered)", summary.known, summary.counts["known_bug"])
+    counter_table("skipped (no reference answer)", summary.skipped, summary.counts["skipped"])
+    if summary.error_mismatches:
+        console.print(f"[magenta]error mismatches[/] (DuckDB answered, glint raised an error): "
+                      f"{len(summary.error_mismatches)}")
+        for i, o in summary.error_mismatches[:10]:
+            console.print(f"  query {i}: {o.glint_error}", markup=False, highlight=False)
+    if summary.failures:
+        console.print(f"[bold red]{len(summary.failures)} failure(s)[/]:")
+        for i, o, path in summary.failures[:50]:
+            console.print(f"  query {i} {o.status}: {o.summary()[:200]}", markup=False, highlight=False)
+            if path:
+                console.print(f"    reproducer: {path}", markup=False, highlight=False)
+    if summary.glint_restarts:
+        console.print(f"glint worker restarts: {summary.glint_restarts}")
+
+
+def add_parser(sub) -> None:
+    """Register ``glint fuzz`` on the CLI's subparsers."""
+    f = sub.add_parser("fuzz", help="differential SQL fuzzing of glint against DuckDB")
+    f.add_argument("--seed", type=int, default=0, help="seed of the data and the queries (default 0)")
+    f.add_argument("--queries", type=int, default=200, help="number of queries (default 200)")
+    f.add_argument("--device", default="cpu", help='"cpu" (default), "cuda", "cuda:N" or "auto"')
+    f.add_argument("--tpch", action="store_true", help="add the TPC-H SF 0.01 tables to the generated ones")
+    f.add_argument("--out", default="fuzz-failures", help="directory for reproducers (default ./fuzz-failures)")
+    f.add_argument("--time-limit", type=float, default=30.0, help="seconds per query before a hang is a crash")
+    f.add_argument("--rows", type=int, default=150, help="rows per generated table (default 150)")
+    f.add_argument("--no-reduce", action="store_true", help="write failures unreduced")
+    f.add_argument("--max-reductions", type=int, default=20, help="reduce at most this many failures (default 20)")
+    f.add_argument("--known-bugs", action="store_true",
+                   help="count failures matching the KNOWN_BUGS filters separately (not reduced, not failing)")
+    f.add_argument("--log", help="append every outcome other than a match to this JSON-lines file")
+    f.set_defaults(func=cmd_fuzz)
+
+
+def cmd_fuzz(args) -> int:
+    last = [time.perf_counter()]
+
+    def progress(done, s: Summary):
+        if time.perf_counter() - last[0] > 10 or done == args.queries:
+            last[0] = time.perf_counter()
+            fails = s.counts["mismatch"] + s.counts["crash"]
+            print(f"[fuzz seed {args.seed}] {done}/{args.queries} queries: {s.counts['match']} match, "
+                  f"{fails} failing, {s.counts['refusal']} refused", file=sys.stderr, flush=True)
+
+    if args.queries < 0:
+        from ...errors import GlintError
+        raise GlintError("--queries must be at least 0")
+    summary = run_fuzz(args.seed, args.queries, device=args.device, tpch=args.tpch, out=args.out,
+                       time_limit=args.time_limit, rows=args.rows, reduce=not args.no_reduce,
+                       max_reductions=args.max_reductions, known_bugs=args.known_bugs, log=args.log,
+                       progress=progress)
+    print_summary(summary)
+    return 0 if summary.ok else 1
