@@ -641,22 +641,8 @@ def load_ssb(con, sf=None, directory: str | os.PathLike | None = None, progress:
     data directory."""
     d = Path(directory) if directory is not None else ensure_ssb_data(sf if sf is not None else 1,
                                                                       progress=bool(progress))
-    found = _found_tables(d)
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show:
-        for t in ssb_tables:
-            con.read_parquet(found[t], t)
-        return d
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=len(ssb_tables))
-        for t in ssb_tables:
-            bar.update(task, description=t)
-            con.read_parquet(found[t], t)
-            bar.advance(task)
+    from .common import register_tables
+    register_tables(con, d, ssb_tables, "SSB", progress)
     return d
 
 

@@ -429,25 +429,8 @@ def load_tpch(con, sf=None, directory: str | os.PathLike | None = None, progress
     data directory."""
     d = Path(directory) if directory is not None else ensure_tpch_data(sf if sf is not None else 1,
                                                                        progress=bool(progress))
-    found = tables_in_directory(d)
-    missing = [t for t in tpch_tables if t not in found]
-    if missing:
-        raise GlintIOError(f"TPC-H tables missing in {str(d)!r}: {', '.join(missing)}")
-    show = progress if progress is not None else sys.stderr.isatty()
-    if not show:
-        for t in tpch_tables:
-            con.read_parquet(found[t], t)
-        return d
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=len(tpch_tables))
-        for t in tpch_tables:
-            bar.update(task, description=t)
-            con.read_parquet(found[t], t)
-            bar.advance(task)
+    from .common import register_tables
+    register_tables(con, d, tpch_tables, "TPC-H", progress)
     return d
 
 

@@ -1,0 +1,32 @@
+"""What the benchmark suites share: registering a directory of generated
+tables on a glint connection."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import GlintIOError
+from ..storage.loaders import tables_in_directory
+
+
+def register_tables(con, directory, names, title: str, progress: bool | None = None) -> None:
+    """con.read_parquet every table of `names` found in `directory` (one file or
+    folder per table), with a progress bar on a terminal."""
+    found = tables_in_directory(directory)
+    missing = [t for t in names if t not in found]
+    if missing:
+        raise GlintIOError(f"{title} tables missing in {str(directory)!r}: {', '.join(missing)}")
+    show = progress if progress is not None else sys.stderr.isatty()
+    if not show:
+        for t in names:
+            con.read_parquet(found[t], t)
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=len(names))
+        for t in names:
+            bar.update(task, description=t)
+            con.read_parquet(found[t], t)
+            bar.advance(task)
