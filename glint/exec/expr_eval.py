@@ -88,7 +88,8 @@ def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
 
 
 def _round_half_away(x: torch.Tensor) -> torch.Tensor:
-    return torch.sign(x) * torch.floor(x.abs() + 0.5)
+    """Round half away from zero, keeping the sign of zero (ROUND(-0.01, 1) is -0.0)."""
+    return torch.copysign(torch.floor(x.abs() + 0.5), x)
 
 
 def cast_column(c: Column, to: T.DataType) -> Column:

@@ -169,6 +169,8 @@ for _cls in _CMP:
 @_bind.register
 def _(node: exp.Neg, ctx):
     v = bind(node.this, ctx)
+    if v.type.kind == "NULL":
+        return Literal(None, T.INTEGER)
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
     if not v.type.is_numeric:
@@ -423,6 +425,8 @@ def _(node: exp.Nullif, ctx):
 @_bind.register
 def _(node: exp.Abs, ctx):
     v = bind(node.this, ctx)
+    if v.type.kind == "NULL":
+        return Literal(None, T.INTEGER)
     if not v.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
     return Call("abs", (v,), v.type)

@@ -17,6 +17,8 @@ Layouts:
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -197,7 +199,7 @@ class Column:
         if arr.null_count:
             arr = arr.fill_null(False if dtype.kind == "BOOLEAN" else 0)
         data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=npt)
-        return Column(dtype, torch.from_numpy(np.array(data, copy=True) if not data.flags.writeable else np.ascontiguousarray(data)), valid)
+        return Column(dtype, _tensor_view(np.ascontiguousarray(data)), valid)
 
     def to_arrow(self) -> pa.Array:
         valid = None if self.valid is None else self.valid.cpu().numpy()
@@ -220,6 +222,17 @@ class Column:
         if dt.kind == "DATE":
             return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
         return pa.array(data, T.to_arrow(dt), mask=mask)
+
+
+def _tensor_view(a: np.ndarray) -> torch.Tensor:
+    """A tensor over the array's memory, without a copy. Arrow's buffers are
+    read-only, which torch warns about; glint never writes into column data
+    (every operator makes new tensors), so sharing them is safe."""
+    if a.flags.writeable:
+        return torch.from_numpy(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(a)
 
 
 def _to_int128_pairs(data: torch.Tensor) -> np.ndarray:
