@@ -117,11 +117,13 @@ def _column_error(msg: str, ast, catalog):
         name = m.group(1).strip('"')
         # sqlglot reports where the name ends; users count from where it starts
         where = f" at line {m.group(2)}, column {int(m.group(3)) - len(name) + 1}" if m.group(2) else ""
-        names = set()
+        names = []
         for t in ast.find_all(exp.Table):
             if catalog.has_table(t.name):
-                names |= set(catalog.table(t.name).schema)
-        return ColumnNotFound(f'Column "{name}" not found{where}{did_you_mean(name, sorted(names))}')
+                names += list(catalog.table(t.name).schema)
+        if sum(n.lower() == name.lower() for n in names) > 1:
+            return BinderError(f'Column reference "{name}" is ambiguous{where}: qualify it with a table name')
+        return ColumnNotFound(f'Column "{name}" not found{where}{did_you_mean(name, sorted(set(names)))}')
     m = re.match(r"Unknown column: (\S+)", msg)
     if m:
         name = m.group(1).strip('"')
