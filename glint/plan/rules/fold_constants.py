@@ -16,7 +16,7 @@ import torch
 
 from ... import types as T
 from ...errors import GlintError
-from ..expr import Call, Case, ColRef, Expr, Literal
+from ..expr import Call, Case, ColRef, Expr, Literal, conjoin, conjuncts
 from .. import logical as L
 
 _TRUE = Literal(True, T.BOOLEAN)
@@ -31,21 +31,50 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
             if p == _TRUE:
                 return node.child
             return L.Filter(node.child, p)
+        if isinstance(node, L.Limit) and node.limit == 0 and not isinstance(node.child, L.OneRow):
+            return L.Limit(L.OneRow(), 0) if not node.schema else _empty(node)
         if isinstance(node, L.Project):
             return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
         if isinstance(node, L.Join) and node.condition is not None:
-            c = fold_expr(node.condition)
-            na = None if node.null_aware is None else tuple(fold_expr(x) for x in node.null_aware)
-            return L.Join(node.left, node.right, node.kind, None if c == _TRUE else c, node.mark, na)
+            if node.null_aware is None:
+                c = fold_expr(node.condition)
+                return L.Join(node.left, node.right, node.kind, None if c == _TRUE else c, node.mark, None)
+            # an IN's own equality stays an equality (a NULL on either side makes the
+            # mark NULL, which the join computes); its operands fold on their own
+            na = tuple(fold_expr(x) for x in node.null_aware)
+            parts = []
+            for c in conjuncts(node.condition):
+                if isinstance(c, Call) and c.args == tuple(node.null_aware):
+                    parts.append(Call(c.fn, na, c.type))
+                else:
+                    parts.append(fold_expr(c))
+            return L.Join(node.left, node.right, node.kind, conjoin(parts), node.mark, na)
         return node
     return plan.transform_up(rule)
+
+
+def _empty(node: L.LogicalNode) -> L.LogicalNode:
+    """No rows with node's columns, computing nothing (LIMIT 0, WHERE FALSE)."""
+    return L.Limit(L.Project(L.OneRow(), tuple((f, Literal(None, f.type)) for f in node.schema)), 0)
 
 
 def fold_expr(e: Expr) -> Expr:
     return e.transform(_fold_node)
 
 
+# functions whose result is NULL whenever an argument is NULL
+_STRICT = {"add", "sub", "mul", "div", "intdiv", "mod", "neg", "abs", "round", "floor", "eq", "ne", "lt", "le",
+           "gt", "ge", "like", "substring", "upper", "lower", "length", "trim", "ltrim", "rtrim", "extract",
+           "add_interval", "date_add_days", "date_diff_days", "cast", "not"}
+
+
 def _fold_node(e: Expr) -> Expr:
+    if isinstance(e, Call) and e.fn in _STRICT and \
+            any(isinstance(a, Literal) and a.value is None for a in e.args):
+        return Literal(None, e.type)        # the other operands need not be evaluated at all
+    if isinstance(e, Call) and e.fn == "concat" and not e.params[0] and \
+            any(isinstance(a, Literal) and a.value is None for a in e.args):
+        return Literal(None, e.type)
     if isinstance(e, Call):
         if e.fn == "and":
             a, b = e.args
