@@ -105,8 +105,8 @@ def common_type(a: DataType, b: DataType) -> DataType:
         da, db = as_decimal(a), as_decimal(b)
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
-        if whole + scale > 38:          # DuckDB gives up scale, not width
-            scale = max(0, 38 - whole)
+        if whole + scale > 38 and a.is_decimal and b.is_decimal:
+            scale = max(0, 38 - whole)  # two DECIMALs: DuckDB gives up scale (an integer keeps it)
         return DECIMAL(min(38, whole + scale), scale)
     if {a.kind, b.kind} == {"DATE", "VARCHAR"}:
         return DATE

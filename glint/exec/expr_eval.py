@@ -130,6 +130,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
                 return Column(to, W.scale(d, 10 ** ds), c.valid)     # beyond int64: widen
             v = d * 10 ** ds if ds >= 0 else _round_div(d, 10 ** -ds)
         elif src.kind == "DOUBLE":
+            _check_finite(d, c.valid, to)
             v = _round_half_away(d * float(10 ** to.scale))
             _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}")
             v = v.long()
@@ -148,6 +149,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
         if src.is_decimal:
             v = _round_div(d, 10 ** src.scale)
         elif src.kind == "DOUBLE":
+            _check_finite(d, c.valid, to)
             v = torch.round(d)   # DuckDB rounds doubles half to even here
             _check_range(v, 2**63 if to.kind != "INTEGER" else 2**31, c.valid, f"DOUBLE to {to}")
         elif src.kind == "DATE":
@@ -162,6 +164,15 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.kind == "DATE" and src.kind == "DATE":
         return c
     raise NotSupported(f"CAST from {src} to {to}")
+
+
+def _check_finite(v: torch.Tensor, valid, to: T.DataType) -> None:
+    bad = ~torch.isfinite(v)
+    if valid is not None:
+        bad &= valid
+    if bool(bad.any()):
+        x = float(v[bad][0])
+        raise ExecutionError(f"Conversion Error: Could not cast value {x} to {to}")
 
 
 def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
