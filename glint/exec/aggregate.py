@@ -81,7 +81,8 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     if agg.fn == "avg":
         scale = x.dtype.scale if x.dtype.is_decimal else 0
         total = wide[:, 0].double() * float(LIMB) + wide[:, 1].double()
-        return Column(T.DOUBLE, total / counts.clamp(min=1).double() / float(10 ** scale), has)
+        # sum / (count * 10**scale) in one correctly rounded division
+        return Column(T.DOUBLE, total / (counts.clamp(min=1).double() * float(10 ** scale)), has)
     raise NotSupported(f"aggregate {agg.fn}")
 
 

@@ -77,6 +77,13 @@ def _args(e: Call, batch):
 _POW10 = [10**i for i in range(19)]
 
 
+def exact_div(v: torch.Tensor, k) -> torch.Tensor:
+    """v / k correctly rounded. On CUDA, dividing by a Python number multiplies
+    by its reciprocal (-9999 / 10 gives -999.9000000000001); dividing by a
+    tensor divides."""
+    return v / torch.tensor(float(k), dtype=v.dtype, device=v.device)
+
+
 def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
     """v / d rounded half away from zero (integer tensors)."""
     if d >= 2**62:          # |v / d| < 2: decided exactly by comparing with d / 2
@@ -105,7 +112,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if c.is_wide:
         if to.kind == "DOUBLE":
             v = W.to_double(c.data)
-            return Column(to, v / float(10 ** src.scale) if src.is_decimal else v, c.valid)
+            return Column(to, exact_div(v, 10 ** src.scale) if src.is_decimal else v, c.valid)
         if to.is_decimal and to.precision > 18 and to.scale >= _scale(src):
             W.check_magnitude(W.to_double(c.data) * float(10 ** (to.scale - _scale(src))), c.valid, f"CAST to {to}")
             return Column(to, W.scale(c.data, 10 ** (to.scale - _scale(src))), c.valid)
@@ -116,7 +123,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.kind == "DOUBLE":
         v = d.double()
         if src.is_decimal:
-            v = v / float(10 ** src.scale)
+            v = exact_div(v, 10 ** src.scale)
         return Column(to, v, c.valid)
     if to.is_decimal:
         if src.is_decimal or src.kind == "HUGEINT":
@@ -371,7 +378,7 @@ def _round(e, batch):
         f = 10.0 ** digits
         scaled = a.data * f
         # values too large to have digits below 10**-digits are already rounded
-        return a.with_data(torch.where(torch.isfinite(scaled), _round_half_away(scaled) / f, a.data))
+        return a.with_data(torch.where(torch.isfinite(scaled), exact_div(_round_half_away(scaled), f), a.data))
     return a
 
 
