@@ -104,11 +104,27 @@ def bind_query(ast: exp.Expression, catalog) -> Bound:
     check_join_precedence(ast)
     schema = {name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
                      for c, t in catalog.table(name).schema.items()} for name in catalog.table_names()}
+    names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    return Binder(catalog).bind_query(q)
+    bound = Binder(catalog).bind_query(q)
+    if names is not None and len(names) == len(bound.outputs):
+        bound.outputs = [(n if generated.startswith("_col_") else generated, f)
+                         for n, (generated, f) in zip(names, bound.outputs)]
+    return bound
+
+
+def _output_names(ast) -> list[str] | None:
+    """Result column names as the user wrote the expressions (qualify would name
+    an unaliased expression _col_N; DuckDB names it after the expression)."""
+    if not isinstance(ast, exp.Select) or any(isinstance(e, exp.Star) or
+                                              (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                                              for e in ast.expressions):
+        return None
+    return [e.alias if isinstance(e, exp.Alias) else
+            e.name if isinstance(e, exp.Column) else e.sql(dialect="duckdb") for e in ast.expressions]
 
 
 def _column_error(msg: str, ast, catalog):
