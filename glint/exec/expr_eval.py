@@ -259,14 +259,21 @@ def _arith(op):
                 out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
-            big = est.abs() > 9.2e18
+            near = est.abs() >= 2.0 ** 62     # the estimate only says where to look exactly
             if valid is not None:
-                big &= valid
-            if bool(big.any()):
-                if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
-                    raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {t}")
+                near &= valid
+            if bool(near.any()):
                 W.check_magnitude(est, valid, f"multiplication of {t}")
-                out = W.mul(wide_x, wide_y)
+                exact = W.mul(wide_x, wide_y)
+                fits = (exact[:, 0] >= -(1 << 31)) & (exact[:, 0] < (1 << 31))
+                if valid is not None:
+                    fits |= ~valid
+                if bool(fits.all()):
+                    out = W.narrow(exact)
+                elif t.is_decimal and t.precision > 18 or t.kind == "HUGEINT":
+                    out = exact
+                else:
+                    raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {_duck_name(t)}")
         return Column(t, out, valid)
     return run
 

@@ -30,6 +30,8 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
             p = fold_expr(node.predicate)
             if p == _TRUE:
                 return node.child
+            if isinstance(p, Literal) and not p.value:       # WHERE FALSE / WHERE NULL
+                return _empty(node)
             return L.Filter(node.child, p)
         if isinstance(node, L.Limit) and node.limit == 0 and not isinstance(node.child, L.OneRow):
             return L.Limit(L.OneRow(), 0) if not node.schema else _empty(node)
