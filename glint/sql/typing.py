@@ -108,16 +108,21 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
         raise TypeMismatch(f"Type mismatch in {desc}: {op} is not defined for {ta} and {tb}")
     if op == "div":
         return Call("div", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
-    if "DOUBLE" in (ta.kind, tb.kind):
-        if op == "intdiv":
-            return Call("floor", (Call("div", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE),), T.DOUBLE)
-        return Call(op, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
+    if "DOUBLE" in (ta.kind, tb.kind) or (op == "intdiv" and (ta.is_decimal or tb.is_decimal)):
+        # DuckDB: // with a DOUBLE or DECIMAL operand is DOUBLE division (7.5 // 2 = 3.75)
+        fn = "div" if op == "intdiv" else op
+        return Call(fn, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
     if ta.is_integer and tb.is_integer:
         t = T.common_type(ta, tb)
         return Call(op, (cast(a, t), cast(b, t)), t)
     # exact decimals
-    if op in ("intdiv", "mod"):
-        t = T.common_type(ta, tb)
+    if op == "mod":
+        da, db = T.as_decimal(ta), T.as_decimal(tb)
+        scale = max(da.scale, db.scale)
+        whole = max(da.precision - da.scale, db.precision - db.scale)
+        if whole + scale > 38:      # DuckDB computes it in DOUBLE then
+            return Call("mod", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
+        t = T.DECIMAL(whole + scale, scale)
         return Call(op, (cast(a, t), cast(b, t)), t)
     rt = T.decimal_result("+" if op in ("add", "sub") else "*", ta, tb)
     if op in ("add", "sub"):
