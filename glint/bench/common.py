@@ -3,6 +3,8 @@ tables on a glint connection."""
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
+from pathlib import Path
 
 from ..errors import GlintIOError
 from ..storage.loaders import tables_in_directory
@@ -30,3 +32,13 @@ def register_tables(con, directory, names, title: str, progress: bool | None = N
             bar.update(task, description=t)
             con.read_parquet(found[t], t)
             bar.advance(task)
+
+
+@lru_cache(maxsize=None)
+def read_query(path: Path, title: str) -> str:
+    """A shipped query text, without its trailing semicolon."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise GlintIOError(f"cannot read the {title} query file {str(path)!r}: {e.strerror or e}") from None
+    return text.strip().rstrip(";").rstrip()

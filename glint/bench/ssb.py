@@ -98,14 +98,9 @@ def ssb_query(name) -> str:
     return _query_text(key)
 
 
-@lru_cache(maxsize=None)
 def _query_text(name: str) -> str:
-    p = QUERY_DIR / f"q{name}.sql"
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise GlintIOError(f"cannot read the SSB query file {str(p)!r}: {e.strerror or e}") from None
-    return text.strip().rstrip(";").rstrip()
+    from .common import read_query
+    return read_query(QUERY_DIR / f"q{name}.sql", "SSB")
 
 
 def ssb_queries() -> dict[str, str]:

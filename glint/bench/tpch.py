@@ -48,14 +48,9 @@ def tpch_query(n: int) -> str:
     return _query_text(n)
 
 
-@lru_cache(maxsize=None)
 def _query_text(n: int) -> str:
-    p = QUERY_DIR / f"q{n:02d}.sql"
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise GlintIOError(f"cannot read the TPC-H query file {str(p)!r}: {e.strerror or e}") from None
-    return text.strip().rstrip(";").rstrip()
+    from .common import read_query
+    return read_query(QUERY_DIR / f"q{n:02d}.sql", "TPC-H")
 
 
 def tpch_queries() -> dict[int, str]:

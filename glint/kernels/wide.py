@@ -80,10 +80,9 @@ def mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return normalize(hi, lo)
 
 
-def scale(a: torch.Tensor, k: int) -> torch.Tensor:
-    """a * k for a positive Python int k (a power of ten when rescaling), in
-    steps of at most 10**9 so no partial product leaves int64."""
-    out = to_wide(a)
+def _steps(k: int) -> list[int]:
+    """k as factors below 2**31 (powers of ten split into 10**9 pieces), so
+    every partial product of a limb stays inside int64."""
     steps = []
     while k >= 10**9 and k % 10**9 == 0:
         steps.append(10**9)
@@ -92,7 +91,14 @@ def scale(a: torch.Tensor, k: int) -> torch.Tensor:
         if k >= 1 << 31:
             raise ExecutionError(f"Out of Range Error: cannot scale by {k}")
         steps.append(k)
-    for step in steps:
+    return steps
+
+
+def scale(a: torch.Tensor, k: int) -> torch.Tensor:
+    """a * k for a positive Python int k (a power of ten when rescaling), in
+    steps of at most 10**9 so no partial product leaves int64."""
+    out = to_wide(a)
+    for step in _steps(k):
         hi, lo = out[:, 0], out[:, 1]
         t = lo * step
         out = normalize(hi * step + (t >> BITS), t & MASK)
@@ -102,15 +108,7 @@ def scale(a: torch.Tensor, k: int) -> torch.Tensor:
 def floordiv(a: torch.Tensor, k: int) -> torch.Tensor:
     """floor(a / k) for a positive Python int k, in steps below 2**31."""
     out = to_wide(a)
-    steps = []
-    while k >= 10**9 and k % 10**9 == 0:
-        steps.append(10**9)
-        k //= 10**9
-    if k > 1:
-        if k >= 1 << 31:
-            raise ExecutionError(f"Out of Range Error: cannot divide by {k}")
-        steps.append(k)
-    for step in steps:      # floor(floor(a / p) / q) == floor(a / (p*q))
+    for step in _steps(k):      # floor(floor(a / p) / q) == floor(a / (p*q))
         hi, lo = out[:, 0], out[:, 1]
         q_hi = torch.div(hi, step, rounding_mode="floor")
         r = hi - q_hi * step                       # 0 <= r < step
