@@ -28,15 +28,14 @@ class ExprContext:
     AST text of each GROUP BY expression / aggregate mapped to its output field;
     subqueries: callback planning a subquery expression into a join.
     """
-    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "allow_aggs", "empty_aggs")
+    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs")
 
-    def __init__(self, scope, binder, groups=None, aggs=None, allow_aggs=False):
+    def __init__(self, scope, binder, groups=None, aggs=None):
         self.scope = scope
         self.binder = binder
         self.groups = groups        # dict[str, Field] | None
         self.aggs = aggs            # dict[str, Field] | None
         self.pending = []           # plan -> plan functions (joins computing subqueries)
-        self.allow_aggs = allow_aggs
         self.empty_aggs = False     # bind aggregates as their value over an empty group
 
 

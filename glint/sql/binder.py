@@ -19,7 +19,7 @@ from sqlglot import exp
 from .. import types as T
 from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
-from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Field, Literal, conjoin, conjuncts
+from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
 from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
 from .scope import Scope

@@ -221,7 +221,7 @@ def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, 
             return pq.read_table(f, columns=cols, use_threads=True, read_dictionary=read_dictionary or None)
         except FileNotFoundError:
             raise GlintIOError(f"No such file: {_short(f)!r}") from None
-        except PermissionError as e:
+        except PermissionError:
             raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}: permission denied") from None
         except IsADirectoryError:
             raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}: is a directory") from None

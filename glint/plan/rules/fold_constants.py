@@ -16,7 +16,7 @@ import torch
 
 from ... import types as T
 from ...errors import GlintError
-from ..expr import Call, Case, ColRef, Expr, Literal, conjoin, conjuncts
+from ..expr import Call, Case, Expr, Literal, conjoin, conjuncts
 from .. import logical as L
 
 _TRUE = Literal(True, T.BOOLEAN)
