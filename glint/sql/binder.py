@@ -12,6 +12,7 @@ Subqueries are decorrelated here, into joins the executor runs directly:
 from __future__ import annotations
 
 import contextlib
+import re
 import itertools
 
 from sqlglot import exp
@@ -518,9 +519,12 @@ def item_key(e: exp.Expression) -> str:
 
 
 def _name_of(e: exp.Expression) -> str:
+    """A readable name for a computed column (plans print it): the SQL text
+    without quotes or table qualifiers, shortened."""
     if isinstance(e, exp.Column):
         return e.name
-    return e.sql(dialect="duckdb")[:40]
+    text = re.sub(r'"[^"]*"\.', "", e.sql(dialect="duckdb")).replace('"', "")
+    return text if len(text) <= 32 else text[:31] + "…"
 
 
 def _output_map(outputs, src) -> dict:

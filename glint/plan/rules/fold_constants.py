@@ -37,6 +37,12 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
             return L.Limit(L.OneRow(), 0) if not node.schema else _empty(node)
         if isinstance(node, L.Project):
             return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
+        if isinstance(node, L.Aggregate):
+            return L.Aggregate(node.child, tuple((f, fold_expr(e)) for f, e in node.groups),
+                               tuple((f, fold_expr(a)) for f, a in node.aggs))
+        if isinstance(node, L.Sort):
+            return L.Sort(node.child, tuple(L.SortKey(fold_expr(k.expr), k.descending, k.nulls_first)
+                                            for k in node.keys))
         if isinstance(node, L.Join) and node.condition is not None:
             if node.null_aware is None:
                 c = fold_expr(node.condition)
