@@ -362,7 +362,8 @@ def _(node: exp.Trim, ctx):
 
 # ---------------------------------------------------------------- dates, misc
 _EXTRACT_FIELDS = {"year", "month", "day", "quarter", "dow", "dayofweek", "doy", "dayofyear", "week",
-                   "isodow", "epoch", "decade", "century"}
+                   "isodow", "epoch", "decade", "century", "yearweek", "isoyear", "dayofmonth", "weekday",
+                   "weekofyear", "millennium"}
 
 
 def _extract(field: str, v: Expr) -> Expr:
@@ -379,7 +380,9 @@ def _(node: exp.Extract, ctx):
     return _extract(node.this.name, bind(node.expression, ctx))
 
 
-for _cls, _field in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Quarter, "quarter")):
+for _cls, _field in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Quarter, "quarter"),
+                     (exp.DayOfWeek, "dayofweek"), (exp.DayOfMonth, "dayofmonth"), (exp.DayOfYear, "dayofyear"),
+                     (exp.WeekOfYear, "weekofyear"), (exp.Week, "week"), (exp.DayOfWeekIso, "isodow")):
     _bind.register(_cls)(lambda node, ctx, _f=_field: _extract(_f, bind(node.this, ctx)))
 
 
