@@ -189,8 +189,7 @@ def from_sql_name(name: str, params: list[int] | None = None) -> DataType:
     if n in ("DECIMAL", "NUMERIC"):
         p = params[0] if params else 18
         s = params[1] if len(params) > 1 else (0 if params else 3)
-        if p > MAX_INT64_DECIMAL_PRECISION:
-            raise NotSupported(f"DECIMAL({p},{s}): glint stores decimals of at most 18 digits")
+        # up to 38 digits, as DuckDB: values beyond int64 are held as wide (96-bit) values
         return DECIMAL(p, s)
     if n in ("BOOLEAN", "BOOL"):
         return BOOLEAN

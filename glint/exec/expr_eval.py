@@ -108,7 +108,10 @@ def cast_column(c: Column, to: T.DataType) -> Column:
     if to.is_string:
         return strings.to_varchar(c)
     if src.is_string:
-        return strings.from_varchar(c, to)
+        try:
+            return strings.from_varchar(c, to)
+        except OverflowError:
+            raise NotSupported(f"CAST of text with more than 18 digits to {to}") from None
     if c.is_wide:
         if to.kind == "DOUBLE":
             v = W.to_double(c.data)
@@ -139,6 +142,12 @@ def cast_column(c: Column, to: T.DataType) -> Column:
         elif src.kind == "DOUBLE":
             _check_finite(d, c.valid, to)
             v = _round_half_away(d * float(10 ** to.scale))
+            if to.precision > 18 and _out_of_range(v, 2**63, c.valid):
+                # the double's exact integer value, split into limbs (division by 2**32 is exact)
+                _check_range(v, 10 ** to.precision, c.valid, f"DOUBLE to {to}")
+                v = torch.where(torch.isfinite(v), v, torch.zeros_like(v))
+                hi = torch.floor(v / 4294967296.0)
+                return Column(to, torch.stack([hi.long(), (v - hi * 4294967296.0).long()], dim=1), c.valid)
             _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}")
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
@@ -185,6 +194,8 @@ def _check_finite(v: torch.Tensor, valid, to: T.DataType) -> None:
 def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
     if bound >= 2**63 and not v.is_floating_point():
         return False            # no int64 value reaches it
+    if v.is_floating_point():
+        bound = float(bound)
     bad = (v >= bound) | (v < -bound)
     if valid is not None:
         bad &= valid

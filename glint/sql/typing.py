@@ -36,7 +36,7 @@ def literal_number(text: str) -> Literal:
         sign, digits, exp = d.as_tuple()
         scale = -exp if exp < 0 else 0
         prec = max(len(digits) - scale, 1) + scale   # DuckDB: 0.2 is DECIMAL(2,1)
-        if prec > 18:
+        if prec > 38:
             return Literal(float(text), T.DOUBLE)
         return Literal(int(d.scaleb(scale)), T.DECIMAL(prec, scale))
     v = int(text)
@@ -113,6 +113,12 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
         fn = "div" if op == "intdiv" else op
         return Call(fn, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
     if ta.is_integer and tb.is_integer:
+        # an integer literal takes the other operand's narrower type when its value fits
+        # (DuckDB's integer literals: INTEGER * -2147483648 is an INT32 product)
+        if isinstance(b, Literal) and not isinstance(a, Literal) and _fits(b.value, ta):
+            tb = ta
+        elif isinstance(a, Literal) and not isinstance(b, Literal) and _fits(a.value, tb):
+            ta = tb
         t = T.common_type(ta, tb)
         return Call(op, (cast(a, t), cast(b, t)), t)
     # exact decimals
@@ -128,6 +134,11 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
     if op in ("add", "sub"):
         return Call(op, (_rescale(a, rt.scale), _rescale(b, rt.scale)), rt)
     return Call("mul", (_as_decimal(a), _as_decimal(b)), rt)
+
+
+def _fits(value, t: DataType) -> bool:
+    bits = {"INTEGER": 32, "BIGINT": 64}.get(t.kind)
+    return isinstance(value, int) and bits is not None and -2 ** (bits - 1) <= value < 2 ** (bits - 1)
 
 
 def _as_decimal(e: Expr) -> Expr:
