@@ -2,6 +2,7 @@
 tables on a glint connection."""
 from __future__ import annotations
 
+import os
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -42,3 +43,15 @@ def read_query(path: Path, title: str) -> str:
     except OSError as e:
         raise GlintIOError(f"cannot read the {title} query file {str(path)!r}: {e.strerror or e}") from None
     return text.strip().rstrip(";").rstrip()
+
+
+def cache_dir(suite: str, label: str) -> Path:
+    """Where a suite's generated Parquet files of one scale factor live:
+    ``$GLINT_DATA/<suite>/sf<label>`` when GLINT_DATA is set, else
+    ``~/.cache/glint/<suite>/sf<label>`` (``$XDG_CACHE_HOME/glint/...`` when set)."""
+    root = os.environ.get("GLINT_DATA")
+    if root:
+        base = Path(root).expanduser()
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "glint"
+    return base / suite / f"sf{label}"

@@ -567,16 +567,9 @@ def _progress(enabled: bool, total: int, description: str, expected_rows: int) -
 
 # ------------------------------------------------------------------ cache
 def data_dir(sf) -> Path:
-    """Where the Parquet files of scale factor ``sf`` live:
-    ``$GLINT_DATA/ssb/sf{sf}`` when GLINT_DATA is set, else
-    ``~/.cache/glint/ssb/sf{sf}`` (``$XDG_CACHE_HOME/glint/...`` when set)."""
-    root = os.environ.get("GLINT_DATA")
-    if root:
-        base = Path(root).expanduser()
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-        base = Path(cache).expanduser() / "glint"
-    return base / "ssb" / f"sf{sf_label(sf)}"
+    """Where the Parquet files of scale factor ``sf`` live (see common.cache_dir)."""
+    from .common import cache_dir
+    return cache_dir("ssb", sf_label(sf))
 
 
 def _complete(d: Path) -> bool:

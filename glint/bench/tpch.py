@@ -261,16 +261,9 @@ def sf_label(sf) -> str:
 
 
 def data_dir(sf) -> Path:
-    """Where the Parquet files of scale factor ``sf`` live:
-    ``$GLINT_DATA/tpch/sf{sf}`` when GLINT_DATA is set, else
-    ``~/.cache/glint/tpch/sf{sf}`` (``$XDG_CACHE_HOME/glint/...`` when set)."""
-    root = os.environ.get("GLINT_DATA")
-    if root:
-        base = Path(root).expanduser()
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-        base = Path(cache).expanduser() / "glint"
-    return base / "tpch" / f"sf{sf_label(sf)}"
+    """Where the Parquet files of scale factor ``sf`` live (see common.cache_dir)."""
+    from .common import cache_dir
+    return cache_dir("tpch", sf_label(sf))
 
 
 def dbgen_data_dir(sf) -> Path:
