@@ -229,3 +229,29 @@ def test_worker_time_limit_and_restart():
         assert w.restarts >= 1
     finally:
         w.close()
+
+
+def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
+    """glint answering where DuckDB raised a run-time error counts as an
+    evaluation-order difference only when glint raises on the very operation
+    DuckDB names (an unchecked overflow in glint would stay a mismatch)."""
+    from glint.testing.fuzz.runner import Engines, FuzzData
+    data = FuzzData(tables={"t": pa.table({"b": pa.array([-9223372036854775808, 7], pa.int64())})}, info=None)
+    e = Engines(data, "cpu", 60, in_process=True)
+    try:
+        # COALESCE never needs its second argument: glint folds it away, DuckDB computes it
+        o = e.run("SELECT COALESCE(4, (SELECT b - 9 FROM t WHERE b < 0)) AS c FROM t")
+        assert o.status == "eval_order", o.details
+        assert "raises on it too" in o.details[0]
+
+        class Lenient:       # an engine that answers the probe: an unchecked overflow
+            def query(self, sql, timeout):
+                return ("ok", pa.table({"x": [1]}))
+        o2 = classify(o.sql, ("error", o.duck_error), ("ok", pa.table({"c": [4, 4]})))
+        assert o2.status == "mismatch"
+        e.glint, real = Lenient(), e.glint
+        e._check_evaluation_order(o2)
+        assert o2.status == "mismatch"
+        e.glint = real
+    finally:
+        e.close()

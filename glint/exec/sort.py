@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..kernels.sort import lexsort
+from ..kernels.sort import float_order_key, lexsort
 from ..plan.logical import SortKey
 from .base import PhysicalNode
 from .expr_eval import evaluate
@@ -54,7 +54,8 @@ class TopKExec(PhysicalNode):
             key = self.keys[0]
             c = evaluate(key.expr, batch)
             if c.valid is None and c.data.dim() == 1 and c.data.dtype != torch.bool:
-                _, cand = torch.topk(c.data, k, largest=key.descending, sorted=False)
+                data = float_order_key(c.data) if c.data.is_floating_point() else c.data
+                _, cand = torch.topk(data, k, largest=key.descending, sorted=False)
                 batch = batch.take(cand)
         order = sort_order(self.keys, batch)
         return batch.take(order[self.offset: self.offset + self.limit])

@@ -11,6 +11,26 @@ from __future__ import annotations
 import torch
 
 
+def float_order_key(x: torch.Tensor) -> torch.Tensor:
+    """Integers that order like DuckDB orders the floats ``x``: -inf < ... <
+    -0.0 = 0.0 < ... < inf < NaN, every NaN equal. torch's sorts differ between
+    CPU and CUDA on NaNs (the CUDA radix sort orders NaNs by their bits, so a
+    NaN with the sign bit set comes first) and on -0.0; integer keys sort the
+    same everywhere.
+
+    >>> import torch
+    >>> x = torch.tensor([float("nan"), 1.0, -0.0, float("-inf"), -float("nan"), 0.0, -2.0])
+    >>> torch.argsort(float_order_key(x), stable=True).tolist()
+    [3, 6, 2, 5, 1, 0, 4]
+    """
+    itype = {torch.float64: torch.int64, torch.float32: torch.int32}.get(x.dtype)
+    if itype is None:
+        x, itype = x.to(torch.float32), torch.int32
+    x = torch.where(torch.isnan(x), torch.full((), float("nan"), dtype=x.dtype, device=x.device).abs(), x) + 0.0
+    b = x.view(itype)
+    return b ^ ((b >> (b.element_size() * 8 - 1)) & torch.iinfo(itype).max)
+
+
 def lexsort(keys) -> torch.Tensor:
     """Row order for keys = [(values, validity or None, descending, nulls_first)].
 
@@ -28,6 +48,8 @@ def lexsort(keys) -> torch.Tensor:
             v = v[perm]
             if v.dtype == torch.bool:
                 v = v.to(torch.int8)
+            elif v.is_floating_point():
+                v = float_order_key(v)
             idx = torch.argsort(v, stable=True, descending=desc)
             perm = perm[idx]
         if valid is not None:

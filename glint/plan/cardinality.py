@@ -25,17 +25,19 @@ DEFAULT_SEL = 0.25
 class Estimator:
     def __init__(self, catalog):
         self.catalog = catalog
-        self._rows: dict[int, float] = {}
+        # id(node) -> (node, rows): the node is kept so that its id cannot be
+        # reused by a new node while the estimate is cached
+        self._rows: dict[int, tuple[L.LogicalNode, float]] = {}
         self._ndv: dict[int, float] = {}     # field id -> distinct count
         self._range: dict[int, tuple] = {}   # field id -> (min, max)
         self._column_of: dict[int, tuple] = {}   # scan field id -> (table, column), stats read lazily
 
     def rows(self, node: L.LogicalNode) -> float:
-        key = id(node)
-        r = self._rows.get(key)
-        if r is None:
-            r = max(1.0, self._estimate(node))
-            self._rows[key] = r
+        hit = self._rows.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        r = max(1.0, self._estimate(node))
+        self._rows[id(node)] = (node, r)
         return r
 
     def _base_stats(self, field_id: int) -> None:

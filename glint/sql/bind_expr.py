@@ -167,6 +167,9 @@ for _cls in _CMP:
 
 @_bind.register
 def _(node: exp.Neg, ctx):
+    lit = node.this
+    if isinstance(lit, exp.Literal) and not lit.is_string and lit.this.isdigit() and int(lit.this) == 2**63:
+        return Literal(-2**63, T.BIGINT)      # BIGINT's minimum: its magnitude alone is beyond 64 bits (DuckDB)
     v = bind(node.this, ctx)
     if v.type.kind == "NULL":
         return Literal(None, T.INTEGER)

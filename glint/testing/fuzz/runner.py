@@ -26,6 +26,14 @@ Outcomes (:data:`STATUSES`):
 ``duck_only_error``
     DuckDB raised an error that is a DuckDB limitation (see
     :data:`DUCKDB_LIMITATIONS`), glint answered; recorded, not a failure.
+``eval_order``
+    DuckDB raised a run-time error (overflow, failed cast) on a value that
+    glint's plan never computed, and glint answered. SQL leaves the order of
+    evaluation to the engine, so both are right; but this is only accepted when
+    a probe (:func:`error_probe`) that computes exactly the operation DuckDB
+    names makes both engines raise, so that glint would have raised too had it
+    computed that value (an unchecked overflow stays a mismatch). Recorded,
+    not a failure.
 ``known_bug``
     a mismatch/crash/error mismatch matching an entry of :data:`KNOWN_BUGS`
     (only with ``known_bugs=True``).
@@ -46,6 +54,7 @@ import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Callable
 
@@ -55,7 +64,7 @@ from .data import FuzzData, make_data
 from .generator import QueryGenerator
 
 STATUSES = ("match", "mismatch", "crash", "refusal", "error_mismatch", "both_error", "duck_only_error",
-            "known_bug", "skipped")
+            "eval_order", "known_bug", "skipped")
 FAILURES = ("mismatch", "crash")
 MAX_RESULT_ROWS = 200_000
 
@@ -495,7 +504,68 @@ def _construct_key(construct: str) -> str:
 _RUNTIME_ERROR = re.compile(r"(OutOfRangeException|ConversionException|InvalidInputException)")
 
 
+_INT_TYPES = {"INT8": "TINYINT", "INT16": "SMALLINT", "INT32": "INTEGER", "INT64": "BIGINT", "INT128": "HUGEINT",
+              "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INTEGER": "INTEGER", "BIGINT": "BIGINT",
+              "HUGEINT": "HUGEINT"}
+_CAST_TYPES = dict(_INT_TYPES, DOUBLE="DOUBLE", FLOAT="FLOAT")
+_OVERFLOW = re.compile(r"Overflow in (?:addition|subtract(?:ion)?|multiplication|division) of (\w+) "
+                       r"\((-?\d+) ([-+*/]) (-?\d+)\)")
+_CAST_RANGE = re.compile(r"Type (\w+) with value (\S+) can't be cast because the value is out of range for "
+                         r"the destination type (\w+)")
+_CAST_DECIMAL = re.compile(r'Casting value "(-?\d+(?:\.\d+)?)" to type (DECIMAL\(\d+,\d+\)) failed')
+_CAST_STRING = re.compile(r"Could not convert string '([^']*)' to (\w+)")
+
+
+def error_probe(duck_error: str) -> str | None:
+    """A query without tables that computes exactly the operation a DuckDB
+    run-time error names, or None when the message does not say enough.
+
+    >>> error_probe("Out of Range Error: Overflow in subtraction of INT64 (-9223372036854775808 - 9)!")
+    'SELECT CAST(-9223372036854775808 AS BIGINT) - CAST(9 AS BIGINT)'
+    >>> error_probe("Conversion Error: Type INT64 with value -9223372036854775808 can't be cast because "
+    ...             "the value is out of range for the destination type INT32")
+    'SELECT CAST(CAST(-9223372036854775808 AS BIGINT) AS INTEGER)'
+    >>> error_probe("Overflow in negation of integer!") is None
+    True
+    """
+    m = _OVERFLOW.search(duck_error)
+    if m and m.group(1) in _INT_TYPES:
+        t = _INT_TYPES[m.group(1)]
+        op = "//" if m.group(3) == "/" else m.group(3)
+        return f"SELECT CAST({m.group(2)} AS {t}) {op} CAST({m.group(4)} AS {t})"
+    m = _CAST_RANGE.search(duck_error)
+    if m and m.group(1) in _CAST_TYPES and m.group(3) in _CAST_TYPES:
+        v = m.group(2)
+        try:
+            float(v)
+        except ValueError:
+            return None
+        return f"SELECT CAST(CAST({v} AS {_CAST_TYPES[m.group(1)]}) AS {_CAST_TYPES[m.group(3)]})"
+    m = _CAST_DECIMAL.search(duck_error)
+    if m:
+        return f"SELECT CAST({m.group(1)} AS {m.group(2)})"
+    m = _CAST_STRING.search(duck_error)
+    if m and m.group(2) in _CAST_TYPES:
+        return f"SELECT CAST('{m.group(1)}' AS {_CAST_TYPES[m.group(2)]})"
+    return None
+
+
 def duckdb_limitation(msg: str) -> str | None:
+    """Why DuckDB's error ``msg`` is DuckDB's limitation, or None.
+
+    >>> duckdb_limitation('Conversion Error: Casting value "-999.900" to type DECIMAL(4,1) failed')[:40]
+    'DuckDB rejects a DECIMAL cast whose roun'
+    >>> duckdb_limitation('Conversion Error: Casting value "1000.0" to type DECIMAL(4,1) failed') is None
+    True
+    """
+    m = _CAST_DECIMAL.search(msg)
+    if m:
+        # DuckDB 1.4 rejects some scale-reducing casts whose rounded value fits,
+        # e.g. CAST(999.90 AS DECIMAL(4,1)); the message has all it takes to check
+        p, s = map(int, re.findall(r"\d+", m.group(2)))
+        rounded = Decimal(m.group(1)).quantize(Decimal(1).scaleb(-s), rounding=ROUND_HALF_UP)
+        if abs(rounded) < 10 ** (p - s):
+            return f"DuckDB rejects a DECIMAL cast whose rounded value {rounded} fits {m.group(2)}"
     for pat, why in DUCKDB_LIMITATIONS:
         if pat.search(msg):
             return why
@@ -600,7 +670,23 @@ class Engines:
         t2 = time.perf_counter()
         o = classify(sql, d, g, self.known_bugs)
         o.duck_s, o.glint_s = t1 - t0, t2 - t1
+        if o.status == "mismatch" and o.glint_table is not None and o.duck_error is not None:
+            self._check_evaluation_order(o)
         return o
+
+    def _check_evaluation_order(self, o: Outcome) -> None:
+        """glint answered where DuckDB raised a run-time error: an evaluation-order
+        difference if glint raises too when it computes the failing operation."""
+        probe = error_probe(o.duck_error) if _RUNTIME_ERROR.match(o.duck_error) else None
+        if probe is None:
+            return
+        d = self.duck.query(probe, self.time_limit)
+        g = self.glint.query(probe, self.time_limit)
+        if d[0] == "error" and g[0] == "glint_error":
+            o.status = "eval_order"
+            o.details = [f"evaluation order: DuckDB raised {o.duck_error.splitlines()[0][:200]}; glint answered "
+                         f"({o.glint_table.num_rows} rows) without computing that value, and raises on it too "
+                         f"({probe}: {g[1]}: {g[2][:120]})"]
 
     def close(self) -> None:
         self.glint.close()
@@ -616,6 +702,7 @@ class Summary:
     refusals: Counter = field(default_factory=Counter)
     both_errors: Counter = field(default_factory=Counter)
     duck_only: Counter = field(default_factory=Counter)
+    eval_order: Counter = field(default_factory=Counter)   # DuckDB's errors, glint answered (see eval_order)
     duck_rejects: Counter = field(default_factory=Counter)     # DuckDB errors (any glint outcome)
     known: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)
@@ -690,6 +777,8 @@ def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool 
                 summary.both_errors[_msg_key(o.glint_error or "")] += 1
             elif o.status == "duck_only_error":
                 summary.duck_only[_msg_key(o.duck_error or "")] += 1
+            elif o.status == "eval_order":
+                summary.eval_order[_msg_key(o.duck_error or "")] += 1
             elif o.status == "known_bug":
                 summary.known[o.known] += 1
             elif o.status == "skipped":
@@ -768,6 +857,8 @@ def print_summary(summary: Summary, console=None) -> None:
                   summary.counts["refusal"])
     counter_table("DuckDB-only errors (DuckDB limitation; glint answered)", summary.duck_only,
                   summary.counts["duck_only_error"])
+    counter_table("evaluation order (DuckDB raised on a value glint never computed; glint raises on it too)",
+                  summary.eval_order, summary.counts["eval_order"])
     counter_table("both engines raised (glint's message)", summary.both_errors, summary.counts["both_error"], 10)
     counter_table("DuckDB errors (any glint outcome; share of all queries)", summary.duck_rejects, summary.queries,
                   10)
