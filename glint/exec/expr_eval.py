@@ -77,6 +77,9 @@ def _args(e: Call, batch):
 _POW10 = [10**i for i in range(19)]
 
 
+LIMIT_WIDE = 2 ** 93       # wide values stay below this magnitude (kernels.wide.LIMIT)
+
+
 def exact_div(v: torch.Tensor, k) -> torch.Tensor:
     """v / k correctly rounded. On CUDA, dividing by a Python number multiplies
     by its reciprocal (-9999 / 10 gives -999.9000000000001); dividing by a
@@ -120,6 +123,15 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             W.check_magnitude(W.to_double(c.data) * float(10 ** (to.scale - _scale(src))), c.valid, f"CAST to {to}")
             return Column(to, W.scale(c.data, 10 ** (to.scale - _scale(src))), c.valid)
         if (to.kind == "HUGEINT" or to.is_decimal) and to.scale == _scale(src):
+            if to.is_decimal and 10 ** to.precision < LIMIT_WIDE:
+                lim = W.to_wide(torch.tensor([10 ** to.precision], device=c.data.device)).expand(len(c), 2)
+                bad = W.compare("ge", c.data, lim) | W.compare("le", c.data, W.neg(lim))
+                if c.valid is not None:
+                    bad &= c.valid
+                if bool(bad.any()):
+                    raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
+                if to.precision <= 18:
+                    return Column(to, W.narrow(c.data), c.valid)
             return Column(to, c.data, c.valid)
         raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
     d = c.data
