@@ -10,9 +10,10 @@ import torch
 from .. import types as T
 from ..errors import NotSupported
 from ..kernels import groupby as G
+from ..kernels import wide as W
 from ..kernels.keys import encode_keys
 from ..plan.expr import AggCall, Expr, Field
-from ..storage.column import LIMB, Batch, Column
+from ..storage.column import Batch, Column
 from .base import PhysicalNode
 from .expr_eval import evaluate
 
@@ -80,9 +81,9 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
         return Column(agg.type, G.narrow_if_fits(wide), has)
     if agg.fn == "avg":
         scale = x.dtype.scale if x.dtype.is_decimal else 0
-        total = wide[:, 0].double() * float(LIMB) + wide[:, 1].double()
-        # sum / (count * 10**scale) in one correctly rounded division
-        return Column(T.DOUBLE, total / (counts.clamp(min=1).double() * float(10 ** scale)), has)
+        # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
+        den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
+        return Column(T.DOUBLE, W.quotient_ld(wide, den), has)
     raise NotSupported(f"aggregate {agg.fn}")
 
 

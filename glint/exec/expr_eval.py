@@ -87,6 +87,40 @@ def exact_div(v: torch.Tensor, k) -> torch.Tensor:
     return v / torch.tensor(float(k), dtype=v.dtype, device=v.device)
 
 
+def decimal_to_double(v: torch.Tensor, scale: int, huge: bool = False) -> torch.Tensor:
+    """Unscaled DECIMAL values (int64 or wide) as DOUBLE, rounded as DuckDB
+    rounds them (TryCastDecimalToFloatingPoint): values up to 2**53 (or with
+    scale 0) are converted and divided by 10**s; others are split by
+    truncating division, double(v / 10**s) + double(v % 10**s) / 10**s
+    (double(v) / 10**s differs in the last bit for about a quarter of
+    18-digit values). ``huge``: DuckDB stores the type in 128 bits (DECIMAL
+    over 18 digits, HUGEINT), whose conversion :func:`wide.to_double_duckdb`
+    copies.
+
+    >>> import torch
+    >>> decimal_to_double(torch.tensor([-973484194847059795, 110429556731179690, -7]), 2).tolist()
+    [-9734841948470596.0, 1104295567311796.9, -0.07]
+    """
+    huge = huge or v.dim() == 2
+    conv = W.to_double_duckdb if huge else (lambda x: x.double())
+    if scale == 0:
+        return conv(v)
+    p = 10 ** scale
+    if v.dim() == 2:
+        q = W.floordiv(v, p)
+        r = W.narrow(W.sub(v, W.scale(q, p)))          # 0 <= r < p
+        neg = (r != 0) & (v[:, 0] < 0)                   # truncate toward zero, as C does
+        q = torch.where(neg[:, None], W.add(q, torch.ones_like(r)), q)
+        r = torch.where(neg, r - p, r)
+        hi = v[:, 0]
+        small = (hi >= -(1 << 21)) & ((hi < (1 << 21)) | ((hi == (1 << 21)) & (v[:, 1] == 0)))
+    else:
+        q = torch.div(v, p, rounding_mode="trunc")
+        r = v - q * p
+        small = v.abs() <= 2**53
+    return torch.where(small, exact_div(conv(v), p), conv(q) + exact_div(r.double(), p))
+
+
 def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
     """v / d rounded half away from zero (integer tensors)."""
     if d >= 2**62:          # |v / d| < 2: decided exactly by comparing with d / 2
@@ -99,7 +133,9 @@ def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
 
 def _round_half_away(x: torch.Tensor) -> torch.Tensor:
     """Round half away from zero, keeping the sign of zero (ROUND(-0.01, 1) is -0.0)."""
-    return torch.copysign(torch.floor(x.abs() + 0.5), x)
+    # as C's round(): floor(|x| + 0.5) is wrong above 2**52, where |x| + 0.5 itself rounds
+    t = torch.trunc(x)
+    return torch.copysign(torch.where((x - t).abs() >= 0.5, t + torch.sign(x), t), x)
 
 
 def cast_column(c: Column, to: T.DataType) -> Column:
@@ -117,8 +153,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             raise NotSupported(f"CAST of text with more than 18 digits to {to}") from None
     if c.is_wide:
         if to.kind == "DOUBLE":
-            v = W.to_double(c.data)
-            return Column(to, exact_div(v, 10 ** src.scale) if src.is_decimal else v, c.valid)
+            return Column(to, decimal_to_double(c.data, _scale(src), huge=True), c.valid)
         if to.is_decimal and to.precision > 18 and to.scale >= _scale(src):
             W.check_magnitude(W.to_double(c.data) * float(10 ** (to.scale - _scale(src))), c.valid, f"CAST to {to}")
             return Column(to, W.scale(c.data, 10 ** (to.scale - _scale(src))), c.valid)
@@ -136,10 +171,10 @@ def cast_column(c: Column, to: T.DataType) -> Column:
         raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
     d = c.data
     if to.kind == "DOUBLE":
-        v = d.double()
-        if src.is_decimal:
-            v = exact_div(v, 10 ** src.scale)
-        return Column(to, v, c.valid)
+        if src.is_decimal or src.kind == "HUGEINT":
+            huge = src.kind == "HUGEINT" or src.precision > 18
+            return Column(to, decimal_to_double(d, _scale(src), huge), c.valid)
+        return Column(to, d.double(), c.valid)
     if to.is_decimal:
         if src.is_decimal or src.kind == "HUGEINT":
             ds = to.scale - _scale(src)
@@ -232,6 +267,16 @@ def _no_wide(*cols):
             raise NotSupported("arithmetic on a DECIMAL/HUGEINT value beyond 64 bits")
 
 
+def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """A NaN made from two numbers (0/0, inf - inf, 0 * inf) as x86 makes it,
+    with the sign bit set, on every device (CUDA's is positive): DuckDB prints
+    it as '-nan'."""
+    if not out.is_floating_point():
+        return out
+    new = torch.isnan(out) & ~torch.isnan(x) & ~torch.isnan(y)
+    return torch.where(new, torch.full((), float("nan"), dtype=out.dtype, device=out.device).abs().neg(), out)
+
+
 def _arith(op):
     def run(e: Call, batch):
         a, b = _args(e, batch)
@@ -249,7 +294,7 @@ def _arith(op):
                 valid = and_valid(valid, ~zero)
             else:
                 out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](x, y)
-            return Column(t, out, valid)
+            return Column(t, _x86_nan(out, x, y), valid)
         if op in ("intdiv", "mod"):
             if t.is_decimal and a.dtype.scale != b.dtype.scale:
                 raise NotSupported("// and % on DECIMALs of different scales")
@@ -316,7 +361,8 @@ def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
             out = W.add(_shift32(W.mul(x.data[:, 0], y64)), W.mul(x.data[:, 1], y64))
             return Column(t, out, valid)
     if t.kind == "DOUBLE":
-        return Column(t, {"div": torch.div, "mul": torch.mul}[op](_to_double(a), _to_double(b)), valid)
+        x, y = _to_double(a), _to_double(b)
+        return Column(t, _x86_nan({"div": torch.div, "mul": torch.mul}[op](x, y), x, y), valid)
     if op == "mod" and not a.is_wide:
         # |a| < 2**63 <= |b| where b does not fit int64: a % b is a itself
         fits = (b.data[:, 0] >= -(1 << 31)) & (b.data[:, 0] < (1 << 31))

@@ -152,3 +152,93 @@ def narrow(a: torch.Tensor) -> torch.Tensor:
 
 def to_python(a: torch.Tensor) -> list[int]:
     return [hi * (1 << BITS) + lo for hi, lo in to_wide(a).tolist()]
+
+
+def from_double(v: torch.Tensor) -> torch.Tensor:
+    """Wide form of integer-valued doubles (|v| < 2**93): exact, the
+    division by 2**32 is."""
+    hi = torch.floor(v / float(1 << BITS))
+    return torch.stack([hi.long(), (v - hi * float(1 << BITS)).long()], dim=1)
+
+
+def _split(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """a (wide) as hi + lo doubles with hi = a rounded and lo = a - hi exactly."""
+    hi = to_double(a)
+    return hi, narrow(sub(a, from_double(hi))).double()
+
+
+def _two_prod(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """p + e == a * b exactly (Dekker's product with Veltkamp splits; no FMA
+    needed, and each torch op rounds on its own)."""
+    def veltkamp(x):
+        c = x * 134217729.0                      # 2**27 + 1
+        h = c - (c - x)
+        return h, x - h
+    p = a * b
+    ah, al = veltkamp(a)
+    bh, bl = veltkamp(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _ulp_toward(x: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """The gap between x and the next double on the side of ``direction``'s sign."""
+    inf = torch.full_like(x, float("inf"))
+    return torch.where(direction >= 0, torch.nextafter(x, inf) - x, x - torch.nextafter(x, -inf))
+
+
+def quotient_ld(n: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
+    """n / d as DuckDB computes AVG: in x87 extended precision (a 64-bit
+    significand) and then rounded to double, i.e. RN53(RN64(n / d)) -- not the
+    correctly rounded quotient, nor double(n) / double(d) when n needs more
+    than 53 bits. n, d: exact integers (int64 or wide), 0 < d < 2**64.
+
+    The quotient is carried as a double-double q1 + q2 (about 100 bits), then
+    rounded on the 64-bit grid next to q1 and from there to 53 bits, ties to
+    even both times.
+
+    >>> import torch
+    >>> n = to_wide(torch.tensor([2**62 + 3, 1, -7, 0]))
+    >>> quotient_ld(n, torch.tensor([3, 3, 2, 5])).tolist() == [(2**62 + 3) / 3, 1 / 3, -3.5, 0.0]
+    True
+    """
+    n, d = to_wide(n), to_wide(d)
+    n_hi, n_lo = _split(n)
+    # DuckDB first converts the sum to long double: beyond 2**64 it is rounded to 64 bits
+    g = _ulp_toward(n_hi, n_lo) / 2048.0
+    n_lo = torch.where(n_hi.abs() >= 2.0 ** 64, torch.round(n_lo / g) * g, n_lo)
+    d_hi, d_lo = _split(d)
+    q1 = n_hi / d_hi
+    p, e = _two_prod(q1, d_hi)
+    q2 = ((((n_hi - p) - e) + n_lo) - q1 * d_lo) / d_hi
+    u = _ulp_toward(q1, q2)
+    k = torch.round(q2 / (u / 2048.0))           # x on the 64-bit grid next to q1, in steps of u / 2**11
+    j0 = torch.floor(k / 2048.0)
+    rem = k - j0 * 2048.0
+    low = q1 + j0 * u
+    odd = (low.view(torch.int64) & 1).bool()
+    j = j0 + ((rem > 1024.0) | ((rem == 1024.0) & odd)).to(q1.dtype)
+    out = q1 + j * u
+    return torch.where(torch.isfinite(out), out, q1)
+
+
+def to_double_duckdb(a: torch.Tensor) -> torch.Tensor:
+    """a as DOUBLE the way DuckDB converts a HUGEINT (CastBigintToFloating):
+    its 128-bit halves are converted apart, double(lower) + upper * 2**64,
+    and an upper half of -1 as -double(2**64 - 1 - lower) - 1. That is not
+    always the nearest double, so the conversion is copied, not improved.
+
+    >>> import torch
+    >>> to_double_duckdb(to_wide(torch.tensor([5, -3]))).tolist()
+    [5.0, -3.0]
+    >>> w = torch.tensor([[-(2**32) + 0, 2**11 + 1]])        # -2**64 + 2**11 + 1: upper half -1
+    >>> to_double_duckdb(w).item() == -float(2**64 - 1 - (2**11 + 1)) - 1.0
+    True
+    """
+    a = to_wide(a)
+    hi, lo = a[:, 0], a[:, 1]
+    upper = hi >> BITS                          # value >> 64
+    mid = hi & MASK                             # bits 32..63 of the 64-bit lower half
+    two32 = float(1 << BITS)
+    lower = mid.double() * two32 + lo.double()  # double(lower): one rounding
+    neg_lower = (MASK - mid).double() * two32 + (MASK - lo).double()     # double(2**64 - 1 - lower)
+    return torch.where(upper == -1, -neg_lower - 1.0, lower + upper.double() * (two32 * two32))

@@ -172,7 +172,7 @@ def _(node: exp.Neg, ctx):
         return Literal(-2**63, T.BIGINT)      # BIGINT's minimum: its magnitude alone is beyond 64 bits (DuckDB)
     v = bind(node.this, ctx)
     if v.type.kind == "NULL":
-        return Literal(None, T.INTEGER)
+        return Literal(None, T.BIGINT)          # DuckDB: -NULL is BIGINT
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
     if not v.type.is_numeric:
@@ -431,7 +431,7 @@ def _(node: exp.Nullif, ctx):
 def _(node: exp.Abs, ctx):
     v = bind(node.this, ctx)
     if v.type.kind == "NULL":
-        return Literal(None, T.INTEGER)
+        return Literal(None, T.BIGINT)          # DuckDB: abs(NULL) is BIGINT
     if not v.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
     return Call("abs", (v,), v.type)
@@ -442,7 +442,7 @@ def _(node: exp.Round, ctx):
     v = bind(node.this, ctx)
     digits = _const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
     if v.type.kind == "NULL":
-        return Literal(None, T.DOUBLE)
+        return Literal(None, T.BIGINT)          # DuckDB: round(NULL, n) is BIGINT
     if v.type.is_decimal:
         s = max(0, min(digits, v.type.scale))
         return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))

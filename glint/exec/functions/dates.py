@@ -154,7 +154,7 @@ def _extract_field(field: str, days: torch.Tensor) -> torch.Tensor:
         return _iso_year_week(days)[0]
     if field == "yearweek":
         iy, wk = _iso_year_week(days)
-        return iy * 100 + wk
+        return iy * 100 + torch.where(iy > 0, wk, -wk)     # DuckDB: year 0 (1 BC) and before count down
     if field == "epoch":
         return days.long() * 86400
     if field in ("decade", "decades"):

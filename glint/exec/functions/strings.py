@@ -472,8 +472,10 @@ def from_python(values: list[str | None], device="cpu") -> Column:
 # ------------------------------------------------------------- CAST to VARCHAR
 def _format_doubles(v: np.ndarray) -> pa.Array:
     # numpy prints float64 like Python's repr, which is also DuckDB's format
-    # ('1.0', '0.1', '1e+16', '1e-05', 'inf', 'nan').
-    return pa.array(v.astype(str).astype(object), pa.string())
+    # ('1.0', '0.1', '1e+16', '1e-05', 'inf', 'nan'); a NaN with the sign bit set is '-nan'.
+    out = v.astype(str).astype(object)
+    out[np.isnan(v) & np.signbit(v)] = "-nan"
+    return pa.array(out, pa.string())
 
 
 def format_values(dtype: DataType, data: torch.Tensor) -> pa.Array:
