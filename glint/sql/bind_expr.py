@@ -136,9 +136,22 @@ def _(node: exp.TryCast, ctx):
     raise NotSupported("TRY_CAST")
 
 
+# types glint does not compute in: a CAST to one of them must check its range
+# and keep its width (DuckDB's ABS(CAST(-32768 AS SMALLINT)) overflows, and a
+# FLOAT holds 0.1 as a 32-bit value), so it is refused rather than widened
+_NARROW_TYPES = {
+    "TINYINT": "INTEGER", "SMALLINT": "INTEGER", "UTINYINT": "INTEGER", "USMALLINT": "INTEGER",
+    "UINT": "BIGINT", "UBIGINT": "HUGEINT", "UINT128": "HUGEINT", "FLOAT": "DOUBLE",
+}
+
+
 def sql_type(dt: exp.DataType) -> T.DataType:
     params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in dt.expressions]
     name = dt.this.name if hasattr(dt.this, "name") else str(dt.this)
+    if name in _NARROW_TYPES:
+        spelled = {"UINT": "UINTEGER", "FLOAT": "FLOAT (32-bit REAL)", "UINT128": "UHUGEINT"}.get(name, name)
+        raise NotSupported(f"type {spelled}: glint computes in INTEGER, BIGINT, HUGEINT and DOUBLE "
+                           f"(use {_NARROW_TYPES[name]})")
     name = {"INT": "INTEGER", "TEXT": "VARCHAR"}.get(name, name)
     return T.from_sql_name(name, params)
 

@@ -516,6 +516,8 @@ _CAST_DECIMAL = re.compile(r'Casting value "(-?\d+(?:\.\d+)?)" to type (DECIMAL\
 _CAST_STRING = re.compile(r"Could not convert string '([^']*)' to (\w+)")
 _CAST_DECIMAL_VALUE = re.compile(r"Failed to cast decimal value (-?\d+) to type (\w+)")
 _CAST_VALUE = re.compile(r"Could not cast value (-?\d+(?:\.\d+)?) to (DECIMAL\(\d+,\d+\))")
+_ABS = re.compile(r"Overflow on abs\((-?\d+)\)")
+_INT_MIN = {-2**31: "INTEGER", -2**63: "BIGINT"}  # the types glint computes in
 
 
 def error_probe(duck_error: str) -> str | None:
@@ -529,6 +531,8 @@ def error_probe(duck_error: str) -> str | None:
     'SELECT CAST(CAST(-9223372036854775808 AS BIGINT) AS INTEGER)'
     >>> error_probe("Overflow in division of INT32 (-2147483648 / -1)!")
     'SELECT CAST(-2147483648 AS INTEGER) // CAST(-1 AS INTEGER)'
+    >>> error_probe("Out of Range Error: Overflow on abs(-9223372036854775808)")
+    'SELECT ABS(CAST(-9223372036854775808 AS BIGINT))'
     >>> error_probe("Conversion Error: Unimplemented type for cast") is None
     True
     """
@@ -561,6 +565,9 @@ def error_probe(duck_error: str) -> str | None:
         return f"SELECT CAST({float(m.group(1))!r} AS {m.group(2)})"
     if "Overflow in negation of integer" in duck_error:
         return "SELECT -CAST(-2147483648 AS INTEGER)"
+    m = _ABS.search(duck_error)
+    if m and int(m.group(1)) in _INT_MIN:
+        return f"SELECT ABS(CAST({m.group(1)} AS {_INT_MIN[int(m.group(1))]}))"
     return None
 
 
