@@ -274,7 +274,22 @@ def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     if not out.is_floating_point():
         return out
     new = torch.isnan(out) & ~torch.isnan(x) & ~torch.isnan(y)
-    return torch.where(new, torch.full((), float("nan"), dtype=out.dtype, device=out.device).abs().neg(), out)
+    nan = torch.tensor(_NEG_NAN_BITS, dtype=torch.int64).view(torch.float64).to(out.device)
+    return torch.where(new, nan.to(out.dtype), out)
+
+
+_NEG_NAN_BITS = -(1 << 51)          # 0xFFF8000000000000: x86's default NaN, sign bit set
+_SIGN_BIT = -(1 << 63)
+
+
+def _flip_sign(x: torch.Tensor) -> torch.Tensor:
+    """-x for doubles as a sign-bit flip (x86 negates a NaN's sign, CUDA's
+    torch.neg leaves a NaN as it is)."""
+    return (x.view(torch.int64) ^ _SIGN_BIT).view(torch.float64)
+
+
+def _clear_sign(x: torch.Tensor) -> torch.Tensor:
+    return (x.view(torch.int64) & ~_SIGN_BIT).view(torch.float64)
 
 
 def _arith(op):
@@ -424,7 +439,9 @@ def _negatable(a: Column, what: str) -> Column:
 def _neg(e, batch):
     (a,) = _args(e, batch)
     a = _negatable(a, "negation")
-    return a.with_data(W.neg(a.data) if a.is_wide else -a.data)
+    if a.is_wide:
+        return a.with_data(W.neg(a.data))
+    return a.with_data(_flip_sign(a.data) if a.data.dtype == torch.float64 else -a.data)
 
 
 def _abs(e, batch):
@@ -432,7 +449,7 @@ def _abs(e, batch):
     a = _negatable(a, "ABS")
     if a.is_wide:
         return a.with_data(torch.where((a.data[:, 0] < 0)[:, None], W.neg(a.data), a.data))
-    return a.with_data(a.data.abs())
+    return a.with_data(_clear_sign(a.data) if a.data.dtype == torch.float64 else a.data.abs())
 
 
 def _floor(e, batch):
