@@ -255,3 +255,26 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
         e.glint = real
     finally:
         e.close()
+
+
+def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
+    """DuckDB 1.4 pushes a join's run-time filter below a TOP_N (duckdb/duckdb#22924):
+    seed 133 q18 joined a value that is not among the subquery's 10 smallest. The
+    oracle's DuckDB must answer as glint does (and as DuckDB without that optimizer)."""
+    import glint
+    from glint.testing.fuzz.runner import Duck
+    d = fdata.make_data(133, rows=150)
+    sql = ("SELECT a1.k1, q4.c0 FROM t3 AS a1 JOIN (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
+           "ON a2.k1 = a3.k1 WHERE TRUE ORDER BY 1 LIMIT 10) AS q4 ON a1.k1 = q4.c0")
+    duck = Duck()
+    for name, t in d.tables.items():
+        duck.register(name, t)
+    duck.con.execute("SET threads = 1")     # the wrong row came every time with one thread
+    status, got = duck.query(sql, 30)
+    assert status == "ok" and got.num_rows == 0
+    con = glint.connect(device="cpu")
+    d.register(glint_con=con)
+    assert con.sql(sql).fetchall() == []
+    limited = con.sql("SELECT min(c0), max(c0), count(*) FROM (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
+                      "ON a2.k1 = a3.k1 ORDER BY 1 LIMIT 10) AS q").fetchall()
+    assert limited[0][2] == 10 and limited[0][1] < 0      # no 0.00 among the 10 smallest
