@@ -278,3 +278,14 @@ def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
     limited = con.sql("SELECT min(c0), max(c0), count(*) FROM (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
                       "ON a2.k1 = a3.k1 ORDER BY 1 LIMIT 10) AS q").fetchall()
     assert limited[0][2] == 10 and limited[0][1] < 0      # no 0.00 among the 10 smallest
+
+
+def test_generated_decimals_fit_their_type():
+    """10**p has p + 1 digits: seed 144's tables could not be built (DECIMAL(4,1) got 1000.0)."""
+    from decimal import Decimal
+    for seed in range(40):
+        g = fdata._Gen(seed)
+        for p, s in ((1, 0), (4, 1), (5, 4), (8, 2), (15, 2), (18, 6)):
+            vals = [v for v in g.decimal(400, p, s) if v is not None]
+            assert all(abs(v) < Decimal(10) ** (p - s) for v in vals), (seed, p, s)
+    assert fdata.make_data(144, rows=150).tables["t0"].num_rows == 150

@@ -40,7 +40,7 @@ class Binder:
     def __init__(self, catalog):
         self.catalog = catalog            # name -> Table (schema dict)
         self._ids = itertools.count(1)
-        self._ctes: list[dict[str, exp.Expression]] = []
+        self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []   # (body, the CTEs it sees)
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -67,11 +67,29 @@ class Binder:
             return
         if with_.args.get("recursive"):
             raise NotSupported("WITH RECURSIVE")
-        self._ctes.append({c.alias_or_name: c.this for c in with_.expressions})
+        level: dict[str, tuple[exp.Expression, list]] = {}
+        self._ctes.append(level)
         try:
+            for c in with_.expressions:
+                name = c.alias_or_name
+                if name in level:
+                    raise BinderError(f'Duplicate CTE name "{name}"')
+                # a CTE sees the ones before it (its own name is a table again),
+                # and it is bound now even when nothing uses it: an error in it
+                # is an error of the query, as in DuckDB
+                env = [dict(lv) for lv in self._ctes]
+                level[name] = (c.this, env)
+                self._bind_cte(c.this, env)
             yield
         finally:
             self._ctes.pop()
+
+    def _bind_cte(self, body: exp.Expression, env: list) -> Bound:
+        saved, self._ctes = self._ctes, env
+        try:
+            return self.bind_query(body, None)
+        finally:
+            self._ctes = saved
 
     def _order_limit_outer(self, node, b: Bound) -> Bound:
         if node.args.get("order") or node.args.get("limit") or node.args.get("offset"):
@@ -347,7 +365,7 @@ class Binder:
             alias = src.alias_or_name
             cte = self._find_cte(name) if not src.db else None
             if cte is not None:
-                b = self.bind_query(cte, None)
+                b = self._bind_cte(*cte)
                 scope.add(alias, _output_map(b.outputs, src))
                 return b.plan
             table = self.catalog.table(name)
