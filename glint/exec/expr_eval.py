@@ -269,7 +269,7 @@ def _no_wide(*cols):
 
 def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """A NaN made from two numbers (0/0, inf - inf, 0 * inf) as x86 makes it,
-    with the sign bit set, on every device (CUDA's is positive): DuckDB prints
+    with the sign bit set, on every device (whatever the op gives there): DuckDB prints
     it as '-nan'."""
     if not out.is_floating_point():
         return out
