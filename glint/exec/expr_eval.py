@@ -274,7 +274,8 @@ def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     if not out.is_floating_point():
         return out
     new = torch.isnan(out) & ~torch.isnan(x) & ~torch.isnan(y)
-    nan = torch.tensor(_NEG_NAN_BITS, dtype=torch.int64).view(torch.float64).to(out.device)
+    # filled on the device from its bits: no host-to-device copy per batch
+    nan = torch.full((), _NEG_NAN_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
     return torch.where(new, nan.to(out.dtype), out)
 
 

@@ -315,15 +315,6 @@ class GlintWorker:
         self.restarts += 1
         self.start()
 
-    def _connect(self):
-        con = self.duckdb.connect(":memory:")
-        # DuckDB up to 1.5 pushes a hash join's run-time filter below a LIMIT /
-        # TOP_N on the probe side, which changes the rows the LIMIT keeps
-        # (duckdb/duckdb#22924, fixed by #22963; seed 133 q18 joined a row
-        # outside an ORDER BY ... LIMIT 10). The oracle runs without it.
-        con.execute("SET disabled_optimizers = 'join_filter_pushdown'")
-        return con
-
     def register(self, name: str, table: pa.Table) -> None:
         self.tables[name] = table
         if self.proc is not None and self.proc.is_alive():
