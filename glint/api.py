@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 
 import pyarrow as pa
 import torch
 
-from .errors import CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
+from .errors import CatalogError, GlintError, GlintIOError, NotSupported, OutOfMemory, did_you_mean
 from .exec.base import ExecContext
 from .plan.optimizer import RULE_NAMES, optimize
 from .plan.physical_planner import plan_physical
@@ -47,9 +48,28 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 
 class Connection:
-    """A set of registered tables and views, and the device queries run on."""
+    """A set of registered tables and views, and the device queries run on.
 
-    def __init__(self, device: str = "auto", optimizer: dict | None = None):
+    Memory (DESIGN.md, "Out-of-core mode"):
+
+    - ``memory_limit`` (alias ``gpu_memory_limit``): bytes or a text such as
+      "16GB" that glint may use on its device: GPU memory on CUDA (the
+      allocator is capped there), working memory on the CPU. Default: the
+      GPU's free memory, or 60% of the host memory available. Table chunks are
+      cached on the device within it (warm runs), least recently used first
+      out; pipeline breakers reserve from it and spill when they cannot.
+    - ``spill_dir``: where spilled batches go once pinned host memory is
+      spent (default: the system's temporary directory).
+    - ``chunk_rows``: rows per chunk (morsel) of a scan; default from the limit.
+    """
+
+    def __init__(self, device: str = "auto", optimizer: dict | None = None, *,
+                 memory_limit=None, gpu_memory_limit=None, spill_dir: str | None = None,
+                 chunk_rows: int | None = None, host_spill_limit=None):
+        from .storage.memory import (MemoryManager, default_chunk_rows, default_limit, env_size,
+                                     format_bytes, parse_size)
+        from .storage.spill import SpillSpace
+
         self.device = resolve_device(device)
         self._tables: dict[str, Table] = {}
         self._views: dict[str, object] = {}
@@ -57,6 +77,31 @@ class Connection:
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
         self.disabled_rules = tuple(k for k, on in (optimizer or {}).items() if not on)
+        if memory_limit is not None and gpu_memory_limit is not None:
+            raise GlintError("give memory_limit or gpu_memory_limit, not both (they are the same setting)")
+        limit = memory_limit if memory_limit is not None else gpu_memory_limit
+        limit = parse_size(limit) if limit is not None else env_size("GLINT_MEMORY_LIMIT")
+        if limit is None:
+            limit = default_limit(self.device)
+        elif self.device.type == "cuda":
+            total = torch.cuda.get_device_properties(self.device).total_memory
+            if limit > total:
+                raise GlintError(f"memory limit {format_bytes(limit)} is more than the GPU has "
+                                 f"({format_bytes(total)})")
+            # the allocator itself stops at the limit: a step that would pass it fails cleanly
+            torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), self.device)
+        if chunk_rows is None:
+            env = os.environ.get("GLINT_CHUNK_ROWS")
+            chunk_rows = int(env) if env else default_chunk_rows(self.device, limit)
+        if not isinstance(chunk_rows, int) or chunk_rows < 1:
+            raise GlintError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+        self.chunk_rows = chunk_rows
+        # pipelines hold a few chunks at a time beside what breakers reserve
+        headroom = min(limit // 4, 6 * chunk_rows * 64)
+        self.memory = MemoryManager(self.device, limit, headroom)
+        self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
+                                parse_size(host_spill_limit) if host_spill_limit is not None else None)
+        self._pinned = None
 
     # ------------------------------------------------------------ catalog
     def has_table(self, name: str) -> bool:
@@ -81,7 +126,7 @@ class Connection:
             Table.from_source(name, arrow, source)
         old = self._tables.get(name.lower())
         if old is not None:
-            old.evict()
+            self._evict(old)
         self._tables[name.lower()] = t
 
     def register(self, name: str, data) -> "Connection":
@@ -107,7 +152,20 @@ class Connection:
         t = self._tables.pop(name.lower(), None)
         if t is None:
             raise CatalogError(f'Table "{name}" does not exist')
-        t.evict()
+        self._evict(t)
+
+    def _evict(self, t: Table) -> None:
+        self.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid)
+
+    def cached_bytes(self) -> int:
+        """Bytes of table chunks kept on the device."""
+        return self.memory.cache_bytes()
+
+    def drop_cache(self) -> None:
+        """Give back every cached table chunk (the next queries read their data again)."""
+        self.memory.cache_drop()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
 
     # ------------------------------------------------------------ queries
     def sql(self, query: str) -> "Result | None":
@@ -168,9 +226,9 @@ class Connection:
         return Result.from_arrow(self, data)
 
     def close(self) -> None:
-        for t in self._tables.values():
-            t.evict()
+        self.memory.cache_drop()
         self._tables.clear()
+        self.spill.close()
 
     def __enter__(self):
         return self
@@ -186,6 +244,7 @@ class Result:
         self._con = con
         self._arrow: pa.Table | None = None
         self._profile: dict | None = None
+        self.io = None                  # data movement of the last run (ExecContext.io)
         self.timings: dict[str, float] = {}
         if ast is None:
             return
@@ -208,14 +267,36 @@ class Result:
     def _run(self, profile: bool = False) -> pa.Table:
         if self._arrow is not None and not profile:
             return self._arrow
-        ctx = ExecContext(self._con.device, self._con, profile=profile)
+        con = self._con
         t0 = time.perf_counter()
-        batch = ctx.run(self.physical)
-        self._arrow = batch_to_arrow(batch, self._fields, self.names)
+        try:
+            ctx = self._execute(profile)
+        except OutOfMemory:
+            # once more without the cached table chunks: they may be what was in the way
+            if not con.memory.cache_bytes():
+                raise
+            con.drop_cache()
+            ctx = self._execute(profile)
         self.timings["execute"] = time.perf_counter() - t0
+        self.io = ctx.io
         if profile:
             self._profile = ctx.stats
         return self._arrow
+
+    def _execute(self, profile: bool):
+        con = self._con
+        ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
+                          chunk_rows=con.chunk_rows, pinned=con._pinned)
+        parts = []
+        for batch in ctx.open(self.physical):
+            if batch.num_rows or not parts:
+                t = batch_to_arrow(batch, self._fields, self.names)
+                ctx.io.d2h_bytes += t.nbytes if con.device.type == "cuda" else 0
+                parts.append(t)
+        con._pinned = ctx._pinned
+        nonempty = [t for t in parts if t.num_rows] or parts[:1]
+        self._arrow = nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
+        return ctx
 
     def arrow(self) -> pa.Table:
         return self._run()
@@ -268,6 +349,21 @@ def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:
     if not arrays:
         return pa.table({})
     return pa.Table.from_arrays(arrays, names=list(names))
+
+
+def _concat_results(tables: list[pa.Table]) -> pa.Table:
+    """Result chunks as one table, column by column (result names may repeat);
+    a column that came as string in one chunk and large_string in another
+    becomes large_string."""
+    cols = []
+    for i in range(tables[0].num_columns):
+        parts = [t.column(i) for t in tables]
+        types = {p.type for p in parts}
+        if len(types) > 1:
+            target = pa.large_string() if any(pa.types.is_large_string(t) for t in types) else parts[0].type
+            parts = [p.cast(target) for p in parts]
+        cols.append(pa.chunked_array([c for p in parts for c in p.chunks], type=parts[0].type))
+    return pa.Table.from_arrays(cols, names=tables[0].column_names)
 
 
 def format_table(t: pa.Table, max_rows: int = 40) -> str:

@@ -14,9 +14,10 @@ def test_oom_is_reported_and_connection_survives(monkeypatch):
 
     def boom(self, ctx, *inputs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.50 GiB. GPU 0 has ...")
+        yield   # a generator, as every operator's stream is
 
     with monkeypatch.context() as m:
-        m.setattr(HashAggregateExec, "execute", boom)
+        m.setattr(HashAggregateExec, "stream", boom)
         with pytest.raises(glint.OutOfMemory) as info:
             con.sql("SELECT a, count(*) FROM t GROUP BY a").fetchall()
     msg = str(info.value)

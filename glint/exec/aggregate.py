@@ -1,6 +1,25 @@
-"""Hash aggregation: GROUP BY keys to dense group ids, then one scatter
-reduction per aggregate. NULL group keys form a group of their own; aggregates
-skip NULL inputs; SUM of integers and DECIMALs is exact (limb sums)."""
+"""Hash aggregation over a stream of chunks, in or out of core.
+
+GROUP BY keys become dense group ids (kernels.keys + kernels.groupby), then
+one scatter reduction per aggregate. NULL group keys form a group of their
+own; aggregates skip NULL inputs; SUM of integers and DECIMALs is exact
+(32-bit limb sums).
+
+Two ways through, chosen from the aggregates:
+
+- **partial + final** (COUNT, SUM, AVG, MIN, MAX without DISTINCT): each chunk
+  is reduced to one *state* row per group it holds (counts, exact wide sums,
+  extremes); states are combined as they pile up and turned into results at
+  the end. When the combined state outgrows the operator's memory reservation,
+  states are hash-partitioned by their group keys into held batches that spill
+  (GPU -> pinned host -> disk), and each partition is combined and finished on
+  its own: partitioned aggregation.
+- **rows** (DISTINCT aggregates): the input rows (only the columns the groups
+  and arguments read) are held, partitioned by group-key hash when they
+  outgrow the reservation, and each partition is aggregated whole. When every
+  aggregate ignores duplicates (DISTINCT ones, MIN, MAX) each chunk is first
+  reduced to its distinct rows.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,14 +27,20 @@ from dataclasses import dataclass
 import torch
 
 from .. import types as T
-from ..errors import NotSupported
+from ..errors import NotSupported, OutOfMemory
 from ..kernels import groupby as G
 from ..kernels import wide as W
+from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.keys import encode_keys
-from ..plan.expr import AggCall, Expr, Field
-from ..storage.column import Batch, Column
+from ..plan.expr import AggCall, ColRef, Expr, Field
+from ..storage.column import Batch, Column, concat_batches, rechunk
+from ..storage.memory import format_bytes
+from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate
+
+PARTITIONS = 16          # fan-out when aggregation state goes out of core
+MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -24,32 +49,315 @@ class HashAggregateExec(PhysicalNode):
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
     est_rows: float = 0.0
+    breaker = True
 
     def describe(self):
         g = ", ".join(f"{e!r}" for _, e in self.groups)
         a = ", ".join(f"{e!r}" for _, e in self.aggs)
         return f"HashAggregate groups=[{g}] aggs=[{a}]"
 
-    def execute(self, ctx, batch: Batch) -> Batch:
-        dev = batch.device
-        out = {}
-        if self.groups:
-            key_cols = [evaluate(e, batch) for _, e in self.groups]
-            if batch.num_rows == 0:
-                gid = torch.zeros(0, dtype=torch.int64, device=dev)
-                n, first = 0, gid
+    def stream(self, ctx, inp):
+        decomposable = all(a.fn in _STATE_FNS and not a.distinct for _, a in self.aggs)
+        run = _PartialFinal(self, ctx) if decomposable else _Rows(self, ctx)
+        try:
+            yield from rechunk(run.execute(inp), ctx.chunk_rows)
+        finally:
+            run.close()
+
+
+# ------------------------------------------------------------------ partial + final
+_STATE_FNS = ("count_star", "count", "sum", "avg", "min", "max")
+
+
+def _group_slots(key_cols: list[Column], n_rows: int, device):
+    """(slots, first row of each group) for rows grouped by key_cols (all rows
+    one group when there are no keys)."""
+    if not key_cols:
+        return G.Slots(torch.zeros(n_rows, dtype=torch.int64, device=device), 1), None
+    if n_rows == 0:
+        gid = torch.zeros(0, dtype=torch.int64, device=device)
+        return G.Slots(gid, 0), gid
+    ((key, _),) = encode_keys([key_cols], nulls_equal=True)
+    gid, n, first = G.group_ids(key)
+    return G.Slots(gid, n), first
+
+
+class _PartialFinal:
+    """Partial aggregation per chunk, combination of states, final values."""
+
+    def __init__(self, node: HashAggregateExec, ctx):
+        self.node, self.ctx = node, ctx
+        self.group_ids = [f.id for f, _ in node.groups]
+        self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
+        self.parts: PartitionedBatches | None = None
+
+    def close(self):
+        if self.parts is not None:
+            self.parts.drop()
+        self.res.release()
+
+    # states of one aggregate: a list of columns, keyed ("s", i, j) in state batches
+    def _partial(self, batch: Batch) -> Batch:
+        node = self.node
+        key_cols = [evaluate(e, batch) for _, e in node.groups]
+        slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
+        out = {f.id: c.take(first) for f, c in zip((f for f, _ in node.groups), key_cols)} if key_cols else {}
+        for i, (_, agg) in enumerate(node.aggs):
+            for j, col in enumerate(_partial_states(agg, batch, slots)):
+                out[("s", i, j)] = col
+        return Batch(out, slots.n, batch.device)
+
+    def _combine(self, states: list[Batch]) -> Batch:
+        batch = concat_batches(states)
+        node = self.node
+        key_cols = [batch[k] for k in self.group_ids]
+        slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
+        out = {k: c.take(first) for k, c in zip(self.group_ids, key_cols)} if key_cols else {}
+        for i, (_, agg) in enumerate(node.aggs):
+            cols = [batch[("s", i, j)] for j in range(_n_states(agg))]
+            for j, col in enumerate(_combine_states(agg, cols, slots)):
+                out[("s", i, j)] = col
+        return Batch(out, slots.n, batch.device)
+
+    def _final(self, state: Batch) -> Batch:
+        out = {k: state[k] for k in self.group_ids}
+        for i, (f, agg) in enumerate(self.node.aggs):
+            out[f.id] = _final_value(agg, [state[("s", i, j)] for j in range(_n_states(agg))])
+        return Batch(out, state.num_rows, state.device)
+
+    def execute(self, inp):
+        ctx = self.ctx
+        state: Batch | None = None
+        pending: list[Batch] = []
+        pending_rows = 0
+        for batch in inp:
+            p = self._partial(batch)
+            if self.parts is not None:
+                self.parts.add(p, self._partition(p))
+                continue
+            pending.append(p)
+            pending_rows += p.num_rows
+            held = [state] + pending if state is not None else pending
+            if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
+                state, pending, pending_rows = self._combine(held), [], 0
+                held = [state]
+            if not self.res.resize(sum(batch_nbytes(b) for b in held)) and self.node.groups:
+                # out of core: every state from now on goes to its hash partition
+                self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
+                self.res.release()
+                for b in held:
+                    self.parts.add(b, self._partition(b))
+                state, pending = None, []
+                ctx.note(self.node, f"aggregation state over budget: {PARTITIONS} partitions")
+        if self.parts is None:
+            held = ([state] if state is not None else []) + pending
+            state = held[0] if len(held) == 1 and self.node.groups else self._combine(held)
+            yield self._final(state)
+            return
+        yield from self._finish_partitions(self.parts, 0)
+
+    def _finish_partitions(self, parts: PartitionedBatches, depth: int):
+        ctx = self.ctx
+        for p in range(parts.parts):
+            if not parts.held[p]:
+                continue
+            work = ctx.memory.reservation(f"HashAggregate partition {p}")
+            try:
+                if not work.grow(parts.nbytes(p)) and depth < MAX_DEPTH and len(parts.held[p]) > 1:
+                    work.release()
+                    sub = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
+                    for b in parts.take(p):
+                        sub.add(b, self._partition(b, depth + 1))
+                    yield from self._finish_partitions(sub, depth + 1)
+                    continue
+                state = self._combine(parts.take(p))
+                out = self._final(state)
+            finally:
+                work.release()
+            yield out
+        ctx.io.spilled_bytes = ctx.spill.spilled_bytes
+
+    def _partition(self, b: Batch, level: int = 0) -> torch.Tensor:
+        return partition_of(hash_columns([b[k] for k in self.group_ids]), PARTITIONS, level)
+
+
+def _n_states(agg: AggCall) -> int:
+    return 1 if agg.fn in ("count_star", "count", "min", "max") else 2
+
+
+def _sum_input(x: Column) -> tuple[torch.Tensor, bool]:
+    """(values with NULLs as 0, is floating)."""
+    data = x.data if x.valid is None else torch.where(
+        x.valid if x.data.dim() == 1 else x.valid[:, None], x.data, torch.zeros_like(x.data))
+    if x.dtype.kind == "DOUBLE":
+        return data, True
+    if x.dtype.kind in ("BOOLEAN", "NULL"):
+        data = data.long()
+    return data, False
+
+
+def _partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
+    if agg.fn == "count_star":
+        return [Column(T.BIGINT, G.count(slots))]
+    x = evaluate(agg.args[0], batch)
+    counts = G.count(slots, x.valid)
+    if agg.fn == "count":
+        return [Column(T.BIGINT, counts)]
+    if agg.fn in ("min", "max"):
+        if x.is_wide:
+            raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
+        return [_extreme(x, slots, agg.fn == "max", counts > 0)]
+    if x.is_wide:
+        raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
+    data, floating = _sum_input(x)
+    if floating:
+        return [Column(T.DOUBLE, G.float_sum(data, slots)), Column(T.BIGINT, counts)]
+    return [Column(T.HUGEINT, G.exact_sum(data, slots)), Column(T.BIGINT, counts)]
+
+
+def _extreme(x: Column, slots: G.Slots, largest: bool, has: torch.Tensor) -> Column:
+    valid = x.valid
+    data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
+    if x.dtype.is_string:
+        from .functions import strings
+        order_extreme = getattr(strings, "extreme_rows", None)
+        if order_extreme is not None:
+            return order_extreme(x, slots, largest, has)
+    return Column(x.dtype, G.extreme(data, s, largest), has, x.dictionary)
+
+
+def _combine_states(agg: AggCall, cols: list[Column], slots: G.Slots) -> list[Column]:
+    if agg.fn in ("count_star", "count"):
+        return [Column(T.BIGINT, slots.fold(slots.scatter_add(cols[0].data), "sum"))]
+    if agg.fn in ("min", "max"):
+        x = cols[0]
+        has = G.count(slots, x.valid) > 0
+        return [_extreme(x, slots, agg.fn == "max", has)]
+    s, c = cols
+    counts = slots.fold(slots.scatter_add(c.data), "sum")
+    if s.dtype.kind == "DOUBLE":
+        return [Column(T.DOUBLE, G.float_sum(s.data, slots)), Column(T.BIGINT, counts)]
+    return [Column(T.HUGEINT, G.exact_sum_wide(s.data, slots)), Column(T.BIGINT, counts)]
+
+
+def _final_value(agg: AggCall, cols: list[Column]) -> Column:
+    if agg.fn in ("count_star", "count"):
+        return Column(T.BIGINT, cols[0].data)
+    if agg.fn in ("min", "max"):
+        x = cols[0]
+        return Column(agg.type, x.data, x.valid, x.dictionary)
+    s, c = cols
+    counts = c.data
+    has = counts > 0
+    if s.dtype.kind == "DOUBLE":
+        if agg.fn == "sum":
+            return Column(T.DOUBLE, s.data, has)
+        return Column(T.DOUBLE, s.data / counts.clamp(min=1).double(), has)
+    if agg.fn == "sum":
+        return Column(agg.type, G.narrow_if_fits(s.data), has)
+    scale = agg.args[0].type.scale if agg.args[0].type.is_decimal else 0
+    # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
+    den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
+    return Column(T.DOUBLE, W.quotient_ld(s.data, den), has)
+
+
+# ------------------------------------------------------------------ rows (DISTINCT)
+_DUP_INSENSITIVE = ("min", "max")
+
+
+class _Rows:
+    """Hold the input rows (the columns the aggregate reads), partitioned by
+    group-key hash when they do not fit; aggregate each partition whole."""
+
+    def __init__(self, node: HashAggregateExec, ctx):
+        self.node, self.ctx = node, ctx
+        need = set()
+        for _, e in node.groups:
+            need |= {f.id for f in e.fields()}
+        for _, a in node.aggs:
+            for arg in a.args:
+                need |= {f.id for f in arg.fields()}
+        self.need = sorted(need)
+        self.dedupe = bool(self.need) and all(a.distinct or a.fn in _DUP_INSENSITIVE for _, a in node.aggs)
+        self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
+        self.parts = PartitionedBatches(1, ctx.spill, self.res)
+
+    def close(self):
+        self.parts.drop()
+        self.res.release()
+
+    def _select(self, batch: Batch) -> Batch:
+        b = batch.select(self.need)
+        if self.dedupe and b.num_rows:
+            ((key, _),) = encode_keys([[b[k] for k in self.need]], nulls_equal=True)
+            _, _, first = G.group_ids(key)
+            b = b.take(first)
+        return b
+
+    def _partition(self, b: Batch, level: int = 0) -> torch.Tensor:
+        keys = [evaluate(e, b) for _, e in self.node.groups]
+        return partition_of(hash_columns(keys), PARTITIONS, level)
+
+    def execute(self, inp):
+        node, ctx = self.node, self.ctx
+        first = None
+        for batch in inp:
+            if first is None:
+                first = batch.select(self.need)
+            b = self._select(batch)
+            if self.parts.parts == 1 and not self.res.grow(batch_nbytes(b)) and node.groups:
+                old = self.parts
+                self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
+                for held in old.take(0):
+                    self.parts.add(held, self._partition(held))
+                ctx.note(node, f"input over budget: {PARTITIONS} partitions")
+            if self.parts.parts == 1:
+                self.parts.held[0].append(_HeldNow(b))
             else:
-                ((key, _),) = encode_keys([key_cols], nulls_equal=True)
-                gid, n, first = G.group_ids(key)
-            for (f, _), c in zip(self.groups, key_cols):
-                out[f.id] = c.take(first)
-        else:
-            gid = torch.zeros(batch.num_rows, dtype=torch.int64, device=dev)
-            n = 1
-        slots = G.Slots(gid, n)
-        for f, agg in self.aggs:
-            out[f.id] = aggregate(agg, batch, slots)
-        return Batch(out, n, dev)
+                self.parts.add(b, self._partition(b))
+        if self.parts.parts == 1:
+            rows = [h.get() for h in self.parts.held[0]]
+            self.parts.held[0] = []
+            batch = concat_batches(rows) if rows else first
+            yield aggregate_batch(node.groups, node.aggs, batch)
+            return
+        for p in range(self.parts.parts):
+            if self.parts.held[p]:
+                yield aggregate_batch(node.groups, node.aggs, concat_batches(self.parts.take(p)))
+        ctx.io.spilled_bytes = ctx.spill.spilled_bytes
+
+
+class _HeldNow:
+    """A batch kept as it is (the reservation already counts it)."""
+    __slots__ = ("batch", "num_rows", "nbytes", "tier")
+
+    def __init__(self, batch):
+        self.batch, self.num_rows, self.nbytes, self.tier = batch, batch.num_rows, batch_nbytes(batch), "device"
+
+    def get(self):
+        return self.batch
+
+    def spill(self):
+        return 0
+
+    def drop(self):
+        self.batch = None
+
+
+def aggregate_batch(groups, aggs, batch: Batch) -> Batch:
+    """GROUP BY over one whole batch (every aggregate kind, DISTINCT included)."""
+    dev = batch.device
+    out = {}
+    if groups:
+        key_cols = [evaluate(e, batch) for _, e in groups]
+        slots, first = _group_slots(key_cols, batch.num_rows, dev)
+        for (f, _), c in zip(groups, key_cols):
+            out[f.id] = c.take(first)
+    else:
+        slots = G.Slots(torch.zeros(batch.num_rows, dtype=torch.int64, device=dev), 1)
+    for f, agg in aggs:
+        out[f.id] = aggregate(agg, batch, slots)
+    return Batch(out, slots.n, dev)
 
 
 def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
@@ -66,28 +374,24 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     counts = G.count(slots, valid)
     has = counts > 0
     if agg.fn in ("min", "max"):
-        data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
-        return Column(agg.type, G.extreme(data, s, agg.fn == "max"), has, x.dictionary)
-    data = x.data if valid is None else torch.where(valid, x.data, torch.zeros_like(x.data))
-    if x.dtype.kind == "DOUBLE":
+        return _extreme(x, slots, agg.fn == "max", has)
+    data, floating = _sum_input(x)
+    if floating:
         s = G.float_sum(data, slots)
         if agg.fn == "sum":
             return Column(T.DOUBLE, s, has)
         return Column(T.DOUBLE, s / counts.clamp(min=1).double(), has)
-    if x.dtype.kind == "BOOLEAN" or x.dtype.kind == "NULL":
-        data = data.long()
     wide = G.exact_sum(data, slots)
     if agg.fn == "sum":
         return Column(agg.type, G.narrow_if_fits(wide), has)
     if agg.fn == "avg":
         scale = x.dtype.scale if x.dtype.is_decimal else 0
-        # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
         den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
         return Column(T.DOUBLE, W.quotient_ld(wide, den), has)
     raise NotSupported(f"aggregate {agg.fn}")
 
 
-def _distinct_rows(x: Column, slots: G.Slots):
+def _distinct_rows(x: Column, slots):
     """The first row of each distinct (group, value) pair."""
     gid = slots.gid
     if gid.numel() == 0:
@@ -96,3 +400,6 @@ def _distinct_rows(x: Column, slots: G.Slots):
     ((key, _),) = encode_keys([[gcol, x]], nulls_equal=True)
     _, _, first = G.group_ids(key)
     return x.take(first), G.Slots(gid[first], slots.n)
+
+
+__all__ = ["HashAggregateExec", "aggregate_batch", "aggregate", "OutOfMemory", "format_bytes", "ColRef"]

@@ -1,24 +1,42 @@
 """Physical operators' common base and the per-execution context.
 
+Execution is over streams of batches (DESIGN.md, "Execution"). An operator's
+:meth:`PhysicalNode.stream` takes one iterator of batches per child and yields
+its own batches. Operators that do not break the pipeline (scan, filter,
+project, the probe side of a hash join, limit) turn each input chunk into an
+output chunk; pipeline breakers (hash-join build, aggregation, sort, top-k,
+set operations) consume an input whole before their first output, and declare
+it (``breaker = True``).
+
 Operators are immutable descriptions; everything a run creates lives in the
-:class:`ExecContext`, so one plan can run twice or on several devices. The
-recursion lives here: :meth:`ExecContext.run` executes children, times the
-operator and records its output rows for EXPLAIN ANALYZE.
+:class:`ExecContext` or in the operator's generator frame, so one plan can run
+twice, on several devices or on several ranks. The recursion lives here:
+:meth:`ExecContext.open` opens the children's streams, counts each operator's
+rows, times it for EXPLAIN ANALYZE and turns an out-of-memory error into
+:class:`~glint.errors.OutOfMemory` naming the operator.
+
+Every stream yields at least one batch (possibly of zero rows), so a consumer
+always sees the column types.
 """
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import fields as dc_fields
+from dataclasses import dataclass, field as dc_field, fields as dc_fields
+from typing import Iterator
 
 import torch
 
 from ..errors import OutOfMemory
-from ..storage.column import Batch
+from ..storage.column import Batch, concat_batches
+from ..storage.memory import MemoryManager, format_bytes
+from ..storage.spill import SpillSpace
 
 
 class PhysicalNode:
     __slots__ = ()
     est_rows: float
+    breaker = False          # consumes its input(s) whole before its first output
 
     @property
     def children(self) -> tuple["PhysicalNode", ...]:
@@ -27,51 +45,138 @@ class PhysicalNode:
     def describe(self) -> str:
         raise NotImplementedError
 
-    def execute(self, ctx: "ExecContext", *inputs: Batch) -> Batch:
+    def stream(self, ctx: "ExecContext", *inputs: Iterator[Batch]) -> Iterator[Batch]:
         raise NotImplementedError
 
     def explain(self, indent: int = 0, analyze: dict | None = None) -> str:
         extra = f"  (~{self.est_rows:,.0f} rows)"
         if analyze is not None and id(self) in analyze:
-            rows, secs = analyze[id(self)]
-            extra += f"  [actual {rows:,} rows, {secs * 1e3:.2f} ms]"
-        out = ["  " * indent + self.describe() + extra]
+            st = analyze[id(self)]
+            own = st.seconds - sum(analyze[id(c)].seconds for c in self.children if id(c) in analyze)
+            extra += f"  [actual {st.rows:,} rows in {st.batches:,} batch{'es' if st.batches != 1 else ''}, " \
+                     f"{max(own, 0.0) * 1e3:.2f} ms]"
+            if st.notes:
+                extra += "  {" + ", ".join(st.notes) + "}"
+        out = ["  " * indent + self.describe() + (" [breaker]" if self.breaker else "") + extra]
         out += [c.explain(indent + 1, analyze) for c in self.children]
         return "\n".join(out)
 
 
+@dataclass
+class NodeStats:
+    rows: int = 0
+    batches: int = 0
+    seconds: float = 0.0            # inclusive of the children's time spent inside this node's steps
+    notes: list = dc_field(default_factory=list)
+
+
+@dataclass
+class IOStats:
+    """Data movement of one query, for the bench and EXPLAIN ANALYZE."""
+    chunks: int = 0                 # chunks scanned
+    chunks_skipped: int = 0         # ruled out by min/max statistics
+    cache_hits: int = 0             # column chunks found on the device
+    file_bytes: int = 0             # compressed bytes read from files
+    decoded_bytes: int = 0          # bytes of decoded host columns
+    h2d_bytes: int = 0              # host -> device
+    d2h_bytes: int = 0              # device -> host (results, spills)
+    scanned_bytes: int = 0          # bytes of the column chunks scanned (the columns touched)
+    spilled_bytes: int = 0
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
 class ExecContext:
-    def __init__(self, device: torch.device, catalog, profile: bool = False):
-        self.device = device
+    """Everything one run of a plan creates: the device, the memory manager
+    and spill space of the connection, per-operator statistics and IO counters."""
+
+    def __init__(self, device: torch.device, catalog, profile: bool = False, *,
+                 memory: MemoryManager | None = None, spill: SpillSpace | None = None,
+                 chunk_rows: int = 1 << 20, pinned=None):
+        self.device = torch.device(device)
+        self._pinned = pinned
         self.catalog = catalog
         self.profile = profile
-        self.stats: dict[int, tuple[int, float]] = {}
+        self.memory = memory if memory is not None else MemoryManager(self.device, 1 << 62)
+        self.spill = spill if spill is not None else SpillSpace()
+        self.chunk_rows = int(chunk_rows)
+        self.stats: dict[int, NodeStats] = {}
+        self.io = IOStats()
 
-    def run(self, node: PhysicalNode) -> Batch:
-        inputs = [self.run(c) for c in node.children]
-        t0 = time.perf_counter()
-        oom = None
+    def pinned_pool(self):
+        """The connection's pool of pinned host buffers for this (CUDA) device."""
+        if self._pinned is None:
+            from ..storage.transfer import PinnedPool
+            self._pinned = PinnedPool(self.device)
+        return self._pinned
+
+    # -------------------------------------------------------------- streams
+    def open(self, node: PhysicalNode) -> Iterator[Batch]:
+        """The node's output stream (lazy: nothing runs before the first batch is asked for)."""
+        inputs = [self.open(c) for c in node.children]
+        st = self.stats.setdefault(id(node), NodeStats())
+        return self._guard(node, node.stream(self, *inputs), st)
+
+    def _guard(self, node: PhysicalNode, it: Iterator[Batch], st: NodeStats) -> Iterator[Batch]:
+        sync = self.profile and self.device.type == "cuda"
         try:
-            out = node.execute(self, *inputs)
-        except torch.OutOfMemoryError as e:
-            oom = _bytes_wanted(str(e))
-        if oom is not None:
-            # the failed operator's tensors are gone with its frame: hand the cache back
-            del inputs
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            raise OutOfMemory(f"out of GPU memory in {type(node).__name__.removesuffix('Exec')} "
-                              f"({node.describe()[:80]}){f': it asked for {oom}' if oom else ''}; "
-                              "the query needs more memory than the device has free "
-                              "(the connection stays usable)")
-        if self.profile:
-            if self.device.type == "cuda":
-                torch.cuda.synchronize(self.device)
-            self.stats[id(node)] = (out.num_rows, time.perf_counter() - t0)
-        return out
+            while True:
+                t0 = time.perf_counter()
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    st.seconds += time.perf_counter() - t0
+                    return
+                except torch.OutOfMemoryError as e:
+                    raise _out_of_memory(node, str(e)) from None
+                except MemoryError as e:
+                    raise OutOfMemory(f"out of host memory in {_name(node)} ({node.describe()[:80]})"
+                                      f"{': ' + str(e) if str(e) else ''}") from None
+                except RuntimeError as e:
+                    if _is_host_oom(e):
+                        raise OutOfMemory(f"out of host memory in {_name(node)} ({node.describe()[:80]}): "
+                                          f"{str(e).splitlines()[0]}") from None
+                    raise
+                if sync:
+                    torch.cuda.synchronize(self.device)
+                st.seconds += time.perf_counter() - t0
+                st.rows += batch.num_rows
+                st.batches += 1
+                yield batch
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    def collect(self, node: PhysicalNode) -> Batch:
+        """The node's whole output as one batch."""
+        return concat_batches(list(self.open(node)))
+
+    def note(self, node: PhysicalNode, text: str) -> None:
+        """A remark for EXPLAIN ANALYZE (spills, partitions, skipped chunks)."""
+        self.stats.setdefault(id(node), NodeStats()).notes.append(text)
 
 
-def _bytes_wanted(msg: str) -> str:
-    import re
+def _name(node) -> str:
+    return type(node).__name__.removesuffix("Exec")
+
+
+def _out_of_memory(node, msg: str) -> OutOfMemory:
     m = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", msg)
-    return m.group(1) if m else ""   # "" still means: out of memory
+    wanted = m.group(1) if m else ""
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return OutOfMemory(f"out of GPU memory in {_name(node)} ({node.describe()[:80]})"
+                       f"{f': it asked for {wanted}' if wanted else ''}; "
+                       "the query needs more memory than the device has free "
+                       "(the connection stays usable)")
+
+
+def _is_host_oom(e: RuntimeError) -> bool:
+    s = str(e)
+    return "DefaultCPUAllocator" in s and "can't allocate memory" in s
+
+
+def bytes_text(n: int) -> str:
+    return format_bytes(n)

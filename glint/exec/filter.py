@@ -1,4 +1,4 @@
-"""Filter: keep the rows where the predicate is TRUE."""
+"""Filter: keep the rows where the predicate is TRUE, chunk by chunk."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,20 +18,25 @@ class FilterExec(PhysicalNode):
     def describe(self):
         return f"Filter {self.predicate!r}"
 
-    def execute(self, ctx, batch):
-        try:
-            mask = predicate_mask(evaluate(self.predicate, batch))
-        except ExecutionError:
-            return self._conjunct_by_conjunct(batch)
-        idx = mask.nonzero().squeeze(1)      # the one size this operator must know
-        return batch.take(idx)
+    def stream(self, ctx, inp):
+        for batch in inp:
+            yield filter_batch(self.predicate, batch)
 
-    def _conjunct_by_conjunct(self, batch):
-        """AND evaluated the way SQL engines do: each conjunct only on the rows the
-        ones before it kept, so an error (an overflow) on a row an earlier
-        conjunct rejects is never raised. Taken only when evaluating everything
-        at once failed."""
-        for part in conjuncts(self.predicate):
-            mask = predicate_mask(evaluate(part, batch))
-            batch = batch.take(mask.nonzero().squeeze(1))
-        return batch
+
+def filter_batch(predicate: Expr, batch):
+    try:
+        mask = predicate_mask(evaluate(predicate, batch))
+    except ExecutionError:
+        return _conjunct_by_conjunct(predicate, batch)
+    return batch.take(mask.nonzero().squeeze(1))      # the one size this operator must know
+
+
+def _conjunct_by_conjunct(predicate: Expr, batch):
+    """AND evaluated the way SQL engines do: each conjunct only on the rows the
+    ones before it kept, so an error (an overflow) on a row an earlier
+    conjunct rejects is never raised. Taken only when evaluating everything
+    at once failed."""
+    for part in conjuncts(predicate):
+        mask = predicate_mask(evaluate(part, batch))
+        batch = batch.take(mask.nonzero().squeeze(1))
+    return batch

@@ -1,9 +1,20 @@
-"""Hash join of every kind (inner, left, right, full, semi, anti, mark, single).
+"""Hash join of every kind (inner, left, right, full, semi, anti, mark, single),
+over streams, in or out of core.
 
-Matching works on int64-encoded keys (kernels.keys) with a sorted build side
-(kernels.join); a residual predicate then filters the candidate pairs. Each
-join kind is a different way of turning the surviving pairs into output rows.
-Joins without equality keys enumerate pairs in bounded chunks (nested loop).
+The build side (``build_right`` picks which input) is read whole and kept; the
+other side streams past it chunk by chunk. Keys are encoded against the build
+side once (kernels.join_keys) and matched through a sorted or direct-addressed
+build (kernels.join); a residual predicate filters the candidate pairs, which
+are expanded in bounded pieces. Each join kind turns the surviving pairs into
+output rows; the kinds that keep unmatched build rows (RIGHT/FULL with the
+right side built, LEFT/FULL/SEMI/ANTI/MARK with the left side built) remember
+which build rows matched and emit the rest after the last chunk.
+
+When the build side does not fit the operator's memory reservation, both sides
+are hash-partitioned on the join keys into held batches that spill
+(GPU -> pinned host -> disk), and each pair of partitions is joined in memory:
+a grace hash join. Joins without equality keys enumerate pairs in bounded
+chunks (nested loop); their build side must fit in memory.
 """
 from __future__ import annotations
 
@@ -12,15 +23,20 @@ from dataclasses import dataclass
 import torch
 
 from .. import types as T
-from ..errors import ExecutionError
+from ..errors import ExecutionError, OutOfMemory
+from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.join import build_side, expand_matches, match_counts
-from ..kernels.keys import encode_keys
+from ..kernels.join_keys import BuildKeys
 from ..plan.expr import Expr, Field
-from ..storage.column import Batch, Column
+from ..storage.column import Batch, Column, concat_batches, slice_batch
+from ..storage.memory import format_bytes
+from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate, predicate_mask
 
-PAIR_CHUNK = 1 << 26     # candidate pairs materialised at once (2 x 512 MiB of row ids)
+PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once (2 x 512 MiB of row ids)
+BUILD_ROW_BYTES = 24       # the sorted keys and row ids kept per build row
+MAX_PARTITIONS = 256
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -38,6 +54,7 @@ class HashJoinExec(PhysicalNode):
     in_key: int = -1                               # which key pair is x = y
     build_right: bool = True
     est_rows: float = 0.0
+    breaker = True                                 # on its build input
 
     def describe(self):
         keys = ", ".join(f"{a!r} = {b!r}" for a, b in zip(self.left_keys, self.right_keys))
@@ -47,107 +64,323 @@ class HashJoinExec(PhysicalNode):
         side = "right" if self.build_right else "left"
         return f"{name} {self.kind.upper()}{na} [{keys}]{res} build={side}"
 
-    def execute(self, ctx, lb: Batch, rb: Batch) -> Batch:
-        kind = self.kind
-        nl, nr = lb.num_rows, rb.num_rows
-        all_keys = range(len(self.left_keys))
-        if kind in ("semi", "anti", "mark"):
-            # only whether each left row matches: no pair list is kept
-            matched_l = torch.zeros(nl, dtype=torch.bool, device=lb.device)
-            for li, _ in self._pairs(lb, rb, all_keys, self.residual):
-                matched_l[li] = True
-            if kind == "semi":
-                return lb.take(matched_l.nonzero().squeeze(1))
-            mark = self._mark(lb, rb, matched_l)
-            if kind == "mark":
-                out = Batch(dict(lb.columns), nl, lb.device)
-                out.columns[self.mark.id] = mark
-                return out
-            keep = ~mark.data & mark.validity()
-            return lb.take(keep.nonzero().squeeze(1))
-        chunks = list(self._pairs(lb, rb, all_keys, self.residual))
-        li = torch.cat([c[0] for c in chunks]) if chunks else torch.zeros(0, dtype=torch.int64, device=lb.device)
-        ri = torch.cat([c[1] for c in chunks]) if chunks else li.clone()
-        if kind == "inner":
-            return _combine(lb, li, rb, ri)
-        matched_l = _hit(li, nl)
-        if kind == "single":
-            per_left = torch.zeros(nl, dtype=torch.int64, device=lb.device)
-            if li.numel():
-                per_left.scatter_add_(0, li, torch.ones_like(li))
-                if bool((per_left > 1).any()):
-                    raise ExecutionError("More than one row returned by a subquery used as an expression")
-            kind = "left"
-        dev = lb.device
-        parts_l, parts_r = [li], [ri]
-        if kind in ("left", "full"):
-            miss = (~matched_l).nonzero().squeeze(1)
-            parts_l.append(miss)
-            parts_r.append(torch.full_like(miss, -1))
-        if kind in ("right", "full"):
-            miss = (~_hit(ri, nr)).nonzero().squeeze(1)
-            parts_l.append(torch.full_like(miss, -1))
-            parts_r.append(miss)
-        return _combine(lb, torch.cat(parts_l).to(dev), rb, torch.cat(parts_r).to(dev), nullable=True)
+    def stream(self, ctx, left, right):
+        build_inp, probe_inp = (right, left) if self.build_right else (left, right)
+        res = ctx.memory.reservation(f"HashJoin build {self.describe()[:60]}")
+        held = PartitionedBatches(1, ctx.spill, res)
+        scalar_in = self.null_aware is not None and len(self.left_keys) == 1 and self.residual is None
+        try:
+            first = None
+            build_null_y = False
+            for b in build_inp:
+                if first is None:
+                    first = slice_batch(b, 0, 0)
+                if scalar_in and self.build_right and b.num_rows:
+                    y = evaluate(self.null_aware[1], b)
+                    build_null_y = build_null_y or (y.valid is not None and bool((~y.valid).any()))
+                if b.num_rows:
+                    held.add_part(0, _compact(b))
+            fits = not held.spilled and res.grow(BUILD_ROW_BYTES * held.rows())
+            if fits or not self.left_keys:
+                if not fits:
+                    res.release()
+                    need = held.nbytes()
+                    if not res.grow(need):
+                        raise OutOfMemory(
+                            f"a join without equality conditions keeps its build input in memory: "
+                            f"{format_bytes(need)} do not fit the memory budget "
+                            f"({format_bytes(ctx.memory.limit)}) in {self.describe()[:80]}")
+                parts = held.take(0)
+                build = concat_batches(parts) if parts else first
+                yield from _JoinRun(self, ctx, build).run(probe_inp)
+                return
+            yield from self._grace(ctx, held, first, probe_inp, res, (held.rows() > 0, build_null_y))
+        finally:
+            held.drop()
+            res.release()
 
-    # -------------------------------------------------------------- matching
-    def _pairs(self, lb, rb, key_ids, residual):
-        """(left rows, right rows) of the matching pairs that pass the
-        residual, in chunks of at most PAIR_CHUNK candidate pairs."""
-        key_ids = list(key_ids)
-        if not key_ids:
-            yield from _nested_loop(lb, rb, residual)
+    # -------------------------------------------------------------- grace
+    def _partition_keys(self):
+        """(build key exprs, probe key exprs) that decide the partition."""
+        bk, pk = (self.right_keys, self.left_keys) if self.build_right else (self.left_keys, self.right_keys)
+        idx = list(range(len(bk)))
+        if self.null_aware is not None and len(idx) > 1:
+            # NULLs of the IN key matter to rows with equal other keys: keep those together
+            idx = [i for i in idx if i != self.in_key]
+        return [bk[i] for i in idx], [pk[i] for i in idx]
+
+    def _grace(self, ctx, held: PartitionedBatches, first, probe_inp, res, build_flags):
+        bexprs, pexprs = self._partition_keys()
+        size = held.nbytes() + BUILD_ROW_BYTES * held.rows()
+        budget = max(1, ctx.memory.limit - ctx.memory.headroom)
+        parts = 4
+        while parts < MAX_PARTITIONS and size / parts > budget / 4:
+            parts *= 2
+        ctx.note(self, f"build side {format_bytes(size)} over budget: grace join, {parts} partitions")
+        scalar_in = self.null_aware is not None and len(self.left_keys) == 1 and self.residual is None
+        flags = build_flags if scalar_in and self.build_right else None
+        bparts = PartitionedBatches(parts, ctx.spill, res)
+        for b in held.drain(0):
+            bparts.add(b, partition_of(hash_columns([evaluate(e, b) for e in bexprs]), parts))
+        pparts = PartitionedBatches(parts, ctx.spill, res)
+        probe_first = None
+        rows, has_null = 0, False
+        for b in probe_inp:
+            if probe_first is None:
+                probe_first = slice_batch(b, 0, 0)
+            if scalar_in and not self.build_right and b.num_rows:
+                rows += b.num_rows
+                y = evaluate(self.null_aware[1], b)
+                has_null = has_null or (y.valid is not None and bool((~y.valid).any()))
+            if b.num_rows:
+                pparts.add(_compact(b), partition_of(hash_columns([evaluate(e, b) for e in pexprs]), parts))
+        if scalar_in and not self.build_right:
+            flags = (rows > 0, has_null)
+        try:
+            for p in range(parts):
+                bl = bparts.take(p)
+                build = concat_batches(bl) if bl else first
+                pl = pparts.take(p)
+                probe = pl if pl else [probe_first]
+                yield from _JoinRun(self, ctx, build, flags).run(iter(probe))
+        finally:
+            bparts.drop()
+            pparts.drop()
+        ctx.io.spilled_bytes = ctx.spill.spilled_bytes
+
+
+def _compact(b: Batch) -> Batch:
+    """Strings whose dictionaries are much larger than the rows are
+    materialised before a breaker holds them."""
+    cols = {}
+    changed = False
+    for k, c in b.columns.items():
+        fn = getattr(c, "compact", None)
+        if c.dtype.is_string and fn is not None:
+            c2 = fn()
+            changed |= c2 is not c
+            c = c2
+        cols[k] = c
+    return Batch(cols, b.num_rows, b.device) if changed else b
+
+
+class _JoinRun:
+    """One in-memory join of a build batch with a stream of probe chunks."""
+
+    def __init__(self, node: HashJoinExec, ctx, build: Batch, flags=None):
+        self.n, self.ctx, self.build, self.flags = node, ctx, build, flags
+        self.br = node.build_right
+        self.kind = node.kind
+        bk = node.right_keys if self.br else node.left_keys
+        self.pk = node.left_keys if self.br else node.right_keys
+        self.keys = None
+        if bk:
+            self.keys = BuildKeys([evaluate(e, build) for e in bk])
+            self.struct = None if self.keys.joint else build_side(self.keys.key, self.keys.valid)
+        nb = build.num_rows
+        dev = build.device
+        # per build row, across chunks: matched at all / IN bookkeeping / SINGLE counts
+        self.hit = torch.zeros(nb, dtype=torch.bool, device=dev)
+        self.any_inner = torch.zeros(nb, dtype=torch.bool, device=dev)
+        self.null_y = torch.zeros(nb, dtype=torch.bool, device=dev)
+        self.probe_rows = 0
+        self.probe_null_y = False
+        self.other = None            # build keys of the non-IN keys (null-aware marks)
+
+    # -------------------------------------------------------------- pairs
+    def _pairs(self, probe: Batch, key_ids=None):
+        """(probe rows, build rows) of matching pairs passing the residual, in pieces."""
+        n = self.n
+        residual = n.residual
+        if key_ids is None:
+            keys, struct, ids = self.keys, getattr(self, "struct", None), range(len(self.pk))
+        else:
+            keys, struct, ids = self._other_keys(key_ids)
+        if keys is None:
+            yield from _nested_loop(probe, self.build, residual, self.br)
             return
-        lcols = [evaluate(self.left_keys[i], lb) for i in key_ids]
-        rcols = [evaluate(self.right_keys[i], rb) for i in key_ids]
-        (lk, lv), (rk, rv) = encode_keys([lcols, rcols])
-        if self.build_right:
-            b = build_side(rk, rv)
-            lo, counts = match_counts(b, lk, lv)
-        else:
-            b = build_side(lk, lv)
-            lo, counts = match_counts(b, rk, rv)
+        pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
+        if joint is not None:
+            struct = build_side(*joint)
+        lo, counts = match_counts(struct, pk, pv)
         for start, stop in _chunk_bounds(counts, PAIR_CHUNK):
-            probe, built = expand_matches(b, lo[start:stop], counts[start:stop])
-            probe = probe + start
-            li, ri = (probe, built) if self.build_right else (built, probe)
-            if residual is not None and li.numel():
+            pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
+            pi = pi + start
+            if residual is not None and pi.numel():
+                li, ri = (pi, bi) if self.br else (bi, pi)
+                lb, rb = (probe, self.build) if self.br else (self.build, probe)
                 keep = _residual_mask(residual, lb, li, rb, ri)
-                li, ri = li[keep], ri[keep]
-            yield li, ri
+                pi, bi = pi[keep], bi[keep]
+            yield pi, bi
 
-    def _mark(self, lb, rb, matched_l) -> Column:
-        """TRUE where a match exists; for IN / NOT IN, NULL instead of FALSE
-        where x is NULL or a NULL y could have matched."""
-        nl = lb.num_rows
-        if self.null_aware is None:
-            return Column(T.BOOLEAN, matched_l)
-        x = evaluate(self.null_aware[0], lb)
-        y = evaluate(self.null_aware[1], rb)
-        if x.valid is None and y.valid is None:
-            return Column(T.BOOLEAN, matched_l)
-        other = [i for i in range(len(self.left_keys)) if i != self.in_key]
-        if not other and self.residual is None:
-            any_inner = torch.full((nl,), rb.num_rows > 0, dtype=torch.bool, device=lb.device)
-            null_y = torch.full((nl,), bool((~y.validity()).any()) if rb.num_rows else False,
-                                dtype=torch.bool, device=lb.device)
+    def _other_keys(self, key_ids):
+        if self.other is None:
+            if not key_ids:
+                self.other = (None, None, ())
+            else:
+                bk = self.n.right_keys if self.br else self.n.left_keys
+                keys = BuildKeys([evaluate(bk[i], self.build) for i in key_ids])
+                struct = None if keys.joint else build_side(keys.key, keys.valid)
+                self.other = (keys, struct, tuple(key_ids))
+        return self.other
+
+    # -------------------------------------------------------------- run
+    def run(self, probe_inp):
+        kind, br = self.kind, self.br
+        dev = self.build.device
+        template = None
+        for probe in probe_inp:
+            if template is None:
+                template = slice_batch(probe, 0, 0)
+            np_ = probe.num_rows
+            self.probe_rows += np_
+            lb, rb = (probe, self.build) if br else (self.build, probe)
+            if kind in ("semi", "anti", "mark"):
+                if br:
+                    matched = torch.zeros(np_, dtype=torch.bool, device=dev)
+                    for pi, _ in self._pairs(probe):
+                        matched[pi] = True
+                    yield from self._emit_semi(probe, matched, self._mark(probe, matched))
+                else:
+                    for _, bi in self._pairs(probe):
+                        self.hit[bi] = True
+                    self._mark_accumulate(probe)
+                continue
+            if kind == "single":
+                yield from self._single(probe)
+                continue
+            probe_hit = torch.zeros(np_, dtype=torch.bool, device=dev) if kind != "inner" else None
+            for pi, bi in self._pairs(probe):
+                if probe_hit is not None and pi.numel():
+                    probe_hit[pi] = True
+                    self.hit[bi] = True
+                li, ri = (pi, bi) if br else (bi, pi)
+                if pi.numel():
+                    yield _combine(lb, li, rb, ri)
+            keep_probe = kind in ("left", "full") if br else kind in ("right", "full")
+            if keep_probe:
+                miss = (~probe_hit).nonzero().squeeze(1)
+                if miss.numel():
+                    none = torch.full_like(miss, -1)
+                    yield _combine(lb, miss, rb, none, True) if br else _combine(lb, none, rb, miss, True)
+        if template is None:
+            raise AssertionError("a join's probe stream yielded no batch")
+        # after the last chunk: the build rows that were never matched
+        lb, rb = (template, self.build) if br else (self.build, template)
+        if kind in ("semi", "anti", "mark", "single"):
+            if not br and kind != "single":
+                yield from self._emit_semi(self.build, self.hit, self._mark_final())
+            return                 # (the left side streamed: every chunk gave its batch)
+        keep_build = kind in ("right", "full") if br else kind in ("left", "full")
+        if keep_build:
+            miss = (~self.hit).nonzero().squeeze(1)
+            none = torch.full_like(miss, -1)
+            yield _combine(lb, none, rb, miss, True) if br else _combine(lb, miss, rb, none, True)
         else:
-            # the rows of the subquery that the correlation conditions alone admit
-            any_inner = torch.zeros(nl, dtype=torch.bool, device=lb.device)
-            null_y = torch.zeros(nl, dtype=torch.bool, device=lb.device)
+            yield _combine(lb, torch.zeros(0, dtype=torch.int64, device=dev), rb,
+                           torch.zeros(0, dtype=torch.int64, device=dev), kind != "inner")
+
+    def _emit_semi(self, left: Batch, matched: torch.Tensor, mark: Column | None):
+        if self.kind == "semi":
+            yield left.take(matched.nonzero().squeeze(1))
+            return
+        if mark is None:
+            mark = Column(T.BOOLEAN, matched)
+        if self.kind == "mark":
+            out = Batch(dict(left.columns), left.num_rows, left.device)
+            out.columns[self.n.mark.id] = mark
+            yield out
+            return
+        keep = ~mark.data & mark.validity()
+        yield left.take(keep.nonzero().squeeze(1))
+
+    # -------------------------------------------------------------- IN / NOT IN
+    def _null_aware_parts(self):
+        n = self.n
+        other = [i for i in range(len(n.left_keys)) if i != n.in_key]
+        return other, (not other and n.residual is None)
+
+    def _mark(self, left: Batch, matched: torch.Tensor) -> Column | None:
+        """(left side streams) TRUE where a match exists; for IN / NOT IN,
+        NULL instead of FALSE where x is NULL or a NULL y could have matched."""
+        n = self.n
+        if n.null_aware is None or self.kind == "semi":
+            return None
+        x = evaluate(n.null_aware[0], left)
+        y = evaluate(n.null_aware[1], self.build)
+        if x.valid is None and y.valid is None and self.flags is None:
+            return None
+        nl = left.num_rows
+        other, scalar = self._null_aware_parts()
+        if scalar:
+            if self.flags is not None:
+                nonempty, has_null = self.flags
+            else:
+                nonempty = self.build.num_rows > 0
+                has_null = bool((~y.validity()).any()) if self.build.num_rows else False
+            any_inner = torch.full((nl,), nonempty, dtype=torch.bool, device=left.device)
+            null_y = torch.full((nl,), has_null, dtype=torch.bool, device=left.device)
+        else:
+            any_inner = torch.zeros(nl, dtype=torch.bool, device=left.device)
+            null_y = torch.zeros(nl, dtype=torch.bool, device=left.device)
             yv = y.validity()
-            for li, ri in self._pairs(lb, rb, other, self.residual):
+            for li, ri in self._pairs(left, other):
                 any_inner[li] = True
                 null_y[li[~yv[ri]]] = True
-        unknown = ~matched_l & ((~x.validity() & any_inner) | null_y)
-        return Column(T.BOOLEAN, matched_l, ~unknown)
+        unknown = ~matched & ((~x.validity() & any_inner) | null_y)
+        return Column(T.BOOLEAN, matched, ~unknown)
 
+    def _mark_accumulate(self, right: Batch) -> None:
+        """(left side built) what the right chunk tells each left row about IN / NOT IN."""
+        n = self.n
+        if n.null_aware is None or self.kind == "semi":
+            return
+        y = evaluate(n.null_aware[1], right)
+        other, scalar = self._null_aware_parts()
+        if scalar:
+            if y.valid is not None and right.num_rows and bool((~y.valid).any()):
+                self.probe_null_y = True
+            return
+        yv = y.validity()
+        for bi_left, pi_right in ((bi, pi) for pi, bi in self._pairs(right, other)):
+            self.any_inner[bi_left] = True
+            self.null_y[bi_left[~yv[pi_right]]] = True
 
-def _hit(idx: torch.Tensor, n: int) -> torch.Tensor:
-    out = torch.zeros(n, dtype=torch.bool, device=idx.device)
-    if idx.numel():
-        out[idx] = True
-    return out
+    def _mark_final(self) -> Column | None:
+        n = self.n
+        if n.null_aware is None or self.kind == "semi":
+            return None
+        x = evaluate(n.null_aware[0], self.build)
+        other, scalar = self._null_aware_parts()
+        nl = self.build.num_rows
+        if scalar:
+            nonempty, has_null = self.flags if self.flags is not None else (self.probe_rows > 0, self.probe_null_y)
+            any_inner = torch.full((nl,), nonempty, dtype=torch.bool, device=self.build.device)
+            null_y = torch.full((nl,), has_null, dtype=torch.bool, device=self.build.device)
+        else:
+            any_inner, null_y = self.any_inner, self.null_y
+        unknown = ~self.hit & ((~x.validity() & any_inner) | null_y)
+        return Column(T.BOOLEAN, self.hit, ~unknown)
+
+    # -------------------------------------------------------------- SINGLE
+    def _single(self, probe: Batch):
+        """A scalar subquery joined to its outer rows (right side built): a LEFT
+        join that fails when an outer row meets more than one row."""
+        nl = probe.num_rows
+        dev = probe.device
+        chunks = list(self._pairs(probe))
+        li = torch.cat([c[0] for c in chunks]) if chunks else torch.zeros(0, dtype=torch.int64, device=dev)
+        ri = torch.cat([c[1] for c in chunks]) if chunks else li.clone()
+        if li.numel():
+            per_left = torch.zeros(nl, dtype=torch.int64, device=dev)
+            per_left.scatter_add_(0, li, torch.ones_like(li))
+            if bool((per_left > 1).any()):
+                raise ExecutionError("More than one row returned by a subquery used as an expression")
+        hit = torch.zeros(nl, dtype=torch.bool, device=dev)
+        if li.numel():
+            hit[li] = True
+        miss = (~hit).nonzero().squeeze(1)
+        yield _combine(probe, torch.cat([li, miss]), self.build, torch.cat([ri, torch.full_like(miss, -1)]), True)
 
 
 def _residual_mask(residual, lb, li, rb, ri) -> torch.Tensor:
@@ -172,22 +405,24 @@ def _chunk_bounds(counts: torch.Tensor, budget: int):
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _nested_loop(lb, rb, residual):
-    """All pairs (that pass the residual), a chunk of left rows at a time."""
-    nl, nr = lb.num_rows, rb.num_rows
-    dev = lb.device
-    if nl == 0 or nr == 0:
+def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool):
+    """All (probe row, build row) pairs that pass the residual, a slice of probe rows at a time."""
+    npr, nb = probe.num_rows, build.num_rows
+    dev = probe.device
+    if npr == 0 or nb == 0:
         return
-    step = max(1, PAIR_CHUNK // nr)
-    right_idx = torch.arange(nr, device=dev)
-    for start in range(0, nl, step):
-        stop = min(nl, start + step)
-        li = torch.arange(start, stop, device=dev).repeat_interleave(nr)
-        ri = right_idx.repeat(stop - start)
+    step = max(1, PAIR_CHUNK // nb)
+    build_idx = torch.arange(nb, device=dev)
+    for start in range(0, npr, step):
+        stop = min(npr, start + step)
+        pi = torch.arange(start, stop, device=dev).repeat_interleave(nb)
+        bi = build_idx.repeat(stop - start)
         if residual is not None:
+            li, ri = (pi, bi) if build_right else (bi, pi)
+            lb, rb = (probe, build) if build_right else (build, probe)
             keep = _residual_mask(residual, lb, li, rb, ri)
-            li, ri = li[keep], ri[keep]
-        yield li, ri
+            pi, bi = pi[keep], bi[keep]
+        yield pi, bi
 
 
 def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:

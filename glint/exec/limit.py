@@ -1,10 +1,10 @@
-"""LIMIT / OFFSET."""
+"""LIMIT / OFFSET over a stream: rows are counted as chunks pass, and the
+input is not read any further once the limit is reached."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
+from ..storage.column import slice_batch
 from .base import PhysicalNode
 
 
@@ -18,7 +18,25 @@ class LimitExec(PhysicalNode):
     def describe(self):
         return f"Limit {self.limit if self.limit is not None else 'ALL'} OFFSET {self.offset}"
 
-    def execute(self, ctx, batch):
-        start = min(self.offset, batch.num_rows)
-        stop = batch.num_rows if self.limit is None else min(batch.num_rows, start + self.limit)
-        return batch.take(torch.arange(start, stop, device=batch.device))
+    def stream(self, ctx, inp):
+        skip = self.offset
+        left = self.limit
+        empty = None                  # yielded when nothing passes: it keeps the column types
+        for batch in inp:
+            if empty is None:
+                empty = slice_batch(batch, 0, 0)
+            if left is not None and left <= 0:
+                break
+            n = batch.num_rows
+            if skip >= n:
+                skip -= n
+                continue
+            stop = n if left is None else min(n, skip + left)
+            out = slice_batch(batch, skip, stop)
+            skip = 0
+            if left is not None:
+                left -= out.num_rows
+            yield out
+            empty = False
+        if empty is not None and empty is not False:
+            yield empty

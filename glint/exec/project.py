@@ -1,4 +1,4 @@
-"""Projection: compute the output columns from the input batch."""
+"""Projection: compute the output columns from each input chunk."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +19,10 @@ class ProjectExec(PhysicalNode):
         return "Project " + ", ".join(
             repr(f) if isinstance(e, ColRef) and e.field == f else f"{e!r} AS {f!r}" for f, e in self.exprs)
 
-    def execute(self, ctx, batch):
-        cols = {f.id: evaluate(e, batch) for f, e in self.exprs}
-        return Batch(cols, batch.num_rows, batch.device)
+    def stream(self, ctx, inp):
+        for batch in inp:
+            yield project_batch(self.exprs, batch)
+
+
+def project_batch(exprs, batch: Batch) -> Batch:
+    return Batch({f.id: evaluate(e, batch) for f, e in exprs}, batch.num_rows, batch.device)

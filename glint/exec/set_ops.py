@@ -1,8 +1,12 @@
-"""UNION [ALL], INTERSECT [ALL], EXCEPT [ALL].
+"""UNION [ALL], INTERSECT [ALL], EXCEPT [ALL] over streams.
 
-Rows compare with NULL equal to NULL (set semantics). The ALL variants of
-INTERSECT / EXCEPT number the duplicates of each row (1st, 2nd, ...) and then
-match (row, occurrence) pairs, which gives min(m, n) and max(m - n, 0) copies.
+UNION ALL streams both inputs through, one after the other. The others need
+whole inputs: rows compare with NULL equal to NULL (set semantics), and the
+ALL variants of INTERSECT / EXCEPT number the duplicates of each row (1st,
+2nd, ...) and then match (row, occurrence) pairs, which gives min(m, n) and
+max(m - n, 0) copies. Inputs that do not fit the operator's reservation are
+hash-partitioned on all their columns (spilling) and each pair of partitions
+is processed on its own: equal rows always share a partition.
 """
 from __future__ import annotations
 
@@ -11,11 +15,15 @@ from dataclasses import dataclass
 import torch
 
 from ..kernels import groupby as G
+from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.join import build_side, match_counts
 from ..kernels.keys import encode_keys
 from ..plan.expr import Field
-from ..storage.column import Batch, Column, concat_columns
+from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
+from ..storage.spill import PartitionedBatches
 from .base import PhysicalNode
+
+PARTITIONS = 16
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -29,17 +37,61 @@ class SetOpExec(PhysicalNode):
     right_fields: tuple[Field, ...]
     est_rows: float = 0.0
 
+    @property
+    def breaker(self):
+        return not (self.kind == "union" and self.all)
+
     def describe(self):
         return f"{self.kind.upper()}{' ALL' if self.all else ''}"
 
-    def execute(self, ctx, lb: Batch, rb: Batch) -> Batch:
-        lcols = [lb[f.id] for f in self.left_fields]
-        rcols = [rb[f.id] for f in self.right_fields]
+    def _rename(self, b: Batch, fields) -> Batch:
+        return Batch({f.id: b[g.id] for f, g in zip(self.fields, fields)}, b.num_rows, b.device)
+
+    def stream(self, ctx, left, right):
+        if self.kind == "union" and self.all:
+            for b in left:
+                yield self._rename(b, self.left_fields)
+            for b in right:
+                yield self._rename(b, self.right_fields)
+            return
+        res = ctx.memory.reservation(f"{self.describe()}")
+        sides = [PartitionedBatches(1, ctx.spill, res), PartitionedBatches(1, ctx.spill, res)]
+        firsts = [None, None]
+        try:
+            for i, (inp, fields) in enumerate(((left, self.left_fields), (right, self.right_fields))):
+                for b in inp:
+                    b = self._rename(b, fields)
+                    if firsts[i] is None:
+                        firsts[i] = slice_batch(b, 0, 0)
+                    if b.num_rows:
+                        sides[i].add_part(0, b)
+            if not sides[0].spilled and not sides[1].spilled:
+                lb = concat_batches(sides[0].take(0) or [firsts[0]])
+                rb = concat_batches(sides[1].take(0) or [firsts[1]])
+                yield from rechunk([self._combine(lb, rb)], ctx.chunk_rows)
+                return
+            ctx.note(self, f"inputs over budget: {PARTITIONS} partitions")
+            parts = [PartitionedBatches(PARTITIONS, ctx.spill, res) for _ in range(2)]
+            for src, dst in zip(sides, parts):
+                for b in src.drain(0):
+                    dst.add(b, partition_of(hash_columns([b[f.id] for f in self.fields]), PARTITIONS))
+            for p in range(PARTITIONS):
+                lb = concat_batches(parts[0].take(p) or [firsts[0]])
+                rb = concat_batches(parts[1].take(p) or [firsts[1]])
+                yield from rechunk([self._combine(lb, rb)], ctx.chunk_rows)
+            for x in parts:
+                x.drop()
+        finally:
+            for x in sides:
+                x.drop()
+            res.release()
+        ctx.io.spilled_bytes = ctx.spill.spilled_bytes
+
+    def _combine(self, lb: Batch, rb: Batch) -> Batch:
+        lcols = [lb[f.id] for f in self.fields]
+        rcols = [rb[f.id] for f in self.fields]
         if self.kind == "union":
-            cols = [concat_columns([a, b]) for a, b in zip(lcols, rcols)]
-            n = lb.num_rows + rb.num_rows
-            if not self.all:
-                cols, n = _distinct(cols, n)
+            cols, n = _distinct([_concat(a, b) for a, b in zip(lcols, rcols)], lb.num_rows + rb.num_rows)
             return Batch({f.id: c for f, c in zip(self.fields, cols)}, n, lb.device)
         if not self.all:
             lcols, nl = _distinct(lcols, lb.num_rows)
@@ -60,6 +112,11 @@ class SetOpExec(PhysicalNode):
         keep = hit if self.kind == "intersect" else ~hit
         idx = keep.nonzero().squeeze(1)
         return Batch({f.id: c.take(idx) for f, c in zip(self.fields, lcols)}, int(idx.shape[0]), lb.device)
+
+
+def _concat(a: Column, b: Column) -> Column:
+    from ..storage.column import concat_columns
+    return concat_columns([a, b])
 
 
 def _distinct(cols: list[Column], n: int):

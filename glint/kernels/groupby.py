@@ -160,3 +160,17 @@ def _extreme(values: torch.Tensor, slots: Slots, largest: bool) -> torch.Tensor:
         neutral = torch.finfo(values.dtype) if values.dtype.is_floating_point else torch.iinfo(values.dtype)
         out = torch.where(filled, out, torch.full_like(out, neutral.min if largest else neutral.max))
     return slots.fold(out, how)
+
+
+def exact_sum_wide(wide: torch.Tensor, slots: Slots) -> torch.Tensor:
+    """Per-group sums of wide values ([hi, lo] rows, 0 <= lo < 2**32), in the
+    same wide form: how partial sums of chunks are combined.
+
+    >>> w = torch.tensor([[1, 4294967295], [0, 1], [-1, 0]])
+    >>> exact_sum_wide(w, Slots(torch.tensor([0, 0, 1]), 2)).tolist()
+    [[2, 0], [-1, 0]]
+    """
+    lo_s = slots.fold(slots.scatter_add(wide[:, 1]), "sum")
+    hi_s = slots.fold(slots.scatter_add(wide[:, 0]), "sum")
+    hi_s = hi_s + (lo_s >> LIMB_BITS)
+    return torch.stack([hi_s, lo_s & LIMB_MASK], dim=1)

@@ -6,6 +6,7 @@ estimates, and ORDER BY + LIMIT fused into a top-k.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from ..exec.aggregate import HashAggregateExec
@@ -21,7 +22,7 @@ from . import logical as L
 from .cardinality import Estimator
 from .. import types as T
 from ..sql.typing import cast
-from .expr import Call, conjoin, conjuncts
+from .expr import Call, ColRef, Literal, conjoin, conjuncts
 
 
 def plan_physical(plan: L.LogicalNode, catalog) -> PhysicalNode:
@@ -37,7 +38,7 @@ def _plan(node, est) -> PhysicalNode:
 @_plan.register
 def _(node: L.Scan, est):
     est.catalog.table(node.table).check_readable(node.columns)
-    return ScanExec(node.table, node.columns, node.fields, est.rows(node))
+    return ScanExec(node.table, node.columns, node.fields, est_rows=est.rows(node))
 
 
 @_plan.register
@@ -47,7 +48,65 @@ def _(node: L.OneRow, est):
 
 @_plan.register
 def _(node: L.Filter, est):
-    return FilterExec(_plan(node.child, est), node.predicate, est.rows(node))
+    child = _plan(node.child, est)
+    if isinstance(child, ScanExec):
+        prune = chunk_pruning(node.predicate, node.child)
+        if prune:
+            child = dataclasses.replace(child, prune=prune)
+    return FilterExec(child, node.predicate, est.rows(node))
+
+
+_PRUNE_OPS = {"eq": "eq", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+_FLIP = {"eq": "eq", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def chunk_pruning(predicate, scan: L.Scan) -> tuple:
+    """The conjuncts ``column op constant`` (and ``column IN (constants)``) of a
+    filter right above a scan, as (table column, op, value) for skipping
+    chunks by their min/max statistics. Values are in the column's own
+    representation (DECIMAL scaled to the column's scale, DATE as days)."""
+    by_id = {f.id: (c, f) for c, f in zip(scan.columns, scan.fields)}
+    out = []
+    for c in conjuncts(predicate):
+        if not isinstance(c, Call):
+            continue
+        if c.fn in _PRUNE_OPS and len(c.args) == 2:
+            a, b = c.args
+            op = c.fn
+            if isinstance(a, Literal) and isinstance(b, ColRef):
+                a, b, op = b, a, _FLIP[op]
+            if isinstance(a, ColRef) and isinstance(b, Literal) and a.field.id in by_id:
+                v = _prune_value(b, by_id[a.field.id][1].type)
+                if v is not None:
+                    out.append((by_id[a.field.id][0], op, v))
+        elif c.fn == "in_list" and isinstance(c.args[0], ColRef) and c.args[0].field.id in by_id \
+                and all(isinstance(x, Literal) for x in c.args[1:]):
+            t = by_id[c.args[0].field.id][1].type
+            vals = [_prune_value(x, t) for x in c.args[1:]]
+            if vals and all(v is not None for v in vals):
+                out.append((by_id[c.args[0].field.id][0], "in", tuple(vals)))
+    return tuple(out)
+
+
+def _prune_value(lit: Literal, col_type):
+    """The literal in the column's representation, or None when the two do not
+    compare exactly (different DECIMAL scales, numbers against strings...)."""
+    v, t = lit.value, lit.type
+    if v is None or isinstance(v, bool):
+        return None
+    if col_type.is_string:
+        return v if t.is_string and isinstance(v, str) else None
+    if col_type.kind == "DATE":
+        return v if t.kind == "DATE" and isinstance(v, int) else None
+    if col_type.is_decimal:
+        if t.is_decimal and t.scale == col_type.scale and isinstance(v, int):
+            return v
+        if t.is_integer and isinstance(v, int):
+            return v * 10 ** col_type.scale
+        return None
+    if col_type.is_integer:
+        return v if (t.is_integer and isinstance(v, int)) else None
+    return None             # DOUBLE: NaNs sort above every number and files leave them out of min/max
 
 
 @_plan.register
@@ -97,8 +156,9 @@ def _(node: L.Join, est):
         lkeys.append(pair[0])
         rkeys.append(pair[1])
     left, right = _plan(node.left, est), _plan(node.right, est)
-    # the smaller input is sorted (built); the larger one probes it
-    build_right = est.rows(node.right) <= est.rows(node.left)
+    # the smaller input is built (held whole); the larger one streams past it.
+    # A scalar subquery (SINGLE) is always the built side.
+    build_right = node.kind == "single" or est.rows(node.right) <= est.rows(node.left)
     return HashJoinExec(left, right, node.kind, tuple(lkeys), tuple(rkeys), conjoin(residual),
                         node.left.schema, node.right.schema, node.mark, node.null_aware, in_key,
                         build_right, est.rows(node))

@@ -296,3 +296,34 @@ class Batch:
 
     def select(self, keys) -> "Batch":
         return Batch({k: self.columns[k] for k in keys}, self.num_rows, self.device)
+
+
+def concat_batches(batches: list[Batch]) -> Batch:
+    """Rows of several batches with the same columns, one after the other.
+    Batches of zero rows are skipped (one is returned when all are empty)."""
+    if not batches:
+        raise ValueError("concat of no batches")
+    nonempty = [b for b in batches if b.num_rows]
+    if len(nonempty) <= 1:
+        return nonempty[0] if nonempty else batches[0]
+    cols = {k: concat_columns([b.columns[k] for b in nonempty]) for k in nonempty[0].columns}
+    return Batch(cols, sum(b.num_rows for b in nonempty), nonempty[0].device)
+
+
+def slice_batch(b: Batch, start: int, stop: int) -> Batch:
+    """Rows start..stop-1 as views (no copy)."""
+    start, stop = max(0, start), min(b.num_rows, stop)
+    stop = max(start, stop)
+    cols = {k: Column(c.dtype, c.data[start:stop], None if c.valid is None else c.valid[start:stop], c.dictionary)
+            for k, c in b.columns.items()}
+    return Batch(cols, stop - start, b.device)
+
+
+def rechunk(batches, rows: int):
+    """Batches of at most `rows` rows (big ones are sliced, without copies)."""
+    for b in batches:
+        if b.num_rows <= rows:
+            yield b
+            continue
+        for s in range(0, b.num_rows, rows):
+            yield slice_batch(b, s, s + rows)

@@ -166,17 +166,24 @@ def _read_all(files: list[Path], read_one, progress: bool | None, what: str) -> 
 
 # ------------------------------------------------------------------ Parquet
 class ParquetSource:
-    """Parquet files read lazily: the schema and row count come from the
-    footers now; column data is read when a query first needs it.
+    """Parquet files read lazily, row group by row group: the schema, row
+    counts and min/max statistics come from the footers now; column data is
+    read when a query scans it. Each row group is a fragment of the table.
 
     >>> import tempfile, pyarrow.parquet as pq
-    >>> d = tempfile.mkdtemp(); pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), d + "/t.parquet")
+    >>> d = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]}), d + "/t.parquet", row_group_size=2)
     >>> src = ParquetSource(d)
-    >>> src.num_rows, src.schema.names, src.read(["b"]).column_names
-    (2, ['a', 'b'], ['b'])
+    >>> src.num_rows, src.schema.names, [f.rows for f in src.fragments]
+    (3, ['a', 'b'], [2, 1])
+    >>> src.fragments[1].stats["a"], src.read([1], ["b"])[0].column("b").to_pylist()
+    ((3, 3, 0), ['z'])
     """
 
     def __init__(self, path: str | os.PathLike):
+        from .. import types as T
+        from .table import Fragment, to_internal
+
         self.path = str(path)
         self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
         try:
@@ -192,12 +199,100 @@ class ParquetSource:
             if names != self.schema.names:
                 raise GlintIOError(f"Parquet file {_short(f)!r} has columns {names}, "
                                    f"but {_short(self.files[0])!r} has {self.schema.names}")
+        self.metas = metas
         self.num_rows = sum(m.num_rows for m in metas)
+        types = {}
+        for field in self.schema:
+            try:
+                types[field.name] = T.from_arrow(field.type)
+            except GlintError:
+                types[field.name] = None
+        self.fragments = []
+        self._where = []                    # fragment -> (file index, row group)
+        self._bytes = []                    # fragment -> {column: compressed bytes}
+        for fi, m in enumerate(metas):
+            for g in range(m.num_row_groups):
+                rg = m.row_group(g)
+                stats, sizes = {}, {}
+                for ci in range(rg.num_columns):
+                    cc = rg.column(ci)
+                    name = cc.path_in_schema
+                    sizes[name] = cc.total_compressed_size
+                    st = cc.statistics
+                    t = types.get(name)
+                    if t is None or st is None or st.null_count is None:
+                        continue
+                    if st.has_min_max:
+                        lo, hi = to_internal(st.min, t), to_internal(st.max, t)
+                        if lo is None or hi is None:
+                            continue
+                        stats[name] = (lo, hi, st.null_count)
+                    elif st.null_count == rg.num_rows:
+                        stats[name] = (None, None, st.null_count)
+                self.fragments.append(Fragment(rg.num_rows, stats))
+                self._where.append((fi, g))
+                self._bytes.append(sizes)
+        self._dict_columns = self._dictionary_columns(metas)
 
-    def read(self, columns: Sequence[str]) -> pa.Table:
-        # strings come as Parquet's own dictionaries: no re-hashing of every value
-        strings = [c for c in columns if _is_stringish(self.schema.field(c).type)]
-        return load_parquet(self.path, columns, files=self.files, read_dictionary=strings)
+    def _dictionary_columns(self, metas) -> set[str]:
+        """String columns whose Parquet dictionary is small next to the data:
+        read as dictionaries (per-row-group codes + entries). Columns whose
+        writer fell back to plain pages (comments, names) are read as plain
+        strings: re-hashing them into a dictionary is wasted work."""
+        out = set()
+        m = next((m for m in metas if m.num_row_groups), None)
+        for field in self.schema:
+            if not _is_stringish(field.type):
+                continue
+            if m is None:
+                out.add(field.name)
+                continue
+            rg = m.row_group(0)
+            for ci in range(rg.num_columns):
+                cc = rg.column(ci)
+                if cc.path_in_schema != field.name:
+                    continue
+                if cc.has_dictionary_page and cc.dictionary_page_offset is not None:
+                    dict_bytes = cc.data_page_offset - cc.dictionary_page_offset
+                    if 0 <= dict_bytes < 0.25 * max(cc.total_compressed_size, 1):
+                        out.add(field.name)
+        return out
+
+    def read(self, fragments, columns: Sequence[str]) -> list[pa.Table]:
+        """One Arrow table per fragment (row group), decoded in parallel."""
+        cols = list(columns)
+        dict_cols = [c for c in cols if c in self._dict_columns]
+
+        def one(i: int) -> pa.Table:
+            fi, g = self._where[i]
+            f = self.files[fi]
+            try:
+                pf = pq.ParquetFile(f, metadata=self.metas[fi], read_dictionary=dict_cols or None)
+                return pf.read_row_group(g, columns=cols, use_threads=len(fragments) == 1)
+            except FileNotFoundError:
+                raise GlintIOError(f"No such file: {_short(f)!r} (it was there when the table was registered)"
+                                   ) from None
+            except (pa.ArrowException, OSError, ValueError, KeyError) as e:
+                reason = str(e).strip() or type(e).__name__
+                raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, row group {g}: {reason}") from None
+
+        if len(fragments) <= 1:
+            return [one(i) for i in fragments]
+        return list(_decode_pool().map(one, fragments))
+
+    def bytes_of(self, fragments, columns) -> int:
+        return sum(self._bytes[i].get(c, 0) for i in fragments for c in columns)
+
+
+_POOL = None
+
+
+def _decode_pool():
+    """Threads that decode row groups side by side (pyarrow releases the GIL)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="glint-decode")
+    return _POOL
 
 
 def _is_stringish(t: pa.DataType) -> bool:

@@ -1,28 +1,46 @@
-"""Tables held by a connection, with the statistics the optimizer uses.
+"""Tables held by a connection: schema, row count, statistics, and the data
+as a sequence of chunks (DESIGN.md: "a table is a sequence of batches").
 
-A table knows its schema and row count up front; a column's data is read from
-its source (Arrow in memory, or Parquet on disk) the first time a query needs
-it, converted once to a host column, and copied once to each device that reads
-it (warm runs keep data resident). Statistics are computed per column on
-first use.
+A table's source is split into *fragments* (Parquet row groups; slices of an
+in-memory Arrow table), each with its row count and, where the file has them,
+per-column min/max statistics. For a given chunk size, consecutive fragments
+are grouped into fixed *chunks* of at most that many rows (a fragment larger
+than a chunk is cut into several). A query scans chunks; chunks whose
+statistics rule out the query's filter are skipped without being read.
+
+Nothing is read when a table is registered: statistics for the optimizer come
+from the file footers (min/max, NULL counts) and from a small sample (distinct
+counts) the first time a plan asks for them.
 
 >>> t = Table.from_arrow("t", pa.table({"a": [1, 2, 2, None], "b": ["x", "y", "z", "w"]}))
->>> t.num_rows, t.loaded_columns()
-(4, [])
->>> t.stats("a").ndv, t.stats("a").null_count, t.loaded_columns()
-(2, 1, ['a'])
+>>> t.num_rows, [c.rows for c in t.chunks(3)]
+(4, [3, 1])
+>>> s = t.stats("a"); s.ndv, s.null_count, s.min, s.max
+(2, 1, 1.0, 2.0)
+>>> t.read_chunk(t.chunks(3)[1], ["a"])["a"].data.tolist()
+[0]
 """
 from __future__ import annotations
 
+import datetime as _dt
+import decimal
+import itertools
+import threading
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from .. import types as T
 from ..errors import GlintError, NotSupported
 from .column import Column
+
+_uids = itertools.count(1)
+ARROW_FRAGMENT_ROWS = 1 << 20       # in-memory tables are cut into fragments of this many rows
+SAMPLE_ROWS = 200_000               # rows read to estimate a column's distinct count
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,20 +51,62 @@ class ColumnStats:
     max: float | None = None
 
 
-class Table:
-    __slots__ = ("name", "schema", "num_rows", "source", "_reader", "_unsupported", "_host",
-                 "_device_cache", "_stats")
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A unit a source reads at once: a Parquet row group, a slice of an Arrow table.
+    ``stats``: column -> (min, max, null count) in glint's value representation
+    (DECIMAL scaled ints, DATE days), for the columns the file has statistics for."""
+    rows: int
+    stats: dict | None = None
 
-    def __init__(self, name: str, arrow_schema: pa.Schema, num_rows: int,
-                 reader: Callable[[Sequence[str]], pa.Table], source: str = "memory"):
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Consecutive rows of a table: pieces (fragment index, first row, end row)."""
+    index: int
+    pieces: tuple[tuple[int, int, int], ...]
+    rows: int
+
+
+class ArrowSource:
+    """An in-memory Arrow table as fragments of ARROW_FRAGMENT_ROWS rows."""
+
+    def __init__(self, tbl: pa.Table, fragment_rows: int = ARROW_FRAGMENT_ROWS):
+        self.table = tbl
+        self.schema = tbl.schema
+        self.num_rows = tbl.num_rows
+        self.fragment_rows = fragment_rows
+        n = tbl.num_rows
+        self.fragments = [Fragment(min(fragment_rows, n - s)) for s in range(0, n, fragment_rows)] or [Fragment(0)]
+
+    def read(self, fragments: Sequence[int], columns: Sequence[str]) -> list[pa.Table]:
+        sub = self.table.select(list(columns))
+        return [sub.slice(i * self.fragment_rows, self.fragments[i].rows) for i in fragments]
+
+    def column_arrow(self, name: str) -> pa.ChunkedArray:
+        return self.table.column(name)
+
+    def bytes_of(self, fragments, columns) -> int:
+        return 0            # nothing to read from a file
+
+
+class Table:
+    """A named table: schema, row count, fragments and statistics. Column data
+    is read per chunk by the executor's scans (see glint.exec.scan)."""
+
+    __slots__ = ("name", "schema", "num_rows", "source", "uid", "_src", "_unsupported", "_stats",
+                 "_layouts", "_lock")
+
+    def __init__(self, name: str, src, source: str = "memory"):
         self.name = name
-        self.num_rows = num_rows
+        self.num_rows = src.num_rows
         self.source = source
-        self._reader = reader
+        self.uid = next(_uids)
+        self._src = src
         self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
         self._unsupported: dict[str, str] = {}
         seen = set()
-        for field in arrow_schema:
+        for field in src.schema:
             if field.name.lower() in seen:
                 raise NotSupported(f"duplicate column name {field.name!r} in table {name!r}")
             seen.add(field.name.lower())
@@ -56,105 +116,213 @@ class Table:
                 # kept in the schema so the table loads; a query that reads it is refused
                 self.schema[field.name] = T.VARCHAR
                 self._unsupported[field.name] = f"column {name}.{field.name}: {e.construct}"
-        self._host: dict[str, Column] = {}
-        self._device_cache: dict[tuple[str, str], Column] = {}
         self._stats: dict[str, ColumnStats] = {}
+        self._layouts: dict[int, list[Chunk]] = {}
+        self._lock = threading.Lock()
 
     @staticmethod
     def from_arrow(name: str, tbl: pa.Table, source: str = "memory") -> "Table":
-        return Table(name, tbl.schema, tbl.num_rows, lambda cols: tbl.select(list(cols)), source)
+        return Table(name, ArrowSource(tbl), source)
 
     @staticmethod
     def from_source(name: str, src, source: str) -> "Table":
-        """From a lazy source with .schema, .num_rows and .read(columns)."""
-        return Table(name, src.schema, src.num_rows, src.read, source)
+        """From a source with .schema, .num_rows, .fragments and .read(fragments, columns)."""
+        return Table(name, src, source)
+
+    @property
+    def fragments(self) -> list[Fragment]:
+        return self._src.fragments
 
     def check_readable(self, columns: Sequence[str]) -> None:
         for c in columns:
             if c in self._unsupported:
                 raise NotSupported(self._unsupported[c])
 
-    def loaded_columns(self) -> list[str]:
-        on_device = {c for c, _ in self._device_cache}
-        return [c for c in self.schema if c in self._host or c in on_device]
+    # ------------------------------------------------------------------ chunks
+    def chunks(self, chunk_rows: int) -> list[Chunk]:
+        """The table's chunks for this chunk size (the same every time it is asked)."""
+        layout = self._layouts.get(chunk_rows)
+        if layout is None:
+            with self._lock:
+                layout = self._layouts.get(chunk_rows)
+                if layout is None:
+                    layout = self._layouts[chunk_rows] = _layout(self.fragments, chunk_rows)
+        return layout
 
-    def load(self, columns: Sequence[str]) -> None:
-        """Read the columns that are not on the host yet, in one pass over the source."""
-        on_device = {c for c, _ in self._device_cache}
-        missing = [c for c in columns if c not in self._host and c not in on_device]
-        if not missing:
-            return
-        self.check_readable(missing)
-        data = self._reader(missing)
-        if data.num_rows != self.num_rows:
-            raise GlintError(f"table {self.name!r} changed on disk: {data.num_rows} rows, expected {self.num_rows}")
-        for c in missing:
-            self._host[c] = Column.from_arrow(data.column(c), self.schema[c])
+    def chunk_stats(self, chunk: Chunk, column: str):
+        """(min, max, null count) over the chunk's fragments, or None when a
+        fragment has no statistics for the column."""
+        lo = hi = None
+        nulls = 0
+        for f, _, _ in chunk.pieces:
+            st = self.fragments[f].stats
+            s = st.get(column) if st else None
+            if s is None:
+                return None
+            mn, mx, nn = s
+            nulls += nn
+            if mn is not None:
+                lo = mn if lo is None else min(lo, mn)
+                hi = mx if hi is None else max(hi, mx)
+        return lo, hi, nulls
 
-    def host_column(self, name: str) -> Column:
-        if name not in self._host:
-            self.load([name])
-        return self._host[name]
+    def read_chunk(self, chunk: Chunk, columns: Sequence[str], fragment_cache: dict | None = None
+                   ) -> dict[str, Column]:
+        """Host columns of one chunk. ``fragment_cache`` (fragment -> Arrow table)
+        keeps a fragment that feeds several chunks from being decoded twice."""
+        self.check_readable(columns)
+        frags = sorted({f for f, _, _ in chunk.pieces})
+        cache = fragment_cache if fragment_cache is not None else {}
+        missing = [f for f in frags if f not in cache or not set(columns) <= set(cache[f].column_names)]
+        if missing:
+            for f, t in zip(missing, self._src.read(missing, columns)):
+                if t.num_rows != self.fragments[f].rows:
+                    raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, "
+                                     f"expected {self.fragments[f].rows}")
+                cache[f] = t
+        parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
+        data = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        return {c: Column.from_arrow(data.column(c), self.schema[c]) for c in columns}
 
-    def column(self, name: str, device: torch.device) -> Column:
-        """The column on `device`, read and copied there once and then kept.
-        Once on a GPU, the host copy is dropped (the source can be re-read)."""
-        if device.type == "cpu":
-            return self.host_column(name)
-        key = (name, str(device))
-        c = self._device_cache.get(key)
-        if c is None:
-            c = self.host_column(name).to(device)
-            self._device_cache[key] = c
-            self._host.pop(name, None)
-        return c
+    def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
+        """Bytes the source reads from its files for these columns of the chunk."""
+        return self._src.bytes_of(sorted({f for f, _, _ in chunk.pieces}), columns)
 
-    def _any_copy(self, name: str) -> Column:
-        if name in self._host:
-            return self._host[name]
-        for (col, _), c in self._device_cache.items():
-            if col == name:
-                return c
-        return self.host_column(name)
-
-    def device_bytes(self, device: torch.device | None = None) -> int:
-        total = 0
-        for (_, dev), c in self._device_cache.items():
-            if device is None or dev == str(device):
-                total += c.data.numel() * c.data.element_size()
-                if c.valid is not None:
-                    total += c.valid.numel()
-        return total
-
-    def evict(self, device: torch.device | None = None) -> None:
-        """Drop device copies (all devices when device is None)."""
-        for k in list(self._device_cache):
-            if device is None or k[1] == str(device):
-                del self._device_cache[k]
-
+    # ------------------------------------------------------------------ statistics
     def stats(self, name: str) -> ColumnStats:
         s = self._stats.get(name)
         if s is None:
-            s = self._stats[name] = _compute_stats(self._any_copy(name))
+            s = self._stats[name] = self._compute_stats(name)
         return s
 
+    def _compute_stats(self, name: str) -> ColumnStats:
+        self.check_readable([name])
+        dtype = self.schema[name]
+        if self.num_rows == 0:
+            return ColumnStats(0, 0)
+        lo = hi = None
+        nulls = 0
+        have_all = True
+        for fr in self.fragments:
+            s = fr.stats.get(name) if fr.stats else None
+            if s is None:
+                have_all = False
+                break
+            nulls += s[2]
+            if s[0] is not None:
+                lo = s[0] if lo is None else min(lo, s[0])
+                hi = s[1] if hi is None else max(hi, s[1])
+        if not have_all and hasattr(self._src, "column_arrow"):
+            arr = self._src.column_arrow(name)
+            nulls = arr.null_count
+            if not dtype.is_string and dtype.kind != "BOOLEAN" and arr.null_count < len(arr):
+                mm = pc.min_max(arr)
+                lo, hi = to_internal(mm["min"].as_py(), dtype), to_internal(mm["max"].as_py(), dtype)
+            have_all = True
+        ndv, sample_nulls, s_lo, s_hi = self._sample(name)
+        if not have_all:
+            nulls = int(round(sample_nulls * self.num_rows))
+            lo, hi = s_lo, s_hi
+        num = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None  # noqa: E731
+        if dtype.is_string or dtype.kind == "BOOLEAN":
+            lo = hi = None
+        return ColumnStats(max(1, min(ndv, self.num_rows - nulls)) if self.num_rows > nulls else 0, nulls,
+                           num(lo), num(hi))
 
-def _compute_stats(c: Column) -> ColumnStats:
-    valid = c.valid
-    nulls = 0 if valid is None else int((~valid).sum())
-    data = c.data if valid is None else c.data[valid]
-    if data.numel() == 0:
-        return ColumnStats(0, nulls)
-    if c.dtype.is_string:
-        return ColumnStats(min(len(c.dictionary), data.shape[0]), nulls)
-    if data.dtype == torch.bool:
-        return ColumnStats(int(torch.unique(data).numel()), nulls, 0, 1)
-    # distinct counts on a sample keep statistics cheap; scaled up when the sample is all-distinct
-    n = data.shape[0]
-    pick = torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0)).to(data.device)
-    sample = data if n <= 200_000 else data[pick]
-    d = int(torch.unique(sample).numel())
-    if n > sample.shape[0]:
-        frac = d / sample.shape[0]
-        d = int(n * frac) if frac > 0.9 else max(d, int(d * (1 + frac * (n / sample.shape[0] - 1))))
-    return ColumnStats(max(1, min(d, n)), nulls, float(data.min()), float(data.max()))
+    def _sample(self, name: str):
+        """(distinct count estimate, NULL fraction, min, max) from up to
+        SAMPLE_ROWS rows taken from the first, middle and last fragments."""
+        frs = self.fragments
+        picks = sorted({0, len(frs) // 2, len(frs) - 1})
+        per = max(1, SAMPLE_ROWS // len(picks))
+        parts = self._src.read(picks, [name])
+        arrays = [t.column(name).slice(0, per) for t in parts]
+        col = Column.from_arrow(pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type)
+                                if arrays else pa.chunked_array([], self._src.schema.field(name).type),
+                                self.schema[name])
+        n = len(col)
+        if n == 0:
+            return 0, 0.0, None, None
+        valid = col.valid
+        nulls = 0 if valid is None else int((~valid).sum())
+        if col.dtype.is_string:
+            from ..kernels.hashing import value_bits
+            data = value_bits(col)
+        else:
+            data = col.data
+        if valid is not None:
+            data = data[valid]
+        m = data.shape[0]
+        if m == 0:
+            return 0, nulls / n, None, None
+        if data.dim() == 2:
+            d = int(torch.unique(data, dim=0).shape[0])
+        else:
+            d = int(torch.unique(data).numel())
+        lo = hi = None
+        if not col.dtype.is_string and data.dtype != torch.bool and data.dim() == 1:
+            lo, hi = data.min().item(), data.max().item()
+        frac = d / m
+        total = self.num_rows * (1 - nulls / n)
+        if total > m:
+            # all distinct in the sample: a key; otherwise scale the new values seen per row
+            d = int(total * frac) if frac > 0.9 else max(d, int(d * (1 + frac * (total / m - 1))))
+        return d, nulls / n, lo, hi
+
+
+def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
+    """Group fragments into chunks of at most chunk_rows rows."""
+    chunks: list[Chunk] = []
+    pieces: list[tuple[int, int, int]] = []
+    rows = 0
+
+    def flush():
+        nonlocal pieces, rows
+        if pieces:
+            chunks.append(Chunk(len(chunks), tuple(pieces), rows))
+        pieces, rows = [], 0
+
+    for i, fr in enumerate(fragments):
+        if fr.rows == 0:
+            continue
+        if fr.rows > chunk_rows:
+            flush()
+            for s in range(0, fr.rows, chunk_rows):
+                e = min(fr.rows, s + chunk_rows)
+                chunks.append(Chunk(len(chunks), ((i, s, e),), e - s))
+            continue
+        if rows + fr.rows > chunk_rows:
+            flush()
+        pieces.append((i, 0, fr.rows))
+        rows += fr.rows
+    flush()
+    if not chunks:
+        chunks.append(Chunk(0, ((0, 0, 0),), 0))
+    return chunks
+
+
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def to_internal(v, dtype: T.DataType):
+    """A Python value (from Parquet statistics or pyarrow) in glint's literal
+    representation: DECIMAL as a scaled int, DATE as days since 1970."""
+    if v is None:
+        return None
+    if dtype.is_decimal:
+        if isinstance(v, decimal.Decimal):
+            return int(v.scaleb(dtype.scale))
+        return None
+    if dtype.kind == "DATE":
+        if isinstance(v, _dt.datetime):
+            v = v.date()
+        return (v - _EPOCH).days if isinstance(v, _dt.date) else None
+    if dtype.is_string:
+        return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
+    if dtype.kind == "DOUBLE":
+        return float(v) if isinstance(v, (int, float)) and v == v else None     # NaN bounds say nothing
+    if dtype.kind in ("INTEGER", "BIGINT", "HUGEINT"):
+        return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
+    if dtype.kind == "BOOLEAN":
+        return bool(v) if isinstance(v, (bool, np.bool_)) else None
+    return None

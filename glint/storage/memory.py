@@ -1,0 +1,343 @@
+"""Memory budgets: how much of the execution device glint may use, who holds
+it, and what can be given back (Theseus's reservations; DESIGN.md, "Out-of-core
+mode").
+
+One :class:`MemoryManager` per connection bounds glint's use of its device (GPU
+memory on CUDA, working memory on the CPU). Two kinds of holders share it:
+
+- the **table cache**: chunks of table columns kept on the device between
+  queries (warm runs). Entries are evicted least-recently-used whenever
+  something else needs the room;
+- **reservations**: pipeline breakers (hash-join builds, aggregation state,
+  sorts) reserve bytes *before* they hold more data. A reservation that cannot
+  grow, even after the cache gave everything back, tells the operator to spill
+  and finish out of core.
+
+Pipelines between breakers hold one chunk at a time; the manager keeps a
+working headroom for them (a few chunks' worth), so reservations never take
+the last bytes a chunk needs.
+
+On CUDA the caching allocator's count of allocated bytes is the truth (it sees
+every tensor, ours and the temporaries of torch ops), and the allocator is
+capped at the limit, so a step that would pass it raises an out-of-memory error
+instead of taking more. On the CPU the accounting is what the reservations and
+the cache declare.
+
+>>> m = MemoryManager(torch.device("cpu"), limit=1000, headroom=100)
+>>> r = m.reservation("HashJoin build")
+>>> r.grow(700), r.grow(700), r.bytes
+(True, False, 700)
+>>> m.cache_put(("t", 0, "a"), object(), 250)     # no room beside the reservation: not cached
+False
+>>> r.release(); m.cache_put(("t", 0, "a"), object(), 250), m.used()
+(True, 250)
+>>> r2 = m.reservation("Sort"); r2.grow(800), m.cache_bytes()      # the cache gives way
+(True, 0)
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import GlintError
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
+          "tib": 1 << 40}
+
+
+def parse_size(value) -> int:
+    """Bytes from an int or a text like "16GB", "512 MiB", "1.5g" (binary units,
+    as DuckDB's memory_limit reads them).
+
+    >>> parse_size("16GB"), parse_size("512 MiB"), parse_size(1024), parse_size("1.5k")
+    (17179869184, 536870912, 1024, 1536)
+    >>> parse_size("lots")
+    Traceback (most recent call last):
+    ...
+    glint.errors.GlintError: invalid memory size 'lots' (use e.g. "16GB", "512MB" or a number of bytes)
+    """
+    if isinstance(value, bool):
+        raise GlintError(f"invalid memory size {value!r}")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise GlintError(f"a memory size must be positive, got {value!r}")
+        return int(value)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise GlintError(f"invalid memory size {value!r} (use e.g. \"16GB\", \"512MB\" or a number of bytes)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n <= 0:
+        raise GlintError(f"a memory size must be positive, got {value!r}")
+    return n
+
+
+def format_bytes(n: float) -> str:
+    """A size for messages.
+
+    >>> format_bytes(1536), format_bytes(3 * (1 << 30))
+    ('1.5 KiB', '3.0 GiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+# ------------------------------------------------------------------ host memory
+def host_memory_total() -> int:
+    """Physical memory this process may use: the smaller of RAM and the cgroup limit."""
+    total = _meminfo().get("MemTotal", 0)
+    limit = _cgroup_limit()
+    return min(total, limit) if limit else total
+
+
+def host_memory_available() -> int:
+    """Bytes that can still be allocated without swapping or the OOM killer:
+    MemAvailable, and below a cgroup (container) limit what is left under it."""
+    avail = _meminfo().get("MemAvailable", 0)
+    limit = _cgroup_limit()
+    if limit:
+        used = _cgroup_usage()
+        if used is not None:
+            avail = min(avail, max(0, limit - used))
+    return avail
+
+
+def _meminfo() -> dict[str, int]:
+    out = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts:
+                    out[k] = int(parts[0]) * (1024 if len(parts) > 1 else 1)
+    except OSError:
+        pass
+    if "MemTotal" not in out:       # no /proc (not Linux): physical pages, all counted as available
+        try:
+            out["MemTotal"] = out["MemAvailable"] = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            out["MemTotal"] = out["MemAvailable"] = 8 << 30
+    return out
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    if not text or text == "max":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _cgroup_limit() -> int | None:
+    v = _read_int("/sys/fs/cgroup/memory.max")                       # cgroup v2
+    if v is None:
+        v = _read_int("/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v1
+        if v is not None and v >= 1 << 60:
+            v = None
+    return v
+
+
+def _cgroup_usage() -> int | None:
+    v = _read_int("/sys/fs/cgroup/memory.current")
+    if v is None:
+        v = _read_int("/sys/fs/cgroup/memory/memory.usage_in_bytes")
+    return v
+
+
+# ------------------------------------------------------------------ the manager
+@dataclass
+class _CacheEntry:
+    value: object
+    nbytes: int
+
+
+class MemoryManager:
+    """The device budget of one connection: an LRU cache of table chunks plus
+    the operators' reservations, never more than ``limit`` together (and, on
+    CUDA, never more than the allocator can actually give)."""
+
+    def __init__(self, device: torch.device, limit: int, headroom: int = 0):
+        self.device = torch.device(device)
+        self.limit = int(limit)
+        self.headroom = int(headroom)
+        self._reserved = 0
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_bytes = 0
+        self._lock = threading.RLock()
+        self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
+        self.evictions = 0
+
+    # ------------------------------------------------------------- accounting
+    def used(self) -> int:
+        """Bytes in use against the limit: on CUDA what the allocator holds
+        (cache and reservations included), elsewhere what was declared."""
+        if self.device.type == "cuda":
+            return torch.cuda.memory_allocated(self.device)
+        return self._reserved + self._cache_bytes
+
+    def reserved(self) -> int:
+        return self._reserved
+
+    def cache_bytes(self) -> int:
+        return self._cache_bytes
+
+    def available(self) -> int:
+        return self.limit - self.headroom - max(self.used(), self._reserved + self._cache_bytes)
+
+    def _make_room(self, nbytes: int, keep=()) -> bool:
+        """Evict cache entries (oldest first) until nbytes fit; True when they do."""
+        with self._lock:
+            while self.available() < nbytes and self._cache:
+                victim = next((k for k in self._cache if k not in keep), None)
+                if victim is None:
+                    break
+                self._evict(victim)
+            return self.available() >= nbytes
+
+    def _evict(self, key) -> None:
+        entry = self._cache.pop(key)
+        self._cache_bytes -= entry.nbytes
+        self.evictions += 1
+
+    # ------------------------------------------------------------- reservations
+    def reservation(self, owner: str) -> "Reservation":
+        return Reservation(self, owner)
+
+    def _grow(self, nbytes: int) -> bool:
+        with self._lock:
+            if not self._make_room(nbytes):
+                return False
+            self._reserved += nbytes
+            self.peak = max(self.peak, self._reserved + self._cache_bytes)
+            return True
+
+    def _shrink(self, nbytes: int) -> None:
+        with self._lock:
+            self._reserved -= nbytes
+
+    # ------------------------------------------------------------- table cache
+    def cache_get(self, key):
+        with self._lock:
+            e = self._cache.get(key)
+            if e is None:
+                return None
+            self._cache.move_to_end(key)
+            return e.value
+
+    def cache_put(self, key, value, nbytes: int) -> bool:
+        """Keep value under key if it fits beside everything else (evicting
+        older entries); False (not kept) otherwise."""
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return True
+            if nbytes > self.limit - self.headroom:
+                return False
+            # a new entry never pushes reservations out, only older cache entries
+            if not self._make_room(nbytes):
+                return False
+            self._cache[key] = _CacheEntry(value, int(nbytes))
+            self._cache_bytes += int(nbytes)
+            self.peak = max(self.peak, self._reserved + self._cache_bytes)
+            return True
+
+    def cache_drop(self, match=lambda key: True) -> int:
+        """Drop the entries whose key matches; the bytes given back."""
+        with self._lock:
+            freed = 0
+            for k in [k for k in self._cache if match(k)]:
+                freed += self._cache[k].nbytes
+                self._evict(k)
+            return freed
+
+    def cache_keys(self) -> list:
+        with self._lock:
+            return list(self._cache)
+
+    def __repr__(self) -> str:
+        return (f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
+                f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})")
+
+
+class Reservation:
+    """Bytes an operator holds. Grow before holding more; False means spill.
+    Released in full by :meth:`release` (also when used as a context manager)."""
+
+    __slots__ = ("manager", "owner", "bytes")
+
+    def __init__(self, manager: MemoryManager, owner: str):
+        self.manager, self.owner, self.bytes = manager, owner, 0
+
+    def grow(self, nbytes: int) -> bool:
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            return True
+        if self.manager._grow(nbytes):
+            self.bytes += nbytes
+            return True
+        return False
+
+    def shrink(self, nbytes: int) -> None:
+        nbytes = min(int(nbytes), self.bytes)
+        if nbytes > 0:
+            self.manager._shrink(nbytes)
+            self.bytes -= nbytes
+
+    def resize(self, nbytes: int) -> bool:
+        """Make the reservation exactly nbytes (growing may fail)."""
+        if nbytes > self.bytes:
+            return self.grow(nbytes - self.bytes)
+        self.shrink(self.bytes - nbytes)
+        return True
+
+    def release(self) -> None:
+        self.shrink(self.bytes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+# ------------------------------------------------------------------ defaults
+def default_limit(device: torch.device) -> int:
+    """The budget when the user sets none: what the GPU has free (less 5% for
+    the CUDA context and other processes' growth), or 60% of the host memory
+    still available on the CPU."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free * 0.95)
+    return int(host_memory_available() * 0.6)
+
+
+def default_chunk_rows(device: torch.device, limit: int) -> int:
+    """Rows per chunk (morsel): large on a GPU (launch and sync overheads are
+    per chunk), about a sixteenth of the budget at ~64 bytes a row, a power of
+    two between 2**14 and 2**25."""
+    device = torch.device(device)
+    cap = 1 << 25 if device.type == "cuda" else 1 << 21
+    rows = max(1, limit // (16 * 64))
+    p = 1 << max(14, min(cap.bit_length() - 1, rows.bit_length() - 1))
+    return p
+
+
+def env_size(name: str):
+    v = os.environ.get(name)
+    return parse_size(v) if v else None

@@ -1,0 +1,291 @@
+"""Batch holders and spilling (Theseus's batch holders; DESIGN.md, storage/).
+
+A :class:`HeldBatch` owns one batch that an operator keeps across chunks (a
+build side, aggregation state, a sorted run). It lives on the execution device
+until the operator's reservation cannot grow; then it moves down a tier:
+GPU -> pinned host memory -> a file in the spill directory (on the CPU: memory
+-> file). :meth:`HeldBatch.get` brings it back. Operators never ask where a
+batch is.
+
+:class:`PartitionedBatches` is P lists of held batches filled by hash partition:
+the shape every out-of-core operator here takes (grace hash join, partitioned
+aggregation, set operations, range partitions of an external sort).
+
+>>> import torch, tempfile
+>>> from glint import types as T
+>>> from glint.storage.memory import MemoryManager
+>>> from glint.storage.column import Batch, Column
+>>> mm = MemoryManager(torch.device("cpu"), limit=64)
+>>> space = SpillSpace(tempfile.mkdtemp())
+>>> parts = PartitionedBatches(2, space, mm.reservation("test"))
+>>> b = Batch({1: Column(T.BIGINT, torch.arange(6))}, 6)
+>>> parts.add(b, torch.tensor([0, 1, 0, 1, 0, 1]))         # 48 bytes: fits the budget
+>>> parts.add(b, torch.tensor([1, 1, 1, 1, 1, 1]))         # 48 more do not: the largest part goes to disk
+>>> space.spilled_bytes > 0, [sum(x.num_rows for x in parts.take(p)) for p in range(2)]
+(True, [3, 9])
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+
+import torch
+
+from ..errors import OutOfMemory
+from .column import Batch, Column
+from .memory import Reservation, format_bytes, host_memory_available
+
+
+# ------------------------------------------------------------------ moving batches
+def column_nbytes(c: Column) -> int:
+    fn = getattr(c, "nbytes", None)
+    if callable(fn):
+        return int(fn())
+    n = c.data.numel() * c.data.element_size()
+    if c.valid is not None:
+        n += c.valid.numel()
+    return n
+
+
+def batch_nbytes(b: Batch) -> int:
+    """Bytes of a batch's columns (shared string dictionaries counted once per column)."""
+    return sum(column_nbytes(c) for c in b.columns.values())
+
+
+def _to_host(t: torch.Tensor, pinned: bool) -> torch.Tensor:
+    if t.device.type == "cpu":
+        return t
+    out = torch.empty(t.shape, dtype=t.dtype, device="cpu", pin_memory=pinned)
+    out.copy_(t, non_blocking=pinned)
+    return out
+
+
+def column_to_host(c: Column, pinned: bool) -> Column:
+    d = c.dictionary
+    if d is not None and hasattr(d, "to"):
+        d = d.to("cpu")
+    return Column(c.dtype, _to_host(c.data, pinned), None if c.valid is None else _to_host(c.valid, pinned), d)
+
+
+def batch_to_host(b: Batch, pinned: bool = False) -> Batch:
+    cols = {k: column_to_host(c, pinned) for k, c in b.columns.items()}
+    if pinned and b.device.type == "cuda":
+        torch.cuda.current_stream(b.device).synchronize()       # the copies above were asynchronous
+    return Batch(cols, b.num_rows, "cpu")
+
+
+def batch_to(b: Batch, device: torch.device) -> Batch:
+    if b.device == torch.device(device):
+        return b
+    return Batch({k: c.to(device) for k, c in b.columns.items()}, b.num_rows, device)
+
+
+# ------------------------------------------------------------------ spill space
+class SpillSpace:
+    """Where spilled batches go: pinned host memory up to ``host_limit`` bytes
+    (CUDA only), then files under ``directory`` (a fresh temporary directory
+    inside it, removed when the space is closed). Counts what it moved."""
+
+    _ids = itertools.count()
+
+    def __init__(self, directory: str | None = None, host_limit: int | None = None):
+        self.root = directory
+        self._dir: str | None = None
+        self.host_limit = host_limit
+        self.host_bytes = 0
+        self.spilled_bytes = 0        # bytes moved off the execution device
+        self.disk_bytes = 0           # of which written to files
+        self.files = 0
+        self._lock = threading.Lock()
+
+    def host_room(self, nbytes: int) -> bool:
+        limit = self.host_limit
+        if limit is None:
+            limit = int(host_memory_available() * 0.5) + self.host_bytes
+        return self.host_bytes + nbytes <= limit
+
+    def new_path(self) -> str:
+        with self._lock:
+            if self._dir is None:
+                base = self.root or tempfile.gettempdir()
+                try:
+                    os.makedirs(base, exist_ok=True)
+                    self._dir = tempfile.mkdtemp(prefix="glint-spill-", dir=base)
+                except OSError as e:
+                    raise OutOfMemory(f"cannot spill: the spill directory {base!r} is not writable ({e.strerror})"
+                                      ) from None
+            self.files += 1
+            return os.path.join(self._dir, f"batch-{next(self._ids)}.pt")
+
+    def close(self) -> None:
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+class HeldBatch:
+    """One batch held by an operator, on the device, in host memory or on disk."""
+
+    __slots__ = ("space", "device", "num_rows", "nbytes", "_batch", "_path", "tier")
+
+    def __init__(self, batch: Batch, space: SpillSpace):
+        self.space = space
+        self.device = batch.device
+        self.num_rows = batch.num_rows
+        self.nbytes = batch_nbytes(batch)
+        self._batch: Batch | None = batch
+        self._path: str | None = None
+        self.tier = "device"
+
+    def spill(self) -> int:
+        """Move one tier down; the bytes this freed on the device (0 when it
+        was not on the device)."""
+        if self.tier == "device":
+            if self.device.type == "cuda" and self.space.host_room(self.nbytes):
+                self._batch = batch_to_host(self._batch, pinned=True)
+                self.space.host_bytes += self.nbytes
+                self.tier = "host"
+            else:
+                self._write(self._batch)
+            self.space.spilled_bytes += self.nbytes
+            return self.nbytes
+        if self.tier == "host":
+            self.space.host_bytes -= self.nbytes
+            self._write(self._batch)
+        return 0
+
+    def _write(self, batch: Batch) -> None:
+        path = self.space.new_path()
+        host = batch_to_host(batch) if batch.device.type != "cpu" else batch
+        try:
+            torch.save(host, path)
+        except OSError as e:
+            raise OutOfMemory(f"cannot spill {format_bytes(self.nbytes)} to {path!r}: {e.strerror or e}") from None
+        self.space.disk_bytes += self.nbytes
+        self._batch, self._path, self.tier = None, path, "disk"
+
+    def get(self) -> Batch:
+        """The batch on the execution device (the holder keeps it there)."""
+        if self.tier == "disk":
+            batch = torch.load(self._path, weights_only=False)
+            os.remove(self._path)
+            self._path = None
+        else:
+            batch = self._batch
+            if self.tier == "host":
+                self.space.host_bytes -= self.nbytes
+        batch = batch_to(batch, self.device)
+        self._batch, self.tier = batch, "device"
+        return batch
+
+    def drop(self) -> None:
+        if self.tier == "host":
+            self.space.host_bytes -= self.nbytes
+        if self._path is not None:
+            try:
+                os.remove(self._path)
+            except OSError:
+                pass
+        self._batch, self._path = None, None
+
+
+# ------------------------------------------------------------------ partitions
+def split_by_partition(batch: Batch, part: torch.Tensor, parts: int) -> list[Batch]:
+    """The rows of each partition 0..parts-1 (one host synchronisation)."""
+    if parts == 1:
+        return [batch]
+    order = torch.argsort(part, stable=True)
+    counts = torch.bincount(part, minlength=parts).tolist()
+    sorted_batch = batch.take(order)
+    out, start = [], 0
+    dev = batch.device
+    for n in counts:
+        idx = torch.arange(start, start + n, device=dev)
+        out.append(sorted_batch.take(idx))
+        start += n
+    return out
+
+
+class PartitionedBatches:
+    """P lists of held batches. Adding a batch grows the owner's reservation;
+    when it cannot grow, the largest partitions still on the device spill
+    until it can (or the new batch goes straight down a tier)."""
+
+    def __init__(self, parts: int, space: SpillSpace, reservation: Reservation):
+        self.parts = parts
+        self.space = space
+        self.reservation = reservation
+        self.held: list[list[HeldBatch]] = [[] for _ in range(parts)]
+
+    def rows(self, p: int | None = None) -> int:
+        lists = self.held if p is None else [self.held[p]]
+        return sum(h.num_rows for lst in lists for h in lst)
+
+    def nbytes(self, p: int | None = None) -> int:
+        lists = self.held if p is None else [self.held[p]]
+        return sum(h.nbytes for lst in lists for h in lst)
+
+    def device_bytes(self, p: int) -> int:
+        return sum(h.nbytes for h in self.held[p] if h.tier == "device")
+
+    @property
+    def spilled(self) -> bool:
+        return any(h.tier != "device" for lst in self.held for h in lst)
+
+    def add(self, batch: Batch, part: torch.Tensor | None = None) -> None:
+        pieces = [batch] if part is None else split_by_partition(batch, part, self.parts)
+        for p, piece in enumerate(pieces):
+            if piece.num_rows:
+                self.add_part(p, piece)
+
+    def add_part(self, p: int, batch: Batch) -> None:
+        held = HeldBatch(batch, self.space)
+        if not self._make_room(held.nbytes):
+            held.spill()                            # nothing left to spill: this one goes down
+        self.held[p].append(held)
+
+    def _make_room(self, nbytes: int) -> bool:
+        while not self.reservation.grow(nbytes):
+            victims = [p for p in range(self.parts) if self.device_bytes(p)]
+            if not victims:
+                return False
+            p = max(victims, key=self.device_bytes)
+            for h in self.held[p]:
+                if h.tier == "device":
+                    self.reservation.shrink(h.spill())
+        return True
+
+    def take(self, p: int) -> list[Batch]:
+        """Partition p's batches on the device; the partition is emptied and its
+        device bytes released (the caller reserves what it then builds)."""
+        out = []
+        for h in self.held[p]:
+            on_device = h.tier == "device"
+            out.append(h.get())
+            if on_device:
+                self.reservation.shrink(h.nbytes)
+        self.held[p] = []
+        return out
+
+    def drain(self, p: int):
+        """Partition p's batches one at a time (each back on the device only
+        while the caller uses it); the partition ends up empty."""
+        lst, self.held[p] = self.held[p], []
+        for i, h in enumerate(lst):
+            on_device = h.tier == "device"
+            batch = h.get()
+            if on_device:
+                self.reservation.shrink(h.nbytes)
+            lst[i] = None
+            yield batch
+
+    def drop(self) -> None:
+        for lst in self.held:
+            for h in lst:
+                if h.tier == "device":
+                    self.reservation.shrink(h.nbytes)
+                h.drop()
+        self.held = [[] for _ in range(self.parts)]
