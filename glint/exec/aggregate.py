@@ -305,43 +305,26 @@ class _Rows:
             if first is None:
                 first = batch.select(self.need)
             b = self._select(batch)
-            if self.parts.parts == 1 and not self.res.grow(batch_nbytes(b)) and node.groups:
+            if self.parts.parts > 1:
+                self.parts.add(b, self._partition(b))
+                continue
+            if b.num_rows:
+                self.parts.add_part(0, b)
+            if self.parts.spilled and node.groups:
+                # out of core: the rows go to hash partitions of the group keys
                 old = self.parts
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
-                for held in old.take(0):
+                for held in old.drain(0):
                     self.parts.add(held, self._partition(held))
                 ctx.note(node, f"input over budget: {PARTITIONS} partitions")
-            if self.parts.parts == 1:
-                self.parts.held[0].append(_HeldNow(b))
-            else:
-                self.parts.add(b, self._partition(b))
         if self.parts.parts == 1:
-            rows = [h.get() for h in self.parts.held[0]]
-            self.parts.held[0] = []
-            batch = concat_batches(rows) if rows else first
-            yield aggregate_batch(node.groups, node.aggs, batch)
+            rows = self.parts.take(0)
+            yield aggregate_batch(node.groups, node.aggs, concat_batches(rows) if rows else first)
             return
         for p in range(self.parts.parts):
             if self.parts.held[p]:
                 yield aggregate_batch(node.groups, node.aggs, concat_batches(self.parts.take(p)))
         ctx.io.spilled_bytes = ctx.spill.spilled_bytes
-
-
-class _HeldNow:
-    """A batch kept as it is (the reservation already counts it)."""
-    __slots__ = ("batch", "num_rows", "nbytes", "tier")
-
-    def __init__(self, batch):
-        self.batch, self.num_rows, self.nbytes, self.tier = batch, batch.num_rows, batch_nbytes(batch), "device"
-
-    def get(self):
-        return self.batch
-
-    def spill(self):
-        return 0
-
-    def drop(self):
-        self.batch = None
 
 
 def aggregate_batch(groups, aggs, batch: Batch) -> Batch:

@@ -28,7 +28,7 @@ from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.join import build_side, expand_matches, match_counts
 from ..kernels.join_keys import BuildKeys
 from ..plan.expr import Expr, Field
-from ..storage.column import Batch, Column, concat_batches, slice_batch
+from ..storage.column import Batch, Column, coalesce, concat_batches, slice_batch
 from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
@@ -140,7 +140,7 @@ class HashJoinExec(PhysicalNode):
             for p in range(parts):
                 bl = bparts.take(p)
                 build = concat_batches(bl) if bl else first
-                pl = pparts.take(p)
+                pl = list(coalesce(pparts.take(p), ctx.chunk_rows))
                 probe = pl if pl else [probe_first]
                 yield from _JoinRun(self, ctx, build, flags).run(iter(probe))
         finally:

@@ -327,3 +327,19 @@ def rechunk(batches, rows: int):
             continue
         for s in range(0, b.num_rows, rows):
             yield slice_batch(b, s, s + rows)
+
+
+def coalesce(batches, rows: int):
+    """Consecutive batches concatenated up to about `rows` rows each (small
+    pieces, such as one chunk's share of a hash partition, become one batch)."""
+    pending, n = [], 0
+    for b in batches:
+        if not b.num_rows:
+            continue
+        pending.append(b)
+        n += b.num_rows
+        if n >= rows:
+            yield concat_batches(pending)
+            pending, n = [], 0
+    if pending:
+        yield concat_batches(pending)

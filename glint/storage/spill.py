@@ -35,7 +35,7 @@ import threading
 import torch
 
 from ..errors import OutOfMemory
-from .column import Batch, Column
+from .column import Batch, Column, concat_batches
 from .memory import Reservation, format_bytes, host_memory_available
 
 
@@ -212,13 +212,16 @@ def split_by_partition(batch: Batch, part: torch.Tensor, parts: int) -> list[Bat
 class PartitionedBatches:
     """P lists of held batches. Adding a batch grows the owner's reservation;
     when it cannot grow, the largest partitions still on the device spill
-    until it can (or the new batch goes straight down a tier)."""
+    (each as one piece) until half the reservation is free again, so a full
+    budget does not turn every small addition into a write (or the new batch
+    goes straight down a tier when nothing is left to spill)."""
 
     def __init__(self, parts: int, space: SpillSpace, reservation: Reservation):
         self.parts = parts
         self.space = space
         self.reservation = reservation
         self.held: list[list[HeldBatch]] = [[] for _ in range(parts)]
+        self._dev = [0] * parts             # device-resident bytes per partition
 
     def rows(self, p: int | None = None) -> int:
         lists = self.held if p is None else [self.held[p]]
@@ -229,7 +232,7 @@ class PartitionedBatches:
         return sum(h.nbytes for lst in lists for h in lst)
 
     def device_bytes(self, p: int) -> int:
-        return sum(h.nbytes for h in self.held[p] if h.tier == "device")
+        return self._dev[p]
 
     @property
     def spilled(self) -> bool:
@@ -243,49 +246,56 @@ class PartitionedBatches:
 
     def add_part(self, p: int, batch: Batch) -> None:
         held = HeldBatch(batch, self.space)
-        if not self._make_room(held.nbytes):
+        if self._make_room(held.nbytes):
+            self._dev[p] += held.nbytes
+        else:
             held.spill()                            # nothing left to spill: this one goes down
         self.held[p].append(held)
 
+    def _spill_partition(self, p: int) -> None:
+        on_device = [h for h in self.held[p] if h.tier == "device"]
+        if len(on_device) > 1:
+            # one write of the partition's pieces together, not one file per small piece
+            merged = HeldBatch(concat_batches([h.get() for h in on_device]), self.space)
+            self.held[p] = [h for h in self.held[p] if h.tier != "device"] + [merged]
+            on_device = [merged]
+        for h in on_device:
+            self.reservation.shrink(h.spill())
+        self._dev[p] = 0
+
     def _make_room(self, nbytes: int) -> bool:
-        while not self.reservation.grow(nbytes):
-            victims = [p for p in range(self.parts) if self.device_bytes(p)]
-            if not victims:
-                return False
-            p = max(victims, key=self.device_bytes)
-            for h in self.held[p]:
-                if h.tier == "device":
-                    self.reservation.shrink(h.spill())
-        return True
+        if self.reservation.grow(nbytes):
+            return True
+        target = max(nbytes, self.reservation.bytes // 2)
+        freed = 0
+        while freed < target:
+            p = max(range(self.parts), key=self._dev.__getitem__)
+            if not self._dev[p]:
+                break
+            freed += self._dev[p]
+            self._spill_partition(p)
+        return self.reservation.grow(nbytes)
 
     def take(self, p: int) -> list[Batch]:
         """Partition p's batches on the device; the partition is emptied and its
         device bytes released (the caller reserves what it then builds)."""
-        out = []
-        for h in self.held[p]:
-            on_device = h.tier == "device"
-            out.append(h.get())
-            if on_device:
-                self.reservation.shrink(h.nbytes)
-        self.held[p] = []
-        return out
+        return list(self.drain(p))
 
     def drain(self, p: int):
         """Partition p's batches one at a time (each back on the device only
         while the caller uses it); the partition ends up empty."""
         lst, self.held[p] = self.held[p], []
+        self.reservation.shrink(self._dev[p])
+        self._dev[p] = 0
         for i, h in enumerate(lst):
-            on_device = h.tier == "device"
             batch = h.get()
-            if on_device:
-                self.reservation.shrink(h.nbytes)
             lst[i] = None
             yield batch
 
     def drop(self) -> None:
-        for lst in self.held:
+        for p, lst in enumerate(self.held):
             for h in lst:
-                if h.tier == "device":
-                    self.reservation.shrink(h.nbytes)
                 h.drop()
+            self.reservation.shrink(self._dev[p])
+            self._dev[p] = 0
         self.held = [[] for _ in range(self.parts)]
