@@ -188,6 +188,23 @@ def test_fuzz_fixed_seed(tmp_path, capsys):
         "\n".join(failures[:15])
 
 
+def test_fuzz_tiny_chunks_and_memory(tmp_path, capsys, monkeypatch):
+    """The same differential run with 7-row chunks and a 16 KB memory limit
+    (the worker processes read GLINT_CHUNK_ROWS / GLINT_MEMORY_LIMIT), so every
+    query streams chunk by chunk and breakers spill: zero mismatches, zero crashes."""
+    monkeypatch.setenv("GLINT_CHUNK_ROWS", "7")
+    monkeypatch.setenv("GLINT_MEMORY_LIMIT", "16KB")
+    s = run_fuzz(FUZZ_SEED + 1, 300, device="cpu", rows=FUZZ_ROWS, out=tmp_path / "failures", reduce=False,
+                 time_limit=60)
+    with capsys.disabled():
+        print()
+        print_summary(s)
+    assert s.queries == 300 and s.counts["match"] > 150
+    failures = [f"query {i} ({o.status}): {o.sql[:400]}\n    {o.summary()[:300]}" for i, o, _ in s.failures]
+    assert not failures, f"{len(failures)} mismatches/crashes (reproducers in {tmp_path}):\n" + \
+        "\n".join(failures[:15])
+
+
 def test_generate_query_is_reproducible():
     d = fdata.make_data(1, rows=10)
     assert generate_query(d, 1, 17).sql == generate_query(d, 1, 17).sql
