@@ -88,8 +88,11 @@ class Connection:
             if limit > total:
                 raise GlintError(f"memory limit {format_bytes(limit)} is more than the GPU has "
                                  f"({format_bytes(total)})")
-            # the allocator itself stops at the limit: a step that would pass it fails cleanly
-            torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), self.device)
+            if limit >= 1 << 30:
+                # the allocator itself stops at the limit: a step that would pass it fails
+                # cleanly. (Below 1 GiB the allocator's own 2 MiB blocks make a cap
+                # meaningless; glint's accounting alone bounds the cache and the breakers.)
+                torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), self.device)
         if chunk_rows is None:
             env = os.environ.get("GLINT_CHUNK_ROWS")
             chunk_rows = int(env) if env else default_chunk_rows(self.device, limit)
@@ -101,7 +104,6 @@ class Connection:
         self.memory = MemoryManager(self.device, limit, headroom)
         self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
                                 parse_size(host_spill_limit) if host_spill_limit is not None else None)
-        self._pinned = None
 
     # ------------------------------------------------------------ catalog
     def has_table(self, name: str) -> bool:
@@ -286,14 +288,13 @@ class Result:
     def _execute(self, profile: bool):
         con = self._con
         ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
-                          chunk_rows=con.chunk_rows, pinned=con._pinned)
+                          chunk_rows=con.chunk_rows)
         parts = []
         for batch in ctx.open(self.physical):
             if batch.num_rows or not parts:
                 t = batch_to_arrow(batch, self._fields, self.names)
                 ctx.io.d2h_bytes += t.nbytes if con.device.type == "cuda" else 0
                 parts.append(t)
-        con._pinned = ctx._pinned
         nonempty = [t for t in parts if t.num_rows] or parts[:1]
         self._arrow = nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
         return ctx

@@ -18,7 +18,7 @@ QUERY_KEYS = {"query", "correct", "glint_warm_s", "glint_cold_s", "duckdb_memory
               "peak_gpu_bytes"}
 MACHINE_KEYS = {"hostname", "cpu_count", "ram_bytes", "gpu_name", "gpu_driver_version", "torch_version",
                 "duckdb_version"}
-FAST = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0"]
+FAST = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0", "--no-cold-process"]
 
 
 def _report(out, benchmark: str) -> dict:
@@ -89,7 +89,7 @@ def test_bench_mismatch_fails(tmp_path, capsys, monkeypatch):
 
 
 def test_bench_glint_error_fails(tmp_path, capsys, monkeypatch):
-    def boom(con, sql):
+    def boom(con, sql, *rest):
         raise ExecutionError("kernel exploded")
 
     monkeypatch.setattr(harness, "_glint_query", boom)
@@ -145,3 +145,17 @@ def test_duckdb_compressed_in_memory():
         assert con.execute("SELECT count(*) FROM nation JOIN region ON n_regionkey = r_regionkey").fetchone() == (25,)
     finally:
         con.close()
+
+
+def test_bench_cold_runs_in_a_fresh_process(tmp_path, capsys):
+    """The cold phase runs in a new Python process; its start-up is reported
+    apart, and each query reports the bytes it moved and touched."""
+    out = tmp_path / "res"
+    args = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0", "--chunk-rows", "20000"]
+    assert main(["bench", "tpch", *args, "--queries", "6", "--no-duckdb-memory", "--out", str(out)]) == 0
+    rep = _report(out, "tpch")
+    (q,) = rep["queries"]
+    assert q["status"] == "ok" and "cold" in q["checked"] and q["glint_cold_s"] > 0
+    assert rep["load_s"]["glint_cold_process_start_s"] > 0
+    assert rep["glint_options"] == {"chunk_rows": 20000}
+    assert q["touched_bytes"] > 0 and q["cold_io"]["chunks"] == 4       # 60,175 lineitem rows in 20,000-row chunks

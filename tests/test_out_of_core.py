@@ -20,6 +20,16 @@ from glint.errors import GlintError
 from glint.testing.compare import compare_query_result
 
 
+@pytest.fixture(scope="module")
+def device(request):
+    """cpu by default; pytest --device cuda (or all, with a GPU) runs these on CUDA."""
+    opt = request.config.getoption("--device")
+    if opt == "all":
+        import torch
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return opt
+
+
 def _notes(res) -> list[str]:
     return re.findall(r"\{([^}]*)\}", res.explain(analyze=True))
 
@@ -36,10 +46,10 @@ def _check(con, duck, sql):
 
 # ------------------------------------------------------------------ TPC-H and SSB
 @pytest.fixture(scope="module")
-def tpch_tiny():
+def tpch_tiny(device):
     d = tpch.ensure_tpch_data(0.01, progress=False)
     duck = tpch.duckdb_tpch_connection(d)
-    con = glint.connect(device="cpu", chunk_rows=500, memory_limit="128KB")
+    con = glint.connect(device=device, chunk_rows=500, memory_limit="128KB")
     tpch.load_tpch(con, directory=d, progress=False)
     yield con, duck
     duck.close()
@@ -61,13 +71,13 @@ def test_tpch_tiny_run_went_out_of_core(tpch_tiny):
 
 
 @pytest.fixture(scope="module")
-def ssb_tiny(tmp_path_factory):
+def ssb_tiny(tmp_path_factory, device):
     root = tmp_path_factory.mktemp("ssb_tiny")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GLINT_DATA", str(root))
         d = ssb.ensure_ssb_data(0.01, progress=False, workers=2)
     duck = ssb.duckdb_ssb_connection(d)
-    con = glint.connect(device="cpu", chunk_rows=300, memory_limit="24KB")
+    con = glint.connect(device=device, chunk_rows=300, memory_limit="24KB")
     ssb.load_ssb(con, directory=d)
     yield con, duck
     duck.close()
@@ -95,7 +105,7 @@ def _data(n=6000, seed=3):
 
 
 @pytest.fixture(scope="module")
-def ops():
+def ops(device):
     big = _data(6000, 3)
     small = _data(900, 4)
     duck = duckdb.connect()
@@ -104,7 +114,7 @@ def ops():
     duck.execute("SET disabled_optimizers = 'join_filter_pushdown'")
     duck.register("big", big)
     duck.register("small", small)
-    con = glint.connect(device="cpu", chunk_rows=256, memory_limit="48KB")
+    con = glint.connect(device=device, chunk_rows=256, memory_limit="48KB")
     con.register("big", big)
     con.register("small", small)
     yield con, duck

@@ -267,6 +267,8 @@ class QueryRecord:
     peak_gpu_bytes: int | None = None
     gpu_baseline_bytes: int | None = None
     cold_peak_gpu_bytes: int | None = None
+    warm_io: dict | None = None          # data movement of the last warm run (ExecContext.io)
+    cold_io: dict | None = None          # ... of the cold run
     tables: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)     # what was compared with DuckDB: "warm", "cold"
     errors: list[str] = field(default_factory=list)      # glint errors (warm / cold)
@@ -325,6 +327,11 @@ class QueryRecord:
             "duckdb_parquet_runs_s": self.duckdb_parquet_runs_s,
             "gpu_baseline_bytes": self.gpu_baseline_bytes,
             "cold_peak_gpu_bytes": self.cold_peak_gpu_bytes,
+            "warm_io": self.warm_io,
+            "cold_io": self.cold_io,
+            "touched_bytes": (self.cold_io or self.warm_io or {}).get("scanned_bytes"),
+            "warm_h2d_bytes": (self.warm_io or {}).get("h2d_bytes"),
+            "cold_h2d_bytes": (self.cold_io or {}).get("h2d_bytes"),
             "tables": self.tables,
             "checked": self.checked,
             "errors": self.errors + self.duckdb_errors,
@@ -487,13 +494,29 @@ def _error_text(e: BaseException) -> str:
     return text
 
 
-def _glint_query(con, sql: str):
-    """Run sql and return its Arrow result, the device synchronised after."""
+def _glint_query(con, sql: str, io: list | None = None):
+    """Run sql and return its Arrow result, the device synchronised after;
+    the run's data movement is appended to ``io`` when given."""
     from ..cli import _result_arrow
 
-    tbl = _result_arrow(con.sql(sql))
+    res = con.sql(sql)
+    tbl = _result_arrow(res)
     _sync(con.device)
+    if io is not None and getattr(res, "io", None) is not None:
+        io.append(res.io.as_dict())
     return tbl
+
+
+def connect_options(args) -> dict:
+    """glint.connect keyword arguments from the memory options of ``glint bench``."""
+    opts = {}
+    if getattr(args, "gpu_memory_limit", None):
+        opts["memory_limit"] = args.gpu_memory_limit
+    if getattr(args, "chunk_rows", None):
+        opts["chunk_rows"] = args.chunk_rows
+    if getattr(args, "spill_dir", None):
+        opts["spill_dir"] = args.spill_dir
+    return opts
 
 
 def _timed(fn, device):
@@ -531,10 +554,10 @@ def _register_glint(con, found: dict[str, str], tables: list[str], eager: bool, 
 
 
 def _run_glint_warm(device, suite: Suite, names, records, reference, found, tables, eager, runs, warmup, err,
-                    show):
+                    show, opts=None):
     import glint
 
-    con = glint.connect(device=device)
+    con = glint.connect(device=device, **(opts or {}))
     try:
         t0 = time.perf_counter()
         what = "loading" if eager else "registering"
@@ -552,10 +575,12 @@ def _run_glint_warm(device, suite: Suite, names, records, reference, found, tabl
                     for i in range(warmup):
                         ph.update(f"{r.label} warm-up {i + 1}/{warmup}")
                         _timed(lambda: _glint_query(con, sql), device)
+                    io: list = []
                     for i in range(runs):
                         ph.update(f"{r.label} run {i + 1}/{runs}")
-                        got, dt = _timed(lambda: _glint_query(con, sql), device)
+                        got, dt = _timed(lambda: _glint_query(con, sql, io), device)
                         r.glint_warm_runs_s.append(dt)
+                    r.warm_io = io[-1] if io else None
                     r.rows = got.num_rows
                 except KeyboardInterrupt:
                     raise
@@ -573,41 +598,104 @@ def _run_glint_warm(device, suite: Suite, names, records, reference, found, tabl
     return load_s
 
 
-def _run_glint_cold(device, suite: Suite, names, records, reference, found, eager, err, show):
+def _cold_queries(device, suite_key: str, names, found, tables_of, eager, opts, result_dir):
+    """The cold runs (each query on a fresh connection: read_parquet through
+    the result); returns per query a dict of times, peak memory, data movement
+    and the result's path (Arrow IPC) or an error."""
     import glint
+    import pyarrow as pa
 
-    with _Phase(err, f"glint cold ({_device_name(device)})", len(names), show) as ph:
+    suite = get_suite(suite_key)
+    out = {}
+    for name in names:
+        sql = suite.query(name)
+        _release(device)
+        _reset_peak(device)
+        rec: dict = {}
+        con = None
+        try:
+            _sync(device)
+            t0 = time.perf_counter()
+            con = glint.connect(device=device, **opts)
+            _register_glint(con, found, tables_of[name], eager, None)
+            rec["load_s"] = time.perf_counter() - t0
+            io: list = []
+            got = _glint_query(con, sql, io)
+            rec["s"] = time.perf_counter() - t0
+            rec["io"] = io[-1] if io else None
+            path = Path(result_dir) / f"{_slug(name)}.arrow"
+            with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, got.schema) as w:
+                w.write_table(got)
+            rec["result"] = str(path)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported per query
+            rec["error"] = _error_text(e)
+        finally:
+            rec["peak"] = _peak(device)
+            if con is not None:
+                con.close()
+            del con
+        out[name] = rec
+    _release(device)
+    return out
+
+
+def cold_worker(import_s: float = 0.0) -> None:    # pragma: no cover - the cold phase's fresh process
+    """Entry of the cold phase's process: arguments as JSON on stdin, results as JSON on stdout."""
+    t0 = time.perf_counter()
+    job = json.loads(sys.stdin.read())
+    from ..api import resolve_device
+    device = resolve_device(job["device"])
+    if device.type == "cuda":
+        import torch
+        torch.zeros(1, device=device)            # CUDA context: part of the process start
+    start_s = time.perf_counter() - t0 + import_s
+    recs = _cold_queries(device, job["suite"], job["names"], job["found"], job["tables_of"], job["eager"],
+                         job["opts"], job["result_dir"])
+    sys.stdout.write(json.dumps({"start_s": start_s, "queries": recs}))
+
+
+def _run_glint_cold(device, suite: Suite, names, records, reference, found, eager, err, show, opts=None,
+                    fresh_process: bool = True) -> float | None:
+    """Cold runs, by default in a fresh Python process (nothing imported,
+    compiled or pinned yet; the OS page cache is not dropped). Returns that
+    process's start-up time (imports and CUDA context), not in the query times."""
+    import tempfile
+
+    import pyarrow as pa
+
+    tables_of = {n: records[n].tables for n in names}
+    with tempfile.TemporaryDirectory(prefix="glint-cold-") as tmp, \
+            _Phase(err, f"glint cold ({_device_name(device)}{', fresh process' if fresh_process else ''})",
+                   len(names), show) as ph:
+        if fresh_process:
+            job = {"device": str(device), "suite": suite.key, "names": list(names), "found": found,
+                   "tables_of": tables_of, "eager": eager, "opts": opts or {}, "result_dir": tmp}
+            code = ("import time; t0 = time.perf_counter(); import torch, glint.bench.harness as h; "
+                    "h.cold_worker(time.perf_counter() - t0)")
+            p = subprocess.run([sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True)
+            if p.returncode != 0:
+                raise GlintError(f"the cold-run process failed (exit {p.returncode}): {p.stderr.strip()[-2000:]}")
+            done = json.loads(p.stdout)
+            start_s, recs = done["start_s"], done["queries"]
+        else:
+            start_s, recs = None, _cold_queries(device, suite.key, names, found, tables_of, eager, opts or {}, tmp)
         for name in names:
-            r = records[name]
-            sql = suite.query(name)
+            r, rec = records[name], recs[name]
             ph.update(r.label)
-            _release(device)
-            _reset_peak(device)
-            con = None
-            try:
-                _sync(device)
-                t0 = time.perf_counter()
-                con = glint.connect(device=device)
-                _register_glint(con, found, r.tables, eager, None)
-                r.glint_cold_load_s = time.perf_counter() - t0
-                got = _glint_query(con, sql)
-                r.glint_cold_s = time.perf_counter() - t0
+            r.cold_peak_gpu_bytes = rec.get("peak")
+            if "error" in rec:
+                r.errors.append("glint cold: " + rec["error"])
+            else:
+                r.glint_cold_load_s, r.glint_cold_s, r.cold_io = rec["load_s"], rec["s"], rec["io"]
+                with pa.memory_map(rec["result"]) as f:
+                    got = pa.ipc.open_file(f).read_all()
                 if r.rows is None:
                     r.rows = got.num_rows
-            except KeyboardInterrupt:
-                raise
-            except Exception as e:  # noqa: BLE001 - reported per query
-                r.errors.append("glint cold: " + _error_text(e))
-                r.glint_cold_load_s = None
-            else:
-                _check(r, "cold", sql, got, reference)
-            finally:
-                r.cold_peak_gpu_bytes = _peak(device)
-                if con is not None:
-                    con.close()
-                del con
+                _check(r, "cold", suite.query(name), got, reference)
             ph.advance()
-    _release(device)
+    return start_s
 
 
 # ------------------------------------------------------------------ the run
@@ -713,10 +801,13 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     # -------- glint warm, then cold (after the warm data is released)
     warm_tables = sorted({t for n in names for t in tables_of[n]})
     t0 = time.perf_counter()
+    opts = connect_options(args)
     load["glint_host_s"] = _run_glint_warm(device, suite, names, records, reference, found, warm_tables,
-                                           args.eager, args.runs, args.warmup, err, show)
+                                           args.eager, args.runs, args.warmup, err, show, opts)
     if cold_names:
-        _run_glint_cold(device, suite, cold_names, records, reference, found, args.eager, err, show)
+        load["glint_cold_process_start_s"] = _run_glint_cold(device, suite, cold_names, records, reference, found,
+                                                             args.eager, err, show, opts,
+                                                             getattr(args, "cold_process", True))
 
     # -------- report
     recs = [records[n] for n in all_names]
@@ -745,6 +836,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
         "duckdb": use_duckdb,
         "cold": bool(cold_names),
         "glint_load": "eager" if args.eager else "lazy",
+        "glint_options": opts,
         "data_dir": str(data),
         "queries": queries,
         "glint_warm_total_s": total("glint_warm_s"),
@@ -798,18 +890,20 @@ def print_table(out, report: dict) -> None:
     t = Table(title=_header(report) + f" (median of {report['runs']}, s)", header_style="bold")
     for col, just in [("query", "left"), ("rows", "right"), ("glint warm", "right"), ("glint cold", "right"),
                       ("DuckDB mem", "right"), ("DuckDB parquet", "right"), ("speedup", "right"),
-                      ("peak GPU MiB", "right"), ("check", "left")]:
+                      ("peak GPU MiB", "right"), ("H2D MiB cold/warm", "right"), ("touched MiB", "right"),
+                      ("check", "left")]:
         t.add_column(col, justify=just)
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red", "not checked": "bold red"}
     for q in report["queries"]:
         t.add_row(q["label"], "-" if q["rows"] is None else str(q["rows"]), _s(q["glint_warm_s"]),
                   _s(q["glint_cold_s"]), _s(q["duckdb_memory_s"]), _s(q["duckdb_parquet_s"]), _speed(q["speedup"]),
-                  _mib(q["peak_gpu_bytes"]), Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]))
+                  _mib(q["peak_gpu_bytes"]), f"{_mib(q.get('cold_h2d_bytes'))}/{_mib(q.get('warm_h2d_bytes'))}",
+                  _mib(q.get("touched_bytes")), Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]))
     t.add_section()
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
     t.add_row("total", "", _s(report["glint_warm_total_s"]), _s(report["glint_cold_total_s"]),
               _s(report["duckdb_memory_total_s"]), _s(report["duckdb_parquet_total_s"]),
-              _speed(report["speedup_total"]), "", f"{n_ok}/{len(report['queries'])} ok")
+              _speed(report["speedup_total"]), "", "", "", f"{n_ok}/{len(report['queries'])} ok")
     out.print(t)
     for q in report["queries"]:
         details = q["errors"] + q["diffs"]
@@ -837,17 +931,26 @@ def write_markdown(report: dict, path: Path) -> None:
               f"glint cold = one run from read_parquet through the result on a fresh connection; "
               f"speedup = DuckDB in-memory / glint warm",
               ""]
+    opts = report.get("glint_options") or {}
+    if opts:
+        lines.insert(-1, "- glint options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))
+    start = (report.get("load_s") or {}).get("glint_cold_process_start_s")
+    if start is not None:
+        lines.insert(-1, f"- glint cold runs in a fresh process; its start (imports, CUDA context) took {start:.2f} s, "
+                         "not counted in the query times")
     lines.append("| query | rows | glint warm | glint cold | DuckDB in-memory | DuckDB on Parquet | speedup "
-                 "| peak GPU MiB | check |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+                 "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | check |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for q in report["queries"]:
         lines.append(f"| {q['label']} | {'-' if q['rows'] is None else q['rows']} | {_s(q['glint_warm_s'])} "
                      f"| {_s(q['glint_cold_s'])} | {_s(q['duckdb_memory_s'])} | {_s(q['duckdb_parquet_s'])} "
-                     f"| {_speed(q['speedup'])} | {_mib(q['peak_gpu_bytes'])} | {_CHECK_TEXT[q['status']]} |")
+                     f"| {_speed(q['speedup'])} | {_mib(q['peak_gpu_bytes'])} | {_mib(q.get('cold_h2d_bytes'))} "
+                     f"| {_mib(q.get('warm_h2d_bytes'))} | {_mib(q.get('touched_bytes'))} "
+                     f"| {_CHECK_TEXT[q['status']]} |")
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
     lines.append(f"| **total** | | {_s(report['glint_warm_total_s'])} | {_s(report['glint_cold_total_s'])} "
                  f"| {_s(report['duckdb_memory_total_s'])} | {_s(report['duckdb_parquet_total_s'])} "
-                 f"| {_speed(report['speedup_total'])} | | {n_ok}/{len(report['queries'])} ok |")
+                 f"| {_speed(report['speedup_total'])} | | | | | {n_ok}/{len(report['queries'])} ok |")
     bad = [q for q in report["queries"] if q["errors"] or q["diffs"]]
     if bad:
         lines += ["", "## Failures", ""]
@@ -914,6 +1017,13 @@ def add_arguments(p) -> None:
                    help="also time glint cold runs: fresh connection, read_parquet through the result "
                         "(default on)")
     p.add_argument("--cold-queries", help="queries for the cold runs (default: --queries)")
+    p.add_argument("--cold-process", action=argparse.BooleanOptionalAction, default=True,
+                   help="run the cold phase in a fresh Python process (default on; its start-up, imports and "
+                        "CUDA context, is reported apart from the query times)")
+    p.add_argument("--gpu-memory-limit", "--memory-limit", dest="gpu_memory_limit",
+                   help='bound glint\'s device memory, e.g. "16GB" (glint.connect(gpu_memory_limit=...))')
+    p.add_argument("--chunk-rows", type=int, help="rows per scan chunk (default: from the memory limit)")
+    p.add_argument("--spill-dir", help="directory for spilled data (default: the system's temporary directory)")
     p.add_argument("--eager", action="store_true",
                    help="read every column of the tables at read_parquet (default: glint reads a column "
                         "when a query first needs it)")

@@ -93,9 +93,8 @@ class ExecContext:
 
     def __init__(self, device: torch.device, catalog, profile: bool = False, *,
                  memory: MemoryManager | None = None, spill: SpillSpace | None = None,
-                 chunk_rows: int = 1 << 20, pinned=None):
+                 chunk_rows: int = 1 << 20):
         self.device = torch.device(device)
-        self._pinned = pinned
         self.catalog = catalog
         self.profile = profile
         self.memory = memory if memory is not None else MemoryManager(self.device, 1 << 62)
@@ -105,11 +104,9 @@ class ExecContext:
         self.io = IOStats()
 
     def pinned_pool(self):
-        """The connection's pool of pinned host buffers for this (CUDA) device."""
-        if self._pinned is None:
-            from ..storage.transfer import PinnedPool
-            self._pinned = PinnedPool(self.device)
-        return self._pinned
+        """The process's pool of pinned host buffers for this (CUDA) device."""
+        from ..storage.transfer import pinned_pool
+        return pinned_pool(self.device)
 
     # -------------------------------------------------------------- streams
     def open(self, node: PhysicalNode) -> Iterator[Batch]:

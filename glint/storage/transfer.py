@@ -57,6 +57,22 @@ class PinnedPool:
             self._cv.notify()
 
 
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def pinned_pool(device: torch.device) -> PinnedPool:
+    """The pool of this process for a CUDA device (pinning memory is slow: once per process)."""
+    device = torch.device(device)
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    with _POOLS_LOCK:
+        pool = _POOLS.get(device.index)
+        if pool is None:
+            pool = _POOLS[device.index] = PinnedPool(device)
+        return pool
+
+
 class Uploader:
     """Copies host tensors to one CUDA device through a :class:`PinnedPool`."""
 
