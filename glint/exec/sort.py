@@ -6,16 +6,22 @@ from dataclasses import dataclass
 import torch
 
 from ..kernels.sort import float_order_key, lexsort
+from ..kernels.strings.columns import order_ranks
 from ..plan.logical import SortKey
 from .base import PhysicalNode
 from .expr_eval import evaluate
+
+
+def order_values(c) -> torch.Tensor:
+    """What to sort a column's rows by: its data, or for strings their byte-order ranks."""
+    return order_ranks([c])[0] if c.dtype.is_string else c.data
 
 
 def sort_order(keys: tuple[SortKey, ...], batch) -> torch.Tensor:
     spec = []
     for k in keys:
         c = evaluate(k.expr, batch)
-        spec.append((c.data, c.valid, k.descending, k.nulls_first))
+        spec.append((order_values(c), c.valid, k.descending, k.nulls_first))
     return lexsort(spec)
 
 
@@ -54,7 +60,8 @@ class TopKExec(PhysicalNode):
             key = self.keys[0]
             c = evaluate(key.expr, batch)
             if c.valid is None and c.data.dim() == 1 and c.data.dtype != torch.bool:
-                data = float_order_key(c.data) if c.data.is_floating_point() else c.data
+                data = order_values(c)
+                data = float_order_key(data) if data.is_floating_point() else data
                 _, cand = torch.topk(data, k, largest=key.descending, sorted=False)
                 batch = batch.take(cand)
         order = sort_order(self.keys, batch)

@@ -22,6 +22,7 @@ import torch
 
 from .. import types as T
 from ..errors import GlintError, NotSupported
+from ..kernels.strings.columns import hash64
 from .column import Column
 
 
@@ -121,9 +122,7 @@ class Table:
         total = 0
         for (_, dev), c in self._device_cache.items():
             if device is None or dev == str(device):
-                total += c.data.numel() * c.data.element_size()
-                if c.valid is not None:
-                    total += c.valid.numel()
+                total += c.nbytes()
         return total
 
     def evict(self, device: torch.device | None = None) -> None:
@@ -142,19 +141,38 @@ class Table:
 def _compute_stats(c: Column) -> ColumnStats:
     valid = c.valid
     nulls = 0 if valid is None else int((~valid).sum())
+    if c.dtype.is_string:
+        # distinct strings counted by content hash (a dictionary's entries may repeat)
+        rows = c if valid is None else c.filter(valid)
+        n = len(rows)
+        if n == 0:
+            return ColumnStats(0, nulls)
+        if n > _SAMPLE:
+            rows = rows.take(_sample(n, rows.device))
+        return ColumnStats(_scaled_ndv(int(torch.unique(hash64(rows)).numel()), rows.data.shape[0], n), nulls)
     data = c.data if valid is None else c.data[valid]
     if data.numel() == 0:
         return ColumnStats(0, nulls)
-    if c.dtype.is_string:
-        return ColumnStats(min(len(c.dictionary), data.shape[0]), nulls)
     if data.dtype == torch.bool:
         return ColumnStats(int(torch.unique(data).numel()), nulls, 0, 1)
-    # distinct counts on a sample keep statistics cheap; scaled up when the sample is all-distinct
     n = data.shape[0]
-    pick = torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0)).to(data.device)
-    sample = data if n <= 200_000 else data[pick]
-    d = int(torch.unique(sample).numel())
-    if n > sample.shape[0]:
-        frac = d / sample.shape[0]
-        d = int(n * frac) if frac > 0.9 else max(d, int(d * (1 + frac * (n / sample.shape[0] - 1))))
-    return ColumnStats(max(1, min(d, n)), nulls, float(data.min()), float(data.max()))
+    sample = data if n <= _SAMPLE else data[_sample(n, data.device)]
+    d = _scaled_ndv(int(torch.unique(sample).numel()), sample.shape[0], n)
+    return ColumnStats(d, nulls, float(data.min()), float(data.max()))
+
+
+_SAMPLE = 200_000
+
+
+def _sample(n: int, device) -> torch.Tensor:
+    return torch.randint(0, n, (_SAMPLE,), generator=torch.Generator().manual_seed(0)).to(device)
+
+
+def _scaled_ndv(d: int, sampled: int, n: int) -> int:
+    """Distinct values of n rows from d distinct in a sample of ``sampled``
+    (distinct counts on a sample keep statistics cheap; scaled up when the
+    sample is all-distinct)."""
+    if n > sampled:
+        frac = d / sampled
+        d = int(n * frac) if frac > 0.9 else max(d, int(d * (1 + frac * (n / sampled - 1))))
+    return max(1, min(d, n))
