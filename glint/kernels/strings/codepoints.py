@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import torch
 
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, expand
+from .pieces import Pieces, chunk_bounds, packed
 
 
 def char_to_byte(p: Pieces, chars: torch.Tensor) -> torch.Tensor:
     """Byte offset of code point ``chars[i]`` (0 .. its count, clamped) in piece i."""
     out = torch.zeros(len(p), dtype=torch.int64, device=p.device)
     for a, b in chunk_bounds(p.lengths):
-        c = p.slice(a, b)
-        offs = exclusive_cumsum(c.lengths)
-        total = int(offs[-1])
-        _, _, where = expand(c, total)
-        starts = torch.cumsum(((p.data[where] & 0xC0) != 0x80).long(), 0)     # code points up to each byte
+        buf, offs = packed(p.slice(a, b))
+        starts = torch.cumsum(((buf & 0xC0) != 0x80).long(), 0)     # code points up to each byte
         before = torch.cat([torch.zeros(1, dtype=torch.int64, device=p.device), starts])[offs[:-1]]
         at = torch.searchsorted(starts, before + chars[a:b].clamp(min=0) + 1)
         out[a:b] = torch.minimum(at, offs[1:]) - offs[:-1]

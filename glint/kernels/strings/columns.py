@@ -5,8 +5,9 @@ set operations) and byte-order ranks (ORDER BY, MIN / MAX, comparisons).
 A column is codes into a dictionary of strings. Work happens once per
 *entry* and is gathered to the rows by code when the dictionary has no more
 entries than the column has rows (a Parquet page of 7 ship modes); when it
-has more (a few rows left of a large dictionary), once per *row*, on pieces
-taken at the codes, so nothing is done for entries no row uses.
+has more (a few rows left of a large dictionary), once per entry the rows
+use (their distinct codes), so nothing is done for entries no row uses and
+no bytes are copied.
 
 Functions here read ``col.data`` (int32 codes), ``col.valid`` and
 ``col.dictionary`` (a glint.storage.column.Dictionary) only.
@@ -38,25 +39,32 @@ NULL_HASH = 0       # what hash64 gives NULL rows
 
 
 def per_row(col) -> bool:
-    """Work per row (True) or per dictionary entry (False)?"""
+    """Work on the entries the rows use (True) rather than on every entry?"""
     return len(col.dictionary) > len(col)
 
 
-def work_set(col) -> tuple[Pieces, torch.Tensor | None]:
-    """(pieces to compute on, row -> piece index or None when there is one
-    piece per row). Per-row pieces of NULL rows are empty."""
+def work_set(col) -> tuple[Pieces, torch.Tensor]:
+    """(pieces to compute on, the piece of each row): every dictionary entry,
+    or only the distinct entries the rows use (NULL rows use entry 0).
+
+    >>> from glint.storage.column import Column
+    >>> import pyarrow as pa
+    >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1, 3]))
+    >>> p, index = work_set(c)
+    >>> p.starts.tolist(), index.tolist()
+    ([1, 3], [1, 0, 1])
+    """
     d = col.dictionary
     if per_row(col):
-        p = d.pieces(col.data)
-        if col.valid is not None:
-            p = Pieces(p.data, p.starts, torch.where(col.valid, p.lengths, 0))
-        return p, None
+        codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
+        used, index = torch.unique(codes, return_inverse=True)
+        return d.pieces(used), index
     return d.pieces(), col.data.long()
 
 
-def to_rows(values: torch.Tensor, index: torch.Tensor | None) -> torch.Tensor:
+def to_rows(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """Per-piece values as per-row values (see :func:`work_set`)."""
-    return values if index is None else values[index]
+    return values[index]
 
 
 def hash64(col) -> torch.Tensor:
@@ -69,20 +77,20 @@ def hash64(col) -> torch.Tensor:
     return h if col.valid is None else torch.where(col.valid, h, NULL_HASH)
 
 
-def _sources(cols) -> tuple[list[Pieces], list[tuple[int, torch.Tensor | None]]]:
+def _sources(cols) -> tuple[list[Pieces], list[tuple[int, torch.Tensor]]]:
     """Distinct piece sets of several columns (one per shared dictionary when
     working per entry), and for each column (its set, its row index)."""
     sets: list[Pieces] = []
     seen: dict[int, int] = {}
     where = []
     for c in cols:
-        p, index = work_set(c)
-        key = id(c.dictionary) if index is not None else None
-        if key is not None and key in seen:
-            where.append((seen[key], index))
+        whole = not per_row(c)
+        if whole and id(c.dictionary) in seen:
+            where.append((seen[id(c.dictionary)], c.data.long()))
             continue
-        if key is not None:
-            seen[key] = len(sets)
+        p, index = work_set(c)
+        if whole:
+            seen[id(c.dictionary)] = len(sets)
         where.append((len(sets), index))
         sets.append(p)
     return sets, where

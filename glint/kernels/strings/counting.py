@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, expand
+from .pieces import Pieces, chunk_bounds, packed, segment_sums
 
 _CHARS, _NON_ASCII = 0, 1
 
@@ -38,10 +38,9 @@ def _count(p: Pieces, what: int) -> torch.Tensor:
 
 def _count_torch(p: Pieces, what: int, out: torch.Tensor) -> None:
     for a, b in chunk_bounds(p.lengths):
-        piece, _, pos = expand(p.slice(a, b))
-        byte = p.data[pos]
-        hit = (byte & 0xC0) != 0x80 if what == _CHARS else byte >= 0x80
-        out[a:b].index_add_(0, piece, hit.long())
+        buf, offs = packed(p.slice(a, b))
+        hit = (buf & 0xC0) != 0x80 if what == _CHARS else buf >= 0x80
+        out[a:b] = segment_sums(hit, offs)
 
 
 if HAS_TRITON:

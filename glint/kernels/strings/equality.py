@@ -22,7 +22,7 @@ from .backend import HAS_TRITON, blocks, on_device, use_triton
 from .gather import gather
 from .hashing import hash_pieces
 from .order import ranks
-from .pieces import Pieces, chunk_bounds, expand
+from .pieces import Pieces, chunk_bounds, packed, segment_sums
 
 
 def pair_equal(a: Pieces, b: Pieces) -> torch.Tensor:
@@ -32,14 +32,14 @@ def pair_equal(a: Pieces, b: Pieces) -> torch.Tensor:
         return same_len
     if use_triton(a.data):
         return same_len & _pair_equal_triton(a, b)
+    # pairs of unequal length are unequal: compare none of their bytes, so both sides pack alike
+    n = torch.where(same_len, a.lengths, 0)
+    a, b = a.with_lengths(n), b.with_lengths(n)
     bad = torch.zeros(len(a), dtype=torch.int64, device=a.device)
-    for lo, hi in chunk_bounds(a.lengths):
-        piece, local, pos = expand(a.slice(lo, hi))
-        if b.data.shape[0] == 0:
-            other = torch.zeros_like(pos, dtype=torch.uint8)
-        else:
-            other = b.data[(b.starts[lo:hi][piece] + local).clamp(0, b.data.shape[0] - 1)]
-        bad[lo:hi].index_add_(0, piece, (a.data[pos] != other).long())
+    for lo, hi in chunk_bounds(n):
+        x, offs = packed(a.slice(lo, hi))
+        y, _ = packed(b.slice(lo, hi))
+        bad[lo:hi] = segment_sums(x != y, offs)
     return same_len & (bad == 0)
 
 

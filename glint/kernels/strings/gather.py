@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, expand
+from .pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
 
 
 def gather(p: Pieces, total: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -30,9 +30,9 @@ def gather(p: Pieces, total: int | None = None) -> tuple[torch.Tensor, torch.Ten
 
 def _gather_torch(p: Pieces, offsets: torch.Tensor, out: torch.Tensor) -> None:
     for a, b in chunk_bounds(p.lengths):
-        lo, hi = int(offsets[a]), int(offsets[b])
-        _, _, pos = expand(p.slice(a, b), hi - lo)
-        out[lo:hi] = p.data[pos]
+        buf, offs = packed(p.slice(a, b))
+        lo = int(offsets[a])
+        out[lo: lo + buf.shape[0]] = buf
 
 
 if HAS_TRITON:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 
 from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, expand
+from .pieces import Pieces, chunk_bounds, exclusive_cumsum, load_word, packed, segment_sums
 
 K1 = 0x9E3779B97F4A7C15
 K2 = 0xC2B2AE3D27D4EB4F
@@ -68,20 +68,16 @@ def hash_pieces(p: Pieces) -> torch.Tensor:
 def _hash_torch(p: Pieces, out: torch.Tensor) -> None:
     for a, b in chunk_bounds(p.lengths):
         c = p.slice(a, b)
-        m = b - a
+        buf, offs = packed(c)
         words_per = (c.lengths + 7) // 8
         word_base = exclusive_cumsum(words_per)
         n_words = int(word_base[-1])
-        piece, local, pos = expand(c)
-        # bytes fill disjoint bits of their word, so adding them builds the word
-        shifted = p.data[pos].long() << ((local & 7) * 8)
-        words = torch.zeros(n_words, dtype=torch.int64, device=c.device)
-        words.index_add_(0, word_base[piece] + (local >> 3), shifted)
-        word_piece = torch.repeat_interleave(torch.arange(m, device=c.device), words_per, output_size=n_words)
-        j = torch.arange(n_words, device=c.device) - word_base[word_piece]
+        piece = torch.repeat_interleave(torch.arange(b - a, device=c.device), words_per, output_size=n_words)
+        j = torch.arange(n_words, device=c.device) - word_base[piece]
+        words = load_word(buf, offs[piece] + 8 * j, (c.lengths[piece] - 8 * j).clamp(max=8))
         mixed = fmix(words ^ ((j + 1) * _signed(K1)))
-        s = torch.zeros(m, dtype=torch.int64, device=c.device).index_add_(0, word_piece, mixed)
-        out[a:b] = fmix(s + c.lengths * _signed(K2) + _signed(K3))
+        # int64 running sums wrap modulo 2**64, as the definition's sum does
+        out[a:b] = fmix(segment_sums(mixed, word_base) + c.lengths * _signed(K2) + _signed(K3))
 
 
 if HAS_TRITON:

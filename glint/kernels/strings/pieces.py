@@ -28,6 +28,7 @@ class Pieces:
     data: torch.Tensor          # uint8 buffer
     starts: torch.Tensor        # int64 byte offset of each string in data
     lengths: torch.Tensor       # int64 byte length of each string
+    contiguous: bool = False    # each string starts where the one before ends (a dictionary's entries)
 
     def __len__(self) -> int:
         return self.starts.shape[0]
@@ -40,13 +41,16 @@ class Pieces:
         return Pieces(self.data, self.starts[idx], self.lengths[idx])
 
     def slice(self, a: int, b: int) -> "Pieces":
-        return Pieces(self.data, self.starts[a:b], self.lengths[a:b])
+        return Pieces(self.data, self.starts[a:b], self.lengths[a:b], self.contiguous)
+
+    def with_lengths(self, lengths: torch.Tensor) -> "Pieces":
+        return Pieces(self.data, self.starts, lengths)
 
 
 def from_offsets(offsets: torch.Tensor, data: torch.Tensor) -> Pieces:
     """The entries of an Arrow-layout string array (offsets of length n + 1)."""
     o = offsets.long()
-    return Pieces(data, o[:-1], o[1:] - o[:-1])
+    return Pieces(data, o[:-1], o[1:] - o[:-1], contiguous=True)
 
 
 def from_strings(values, device="cpu") -> Pieces:
@@ -116,3 +120,56 @@ def expand(p: Pieces, total: int | None = None) -> tuple[torch.Tensor, torch.Ten
     piece = torch.repeat_interleave(torch.arange(len(p), device=p.device), p.lengths, output_size=total)
     local = torch.arange(total, device=p.device) - offs[piece]
     return piece, local, p.starts[piece] + local
+
+
+def packed(p: Pieces) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the pieces' bytes back to back, each piece's offset in them: n + 1
+    int64). A view of the buffer for contiguous pieces, a gather otherwise;
+    for the torch paths, on a bounded chunk of pieces.
+
+    >>> buf, offs = packed(from_strings(["ab", "c"]).take(torch.tensor([1, 0])))
+    >>> bytes(buf.tolist()), offs.tolist()
+    (b'cab', [0, 1, 3])
+    """
+    offs = exclusive_cumsum(p.lengths)
+    total = int(offs[-1]) if len(p) else 0
+    if p.contiguous:
+        lo = int(p.starts[0]) if len(p) else 0
+        return p.data[lo: lo + total], offs
+    _, _, pos = expand(p, total)
+    return p.data[pos], offs
+
+
+def segment_sums(values: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """Sums of values[offs[i] : offs[i + 1]] (int64), by a running sum.
+
+    >>> segment_sums(torch.tensor([1, 2, 3, 4]), torch.tensor([0, 1, 1, 4])).tolist()
+    [1, 0, 9]
+    """
+    run = torch.zeros(values.shape[0] + 1, dtype=torch.int64, device=values.device)
+    torch.cumsum(values, 0, out=run[1:])
+    return run[offs[1:]] - run[offs[:-1]]
+
+
+def load_word(data: torch.Tensor, pos: torch.Tensor, avail: torch.Tensor | int) -> torch.Tensor:
+    """The little-endian int64 word of data[pos : pos + 8], bytes at or beyond
+    ``avail`` (per element, 0..8) taken as 0. Positions may be out of range
+    where avail <= 0.
+
+    >>> d = torch.tensor(list(b"abcdefghij"), dtype=torch.uint8)
+    >>> load_word(d, torch.tensor([0, 8]), torch.tensor([8, 2])).tolist() == \\
+    ...     [int.from_bytes(b"abcdefgh", "little"), int.from_bytes(b"ij", "little")]
+    True
+    """
+    t = torch.arange(8, device=pos.device)
+    avail = torch.as_tensor(avail, device=pos.device)
+    idx = (pos[:, None] + t).clamp_(0, max(data.shape[0] - 1, 0))
+    if data.shape[0] == 0:
+        return torch.zeros(pos.shape[0], dtype=torch.int64, device=pos.device)
+    b = torch.where(t < avail.reshape(-1, 1), data[idx], 0)
+    return b.contiguous().view(torch.int64).reshape(-1)
+
+
+def word_of(lit: bytes) -> int:
+    """A literal's (up to 8) bytes as the signed int64 :func:`load_word` gives."""
+    return int.from_bytes(lit.ljust(8, b"\0"), "little", signed=True)

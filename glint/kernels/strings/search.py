@@ -19,31 +19,7 @@ from __future__ import annotations
 import torch
 
 from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, expand
-
-
-def load_word(data: torch.Tensor, pos: torch.Tensor, avail: torch.Tensor | int) -> torch.Tensor:
-    """The little-endian int64 word of data[pos : pos + 8], bytes at or beyond
-    ``avail`` (per element, 0..8) taken as 0. Positions may be out of range
-    where avail <= 0.
-
-    >>> d = torch.tensor(list(b"abcdefghij"), dtype=torch.uint8)
-    >>> load_word(d, torch.tensor([0, 8]), torch.tensor([8, 2])).tolist() == \\
-    ...     [int.from_bytes(b"abcdefgh", "little"), int.from_bytes(b"ij", "little")]
-    True
-    """
-    t = torch.arange(8, device=pos.device)
-    avail = torch.as_tensor(avail, device=pos.device)
-    idx = (pos[:, None] + t).clamp_(0, max(data.shape[0] - 1, 0))
-    if data.shape[0] == 0:
-        return torch.zeros(pos.shape[0], dtype=torch.int64, device=pos.device)
-    b = torch.where(t < avail.reshape(-1, 1), data[idx], 0)
-    return b.contiguous().view(torch.int64).reshape(-1)
-
-
-def word_of(lit: bytes) -> int:
-    """A literal's (up to 8) bytes as the signed int64 :func:`load_word` gives."""
-    return int.from_bytes(lit.ljust(8, b"\0"), "little", signed=True)
+from .pieces import Pieces, chunk_bounds, load_word, packed, word_of
 
 
 def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
@@ -83,17 +59,14 @@ def _first_at_or_after(starts_at: torch.Tensor, lo: torch.Tensor) -> tuple[torch
 def _find_torch(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
     L = len(lit)
     for a, b in chunk_bounds(p.lengths):
-        c = p.slice(a, b)
-        offs = exclusive_cumsum(c.lengths)
-        total = int(offs[-1])
+        buf, offs = packed(p.slice(a, b))       # the chunk's pieces back to back
+        total = buf.shape[0]
         if total < L:
             continue
-        _, _, where = expand(c, total)
-        buf = p.data[where]                 # the chunk's pieces back to back
-        hit = buf[: total - L + 1] == lit[0]
-        for t in range(1, L):               # the reference: one compare per pattern byte
-            hit &= buf[t: total - L + 1 + t] == lit[t]
-        starts_at = hit.nonzero().squeeze(1)
+        # candidates by the first byte, then narrowed one pattern byte at a time
+        starts_at = (buf[: total - L + 1] == lit[0]).nonzero().squeeze(1)
+        for t in range(1, L):
+            starts_at = starts_at[buf[starts_at + t] == lit[t]]
         lo = offs[:-1] + pos[a:b]
         first, has = _first_at_or_after(starts_at, lo)
         ok = has & (pos[a:b] >= 0) & (first + L <= offs[1:])
@@ -191,13 +164,11 @@ def find_run(p: Pieces, tokens: list[tuple[str, object]], pos: torch.Tensor) -> 
     start_out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
     end_out = start_out.clone()
     for a, b in chunk_bounds(p.lengths):
-        c = p.slice(a, b)
-        offs = exclusive_cumsum(c.lengths)
-        total = int(offs[-1])
+        buf, offs = packed(p.slice(a, b))
+        total = buf.shape[0]
         if total == 0:
             continue
-        _, _, where = expand(c, total)
-        buf = torch.cat([p.data[where], torch.zeros(1, dtype=torch.uint8, device=p.device)])
+        buf = torch.cat([buf, torch.zeros(1, dtype=torch.uint8, device=p.device)])
         at = torch.arange(total, device=p.device)
         ok = (buf[:total] & 0xC0) != 0x80
         for kind, val in tokens:
