@@ -294,9 +294,12 @@ def test_cuda_kernels_match_cpu(seed):
     assert torch.equal(hashing.hash_pieces(dev).cpu(), hashing.hash_pieces(cpu))
     assert torch.equal(count_chars(dev).cpu(), count_chars(cpu))
     assert torch.equal(count_non_ascii(dev).cpu(), count_non_ascii(cpu))
+    dense = from_strings(strings)
+    dense_dev = Pieces(dense.data.cuda(), dense.starts.cuda(), dense.lengths.cuda(), contiguous=True)
     for lit in [b"special", b"requests", b"a", "é".encode()]:
         pos = torch.randint(-1, 3, (len(strings),), generator=torch.Generator().manual_seed(7))
         assert torch.equal(search.find(dev, lit, pos.cuda()).cpu(), search.find(cpu, lit, pos))
+        assert torch.equal(search.find(dense_dev, lit, pos.cuda()).cpu(), search.find(dense, lit, pos))
     other = from_strings([s if i % 3 else s[::-1] for i, s in enumerate(strings)])
     other_dev = Pieces(other.data.cuda(), other.starts.cuda(), other.lengths.cuda())
     assert torch.equal(equality.pair_equal(dev, other_dev).cpu(), equality.pair_equal(cpu, other))

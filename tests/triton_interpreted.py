@@ -61,6 +61,23 @@ def test_find(lit):
     assert torch.equal(out, ref)
 
 
+@pytest.mark.parametrize("block", [16, 1024])
+@pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00"])
+def test_find_in_contiguous_strings(lit, block, monkeypatch):
+    from glint.kernels.strings.pieces import Pieces
+    monkeypatch.setattr(search, "_FLAT_BLOCK", block)
+    strings = random_strings(12, n=80) + [""] * 40 + ["x" * 3000 + "special"] + random_strings(13, n=20)
+    dense = from_strings(strings)
+    p = Pieces(dense.data, dense.starts, dense.lengths, contiguous=True).slice(3, len(strings))
+    rng = random.Random(len(lit))
+    pos = torch.tensor([rng.choice([-1, 0, 0, 2, 50]) for _ in range(len(p))])
+    out = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_flat_triton(p, lit.encode(), pos, out)
+    ref = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_torch(p, lit.encode(), pos, ref)
+    assert torch.equal(out, ref)
+
+
 def test_pair_equal():
     strings = random_strings(11, n=80)
     other = [s if i % 2 else s[::-1] for i, s in enumerate(strings)]

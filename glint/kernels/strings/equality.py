@@ -121,7 +121,9 @@ def _verified(parts: list[Pieces], sizes: list[int], idx: torch.Tensor, rep: tor
     dup = (rep != idx).nonzero().squeeze(1)
     if dup.numel() == 0:
         return True
-    bounds = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0).tolist()), device=idx.device)
+    if len(parts) == 1:
+        return bool(pair_equal(parts[0].take(dup), parts[0].take(rep[dup])).all())
+    bounds = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0).tolist())).to(idx.device)
     src_dup = torch.searchsorted(bounds, dup, right=True) - 1
     src_rep = torch.searchsorted(bounds, rep[dup], right=True) - 1
     for sa in range(len(parts)):        # pairs of parts (a piece's first is in its part or an earlier one)

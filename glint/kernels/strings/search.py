@@ -41,7 +41,7 @@ def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
     if len(p):
         if use_triton(p.data):
-            _find_triton(p, lit, pos, out)
+            (_find_flat_triton if p.contiguous else _find_triton)(p, lit, pos, out)
         else:
             _find_torch(p, lit, pos, out)
     return out
@@ -101,6 +101,57 @@ if HAS_TRITON:
                 cand = cand & (tl.load(addr + t, mask=cand, other=0) == tl.load(lit + t))
             best = tl.minimum(best, tl.min(tl.where(cand, q, NONE), axis=1))
         tl.store(out + e, tl.where(best == NONE, -1, best), mask=em)
+
+
+    @triton.jit
+    def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, L, out, BLOCK: tl.constexpr):
+        # contiguous strings (a dictionary): every byte position is a candidate,
+        # read once and in order; a position that matches finds its string by a
+        # binary search among the few strings this block's bytes belong to
+        blk = tl.program_id(0)
+        p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        lo = tl.load(offsets)
+        hi = tl.load(offsets + m)
+        inside = (p >= lo) & (p <= hi - L)
+        cand = inside & (tl.load(data + p, mask=inside, other=0) == tl.load(lit))
+        for t in range(1, L):
+            cand = cand & (tl.load(data + p + t, mask=cand, other=0) == tl.load(lit + t))
+        if tl.sum(cand.to(tl.int32), axis=0) > 0:
+            first = tl.load(block_entry + blk)
+            last = tl.load(block_entry + blk + 1)
+            a = tl.zeros([BLOCK], dtype=tl.int64) + first          # offsets[a] <= p < offsets[b]
+            b = tl.zeros([BLOCK], dtype=tl.int64) + last + 1
+            width = last + 1 - first
+            while width > 1:
+                mid = (a + b) // 2
+                go = tl.load(offsets + mid, mask=cand, other=0) <= p
+                a = tl.where(go, mid, a)
+                b = tl.where(go, b, mid)
+                width = (width + 1) // 2
+            start = tl.load(offsets + a, mask=cand, other=0)
+            end = tl.load(offsets + a + 1, mask=cand, other=0)
+            f = tl.load(from_pos + a, mask=cand, other=-1)
+            ok = cand & (f >= 0) & (p - start >= f) & (p + L <= end)
+            tl.atomic_min(out + a, p - start, mask=ok)
+
+
+_NONE = (1 << 63) - 1
+_FLAT_BLOCK = 1024
+
+
+def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
+    m = len(p)
+    offsets = torch.cat([p.starts, (p.starts[-1:] + p.lengths[-1:])])
+    n_blocks = blocks(p.data.shape[0], _FLAT_BLOCK)
+    # for each block boundary, the last string starting at or before it (clamped to a string)
+    bounds = torch.arange(n_blocks + 1, device=p.device, dtype=torch.int64) * _FLAT_BLOCK
+    block_entry = (torch.searchsorted(offsets, bounds, right=True) - 1).clamp_(0, m - 1)
+    best = torch.full((m,), _NONE, dtype=torch.int64, device=p.device)
+    lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
+    with on_device(out):
+        _find_flat_kernel[(n_blocks,)](p.data, offsets, block_entry, m, pos.contiguous(), lit_t, len(lit), best,
+                                       BLOCK=_FLAT_BLOCK)
+    out.copy_(torch.where(best == _NONE, -1, best))
 
 
 def _find_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
