@@ -46,16 +46,15 @@ from ...kernels.strings.order import compare_literal as _compare_pieces
 from ...kernels.strings.pieces import Pieces, from_strings
 from ...kernels.strings.search import find, match_at
 from ...storage.column import Column, Dictionary
+# the host path's functions are part of this module's interface
 from .strings_host import (and_valid, format_values, from_varchar, lower_scalar, ltrim, map_case, map_dictionary,  # noqa: F401
                            parallel_apply, replace, require_varchar, rtrim, strpos, to_varchar, trim)
 
-_require_varchar = require_varchar
-
 
 # ---------------------------------------------------------------- plumbing
-def _per_row_result(col: Column, values: torch.Tensor, index: torch.Tensor | None, dtype: T.DataType,
-                    valid: torch.Tensor | None = ...) -> Column:
-    return Column(dtype, to_rows(values, index), col.valid if valid is ... else valid)
+def _per_row_result(col: Column, values: torch.Tensor, index: torch.Tensor, dtype: T.DataType) -> Column:
+    """Per-piece results (see glint.kernels.strings.columns.work_set) as a column of col's rows."""
+    return Column(dtype, to_rows(values, index), col.valid)
 
 
 def _dictionary_of(p: Pieces) -> Dictionary:
