@@ -310,3 +310,14 @@ def test_cuda_kernels_match_cpu(seed):
     (ids,), n = equality.dense_ids([dev])
     (ref,), m = equality.dense_ids([cpu])
     assert n == m and torch.equal(ids.cpu() == ids.cpu()[0], ref == ref[0])
+
+
+def test_word_loads_in_small_chunks_agree(strings, monkeypatch):
+    """Per-string byte loads go in bounded chunks; chunk edges change nothing."""
+    p = scattered(strings)
+    want = (order.ranks(p)[0], order.compare_literal(p, "special"), search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)))
+    from glint.kernels.strings import pieces
+    monkeypatch.setattr(pieces, "WORD_ROWS", 7)
+    monkeypatch.setattr(order, "WORD_ROWS", 7)
+    got = (order.ranks(p)[0], order.compare_literal(p, "special"), search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)))
+    assert all(torch.equal(a, b) for a, b in zip(want, got))

@@ -13,12 +13,15 @@ One idea per module:
 - :mod:`.gather`: copy pieces into a fresh Arrow-layout buffer (Triton);
 - :mod:`.hashing`: a 64-bit content hash of each piece (Triton);
 - :mod:`.counting`: per-piece byte counts: code points, non-ASCII bytes (Triton);
-- :mod:`.search`: anchored compares and leftmost literal search (Triton);
+- :mod:`.search`: anchored compares and leftmost literal search (Triton: a
+  flat scan for a dictionary's contiguous entries, a per-string one otherwise);
 - :mod:`.equality`: byte equality of piece pairs (Triton) and exact dense ids;
 - :mod:`.order`: byte-wise (memcmp) ranks and comparison with a literal;
 - :mod:`.like`: LIKE patterns compiled to anchored runs and literal searches;
 - :mod:`.case`: ASCII upper / lower case of bytes;
-- :mod:`.codepoints`: code-point positions to byte positions (SUBSTRING).
+- :mod:`.codepoints`: code-point positions to byte positions (SUBSTRING);
+- :mod:`.columns`: VARCHAR columns as pieces (per entry or per used entry),
+  and their per-row keys: ``hash64``, ``equality_keys``, ``order_ranks``.
 
 Each Triton kernel has a torch implementation that computes the same result
 and is what runs on the CPU; the tests compare both (the Triton kernels under

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from .pieces import Pieces
+from .pieces import WORD_ROWS, Pieces
 
 _SIGN = -(1 << 63)
 _LEVEL = 7
@@ -32,19 +32,21 @@ _LEVEL = 7
 def level_key(p: Pieces, level: int) -> torch.Tensor:
     """Each piece's int64 key at ``level`` (see the module docstring)."""
     m = len(p)
-    if m == 0:
-        return torch.zeros(0, dtype=torch.int64, device=p.device)
-    at = p.starts + _LEVEL * level
-    count = (p.lengths - _LEVEL * level).clamp(0, _LEVEL)
+    out = torch.empty(m, dtype=torch.int64, device=p.device)
     t = torch.arange(_LEVEL, device=p.device)
-    if p.data.shape[0]:
-        idx = (at[:, None] + t).clamp_(0, p.data.shape[0] - 1)
-        b = torch.where(t < count[:, None], p.data[idx], 0)
-    else:
-        b = torch.zeros(m, _LEVEL, dtype=torch.uint8, device=p.device)
-    # [count, b6 .. b0] read little-endian is b0..b6 big-endian above count
-    raw = torch.cat([count.to(torch.uint8)[:, None], b.flip(1)], dim=1).contiguous()
-    return raw.view(torch.int64).reshape(-1) ^ _SIGN
+    for a in range(0, m, WORD_ROWS):         # bounded (n, 8) temporaries
+        b = min(m, a + WORD_ROWS)
+        at = p.starts[a:b] + _LEVEL * level
+        count = (p.lengths[a:b] - _LEVEL * level).clamp(0, _LEVEL)
+        if p.data.shape[0]:
+            idx = (at[:, None] + t).clamp_(0, p.data.shape[0] - 1)
+            raw = torch.where(t < count[:, None], p.data[idx], 0)
+        else:
+            raw = torch.zeros(b - a, _LEVEL, dtype=torch.uint8, device=p.device)
+        # [count, b6 .. b0] read little-endian is b0..b6 big-endian above count
+        word = torch.cat([count.to(torch.uint8)[:, None], raw.flip(1)], dim=1).contiguous()
+        out[a:b] = word.view(torch.int64).reshape(-1) ^ _SIGN
+    return out
 
 
 def literal_keys(lit: bytes) -> list[int]:

@@ -151,6 +151,10 @@ def segment_sums(values: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
     return run[offs[1:]] - run[offs[:-1]]
 
 
+# elements whose bytes are gathered at once: (n, 8) int64 indices of this many rows stay small
+WORD_ROWS = 1 << 22
+
+
 def load_word(data: torch.Tensor, pos: torch.Tensor, avail: torch.Tensor | int) -> torch.Tensor:
     """The little-endian int64 word of data[pos : pos + 8], bytes at or beyond
     ``avail`` (per element, 0..8) taken as 0. Positions may be out of range
@@ -161,13 +165,18 @@ def load_word(data: torch.Tensor, pos: torch.Tensor, avail: torch.Tensor | int) 
     ...     [int.from_bytes(b"abcdefgh", "little"), int.from_bytes(b"ij", "little")]
     True
     """
-    t = torch.arange(8, device=pos.device)
-    avail = torch.as_tensor(avail, device=pos.device)
-    idx = (pos[:, None] + t).clamp_(0, max(data.shape[0] - 1, 0))
+    n = pos.shape[0]
+    out = torch.zeros(n, dtype=torch.int64, device=pos.device)
     if data.shape[0] == 0:
-        return torch.zeros(pos.shape[0], dtype=torch.int64, device=pos.device)
-    b = torch.where(t < avail.reshape(-1, 1), data[idx], 0)
-    return b.contiguous().view(torch.int64).reshape(-1)
+        return out
+    t = torch.arange(8, device=pos.device)
+    avail = torch.as_tensor(avail, device=pos.device).expand(n)
+    for a in range(0, n, WORD_ROWS):
+        b = min(n, a + WORD_ROWS)
+        idx = (pos[a:b, None] + t).clamp_(0, data.shape[0] - 1)
+        raw = torch.where(t < avail[a:b, None], data[idx], 0)
+        out[a:b] = raw.contiguous().view(torch.int64).reshape(-1)
+    return out
 
 
 def word_of(lit: bytes) -> int:
