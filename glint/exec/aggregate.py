@@ -12,11 +12,11 @@ from ..errors import NotSupported
 from ..kernels import groupby as G
 from ..kernels import wide as W
 from ..kernels.keys import encode_keys
-from ..kernels.strings.columns import extreme_codes
 from ..plan.expr import AggCall, Expr, Field
 from ..storage.column import Batch, Column
 from .base import PhysicalNode
 from .expr_eval import evaluate
+from .functions import strings
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -68,8 +68,7 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     has = counts > 0
     if agg.fn in ("min", "max"):
         if x.dtype.is_string:       # by byte order, not by code
-            xs, s = (x, slots) if valid is None else (x.filter(valid), slots.subset(valid))
-            return Column(agg.type, extreme_codes(xs, s, agg.fn == "max"), has, x.dictionary)
+            return strings.extreme_rows(x, slots, agg.fn == "max", has)
         data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
         return Column(agg.type, G.extreme(data, s, agg.fn == "max"), has, x.dictionary)
     data = x.data if valid is None else torch.where(valid, x.data, torch.zeros_like(x.data))

@@ -6,15 +6,15 @@ from dataclasses import dataclass
 import torch
 
 from ..kernels.sort import float_order_key, lexsort
-from ..kernels.strings.columns import order_ranks
 from ..plan.logical import SortKey
 from .base import PhysicalNode
 from .expr_eval import evaluate
+from .functions import strings
 
 
 def order_values(c) -> torch.Tensor:
     """What to sort a column's rows by: its data, or for strings their byte-order ranks."""
-    return order_ranks([c])[0] if c.dtype.is_string else c.data
+    return strings.order_ranks(c) if c.dtype.is_string else c.data
 
 
 def sort_order(keys: tuple[SortKey, ...], batch) -> torch.Tensor:

@@ -38,7 +38,8 @@ from ...errors import ExecutionError, TypeMismatch
 from ...kernels.strings import like as L
 from ...kernels.strings.case import ascii_lower, ascii_upper
 from ...kernels.strings.codepoints import char_to_byte
-from ...kernels.strings.columns import equality_keys, order_ranks, to_rows, work_set
+from ...kernels.strings import columns as K
+from ...kernels.strings.columns import to_rows, work_set
 from ...kernels.strings.counting import count_chars, count_non_ascii
 from ...kernels.strings.equality import dense_ids
 from ...kernels.strings.gather import gather
@@ -139,11 +140,42 @@ def compare_columns(op: str, x: Column, y: Column) -> Column:
     or common byte-order ranks (the others)."""
     x, y = require_varchar(x, "comparison"), require_varchar(y, "comparison")
     if op in ("eq", "ne"):
-        kx, ky = equality_keys([x, y])
+        kx, ky = K.equality_keys([x, y])
     else:
-        kx, ky = order_ranks([x, y])
+        kx, ky = K.order_ranks([x, y])
     out = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}[op](kx, ky)
     return Column(T.BOOLEAN, out, and_valid(x.valid, y.valid))
+
+
+# ------------------------------------------------- per-row keys of one column
+def hash64(col: Column) -> torch.Tensor:
+    """int64 content hash of each row's string, the same for equal strings in
+    any dictionary, chunk, device or process; NULL rows get
+    glint.kernels.strings.columns.NULL_HASH (see glint.kernels.strings.hashing).
+
+    >>> h = hash64(from_python(["ab", None, "ab"]))
+    >>> bool(h[0] == h[2])
+    True
+    """
+    return K.hash64(require_varchar(col, "hash"))
+
+
+def order_ranks(col: Column) -> torch.Tensor:
+    """int64 per row that orders as the strings do (byte-wise, DuckDB's
+    VARCHAR order); equal strings get equal values.
+
+    >>> order_ranks(from_python(["b", "a", "ab", "a"])).tolist()
+    [2, 0, 1, 0]
+    """
+    return K.order_ranks([require_varchar(col, "ORDER BY")])[0]
+
+
+def extreme_rows(x: Column, slots, largest: bool, has: torch.Tensor) -> Column:
+    """MIN (or MAX, ``largest``) of a VARCHAR column per group of ``slots``
+    (glint.kernels.groupby.Slots), by byte order; NULL rows are skipped and
+    groups where ``has`` is False are NULL. Codes into x's dictionary."""
+    xs, s = (x, slots) if x.valid is None else (x.filter(x.valid), slots.subset(x.valid))
+    return Column(x.dtype, K.extreme_codes(xs, s, largest), has, x.dictionary)
 
 
 def starts_with(col: Column, prefix: str) -> Column:
