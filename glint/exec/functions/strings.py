@@ -173,9 +173,17 @@ def order_ranks(col: Column) -> torch.Tensor:
 def extreme_rows(x: Column, slots, largest: bool, has: torch.Tensor) -> Column:
     """MIN (or MAX, ``largest``) of a VARCHAR column per group of ``slots``
     (glint.kernels.groupby.Slots), by byte order; NULL rows are skipped and
-    groups where ``has`` is False are NULL. Codes into x's dictionary."""
+    groups where ``has`` is False are NULL. Compacted: a state of a few groups
+    does not keep a large dictionary alive.
+
+    >>> from glint.kernels.groupby import Slots
+    >>> x = from_python(["b", "a", None, "ab", "c"])
+    >>> m = extreme_rows(x, Slots(torch.tensor([0, 0, 1, 1, 0]), 2), False, torch.tensor([True, True]))
+    >>> m.to_arrow().to_pylist(), len(m.dictionary)
+    (['a', 'ab'], 2)
+    """
     xs, s = (x, slots) if x.valid is None else (x.filter(x.valid), slots.subset(x.valid))
-    return Column(x.dtype, K.extreme_codes(xs, s, largest), has, x.dictionary)
+    return Column(x.dtype, K.extreme_codes(xs, s, largest), has, x.dictionary).compact()
 
 
 def starts_with(col: Column, prefix: str) -> Column:
