@@ -33,10 +33,12 @@ import torch
 from .. import types as T
 from ..kernels.strings.gather import gather
 from ..kernels.strings.pieces import Pieces, from_offsets
+from ..errors import NotSupported
 from ..types import DataType
 
 LIMB = 1 << 32
 _INT32_BYTES = (1 << 31) - 1     # beyond this many bytes, offsets are int64
+_MAX_CODES = (1 << 31) - 1       # codes are int32
 
 
 class Dictionary:
@@ -181,6 +183,8 @@ class Dictionary:
             datas.append(d.data[lo:hi])
             entries += len(d)
             nbytes += hi - lo
+        if entries > _MAX_CODES:
+            raise NotSupported(f"a VARCHAR dictionary of more than {_MAX_CODES} strings (codes are int32)")
         offsets.append(torch.full((1,), nbytes, dtype=torch.int64, device=dev))
         return Dictionary(torch.cat(offsets), torch.cat(datas)), bases
 
@@ -353,6 +357,8 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
             valid = c.is_valid() if c.null_count else None
         parts.append((key, len(c), codes, None if valid is None else valid.to_numpy(zero_copy_only=False)))
     n = sum(p[1] for p in parts)
+    if n > _MAX_CODES:
+        raise NotSupported(f"a VARCHAR column of more than {_MAX_CODES} rows in one piece (codes are int32)")
     if sum(len(x) for x in dicts.values()) == 0:
         # no rows, or only NULLs over empty dictionaries: one empty entry keeps every code valid
         return Column(dtype, torch.zeros(n, dtype=torch.int32), torch.zeros(n, dtype=torch.bool) if n else None,
