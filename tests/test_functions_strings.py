@@ -162,11 +162,22 @@ def test_result_types(words):
 
 
 def assert_valid_dictionary(c: Column) -> None:
-    vals = c.dictionary.values.to_pylist()
-    assert vals == sorted(set(vals)), "dictionary must be sorted and duplicate-free"
+    """The VARCHAR layout's invariants (glint.storage.column): Arrow-layout
+    tensors on the codes' device, every code (NULL rows too) a valid entry,
+    and sorted_unique only where it is true."""
+    d = c.dictionary
+    assert d.data.dtype == torch.uint8 and d.offsets.dtype in (torch.int32, torch.int64)
+    assert d.data.device == c.data.device and d.offsets.device == c.data.device
+    assert d.offsets.dtype == torch.int64 or d.data.shape[0] < 2**31
+    o = d.offsets.long().cpu()
+    assert o.shape[0] == len(d) + 1 and bool((o[1:] >= o[:-1]).all()) and int(o[-1]) <= d.data.shape[0]
+    assert len(d) > 0
     if len(c):
-        codes = c.data[c.validity()].cpu()
-        assert bool(((codes >= 0) & (codes < max(len(vals), 1))).all())
+        codes = c.data.cpu()
+        assert bool(((codes >= 0) & (codes < len(d))).all())
+    if d.sorted_unique:
+        vals = [v.encode() for v in d.to_pylist()]
+        assert all(a < b for a, b in zip(vals, vals[1:]))
 
 
 @pytest.mark.parametrize("name", list(SPECIAL_COLUMNS))
@@ -194,7 +205,7 @@ def test_map_dictionary_types_and_nulls(device):
     assert rows(S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "a"), None, pc.utf8_length(v)))) == [1, None, None, 3, 1]
     r = S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "ccc"), pa.scalar("a"), v))
     assert rows(r) == ["b", None, "a", "a", "b"]
-    assert r.dictionary.values.to_pylist() == ["a", "b"]
+    assert_valid_dictionary(r)
     r = S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "a"), pa.scalar(None, pa.string()), v))
     assert rows(r) == ["b", None, None, "ccc", "b"]
     assert S.map_dictionary(c, lambda v: pc.divide(pc.cast(pc.utf8_length(v), pa.float64()), 2)).dtype == T.DOUBLE
@@ -337,26 +348,25 @@ def test_from_varchar_degenerate(device, name):
         assert rows(got) == [None] * len(c)
 
 
-# ------------------------------------------------------------- unify / python
-def test_unify(device):
+# ------------------------------------------------------- shared dictionaries
+def test_share_dictionary(device):
     a = col(["x", "a", None, "q"], device)
     b = col(["m", "x", "zz"], device)
-    ua, ub = S.unify(a, b)
+    ua, ub = S.share_dictionary([a, b])
     assert ua.dictionary is ub.dictionary
     assert rows(ua) == ["x", "a", None, "q"] and rows(ub) == ["m", "x", "zz"]
     assert_valid_dictionary(ua)
-    assert S.unify(ua, ub) == (ua, ub)
-    # codes now compare like the strings
-    assert bool(ua.data[0] == ub.data[1]) and bool(ua.data[1] < ub.data[0])
+    assert S.share_dictionary([ua, ub]) == [ua, ub]
 
 
-def test_unify_many(device):
+def test_share_dictionary_many(device):
     cs = [col(v, device, pa.string()) for v in (["b", "a"], ["c", None], ["a", "d", "b"], [None, None])]
     cs.append(cs[0])
-    out = S.unify_many(cs)
+    out = S.share_dictionary(cs)
     assert all(o.dictionary is out[0].dictionary for o in out)
     assert [rows(o) for o in out] == [rows(c) for c in cs]
-    assert out[0].dictionary.values.to_pylist() == ["a", "b", "c", "d"]
+    # each distinct dictionary once: no merging, sorting or de-duplication
+    assert len(out[0].dictionary) == 2 + 2 + 3 + 2
 
 
 def test_from_python(device):
@@ -380,7 +390,7 @@ def test_bare_null_columns_act_as_null_varchar(device):
     nulls = Column.nulls(T.NULLTYPE, 2, device)
     assert rows(S.upper(nulls)) == [None, None]
     assert rows(S.like(nulls, "a%")) == [None, None]
-    out = S.unify_many([nulls, S.from_python(["a", None], device)])
+    out = S.share_dictionary([nulls, S.from_python(["a", None], device)])
     assert [rows(c) for c in out] == [[None, None], ["a", None]]
     assert rows(S.concat([nulls, S.from_python(["a", "b"], device)], null_is_empty=True)) == ["a", "b"]
 

@@ -33,11 +33,12 @@ from ..kernels import wide as W
 from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.keys import encode_keys
 from ..plan.expr import AggCall, ColRef, Expr, Field
-from ..storage.column import Batch, Column, concat_batches, rechunk
+from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
 from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate
+from .functions import strings
 
 PARTITIONS = 16          # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
@@ -130,8 +131,11 @@ class _PartialFinal:
         state: Batch | None = None
         pending: list[Batch] = []
         pending_rows = 0
+        empty: Batch | None = None          # a state of no groups, for when every partition ends up empty
         for batch in inp:
             p = self._partial(batch)
+            if empty is None:
+                empty = slice_batch(p, 0, 0)
             if self.parts is not None:
                 self.parts.add(p, self._partition(p))
                 continue
@@ -154,7 +158,12 @@ class _PartialFinal:
             state = held[0] if len(held) == 1 and self.node.groups else self._combine(held)
             yield self._final(state)
             return
-        yield from self._finish_partitions(self.parts, 0)
+        produced = False
+        for out in self._finish_partitions(self.parts, 0):
+            produced = True
+            yield out
+        if not produced:
+            yield self._final(self._combine([empty]))
 
     def _finish_partitions(self, parts: PartitionedBatches, depth: int):
         ctx = self.ctx
@@ -218,11 +227,8 @@ def _partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
 def _extreme(x: Column, slots: G.Slots, largest: bool, has: torch.Tensor) -> Column:
     valid = x.valid
     data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
-    if x.dtype.is_string:
-        from .functions import strings
-        order_extreme = getattr(strings, "extreme_rows", None)
-        if order_extreme is not None:
-            return order_extreme(x, slots, largest, has)
+    if x.dtype.is_string:               # by byte order, not by dictionary code
+        return strings.extreme_rows(x, slots, largest, has)
     return Column(x.dtype, G.extreme(data, s, largest), has, x.dictionary)
 
 
@@ -321,9 +327,13 @@ class _Rows:
             rows = self.parts.take(0)
             yield aggregate_batch(node.groups, node.aggs, concat_batches(rows) if rows else first)
             return
+        produced = False
         for p in range(self.parts.parts):
             if self.parts.held[p]:
+                produced = True
                 yield aggregate_batch(node.groups, node.aggs, concat_batches(self.parts.take(p)))
+        if not produced:
+            yield aggregate_batch(node.groups, node.aggs, slice_batch(first, 0, 0))
         ctx.io.spilled_bytes = ctx.spill.spilled_bytes
 
 

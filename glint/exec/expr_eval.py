@@ -1,7 +1,7 @@
 """Evaluation of typed expressions over a batch, with SQL NULL semantics.
 
 Every function works on whole columns with torch ops, on whatever device the
-batch lives; string work happens on the (small, host-side) dictionaries.
+batch lives; string work is in glint.exec.functions.strings.
 
 >>> import torch
 >>> from glint import types as T
@@ -49,7 +49,8 @@ def constant(value, dtype: T.DataType, n: int, device) -> Column:
     if value is None:
         return Column.nulls(dtype, n, device)
     if dtype.is_string:
-        return Column(dtype, torch.zeros(n, dtype=torch.int32, device=device), None, Dictionary([value]))
+        return Column(dtype, torch.zeros(n, dtype=torch.int32, device=device), None,
+                      Dictionary.from_pylist([value], device))
     if dtype.kind == "INTERVAL":
         raise NotSupported("INTERVAL values outside date arithmetic")
     if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
@@ -517,7 +518,7 @@ _FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 def compare_columns(op: str, x: Column, y: Column) -> Column:
     if x.dtype.is_string and y.dtype.is_string:
-        x, y = strings.unify(x, y)
+        return strings.compare_columns(op, x, y)
     if x.is_wide or y.is_wide:
         xd, yd, sx, sy = x.data, y.data, _scale(x.dtype), _scale(y.dtype)
         if sx != sy:
@@ -579,16 +580,8 @@ def compare_scaled(op: str, x: torch.Tensor, sx: int, y: torch.Tensor, sy: int) 
 
 
 def compare_string_literal(op: str, c: Column, s: str) -> Column:
-    """Compare dictionary codes with a literal through the sorted dictionary."""
-    d = c.dictionary
-    codes = c.data
-    if op in ("eq", "ne"):
-        code = d.code_of(s)
-        hit = torch.zeros_like(codes, dtype=torch.bool) if code is None else codes == code
-        return Column(T.BOOLEAN, hit if op == "eq" else ~hit, c.valid)
-    lo, hi = d.lower_bound(s), d.upper_bound(s)
-    out = {"lt": codes < lo, "le": codes < hi, "gt": codes >= hi, "ge": codes >= lo}[op]
-    return Column(T.BOOLEAN, out, c.valid)
+    """Compare a VARCHAR column with a literal (byte order, as DuckDB)."""
+    return strings.compare_literal(op, c, s)
 
 
 # ---------------------------------------------------------------- boolean logic
@@ -652,11 +645,8 @@ def _in_list(e, batch):
     result = None
     saw_null = False
     if x.dtype.is_string and len(const) == len(items):
-        codes = [x.dictionary.code_of(i.value) for i in items if i.value is not None]
         saw_null = any(i.value is None for i in items)
-        codes = [c for c in codes if c is not None]
-        hit = torch.isin(x.data, torch.tensor(codes, dtype=x.data.dtype, device=x.device)) if codes else \
-            torch.zeros(len(x), dtype=torch.bool, device=x.device)
+        hit = strings.in_literals(x, [i.value for i in items if i.value is not None])
         result = Column(T.BOOLEAN, hit, x.valid)
     elif len(const) == len(items) and not x.dtype.is_string and not x.is_wide and \
             all(i.value is None or -2**63 <= i.value < 2**63 for i in items if isinstance(i.value, int)):
@@ -678,7 +668,7 @@ def _in_list(e, batch):
 def _same_layout(values: list[Column], dtype: T.DataType) -> list[Column]:
     """Branches of one result: strings on one dictionary, all wide if one is."""
     if dtype.is_string:
-        return strings.unify_many(values)
+        return strings.share_dictionary(values)
     if any(v.is_wide for v in values):
         return [v if v.is_wide else v.with_data(W.to_wide(v.data)) for v in values]
     return values

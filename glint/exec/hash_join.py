@@ -428,9 +428,7 @@ def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool):
 def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
     """Gather where idx == -1 yields NULL."""
     if n_src == 0:
-        return Column.nulls(c.dtype, idx.shape[0], idx.device) if not c.dtype.is_string else \
-            Column(c.dtype, torch.zeros(idx.shape[0], dtype=torch.int32, device=idx.device),
-                   torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device), c.dictionary)
+        return Column.nulls(c.dtype, idx.shape[0], idx.device)
     miss = idx < 0
     g = c.take(idx.clamp(min=0))
     valid = ~miss if g.valid is None else g.valid & ~miss

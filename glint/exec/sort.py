@@ -27,6 +27,13 @@ from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
 from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate
+from .functions import strings
+
+
+def order_values(c) -> torch.Tensor:
+    """What to sort a column's rows by: its data, or for strings their byte-order ranks."""
+    return strings.order_ranks(c) if c.dtype.is_string else c.data
+
 
 SORT_OVERHEAD = 3          # working memory of a sort: about this many times its input
 SAMPLE_PER_RUN = 1024
@@ -36,17 +43,8 @@ def sort_order(keys: tuple[SortKey, ...], batch) -> torch.Tensor:
     spec = []
     for k in keys:
         c = evaluate(k.expr, batch)
-        spec.append((_order_values(c), c.valid, k.descending, k.nulls_first))
+        spec.append((order_values(c), c.valid, k.descending, k.nulls_first))
     return lexsort(spec)
-
-
-def _order_values(c: Column) -> torch.Tensor:
-    if c.dtype.is_string:
-        from .functions import strings
-        ranks = getattr(strings, "order_ranks", None)
-        if ranks is not None:
-            return ranks(c)
-    return c.data
 
 
 @dataclass(frozen=True, slots=True, eq=False)

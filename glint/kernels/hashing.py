@@ -65,17 +65,10 @@ def value_bits(c: Column) -> torch.Tensor:
 
 
 def _string_hash(c: Column) -> torch.Tensor:
-    from ..exec.functions import strings
-    fn = getattr(strings, "hash64", None)
-    if fn is not None:
-        return fn(c)
-    # host fallback: one blake2b digest per dictionary entry, gathered by code
-    import hashlib
-    vals = c.dictionary.values.to_pylist()
-    per_entry = torch.tensor([int.from_bytes(hashlib.blake2b((v or "").encode(), digest_size=8).digest(),
-                                             "little", signed=True) for v in vals] or [0], dtype=torch.int64)
-    codes = c.data.long().clamp(0, max(len(vals) - 1, 0))
-    return per_entry.to(c.device)[codes]
+    """Content hash of each row's string (equal strings hash equal in any
+    dictionary, chunk, device or process)."""
+    from ..kernels.strings.columns import hash64
+    return hash64(c)
 
 
 def hash_columns(cols: list[Column], seed: int = 0) -> torch.Tensor:

@@ -3,7 +3,8 @@ int64 key per row, equal exactly when the key tuples are equal.
 
 Integer-like columns are packed by their value ranges when the product of
 ranges fits in 62 bits; otherwise (or for doubles) each column is replaced by
-dense ranks first. VARCHAR columns are put on one dictionary first.
+dense ranks first. VARCHAR columns become exact equality ids shared by all
+sides (glint.kernels.strings.columns.equality_keys).
 
 >>> import torch
 >>> from glint import types as T
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from ..exec.functions import strings
+from .strings.columns import equality_keys
 from ..storage.column import Column
 from . import wide as W
 
@@ -44,8 +45,9 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
     for j in range(ncols):
         cols = [s[j] for s in sides]
         if cols[0].dtype.is_string:
-            cols = strings.unify_many(cols)
-        datas = [_as_int64(c) for c in cols]
+            datas = equality_keys(cols)
+        else:
+            datas = [_as_int64(c) for c in cols]
         if any(d is None for d in datas):
             raw = [c.data for c in cols]
             if any(d.dim() == 2 for d in raw):          # DECIMALs beyond int64 next to narrow ones

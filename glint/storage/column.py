@@ -6,14 +6,20 @@ Layouts:
 - DECIMAL(p,s) int64 scaled by 10**s. A DECIMAL or HUGEINT that outgrew int64
   (a SUM at large scale) is *wide*: int64 of shape (n, 2) holding [hi, lo] with
   value = hi * 2**32 + lo and 0 <= lo < 2**32;
-- VARCHAR: int32 codes into a sorted, duplicate-free :class:`Dictionary` kept on
-  the host, so comparing codes compares strings.
+- VARCHAR: int32 codes into a :class:`Dictionary`, strings in Arrow layout
+  (offsets + bytes) on the column's device. Every code, a NULL row's too, is
+  a valid entry index, and the dictionary is never empty (code 0 is always
+  valid).
+  Entries are neither sorted nor unique in general: a Parquet dictionary page
+  keeps its order, and a plain string array is its own dictionary with codes
+  0..n-1. Nothing is sorted, hashed or de-duplicated at load; string work is
+  in glint.kernels.strings and glint.exec.functions.strings.
 
 >>> c = Column.from_arrow(pa.array(["b", None, "a", "b"]))
->>> c.dictionary.values.to_pylist(), c.data[c.valid].tolist(), c.valid.tolist()
-(['a', 'b'], [1, 0, 1], [True, False, True, True])
->>> c.to_arrow().to_pylist()
-['b', None, 'a', 'b']
+>>> c.dictionary.to_pylist(), c.data.tolist(), c.valid.tolist()
+(['b', '', 'a', 'b'], [0, 1, 2, 3], [True, False, True, True])
+>>> c.to_arrow().to_pylist(), c.filter(torch.tensor([True, False, False, True])).compact().dictionary.to_pylist()
+(['b', None, 'a', 'b'], ['b', 'b'])
 """
 from __future__ import annotations
 
@@ -25,93 +31,169 @@ import pyarrow.compute as pc
 import torch
 
 from .. import types as T
+from ..kernels.strings.gather import gather
+from ..kernels.strings.pieces import Pieces, from_offsets
+from ..errors import NotSupported
 from ..types import DataType
 
 LIMB = 1 << 32
-_LARGE_BYTES = 1 << 30     # beyond this much text, dictionaries use 64-bit offsets
+_INT32_BYTES = (1 << 31) - 1     # beyond this many bytes, offsets are int64
+_MAX_CODES = (1 << 31) - 1       # codes are int32
 
 
 class Dictionary:
-    """Sorted unique strings (host side) that VARCHAR codes index into."""
+    """Strings in Arrow layout, as tensors on one device: entry i is
+    ``data[offsets[i] : offsets[i + 1]]``.
 
-    __slots__ = ("values", "_np")
+    - ``offsets``: int32 (int64 when ``data`` holds more than 2**31 - 1
+      bytes), one more than the entries, non-decreasing; ``offsets[0]`` need
+      not be 0 (a zero-copy slice of an Arrow array);
+    - ``data``: uint8 UTF-8 bytes (entries under NULL rows may hold anything);
+    - ``sorted_unique``: the entries are strictly increasing in byte order, so
+      codes compare as the strings do (set only by whoever made them so).
 
-    def __init__(self, values: pa.Array):
-        self.values = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
-        self._np = None
+    >>> d = Dictionary.from_pylist(["x", "", "héllo"])
+    >>> len(d), d.offsets.tolist(), d.nbytes(), d.take(torch.tensor([2, 0])).to_pylist()
+    (3, [0, 1, 1, 7], 23, ['héllo', 'x'])
+    >>> Dictionary(d.offsets, d.data).to_arrow(torch.tensor([2, 1]), torch.tensor([True, False])).to_pylist()
+    ['héllo', None]
+    """
+
+    __slots__ = ("offsets", "data", "sorted_unique")
+
+    def __init__(self, offsets: torch.Tensor, data: torch.Tensor, sorted_unique: bool = False):
+        if offsets.dtype == torch.int64 and data.shape[0] <= _INT32_BYTES:
+            offsets = offsets.to(torch.int32)       # every offset is at most len(data)
+        self.offsets = offsets
+        self.data = data
+        self.sorted_unique = sorted_unique
 
     def __len__(self) -> int:
-        return len(self.values)
+        return self.offsets.shape[0] - 1
+
+    def __repr__(self) -> str:
+        return f"Dictionary({len(self)} entries, {self.data.shape[0]} bytes, {self.device})"
 
     @property
-    def np(self) -> np.ndarray:
-        if self._np is None:
-            self._np = np.asarray(self.values.to_numpy(zero_copy_only=False), dtype=object)
-        return self._np
+    def device(self) -> torch.device:
+        return self.data.device
 
-    def lower_bound(self, s: str) -> int:
-        """Index of the first entry >= s (binary search)."""
-        return int(np.searchsorted(self.np, s, side="left")) if len(self) else 0
+    def nbytes(self) -> int:
+        return self.offsets.numel() * self.offsets.element_size() + self.data.numel()
 
-    def upper_bound(self, s: str) -> int:
-        return int(np.searchsorted(self.np, s, side="right")) if len(self) else 0
+    def pieces(self, idx: torch.Tensor | None = None) -> Pieces:
+        """The entries (or the entries at ``idx``) as kernel input; no bytes move."""
+        p = from_offsets(self.offsets, self.data)
+        return p if idx is None else p.take(idx.long())
 
-    def code_of(self, s: str) -> int | None:
-        i = self.lower_bound(s)
-        return i if i < len(self) and self.np[i] == s else None
+    def to(self, device, non_blocking: bool = False) -> "Dictionary":
+        device = torch.device(device)
+        if self.data.device == device:
+            return self
+        return self.map_tensors(lambda t: t.to(device, non_blocking=non_blocking))
+
+    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.offsets, self.data
+
+    def map_tensors(self, fn) -> "Dictionary":
+        """A dictionary of ``fn(offsets)`` and ``fn(data)`` (a copy to another
+        device, an upload through staging buffers). A host slice of a larger
+        Arrow buffer is cut to the bytes it spans first, so only those move."""
+        offsets, data = self.offsets, self.data
+        if not data.is_cuda and len(self) and data.shape[0] > int(offsets[-1]) - int(offsets[0]):
+            lo, hi = int(offsets[0]), int(offsets[-1])
+            offsets, data = offsets - lo, data[lo:hi]
+        return Dictionary(fn(offsets), fn(data), self.sorted_unique)
+
+    def take(self, idx: torch.Tensor, valid: torch.Tensor | None = None) -> "Dictionary":
+        """A new dictionary of the entries at ``idx`` (empty where ``valid`` is
+        False), bytes copied: the one way strings are materialised."""
+        p = self.pieces(idx)
+        if valid is not None:
+            p = Pieces(p.data, p.starts, torch.where(valid, p.lengths, 0))
+        offsets, data = gather(p)
+        return Dictionary(offsets, data)
+
+    def to_arrow(self, idx: torch.Tensor | None = None, valid: torch.Tensor | None = None) -> pa.Array:
+        """A host Arrow string array of the entries at ``idx`` (all entries when
+        None); NULL where ``valid`` is False. One device-to-host copy of the
+        referenced bytes."""
+        n = len(self) if idx is None else idx.shape[0]
+        if idx is None:
+            idx = torch.arange(n, device=self.device)
+        d = self.take(idx, valid) if n else Dictionary.from_pylist([], self.device)
+        offsets, data = d.offsets.cpu(), d.data.cpu()
+        big = offsets.dtype == torch.int64
+        bufs = [None, pa.py_buffer(offsets.numpy()), pa.py_buffer(data.numpy())]
+        if valid is not None:
+            v = valid.cpu().numpy()
+            if not v.all():
+                bufs[0] = pa.array(v).buffers()[1]
+        return pa.Array.from_buffers(pa.large_string() if big else pa.string(), n, bufs)
+
+    def to_pylist(self) -> list[str]:
+        return self.to_arrow().to_pylist()
+
+    # ------------------------------------------------------------ builders
+    @staticmethod
+    def from_arrow(arr: pa.Array) -> "Dictionary":
+        """The strings of an Arrow string / large_string / string_view array,
+        zero-copy over its buffers where the layout allows (on the host).
+        NULL slots become entries of unspecified content."""
+        t = arr.type
+        if pa.types.is_string_view(t) or not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            arr = arr.cast(pa.large_string() if arr.nbytes > _INT32_BYTES else pa.string())
+            t = arr.type
+        n = len(arr)
+        if n == 0:
+            return Dictionary.from_pylist([])
+        bufs = arr.buffers()
+        odt = np.int64 if pa.types.is_large_string(t) else np.int32
+        offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
+            np.zeros(0, dtype=np.uint8)
+        return Dictionary(_tensor_view(offsets), _tensor_view(data))
 
     @staticmethod
-    def encode(arr: pa.Array | pa.ChunkedArray) -> tuple["Dictionary", np.ndarray, np.ndarray | None]:
-        """(dictionary, int32 codes, validity or None) for a string array. An
-        Arrow dictionary array (as Parquet stores strings) keeps its indices:
-        only the dictionary is sorted, never the rows re-hashed."""
-        if isinstance(arr, pa.Array):
-            arr = pa.chunked_array([arr], type=arr.type)
-        if pa.types.is_dictionary(arr.type):
-            return Dictionary._from_dictionary_array(arr)
-        big = arr.nbytes > _LARGE_BYTES
-        chunks = [c.cast(pa.large_string() if big else pa.string()) for c in arr.chunks]
-        encoded = [c.dictionary_encode() for c in chunks]
-        return Dictionary._from_dictionary_array(pa.chunked_array(encoded) if encoded else
-                                                 pa.chunked_array([], pa.dictionary(pa.int32(), pa.string())))
+    def from_pylist(values, device="cpu", sorted_unique: bool | None = None) -> "Dictionary":
+        """From Python strings (None stores an empty entry). ``sorted_unique``
+        defaults to whether the values are strictly increasing."""
+        raw = [b"" if v is None else v.encode() for v in values]
+        lengths = np.fromiter((len(r) for r in raw), dtype=np.int64, count=len(raw))
+        offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.frombuffer(b"".join(raw), dtype=np.uint8).copy()
+        if sorted_unique is None:
+            sorted_unique = all(a < b for a, b in zip(raw, raw[1:]))
+        return Dictionary(torch.from_numpy(offsets).to(device), torch.from_numpy(data).to(device), sorted_unique)
 
     @staticmethod
-    def _from_dictionary_array(arr: pa.ChunkedArray):
-        if arr.num_chunks == 0:
-            return Dictionary(pa.array([], pa.string())), np.zeros(0, np.int32), None
-        if sum(c.dictionary.nbytes for c in arr.chunks) > _LARGE_BYTES:
-            # more than 2 GiB of distinct text (comments at SF 100): 64-bit offsets
-            arr = pa.chunked_array([pa.DictionaryArray.from_arrays(c.indices, c.dictionary.cast(pa.large_string()))
-                                    for c in arr.chunks])
-        if arr.num_chunks > 1:
-            arr = arr.unify_dictionaries()
-        dvals = arr.chunk(0).dictionary
-        if not (pa.types.is_string(dvals.type) or pa.types.is_large_string(dvals.type)):
-            dvals = dvals.cast(pa.string())
-        order = pc.sort_indices(dvals).to_numpy()
-        rank = np.empty(len(order), dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        parts = [c.indices.fill_null(0).to_numpy(zero_copy_only=False) for c in arr.chunks]
-        idx = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        codes = rank[idx] if len(rank) else np.zeros(len(idx), dtype=np.int32)
-        valid = None
-        if arr.null_count:
-            valid = np.concatenate([c.is_valid().to_numpy(zero_copy_only=False) for c in arr.chunks])
-        return Dictionary(dvals.take(pa.array(order))), codes.astype(np.int32, copy=False), valid
+    def concat(dicts: list["Dictionary"]) -> tuple["Dictionary", list[int]]:
+        """One dictionary holding each input's entries in turn, and where each
+        input's entries begin in it (add to its codes). Bytes are copied once;
+        nothing is merged, sorted or de-duplicated.
 
-    def merge(self, other: "Dictionary") -> tuple["Dictionary", np.ndarray, np.ndarray]:
-        """Union of two dictionaries and the code maps from each into it."""
-        if self is other:
-            ident = np.arange(len(self), dtype=np.int32)
-            return self, ident, ident
-        t = pa.large_string() if pa.types.is_large_string(self.values.type) or \
-            pa.types.is_large_string(other.values.type) else pa.string()
-        allv = pa.concat_arrays([self.values.cast(t), other.values.cast(t)])
-        merged = pc.unique(allv)
-        merged = merged.take(pc.sort_indices(merged))
-        d = Dictionary(merged)
-        m = np.searchsorted(d.np, np.concatenate([self.np, other.np])).astype(np.int32)
-        return d, m[: len(self)], m[len(self):]
+        >>> d, bases = Dictionary.concat([Dictionary.from_pylist(["a", "b"]), Dictionary.from_pylist(["a"])])
+        >>> d.to_pylist(), bases
+        (['a', 'b', 'a'], [0, 2])
+        """
+        if len(dicts) == 1:
+            return dicts[0], [0]
+        dev = dicts[0].device
+        # where each input's bytes begin and end: one host synchronisation for all
+        ends = torch.stack([torch.stack([d.offsets[0], d.offsets[-1]]).long() for d in dicts]).tolist()
+        bases, offsets, datas = [], [], []
+        entries = nbytes = 0
+        for d, (lo, hi) in zip(dicts, ends):
+            bases.append(entries)
+            offsets.append(d.offsets[:-1].long() - lo + nbytes)
+            datas.append(d.data[lo:hi])
+            entries += len(d)
+            nbytes += hi - lo
+        if entries > _MAX_CODES:
+            raise NotSupported(f"a VARCHAR dictionary of more than {_MAX_CODES} strings (codes are int32)")
+        offsets.append(torch.full((1,), nbytes, dtype=torch.int64, device=dev))
+        return Dictionary(torch.cat(offsets), torch.cat(datas)), bases
 
 
 class Column:
@@ -121,6 +203,9 @@ class Column:
 
     def __init__(self, dtype: DataType, data: torch.Tensor, valid: torch.Tensor | None = None,
                  dictionary: Dictionary | None = None):
+        if dictionary is not None and len(dictionary) == 0:
+            # no strings at all (no rows, or only NULLs): one empty entry keeps code 0 valid
+            dictionary = Dictionary.from_pylist([""], data.device)
         self.dtype = dtype
         self.data = data
         self.valid = valid
@@ -144,18 +229,46 @@ class Column:
         return Column(self.dtype, data, self.valid if valid is ... else valid, self.dictionary)
 
     def take(self, idx: torch.Tensor) -> "Column":
-        """Rows at positions idx (a gather)."""
+        """Rows at positions idx (a gather; strings gather their codes only)."""
         return Column(self.dtype, self.data[idx], None if self.valid is None else self.valid[idx], self.dictionary)
 
     def filter(self, mask: torch.Tensor) -> "Column":
         return Column(self.dtype, self.data[mask], None if self.valid is None else self.valid[mask], self.dictionary)
 
+    def compact(self, force: bool = False) -> "Column":
+        """The column with a fresh dictionary holding only its rows' strings
+        (codes 0..n-1, NULL rows empty), when the dictionary has more entries
+        than the column has rows (or ``force``); otherwise the column itself.
+        Call it before holding a few rows of a column with a large dictionary.
+
+        >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1]))
+        >>> k = c.compact()
+        >>> len(c.dictionary), len(k.dictionary), k.data.tolist(), k.to_arrow().to_pylist()
+        (4, 2, [0, 1], ['d', 'b'])
+        """
+        if self.dictionary is None or not (force or len(self.dictionary) > len(self)):
+            return self
+        d = self.dictionary.take(self.data, self.valid)
+        return Column(self.dtype, torch.arange(len(self), dtype=torch.int32, device=self.device), self.valid, d)
+
+    def nbytes(self) -> int:
+        """Bytes held by the column's tensors: data, validity and dictionary."""
+        n = self.data.numel() * self.data.element_size()
+        if self.valid is not None:
+            n += self.valid.numel() * self.valid.element_size()
+        if self.dictionary is not None:
+            n += self.dictionary.nbytes()
+        return n
+
     def to(self, device) -> "Column":
         if self.data.device == torch.device(device):
             return self
-        nb = device != "cpu" and torch.device(device).type == "cuda"
+        # host-to-GPU copies can overlap (truly so from pinned memory); a copy
+        # to the host must be complete before the host reads it
+        nb = torch.device(device).type == "cuda"
         return Column(self.dtype, self.data.to(device, non_blocking=nb),
-                      None if self.valid is None else self.valid.to(device, non_blocking=nb), self.dictionary)
+                      None if self.valid is None else self.valid.to(device, non_blocking=nb),
+                      None if self.dictionary is None else self.dictionary.to(device, non_blocking=nb))
 
     def validity(self) -> torch.Tensor:
         """A bool tensor, True where not NULL."""
@@ -168,7 +281,7 @@ class Column:
         d = dtype if dtype.kind != "NULL" else T.INTEGER
         data = torch.zeros(n, dtype=d.torch_dtype, device=device)
         return Column(dtype, data, torch.zeros(n, dtype=torch.bool, device=device),
-                      Dictionary(pa.array([], pa.string())) if dtype.is_string else None)
+                      Dictionary.from_pylist([""], device) if dtype.is_string else None)
 
     # ---------------------------------------------------------------- arrow
     @staticmethod
@@ -176,8 +289,7 @@ class Column:
         """Build a host (CPU) column from an Arrow array."""
         dtype = dtype or T.from_arrow(arr.type)
         if dtype.is_string:
-            d, codes, valid = Dictionary.encode(arr)
-            return Column(dtype, torch.from_numpy(codes), None if valid is None else torch.from_numpy(valid), d)
+            return _string_column(arr, dtype)
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
         valid = None
@@ -202,16 +314,11 @@ class Column:
         return Column(dtype, _tensor_view(np.ascontiguousarray(data)), valid)
 
     def to_arrow(self) -> pa.Array:
-        valid = None if self.valid is None else self.valid.cpu().numpy()
-        mask = None if valid is None else ~valid
         dt = self.dtype
         if dt.is_string:
-            codes = self.data.cpu().numpy()
-            if len(self.dictionary) == 0:
-                return pa.nulls(len(codes), pa.string())
-            codes = np.where(valid, codes, 0) if valid is not None else codes
-            out = self.dictionary.values.take(pa.array(codes.astype(np.int32)))
-            return out if mask is None else pc.if_else(pa.array(valid), out, pa.nulls(len(out), pa.string()))
+            return self.dictionary.to_arrow(self.data, self.valid)
+        valid = None if self.valid is None else self.valid.cpu().numpy()
+        mask = None if valid is None else ~valid
         if dt.kind == "NULL":
             return pa.nulls(len(self), pa.int32())
         if dt.is_decimal or dt.kind == "HUGEINT":
@@ -222,6 +329,58 @@ class Column:
         if dt.kind == "DATE":
             return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
         return pa.array(data, T.to_arrow(dt), mask=mask)
+
+
+def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
+    """A VARCHAR host column, without looking at a single string: a dictionary
+    array keeps its indices as codes and its dictionary as the entries; a
+    plain string array is its own dictionary (codes 0..n-1). Chunks are put
+    one after the other (dictionaries concatenated, codes offset)."""
+    chunks = [c for c in (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]) if len(c)]
+    dicts: dict[tuple, Dictionary] = {}
+    parts = []
+    for c in chunks:
+        if pa.types.is_dictionary(c.type):
+            values = c.dictionary
+            # chunks of one file can share a dictionary: keep one copy of it
+            key = tuple(b.address if b is not None else 0 for b in values.buffers()) + (values.offset, len(values))
+            if key not in dicts:
+                dicts[key] = Dictionary.from_arrow(values)
+            d = dicts[key]
+            codes = c.indices
+            valid = c.is_valid() if c.null_count else None
+            if values.null_count:
+                entry_valid = values.is_valid()
+                ok = entry_valid.take(codes.fill_null(0))
+                valid = ok if valid is None else pc.and_(valid, ok)
+            codes = np.asarray(codes.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int32)
+            if len(d) == 0:             # only NULL rows: any valid code will do
+                key, codes = None, np.zeros(len(c), dtype=np.int32)
+        else:
+            d = Dictionary.from_arrow(c)
+            key = ("plain", id(d))
+            dicts[key] = d
+            codes = None
+            valid = c.is_valid() if c.null_count else None
+        parts.append((key, len(c), codes, None if valid is None else valid.to_numpy(zero_copy_only=False)))
+    n = sum(p[1] for p in parts)
+    if n > _MAX_CODES:
+        raise NotSupported(f"a VARCHAR column of more than {_MAX_CODES} rows in one piece (codes are int32)")
+    if sum(len(x) for x in dicts.values()) == 0:
+        # no rows, or only NULLs over empty dictionaries: one empty entry keeps every code valid
+        return Column(dtype, torch.zeros(n, dtype=torch.int32), torch.zeros(n, dtype=torch.bool) if n else None,
+                      Dictionary.from_pylist([""]))
+    order = list(dicts)
+    d, bases = Dictionary.concat([dicts[k] for k in order])
+    base_of = dict(zip(order, bases))
+    base_of[None] = 0
+    codes = [torch.arange(base_of[k], base_of[k] + m, dtype=torch.int32) if c is None else
+             _tensor_view(c) + base_of[k] if base_of[k] else _tensor_view(c) for k, m, c, _ in parts]
+    data = codes[0] if len(codes) == 1 else torch.cat(codes)
+    valid = None
+    if any(p[3] is not None for p in parts):
+        valid = torch.from_numpy(np.concatenate([np.ones(m, dtype=bool) if v is None else v for _, m, _, v in parts]))
+    return Column(dtype, data, valid, d)
 
 
 def _tensor_view(a: np.ndarray) -> torch.Tensor:
@@ -262,8 +421,7 @@ def concat_columns(cols: list[Column]) -> Column:
     if len(cols) == 1:
         return cols[0]
     if cols[0].dtype.is_string:
-        from ..exec.functions.strings import unify_many
-        cols = unify_many(cols)
+        return _concat_strings(cols)
     datas = [c.data for c in cols]
     if any(d.dim() == 2 for d in datas):
         datas = [to_wide(d) for d in datas]
@@ -271,6 +429,19 @@ def concat_columns(cols: list[Column]) -> Column:
     if any(c.valid is not None for c in cols):
         valid = torch.cat([c.validity() for c in cols])
     return Column(cols[0].dtype, torch.cat(datas), valid, cols[0].dictionary)
+
+
+def _concat_strings(cols: list[Column]) -> Column:
+    """VARCHAR rows one after the other: dictionaries concatenated (each
+    distinct one once), codes offset into the result."""
+    dicts = list({id(c.dictionary): c.dictionary for c in cols}.values())
+    d, bases = Dictionary.concat(dicts)
+    base = {id(x): b for x, b in zip(dicts, bases)}
+    data = torch.cat([c.data + base[id(c.dictionary)] if base[id(c.dictionary)] else c.data for c in cols])
+    valid = None
+    if any(c.valid is not None for c in cols):
+        valid = torch.cat([c.validity() for c in cols])
+    return Column(cols[0].dtype, data, valid, d)
 
 
 class Batch:

@@ -65,7 +65,7 @@ def _to_host(t: torch.Tensor, pinned: bool) -> torch.Tensor:
 
 def column_to_host(c: Column, pinned: bool) -> Column:
     d = c.dictionary
-    if d is not None and hasattr(d, "to"):
+    if d is not None:
         d = d.to("cpu")
     return Column(c.dtype, _to_host(c.data, pinned), None if c.valid is None else _to_host(c.valid, pinned), d)
 

@@ -110,7 +110,7 @@ class Uploader:
 
     def column(self, c: Column) -> Column:
         d = c.dictionary
-        if d is not None and hasattr(d, "map_tensors"):
+        if d is not None:
             d = d.map_tensors(self.tensor)
         return Column(c.dtype, self.tensor(c.data), None if c.valid is None else self.tensor(c.valid), d)
 
@@ -132,6 +132,6 @@ def adopt(c: Column, stream) -> None:
 def column_tensors(c: Column) -> list[torch.Tensor]:
     out = [c.data] + ([c.valid] if c.valid is not None else [])
     d = c.dictionary
-    if d is not None and hasattr(d, "tensors"):
+    if d is not None:
         out += list(d.tensors())
     return out

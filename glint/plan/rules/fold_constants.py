@@ -142,7 +142,7 @@ def column_value(col, i: int):
     if col.valid is not None and not bool(col.valid[i]):
         return None
     if col.dtype.is_string:
-        return col.dictionary.values[int(col.data[i])].as_py()
+        return col.take(torch.tensor([i], device=col.device)).to_arrow()[0].as_py()
     if col.is_wide:
         hi, lo = col.data[i].tolist()
         return hi * (1 << 32) + lo

@@ -1,0 +1,45 @@
+"""Which implementation a string kernel runs.
+
+A Triton kernel runs for CUDA tensors when Triton imports (and
+``GLINT_TRITON=0`` is not set); everything else, the CPU included, runs the
+torch code of the same module. Kernels are launched inside the tensor's
+device context, so a tensor on ``cuda:1`` gets its kernel on that GPU.
+
+>>> import torch
+>>> use_triton(torch.zeros(1))
+False
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+import torch
+
+try:
+    import triton  # noqa: F401
+    import triton.language as tl  # noqa: F401
+    HAS_TRITON = True
+except ImportError:             # no Triton (macOS, a CPU-only install): the torch code runs everywhere
+    HAS_TRITON = False
+
+
+def use_triton(t: torch.Tensor) -> bool:
+    """True when the Triton kernel should run for tensors like ``t``."""
+    return HAS_TRITON and t.is_cuda and os.environ.get("GLINT_TRITON", "1") != "0"
+
+
+def on_device(t: torch.Tensor):
+    """The context to launch a kernel for ``t`` in (a no-op off CUDA, where the
+    interpreter runs kernels in tests)."""
+    return torch.cuda.device(t.device) if t.is_cuda else contextlib.nullcontext()
+
+
+def blocks(n: int, block: int) -> int:
+    """Programs needed for n items, ``block`` per program (at least one, so
+    launch shapes never go empty).
+
+    >>> blocks(0, 32), blocks(33, 32)
+    (1, 2)
+    """
+    return max(1, -(-n // block))

@@ -1,0 +1,153 @@
+"""VARCHAR columns as kernel input, and the per-row keys built from them:
+content hashes (partitioning), exact equality ids (GROUP BY, joins, DISTINCT,
+set operations) and byte-order ranks (ORDER BY, MIN / MAX, comparisons).
+
+A column is codes into a dictionary of strings. Work happens once per
+*entry* and is gathered to the rows by code when the dictionary has no more
+entries than the column has rows (a Parquet page of 7 ship modes); when it
+has more (a few rows left of a large dictionary), once per entry the rows
+use (their distinct codes), so nothing is done for entries no row uses and
+no bytes are copied.
+
+Functions here read ``col.data`` (int32 codes), ``col.valid`` and
+``col.dictionary`` (a glint.storage.column.Dictionary) only.
+
+>>> from glint.storage.column import Column
+>>> import pyarrow as pa
+>>> a = Column.from_arrow(pa.array(["b", "a", None, "b"]))
+>>> b = Column.from_arrow(pa.array(["a", "c"]))
+>>> ka, kb = equality_keys([a, b])
+>>> bool(ka[0] == ka[3]), bool(ka[1] == kb[0]), bool(kb[1] != ka[0])
+(True, True, True)
+>>> ra, rb = order_ranks([a, b])
+>>> bool(ra[1] < ra[0] < rb[1])
+True
+>>> h = hash64(a)
+>>> bool(h[0] == h[3]), int(h[2]) == NULL_HASH, bool(h[1] == hash64(b)[0])
+(True, True, True)
+"""
+from __future__ import annotations
+
+import torch
+
+from .equality import concat_pieces, dense_ids
+from .hashing import hash_pieces
+from .order import ranks
+from .pieces import Pieces
+
+NULL_HASH = 0       # what hash64 gives NULL rows
+
+
+def per_row(col) -> bool:
+    """Work on the entries the rows use (True) rather than on every entry?"""
+    return len(col.dictionary) > len(col)
+
+
+def work_set(col) -> tuple[Pieces, torch.Tensor]:
+    """(pieces to compute on, the piece of each row): every dictionary entry,
+    or only the distinct entries the rows use (NULL rows use entry 0).
+
+    >>> from glint.storage.column import Column
+    >>> import pyarrow as pa
+    >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1, 3]))
+    >>> p, index = work_set(c)
+    >>> p.starts.tolist(), index.tolist()
+    ([1, 3], [1, 0, 1])
+    """
+    d = col.dictionary
+    if per_row(col):
+        codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
+        used, index = torch.unique(codes, return_inverse=True)
+        return d.pieces(used), index
+    return d.pieces(), col.data.long()
+
+
+def to_rows(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Per-piece values as per-row values (see :func:`work_set`)."""
+    return values[index]
+
+
+def hash64(col) -> torch.Tensor:
+    """int64 content hash of each row's string
+    (glint.kernels.strings.hashing): equal strings hash equal whatever
+    dictionary, chunk, device or process they come from. NULL rows get
+    :data:`NULL_HASH`."""
+    p, index = work_set(col)
+    h = to_rows(hash_pieces(p), index)
+    return h if col.valid is None else torch.where(col.valid, h, NULL_HASH)
+
+
+def _sources(cols) -> tuple[list[Pieces], list[tuple[int, torch.Tensor]]]:
+    """Distinct piece sets of several columns (one per shared dictionary when
+    working per entry), and for each column (its set, its row index)."""
+    sets: list[Pieces] = []
+    seen: dict[int, int] = {}
+    where = []
+    for c in cols:
+        whole = not per_row(c)
+        if whole and id(c.dictionary) in seen:
+            where.append((seen[id(c.dictionary)], c.data.long()))
+            continue
+        p, index = work_set(c)
+        if whole:
+            seen[id(c.dictionary)] = len(sets)
+        where.append((len(sets), index))
+        sets.append(p)
+    return sets, where
+
+
+def _shared_sorted(cols) -> bool:
+    d = cols[0].dictionary
+    return d.sorted_unique and all(c.dictionary is d for c in cols)
+
+
+def equality_keys(cols) -> list[torch.Tensor]:
+    """int64 per row of each column, equal exactly when the strings are equal
+    (across all the columns; whatever sits under NULL rows is undefined).
+    Hashes verified byte for byte, an exact sort on a collision
+    (glint.kernels.strings.equality.dense_ids)."""
+    if _shared_sorted(cols):
+        return [c.data.long() for c in cols]
+    sets, where = _sources(cols)
+    ids, _ = dense_ids(sets)
+    return [to_rows(ids[s], index) for s, index in where]
+
+
+def order_ranks(cols) -> list[torch.Tensor]:
+    """int64 per row of each column that orders as the strings do in byte
+    order (DuckDB's VARCHAR order), equal for equal strings, across all the
+    columns."""
+    if _shared_sorted(cols):
+        return [c.data.long() for c in cols]
+    sets, where = _sources(cols)
+    r, _ = ranks(concat_pieces(sets))
+    parts = torch.split(r, [len(s) for s in sets])
+    return [to_rows(parts[s], index) for s, index in where]
+
+
+def rank_codes(col) -> tuple[torch.Tensor, torch.Tensor]:
+    """(rank of each row as :func:`order_ranks`, a code holding each rank's
+    string): what MIN / MAX pick, and how to turn the pick back into a code.
+
+    >>> from glint.storage.column import Column
+    >>> import pyarrow as pa
+    >>> r, code = rank_codes(Column.from_arrow(pa.array(["b", "a", "b"])))
+    >>> r.tolist(), code[r].tolist()
+    ([1, 0, 1], [2, 1, 2])
+    """
+    (r,) = order_ranks([col])
+    code = torch.zeros(int(r.max()) + 1 if r.numel() else 0, dtype=col.data.dtype, device=r.device)
+    code.scatter_(0, r, col.data)           # equal ranks are equal strings: any of their codes will do
+    return r, code
+
+
+def extreme_codes(col, slots, largest: bool) -> torch.Tensor:
+    """MIN (or MAX) of a VARCHAR column per group, as codes into its
+    dictionary: chosen by byte order, not by code. Rows must all be valid;
+    groups without rows get an arbitrary code."""
+    from ..groupby import extreme
+    r, code = rank_codes(col)
+    best = extreme(r, slots, largest)
+    if code.numel() == 0:
+        return torch.zeros(best.shape[0], dtype=col.data.dtype, device=best.device)
+    return code[best.clamp(0, code.shape[0] - 1)]

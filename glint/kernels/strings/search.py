@@ -1,0 +1,247 @@
+"""Searching pieces for literal bytes: compares anchored at a position,
+leftmost occurrence at or after a position, and code-point steps.
+
+Positions are byte offsets inside each piece (int64, one per piece); -1
+marks a piece that already failed. A literal is valid UTF-8, so a match
+always starts on a code-point boundary.
+
+>>> from .pieces import from_strings
+>>> p = from_strings(["special requests", "requests", "", "ab ab"])
+>>> find(p, b"requests", torch.zeros(4, dtype=torch.int64)).tolist()
+[8, 0, -1, -1]
+>>> find(p, b"ab", torch.tensor([0, 0, 0, 1])).tolist()
+[-1, -1, -1, 3]
+>>> match_at(p, b"req", torch.tensor([8, 0, 0, 0])).tolist()
+[True, True, False, False]
+"""
+from __future__ import annotations
+
+import torch
+
+from .backend import HAS_TRITON, blocks, on_device, use_triton
+from .pieces import Pieces, chunk_bounds, load_word, packed, word_of
+
+
+def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
+    """Does ``lit`` occur in each piece starting exactly at byte ``pos``?"""
+    L = len(lit)
+    ok = (pos >= 0) & (pos + L <= p.lengths)
+    base = p.starts + pos
+    for c in range(0, L, 8):            # over the literal's words, not rows
+        w = lit[c: c + 8]
+        ok &= load_word(p.data, base + c, torch.where(ok, len(w), 0)) == word_of(w)
+    return ok
+
+
+def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
+    """Leftmost start >= pos of ``lit`` inside each piece, or -1 (also where
+    pos is -1). The empty literal is found at pos itself."""
+    if len(lit) == 0:
+        return torch.where((pos >= 0) & (pos <= p.lengths), pos, -1)
+    out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
+    if len(p):
+        if use_triton(p.data):
+            (_find_flat_triton if p.contiguous else _find_triton)(p, lit, pos, out)
+        else:
+            _find_torch(p, lit, pos, out)
+    return out
+
+
+def _first_at_or_after(starts_at: torch.Tensor, lo: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """For sorted match positions and per-piece lower bounds: (the first
+    position >= lo, whether there is one)."""
+    i = torch.searchsorted(starts_at, lo)
+    has = i < starts_at.shape[0]
+    first = starts_at[i.clamp(max=max(starts_at.shape[0] - 1, 0))] if starts_at.shape[0] else lo
+    return first, has
+
+
+def _find_torch(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
+    L = len(lit)
+    for a, b in chunk_bounds(p.lengths):
+        buf, offs = packed(p.slice(a, b))       # the chunk's pieces back to back
+        total = buf.shape[0]
+        if total < L:
+            continue
+        # candidates by the first byte, then narrowed one pattern byte at a time
+        starts_at = (buf[: total - L + 1] == lit[0]).nonzero().squeeze(1)
+        for t in range(1, L):
+            starts_at = starts_at[buf[starts_at + t] == lit[t]]
+        lo = offs[:-1] + pos[a:b]
+        first, has = _first_at_or_after(starts_at, lo)
+        ok = has & (pos[a:b] >= 0) & (first + L <= offs[1:])
+        out[a:b] = torch.where(ok, first - offs[:-1], -1)
+
+
+if HAS_TRITON:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _find_kernel(data, starts, lengths, from_pos, lit, L, out, m, BE: tl.constexpr, BB: tl.constexpr):
+        # one pass over each piece's bytes: BB candidate starts per step, each
+        # checked against the whole literal while its bytes are in cache
+        NONE: tl.constexpr = 0x7FFFFFFFFFFFFFFF
+        e = tl.program_id(0).to(tl.int64) * BE + tl.arange(0, BE)
+        em = e < m
+        s = tl.load(starts + e, mask=em, other=0)
+        n = tl.load(lengths + e, mask=em, other=0)
+        f = tl.load(from_pos + e, mask=em, other=-1)
+        last = n - L                                      # the last start that fits
+        active = em & (f >= 0) & (f <= last)
+        span = tl.max(tl.where(active, last + 1 - f, 0), axis=0)
+        first_byte = tl.load(lit)
+        best = tl.full([BE], NONE, tl.int64)
+        for c in range(0, span, BB):
+            q = f[:, None] + c + tl.arange(0, BB).to(tl.int64)[None, :]
+            cand = (active & (best == NONE))[:, None] & (q <= last[:, None])
+            addr = data + s[:, None] + q
+            cand = cand & (tl.load(addr, mask=cand, other=0) == first_byte)
+            for t in range(1, L):
+                cand = cand & (tl.load(addr + t, mask=cand, other=0) == tl.load(lit + t))
+            best = tl.minimum(best, tl.min(tl.where(cand, q, NONE), axis=1))
+        tl.store(out + e, tl.where(best == NONE, -1, best), mask=em)
+
+
+    @triton.jit
+    def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, L, out, BLOCK: tl.constexpr):
+        # contiguous strings (a dictionary): every byte position is a candidate,
+        # read once and in order; a position that matches finds its string by a
+        # binary search among the few strings this block's bytes belong to
+        blk = tl.program_id(0)
+        p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        lo = tl.load(offsets)
+        hi = tl.load(offsets + m)
+        inside = (p >= lo) & (p <= hi - L)
+        cand = inside & (tl.load(data + p, mask=inside, other=0) == tl.load(lit))
+        for t in range(1, L):
+            cand = cand & (tl.load(data + p + t, mask=cand, other=0) == tl.load(lit + t))
+        if tl.sum(cand.to(tl.int32), axis=0) > 0:
+            first = tl.load(block_entry + blk)
+            last = tl.load(block_entry + blk + 1)
+            a = tl.zeros([BLOCK], dtype=tl.int64) + first          # offsets[a] <= p < offsets[b]
+            b = tl.zeros([BLOCK], dtype=tl.int64) + last + 1
+            width = last + 1 - first
+            while width > 1:
+                mid = (a + b) // 2
+                go = tl.load(offsets + mid, mask=cand, other=0) <= p
+                a = tl.where(go, mid, a)
+                b = tl.where(go, b, mid)
+                width = (width + 1) // 2
+            start = tl.load(offsets + a, mask=cand, other=0)
+            end = tl.load(offsets + a + 1, mask=cand, other=0)
+            f = tl.load(from_pos + a, mask=cand, other=-1)
+            ok = cand & (f >= 0) & (p - start >= f) & (p + L <= end)
+            tl.atomic_min(out + a, p - start, mask=ok)
+
+
+_NONE = (1 << 63) - 1
+_FLAT_BLOCK = 1024
+
+
+def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
+    m = len(p)
+    offsets = torch.cat([p.starts, (p.starts[-1:] + p.lengths[-1:])])
+    n_blocks = blocks(p.data.shape[0], _FLAT_BLOCK)
+    # for each block boundary, the last string starting at or before it (clamped to a string)
+    bounds = torch.arange(n_blocks + 1, device=p.device, dtype=torch.int64) * _FLAT_BLOCK
+    block_entry = (torch.searchsorted(offsets, bounds, right=True) - 1).clamp_(0, m - 1)
+    best = torch.full((m,), _NONE, dtype=torch.int64, device=p.device)
+    lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
+    with on_device(out):
+        _find_flat_kernel[(n_blocks,)](p.data, offsets, block_entry, m, pos.contiguous(), lit_t, len(lit), best,
+                                       BLOCK=_FLAT_BLOCK)
+    out.copy_(torch.where(best == _NONE, -1, best))
+
+
+def _find_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
+    m = len(p)
+    lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
+    BE, BB = 16, 64
+    with on_device(out):
+        _find_kernel[(blocks(m, BE),)](p.data, p.starts, p.lengths, pos.contiguous(), lit_t, len(lit), out, m,
+                                       BE=BE, BB=BB)
+
+
+# ------------------------------------------------------------ code points
+def char_width(lead: torch.Tensor) -> torch.Tensor:
+    """Bytes of the UTF-8 code point starting with byte ``lead`` (int64).
+
+    >>> char_width(torch.tensor(list("aé日👍".encode()), dtype=torch.uint8)[[0, 1, 3, 6]]).tolist()
+    [1, 2, 3, 4]
+    """
+    lead = lead.long()
+    return 1 + (lead >= 0xC0).long() + (lead >= 0xE0).long() + (lead >= 0xF0).long()
+
+
+def _byte(p: Pieces, pos: torch.Tensor) -> torch.Tensor:
+    if p.data.shape[0] == 0:
+        return torch.zeros_like(pos)
+    return p.data[(p.starts + pos).clamp(0, p.data.shape[0] - 1)].long()
+
+
+def advance_chars(p: Pieces, pos: torch.Tensor, k: int) -> torch.Tensor:
+    """pos moved forward over k code points, or -1 where the piece ends first
+    (or pos is already -1)."""
+    for _ in range(k):
+        ok = (pos >= 0) & (pos < p.lengths)
+        pos = torch.where(ok, pos + char_width(_byte(p, pos)), -1)
+    return pos
+
+
+def retreat_chars(p: Pieces, end: torch.Tensor, k: int, lower: torch.Tensor) -> torch.Tensor:
+    """end moved back over k code points, or -1 where that passes ``lower``."""
+    for _ in range(k):
+        ok = (end >= 0) & (end > lower)
+        end = end - 1
+        for _ in range(3):          # at most three continuation bytes precede a lead byte
+            cont = ok & (end > 0) & ((_byte(p, end) & 0xC0) == 0x80)
+            end = end - cont.long()
+        end = torch.where(ok, end, -1)
+    return end
+
+
+def find_run(p: Pieces, tokens: list[tuple[str, object]], pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Leftmost match at or after pos of a run of literals and '_' (one code
+    point each), as (start, end) byte positions, or (-1, -1). The run starts
+    and ends with a literal. Torch only, one position of every piece at a time:
+    this is the rare LIKE shape with '_' between two literals.
+
+    >>> from .pieces import from_strings
+    >>> p = from_strings(["xaab", "aéb", "ab"])
+    >>> [t.tolist() for t in find_run(p, [("L", b"a"), ("_", 1), ("L", b"b")], torch.zeros(3, dtype=torch.int64))]
+    [[1, 0, -1], [4, 4, -1]]
+    """
+    start_out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
+    end_out = start_out.clone()
+    for a, b in chunk_bounds(p.lengths):
+        buf, offs = packed(p.slice(a, b))
+        total = buf.shape[0]
+        if total == 0:
+            continue
+        buf = torch.cat([buf, torch.zeros(1, dtype=torch.uint8, device=p.device)])
+        at = torch.arange(total, device=p.device)
+        ok = (buf[:total] & 0xC0) != 0x80
+        for kind, val in tokens:
+            if kind == "L":
+                for t, byte in enumerate(val):
+                    ok &= buf[(at + t).clamp(max=total)] == byte
+                at = at + len(val)
+            else:
+                for _ in range(val):
+                    ok &= at < total
+                    at = at + char_width(buf[at.clamp(max=total)])
+        ok &= at <= total
+        starts_at = ok.nonzero().squeeze(1)
+        ends_at = at[starts_at]
+        lo = offs[:-1] + pos[a:b]
+        i = torch.searchsorted(starts_at, lo)
+        has = i < starts_at.shape[0]
+        i = i.clamp(max=max(starts_at.shape[0] - 1, 0))
+        first = starts_at[i] if starts_at.shape[0] else lo
+        end = ends_at[i] if starts_at.shape[0] else lo
+        # ends grow with starts, so if the leftmost match overruns its piece every later one does
+        good = has & (pos[a:b] >= 0) & (end <= offs[1:])
+        start_out[a:b] = torch.where(good, first - offs[:-1], -1)
+        end_out[a:b] = torch.where(good, end - offs[:-1], -1)
+    return start_out, end_out

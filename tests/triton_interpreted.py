@@ -1,0 +1,86 @@
+"""The Triton string kernels under the Triton interpreter, against the torch
+code they replace. Run by tests/test_string_kernels.py in a process started
+with TRITON_INTERPRET=1 (the variable must be set before Triton is first
+imported); not collected on its own (no test_ prefix)."""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+import torch
+
+from glint.kernels.strings import counting, equality, gather as G, hashing, search
+from glint.kernels.strings.pieces import from_strings
+
+from test_string_kernels import GOLDEN, python_hash, random_strings, scattered
+
+pytestmark = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1", reason="needs TRITON_INTERPRET=1")
+
+
+def test_gather():
+    p = scattered(random_strings(7, n=60)).take(torch.randint(0, 60, (80,), generator=torch.Generator().manual_seed(2)))
+    offsets = torch.zeros(81, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(p.lengths, 0)
+    out = torch.empty(int(offsets[-1]), dtype=torch.uint8)
+    G._gather_triton(p, offsets, out)
+    ref = torch.empty_like(out)
+    G._gather_torch(p, offsets, ref)
+    assert torch.equal(out, ref)
+
+
+def test_hash():
+    strings = random_strings(8, n=80) + list(GOLDEN)
+    p = scattered(strings)
+    out = torch.empty(len(p), dtype=torch.int64)
+    hashing._hash_triton(p, out)
+    ref = torch.empty_like(out)
+    hashing._hash_torch(p, ref)
+    assert torch.equal(out, ref) and out.tolist() == [python_hash(s) for s in strings]
+
+
+@pytest.mark.parametrize("what", [counting._CHARS, counting._NON_ASCII])
+def test_counts(what):
+    p = scattered(random_strings(9, n=80))
+    out, ref = torch.zeros(len(p), dtype=torch.int64), torch.zeros(len(p), dtype=torch.int64)
+    counting._count_triton(p, what, out)
+    counting._count_torch(p, what, ref)
+    assert torch.equal(out, ref)
+
+
+@pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00"])
+def test_find(lit):
+    strings = random_strings(10, n=80)
+    p = scattered(strings)
+    rng = random.Random(len(lit))
+    pos = torch.tensor([rng.choice([-1, 0, 0, 2, 50]) for _ in strings])
+    out = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_triton(p, lit.encode(), pos, out)
+    ref = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_torch(p, lit.encode(), pos, ref)
+    assert torch.equal(out, ref)
+
+
+@pytest.mark.parametrize("block", [16, 1024])
+@pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00"])
+def test_find_in_contiguous_strings(lit, block, monkeypatch):
+    from glint.kernels.strings.pieces import Pieces
+    monkeypatch.setattr(search, "_FLAT_BLOCK", block)
+    strings = random_strings(12, n=80) + [""] * 40 + ["x" * 3000 + "special"] + random_strings(13, n=20)
+    dense = from_strings(strings)
+    p = Pieces(dense.data, dense.starts, dense.lengths, contiguous=True).slice(3, len(strings))
+    rng = random.Random(len(lit))
+    pos = torch.tensor([rng.choice([-1, 0, 0, 2, 50]) for _ in range(len(p))])
+    out = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_flat_triton(p, lit.encode(), pos, out)
+    ref = torch.full((len(p),), -1, dtype=torch.int64)
+    search._find_torch(p, lit.encode(), pos, ref)
+    assert torch.equal(out, ref)
+
+
+def test_pair_equal():
+    strings = random_strings(11, n=80)
+    other = [s if i % 2 else s[::-1] for i, s in enumerate(strings)]
+    a, b = scattered(strings), from_strings(other)
+    got = equality._pair_equal_triton(a, b) & (a.lengths == b.lengths)
+    assert got.tolist() == [x == y for x, y in zip(strings, other)]
