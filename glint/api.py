@@ -68,6 +68,14 @@ class Connection:
             raise CatalogError(f'Table "{name}" does not exist{did_you_mean(name, self.table_names())}')
         return t
 
+    def memory_budget_bytes(self) -> int:
+        """Bytes the intermediate results of one query may take on this
+        connection's device; the join-order optimizer rejects plans estimated
+        beyond it (free GPU memory on CUDA, half the available host memory on
+        the CPU: see glint.plan.memory)."""
+        from .plan.memory import memory_budget_bytes
+        return memory_budget_bytes(self.device)
+
     def table_names(self) -> list[str]:
         return [t.name for t in self._tables.values()]
 

@@ -52,12 +52,23 @@ from .expr import Call, ColRef, Expr, conjuncts
 PAIR_ID_BYTES = 16     # a hash join holds (left row, right row) as two int64 per output row
 
 
+def is_inner_join_tree(node: L.LogicalNode) -> bool:
+    """An inner join, or a filter over one (filters commute with inner joins)."""
+    while isinstance(node, L.Filter):
+        node = node.child
+    return isinstance(node, L.Join) and node.kind == "inner"
+
+
 def flatten_inner_joins(node: L.LogicalNode, leaves: list, preds: list) -> None:
-    """Collect the inputs and the conditions of a tree of inner joins."""
+    """Collect the inputs and the conditions of a tree of inner joins, the
+    conditions of filters above or between its joins included."""
     if isinstance(node, L.Join) and node.kind == "inner":
         flatten_inner_joins(node.left, leaves, preds)
         flatten_inner_joins(node.right, leaves, preds)
         preds.extend(conjuncts(node.condition))
+    elif isinstance(node, L.Filter) and is_inner_join_tree(node):
+        flatten_inner_joins(node.child, leaves, preds)
+        preds.extend(conjuncts(node.predicate))
     else:
         leaves.append(node)
 
@@ -143,7 +154,8 @@ class JoinGraph:
         self._connected: dict[int, bool] = {}
 
     @staticmethod
-    def of_join(node: L.Join, est: Estimator, needed: set[int] | None = None) -> "JoinGraph":
+    def of_join(node: L.LogicalNode, est: Estimator, needed: set[int] | None = None) -> "JoinGraph":
+        """The graph of an inner-join tree (see :func:`is_inner_join_tree`)."""
         leaves, preds = [], []
         flatten_inner_joins(node, leaves, preds)
         return JoinGraph(leaves, preds, est, needed)

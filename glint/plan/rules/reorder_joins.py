@@ -29,7 +29,7 @@ from ..cardinality import Estimator
 from ..expr import conjoin
 from ..join_enumerators import (JoinCost, PairBudgetExceeded, dp_ccp, greedy_operator_ordering,
                                 linearized_dp)
-from ..join_graph import JoinGraph, bits, flatten_inner_joins
+from ..join_graph import JoinGraph, bits, flatten_inner_joins, is_inner_join_tree
 
 # Exact search up to 14 inputs and 20,000 connected pairs: a star of 12 inputs
 # (11,264 pairs) plans in about 0.1 s; a chain or cycle of 14 has a few hundred
@@ -47,11 +47,9 @@ def reorder_joins(plan: L.LogicalNode, catalog, memory_budget: float | None = No
     budget = [memory_budget]
 
     def rule(node):
-        if isinstance(node, L.Join) and node.kind == "inner":
-            if budget[0] is None:
-                budget[0] = connection_memory_budget(catalog)
-            return _reorder(node, est, budget[0], needed)
-        return node
+        if budget[0] is None:
+            budget[0] = connection_memory_budget(catalog)
+        return _reorder(node, est, budget[0], needed)
     return _top_down(plan, rule)
 
 
@@ -63,21 +61,16 @@ def connection_memory_budget(catalog) -> float | None:
 
 
 def _top_down(node, rule):
-    node = rule(node)
+    if is_inner_join_tree(node):
+        return _below_tree(rule(node), rule)
     kids = node.children
-    if not kids:
-        return node
-    if isinstance(node, L.Join) and node.kind == "inner":
-        # the reordered tree's leaves are optimised in turn, not its inner joins again
-        return node.with_children(tuple(_top_down_leaves(k, rule) for k in kids))
-    return node.with_children(tuple(_top_down(k, rule) for k in kids))
+    return node.with_children(tuple(_top_down(k, rule) for k in kids)) if kids else node
 
 
-def _top_down_leaves(node, rule):
-    if isinstance(node, L.Join) and node.kind == "inner":
-        return node.with_children(tuple(_top_down_leaves(k, rule) for k in node.children))
-    if isinstance(node, L.Filter) and isinstance(node.child, L.Join) and node.child.kind == "inner":
-        return L.Filter(_top_down_leaves(node.child, rule), node.predicate)
+def _below_tree(node, rule):
+    """The reordered tree's leaves are optimised in turn, not its joins again."""
+    if is_inner_join_tree(node):
+        return node.with_children(tuple(_below_tree(k, rule) for k in node.children))
     return _top_down(node, rule)
 
 
@@ -134,7 +127,7 @@ def plan_table(graph: JoinGraph, cost: JoinCost) -> dict:
     return table
 
 
-def _reorder(node: L.Join, est: Estimator, budget: float | None, needed: set[int]) -> L.LogicalNode:
+def _reorder(node: L.LogicalNode, est: Estimator, budget: float | None, needed: set[int]) -> L.LogicalNode:
     leaves, preds = [], []
     flatten_inner_joins(node, leaves, preds)
     if len(leaves) < 3:
