@@ -150,7 +150,9 @@ class JoinGraph:
             self._key_floor[pair] = (
                 1.0 / max(joint([x[0] for x in ks], self.leaf_rows[i]), joint([x[1] for x in ks], self.leaf_rows[j])),
                 1.0 / max(joint([x[2] for x in ks], self.base_rows[i]), joint([x[3] for x in ks], self.base_rows[j])))
-        self._rows: dict[int, float] = {}
+        self._rows: dict[int, float] = {}        # the search asks about each set many times
+        self._width: dict[int, int] = {}
+        self._neighbors: dict[int, int] = {}
         self._connected: dict[int, bool] = {}
 
     @staticmethod
@@ -257,17 +259,23 @@ class JoinGraph:
         return c
 
     def width(self, mask: int) -> int:
-        return sum(self.leaf_width[i] for i in bits(mask))
+        w = self._width.get(mask)
+        if w is None:
+            w = self._width[mask] = sum(self.leaf_width[i] for i in bits(mask))
+        return w
 
     def bytes(self, mask: int) -> float:
         return self.rows(mask) * self.width(mask)
 
     # ------------------------------------------------------------ structure
     def neighbors(self, mask: int) -> int:
-        out = 0
-        for i in bits(mask):
-            out |= self.adj[i]
-        return out & ~mask
+        out = self._neighbors.get(mask)
+        if out is None:
+            out = 0
+            for i in bits(mask):
+                out |= self.adj[i]
+            out = self._neighbors[mask] = out & ~mask
+        return out
 
     def connected(self, m1: int, m2: int) -> bool:
         """Whether a two-leaf predicate joins the (disjoint) sets m1 and m2."""

@@ -3,8 +3,8 @@ conditions (a :class:`~glint.plan.join_graph.JoinGraph`) and rebuilt.
 
 - Each connected component of the query graph is ordered without cross
   products: exactly, by dynamic programming over its connected subgraphs
-  (DPccp, bushy trees), when it has at most ``DP_LIMIT`` inputs and at most
-  ``DP_PAIR_BUDGET`` connected pairs; otherwise by the cheaper of IKKBZ
+  (DPccp, bushy trees), when it has at most ``DP_PAIR_BUDGET`` connected
+  (subgraph, complement) pairs; otherwise by the cheaper of IKKBZ
   linearization + interval DP and greedy operator ordering
   (:mod:`glint.plan.join_enumerators`).
 - Only when the query graph itself is disconnected (``FROM a, b WHERE a.x =
@@ -31,12 +31,12 @@ from ..join_enumerators import (JoinCost, PairBudgetExceeded, dp_ccp, greedy_ope
                                 linearized_dp)
 from ..join_graph import JoinGraph, bits, flatten_inner_joins, is_inner_join_tree
 
-# Exact search up to 14 inputs and 20,000 connected pairs: a star of 12 inputs
-# (11,264 pairs) plans in about 0.1 s; a chain or cycle of 14 has a few hundred
-# pairs. Beyond that the exact search would grow by 2x per star input, while
-# the heuristics plan 25 inputs in a few tens of milliseconds.
-DP_LIMIT = 14
-DP_PAIR_BUDGET = 20_000
+# The exact search costs about 10 us per connected pair in Python. 12,000 pairs
+# (about 0.1 s) keep the old limit of 12 inputs for stars, the densest shape
+# (a star of n inputs has (n-1) * 2^(n-2) pairs: 11,264 for 12), and admit
+# chains and cycles of 25 inputs and more (2,600 and 7,500 pairs). DuckDB
+# gives up exact enumeration at 10,000 pairs.
+DP_PAIR_BUDGET = 12_000
 
 
 def reorder_joins(plan: L.LogicalNode, catalog, memory_budget: float | None = None) -> L.LogicalNode:
@@ -102,7 +102,10 @@ def order_component(graph: JoinGraph, cost: JoinCost, comp: int) -> dict:
     """Plan table (see join_enumerators) that covers the connected set `comp`."""
     if comp & (comp - 1) == 0:
         return {comp: ((0.0, 0.0), None)}
-    if bin(comp).count("1") <= DP_LIMIT:
+    # a vertex of degree d and its neighbours alone form d * 2^(d-1) pairs:
+    # when that is over budget, the exact search is not even started
+    d = max(bin(graph.adj[i] & comp).count("1") for i in bits(comp))
+    if d * 2 ** (d - 1) <= DP_PAIR_BUDGET:
         try:
             return dp_ccp(graph, cost, comp, DP_PAIR_BUDGET)
         except PairBudgetExceeded:
