@@ -78,8 +78,10 @@ def _referenced_fields(plan: L.LogicalNode) -> set[int]:
     """Field ids some expression of the plan reads, and the plan's output: the
     columns that make up an intermediate result's row width."""
     out = {f.id for f in plan.schema}
-
-    def visit(node):
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
         exprs = []
         if isinstance(node, L.Filter):
             exprs = [node.predicate]
@@ -93,8 +95,6 @@ def _referenced_fields(plan: L.LogicalNode) -> set[int]:
             exprs = [k.expr for k in node.keys]
         for e in exprs:
             out.update(f.id for f in e.fields())
-        return node
-    plan.transform_up(visit)
     return out
 
 
