@@ -9,8 +9,13 @@ budget the join-order search checks its candidate plans against
   join also needs temporaries beside its inputs and output (key encodings,
   match counts), and the rest of the process and the machine need room.
 
+A connection that caps its device memory (a ``gpu_memory_limit``) passes the
+cap as `limit`: the budget is then at most the cap less what is allocated.
+
 >>> memory_budget_bytes("cpu") > 0
 True
+>>> memory_budget_bytes("cpu", limit=1 << 20)
+1048576
 """
 from __future__ import annotations
 
@@ -21,13 +26,18 @@ import torch
 HOST_FRACTION = 0.5
 
 
-def memory_budget_bytes(device: torch.device | str) -> int:
+def memory_budget_bytes(device: torch.device | str, limit: int | None = None) -> int:
     device = torch.device(device)
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
-        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return int(free + cached)
-    return int(host_available_bytes() * HOST_FRACTION)
+        allocated = torch.cuda.memory_allocated(device)
+        budget = free + torch.cuda.memory_reserved(device) - allocated
+    else:
+        allocated = 0
+        budget = host_available_bytes() * HOST_FRACTION
+    if limit is not None:
+        budget = min(budget, limit - allocated)
+    return max(0, int(budget))
 
 
 def host_available_bytes() -> int:
