@@ -149,12 +149,15 @@ def _compute_stats(c: Column) -> ColumnStats:
         return ColumnStats(min(len(c.dictionary), data.shape[0]), nulls)
     if data.dtype == torch.bool:
         return ColumnStats(int(torch.unique(data).numel()), nulls, 0, 1)
-    # distinct counts on a sample keep statistics cheap; scaled up when the sample is all-distinct
+    # distinct counts on a sample keep statistics cheap: repeated positions are
+    # dropped (a sample without replacement), and Haas & Stokes' Duj1 estimator
+    # scales the sample's count up, d / (1 - (1 - r/n) * f1 / r) with f1 the
+    # values seen once (linear scaling overestimated foreign keys up to 12x)
     n = data.shape[0]
-    pick = torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0)).to(data.device)
-    sample = data if n <= 200_000 else data[pick]
-    d = int(torch.unique(sample).numel())
-    if n > sample.shape[0]:
-        frac = d / sample.shape[0]
-        d = int(n * frac) if frac > 0.9 else max(d, int(d * (1 + frac * (n / sample.shape[0] - 1))))
+    d = int(torch.unique(data).numel()) if n <= 200_000 else 0
+    if n > 200_000:
+        pick = torch.unique(torch.randint(0, n, (200_000,), generator=torch.Generator().manual_seed(0)))
+        counts = torch.unique(data[pick.to(data.device)], return_counts=True)[1]
+        r, f1 = pick.numel(), int((counts == 1).sum())
+        d = int(counts.numel() / (1 - (1 - r / n) * f1 / r))
     return ColumnStats(max(1, min(d, n)), nulls, float(data.min()), float(data.max()))
