@@ -279,7 +279,7 @@ def _step_bytes(graph, table, mask):
     if split is None:
         return 0.0
     a, b = split
-    held = graph.bytes(a) + graph.bytes(b) + graph.rows(mask) * (graph.width(mask) + 16)
+    held = graph.input_bytes(a) + graph.input_bytes(b) + graph.rows(mask) * (graph.width(mask) + 16)
     return max(held, _step_bytes(graph, table, a), _step_bytes(graph, table, b))
 
 

@@ -8,9 +8,10 @@ for a join; the cost is the pair (bytes over the memory budget, work):
 
 - *work* is C_out, the sum of the estimated rows of every intermediate result,
   plus the pairs a join without an equality key enumerates (a nested loop);
-- *bytes over budget*: each join holds its two inputs and its output (rows x
-  row width, plus the row ids of the matched pairs) at once; what exceeds the
-  device memory budget is summed. Costs compare as pairs, so a plan that fits
+- *bytes over budget*: each join holds its two inputs (unless an input is a
+  table's resident columns) and its output (rows x row width, plus the row ids
+  of the matched pairs) at once; what exceeds the device memory budget is
+  summed. Costs compare as pairs, so a plan that fits
   always beats one that does not, and among plans that do not fit the one
   that overshoots least wins.
 
@@ -34,6 +35,7 @@ Algorithms:
 ...     def rows(self, m): return {1: 100, 2: 100, 4: 100, 3: 1000, 6: 10, 7: 100}[m]
 ...     def width(self, m): return 8 * bin(m).count("1")
 ...     def bytes(self, m): return self.rows(m) * self.width(m)
+...     def input_bytes(self, m): return self.bytes(m)
 ...     def neighbors(self, m): return {1: 2, 2: 5, 4: 2, 3: 4, 6: 1, 5: 2, 7: 0}[m]
 ...     def connected(self, a, b): return bool(self.neighbors(a) & b)
 ...     def has_equi(self, a, b): return True
@@ -67,7 +69,7 @@ class JoinCost:
             work += g.rows(m1) * g.rows(m2)      # a nested loop visits every pair
         if self.budget is None:
             return 0.0, work
-        held = g.bytes(m1) + g.bytes(m2) + out * (g.width(m) + PAIR_ID_BYTES)
+        held = g.input_bytes(m1) + g.input_bytes(m2) + out * (g.width(m) + PAIR_ID_BYTES)
         return max(0.0, held - self.budget), work
 
     def join(self, table: dict, m1: int, m2: int) -> tuple[float, float]:

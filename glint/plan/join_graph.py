@@ -267,6 +267,14 @@ class JoinGraph:
     def bytes(self, mask: int) -> float:
         return self.rows(mask) * self.width(mask)
 
+    def input_bytes(self, mask: int) -> float:
+        """Bytes a join input adds to memory: a plain table scan hands over the
+        table's resident columns (already outside the free memory), anything
+        else is materialised."""
+        if mask & (mask - 1) == 0 and isinstance(self.leaves[mask.bit_length() - 1], L.Scan):
+            return 0.0
+        return self.bytes(mask)
+
     # ------------------------------------------------------------ structure
     def neighbors(self, mask: int) -> int:
         out = self._neighbors.get(mask)
