@@ -131,7 +131,7 @@ class Estimator:
         if isinstance(node, L.OneRow):
             return 1.0
         if isinstance(node, L.Filter):
-            from .join_graph import JoinGraph, is_inner_join_tree
+            from .join_graph import JoinGraph, is_inner_join_tree   # join_graph imports this module
             if is_inner_join_tree(node):
                 return JoinGraph.of_join(node, self).rows(-1)
             # stacked filters are one conjunction: backoff needs to see all of it

@@ -11,9 +11,10 @@ for a join; the cost is the pair (bytes over the memory budget, work):
 - *bytes over budget*: each join holds its two inputs (unless an input is a
   table's resident columns) and its output (rows x row width, plus the row ids
   of the matched pairs) at once; what exceeds the device memory budget is
-  summed. Costs compare as pairs, so a plan that fits
-  always beats one that does not, and among plans that do not fit the one
-  that overshoots least wins.
+  summed. Costs compare as pairs, so a plan that fits always beats one that
+  does not, and among plans that do not fit the one that overshoots least
+  wins. (What a bushy plan keeps of one side while it computes the other is
+  not counted.)
 
 Algorithms:
 
@@ -29,7 +30,6 @@ Algorithms:
 - :func:`greedy_operator_ordering`: GOO (Fegaras 1998), always join the two
   connected sets with the smallest result: O(n^3).
 
->>> from glint.plan.join_graph import JoinGraph
 >>> class Toy:                  # a chain 0 - 1 - 2 where 1 - 2 is very selective
 ...     n, full = 3, 0b111
 ...     def rows(self, m): return {1: 100, 2: 100, 4: 100, 3: 1000, 6: 10, 7: 100}[m]
