@@ -115,6 +115,18 @@ class Connection:
             raise CatalogError(f'Table "{name}" does not exist{did_you_mean(name, self.table_names())}')
         return t
 
+    def memory_budget_bytes(self) -> int:
+        """Bytes the intermediate results of one query may take on this
+        connection's device; the join-order optimizer prefers plans estimated
+        within it (free GPU memory on CUDA, half the available host memory on
+        the CPU: see glint.plan.memory), never more than the connection's
+        memory limit less what is in use beside evictable cached table chunks."""
+        from .plan.memory import memory_budget_bytes
+        m = self.memory
+        pinned = max(0, m.used() - m.cache_bytes())          # cached chunks make room when needed
+        own = m.limit - m.headroom - pinned
+        return max(0, min(memory_budget_bytes(self.device) + m.cache_bytes(), own))
+
     def table_names(self) -> list[str]:
         return [t.name for t in self._tables.values()]
 

@@ -1,8 +1,26 @@
 """Cardinality estimates from the statistics gathered at load time (row
-counts, distinct counts, min/max), with the textbook independence assumptions.
+counts, distinct counts, min/max).
+
+Estimates must not collapse: an optimizer that believes a relation has one
+row will happily join it to anything, cross products included. So
+
+- each conjunct's selectivity is clamped to [1/ndv, 1] (an equality keeps at
+  least the rows of one value; a range at least one value's worth);
+- range conjuncts on the same column are merged into one interval and read
+  against min/max, instead of being multiplied as if independent;
+- the conjuncts of a filter are combined by *exponential backoff* (most
+  selective first: s1 * s2^(1/2) * s3^(1/4) * s4^(1/8), the rest ignored), as
+  SQL Server's estimator does, so that correlated predicates (several columns
+  that say the same thing) are not multiplied into nothing; DuckDB goes further
+  and keeps only the most selective filter of a table;
+- inner joins are estimated over the whole set of joined inputs by
+  :class:`~glint.plan.join_graph.JoinGraph`, which applies the same backoff to
+  the filters of the different inputs, ignores equalities implied by others
+  and clamps composite keys;
+- nothing is estimated below one row.
 
 >>> from glint import types as T
->>> from glint.plan.expr import Field
+>>> from glint.plan.expr import Call, ColRef, Field, Literal
 >>> class Cat:
 ...     def table(self, n): return _T()
 >>> class _T:
@@ -11,15 +29,41 @@ counts, distinct counts, min/max), with the textbook independence assumptions.
 ...         from glint.storage.table import ColumnStats
 ...         return ColumnStats(10, 0, 0, 9)
 >>> est = Estimator(Cat())
->>> est.rows(L.Scan("t", ("a",), (Field(1, "a", T.INTEGER),)))
+>>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
+>>> scan = L.Scan("t", ("a", "b"), (a, b))
+>>> est.rows(scan)
 1000.0
+>>> eq = lambda f, v: Call("eq", (ColRef(f), Literal(v, T.INTEGER)), T.BOOLEAN)
+>>> both = Call("and", (eq(a, 3), eq(b, 3)), T.BOOLEAN)
+>>> round(est.rows(L.Filter(scan, both)), 1)    # 1000 * 0.1 * 0.1 ** 0.5, not 1000 * 0.1 * 0.1
+31.6
 """
 from __future__ import annotations
+
+import math
 
 from . import logical as L
 from .expr import Call, ColRef, Expr, Literal, conjuncts
 
 DEFAULT_SEL = 0.25
+RANGE_SEL = 1.0 / 3.0      # one side of a range on a column without min/max
+BACKOFF_TERMS = 4          # conjuncts that count in exponential backoff
+
+
+def backoff(selectivities) -> float:
+    """Combined selectivity of predicates that may be correlated: the most
+    selective counts fully, the next with exponent 1/2, then 1/4 and 1/8.
+
+    >>> backoff([0.1, 0.1, 0.1]) == 0.1 * 0.1 ** 0.5 * 0.1 ** 0.25
+    True
+    >>> backoff([])
+    1.0
+    """
+    s, e = 1.0, 1.0
+    for x in sorted(selectivities)[:BACKOFF_TERMS]:
+        s *= x ** e
+        e /= 2
+    return s
 
 
 class Estimator:
@@ -39,6 +83,25 @@ class Estimator:
         r = max(1.0, self._estimate(node))
         self._rows[id(node)] = (node, r)
         return r
+
+    def unfiltered_rows(self, node: L.LogicalNode) -> float:
+        """Rows of `node` before the filters on top of it (filters and semi/anti
+        joins, through projections): with :meth:`rows`, how selective they are.
+
+        The join estimate multiplies the inputs' unfiltered sizes and combines
+        their filter selectivities by backoff, so that filters on different
+        inputs that select the same rows (correlated) do not collapse a join.
+        """
+        while True:
+            if isinstance(node, L.Filter):
+                node = node.child
+            elif isinstance(node, L.Project):
+                self.rows(node)          # registers the renamed columns' statistics
+                node = node.child
+            elif isinstance(node, L.Join) and node.kind in ("semi", "anti"):
+                node = node.left
+            else:
+                return self.rows(node)
 
     def _base_stats(self, field_id: int) -> None:
         """Load-time statistics of a scanned column, fetched the first time they matter."""
@@ -68,8 +131,16 @@ class Estimator:
         if isinstance(node, L.OneRow):
             return 1.0
         if isinstance(node, L.Filter):
-            child = self.rows(node.child)
-            return child * self.selectivity(node.predicate, child)
+            from .join_graph import JoinGraph, is_inner_join_tree   # join_graph imports this module
+            if is_inner_join_tree(node):
+                return JoinGraph.of_join(node, self).rows(-1)
+            # stacked filters are one conjunction: backoff needs to see all of it
+            preds = []
+            while isinstance(node, L.Filter):
+                preds += conjuncts(node.predicate)
+                node = node.child
+            child = self.rows(node)
+            return child * self.selectivity_of(preds, child)
         if isinstance(node, L.Project):
             child = self.rows(node.child)
             for f, e in node.exprs:
@@ -78,14 +149,19 @@ class Estimator:
                         self._column_of[f.id] = self._column_of[e.field.id]
                     elif e.field.id in self._ndv:
                         self._ndv[f.id] = self._ndv[e.field.id]
+                        if e.field.id in self._range:
+                            self._range[f.id] = self._range[e.field.id]
             return child
         if isinstance(node, L.Join):
+            from .join_graph import JoinGraph
+            if node.kind == "inner":
+                return JoinGraph.of_join(node, self).rows(-1)
             l, r = self.rows(node.left), self.rows(node.right)
             if node.kind in ("semi", "anti"):
                 return l * 0.5
             if node.kind in ("mark", "single"):
                 return l
-            inner = l * r * self.selectivity(node.condition, l * r, join=True) if node.condition is not None else l * r
+            inner = JoinGraph((node.left, node.right), conjuncts(node.condition), self).rows(-1)
             if node.kind == "left":
                 return max(inner, l)
             if node.kind == "right":
@@ -114,6 +190,7 @@ class Estimator:
         raise TypeError(type(node).__name__)
 
     def _expr_ndv(self, e: Expr, rows: float) -> float:
+        e = strip_cast(e)
         if isinstance(e, ColRef):
             return self.ndv(e.field.id, rows)
         ids = [f.id for f in e.fields()]
@@ -124,67 +201,122 @@ class Estimator:
             d *= self.ndv(i, rows)
         return min(d, rows)
 
-    def selectivity(self, pred: Expr | None, rows: float, join: bool = False) -> float:
-        if pred is None:
-            return 1.0
-        s = 1.0
-        for c in conjuncts(pred):
-            s *= self._conjunct(c, rows)
-        return max(s, 1.0 / max(rows, 1.0)) if not join else s
+    # ------------------------------------------------------------ selectivity
+    def selectivity(self, pred: Expr | None, rows: float) -> float:
+        """Fraction of `rows` rows a filter keeps (never below one row's worth)."""
+        return self.selectivity_of(conjuncts(pred), rows)
 
-    def _conjunct(self, c: Expr, rows: float) -> float:
+    def selectivity_of(self, preds: list[Expr], rows: float) -> float:
+        sels = []
+        ranges: dict[int, list[Call]] = {}
+        for c in preds:
+            col = _range_column(c)
+            if col is not None:
+                ranges.setdefault(col.field.id, []).append(c)
+            else:
+                sels.append(self.conjunct_selectivity(c, rows))
+        for cs in ranges.values():
+            sels.append(self._interval_sel(cs, rows))
+        return max(backoff(sels), 1.0 / max(rows, 1.0))
+
+    def conjunct_selectivity(self, c: Expr, rows: float) -> float:
+        """Selectivity of one predicate over a relation of `rows` rows."""
         if isinstance(c, Literal):
-            return 1.0 if c.value else 0.0
+            # FALSE keeps nothing, but an estimate of zero rows would make the
+            # plan above it look free: one value's worth instead
+            return 1.0 if c.value else 1.0 / max(rows, 1.0)
         if not isinstance(c, Call):
             return DEFAULT_SEL
         fn, args = c.fn, c.args
         if fn == "eq":
-            a, b = args
+            a, b = strip_cast(args[0]), strip_cast(args[1])
             if isinstance(a, ColRef) and isinstance(b, ColRef):
                 return 1.0 / max(self.ndv(a.field.id, rows), self.ndv(b.field.id, rows))
             col = a if isinstance(a, ColRef) else b if isinstance(b, ColRef) else None
             return 1.0 / self.ndv(col.field.id, rows) if col is not None else 0.1
         if fn == "ne":
-            return 0.9
+            col = _column_arg(c)
+            return 1.0 - 1.0 / self.ndv(col.field.id, rows) if col is not None else 0.9
         if fn in ("lt", "le", "gt", "ge"):
-            return self._range_sel(c)
+            return self._interval_sel([c], rows) if _range_column(c) is not None else RANGE_SEL
         if fn == "in_list":
-            col = args[0]
+            col = strip_cast(args[0])
             k = len(args) - 1
             return min(1.0, k / self.ndv(col.field.id, rows)) if isinstance(col, ColRef) else min(1.0, 0.1 * k)
         if fn == "like":
             pattern = c.params[0]
             return 0.05 if not pattern.startswith("%") else 0.1
         if fn == "and":
-            return self._conjunct(args[0], rows) * self._conjunct(args[1], rows)
+            return backoff([self.conjunct_selectivity(a, rows) for a in conjuncts(c)])
         if fn == "or":
-            a, b = self._conjunct(args[0], rows), self._conjunct(args[1], rows)
+            a, b = self.conjunct_selectivity(args[0], rows), self.conjunct_selectivity(args[1], rows)
             return min(1.0, a + b - a * b)
         if fn == "not":
-            return max(0.05, 1.0 - self._conjunct(args[0], rows))
+            return max(0.05, 1.0 - self.conjunct_selectivity(args[0], rows))
         if fn == "is_null":
             return 0.05
         return DEFAULT_SEL
 
-    def _range_sel(self, c: Call) -> float:
-        a, b = c.args
-        fn = c.fn
-        if isinstance(b, ColRef) and isinstance(a, Literal):
-            a, b = b, a
-            fn = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[fn]
-        a = _strip_cast(a)
-        rng = self.value_range(a.field.id) if isinstance(a, ColRef) else None
-        if rng is not None and isinstance(b, Literal) and isinstance(b.value, (int, float)) \
-                and not a.type.is_decimal and not b.type.is_decimal:
-            lo, hi = rng
-            if hi > lo:
-                frac = (float(b.value) - lo) / (hi - lo)
-                frac = min(1.0, max(0.0, frac))
-                return max(0.01, frac if fn in ("lt", "le") else 1.0 - frac)
-        return 1.0 / 3.0
+    def _interval_sel(self, cs: list[Call], rows: float) -> float:
+        """Selectivity of range conjuncts on one column, read as one interval
+        against the column's min/max; at least one distinct value's worth."""
+        col = _range_column(cs[0])
+        d = self.ndv(col.field.id, rows)
+        rng = self.value_range(col.field.id)
+        if rng is None or rng[1] <= rng[0]:
+            return max(1.0 / d, RANGE_SEL ** len({_is_upper(c) for c in cs}))
+        lo, hi = rng
+        low, high = lo, hi
+        for c in cs:
+            v = float(_literal_arg(c).value)
+            if _is_upper(c):
+                high = min(high, v)
+            else:
+                low = max(low, v)
+        frac = (high - low) / (hi - lo) if high >= low else 0.0
+        return min(1.0, max(frac, 1.0 / d))
 
 
-def _strip_cast(e: Expr) -> Expr:
+def strip_cast(e: Expr) -> Expr:
     while isinstance(e, Call) and e.fn == "cast":
         e = e.args[0]
     return e
+
+
+def _column_arg(c: Call) -> ColRef | None:
+    for a in c.args:
+        a = strip_cast(a)
+        if isinstance(a, ColRef):
+            return a
+    return None
+
+
+def _literal_arg(c: Call) -> Literal:
+    return c.args[1] if isinstance(c.args[1], Literal) else c.args[0]
+
+
+def _range_column(c: Expr) -> ColRef | None:
+    """The column of `col <op> numeric literal` (either order) whose literal can
+    be compared with the column's min/max statistics; None otherwise."""
+    if not (isinstance(c, Call) and c.fn in ("lt", "le", "gt", "ge")):
+        return None
+    a, b = c.args
+    if isinstance(a, Literal):
+        a, b = b, a
+    col = strip_cast(a)
+    if not (isinstance(col, ColRef) and isinstance(b, Literal) and isinstance(b.value, (int, float))
+            and not isinstance(b.value, bool)):
+        return None
+    # scaled DECIMAL integers compare with the statistics only at the column's own scale
+    if col.type.is_decimal or b.type.is_decimal:
+        if not (col.type.is_decimal and b.type.is_decimal and col.type.scale == b.type.scale):
+            return None
+    if col.type.kind in ("VARCHAR", "BOOLEAN") or math.isnan(float(b.value)):
+        return None
+    return col
+
+
+def _is_upper(c: Call) -> bool:
+    """Whether the conjunct bounds its column from above (col < v or v > col)."""
+    col_left = not isinstance(c.args[0], Literal)
+    return (c.fn in ("lt", "le")) == col_left
