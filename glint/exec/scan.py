@@ -120,6 +120,8 @@ class ChunkReader:
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
+        self._futures: list = []            # decoding tasks, cancelled when the scan stops early
+        self._lock = threading.Lock()
 
     def _key(self, chunk, column):
         return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)
@@ -190,33 +192,72 @@ class ChunkReader:
             return item
 
     def _decode_loop(self, chunks) -> None:
+        """Hands each chunk's fragments to the decoding threads: one task per
+        fragment read (shared by the chunks a fragment spans) and one per
+        piece of a chunk (slice, convert to glint's columns, copy to the
+        device through pinned buffers). Runs at most PREFETCH chunks ahead."""
+        from ..storage.loaders import _decode_pool
         mm, io = self.ctx.memory, self.ctx.io
-        frag_cache: dict = {}
+        pool = _decode_pool()
+        reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
         try:
             for chunk in chunks:
                 if self._stop.is_set():
                     return
                 cached = {c: mm.cache_get(self._key(chunk, c)) for c in self.columns}
-                missing = [c for c, v in cached.items() if v is None]
-                host = {}
+                missing = tuple(c for c, v in cached.items() if v is None)
+                pieces = []
                 if missing:
-                    for f in [f for f in frag_cache if f not in {p[0] for p in chunk.pieces}]:
-                        del frag_cache[f]
-                    host = self.table.read_chunk(chunk, missing, frag_cache)
+                    frags = {f for f, _, _ in chunk.pieces}
+                    for k in [k for k in reads if k[0] not in frags]:
+                        del reads[k]
+                    for f in sorted(frags):
+                        if (f, missing) not in reads:
+                            reads[(f, missing)] = self._submit(pool, self.table.read_fragment, f, missing)
+                    pieces = [self._submit(pool, self._piece, reads[(f, missing)], f, s, e, missing)
+                              for f, s, e in chunk.pieces]
                     io.file_bytes += self.table.read_bytes(chunk, missing)
-                    io.decoded_bytes += sum(column_nbytes(v) for v in host.values())
-                if not self._put(self._decoded, (chunk, cached, host)):
+                if not self._put(self._decoded, (chunk, cached, missing, pieces)):
                     return
             self._put(self._decoded, _DONE)
         except BaseException as e:          # handed to the consumer, which raises it
             self._put(self._decoded, e)
             self._put(self._ready, e)
 
+    def _submit(self, pool, fn, *args):
+        fut = pool.submit(fn, *args)
+        self._futures.append(fut)
+        if len(self._futures) > 4096:
+            self._futures = [f for f in self._futures if not f.done()]
+        return fut
+
+    def _piece(self, read, f: int, start: int, stop: int, columns) -> dict[str, Column]:
+        """One piece of a chunk: rows start..stop of fragment f, as columns on
+        the execution device (on CUDA, copied on the pinned pool's stream)."""
+        if self._stop.is_set():
+            return {}
+        data = read.result()
+        if start != 0 or stop != data.num_rows:
+            data = data.slice(start, stop - start)
+        host = self.table.convert(data, columns)
+        nbytes = sum(column_nbytes(v) for v in host.values())
+        with self._lock:
+            self.ctx.io.decoded_bytes += nbytes
+        if not self.cuda:
+            return host
+        from ..storage.transfer import Uploader
+        up = Uploader(self.ctx.pinned_pool())
+        with torch.cuda.device(self.device):
+            out = {c: up.column(col) for c, col in host.items()}
+        with self._lock:
+            self.ctx.io.h2d_bytes += up.bytes
+        return out
+
     def _upload_loop(self, n: int) -> None:
-        uploader = None
-        if self.cuda:
-            from ..storage.transfer import Uploader
-            uploader = Uploader(self.ctx.pinned_pool())
+        """Puts each chunk together from its pieces, in order (on CUDA on the
+        copies' stream, so the event it hands on covers copies and concat)."""
+        from ..storage.column import concat_columns
+        stream = self.ctx.pinned_pool().stream if self.cuda else None
         try:
             while not self._stop.is_set():
                 try:
@@ -228,24 +269,31 @@ class ChunkReader:
                 if isinstance(item, BaseException):
                     self._put(self._ready, item)
                     return
-                chunk, cached, host = item
+                chunk, cached, missing, pieces = item
                 cols = {c: v for c, v in cached.items() if v is not None}
+                parts = [p.result() for p in pieces]
+                if self._stop.is_set():
+                    return
                 event = None
-                if uploader is not None and host:
-                    with torch.cuda.device(self.device):
-                        for c, col in host.items():
-                            cols[c] = uploader.column(col)
-                        event = uploader.done()
-                    self.ctx.io.h2d_bytes += sum(column_nbytes(v) for v in host.values())
-                else:
-                    cols.update({c: col.to(self.device) for c, col in host.items()})
-                if not self._put(self._ready, (chunk, cols, event, list(host))):
+                if missing:
+                    if stream is not None:
+                        with torch.cuda.device(self.device), torch.cuda.stream(stream):
+                            for c in missing:
+                                cols[c] = concat_columns([p[c] for p in parts])
+                            event = torch.cuda.Event()
+                            event.record(stream)
+                    else:
+                        for c in missing:
+                            cols[c] = concat_columns([p[c] for p in parts])
+                if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return
         except BaseException as e:
             self._put(self._ready, e)
 
     def close(self) -> None:
         self._stop.set()
+        for f in self._futures:
+            f.cancel()
         for t in self._threads:
             t.join(timeout=30)
         self._threads = []

@@ -258,8 +258,10 @@ class ParquetSource:
                         out.add(field.name)
         return out
 
-    def read(self, fragments, columns: Sequence[str]) -> list[pa.Table]:
-        """One Arrow table per fragment (row group), decoded in parallel."""
+    def read(self, fragments, columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
+        """One Arrow table per fragment (row group), decoded in parallel
+        (``parallel=False``: on the calling thread, for callers that are
+        already one of many decoding threads)."""
         cols = list(columns)
         dict_cols = [c for c in cols if c in self._dict_columns]
 
@@ -268,7 +270,7 @@ class ParquetSource:
             f = self.files[fi]
             try:
                 pf = pq.ParquetFile(f, metadata=self.metas[fi], read_dictionary=dict_cols or None)
-                return pf.read_row_group(g, columns=cols, use_threads=len(fragments) == 1)
+                return pf.read_row_group(g, columns=cols, use_threads=parallel and len(fragments) == 1)
             except FileNotFoundError:
                 raise GlintIOError(f"No such file: {_short(f)!r} (it was there when the table was registered)"
                                    ) from None
@@ -276,7 +278,7 @@ class ParquetSource:
                 reason = str(e).strip() or type(e).__name__
                 raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, row group {g}: {reason}") from None
 
-        if len(fragments) <= 1:
+        if len(fragments) <= 1 or not parallel:
             return [one(i) for i in fragments]
         return list(_decode_pool().map(one, fragments))
 

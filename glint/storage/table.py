@@ -79,7 +79,7 @@ class ArrowSource:
         n = tbl.num_rows
         self.fragments = [Fragment(min(fragment_rows, n - s)) for s in range(0, n, fragment_rows)] or [Fragment(0)]
 
-    def read(self, fragments: Sequence[int], columns: Sequence[str]) -> list[pa.Table]:
+    def read(self, fragments: Sequence[int], columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
         sub = self.table.select(list(columns))
         return [sub.slice(i * self.fragment_rows, self.fragments[i].rows) for i in fragments]
 
@@ -181,7 +181,19 @@ class Table:
                                      f"expected {self.fragments[f].rows}")
                 cache[f] = t
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
-        data = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        return self.convert(parts[0] if len(parts) == 1 else pa.concat_tables(parts), columns)
+
+    def read_fragment(self, f: int, columns: Sequence[str]) -> pa.Table:
+        """One fragment's columns as Arrow, decoded on the calling thread (the
+        scan calls this from its decoding threads, one fragment each)."""
+        t = self._src.read([f], list(columns), parallel=False)[0]
+        if t.num_rows != self.fragments[f].rows:
+            raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, "
+                             f"expected {self.fragments[f].rows}")
+        return t
+
+    def convert(self, data: pa.Table, columns: Sequence[str]) -> dict[str, Column]:
+        """Host columns from decoded Arrow data, in glint's types."""
         return {c: Column.from_arrow(data.column(c), self.schema[c]) for c in columns}
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:

@@ -22,8 +22,8 @@ import torch
 
 from .column import Column
 
-BUFFER_BYTES = 32 << 20
-BUFFERS = 6
+BUFFER_BYTES = 16 << 20
+BUFFERS = 16         # one per decoding thread (16 cores on the device host)
 
 
 class PinnedPool:

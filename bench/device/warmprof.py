@@ -1,5 +1,5 @@
 """Warm per-operator profile of benchmark queries on the device:
-python3 bench/device/profile.py tpch 10 [queries] > out.txt"""
+python3 bench/device/warmprof.py tpch 10 [queries] > out.txt"""
 import re
 import sys
 import time
