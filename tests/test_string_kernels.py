@@ -262,7 +262,15 @@ def test_pair_equal(strings):
 
 
 # ---------------------------------------------------------- Triton, interpreted
+def _triton_version() -> tuple[int, int]:
+    import triton
+    return tuple(int(x) for x in triton.__version__.split(".")[:2])
+
+
 @pytest.mark.skipif(not HAS_TRITON, reason="needs Triton")
+@pytest.mark.skipif(HAS_TRITON and _triton_version() < (3, 7),
+                    reason="Triton 3.6's interpreter gives a reduction such as tl.max a 1-element array, not a "
+                           "scalar, so a loop bounded by it fails (compiled, the kernels are tested on CUDA)")
 def test_triton_kernels_interpreted():
     """Each Triton kernel against its torch code under TRITON_INTERPRET=1, on
     the CPU. Triton reads the variable when triton.language is first

@@ -1,14 +1,15 @@
-"""Cold per-query profile (fresh connection, Parquet to result) with cProfile:
+"""Cold per-query profile (fresh connection, Parquet to result), sampled over all threads:
 python3 bench/device/coldprof.py tpch 10 13,10,1 [device] > out.txt"""
-import cProfile
-import io
-import pstats
+import os
 import sys
 import time
 
 import torch
 
 import glint
+
+sys.path.insert(0, os.path.dirname(__file__))
+from sampler import Sampler  # noqa: E402
 from glint.bench import ssb, tpch
 
 suite, sf, names = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(",")
@@ -21,24 +22,24 @@ else:
     query = ssb.ssb_query
 if dev == "cuda":
     torch.zeros(1, device="cuda")
+opts = {}
+for a in sys.argv[5:]:
+    k, v = a.split("=", 1)
+    opts[k] = int(v) if v.isdigit() else v
 for n in names:
-    pr = cProfile.Profile()
+    sm = Sampler()
     t0 = time.perf_counter()
-    pr.enable()
-    con = glint.connect(device=dev)
+    sm.__enter__()
+    con = glint.connect(device=dev, **opts)
     (tpch.load_tpch(con, directory=d, progress=False) if suite == "tpch" else ssb.load_ssb(con, directory=d))
     t1 = time.perf_counter()
     r = con.sql(query(n))
     r.arrow()
     if dev == "cuda":
         torch.cuda.synchronize()
-    pr.disable()
+    sm.__exit__()
     t2 = time.perf_counter()
     print(f"=== Q{n}: register {t1 - t0:.3f} s, query {t2 - t1:.3f} s, io {r.io.as_dict()}")
-    s = io.StringIO()
-    st = pstats.Stats(pr, stream=s)
-    st.sort_stats("cumulative").print_stats(30)
-    st.sort_stats("tottime").print_stats(20)
-    print(s.getvalue())
+    print(sm.report())
     con.close()
     sys.stdout.flush()

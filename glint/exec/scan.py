@@ -108,6 +108,29 @@ def _ruled_out(stats, op: str, value) -> bool:
 
 
 # ------------------------------------------------------------------ the IO pipeline
+def _units(chunk, fragments, target_rows: int):
+    """A chunk's pieces as units of decoding work: runs of consecutive whole
+    fragments of up to about target_rows rows (a list of fragment indexes),
+    and parts of fragments as (fragment, start, stop)."""
+    run: list[int] = []
+    rows = 0
+    for f, start, stop in chunk.pieces:
+        whole = start == 0 and stop == fragments[f].rows
+        if not whole:
+            if run:
+                yield run
+                run, rows = [], 0
+            yield (f, start, stop)
+            continue
+        if run and (rows + stop > target_rows or run[-1] + 1 != f):
+            yield run
+            run, rows = [], 0
+        run.append(f)
+        rows += stop
+    if run:
+        yield run
+
+
 class ChunkReader:
     """Iterates (chunk, {column: Column on the device}) for the given chunks,
     reading ahead on background threads. Closing it stops the threads."""
@@ -199,6 +222,7 @@ class ChunkReader:
         from ..storage.loaders import _decode_pool
         mm, io = self.ctx.memory, self.ctx.io
         pool = _decode_pool()
+        workers = pool._max_workers
         reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
         try:
             for chunk in chunks:
@@ -211,11 +235,15 @@ class ChunkReader:
                     frags = {f for f, _, _ in chunk.pieces}
                     for k in [k for k in reads if k[0] not in frags]:
                         del reads[k]
-                    for f in sorted(frags):
+                    for run in _units(chunk, self.table.fragments, max(1, chunk.rows // (2 * workers))):
+                        if isinstance(run, list):           # whole fragments, read together
+                            pieces.append(self._submit(pool, self._piece, None, run, 0, 0, missing))
+                            continue
+                        f, start, stop = run                # part of a fragment other chunks share
                         if (f, missing) not in reads:
-                            reads[(f, missing)] = self._submit(pool, self.table.read_fragment, f, missing)
-                    pieces = [self._submit(pool, self._piece, reads[(f, missing)], f, s, e, missing)
-                              for f, s, e in chunk.pieces]
+                            reads[(f, missing)] = self._submit(pool, self.table.read_fragments, [f], missing)
+                        pieces.append(self._submit(pool, self._piece, reads[(f, missing)], [f], start, stop,
+                                                   missing))
                     io.file_bytes += self.table.read_bytes(chunk, missing)
                 if not self._put(self._decoded, (chunk, cached, missing, pieces)):
                     return
@@ -231,14 +259,16 @@ class ChunkReader:
             self._futures = [f for f in self._futures if not f.done()]
         return fut
 
-    def _piece(self, read, f: int, start: int, stop: int, columns) -> dict[str, Column]:
-        """One piece of a chunk: rows start..stop of fragment f, as columns on
-        the execution device (on CUDA, copied on the pinned pool's stream)."""
+    def _piece(self, read, frags: list[int], start: int, stop: int, columns) -> dict[str, Column]:
+        """One piece of a chunk as columns on the execution device (on CUDA,
+        copied on the pinned pool's stream): whole fragments (``read`` None),
+        or rows start..stop of the fragment that ``read`` decodes."""
         if self._stop.is_set():
             return {}
-        data = read.result()
-        if start != 0 or stop != data.num_rows:
-            data = data.slice(start, stop - start)
+        if read is None:
+            data = self.table.read_fragments(frags, columns)
+        else:
+            data = read.result().slice(start, stop - start)
         host = self.table.convert(data, columns)
         nbytes = sum(column_nbytes(v) for v in host.values())
         with self._lock:

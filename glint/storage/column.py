@@ -336,6 +336,9 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
     array keeps its indices as codes and its dictionary as the entries; a
     plain string array is its own dictionary (codes 0..n-1). Chunks are put
     one after the other (dictionaries concatenated, codes offset)."""
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks > 1 and pa.types.is_dictionary(arr.type):
+        # row groups' dictionaries merged into one, in Arrow (small dictionaries: see loaders)
+        arr = arr.unify_dictionaries()
     chunks = [c for c in (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]) if len(c)]
     dicts: dict[tuple, Dictionary] = {}
     parts = []
@@ -374,9 +377,9 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
     d, bases = Dictionary.concat([dicts[k] for k in order])
     base_of = dict(zip(order, bases))
     base_of[None] = 0
-    codes = [torch.arange(base_of[k], base_of[k] + m, dtype=torch.int32) if c is None else
-             _tensor_view(c) + base_of[k] if base_of[k] else _tensor_view(c) for k, m, c, _ in parts]
-    data = codes[0] if len(codes) == 1 else torch.cat(codes)
+    codes = [np.arange(base_of[k], base_of[k] + m, dtype=np.int32) if c is None else
+             c + np.int32(base_of[k]) if base_of[k] else c for k, m, c, _ in parts]
+    data = _tensor_view(codes[0] if len(codes) == 1 else np.concatenate(codes))
     valid = None
     if any(p[3] is not None for p in parts):
         valid = torch.from_numpy(np.concatenate([np.ones(m, dtype=bool) if v is None else v for _, m, _, v in parts]))

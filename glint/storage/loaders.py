@@ -262,25 +262,42 @@ class ParquetSource:
         """One Arrow table per fragment (row group), decoded in parallel
         (``parallel=False``: on the calling thread, for callers that are
         already one of many decoding threads)."""
+        if len(fragments) <= 1 or not parallel:
+            return [self._read_groups([i], columns, parallel) for i in fragments]
+        return list(_decode_pool().map(lambda i: self._read_groups([i], columns, False), fragments))
+
+    def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
+        """Several fragments' rows as one table, decoded on the calling thread:
+        row groups of one file in one call (far less overhead per row than a
+        call per row group: 4 row groups of 114K rows per call read 5x faster
+        than one on the device host)."""
+        runs: list[list[int]] = []
+        for i in fragments:
+            if runs and self._where[runs[-1][-1]][0] == self._where[i][0]:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        parts = [self._read_groups(r, columns, False) for r in runs]
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+    def _read_groups(self, fragments: Sequence[int], columns: Sequence[str], threads: bool) -> pa.Table:
         cols = list(columns)
         dict_cols = [c for c in cols if c in self._dict_columns]
-
-        def one(i: int) -> pa.Table:
-            fi, g = self._where[i]
-            f = self.files[fi]
-            try:
-                pf = pq.ParquetFile(f, metadata=self.metas[fi], read_dictionary=dict_cols or None)
-                return pf.read_row_group(g, columns=cols, use_threads=parallel and len(fragments) == 1)
-            except FileNotFoundError:
-                raise GlintIOError(f"No such file: {_short(f)!r} (it was there when the table was registered)"
-                                   ) from None
-            except (pa.ArrowException, OSError, ValueError, KeyError) as e:
-                reason = str(e).strip() or type(e).__name__
-                raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, row group {g}: {reason}") from None
-
-        if len(fragments) <= 1 or not parallel:
-            return [one(i) for i in fragments]
-        return list(_decode_pool().map(one, fragments))
+        fi = self._where[fragments[0]][0]
+        groups = [self._where[i][1] for i in fragments]
+        f = self.files[fi]
+        try:
+            pf = pq.ParquetFile(f, metadata=self.metas[fi], read_dictionary=dict_cols or None)
+            if len(groups) == 1:
+                return pf.read_row_group(groups[0], columns=cols, use_threads=threads)
+            return pf.read_row_groups(groups, columns=cols, use_threads=threads)
+        except FileNotFoundError:
+            raise GlintIOError(f"No such file: {_short(f)!r} (it was there when the table was registered)"
+                               ) from None
+        except (pa.ArrowException, OSError, ValueError, KeyError) as e:
+            reason = str(e).strip() or type(e).__name__
+            where = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {groups[0]}-{groups[-1]}"
+            raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, {where}: {reason}") from None
 
     def bytes_of(self, fragments, columns) -> int:
         return sum(self._bytes[i].get(c, 0) for i in fragments for c in columns)

@@ -83,6 +83,12 @@ class ArrowSource:
         sub = self.table.select(list(columns))
         return [sub.slice(i * self.fragment_rows, self.fragments[i].rows) for i in fragments]
 
+    def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
+        """Consecutive fragments' rows as one table (zero-copy)."""
+        start = fragments[0] * self.fragment_rows
+        rows = sum(self.fragments[i].rows for i in fragments)
+        return self.table.select(list(columns)).slice(start, rows)
+
     def column_arrow(self, name: str) -> pa.ChunkedArray:
         return self.table.column(name)
 
@@ -183,13 +189,13 @@ class Table:
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
         return self.convert(parts[0] if len(parts) == 1 else pa.concat_tables(parts), columns)
 
-    def read_fragment(self, f: int, columns: Sequence[str]) -> pa.Table:
-        """One fragment's columns as Arrow, decoded on the calling thread (the
-        scan calls this from its decoding threads, one fragment each)."""
-        t = self._src.read([f], list(columns), parallel=False)[0]
-        if t.num_rows != self.fragments[f].rows:
-            raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, "
-                             f"expected {self.fragments[f].rows}")
+    def read_fragments(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
+        """Consecutive fragments' columns as one Arrow table, decoded on the
+        calling thread (the scan calls this from its decoding threads)."""
+        t = self._src.read_run(list(fragments), list(columns))
+        rows = sum(self.fragments[f].rows for f in fragments)
+        if t.num_rows != rows:
+            raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, expected {rows}")
         return t
 
     def convert(self, data: pa.Table, columns: Sequence[str]) -> dict[str, Column]:

@@ -95,12 +95,15 @@ class Uploader:
                 self.bytes += n
                 return out
             src = t.reshape(-1).view(torch.uint8)
+            src_np = src.numpy()
             dst = out.reshape(-1).view(torch.uint8)
             step = self.pool.buffer_bytes
             for off in range(0, n, step):
                 k = min(step, n - off)
                 buf = self.pool.acquire()
-                buf[:k].copy_(src[off:off + k])
+                # numpy's copy: one thread, GIL released; torch's CPU copy would
+                # start its own parallel team from each of the decoding threads
+                buf.numpy()[:k] = src_np[off:off + k]
                 dst[off:off + k].copy_(buf[:k], non_blocking=True)
                 ev = torch.cuda.Event()
                 ev.record(self.pool.stream)
