@@ -25,6 +25,9 @@ if dev == "cuda":
 opts = {}
 for a in sys.argv[5:]:
     k, v = a.split("=", 1)
+    if k == "switch":
+        sys.setswitchinterval(float(v))
+        continue
     opts[k] = int(v) if v.isdigit() else v
 for n in names:
     sm = Sampler()

@@ -269,7 +269,7 @@ class ChunkReader:
             data = self.table.read_fragments(frags, columns)
         else:
             data = read.result().slice(start, stop - start)
-        host = self.table.convert(data, columns)
+        host = self.table.convert(data, columns, contiguous=not self.cuda)
         nbytes = sum(column_nbytes(v) for v in host.values())
         with self._lock:
             self.ctx.io.decoded_bytes += nbytes
@@ -278,7 +278,7 @@ class ChunkReader:
         from ..storage.transfer import Uploader
         up = Uploader(self.ctx.pinned_pool())
         with torch.cuda.device(self.device):
-            out = {c: up.column(col) for c, col in host.items()}
+            out = up.columns(host)
         with self._lock:
             self.ctx.io.h2d_bytes += up.bytes
         return out

@@ -285,8 +285,11 @@ class Column:
 
     # ---------------------------------------------------------------- arrow
     @staticmethod
-    def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None) -> "Column":
-        """Build a host (CPU) column from an Arrow array."""
+    def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None,
+                   contiguous: bool = True) -> "Column":
+        """Build a host (CPU) column from an Arrow array. ``contiguous=False``
+        lets the data be a strided view of Arrow's memory (DECIMAL's low words)
+        for a caller that copies it anyway (the scan's staged upload)."""
         dtype = dtype or T.from_arrow(arr.type)
         if dtype.is_string:
             return _string_column(arr, dtype)
@@ -300,10 +303,12 @@ class Column:
         if dtype.is_decimal:
             arr = arr.cast(pa.decimal128(max(dtype.precision, 1), dtype.scale))
             raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)
-            data = raw[arr.offset: arr.offset + len(arr), 0].copy()
-            if valid is not None:
-                data[~valid.numpy()] = 0
-            return Column(dtype, torch.from_numpy(data), valid)
+            data = raw[arr.offset: arr.offset + len(arr), 0]
+            if contiguous or valid is not None:
+                data = data.copy()
+                if valid is not None:
+                    data[~valid.numpy()] = 0
+            return Column(dtype, _tensor_view(data), valid)
         if dtype.kind == "DATE":
             arr = arr.cast(pa.date32()).view(pa.int32())
         npt = {"BOOLEAN": np.bool_, "INTEGER": np.int32, "BIGINT": np.int64, "HUGEINT": np.int64,
@@ -336,9 +341,16 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
     array keeps its indices as codes and its dictionary as the entries; a
     plain string array is its own dictionary (codes 0..n-1). Chunks are put
     one after the other (dictionaries concatenated, codes offset)."""
-    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks > 1 and pa.types.is_dictionary(arr.type):
-        # row groups' dictionaries merged into one, in Arrow (small dictionaries: see loaders)
-        arr = arr.unify_dictionaries()
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks > 1:
+        # several row groups: one array, made in Arrow (dictionaries merged,
+        # plain strings concatenated as string, not string_view)
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.unify_dictionaries().combine_chunks()
+        else:
+            if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+                arr = arr.cast(pa.large_string() if arr.nbytes > _INT32_BYTES else pa.string())
+            if arr.nbytes <= _INT32_BYTES or pa.types.is_large_string(arr.type):
+                arr = arr.combine_chunks()
     chunks = [c for c in (arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]) if len(c)]
     dicts: dict[tuple, Dictionary] = {}
     parts = []
@@ -356,7 +368,11 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
                 entry_valid = values.is_valid()
                 ok = entry_valid.take(codes.fill_null(0))
                 valid = ok if valid is None else pc.and_(valid, ok)
-            codes = np.asarray(codes.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int32)
+            if codes.null_count:
+                codes = codes.fill_null(0)
+            codes = codes.to_numpy(zero_copy_only=False)        # zero-copy without NULLs
+            if codes.dtype != np.int32:
+                codes = codes.astype(np.int32)
             if len(d) == 0:             # only NULL rows: any valid code will do
                 key, codes = None, np.zeros(len(c), dtype=np.int32)
         else:

@@ -198,9 +198,10 @@ class Table:
             raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, expected {rows}")
         return t
 
-    def convert(self, data: pa.Table, columns: Sequence[str]) -> dict[str, Column]:
-        """Host columns from decoded Arrow data, in glint's types."""
-        return {c: Column.from_arrow(data.column(c), self.schema[c]) for c in columns}
+    def convert(self, data: pa.Table, columns: Sequence[str], contiguous: bool = True) -> dict[str, Column]:
+        """Host columns from decoded Arrow data, in glint's types (strided
+        views allowed with ``contiguous=False``: see Column.from_arrow)."""
+        return {c: Column.from_arrow(data.column(c), self.schema[c], contiguous) for c in columns}
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import torch
 
 from .column import Column
@@ -84,27 +85,33 @@ class Uploader:
         dev = self.pool.device
         if t.device.type != "cpu":
             return t.to(dev)
-        t = t.contiguous()
+        if t.dim() != 1 and not t.is_contiguous():
+            t = t.contiguous()
         with torch.cuda.device(dev), torch.cuda.stream(self.pool.stream):
             out = torch.empty(t.shape, dtype=t.dtype, device=dev)
             n = t.numel() * t.element_size()
             if n == 0:
                 return out
-            if t.is_pinned():
+            if t.is_pinned() and t.is_contiguous():
                 out.copy_(t, non_blocking=True)
                 self.bytes += n
                 return out
-            src = t.reshape(-1).view(torch.uint8)
-            src_np = src.numpy()
-            dst = out.reshape(-1).view(torch.uint8)
-            step = self.pool.buffer_bytes
-            for off in range(0, n, step):
-                k = min(step, n - off)
+            # a 1-D source may be strided (DECIMAL's low words inside Arrow's
+            # 128-bit values): the copy into the pinned buffer gathers it
+            src_np = t.numpy() if t.dim() == 1 else t.reshape(-1).numpy()
+            if t.dtype == torch.bool:
+                src_np = src_np.view(np.uint8)
+            size = t.element_size()
+            dst = out.reshape(-1)
+            step = self.pool.buffer_bytes // size
+            for off in range(0, src_np.shape[0], step):
+                k = min(step, src_np.shape[0] - off)
                 buf = self.pool.acquire()
                 # numpy's copy: one thread, GIL released; torch's CPU copy would
                 # start its own parallel team from each of the decoding threads
-                buf.numpy()[:k] = src_np[off:off + k]
-                dst[off:off + k].copy_(buf[:k], non_blocking=True)
+                staged = buf[:k * size].view(t.dtype)
+                staged.numpy().view(src_np.dtype)[:] = src_np[off:off + k]
+                dst[off:off + k].copy_(staged, non_blocking=True)
                 ev = torch.cuda.Event()
                 ev.record(self.pool.stream)
                 self.pool.release(buf, ev)
@@ -112,10 +119,82 @@ class Uploader:
             return out
 
     def column(self, c: Column) -> Column:
-        d = c.dictionary
-        if d is not None:
-            d = d.map_tensors(self.tensor)
-        return Column(c.dtype, self.tensor(c.data), None if c.valid is None else self.tensor(c.valid), d)
+        return self.columns({0: c})[0]
+
+    def columns(self, cols: dict) -> dict:
+        """Columns on the device, their host tensors packed into as few pinned
+        buffers as hold them: one copy to the device per buffer, and the
+        columns' tensors are views of that copy. (Per tensor, the Python work
+        of staging, competing for the GIL with every other decoding thread,
+        cost more than the copies.)"""
+        tensors: list[torch.Tensor] = []
+
+        def take(t: torch.Tensor):
+            tensors.append(t)
+            return len(tensors) - 1
+
+        shapes = {}
+        for k, c in cols.items():
+            d = c.dictionary
+            dref = None
+            if d is not None:
+                dd = d.map_tensors(lambda t: t)             # cut to the bytes it spans
+                dref = (take(dd.offsets), take(dd.data), dd.sorted_unique)
+            shapes[k] = (c.dtype, take(c.data), None if c.valid is None else take(c.valid), dref)
+        out = self._pack(tensors)
+
+        def dictionary(ref):
+            if ref is None:
+                return None
+            from .column import Dictionary
+            return Dictionary(out[ref[0]], out[ref[1]], ref[2])
+        return {k: Column(dt, out[di], None if vi is None else out[vi], dictionary(dr))
+                for k, (dt, di, vi, dr) in shapes.items()}
+
+    def _pack(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        dev = self.pool.device
+        cap = self.pool.buffer_bytes
+        out: list = [None] * len(tensors)
+        group: list[tuple[int, int, int]] = []       # (tensor index, byte offset, bytes)
+        used = 0
+
+        def flush():
+            nonlocal group, used
+            if not group:
+                return
+            buf = self.pool.acquire()
+            with torch.cuda.device(dev), torch.cuda.stream(self.pool.stream):
+                for i, off, n in group:
+                    src = tensors[i].numpy()
+                    if src.dtype == np.bool_:
+                        src = src.view(np.uint8)
+                    if src.ndim != 1:
+                        src = src.reshape(-1)
+                    buf[off:off + n].numpy().view(src.dtype)[:] = src
+                dst = torch.empty(used, dtype=torch.uint8, device=dev)
+                dst.copy_(buf[:used], non_blocking=True)
+                ev = torch.cuda.Event()
+                ev.record(self.pool.stream)
+            self.pool.release(buf, ev)
+            for i, off, n in group:
+                t = tensors[i]
+                out[i] = dst[off:off + n].view(t.dtype).view(t.shape)
+            self.bytes += used
+            group, used = [], 0
+
+        for i, t in enumerate(tensors):
+            n = t.numel() * t.element_size()
+            if t.device.type != "cpu" or n > cap // 2 or n == 0:
+                out[i] = self.tensor(t)                  # large ones on their own, in pieces
+                continue
+            off = (used + 15) // 16 * 16                 # aligned for any element type
+            if off + n > cap:
+                flush()
+                off = 0
+            group.append((i, off, n))
+            used = off + n
+        flush()
+        return out
 
     def done(self) -> torch.cuda.Event:
         """An event the consumer waits on before using what was uploaded."""
