@@ -79,6 +79,7 @@ class Connection:
         self.disabled_rules = tuple(k for k, on in (optimizer or {}).items() if not on)
         if memory_limit is not None and gpu_memory_limit is not None:
             raise GlintError("give memory_limit or gpu_memory_limit, not both (they are the same setting)")
+        self._capped: torch.device | None = None         # the device whose allocator this connection capped
         limit = memory_limit if memory_limit is not None else gpu_memory_limit
         limit = parse_size(limit) if limit is not None else env_size("GLINT_MEMORY_LIMIT")
         if limit is None:
@@ -92,7 +93,11 @@ class Connection:
                 # the allocator itself stops at the limit: a step that would pass it fails
                 # cleanly. (Below 1 GiB the allocator's own 2 MiB blocks make a cap
                 # meaningless; glint's accounting alone bounds the cache and the breakers.)
-                torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), self.device)
+                # (the call needs an indexed device: "cuda" alone is refused)
+                dev = self.device if self.device.index is not None else \
+                    torch.device("cuda", torch.cuda.current_device())
+                torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), dev)
+                self._capped = dev
         if chunk_rows is None:
             env = os.environ.get("GLINT_CHUNK_ROWS")
             chunk_rows = int(env) if env else default_chunk_rows(self.device, limit)
@@ -243,6 +248,10 @@ class Connection:
         self.memory.cache_drop()
         self._tables.clear()
         self.spill.close()
+        if self._capped is not None:
+            # the allocator's cap is per process: lift it with the connection that set it
+            torch.cuda.set_per_process_memory_fraction(1.0, self._capped)
+            self._capped = None
 
     def __enter__(self):
         return self
