@@ -341,12 +341,15 @@ class QueryRecord:
 
 # ------------------------------------------------------------------ progress
 class _Phase:
-    """A transient rich progress bar on stderr (when it is a terminal) and one
-    summary line when the phase ends."""
+    """A transient rich progress bar on stderr (when it is a terminal), else
+    one log line per step with the seconds since the phase began (so that a
+    run cut off by a time limit still shows how far it got and where the time
+    went); one summary line when the phase ends."""
 
     def __init__(self, err, title: str, total: int, show: bool):
         self.err, self.title, self.total, self.show = err, title, total, show
         self.bar = self.task = None
+        self.log = not show and os.environ.get("GLINT_BENCH_LOG", "") not in ("", "0")
 
     def __enter__(self):
         self.t0 = time.perf_counter()
@@ -362,6 +365,9 @@ class _Phase:
     def update(self, what: str) -> None:
         if self.bar is not None:
             self.bar.update(self.task, description=f"{self.title}: {what}")
+        elif self.log:
+            self.err.print(f"{self.title}: {what} (+{time.perf_counter() - self.t0:.1f} s)", style="dim",
+                           markup=False, highlight=False)
 
     def advance(self) -> None:
         if self.bar is not None:
