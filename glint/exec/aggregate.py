@@ -35,7 +35,7 @@ from ..kernels.keys import encode_keys
 from ..plan.expr import AggCall, ColRef, Expr, Field
 from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
 from ..storage.memory import format_bytes
-from ..storage.spill import PartitionedBatches, batch_nbytes
+from ..storage.spill import PartitionedBatches, batches_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate
 from .functions import strings
@@ -145,7 +145,7 @@ class _PartialFinal:
             if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
                 state, pending, pending_rows = self._combine(held), [], 0
                 held = [state]
-            if not self.res.resize(sum(batch_nbytes(b) for b in held)) and self.node.groups:
+            if not self.res.resize(batches_nbytes(held)) and self.node.groups:
                 # out of core: every state from now on goes to its hash partition
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                 self.res.release()

@@ -460,7 +460,14 @@ def _concat_strings(cols: list[Column]) -> Column:
     valid = None
     if any(c.valid is not None for c in cols):
         valid = torch.cat([c.validity() for c in cols])
-    return Column(cols[0].dtype, data, valid, d)
+    out = Column(cols[0].dtype, data, valid, d)
+    # Operators that fold chunks into a running result (top-k, partial
+    # aggregation states, held build sides) concatenate, keep a few rows, and
+    # concatenate again: without this the dictionary would keep every string
+    # it ever saw and grow quadratically with the number of chunks.
+    if len(dicts) > 1 and len(d) > 2 * len(data) + 1024:
+        out = out.compact()
+    return out
 
 
 class Batch:

@@ -55,6 +55,35 @@ def batch_nbytes(b: Batch) -> int:
     return sum(column_nbytes(c) for c in b.columns.values())
 
 
+def batches_nbytes(batches) -> int:
+    """Bytes of several batches together: a string dictionary that several
+    columns or batches share (a table chunk's, say) is counted once."""
+    seen: set[int] = set()
+    total = 0
+    for b in batches:
+        for c in b.columns.values():
+            d = getattr(c, "dictionary", None)
+            total += column_nbytes(c) - (d.nbytes() if d is not None else 0)
+            if d is not None and id(d) not in seen:
+                seen.add(id(d))
+                total += d.nbytes()
+    return total
+
+
+def compact_strings(batch: Batch) -> Batch:
+    """The batch with each VARCHAR column's dictionary cut down to its rows'
+    strings where the dictionary is much larger than that: a piece of a chunk
+    that is held, partitioned or spilled must not carry (or write) every string
+    of the chunk it came from."""
+    cols = batch.columns
+    if not any(getattr(c, "dictionary", None) is not None and len(c.dictionary) > 2 * batch.num_rows + 1024
+               for c in cols.values()):
+        return batch
+    return Batch({k: c.compact() if getattr(c, "dictionary", None) is not None
+                  and len(c.dictionary) > 2 * batch.num_rows + 1024 else c for k, c in cols.items()},
+                 batch.num_rows, batch.device)
+
+
 def _to_host(t: torch.Tensor, pinned: bool) -> torch.Tensor:
     if t.device.type == "cpu":
         return t
@@ -204,7 +233,7 @@ def split_by_partition(batch: Batch, part: torch.Tensor, parts: int) -> list[Bat
     dev = batch.device
     for n in counts:
         idx = torch.arange(start, start + n, device=dev)
-        out.append(sorted_batch.take(idx))
+        out.append(compact_strings(sorted_batch.take(idx)))
         start += n
     return out
 
@@ -245,7 +274,7 @@ class PartitionedBatches:
                 self.add_part(p, piece)
 
     def add_part(self, p: int, batch: Batch) -> None:
-        held = HeldBatch(batch, self.space)
+        held = HeldBatch(compact_strings(batch), self.space)
         if self._make_room(held.nbytes):
             self._dev[p] += held.nbytes
         else:
