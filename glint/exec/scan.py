@@ -276,7 +276,7 @@ class ChunkReader:
         if not self.cuda:
             return host
         from ..storage.transfer import Uploader
-        up = Uploader(self.ctx.pinned_pool())
+        up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
         with torch.cuda.device(self.device):
             out = up.columns(host)
         with self._lock:
@@ -307,6 +307,8 @@ class ChunkReader:
                 event = None
                 if missing:
                     if stream is not None:
+                        if len(parts) > 1:          # the concatenation below copies the pieces once more
+                            self.ctx.memory.make_room(sum(column_nbytes(p[c]) for p in parts for c in missing))
                         with torch.cuda.device(self.device), torch.cuda.stream(stream):
                             for c in missing:
                                 cols[c] = concat_columns([p[c] for p in parts])

@@ -209,6 +209,12 @@ class MemoryManager:
                 self._evict(victim)
             return self.available() >= nbytes
 
+    def make_room(self, nbytes: int) -> bool:
+        """Evict cached table chunks (least recently used first) until nbytes
+        more fit in the budget; True when they do. For memory taken outside
+        any reservation (the scan's read-ahead copies)."""
+        return self._make_room(int(nbytes))
+
     def _evict(self, key) -> None:
         entry = self._cache.pop(key)
         self._cache_bytes -= entry.nbytes

@@ -52,6 +52,12 @@ class PinnedPool:
             ev.synchronize()            # the last copy out of this buffer is done
         return buf
 
+    def put_back(self, buf: torch.Tensor) -> None:
+        """Return a buffer whose copy never started (its staging failed):
+        a buffer lost on an error would leave the other decoding threads
+        waiting for it forever."""
+        self.release(buf, None)
+
     def release(self, buf: torch.Tensor, ev) -> None:
         with self._cv:
             self._free.append((buf, ev))
@@ -77,9 +83,29 @@ def pinned_pool(device: torch.device) -> PinnedPool:
 class Uploader:
     """Copies host tensors to one CUDA device through a :class:`PinnedPool`."""
 
-    def __init__(self, pool: PinnedPool):
+    def __init__(self, pool: PinnedPool, memory=None):
         self.pool = pool
+        self.memory = memory            # the connection's MemoryManager: room is made before each copy
         self.bytes = 0
+
+    def _empty(self, shape, dtype) -> torch.Tensor:
+        """Device memory for a copy. The scan's read-ahead allocates outside
+        any operator's reservation, so it first makes room in the budget
+        (older cached table chunks go); if the allocator still refuses (its
+        cap counts fragmentation, which the budget cannot see), every cached
+        chunk is dropped, the allocator's free blocks are returned, and the
+        allocation is tried once more before the error goes up."""
+        dev = self.pool.device
+        n = int(np.prod(shape, dtype=np.int64)) * torch.empty((), dtype=dtype).element_size()
+        if self.memory is not None:
+            self.memory.make_room(n)
+        try:
+            return torch.empty(shape, dtype=dtype, device=dev)
+        except torch.OutOfMemoryError:
+            if self.memory is not None:
+                self.memory.cache_drop()
+            torch.cuda.empty_cache()
+            return torch.empty(shape, dtype=dtype, device=dev)
 
     def tensor(self, t: torch.Tensor) -> torch.Tensor:
         dev = self.pool.device
@@ -88,7 +114,7 @@ class Uploader:
         if t.dim() != 1 and not t.is_contiguous():
             t = t.contiguous()
         with torch.cuda.device(dev), torch.cuda.stream(self.pool.stream):
-            out = torch.empty(t.shape, dtype=t.dtype, device=dev)
+            out = self._empty(t.shape, t.dtype)
             n = t.numel() * t.element_size()
             if n == 0:
                 return out
@@ -107,11 +133,15 @@ class Uploader:
             for off in range(0, src_np.shape[0], step):
                 k = min(step, src_np.shape[0] - off)
                 buf = self.pool.acquire()
-                # numpy's copy: one thread, GIL released; torch's CPU copy would
-                # start its own parallel team from each of the decoding threads
-                staged = buf[:k * size].view(t.dtype)
-                staged.numpy().view(src_np.dtype)[:] = src_np[off:off + k]
-                dst[off:off + k].copy_(staged, non_blocking=True)
+                try:
+                    # numpy's copy: one thread, GIL released; torch's CPU copy would
+                    # start its own parallel team from each of the decoding threads
+                    staged = buf[:k * size].view(t.dtype)
+                    staged.numpy().view(src_np.dtype)[:] = src_np[off:off + k]
+                    dst[off:off + k].copy_(staged, non_blocking=True)
+                except BaseException:
+                    self.pool.put_back(buf)
+                    raise
                 ev = torch.cuda.Event()
                 ev.record(self.pool.stream)
                 self.pool.release(buf, ev)
@@ -162,17 +192,21 @@ class Uploader:
             nonlocal group, used
             if not group:
                 return
-            buf = self.pool.acquire()
             with torch.cuda.device(dev), torch.cuda.stream(self.pool.stream):
-                for i, off, n in group:
-                    src = tensors[i].numpy()
-                    if src.dtype == np.bool_:
-                        src = src.view(np.uint8)
-                    if src.ndim != 1:
-                        src = src.reshape(-1)
-                    buf[off:off + n].numpy().view(src.dtype)[:] = src
-                dst = torch.empty(used, dtype=torch.uint8, device=dev)
-                dst.copy_(buf[:used], non_blocking=True)
+                dst = self._empty((used,), torch.uint8)
+                buf = self.pool.acquire()
+                try:
+                    for i, off, n in group:
+                        src = tensors[i].numpy()
+                        if src.dtype == np.bool_:
+                            src = src.view(np.uint8)
+                        if src.ndim != 1:
+                            src = src.reshape(-1)
+                        buf[off:off + n].numpy().view(src.dtype)[:] = src
+                    dst.copy_(buf[:used], non_blocking=True)
+                except BaseException:
+                    self.pool.put_back(buf)
+                    raise
                 ev = torch.cuda.Event()
                 ev.record(self.pool.stream)
             self.pool.release(buf, ev)
