@@ -25,6 +25,7 @@ from .storage.column import Batch
 from .storage.table import Table
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
+_log = logging.getLogger("glint")
 _EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\s+", re.IGNORECASE)
 
 
@@ -45,6 +46,28 @@ def resolve_device(device: str | torch.device) -> torch.device:
     elif d.type != "cpu":
         raise GlintError(f'unsupported device "{device}"')
     return d
+
+
+MAX_OOM_RETRIES = 4             # re-runs of a query that ran out of memory (cache dropped, then smaller chunks)
+MIN_RETRY_CHUNK_ROWS = 1 << 16
+
+
+def _expandable_segments() -> None:
+    """Under a memory cap, let the CUDA caching allocator grow segments in
+    place instead of keeping fixed-size blocks: the cap counts the memory the
+    allocator reserves, and with chunks and temporaries of many sizes the
+    fixed blocks fragment until an allocation is refused while glint's own
+    account shows room. Left alone when the user configured the allocator."""
+    if "expandable_segments" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") + \
+            os.environ.get("PYTORCH_ALLOC_CONF", ""):
+        return
+    setter = getattr(torch.cuda.memory, "_set_allocator_settings", None)
+    if setter is None:
+        return
+    try:
+        setter("expandable_segments:True")
+    except (RuntimeError, ValueError):          # an allocator that does not support it
+        pass
 
 
 class Connection:
@@ -82,6 +105,7 @@ class Connection:
         self._capped: torch.device | None = None         # the device whose allocator this connection capped
         limit = memory_limit if memory_limit is not None else gpu_memory_limit
         limit = parse_size(limit) if limit is not None else env_size("GLINT_MEMORY_LIMIT")
+        explicit = limit is not None
         if limit is None:
             limit = default_limit(self.device)
         elif self.device.type == "cuda":
@@ -98,9 +122,10 @@ class Connection:
                     torch.device("cuda", torch.cuda.current_device())
                 torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), dev)
                 self._capped = dev
+                _expandable_segments()
         if chunk_rows is None:
             env = os.environ.get("GLINT_CHUNK_ROWS")
-            chunk_rows = int(env) if env else default_chunk_rows(self.device, limit)
+            chunk_rows = int(env) if env else default_chunk_rows(self.device, limit, explicit=explicit)
         if not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise GlintError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
         self.chunk_rows = chunk_rows
@@ -268,6 +293,7 @@ class Result:
         self._arrow: pa.Table | None = None
         self._profile: dict | None = None
         self.io = None                  # data movement of the last run (ExecContext.io)
+        self.retries: list[str] = []    # out-of-memory errors of the last run that a re-run got past
         self.timings: dict[str, float] = {}
         if ast is None:
             return
@@ -292,24 +318,35 @@ class Result:
             return self._arrow
         con = self._con
         t0 = time.perf_counter()
-        try:
-            ctx = self._execute(profile)
-        except OutOfMemory:
-            # once more without the cached table chunks: they may be what was in the way
-            if not con.memory.cache_bytes():
-                raise
-            con.drop_cache()
-            ctx = self._execute(profile)
+        chunk_rows = con.chunk_rows
+        self.retries = []                   # the out-of-memory errors that a retry got past
+        while True:
+            try:
+                ctx = self._execute(profile, chunk_rows)
+                break
+            except OutOfMemory as e:
+                # Once more without the cached table chunks (they may be what was
+                # in the way), then with ever smaller chunks: a chunk's read-ahead
+                # and temporaries may be what a small budget cannot hold beside
+                # the breakers' state. The plan is immutable, so a re-run is clean.
+                had_cache = con.memory.cache_bytes() > 0
+                if len(self.retries) >= MAX_OOM_RETRIES or (not had_cache and chunk_rows <= MIN_RETRY_CHUNK_ROWS):
+                    raise
+                self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
+                _log.info("query out of memory, retrying: %s", self.retries[-1])
+                con.drop_cache()
+                if not had_cache:
+                    chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
         if profile:
             self._profile = ctx.stats
         return self._arrow
 
-    def _execute(self, profile: bool):
+    def _execute(self, profile: bool, chunk_rows: int):
         con = self._con
         ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
-                          chunk_rows=con.chunk_rows)
+                          chunk_rows=chunk_rows)
         parts = []
         for batch in ctx.open(self.physical):
             if batch.num_rows or not parts:

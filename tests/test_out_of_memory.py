@@ -23,3 +23,48 @@ def test_oom_is_reported_and_connection_survives(monkeypatch):
     msg = str(info.value)
     assert "HashAggregate" in msg and "12.50 GiB" in msg
     assert con.sql("SELECT a, count(*) FROM t GROUP BY a ORDER BY a").fetchall() == [(1, 1), (2, 1), (3, 1)]
+
+
+def test_out_of_memory_retries_with_smaller_chunks(monkeypatch):
+    """A query that runs out of memory is run again without the cached table
+    chunks, then with chunks a quarter the size, until it fits."""
+    from glint.exec.scan import ScanExec
+    con = glint.connect(device="cpu", chunk_rows=1 << 20)
+    n = 300_000
+    con.register("t", pa.table({"a": pa.array(range(n), pa.int64()), "g": pa.array([i % 7 for i in range(n)])}))
+    sql = "SELECT g, sum(a) AS s, count(*) AS c FROM t GROUP BY g ORDER BY g"
+    expected = [(g, sum(range(g, n, 7)), len(range(g, n, 7))) for g in range(7)]
+    orig = ScanExec.stream
+    seen = []
+
+    def stream(self, ctx, *inputs):
+        seen.append(ctx.chunk_rows)
+        if ctx.chunk_rows > 1 << 17:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.")
+        yield from orig(self, ctx, *inputs)
+
+    with monkeypatch.context() as m:
+        m.setattr(ScanExec, "stream", stream)
+        res = con.sql(sql)
+        assert res.fetchall() == expected
+    assert seen == [1 << 20, 1 << 18, 1 << 16]
+    assert len(res.retries) == 2 and "Scan" in res.retries[0] and "1048576 rows" in res.retries[0]
+    assert con.chunk_rows == 1 << 20                                 # only that run used smaller chunks
+    assert con.sql(sql).fetchall() == expected and con.sql(sql).retries == []
+
+
+def test_out_of_memory_retries_are_bounded(monkeypatch):
+    con = glint.connect(device="cpu", chunk_rows=1 << 24)
+    con.register("t", pa.table({"a": [1, 2, 3]}))
+    calls = []
+
+    def boom(self, ctx, *inputs):
+        calls.append(ctx.chunk_rows)
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB.")
+        yield
+
+    with monkeypatch.context() as m:
+        m.setattr(HashAggregateExec, "stream", boom)
+        with pytest.raises(glint.OutOfMemory, match="HashAggregate"):
+            con.sql("SELECT a, count(*) FROM t GROUP BY a").fetchall()
+    assert calls == [1 << 24, 1 << 22, 1 << 20, 1 << 18, 1 << 16]

@@ -333,13 +333,22 @@ def default_limit(device: torch.device) -> int:
     return int(host_memory_available() * 0.6)
 
 
-def default_chunk_rows(device: torch.device, limit: int) -> int:
+def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
     """Rows per chunk (morsel): large on a GPU (launch and sync overheads are
-    per chunk), about a sixteenth of the budget at ~64 bytes a row, a power of
-    two between 2**14 and 2**25."""
+    per chunk), a power of two between 2**14 and 2**25 (2**21 on the CPU).
+
+    A chunk in flight costs far more than its columns: the read-ahead holds
+    PREFETCH more, and expressions over it make temporaries (TPC-H Q1's
+    128-bit DECIMAL products peak near 900 bytes a row). With the whole GPU
+    (no limit given) a sixteenth of the budget at ~64 bytes a row is what the
+    warm benchmarks were measured with; under a limit the user set, the
+    chunk is a quarter of that (about a quarter of the budget at the Q1
+    peak), so that one chunk's temporaries never crowd the breakers and the
+    cache out of a small budget (on one H200 under 16 GB, chunks of 2**24
+    rows failed 18 of the 22 TPC-H SF100 queries out of memory)."""
     device = torch.device(device)
     cap = 1 << 25 if device.type == "cuda" else 1 << 21
-    rows = max(1, limit // (16 * 64))
+    rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
     p = 1 << max(14, min(cap.bit_length() - 1, rows.bit_length() - 1))
     return p
 
