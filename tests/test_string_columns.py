@@ -294,3 +294,28 @@ def test_queries_over_parquet_dictionaries(tmp_path, device):
               "SELECT a.s, count(*) FROM t a JOIN (SELECT DISTINCT s FROM t WHERE i < 50) b ON a.s = b.s GROUP BY 1 ORDER BY 1"]:
         want = duck.sql(q.replace("FROM t", f"FROM '{tmp_path / 't.parquet'}'")).fetchall()
         assert con.sql(q).fetchall() == want, q
+
+
+def test_folding_chunks_keeps_dictionaries_small():
+    """Top-k and partial aggregation fold each chunk into a running result
+    (concatenate, keep a few rows, concatenate again): the dictionary of the
+    result holds its rows' strings, not every string every chunk brought."""
+    from glint.storage.column import Column, concat_columns
+    best = None
+    for k in range(50):
+        chunk = Column.from_arrow(pa.array([f"c{k}-{i}" for i in range(3000)]))
+        best = chunk if best is None else concat_columns([best, chunk])
+        best = best.take(torch.tensor([0, len(best) - 1]))      # keep two rows
+    assert best.to_arrow().to_pylist() == ["c0-0", "c49-2999"]
+    assert len(best.dictionary) < 2 * 3000 + 1024 + 2
+
+
+def test_shared_dictionaries_counted_once():
+    from glint.storage.column import Batch, Column
+    from glint.storage.spill import batch_nbytes, batches_nbytes, compact_strings
+    col = Column.from_arrow(pa.array([f"s{i}" for i in range(5000)]))
+    parts = [Batch({"s": col.take(torch.arange(i, i + 10))}, 10) for i in range(0, 50, 10)]
+    one = batch_nbytes(parts[0])
+    assert batches_nbytes(parts) == one + 4 * (one - col.dictionary.nbytes())
+    small = compact_strings(parts[1])
+    assert len(small["s"].dictionary) == 10 and small["s"].to_arrow().to_pylist() == [f"s{i}" for i in range(10, 20)]
