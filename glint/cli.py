@@ -175,10 +175,20 @@ def _register(con, sources) -> None:
             con.read_csv(path, name)
 
 
-def _connect(device: str):
+def _connect(device: str, args=None):
     import glint
+    from .bench.harness import connect_options
 
-    return glint.connect(device=device)
+    return glint.connect(device=device, **(connect_options(args) if args is not None else {}))
+
+
+def memory_arguments(sp) -> None:
+    """The memory options shared by sql, shell, tpch and bench."""
+    sp.add_argument("--gpu-memory-limit", "--memory-limit", dest="gpu_memory_limit", metavar="SIZE",
+                    help='bound glint\'s memory on its device, e.g. "16GB" (default: the free GPU memory; '
+                         'on the CPU 60%% of the available host memory); past it, operators spill')
+    sp.add_argument("--chunk-rows", type=int, help="rows per scan chunk (default: from the memory limit)")
+    sp.add_argument("--spill-dir", help="directory for spilled data (default: the system's temporary directory)")
 
 
 def _sync(con) -> None:
@@ -203,7 +213,7 @@ def cmd_sql(args) -> int:
     if not query or not query.strip():
         raise GlintError("no SQL given")
     sources = collect_sources(args.parquet, args.csv)
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     _register(con, sources)
     t0 = time.perf_counter()
     res = con.sql(query)
@@ -468,7 +478,7 @@ def _setup_readline():
 def cmd_shell(args) -> int:
     out = _console()
     sources = collect_sources(args.parquet, args.csv)
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     _register(con, sources)
     interactive = sys.stdin.isatty()
     save = None
@@ -565,7 +575,7 @@ def cmd_tpch(args) -> int:
         except GlintError as e:        # DuckDB is not installed
             err.print(f"[yellow]DuckDB unavailable, results not checked:[/] {e}")
             check = False
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     t0 = time.perf_counter()
     tpch.load_tpch(con, directory=data, progress=show_progress)
     load_s = time.perf_counter() - t0
@@ -709,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="register CSV files as tables named after the files")
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
+        memory_arguments(sp)
 
     s = sub.add_parser("sql", help="run one SQL query and print its result")
     s.add_argument("query", nargs="?", help="the SQL text ('-' or nothing: read it from stdin)")
@@ -732,6 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--generator", choices=["tpchgen", "dbgen"], default="tpchgen",
                    help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
                         "answers were made from, so every column of every query is checked against them)")
+    memory_arguments(t)
     t.set_defaults(func=cmd_tpch)
 
     from .bench import harness

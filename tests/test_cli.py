@@ -64,7 +64,7 @@ def test_sql_no_query(capsys, monkeypatch):
 
 
 def test_internal_error_exit_code_2(capsys, monkeypatch):
-    def boom(device):
+    def boom(device, args=None):
         raise RuntimeError("kaboom")
     monkeypatch.setattr(cli, "_connect", boom)
     monkeypatch.delenv("GLINT_DEBUG", raising=False)
@@ -189,3 +189,21 @@ def test_tpch_sf001_checks_against_duckdb_and_answers(tmp_path, capsys, monkeypa
     assert rc == 0, c.out
     assert "3/3 ok" in c.out
     _no_traceback(c)
+
+
+def test_memory_options(tmp_path, capsys):
+    """--gpu-memory-limit / --chunk-rows / --spill-dir reach the connection:
+    a GROUP BY over 5 000 rows in 64-row chunks under 64 KB spills to the
+    directory given and still gives the right answer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"k": list(range(5000)), "v": [i % 13 for i in range(5000)]}), tmp_path / "t.parquet")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert main(["sql", "SELECT count(*) AS n, sum(s) AS s FROM (SELECT k, sum(v) AS s FROM t GROUP BY k)",
+                 "--parquet", f"t={tmp_path / 't.parquet'}", "--device", "cpu", "--gpu-memory-limit", "64KB",
+                 "--chunk-rows", "64", "--spill-dir", str(spill)]) == 0
+    out = capsys.readouterr().out
+    assert "5000" in out and str(sum(i % 13 for i in range(5000))) in out
+    assert main(["sql", "SELECT 1", "--gpu-memory-limit", "lots"]) == 1
+    assert "invalid memory size 'lots'" in capsys.readouterr().err

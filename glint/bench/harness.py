@@ -1026,10 +1026,8 @@ def add_arguments(p) -> None:
     p.add_argument("--cold-process", action=argparse.BooleanOptionalAction, default=True,
                    help="run the cold phase in a fresh Python process (default on; its start-up, imports and "
                         "CUDA context, is reported apart from the query times)")
-    p.add_argument("--gpu-memory-limit", "--memory-limit", dest="gpu_memory_limit",
-                   help='bound glint\'s device memory, e.g. "16GB" (glint.connect(gpu_memory_limit=...))')
-    p.add_argument("--chunk-rows", type=int, help="rows per scan chunk (default: from the memory limit)")
-    p.add_argument("--spill-dir", help="directory for spilled data (default: the system's temporary directory)")
+    from ..cli import memory_arguments
+    memory_arguments(p)
     p.add_argument("--eager", action="store_true",
                    help="read every column of the tables at read_parquet (default: glint reads a column "
                         "when a query first needs it)")
