@@ -48,6 +48,18 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return d
 
 
+class ResultTooLarge(OutOfMemory):
+    """A query's result would not fit in host memory (no retry helps)."""
+
+
+def _result_cap() -> int:
+    """Bytes of a result glint holds on the host: 70% of the memory available
+    when the query starts (GLINT_RESULT_LIMIT overrides)."""
+    from .storage.memory import env_size, host_memory_available
+    v = env_size("GLINT_RESULT_LIMIT")
+    return v if v is not None else int(host_memory_available() * 0.7)
+
+
 MAX_OOM_RETRIES = 4             # re-runs of a query that ran out of memory (cache dropped, then smaller chunks)
 MIN_RETRY_CHUNK_ROWS = 1 << 16
 
@@ -324,6 +336,8 @@ class Result:
             try:
                 ctx = self._execute(profile, chunk_rows)
                 break
+            except ResultTooLarge:
+                raise
             except OutOfMemory as e:
                 # Once more without the cached table chunks (they may be what was
                 # in the way), then with ever smaller chunks: a chunk's read-ahead
@@ -348,11 +362,22 @@ class Result:
         ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
                           chunk_rows=chunk_rows)
         parts = []
+        held = rows = 0
+        cap = _result_cap()
         for batch in ctx.open(self.physical):
             if batch.num_rows or not parts:
                 t = batch_to_arrow(batch, self._fields, self.names)
                 ctx.io.d2h_bytes += t.nbytes if con.device.type == "cuda" else 0
                 parts.append(t)
+                held += t.nbytes
+                rows += t.num_rows
+                if held > cap:
+                    # the host memory guard for what no operator bounds: the result itself
+                    from .storage.memory import format_bytes
+                    raise ResultTooLarge(
+                        f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
+                        f"host memory glint may hold for it ({format_bytes(cap)}); add a LIMIT or aggregate, "
+                        f"or write it out with fewer columns")
         nonempty = [t for t in parts if t.num_rows] or parts[:1]
         self._arrow = nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
         return ctx
