@@ -187,6 +187,21 @@ class Connection:
             torch.cuda.empty_cache()
 
     # ------------------------------------------------------------ queries
+    def _plan_physical(self, logical):
+        """The physical plan of an optimized logical plan."""
+        return plan_physical(logical, self)
+
+    def execution_context(self, catalog, profile: bool = False) -> ExecContext:
+        """A fresh context for one run of a plan on this connection's device,
+        memory and spill space, reading tables from ``catalog``."""
+        return ExecContext(self.device, catalog, profile=profile, memory=self.memory, spill=self.spill,
+                           chunk_rows=self.chunk_rows)
+
+    def _execute_plan(self, physical, fields, names, profile: bool):
+        """(the result as Arrow, the run's ExecContext)."""
+        ctx = self.execution_context(self, profile)
+        return stream_to_arrow(ctx, ctx.open(physical), fields, names), ctx
+
     def sql(self, query: str) -> "Result | None":
         """Run one or more ;-separated statements; returns the last query's Result."""
         if not isinstance(query, str):
@@ -268,6 +283,7 @@ class Result:
         self._arrow: pa.Table | None = None
         self._profile: dict | None = None
         self.io = None                  # data movement of the last run (ExecContext.io)
+        self.rank_stats: list[dict] | None = None   # per rank of a distributed run (glint.dist.stats)
         self.timings: dict[str, float] = {}
         if ast is None:
             return
@@ -278,7 +294,7 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, con.disabled_rules, self.timings)
-        self.physical = plan_physical(self.logical, con)
+        self.physical = con._plan_physical(self.logical)
 
     @staticmethod
     def from_arrow(con, table: pa.Table) -> "Result":
@@ -302,22 +318,13 @@ class Result:
             ctx = self._execute(profile)
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
+        self.rank_stats = getattr(ctx, "rank_stats", None)
         if profile:
             self._profile = ctx.stats
         return self._arrow
 
     def _execute(self, profile: bool):
-        con = self._con
-        ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
-                          chunk_rows=con.chunk_rows)
-        parts = []
-        for batch in ctx.open(self.physical):
-            if batch.num_rows or not parts:
-                t = batch_to_arrow(batch, self._fields, self.names)
-                ctx.io.d2h_bytes += t.nbytes if con.device.type == "cuda" else 0
-                parts.append(t)
-        nonempty = [t for t in parts if t.num_rows] or parts[:1]
-        self._arrow = nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
+        self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile)
         return ctx
 
     def arrow(self) -> pa.Table:
@@ -348,8 +355,12 @@ class Result:
             self._run(profile=True)
         from .plan.cardinality import Estimator
         est = Estimator(self._con)
-        return ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
+        text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
                 "\n\nPhysical plan:\n" + self.physical.explain(1, self._profile if analyze else None))
+        if analyze and self.rank_stats:
+            from .dist.stats import format_rank_stats
+            text += "\n\n" + format_rank_stats(self.rank_stats)
+        return text
 
     def _explain_result(self, analyze: bool) -> "Result":
         text = self.explain(analyze=analyze)
@@ -364,6 +375,18 @@ class Result:
 
     def __len__(self):
         return self._run().num_rows
+
+
+def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
+    """A plan's output stream as one Arrow table with the result's names."""
+    parts = []
+    for batch in batches:
+        if batch.num_rows or not parts:
+            t = batch_to_arrow(batch, fields, names)
+            ctx.io.d2h_bytes += t.nbytes if ctx.device.type == "cuda" else 0
+            parts.append(t)
+    nonempty = [t for t in parts if t.num_rows] or parts[:1]
+    return nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
 
 
 def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:
