@@ -229,6 +229,9 @@ class DistConnection(Connection):
     def _collect(self, seq: int, local_error: BaseException | None) -> dict:
         """The other ranks' replies; raises the error that stopped the
         command (a rank's own, not the others' reaction to it)."""
+        if isinstance(local_error, RankFailure):
+            self._fail(local_error)         # a rank is lost: no replies to wait for
+            raise local_error from None
         try:
             replies = self.world.collect(seq)
         except RankFailure as e:

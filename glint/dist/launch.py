@@ -44,7 +44,7 @@ class World:
         self.store = store
         self.size = size
         self.timeout = timeout
-        self.procs = procs or {}         # rank -> Popen (local launch)
+        self.procs = procs if procs is not None else {}      # rank -> Popen (local launch)
         self.raw_store = raw_store
         self.seq = 0
         self.data_keys = 0

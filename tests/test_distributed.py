@@ -1,0 +1,240 @@
+"""Distributed execution (glint.dist) on Gloo CPU ranks: every TPC-H and SSB
+query at a tiny scale factor on 2 and 3 ranks, compared row for row with
+DuckDB (decimals exact), under several table partitionings; what a rank
+failure, a hang and an error in one rank's rows do; and planning decisions.
+
+One connection (one set of rank processes) serves all queries of a
+configuration."""
+import time
+
+import pyarrow as pa
+import pytest
+
+import glint
+from glint.bench import ssb, tpch
+from glint.errors import ExecutionError, GlintError, ParseError, RankFailure
+from glint.storage.loaders import tables_in_directory
+from glint.testing.compare import compare_query_result
+
+SF = 0.01
+TPCH_KEYS = {"lineitem": "l_orderkey", "orders": "o_orderkey", "partsupp": "ps_partkey", "part": "p_partkey",
+             "customer": "c_custkey", "supplier": "s_suppkey"}
+
+# (ranks, how the tables are spread): "ranges": every table split by rows but
+# nation / region (replicated), every aggregate's states shuffled; "keys": the
+# big tables hash-partitioned on their keys at load (co-partitioned joins);
+# "defaults": the connection's own choices (small tables replicated)
+CONFIGS = {"tpch": [(2, "ranges"), (3, "keys")], "ssb": [(2, "ranges"), (3, "defaults")]}
+_expected: dict = {}
+
+
+def _connect(ranks: int, how: str, **kw):
+    opts = {"ranges": {"replicate_rows": 30, "small_result_bytes": 0},
+            "keys": {"replicate_rows": 30}, "defaults": {}}[how]
+    return glint.connect(ranks=ranks, device="cpu", timeout=60, **opts, **kw)
+
+
+def _register(con, directory, how: str, keys: dict) -> None:
+    for t, path in tables_in_directory(directory).items():
+        con.read_parquet(path, t, partition_by=keys.get(t) if how == "keys" else None)
+
+
+@pytest.fixture(scope="module")
+def tpch_data():
+    d = tpch.ensure_tpch_data(SF, progress=False)
+    duck = tpch.duckdb_tpch_connection(d)
+    yield d, duck
+    duck.close()
+
+
+@pytest.fixture(scope="module")
+def ssb_data():
+    d = ssb.ensure_ssb_data(SF, progress=False, workers=2)
+    duck = ssb.duckdb_ssb_connection(d)
+    yield d, duck
+    duck.close()
+
+
+@pytest.fixture(scope="module", params=CONFIGS["tpch"], ids=lambda c: f"{c[0]}ranks-{c[1]}")
+def tpch_con(request, tpch_data):
+    ranks, how = request.param
+    con = _connect(ranks, how)
+    _register(con, tpch_data[0], how, TPCH_KEYS)
+    yield con, tpch_data[1]
+    con.close()
+
+
+@pytest.fixture(scope="module", params=CONFIGS["ssb"], ids=lambda c: f"{c[0]}ranks-{c[1]}")
+def ssb_con(request, ssb_data):
+    ranks, how = request.param
+    con = _connect(ranks, how)
+    _register(con, ssb_data[0], how, {})
+    yield con, ssb_data[1]
+    con.close()
+
+
+def _check(con, duck, key, sql):
+    if key not in _expected:
+        _expected[key] = tpch.duckdb_arrow(duck, sql)
+    res = con.sql(sql)
+    got = res.arrow()
+    diffs = compare_query_result(sql, got, _expected[key])
+    assert not diffs, f"{key} on {con}:\n" + "\n".join(diffs)
+    assert len(res.rank_stats) == con.ranks
+    return res
+
+
+@pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
+def test_tpch(tpch_con, n):
+    con, duck = tpch_con
+    _check(con, duck, ("tpch", n), tpch.tpch_query(n))
+
+
+@pytest.mark.parametrize("name", list(ssb.ssb_queries()), ids=lambda n: f"q{n}")
+def test_ssb(ssb_con, name):
+    con, duck = ssb_con
+    _check(con, duck, ("ssb", name), ssb.ssb_query(name))
+
+
+def test_breakdown_and_explain(tpch_con):
+    con, duck = tpch_con
+    res = _check(con, duck, ("tpch", 3), tpch.tpch_query(3))
+    for r in res.rank_stats:
+        assert r["total_s"] >= r["compute_s"] >= 0
+        assert r["bytes_sent"] > 0 and r["messages_sent"] > 0          # at least the final gather
+        assert r["exchanges"][-1]["kind"] == "gather" or r["exchanges"][-1]["kind"] in ("broadcast", "shuffle")
+    text = con.sql("EXPLAIN ANALYZE " + tpch.tpch_query(3)).fetchall()[0][0]
+    assert "Gather to rank 0" in text and "Ranks:" in text and "TopK" in text
+
+
+# ------------------------------------------------------------------ exchanges of every type
+def _all_types(n: int) -> pa.Table:
+    import datetime
+    import decimal
+    rows = range(n)
+    return pa.table({
+        "k": pa.array([i % 7 for i in rows], pa.int32()),
+        "big": pa.array([None if i % 5 == 0 else i * 10**12 for i in rows], pa.int64()),
+        "dbl": pa.array([float("nan") if i % 11 == 0 else -0.0 if i % 13 == 0 else i / 3 for i in rows],
+                        pa.float64()),
+        "flag": pa.array([None if i % 4 == 0 else i % 2 == 0 for i in rows], pa.bool_()),
+        "day": pa.array([datetime.date(1990, 1, 1) + datetime.timedelta(days=i) for i in rows], pa.date32()),
+        "price": pa.array([decimal.Decimal(f"{(i * 7919) % 10**13}.{i % 100:02d}") * (-1 if i % 3 else 1)
+                           for i in rows], pa.decimal128(15, 2)),
+        "name": pa.array([None if i % 6 == 0 else "" if i % 9 == 0 else f"näme-{i}-{'x' * (i % 17)}"
+                          for i in rows], pa.string()),
+        "cat": pa.array([["a", "bb", None, "ccc"][i % 4] for i in rows], pa.string()).dictionary_encode(),
+    })
+
+
+@pytest.fixture(scope="module")
+def types_con(duck_mem):
+    con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0, small_result_bytes=0)
+    for name, n in (("t", 200), ("one", 1), ("none", 0)):
+        data = _all_types(n)
+        con.register(name, data)
+        duck_mem.register(name, data)
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def duck_mem():
+    duckdb = pytest.importorskip("duckdb")
+    d = duckdb.connect()
+    yield d
+    d.close()
+
+
+EXCHANGE_QUERIES = [
+    # gathers of every type (empty partitions on most ranks for "one", all for "none")
+    "SELECT * FROM t", "SELECT * FROM one", "SELECT * FROM none",
+    # shuffles: GROUP BY on each type, DISTINCT rows, set operations
+    "SELECT name, count(*), min(day), max(price), sum(big) FROM t GROUP BY name",
+    "SELECT cat, flag, count(*), avg(dbl), min(name), max(name) FROM t GROUP BY cat, flag",
+    "SELECT day, price, count(DISTINCT name) FROM t GROUP BY day, price",
+    "SELECT DISTINCT flag, cat, k FROM t",
+    "SELECT name, cat FROM t INTERSECT SELECT name, cat FROM t WHERE k < 4",
+    "SELECT * FROM t EXCEPT SELECT * FROM t WHERE k = 1",
+    "SELECT k, sum(price * 1000000) AS s FROM t GROUP BY k",           # sums past 64 bits: wide states
+    "SELECT sum(price * 1000000), count(DISTINCT cat), count(*) FROM none",
+    # joins: shuffled on strings, dates, decimals; semi / anti / NOT IN with NULLs
+    "SELECT a.k, b.day FROM t a JOIN t b ON a.name = b.name AND a.price = b.price",
+    "SELECT count(*) FROM t a JOIN t b ON a.day = b.day",
+    "SELECT * FROM t WHERE name NOT IN (SELECT name FROM t WHERE k = 2)",
+    "SELECT * FROM t WHERE cat IN (SELECT cat FROM one)",
+    "SELECT * FROM t a WHERE NOT EXISTS (SELECT 1 FROM t b WHERE b.k = a.k AND b.big > a.big)",
+    "SELECT a.name, b.name FROM one a FULL JOIN t b ON a.k = b.k",
+    # global order and limit
+    "SELECT name, price FROM t ORDER BY price DESC, name NULLS FIRST LIMIT 7 OFFSET 3",
+    "SELECT day FROM t ORDER BY day LIMIT 5",
+    "SELECT * FROM (SELECT * FROM t LIMIT 11) s",
+]
+
+
+@pytest.mark.parametrize("sql", EXCHANGE_QUERIES)
+def test_exchange_types(types_con, duck_mem, sql):
+    got = types_con.sql(sql).arrow()
+    if "LIMIT 11" in sql:
+        assert got.num_rows == 11
+        return
+    diffs = compare_query_result(sql, got, tpch.duckdb_arrow(duck_mem, sql))
+    assert not diffs, "\n".join(diffs)
+
+
+# ------------------------------------------------------------------ failures
+def test_error_in_one_rank_keeps_connection(duck_mem):
+    con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0)
+    try:
+        con.register("s", pa.table({"v": ["1", "2", "3", "4", "5", "x"]}))   # "x" is rank 2's
+        with pytest.raises(ExecutionError, match="Could not convert string 'x' to INT32"):
+            con.sql("SELECT sum(CAST(v AS INTEGER)) FROM s").arrow()
+        with pytest.raises(ParseError):
+            con.sql("SELEC 1")
+        con.inject_fault(1, "raise", step=1)
+        with pytest.raises(ExecutionError, match="injected fault on rank 1"):
+            con.sql("SELECT v, count(*) FROM s GROUP BY v").arrow()
+        assert con.sql("SELECT count(*), min(v) FROM s").fetchall() == [(6, "1")]
+    finally:
+        con.close()
+
+
+def test_rank_exit_is_named_and_a_new_connection_works(tpch_data):
+    d, duck = tpch_data
+    con = glint.connect(ranks=3, device="cpu", timeout=30)
+    tpch.load_tpch(con, directory=d, progress=False)
+    con.inject_fault(2, "exit", step=1)
+    t0 = time.monotonic()
+    with pytest.raises(RankFailure, match="rank 2 exited with code 17") as e:
+        con.sql(tpch.tpch_query(1)).arrow()
+    assert e.value.rank == 2 and time.monotonic() - t0 < 15
+    with pytest.raises(RankFailure, match="open a new connection"):
+        con.sql("SELECT 1").arrow()
+    con.close()
+    con = glint.connect(ranks=3, device="cpu", timeout=30)
+    try:
+        tpch.load_tpch(con, directory=d, progress=False)
+        _check(con, duck, ("tpch", 1), tpch.tpch_query(1))
+    finally:
+        con.close()
+
+
+def test_rank_hang_times_out():
+    con = glint.connect(ranks=2, device="cpu", timeout=3)
+    con.register("t", pa.table({"a": list(range(100))}), replicate=False)
+    con.inject_fault(1, "sleep", step=1, seconds=60)
+    t0 = time.monotonic()
+    with pytest.raises(RankFailure, match=r"rank 1 did not reach exchange 1 \(.*\) within 3 s") as e:
+        con.sql("SELECT a % 3, count(*) FROM t GROUP BY 1").arrow()
+    elapsed = time.monotonic() - t0
+    assert e.value.rank == 1 and 2.5 < elapsed < 10
+    procs = list(con.world.procs.values())
+    assert all(p.poll() is not None for p in procs)          # nothing left hanging
+    con.close()
+
+
+def test_bad_arguments():
+    with pytest.raises(GlintError, match="ranks must be"):
+        glint.connect(ranks=0, device="cpu")
+    with pytest.raises(GlintError, match="torchrun"):
+        glint.connect(ranks="env", device="cpu")
