@@ -33,11 +33,12 @@ import torch
 from ..api import Connection, _stem, stream_to_arrow
 from ..errors import CatalogError, ColumnNotFound, GlintError, RankFailure
 from ..exec.base import IOStats
+from ..storage.loaders import table_to_ipc
 from ..storage.table import Table
 from .catalog import PartitionSource, Projection, TablePartitioning, assign
 from .comm import Communicator, PeerAborted, decode_error
 from .planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
-from .rank import (AddTable, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset, arrow_to_bytes)
+from .rank import (AddTable, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
 
 DEFAULT_TIMEOUT_S = 120.0
 REPLICATE_ROWS = 50_000         # tables up to this many rows: every rank holds all of them
@@ -138,7 +139,7 @@ class DistConnection(Connection):
             slices = [table.slice(p[0][1], p[0][2] - p[0][1]) if p else table.slice(0, 0) for p in cuts]
             shares = {r: slices[r] for r in range(1, self.ranks)}
             mine = slices[0]
-        prefix = self.world.put_data({k: arrow_to_bytes(v) for k, v in shares.items()})
+        prefix = self.world.put_data({k: table_to_ipc(v) for k, v in shares.items()})
         cmd = AddTable(name, ("arrow", prefix), part)
         try:
             self._broadcast(cmd, lambda seq: self.rank.add_table(seq, cmd, data=mine))

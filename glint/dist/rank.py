@@ -11,7 +11,6 @@ communicator, numbered by its sequence number.
 from __future__ import annotations
 
 import datetime
-import io
 import pickle
 import time
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ import torch.distributed as dist
 from ..errors import CatalogError, did_you_mean
 from ..plan.expr import ColRef, Field
 from ..storage.column import concat_batches
+from ..storage.loaders import table_from_ipc
 from ..storage.table import ArrowSource, Table
 from .catalog import PartitionSource, Projection, TablePartitioning, assign
 from .comm import Communicator, PeerAborted, encode_error
@@ -77,17 +77,6 @@ class Reply:
     stats: dict | None = None
     error: tuple | None = None      # comm.encode_error's form
     peer: int | None = None         # the rank whose failure stopped this one (its error is ``error``)
-
-
-def arrow_to_bytes(t: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, t.schema) as w:
-        w.write_table(t)
-    return sink.getvalue().to_pybytes()
-
-
-def arrow_from_bytes(b: bytes) -> pa.Table:
-    return pa.ipc.open_stream(io.BytesIO(b)).read_all()
 
 
 # ------------------------------------------------------------------ the rank
@@ -168,7 +157,7 @@ class Rank:
         else:
             if data is None:
                 key = f"{cmd.source[1]}/{'all' if part.kind == 'replicated' else self.rank}"
-                data = arrow_from_bytes(self.comm.store.get(key))
+                data = table_from_ipc(self.comm.store.get(key))
             t = Table(cmd.name, ArrowSource(data), "memory")
         if part.kind == "hash":
             t = self._hash_partition(seq, cmd.name, t, part.key)
