@@ -175,10 +175,42 @@ def _register(con, sources) -> None:
             con.read_csv(path, name)
 
 
-def _connect(device: str):
+def _connect(device: str, args=None):
+    """A connection on ``device``; with ``--ranks``, over that many ranks."""
     import glint
 
-    return glint.connect(device=device)
+    ranks = getattr(args, "ranks", None)
+    if ranks is None:
+        return glint.connect(device=device)
+    kw = {"timeout": args.rank_timeout} if getattr(args, "rank_timeout", None) else {}
+    return glint.connect(device=device, ranks=ranks, **kw)
+
+
+def parse_ranks(text: str):
+    """``--ranks``: a number of ranks, or "env" (the ranks torchrun started).
+
+    >>> parse_ranks("4"), parse_ranks("env")
+    (4, 'env')
+    """
+    if text == "env":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ranks takes a number or env, not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("--ranks must be at least 1")
+    return n
+
+
+def add_rank_arguments(p) -> None:
+    """``--ranks`` and ``--rank-timeout`` (distributed runs, glint.dist)."""
+    env = os.environ.get("GLINT_RANKS")
+    p.add_argument("--ranks", type=parse_ranks, default=parse_ranks(env) if env else None,
+                   help="run on this many ranks (processes: one per GPU with --device cuda, Gloo on the CPU); "
+                        "env: the ranks torchrun started (python -m glint.dist.run)")
+    p.add_argument("--rank-timeout", type=float, default=None,
+                   help="seconds a rank waits for the others before the query fails naming the late rank")
 
 
 def _sync(con) -> None:
@@ -203,7 +235,7 @@ def cmd_sql(args) -> int:
     if not query or not query.strip():
         raise GlintError("no SQL given")
     sources = collect_sources(args.parquet, args.csv)
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     _register(con, sources)
     t0 = time.perf_counter()
     res = con.sql(query)
@@ -219,6 +251,9 @@ def cmd_sql(args) -> int:
         out.print(render_table(tbl, max_rows=args.max_rows))
     if args.timer:
         out.print(f"Run time: {elapsed:.3f} s", style="dim")
+        if getattr(res, "rank_stats", None):
+            from .dist.stats import format_rank_stats
+            out.print(format_rank_stats(res.rank_stats), style="dim", markup=False)
     return EXIT_OK
 
 
@@ -468,7 +503,7 @@ def _setup_readline():
 def cmd_shell(args) -> int:
     out = _console()
     sources = collect_sources(args.parquet, args.csv)
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     _register(con, sources)
     interactive = sys.stdin.isatty()
     save = None
@@ -524,6 +559,7 @@ class _QueryRun:
         self.status = "ok"          # ok | diff | error | unchecked
         self.check = ""
         self.details: list[str] = []
+        self.rank_stats: list | None = None     # a distributed run's per-rank breakdown
 
 
 def _time_runs(fn, runs: int):
@@ -565,11 +601,14 @@ def cmd_tpch(args) -> int:
         except GlintError as e:        # DuckDB is not installed
             err.print(f"[yellow]DuckDB unavailable, results not checked:[/] {e}")
             check = False
-    con = _connect(args.device)
+    con = _connect(args.device, args)
     t0 = time.perf_counter()
-    tpch.load_tpch(con, directory=data, progress=show_progress)
+    tpch.load_tpch(con, directory=data, progress=show_progress,
+                   partition_keys=tpch.PARTITION_KEYS if getattr(args, "hash_partition", False) else None)
     load_s = time.perf_counter() - t0
     device = getattr(con, "device", args.device)
+    if getattr(con, "ranks", None):
+        device = f"{con.ranks} ranks on {device.type}"
     msg = f"TPC-H SF {tpch.sf_label(args.sf)} from {data}: loaded into glint in {load_s:.1f} s (device {device})"
     if duck is not None:
         msg += f", into DuckDB in {duck_load:.1f} s"
@@ -588,6 +627,7 @@ def cmd_tpch(args) -> int:
                 res = con.sql(q)
                 tbl = _result_arrow(res)
                 _sync(con)
+                r.rank_stats = getattr(res, "rank_stats", None)
                 return tbl
             try:
                 got, r.glint_s = _time_runs(run_glint, args.runs)
@@ -668,6 +708,10 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
     t.add_column("rows", justify="right")
     t.add_column(f"glint s{best}", justify="right")
     t.add_column(f"DuckDB s{best}", justify="right")
+    ranks = any(r.rank_stats for r in results)
+    if ranks:                       # a distributed run: where the slowest rank's time went
+        for col in ("compute s", "shuffle s", "bcast s", "gather s", "wait s", "moved MiB"):
+            t.add_column(col, justify="right")
     t.add_column("check")
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red"}
     g_total = d_total = 0.0
@@ -676,13 +720,15 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
             g_total += r.glint_s
         if r.duck_s is not None:
             d_total += r.duck_s
-        t.add_row(f"Q{r.n:02d}", "-" if r.rows is None else str(r.rows),
-                  "-" if r.glint_s is None else f"{r.glint_s:.3f}",
-                  "-" if r.duck_s is None else f"{r.duck_s:.3f}",
-                  Text(r.check, style=styles.get(r.status, "")))
+        cells = [f"Q{r.n:02d}", "-" if r.rows is None else str(r.rows),
+                 "-" if r.glint_s is None else f"{r.glint_s:.3f}",
+                 "-" if r.duck_s is None else f"{r.duck_s:.3f}"]
+        if ranks:
+            cells += breakdown_cells(r.rank_stats)
+        t.add_row(*cells, Text(r.check, style=styles.get(r.status, "")))
     t.add_section()
     n_ok = sum(r.status in ("ok", "unchecked") for r in results)
-    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-",
+    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-", *([""] * (6 if ranks else 0)),
               f"{n_ok}/{len(results)} ok")
     out.print(t)
     if any("answer*" in r.check for r in results):
@@ -693,6 +739,17 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
             out.print(Text(f"Q{r.n:02d}:", style="bold"))
             for d in r.details:
                 out.print(Text("  " + d))
+
+
+def breakdown_cells(rank_stats) -> list[str]:
+    """compute / shuffle / broadcast / gather / wait seconds of the slowest
+    rank and MiB moved between ranks, as table cells."""
+    if not rank_stats:
+        return ["-"] * 6
+    from .dist.stats import summary
+    s = summary(rank_stats)
+    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "wait_s")] + \
+        [f"{s['bytes_sent'] / (1 << 20):,.1f}"]
 
 
 # ------------------------------------------------------------------ argument parsing
@@ -709,6 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="register CSV files as tables named after the files")
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
+        add_rank_arguments(sp)
 
     s = sub.add_parser("sql", help="run one SQL query and print its result")
     s.add_argument("query", nargs="?", help="the SQL text ('-' or nothing: read it from stdin)")
@@ -732,6 +790,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--generator", choices=["tpchgen", "dbgen"], default="tpchgen",
                    help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
                         "answers were made from, so every column of every query is checked against them)")
+    add_rank_arguments(t)
+    t.add_argument("--hash-partition", action="store_true",
+                   help="with --ranks: hash-partition the tables on their keys at load (lineitem and orders "
+                        "on the order key...), so joins on them need no exchange")
     t.set_defaults(func=cmd_tpch)
 
     from .bench import harness

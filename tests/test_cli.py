@@ -64,7 +64,7 @@ def test_sql_no_query(capsys, monkeypatch):
 
 
 def test_internal_error_exit_code_2(capsys, monkeypatch):
-    def boom(device):
+    def boom(device, args=None):
         raise RuntimeError("kaboom")
     monkeypatch.setattr(cli, "_connect", boom)
     monkeypatch.delenv("GLINT_DEBUG", raising=False)

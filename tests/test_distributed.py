@@ -238,3 +238,95 @@ def test_bad_arguments():
         glint.connect(ranks=0, device="cpu")
     with pytest.raises(GlintError, match="torchrun"):
         glint.connect(ranks="env", device="cpu")
+
+
+# ------------------------------------------------------------------ planning (no rank processes)
+@pytest.fixture(scope="module")
+def planning():
+    """A plain connection as the planner's catalog, with a partitioning per table."""
+    from glint.dist.catalog import TablePartitioning
+    con = glint.connect(device="cpu")
+    n = 100_000
+    con.register("fact", pa.table({"k": list(range(n)), "d": [i % 1000 for i in range(n)], "v": [1.0] * n}))
+    con.register("dim", pa.table({"d": list(range(1000)), "name": [f"n{i}" for i in range(1000)]}))
+    con.register("a", pa.table({"x": list(range(10_000)), "p": list(range(10_000))}))
+    con.register("b", pa.table({"y": list(range(10_000)), "q": list(range(10_000))}))
+    parts = {}
+    con.partitioning = lambda name: parts.get(name, TablePartitioning("range"))
+    yield con, parts
+    con.close()
+
+
+def _plan_text(planning, sql: str, ranks: int = 4, **parts) -> str:
+    import re
+    from glint.dist.catalog import TablePartitioning
+    from glint.dist.planner import plan_distributed
+    con, table_parts = planning
+    table_parts.clear()
+    table_parts.update({t: TablePartitioning("hash", k) for t, k in parts.items()})
+    text = plan_distributed(con.sql(sql).logical, con, ranks).explain()
+    return re.sub(r"  \(~[0-9,]+ rows\)", "", text)
+
+
+def test_plan_broadcasts_the_small_side(planning):
+    # |fact| / |dim| = 100 > ranks - 1 (eq. 3): dim is broadcast, fact stays where it is
+    assert _plan_text(planning, "SELECT name, sum(v) FROM fact JOIN dim ON fact.d = dim.d GROUP BY name") == """\
+Project name#6 AS name#8, SUM(v)#7 AS _col_1#9
+  HashAggregate(final) groups=[name#5] aggs=[sum(v#3)] [breaker]
+    Broadcast to all ranks [breaker]
+      HashAggregate(partial) groups=[name#5] aggs=[sum(v#3)] [breaker]
+        HashJoin INNER [d#2 = d#4] build=right [breaker]
+          Scan fact [d, v]
+          Broadcast to all ranks [breaker]
+            Scan dim [d, name]"""
+
+
+def test_plan_shuffles_comparable_sides_and_keeps_co_partitioned_ones(planning):
+    sql = "SELECT count(*) FROM a JOIN b ON x = y"
+    shuffled = _plan_text(planning, sql)
+    assert "Shuffle hash(x#1)" in shuffled and "Shuffle hash(y#3)" in shuffled and "Broadcast to all ranks\n" \
+        not in shuffled.split("HashJoin")[1]
+    local = _plan_text(planning, sql, a="x", b="y")
+    assert "Shuffle" not in local and local.endswith("HashJoin INNER [x#1 = y#3] build=right [breaker]\n"
+                                                     "          Scan a [x]\n          Scan b [y]")
+    # partitioned on another column: only that side moves
+    one = _plan_text(planning, sql, a="x", b="q")
+    assert "Shuffle hash(y#3)" in one and "Shuffle hash(x" not in one
+
+
+def test_plan_not_in_never_partitions_on_the_in_key(planning):
+    text = _plan_text(planning, "SELECT * FROM a WHERE p NOT IN (SELECT q FROM b)", a="p", b="q")
+    assert "HashJoin ANTI null-aware" in text and "Broadcast to all ranks" in text and "Shuffle" not in text
+
+
+def test_plan_global_top_k_and_distinct_aggregates(planning):
+    assert _plan_text(planning, "SELECT x FROM a ORDER BY p DESC LIMIT 5") == """\
+Project x#3
+  TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
+    Gather to rank 0 [breaker]
+      TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
+        Project x#1 AS x#3, p#2 AS __order#4
+          Scan a [x, p]"""
+    text = _plan_text(planning, "SELECT q % 10, count(DISTINCT y) FROM b GROUP BY 1")
+    assert "Shuffle hash((q#2 % 10))" in text and "HashAggregate groups" in text and "partial" not in text
+
+
+# ------------------------------------------------------------------ command line and benchmark
+def test_cli_sql_and_bench_on_ranks(tmp_path, tpch_data, capsys):
+    import json
+    from glint.cli import main
+    d = tpch_data[0]
+    assert main(["sql", "SELECT count(*) AS n FROM lineitem", "--parquet", str(d), "--device", "cpu",
+                 "--ranks", "2", "--timer"]) == 0
+    out = capsys.readouterr().out
+    assert "60175" in out and "Ranks:" in out and "gather" in out
+    res = tmp_path / "res"
+    assert main(["bench", "tpch", "--sf", "0.01", "--device", "cpu", "--ranks", "2", "--hash-partition",
+                 "--runs", "1", "--warmup", "0", "--queries", "3,18", "--cold-queries", "3", "--no-cold-process",
+                 "--no-duckdb-memory", "--out", str(res)]) == 0
+    rep = json.loads((res / "tpch_sf0.01_2-ranks-x-cpu.json").read_text())
+    assert rep["ranks"] == 2 and rep["hash_partition"] and rep["queries_failed"] == []
+    q3 = rep["queries"][0]
+    assert q3["checked"] == ["warm", "cold"] and len(q3["rank_stats"]) == 2
+    assert q3["breakdown"]["exchanges"] >= 1 and q3["breakdown"]["bytes_sent"] > 0
+    assert "shuffle s" in (res / "tpch_sf0.01_2-ranks-x-cpu.md").read_text()
