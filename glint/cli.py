@@ -710,7 +710,7 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
     t.add_column(f"DuckDB s{best}", justify="right")
     ranks = any(r.rank_stats for r in results)
     if ranks:                       # a distributed run: where the slowest rank's time went
-        for col in ("compute s", "shuffle s", "bcast s", "gather s", "wait s", "moved MiB"):
+        for col in ("compute s", "shuffle s", "bcast s", "gather s", "reduce s", "wait s", "moved MiB"):
             t.add_column(col, justify="right")
     t.add_column("check")
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red"}
@@ -728,7 +728,7 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
         t.add_row(*cells, Text(r.check, style=styles.get(r.status, "")))
     t.add_section()
     n_ok = sum(r.status in ("ok", "unchecked") for r in results)
-    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-", *([""] * (6 if ranks else 0)),
+    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-", *([""] * (7 if ranks else 0)),
               f"{n_ok}/{len(results)} ok")
     out.print(t)
     if any("answer*" in r.check for r in results):
@@ -742,13 +742,13 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
 
 
 def breakdown_cells(rank_stats) -> list[str]:
-    """compute / shuffle / broadcast / gather / wait seconds of the slowest
-    rank and MiB moved between ranks, as table cells."""
+    """compute / shuffle / broadcast / gather / all-reduce / wait seconds of
+    the slowest rank and MiB moved between ranks, as table cells."""
     if not rank_stats:
-        return ["-"] * 6
+        return ["-"] * 7
     from .dist.stats import summary
     s = summary(rank_stats)
-    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "wait_s")] + \
+    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
         [f"{s['bytes_sent'] / (1 << 20):,.1f}"]
 
 

@@ -158,6 +158,11 @@ EXCHANGE_QUERIES = [
     "SELECT * FROM t EXCEPT SELECT * FROM t WHERE k = 1",
     "SELECT k, sum(price * 1000000) AS s FROM t GROUP BY k",           # sums past 64 bits: wide states
     "SELECT sum(price * 1000000), count(DISTINCT cat), count(*) FROM none",
+    # all-reduced aggregates without GROUP BY: wide sums, MIN / MAX with NULLs, empty partitions
+    "SELECT sum(price * 1000000), min(day), max(day), min(flag), max(flag), min(price), max(big), avg(big), "
+    "count(name), sum(dbl) FROM t",
+    "SELECT sum(price), min(day), max(flag), avg(big), count(*), count(name) FROM one",
+    "SELECT sum(price), min(day), max(flag), avg(big), count(*), count(name) FROM none",
     # joins: shuffled on strings, dates, decimals; semi / anti / NOT IN with NULLs
     "SELECT a.k, b.day FROM t a JOIN t b ON a.name = b.name AND a.price = b.price",
     "SELECT count(*) FROM t a JOIN t b ON a.day = b.day",
@@ -297,6 +302,17 @@ def test_plan_shuffles_comparable_sides_and_keeps_co_partitioned_ones(planning):
 def test_plan_not_in_never_partitions_on_the_in_key(planning):
     text = _plan_text(planning, "SELECT * FROM a WHERE p NOT IN (SELECT q FROM b)", a="p", b="q")
     assert "HashJoin ANTI null-aware" in text and "Broadcast to all ranks" in text and "Shuffle" not in text
+
+
+def test_plan_all_reduces_aggregates_without_groups(planning):
+    text = _plan_text(planning, "SELECT sum(v), min(k), count(*) FROM fact")
+    assert text == """\
+Project SUM(v)#4 AS _col_0#7, MIN(k)#5 AS _col_1#8, COUNT(*)#6 AS _col_2#9
+  HashAggregate(final) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]
+    AllReduce sum(v#3), min(k#1), count_star() [breaker]
+      HashAggregate(partial) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]
+        Scan fact [k, v]"""
+    assert "AllReduce" not in _plan_text(planning, "SELECT max(v) FROM fact")      # NaN order: states broadcast
 
 
 def test_plan_global_top_k_and_distinct_aggregates(planning):

@@ -966,7 +966,7 @@ def print_table(out, report: dict) -> None:
                 out.print(Text("  " + d))
 
 
-_BREAKDOWN_COLUMNS = ("compute s", "shuffle s", "bcast s", "gather s", "wait s", "moved MiB", "msgs")
+_BREAKDOWN_COLUMNS = ("compute s", "shuffle s", "bcast s", "gather s", "reduce s", "wait s", "moved MiB", "msgs")
 
 
 def _breakdown_cells(q: dict) -> list[str]:
@@ -974,7 +974,7 @@ def _breakdown_cells(q: dict) -> list[str]:
     b = q.get("breakdown")
     if not b:
         return ["-"] * len(_BREAKDOWN_COLUMNS)
-    return [_s(b[k]) for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "wait_s")] + \
+    return [_s(b[k]) for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
         [_mib(b["bytes_sent"]), str(b["messages_sent"])]
 
 
@@ -1007,7 +1007,7 @@ def write_markdown(report: dict, path: Path) -> None:
     extra = list(_BREAKDOWN_COLUMNS) if dist else []
     if dist:
         lines.insert(-1, f"- {report['ranks']} ranks{' (tables hash-partitioned on their keys)' if report.get('hash_partition') else ''}; "
-                         "compute / shuffle / bcast / gather / wait: the slowest rank's seconds in the last warm "
+                         "compute / shuffle / bcast / gather / reduce / wait: the slowest rank's seconds in the last warm "
                          "run; moved: bytes sent between ranks")
     lines.append("| query | rows | glint warm | glint cold | DuckDB in-memory | DuckDB on Parquet | speedup "
                  "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | "

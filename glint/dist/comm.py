@@ -262,6 +262,12 @@ class Communicator:
         opts.rootTensor = 0
         self._run(self.backend.broadcast([t], opts), what)
 
+    def all_reduce(self, t: torch.Tensor, op: str, what: str) -> None:
+        """``t`` on every rank becomes the element-wise sum / min / max over the ranks."""
+        opts = dist.AllreduceOptions()
+        opts.reduceOp = {"sum": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[op]
+        self._run(self.backend.allreduce([t], opts), what)
+
     def close(self) -> None:
         self._drop_keys()
         backend, self.backend = self.backend, None

@@ -20,11 +20,11 @@ partitioning in the catalog:
 - aggregates run locally on input partitioned on a subset of the group keys.
   Otherwise COUNT, SUM, AVG, MIN and MAX aggregate each rank's rows into
   states (HashAggregate partial), exchange the states and finish them
-  (HashAggregate final): by a shuffle on the group keys, or a broadcast when
-  there are no group keys or the states are small (the result is then
-  replicated, which scalar subqueries and small dimension-like results
-  want). DISTINCT aggregates shuffle their input rows on the group keys, or
-  gather them when there are none;
+  (HashAggregate final): without group keys by an all-reduce of the states;
+  with them by a shuffle on the group keys, or a broadcast when the states
+  are small (the result is then replicated, which scalar subqueries and
+  small dimension-like results want). DISTINCT aggregates shuffle their input
+  rows on the group keys, or gather them when there are none;
 - ORDER BY, LIMIT and OFFSET are global: a local top-k (or limit) per rank,
   then a gather and the final top-k / sort / limit on rank 0;
 - set operations other than UNION ALL shuffle both sides on all columns.
@@ -48,6 +48,7 @@ from ..plan import logical as L
 from ..plan.cardinality import Estimator
 from ..plan.expr import ColRef
 from ..plan.physical_planner import filter_exec, hash_join_exec, join_keys, scan_exec
+from .all_reduce import AllReduceExec, reducible
 from .broadcast import BroadcastExec
 from .cost import ExchangeCost
 from .distribution import PARTITIONED, REPLICATED, SINGLE, Distribution, hashed
@@ -196,6 +197,9 @@ def _(node: L.Aggregate, ctx):
     if decomposable(aggs):
         states = min(ctx.rows(node.child), est * ctx.ranks)
         partial = HashAggregateExec(child.node, groups, aggs, states, mode="partial")
+        if not groups and reducible(aggs):
+            return Planned(HashAggregateExec(AllReduceExec(partial, aggs), groups, aggs, est, mode="final"),
+                           REPLICATED)
         if not groups or ctx.nbytes(node) * ctx.ranks <= ctx.options.small_result_bytes:
             return Planned(HashAggregateExec(BroadcastExec(partial, "all", states), groups, aggs, est,
                                              mode="final"), REPLICATED)

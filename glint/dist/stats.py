@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("shuffle", "broadcast", "gather")
+KINDS = ("shuffle", "broadcast", "gather", "allreduce")
 
 
 @dataclass
 class ExchangeStats:
     step: int
-    kind: str                       # shuffle | broadcast | gather
+    kind: str                       # shuffle | broadcast | gather | allreduce
     op: str                         # the operator, as EXPLAIN shows it
     rows_sent: int = 0
     rows_received: int = 0
@@ -84,11 +84,11 @@ def summary(rank_stats: list[dict]) -> dict:
 def format_rank_stats(rank_stats: list[dict]) -> str:
     """A per-rank table for EXPLAIN ANALYZE and the command line."""
     head = f"{'rank':>4} {'total s':>9} {'compute s':>9} {'shuffle s':>9} {'bcast s':>9} {'gather s':>9} " \
-           f"{'wait s':>9} {'sent':>11} {'received':>11} {'msgs':>6}"
+           f"{'reduce s':>9} {'wait s':>9} {'sent':>11} {'received':>11} {'msgs':>6}"
     lines = ["Ranks:", head]
     for r in rank_stats:
         lines.append(f"{r['rank']:>4} {r['total_s']:>9.4f} {r['compute_s']:>9.4f} {r['shuffle_s']:>9.4f} "
-                     f"{r['broadcast_s']:>9.4f} {r['gather_s']:>9.4f} {r['wait_s']:>9.4f} "
+                     f"{r['broadcast_s']:>9.4f} {r['gather_s']:>9.4f} {r['allreduce_s']:>9.4f} {r['wait_s']:>9.4f} "
                      f"{_bytes(r['bytes_sent']):>11} {_bytes(r['bytes_received']):>11} {r['messages_sent']:>6}")
     ex = rank_stats[0]["exchanges"] if rank_stats else []
     if ex:
