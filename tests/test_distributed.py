@@ -187,6 +187,25 @@ def test_exchange_types(types_con, duck_mem, sql):
     assert not diffs, "\n".join(diffs)
 
 
+def test_parquet_shares(types_con, duck_mem, tmp_path):
+    """Whole row groups per rank (more row groups than ranks), row ranges cut
+    through one row group, and a file of no rows; each rank reads only its share."""
+    import pyarrow.parquet as pq
+    data = _all_types(1000)
+    pq.write_table(data, tmp_path / "groups.parquet", row_group_size=64)      # 16 row groups
+    pq.write_table(data, tmp_path / "whole.parquet")                          # 1 row group
+    pq.write_table(data.slice(0, 0), tmp_path / "empty.parquet")
+    for name in ("groups", "whole", "empty"):
+        types_con.read_parquet(str(tmp_path / f"{name}.parquet"), name)
+        duck_mem.register(name, pq.read_table(tmp_path / f"{name}.parquet"))
+        sql = f"SELECT k, count(*), sum(price), min(name), max(day) FROM {name} WHERE big > 0 OR big IS NULL GROUP BY k"
+        assert compare_query_result(sql, types_con.sql(sql).arrow(), tpch.duckdb_arrow(duck_mem, sql)) == []
+        res = types_con.sql(f"SELECT count(*) FROM {name}")
+        assert res.fetchall() == [(0 if name == "empty" else 1000,)]
+        scanned = [r["io"]["chunks"] for r in res.rank_stats]
+        assert sum(scanned) >= 1 and (name == "empty" or all(c >= 1 for c in scanned))
+
+
 # ------------------------------------------------------------------ failures
 def test_error_in_one_rank_keeps_connection(duck_mem):
     con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0)
@@ -346,3 +365,34 @@ def test_cli_sql_and_bench_on_ranks(tmp_path, tpch_data, capsys):
     assert q3["checked"] == ["warm", "cold"] and len(q3["rank_stats"]) == 2
     assert q3["breakdown"]["exchanges"] >= 1 and q3["breakdown"]["bytes_sent"] > 0
     assert "shuffle s" in (res / "tpch_sf0.01_2-ranks-x-cpu.md").read_text()
+
+
+def test_torchrun_entry(tpch_data):
+    """``torchrun ... -m glint.dist.run <glint command>``: rank 0 runs the command
+    over all the ranks torchrun started; the others serve it and leave."""
+    import subprocess
+    import sys
+    sql = "SELECT l_returnflag, count(*) AS n FROM lineitem GROUP BY 1 ORDER BY 1"
+    p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                        "-m", "glint.dist.run", "sql", sql, "--parquet", str(tpch_data[0]), "--device", "cpu",
+                        "--timer"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    expected = tpch.duckdb_arrow(tpch_data[1], sql).to_pylist()
+    for row in expected:
+        assert f"{row['l_returnflag']} " in p.stdout and str(row["n"]) in p.stdout
+    assert "Ranks:" in p.stdout and "   1 " in p.stdout            # both ranks' breakdown
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_cuda_ranks_nccl(tpch_data):
+    """One rank per GPU (up to 2), NCCL between them: the same results."""
+    import torch
+    d, duck = tpch_data
+    con = glint.connect(ranks=min(2, torch.cuda.device_count()), device="cuda", replicate_rows=30)
+    try:
+        tpch.load_tpch(con, directory=d, progress=False, partition_keys={"orders": "o_orderkey"})
+        for n in (1, 3, 9, 13, 16, 18, 21, 22):
+            _check(con, duck, ("tpch", n), tpch.tpch_query(n))
+    finally:
+        con.close()

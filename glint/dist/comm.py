@@ -39,6 +39,9 @@ import torch.distributed as dist
 from ..errors import GlintError, RankFailure
 from .stats import RankStats
 
+# NVLink multicast (NVLS) and symmetric-memory multicast stay off: exchanges are
+# point-to-point and broadcasts, and multicast set-up has hung on shared hosts
+NCCL_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 POLL_MIN_S = 0.0002          # first re-check of the store while waiting
 POLL_MAX_S = 0.002           # the longest pause between checks
 
@@ -97,6 +100,8 @@ def make_backend(store, rank: int, size: int, device: torch.device, timeout: flo
     if device.type == "cuda":
         if not hasattr(dist, "ProcessGroupNCCL"):
             raise GlintError("this torch build has no NCCL: distributed CUDA ranks need it")
+        for k, v in NCCL_DEFAULTS.items():
+            os.environ.setdefault(k, v)
         torch.cuda.set_device(device)
         opts = dist.ProcessGroupNCCL.Options()
         opts._timeout = td

@@ -284,7 +284,7 @@ class DistConnection(Connection):
                 try:
                     seq = self.world.post(Reset() if self._torchrun else Close())
                     self.world.closing = True
-                    self.world.collect(seq, timeout=30)
+                    self.world.collect(seq, timeout=min(self.world.timeout, 10))
                 except (RankFailure, GlintError):
                     pass
         finally:
