@@ -153,6 +153,9 @@ EXCHANGE_QUERIES = [
     "SELECT name, count(*), min(day), max(price), sum(big) FROM t GROUP BY name",
     "SELECT cat, flag, count(*), avg(dbl), min(name), max(name) FROM t GROUP BY cat, flag",
     "SELECT day, price, count(DISTINCT name) FROM t GROUP BY day, price",
+    "SELECT k, count(DISTINCT name), min(price), max(DISTINCT day), count(DISTINCT k + 1) FROM t GROUP BY k",
+    "SELECT count(DISTINCT cat), min(name), count(DISTINCT flag) FROM t",
+    "SELECT k, count(DISTINCT name), sum(DISTINCT big), count(*) FROM t GROUP BY k",
     "SELECT DISTINCT flag, cat, k FROM t",
     "SELECT name, cat FROM t INTERSECT SELECT name, cat FROM t WHERE k < 4",
     "SELECT * FROM t EXCEPT SELECT * FROM t WHERE k = 1",
@@ -342,8 +345,14 @@ Project x#3
       TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
         Project x#1 AS x#3, p#2 AS __order#4
           Scan a [x, p]"""
-    text = _plan_text(planning, "SELECT q % 10, count(DISTINCT y) FROM b GROUP BY 1")
-    assert "Shuffle hash((q#2 % 10))" in text and "HashAggregate groups" in text and "partial" not in text
+    # DISTINCT: each rank's distinct (group, argument) pairs are shuffled, not its rows
+    assert _plan_text(planning, "SELECT q % 10, count(DISTINCT y) FROM b GROUP BY 1").endswith("""\
+    HashAggregate groups=[q % 10#3] aggs=[count(DISTINCT __arg0#7)] [breaker]
+      Shuffle hash(q % 10#3) [breaker]
+        HashAggregate groups=[(q#2 % 10), y#1] aggs=[] [breaker]
+          Scan b [y, q]""")
+    text = _plan_text(planning, "SELECT q % 10, count(DISTINCT y), count(*) FROM b GROUP BY 1")
+    assert "Shuffle hash((q#2 % 10))" in text and "aggs=[]" not in text and "partial" not in text
 
 
 # ------------------------------------------------------------------ command line and benchmark

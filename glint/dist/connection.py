@@ -27,7 +27,6 @@ from __future__ import annotations
 import pickle
 import weakref
 
-import pyarrow as pa
 import torch
 
 from ..api import Connection, _stem, stream_to_arrow
@@ -35,7 +34,7 @@ from ..errors import CatalogError, ColumnNotFound, GlintError, RankFailure
 from ..exec.base import IOStats
 from ..storage.loaders import table_to_ipc
 from ..storage.table import Table
-from .catalog import PartitionSource, Projection, TablePartitioning, assign
+from .catalog import Projection, TablePartitioning, assign
 from .comm import Communicator, PeerAborted, decode_error
 from .planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
 from .rank import (AddTable, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
@@ -336,4 +335,4 @@ def _summed_io(rank_stats: list[dict]) -> IOStats:
     return io
 
 
-__all__ = ["DistConnection", "pa"]
+__all__ = ["DistConnection"]

@@ -24,7 +24,9 @@ partitioning in the catalog:
   with them by a shuffle on the group keys, or a broadcast when the states
   are small (the result is then replicated, which scalar subqueries and
   small dimension-like results want). DISTINCT aggregates shuffle their input
-  rows on the group keys, or gather them when there are none;
+  rows on the group keys, or gather them when there are none; when every
+  aggregate ignores duplicates (DISTINCT ones, MIN, MAX), each rank's
+  distinct (group keys, arguments) rows move instead;
 - ORDER BY, LIMIT and OFFSET are global: a local top-k (or limit) per rank,
   then a gather and the final top-k / sort / limit on rank 0;
 - set operations other than UNION ALL shuffle both sides on all columns.
@@ -46,7 +48,7 @@ from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
 from ..plan import logical as L
 from ..plan.cardinality import Estimator
-from ..plan.expr import ColRef
+from ..plan.expr import AggCall, ColRef, Field
 from ..plan.physical_planner import filter_exec, hash_join_exec, join_keys, scan_exec
 from .all_reduce import AllReduceExec, reducible
 from .broadcast import BroadcastExec
@@ -77,12 +79,19 @@ class Planned:
 
 
 class _Ctx:
-    def __init__(self, catalog, ranks: int, options: PlanOptions):
+    def __init__(self, catalog, ranks: int, options: PlanOptions, plan: L.LogicalNode):
         self.est = Estimator(catalog)
         self.catalog = catalog
         self.ranks = ranks
         self.cost = ExchangeCost(ranks, getattr(catalog, "hosts", 1))
         self.options = options
+        self._next_id = _max_field_id(plan) + 1
+
+    def new_field(self, name: str, dtype) -> Field:
+        """A column the logical plan does not have (ids above all of its)."""
+        f = Field(self._next_id, name, dtype)
+        self._next_id += 1
+        return f
 
     def rows(self, node: L.LogicalNode) -> float:
         return self.est.rows(node)
@@ -92,6 +101,11 @@ class _Ctx:
 
     def rows_per_rank(self, node: L.LogicalNode, d: Distribution) -> float:
         return self.rows(node) / self.ranks if d.spread else self.rows(node)
+
+
+def _max_field_id(node: L.LogicalNode) -> int:
+    own = max((f.id for f in node.schema), default=0)
+    return max([own] + [_max_field_id(c) for c in node.children])
 
 
 def row_bytes(schema) -> int:
@@ -108,7 +122,7 @@ def row_bytes(schema) -> int:
 def plan_distributed(logical: L.LogicalNode, catalog, ranks: int, options: PlanOptions = PlanOptions()
                      ) -> PhysicalNode:
     """The physical plan every rank runs; its result ends on rank 0."""
-    ctx = _Ctx(catalog, ranks, options)
+    ctx = _Ctx(catalog, ranks, options, logical)
     return to_single(_plan(logical, ctx)).node
 
 
@@ -130,7 +144,7 @@ def to_hash(p: Planned, keys: tuple) -> Planned:
     if p.dist == d:
         return p
     if p.dist == REPLICATED:
-        return Planned(PartitionFilterExec(p.node, keys, p.node.est_rows / 2), d)
+        return Planned(PartitionFilterExec(p.node, keys, p.node.est_rows), d)
     return Planned(ShuffleExec(p.node, keys, _source(p), p.node.est_rows), d)
 
 
@@ -205,10 +219,33 @@ def _(node: L.Aggregate, ctx):
                                              mode="final"), REPLICATED)
         return Planned(HashAggregateExec(ShuffleExec(partial, out_keys, "all", states), groups, aggs, est,
                                          mode="final"), hashed(out_keys))
+    if all(a.distinct or a.fn in ("min", "max") for _, a in aggs):
+        # duplicates change nothing: each rank's distinct (groups, arguments) move, not its rows
+        pre, groups, aggs = _distinct_first(child.node, groups, aggs, ctx)
+        if groups:
+            moved = ShuffleExec(pre, out_keys, "all", pre.est_rows)
+            return Planned(HashAggregateExec(moved, groups, aggs, est), hashed(out_keys))
+        return Planned(HashAggregateExec(GatherExec(pre, pre.est_rows), groups, aggs, est), SINGLE)
     if groups:
         moved = ShuffleExec(child.node, tuple(e for _, e in groups), "all", child.node.est_rows)
         return Planned(HashAggregateExec(moved, groups, aggs, est), hashed(out_keys))
     return Planned(HashAggregateExec(GatherExec(child.node, child.node.est_rows), groups, aggs, est), SINGLE)
+
+
+def _distinct_first(child: PhysicalNode, groups, aggs, ctx: _Ctx):
+    """(each rank's distinct group keys and aggregate arguments, the groups
+    and aggregates that finish from them). The group columns keep their
+    fields; each distinct argument gets a new one."""
+    args: list = []
+    for _, a in aggs:
+        args += [e for e in a.args if e not in args]
+    arg_fields = [ctx.new_field(f"__arg{i}", e.type) for i, e in enumerate(args)]
+    pre = HashAggregateExec(child, tuple(groups) + tuple(zip(arg_fields, args)), (), child.est_rows)
+    field_of = dict(zip(args, arg_fields))
+    final_groups = tuple((f, ColRef(f)) for f, _ in groups)
+    final_aggs = tuple((f, AggCall(a.fn, tuple(ColRef(field_of[e]) for e in a.args), a.type, a.distinct))
+                       for f, a in aggs)
+    return pre, final_groups, final_aggs
 
 
 def _group_keys_of(d: Distribution, groups) -> tuple | None:
