@@ -103,8 +103,11 @@ def make_backend(store, rank: int, size: int, device: torch.device, timeout: flo
         for k, v in NCCL_DEFAULTS.items():
             os.environ.setdefault(k, v)
         torch.cuda.set_device(device)
-        opts = dist.ProcessGroupNCCL.Options()
+        opts = dist.ProcessGroupNCCL.Options()          # as torch.distributed builds an NCCL group
+        opts.is_high_priority_stream = False
         opts._timeout = td
+        opts.global_ranks_in_group = list(range(size))
+        opts.group_name = "glint"
         return dist.ProcessGroupNCCL(store, rank, size, opts)
     return dist.ProcessGroupGloo(store, rank, size, td)
 
