@@ -12,7 +12,9 @@ returns the gathered result (DESIGN.md, "Distributed mode").
 - :mod:`~glint.dist.comm` (size exchange, failures, collectives) and
   :mod:`~glint.dist.exchange` (batches in and out of flat buffers) under the
   exchange operators :mod:`~glint.dist.shuffle`, :mod:`~glint.dist.broadcast`,
-  :mod:`~glint.dist.gather` and the local ones in :mod:`~glint.dist.local`.
+  :mod:`~glint.dist.gather`, :mod:`~glint.dist.all_reduce` and the local ones
+  in :mod:`~glint.dist.local`; :mod:`~glint.dist.run` is the entry of rank
+  processes (``torchrun ... -m glint.dist.run``).
 - :mod:`~glint.dist.planner`: distribution properties through the plan and
   where exchanges go; :mod:`~glint.dist.cost`: broadcast or shuffle.
 - :mod:`~glint.dist.stats`: per-rank time and traffic of a query.
