@@ -132,7 +132,11 @@ class Communicator:
 
     # ------------------------------------------------------------ queries
     def begin(self, qid) -> None:
-        """A new query: steps count from 1 again; the previous query's keys go."""
+        """A new query: steps count from 1 again; the previous query's keys go
+        (all ranks are done with it: rank 0 posts a command only after every
+        rank replied to the last). Beginning the current query again is a no-op."""
+        if qid == self.qid:
+            return
         self._drop_keys()
         self.qid, self.step, self.posted, self.aborted = qid, 0, 0, False
         self.stats = RankStats(self.rank)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import pickle
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -124,24 +125,44 @@ class Rank:
         returned, the ExecContext); this rank's statistics are in
         ``self.comm.stats``. On an error the other ranks are told first."""
         comm = self.comm
-        comm.begin(seq)
-        ctx = self.engine.execution_context(self.catalog, profile)
-        ctx.dist = comm
-        t0 = time.perf_counter()
-        try:
+        with self.query(seq):
+            ctx = self.engine.execution_context(self.catalog, profile)
+            ctx.dist = comm
+            t0 = time.perf_counter()
             stream = ctx.open(plan)
             out = consume(ctx, stream) if consume is not None else _drain(stream)
-        except BaseException as e:
-            comm.abort(e)
-            raise
         comm.stats.finish(time.perf_counter() - t0, ctx.io.as_dict())
         return out, ctx
+
+    @contextmanager
+    def query(self, seq: int):
+        """Command ``seq`` as a query of the communicator: whatever fails in
+        it (reading a table, unpickling a plan, running it) is posted as
+        this rank's abort, so the other ranks stop instead of waiting."""
+        self.comm.begin(seq)
+        try:
+            yield
+        except BaseException as e:
+            self.comm.abort(e)
+            raise
 
     # ------------------------------------------------------------ tables
     def add_table(self, seq: int, cmd: AddTable, src=None, data: pa.Table | None = None) -> None:
         """This rank's share of a table. ``src`` (a source over the whole
         table) or ``data`` (this rank's rows, or all rows when replicated)
         spare opening or fetching it again."""
+        if cmd.partitioning.kind == "hash":            # the ranks exchange rows: a query
+            with self.query(seq):
+                t = self._share(cmd, src, data)
+                t = self._hash_partition(seq, cmd.name, t, cmd.partitioning.key)
+        else:
+            t = self._share(cmd, src, data)
+        old = self.catalog.add(cmd.name, t)
+        if old is not None:
+            self.evict(old)
+
+    def _share(self, cmd: AddTable, src, data) -> Table:
+        """This rank's range share (or all) of the table's rows."""
         part = cmd.partitioning
         kind = cmd.source[0]
         n = self.comm.size
@@ -159,11 +180,7 @@ class Rank:
                 key = f"{cmd.source[1]}/{'all' if part.kind == 'replicated' else self.rank}"
                 data = table_from_ipc(self.comm.store.get(key))
             t = Table(cmd.name, ArrowSource(data), "memory")
-        if part.kind == "hash":
-            t = self._hash_partition(seq, cmd.name, t, part.key)
-        old = self.catalog.add(cmd.name, t)
-        if old is not None:
-            self.evict(old)
+        return t
 
     def _hash_partition(self, seq: int, name: str, t: Table, key: str) -> Table:
         """The rows of ``t`` every rank holds, shuffled so each rank keeps the
@@ -193,7 +210,9 @@ class Rank:
         """Carries out a command posted by rank 0 (on a rank other than 0)."""
         try:
             if isinstance(cmd, Execute):
-                self.run(seq, pickle.loads(cmd.plan), cmd.profile)
+                with self.query(seq):
+                    plan = pickle.loads(cmd.plan)
+                self.run(seq, plan, cmd.profile)
                 return Reply(True, self.comm.stats.as_dict())
             if isinstance(cmd, AddTable):
                 self.add_table(seq, cmd)
