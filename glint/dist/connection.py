@@ -78,6 +78,7 @@ class DistConnection(Connection):
             comm = Communicator(world.store, 0, ranks, dev, backend, timeout, watch=world.check)
         self.world = world
         self.ranks = world.size
+        self.hosts = launch.torchrun_hosts() if self._torchrun else 1     # for the exchange cost model
         self.rank = Rank(self, comm)
         self.replicate_rows = replicate_rows
         self.plan_options = PlanOptions(small_result_bytes)

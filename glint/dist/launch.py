@@ -258,6 +258,12 @@ def torchrun_env() -> tuple[int, int, int]:
                          "(start the program with torchrun, or use ranks=N)") from None
 
 
+def torchrun_hosts() -> int:
+    """Hosts of a torchrun job (ranks / ranks per host)."""
+    size = int(os.environ.get("WORLD_SIZE", "1"))
+    return max(1, size // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", str(size)))))
+
+
 def torchrun_store(rank: int, timeout: float):
     host = os.environ.get("MASTER_ADDR", "127.0.0.1")
     port = int(os.environ.get("MASTER_PORT", "29500"))
