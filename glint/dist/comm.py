@@ -180,7 +180,7 @@ class Communicator:
         if self.fault is not None:
             self._trip_fault()
         base = f"x/{self.qid}/{self.step}"
-        self._set(f"{base}/{self.rank}", pickle.dumps(post))
+        self._set(f"{base}/{self.rank}", pickle.dumps((what, post)))
         self.posted = self.step
         counter = f"{base}/n"
         self.store.add(counter, 1)
@@ -194,7 +194,10 @@ class Communicator:
         posts = [None] * self.size
         posts[self.rank] = post
         for r, v in zip(others, values):
-            posts[r] = pickle.loads(v)
+            theirs, posts[r] = pickle.loads(v)
+            if theirs != what:          # the same plan meets its exchanges in the same order on every rank
+                raise RuntimeError(f"ranks out of step at exchange {self.step}: rank {r} is at {theirs}, "
+                                   f"rank {self.rank} at {what}")
         return posts, wait_s
 
     def _missing(self, base: str) -> list[int]:

@@ -17,6 +17,7 @@ class GatherExec(PhysicalNode):
     child: PhysicalNode
     est_rows: float = 0.0
     breaker = True
+    exchange = True                  # a step every rank takes together (see planner._has_exchange)
 
     def describe(self):
         return "Gather to rank 0"

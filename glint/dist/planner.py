@@ -284,9 +284,9 @@ def _(node: L.Limit, ctx):
 
 
 def _has_exchange(node: PhysicalNode) -> bool:
-    if isinstance(node, (ShuffleExec, BroadcastExec, GatherExec)):
-        return True
-    return any(_has_exchange(c) for c in node.children)
+    """Whether the subtree takes a step with the other ranks: then nothing
+    above it may stop reading early on one rank."""
+    return getattr(node, "exchange", False) or any(_has_exchange(c) for c in node.children)
 
 
 @_plan.register
