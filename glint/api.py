@@ -355,8 +355,10 @@ class Result:
             self._run(profile=True)
         from .plan.cardinality import Estimator
         est = Estimator(self._con)
+        header = getattr(self._con, "plan_header", None)       # a distributed connection: ranks and tables
         text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
-                "\n\nPhysical plan:\n" + self.physical.explain(1, self._profile if analyze else None))
+                f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
+                self.physical.explain(1, self._profile if analyze else None))
         if analyze and self.rank_stats:
             from .dist.stats import format_rank_stats
             text += "\n\n" + format_rank_stats(self.rank_stats)

@@ -105,6 +105,8 @@ def test_breakdown_and_explain(tpch_con):
         assert r["exchanges"][-1]["kind"] == "gather" or r["exchanges"][-1]["kind"] in ("broadcast", "shuffle")
     text = con.sql("EXPLAIN ANALYZE " + tpch.tpch_query(3)).fetchall()[0][0]
     assert "Gather to rank 0" in text and "Ranks:" in text and "TopK" in text
+    header = text.split(f"Physical plan ({con.ranks} ranks; ")[1].split("\n")[0]
+    assert all(f"{t} " in header for t in ("customer", "orders", "lineitem"))
 
 
 # ------------------------------------------------------------------ exchanges of every type

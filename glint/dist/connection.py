@@ -93,6 +93,22 @@ class DistConnection(Connection):
         self.table(name)
         return self._partitioning[name.lower()]
 
+    def plan_header(self, physical) -> str:
+        """EXPLAIN's note on a plan: the ranks, and how the tables it scans are spread.
+
+        (e.g. "3 ranks; lineitem hash(l_orderkey), nation replicated")"""
+        names: list[str] = []
+
+        def walk(node):
+            t = getattr(node, "table", None)
+            if isinstance(t, str) and t not in names:
+                names.append(t)
+            for c in node.children:
+                walk(c)
+        walk(physical)
+        tables = ", ".join(f"{t} {self._partitioning[t.lower()]!r}" for t in names if t.lower() in self._partitioning)
+        return f"{self.ranks} rank{'s' if self.ranks != 1 else ''}" + (f"; {tables}" if tables else "")
+
     def _choose(self, schema, rows: int, partition_by, replicate) -> TablePartitioning:
         if partition_by is not None:
             if replicate:
