@@ -20,8 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         from .launch import worker_main
         return worker_main()
+    from ..errors import GlintError
     from .launch import join_torchrun, torchrun_env
-    rank, _, _ = torchrun_env()
+    try:
+        rank, _, _ = torchrun_env()
+    except GlintError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
     if rank != 0:
         import torch
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
