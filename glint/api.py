@@ -224,6 +224,24 @@ class Connection:
             torch.cuda.empty_cache()
 
     # ------------------------------------------------------------ queries
+    def _plan_physical(self, logical):
+        """The physical plan of an optimized logical plan."""
+        return plan_physical(logical, self)
+
+    def execution_context(self, catalog, profile: bool = False, chunk_rows: int | None = None) -> ExecContext:
+        """A fresh context for one run of a plan on this connection's device,
+        memory and spill space, reading tables from ``catalog``."""
+        return ExecContext(self.device, catalog, profile=profile, memory=self.memory, spill=self.spill,
+                           chunk_rows=chunk_rows or self.chunk_rows)
+
+    # a query that runs out of memory is re-run with smaller chunks (Result._run)
+    oom_retries_with_smaller_chunks = True
+
+    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
+        """(the result as Arrow, the run's ExecContext)."""
+        ctx = self.execution_context(self, profile, chunk_rows)
+        return stream_to_arrow(ctx, ctx.open(physical), fields, names), ctx
+
     def sql(self, query: str) -> "Result | None":
         """Run one or more ;-separated statements; returns the last query's Result."""
         if not isinstance(query, str):
@@ -306,6 +324,7 @@ class Result:
         self._profile: dict | None = None
         self.io = None                  # data movement of the last run (ExecContext.io)
         self.retries: list[str] = []    # out-of-memory errors of the last run that a re-run got past
+        self.rank_stats: list[dict] | None = None   # per rank of a distributed run (glint.dist.stats)
         self.timings: dict[str, float] = {}
         if ast is None:
             return
@@ -316,7 +335,7 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, con.disabled_rules, self.timings)
-        self.physical = plan_physical(self.logical, con)
+        self.physical = con._plan_physical(self.logical)
 
     @staticmethod
     def from_arrow(con, table: pa.Table) -> "Result":
@@ -344,7 +363,9 @@ class Result:
                 # and temporaries may be what a small budget cannot hold beside
                 # the breakers' state. The plan is immutable, so a re-run is clean.
                 had_cache = con.memory.cache_bytes() > 0
-                if len(self.retries) >= MAX_OOM_RETRIES or (not had_cache and chunk_rows <= MIN_RETRY_CHUNK_ROWS):
+                smaller = con.oom_retries_with_smaller_chunks
+                if len(self.retries) >= MAX_OOM_RETRIES or (not had_cache and (chunk_rows <= MIN_RETRY_CHUNK_ROWS
+                                                                                  or not smaller)):
                     raise
                 self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
                 _log.info("query out of memory, retrying: %s", self.retries[-1])
@@ -353,33 +374,13 @@ class Result:
                     chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
+        self.rank_stats = getattr(ctx, "rank_stats", None)
         if profile:
             self._profile = ctx.stats
         return self._arrow
 
     def _execute(self, profile: bool, chunk_rows: int):
-        con = self._con
-        ctx = ExecContext(con.device, con, profile=profile, memory=con.memory, spill=con.spill,
-                          chunk_rows=chunk_rows)
-        parts = []
-        held = rows = 0
-        cap = _result_cap()
-        for batch in ctx.open(self.physical):
-            if batch.num_rows or not parts:
-                t = batch_to_arrow(batch, self._fields, self.names)
-                ctx.io.d2h_bytes += t.nbytes if con.device.type == "cuda" else 0
-                parts.append(t)
-                held += t.nbytes
-                rows += t.num_rows
-                if held > cap:
-                    # the host memory guard for what no operator bounds: the result itself
-                    from .storage.memory import format_bytes
-                    raise ResultTooLarge(
-                        f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
-                        f"host memory glint may hold for it ({format_bytes(cap)}); add a LIMIT or aggregate, "
-                        f"or write it out with fewer columns")
-        nonempty = [t for t in parts if t.num_rows] or parts[:1]
-        self._arrow = nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
+        self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)
         return ctx
 
     def arrow(self) -> pa.Table:
@@ -410,8 +411,14 @@ class Result:
             self._run(profile=True)
         from .plan.cardinality import Estimator
         est = Estimator(self._con)
-        return ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
-                "\n\nPhysical plan:\n" + self.physical.explain(1, self._profile if analyze else None))
+        header = getattr(self._con, "plan_header", None)       # a distributed connection: ranks and tables
+        text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
+                f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
+                self.physical.explain(1, self._profile if analyze else None))
+        if analyze and self.rank_stats:
+            from .dist.stats import format_rank_stats
+            text += "\n\n" + format_rank_stats(self.rank_stats)
+        return text
 
     def _explain_result(self, analyze: bool) -> "Result":
         text = self.explain(analyze=analyze)
@@ -426,6 +433,29 @@ class Result:
 
     def __len__(self):
         return self._run().num_rows
+
+
+def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
+    """A plan's output stream as one Arrow table with the result's names."""
+    parts = []
+    held = rows = 0
+    cap = _result_cap()
+    for batch in batches:
+        if batch.num_rows or not parts:
+            t = batch_to_arrow(batch, fields, names)
+            ctx.io.d2h_bytes += t.nbytes if ctx.device.type == "cuda" else 0
+            parts.append(t)
+            held += t.nbytes
+            rows += t.num_rows
+            if held > cap:
+                # the host memory guard for what no operator bounds: the result itself
+                from .storage.memory import format_bytes
+                raise ResultTooLarge(
+                    f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
+                    f"host memory glint may hold for it ({format_bytes(cap)}); add a LIMIT or aggregate, "
+                    f"or write it out with fewer columns")
+    nonempty = [t for t in parts if t.num_rows] or parts[:1]
+    return nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
 
 
 def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:

@@ -176,6 +176,8 @@ def _register(con, sources) -> None:
 
 
 def _connect(device: str, args=None):
+    """A connection on ``device`` with the command's memory options; with
+    ``--ranks``, over that many ranks."""
     import glint
     from .bench.harness import connect_options
 
@@ -189,6 +191,33 @@ def memory_arguments(sp) -> None:
                          'on the CPU 60%% of the available host memory); past it, operators spill')
     sp.add_argument("--chunk-rows", type=int, help="rows per scan chunk (default: from the memory limit)")
     sp.add_argument("--spill-dir", help="directory for spilled data (default: the system's temporary directory)")
+
+
+def parse_ranks(text: str):
+    """``--ranks``: a number of ranks, or "env" (the ranks torchrun started).
+
+    >>> parse_ranks("4"), parse_ranks("env")
+    (4, 'env')
+    """
+    if text == "env":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--ranks takes a number or env, not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("--ranks must be at least 1")
+    return n
+
+
+def add_rank_arguments(p) -> None:
+    """``--ranks`` and ``--rank-timeout`` (distributed runs, glint.dist)."""
+    env = os.environ.get("GLINT_RANKS")
+    p.add_argument("--ranks", type=parse_ranks, default=parse_ranks(env) if env else None,
+                   help="run on this many ranks (processes: one per GPU with --device cuda, Gloo on the CPU); "
+                        "env: the ranks torchrun started (python -m glint.dist.run)")
+    p.add_argument("--rank-timeout", type=float, default=None,
+                   help="seconds a rank waits for the others before the query fails naming the late rank")
 
 
 def _sync(con) -> None:
@@ -229,6 +258,9 @@ def cmd_sql(args) -> int:
         out.print(render_table(tbl, max_rows=args.max_rows))
     if args.timer:
         out.print(f"Run time: {elapsed:.3f} s", style="dim")
+        if getattr(res, "rank_stats", None):
+            from .dist.stats import format_rank_stats
+            out.print(format_rank_stats(res.rank_stats), style="dim", markup=False)
     return EXIT_OK
 
 
@@ -534,6 +566,7 @@ class _QueryRun:
         self.status = "ok"          # ok | diff | error | unchecked
         self.check = ""
         self.details: list[str] = []
+        self.rank_stats: list | None = None     # a distributed run's per-rank breakdown
 
 
 def _time_runs(fn, runs: int):
@@ -577,9 +610,12 @@ def cmd_tpch(args) -> int:
             check = False
     con = _connect(args.device, args)
     t0 = time.perf_counter()
-    tpch.load_tpch(con, directory=data, progress=show_progress)
+    tpch.load_tpch(con, directory=data, progress=show_progress,
+                   partition_keys=tpch.PARTITION_KEYS if getattr(args, "hash_partition", False) else None)
     load_s = time.perf_counter() - t0
     device = getattr(con, "device", args.device)
+    if getattr(con, "ranks", None):
+        device = f"{con.ranks} ranks on {device.type}"
     msg = f"TPC-H SF {tpch.sf_label(args.sf)} from {data}: loaded into glint in {load_s:.1f} s (device {device})"
     if duck is not None:
         msg += f", into DuckDB in {duck_load:.1f} s"
@@ -598,6 +634,7 @@ def cmd_tpch(args) -> int:
                 res = con.sql(q)
                 tbl = _result_arrow(res)
                 _sync(con)
+                r.rank_stats = getattr(res, "rank_stats", None)
                 return tbl
             try:
                 got, r.glint_s = _time_runs(run_glint, args.runs)
@@ -678,6 +715,10 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
     t.add_column("rows", justify="right")
     t.add_column(f"glint s{best}", justify="right")
     t.add_column(f"DuckDB s{best}", justify="right")
+    ranks = any(r.rank_stats for r in results)
+    if ranks:                       # a distributed run: where the slowest rank's time went
+        for col in ("compute s", "shuffle s", "bcast s", "gather s", "reduce s", "wait s", "moved MiB"):
+            t.add_column(col, justify="right")
     t.add_column("check")
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red"}
     g_total = d_total = 0.0
@@ -686,13 +727,15 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
             g_total += r.glint_s
         if r.duck_s is not None:
             d_total += r.duck_s
-        t.add_row(f"Q{r.n:02d}", "-" if r.rows is None else str(r.rows),
-                  "-" if r.glint_s is None else f"{r.glint_s:.3f}",
-                  "-" if r.duck_s is None else f"{r.duck_s:.3f}",
-                  Text(r.check, style=styles.get(r.status, "")))
+        cells = [f"Q{r.n:02d}", "-" if r.rows is None else str(r.rows),
+                 "-" if r.glint_s is None else f"{r.glint_s:.3f}",
+                 "-" if r.duck_s is None else f"{r.duck_s:.3f}"]
+        if ranks:
+            cells += breakdown_cells(r.rank_stats)
+        t.add_row(*cells, Text(r.check, style=styles.get(r.status, "")))
     t.add_section()
     n_ok = sum(r.status in ("ok", "unchecked") for r in results)
-    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-",
+    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-", *([""] * (7 if ranks else 0)),
               f"{n_ok}/{len(results)} ok")
     out.print(t)
     if any("answer*" in r.check for r in results):
@@ -703,6 +746,17 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
             out.print(Text(f"Q{r.n:02d}:", style="bold"))
             for d in r.details:
                 out.print(Text("  " + d))
+
+
+def breakdown_cells(rank_stats) -> list[str]:
+    """compute / shuffle / broadcast / gather / all-reduce / wait seconds of
+    the slowest rank and MiB moved between ranks, as table cells."""
+    if not rank_stats:
+        return ["-"] * 7
+    from .dist.stats import summary
+    s = summary(rank_stats)
+    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
+        [f"{s['bytes_sent'] / (1 << 20):,.1f}"]
 
 
 # ------------------------------------------------------------------ argument parsing
@@ -720,6 +774,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
         memory_arguments(sp)
+        add_rank_arguments(sp)
 
     s = sub.add_parser("sql", help="run one SQL query and print its result")
     s.add_argument("query", nargs="?", help="the SQL text ('-' or nothing: read it from stdin)")
@@ -744,6 +799,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
                         "answers were made from, so every column of every query is checked against them)")
     memory_arguments(t)
+    add_rank_arguments(t)
+    t.add_argument("--hash-partition", action="store_true",
+                   help="with --ranks: hash-partition the tables on their keys at load (lineitem and orders "
+                        "on the order key...), so joins on them need no exchange")
     t.set_defaults(func=cmd_tpch)
 
     from .bench import harness

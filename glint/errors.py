@@ -43,6 +43,9 @@ class NotSupported(GlintError):
         super().__init__(f"Not supported: {construct}")
         self.construct = construct
 
+    def __reduce__(self):
+        return type(self), (self.construct,)
+
 
 class GlintIOError(GlintError):
     """A file that is missing, unreadable or not in the expected format."""
@@ -54,6 +57,19 @@ class ExecutionError(GlintError):
 
 class OutOfMemory(ExecutionError):
     """A device ran out of memory; names the operator and the bytes it wanted."""
+
+
+class RankFailure(GlintError):
+    """A rank of a distributed connection died, timed out or lost contact;
+    names the rank (``rank``: its number, or None when it is not known). The
+    connection is closed: open a new one to run queries again."""
+
+    def __init__(self, message: str, rank: int | None = None):
+        super().__init__(message)
+        self.rank = rank
+
+    def __reduce__(self):
+        return type(self), (str(self), self.rank)
 
 
 def did_you_mean(name: str, candidates) -> str:

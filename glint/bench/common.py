@@ -11,17 +11,26 @@ from ..errors import GlintIOError
 from ..storage.loaders import tables_in_directory
 
 
-def register_tables(con, directory, names, title: str, progress: bool | None = None) -> None:
+def register_tables(con, directory, names, title: str, progress: bool | None = None,
+                    partition_keys: dict | None = None) -> None:
     """con.read_parquet every table of `names` found in `directory` (one file or
-    folder per table), with a progress bar on a terminal."""
+    folder per table), with a progress bar on a terminal; ``partition_keys``
+    (table -> column) hash-partitions those tables on a distributed connection."""
     found = tables_in_directory(directory)
     missing = [t for t in names if t not in found]
     if missing:
         raise GlintIOError(f"{title} tables missing in {str(directory)!r}: {', '.join(missing)}")
     show = progress if progress is not None else sys.stderr.isatty()
+
+    def register(t):
+        key = (partition_keys or {}).get(t)
+        if key is None:
+            con.read_parquet(found[t], t)
+        else:
+            con.read_parquet(found[t], t, partition_by=key)
     if not show:
         for t in names:
-            con.read_parquet(found[t], t)
+            register(t)
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -31,7 +40,7 @@ def register_tables(con, directory, names, title: str, progress: bool | None = N
         task = bar.add_task("", total=len(names))
         for t in names:
             bar.update(task, description=t)
-            con.read_parquet(found[t], t)
+            register(t)
             bar.advance(task)
 
 

@@ -71,6 +71,7 @@ class Suite:
     ensure_data: Callable[..., Path]            # (sf, progress=) -> directory of Parquet files
     label: Callable[[str], str]                 # name -> "Q01" / "Q1.1"
     parse: Callable[[str | None], list[str]]    # --queries text -> names
+    partition_keys: dict = field(default_factory=dict)   # table -> column for --hash-partition
 
 
 def get_suite(key: str) -> Suite:
@@ -86,7 +87,7 @@ def get_suite(key: str) -> Suite:
             return [str(n) for n in parse_query_list(text)]
         return Suite("tpch", "TPC-H", names, lambda n: tpch.tpch_query(int(n)),
                      lambda sf, progress=True: tpch.ensure_tpch_data(sf, progress=progress),
-                     lambda n: f"Q{int(n):02d}", parse)
+                     lambda n: f"Q{int(n):02d}", parse, tpch.PARTITION_KEYS)
     if key == "ssb":
         try:
             from . import ssb
@@ -269,6 +270,7 @@ class QueryRecord:
     cold_peak_gpu_bytes: int | None = None
     warm_io: dict | None = None          # data movement of the last warm run (ExecContext.io)
     cold_io: dict | None = None          # ... of the cold run
+    rank_stats: list | None = None       # a distributed run: per rank breakdown of the last warm run
     tables: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)     # what was compared with DuckDB: "warm", "cold"
     errors: list[str] = field(default_factory=list)      # glint errors (warm / cold)
@@ -329,6 +331,8 @@ class QueryRecord:
             "cold_peak_gpu_bytes": self.cold_peak_gpu_bytes,
             "warm_io": self.warm_io,
             "cold_io": self.cold_io,
+            "breakdown": _breakdown(self.rank_stats),
+            "rank_stats": self.rank_stats,
             "touched_bytes": (self.cold_io or self.warm_io or {}).get("scanned_bytes"),
             "warm_h2d_bytes": (self.warm_io or {}).get("h2d_bytes"),
             "cold_h2d_bytes": (self.cold_io or {}).get("h2d_bytes"),
@@ -337,6 +341,15 @@ class QueryRecord:
             "errors": self.errors + self.duckdb_errors,
             "diffs": self.diffs,
         }
+
+
+def _breakdown(rank_stats) -> dict | None:
+    """Compute / shuffle / broadcast / gather / wait seconds of the slowest
+    rank, bytes and messages between ranks (glint.dist.stats.summary)."""
+    if not rank_stats:
+        return None
+    from ..dist.stats import summary
+    return summary(rank_stats)
 
 
 # ------------------------------------------------------------------ progress
@@ -500,9 +513,10 @@ def _error_text(e: BaseException) -> str:
     return text
 
 
-def _glint_query(con, sql: str, io: list | None = None):
+def _glint_query(con, sql: str, io: list | None = None, ranks: list | None = None):
     """Run sql and return its Arrow result, the device synchronised after;
-    the run's data movement is appended to ``io`` when given."""
+    the run's data movement is appended to ``io`` and a distributed run's
+    per-rank breakdown to ``ranks`` when given."""
     from ..cli import _result_arrow
 
     res = con.sql(sql)
@@ -510,6 +524,8 @@ def _glint_query(con, sql: str, io: list | None = None):
     _sync(con.device)
     if io is not None and getattr(res, "io", None) is not None:
         io.append(res.io.as_dict())
+    if ranks is not None and getattr(res, "rank_stats", None):
+        ranks.append(res.rank_stats)
     return tbl
 
 
@@ -522,6 +538,10 @@ def connect_options(args) -> dict:
         opts["chunk_rows"] = args.chunk_rows
     if getattr(args, "spill_dir", None):
         opts["spill_dir"] = args.spill_dir
+    if getattr(args, "ranks", None) is not None:
+        opts["ranks"] = args.ranks
+        if getattr(args, "rank_timeout", None):
+            opts["timeout"] = args.rank_timeout
     return opts
 
 
@@ -547,20 +567,26 @@ def _check(r: QueryRecord, which: str, sql: str, got, reference: dict) -> None:
         r.checked.append(which)
 
 
-def _register_glint(con, found: dict[str, str], tables: list[str], eager: bool, phase: _Phase | None) -> None:
+def _register_glint(con, found: dict[str, str], tables: list[str], eager: bool, phase: _Phase | None,
+                    partition_keys: dict | None = None) -> None:
     """read_parquet of each table: lazily (footers now, a column's data when a
-    query first reads it) or, with eager, every column now."""
+    query first reads it) or, with eager, every column now; on a distributed
+    connection, hash-partitioned on ``partition_keys`` (table -> column)."""
     from ..storage.loaders import ParquetSource
 
     for t in tables:
         if phase:
             phase.update(f"loading {t}" if eager else f"registering {t}")
         cols = list(ParquetSource(found[t]).schema.names) if eager else None
-        con.read_parquet(found[t], t, columns=cols)
+        key = (partition_keys or {}).get(t)
+        if key is None:
+            con.read_parquet(found[t], t, columns=cols)
+        else:
+            con.read_parquet(found[t], t, columns=cols, partition_by=key)
 
 
 def _run_glint_warm(device, suite: Suite, names, records, reference, found, tables, eager, runs, warmup, err,
-                    show, opts=None):
+                    show, opts=None, partition_keys=None):
     import glint
 
     con = glint.connect(device=device, **(opts or {}))
@@ -568,7 +594,7 @@ def _run_glint_warm(device, suite: Suite, names, records, reference, found, tabl
         t0 = time.perf_counter()
         what = "loading" if eager else "registering"
         with _Phase(err, f"glint: {what} {len(tables)} tables", len(tables), show) as ph:
-            _register_glint(con, found, tables, eager, ph)
+            _register_glint(con, found, tables, eager, ph, partition_keys)
         load_s = time.perf_counter() - t0
         with _Phase(err, f"glint warm ({_device_name(device)})", len(names), show) as ph:
             for name in names:
@@ -582,11 +608,13 @@ def _run_glint_warm(device, suite: Suite, names, records, reference, found, tabl
                         ph.update(f"{r.label} warm-up {i + 1}/{warmup}")
                         _timed(lambda: _glint_query(con, sql), device)
                     io: list = []
+                    ranks: list = []
                     for i in range(runs):
                         ph.update(f"{r.label} run {i + 1}/{runs}")
-                        got, dt = _timed(lambda: _glint_query(con, sql, io), device)
+                        got, dt = _timed(lambda: _glint_query(con, sql, io, ranks), device)
                         r.glint_warm_runs_s.append(dt)
                     r.warm_io = io[-1] if io else None
+                    r.rank_stats = ranks[-1] if ranks else None
                     r.rows = got.num_rows
                 except KeyboardInterrupt:
                     raise
@@ -604,10 +632,11 @@ def _run_glint_warm(device, suite: Suite, names, records, reference, found, tabl
     return load_s
 
 
-def _cold_queries(device, suite_key: str, names, found, tables_of, eager, opts, result_dir):
+def _cold_queries(device, suite_key: str, names, found, tables_of, eager, opts, result_dir, partition_keys=None):
     """The cold runs (each query on a fresh connection: read_parquet through
-    the result); returns per query a dict of times, peak memory, data movement
-    and the result's path (Arrow IPC) or an error."""
+    the result; the connection's start, rank processes included, is not
+    timed); returns per query a dict of times, peak memory, data movement and
+    the result's path (Arrow IPC) or an error."""
     import glint
     import pyarrow as pa
 
@@ -620,10 +649,10 @@ def _cold_queries(device, suite_key: str, names, found, tables_of, eager, opts, 
         rec: dict = {}
         con = None
         try:
+            con = glint.connect(device=device, **opts)
             _sync(device)
             t0 = time.perf_counter()
-            con = glint.connect(device=device, **opts)
-            _register_glint(con, found, tables_of[name], eager, None)
+            _register_glint(con, found, tables_of[name], eager, None, partition_keys)
             rec["load_s"] = time.perf_counter() - t0
             io: list = []
             got = _glint_query(con, sql, io)
@@ -658,12 +687,12 @@ def cold_worker(import_s: float = 0.0) -> None:    # pragma: no cover - the cold
         torch.zeros(1, device=device)            # CUDA context: part of the process start
     start_s = time.perf_counter() - t0 + import_s
     recs = _cold_queries(device, job["suite"], job["names"], job["found"], job["tables_of"], job["eager"],
-                         job["opts"], job["result_dir"])
+                         job["opts"], job["result_dir"], job.get("partition_keys"))
     sys.stdout.write(json.dumps({"start_s": start_s, "queries": recs}))
 
 
 def _run_glint_cold(device, suite: Suite, names, records, reference, found, eager, err, show, opts=None,
-                    fresh_process: bool = True) -> float | None:
+                    fresh_process: bool = True, partition_keys=None) -> float | None:
     """Cold runs, by default in a fresh Python process (nothing imported,
     compiled or pinned yet; the OS page cache is not dropped). Returns that
     process's start-up time (imports and CUDA context), not in the query times."""
@@ -677,7 +706,8 @@ def _run_glint_cold(device, suite: Suite, names, records, reference, found, eage
                    len(names), show) as ph:
         if fresh_process:
             job = {"device": str(device), "suite": suite.key, "names": list(names), "found": found,
-                   "tables_of": tables_of, "eager": eager, "opts": opts or {}, "result_dir": tmp}
+                   "tables_of": tables_of, "eager": eager, "opts": opts or {}, "result_dir": tmp,
+                   "partition_keys": partition_keys}
             code = ("import time; t0 = time.perf_counter(); import torch, glint.bench.harness as h; "
                     "h.cold_worker(time.perf_counter() - t0)")
             p = subprocess.run([sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True)
@@ -686,7 +716,8 @@ def _run_glint_cold(device, suite: Suite, names, records, reference, found, eage
             done = json.loads(p.stdout)
             start_s, recs = done["start_s"], done["queries"]
         else:
-            start_s, recs = None, _cold_queries(device, suite.key, names, found, tables_of, eager, opts or {}, tmp)
+            start_s, recs = None, _cold_queries(device, suite.key, names, found, tables_of, eager, opts or {}, tmp,
+                                                partition_keys)
         for name in names:
             r, rec = records[name], recs[name]
             ph.update(r.label)
@@ -735,7 +766,10 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     suite = get_suite(args.benchmark)
     names = suite.parse(args.queries)
     cold_names = [] if not args.cold else (suite.parse(args.cold_queries) if args.cold_queries else list(names))
-    device = resolve_device(args.device)
+    ranks = getattr(args, "ranks", None)
+    device = resolve_device(args.device) if ranks is None else _rank0_device(args.device, ranks)
+    device_label = _device_name(device) if ranks is None else f"{ranks} ranks x {_device_name(device)}"
+    keys = suite.partition_keys if getattr(args, "hash_partition", False) else None
     use_duckdb = not args.no_duckdb
     if use_duckdb:
         _duckdb()
@@ -755,7 +789,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
                                f"({', '.join(sorted(found))})")
     tables = sorted({t for ts in tables_of.values() for t in ts})
     err.print(f"{suite.title} SF {label} from {data} ({len(names)} queries, {len(tables)} tables; "
-              f"glint on {_device_name(device)}; median of {_n(args.runs, 'run')} after {_n(args.warmup, 'warm-up')})",
+              f"glint on {device_label}; median of {_n(args.runs, 'run')} after {_n(args.warmup, 'warm-up')})",
               markup=False, highlight=False)
     prep_s = time.perf_counter() - t0
 
@@ -809,11 +843,12 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     t0 = time.perf_counter()
     opts = connect_options(args)
     load["glint_host_s"] = _run_glint_warm(device, suite, names, records, reference, found, warm_tables,
-                                           args.eager, args.runs, args.warmup, err, show, opts)
+                                           args.eager, args.runs, args.warmup, err, show, opts, keys)
     if cold_names:
+        # ranks torchrun started cannot be joined from a fresh process
+        fresh = getattr(args, "cold_process", True) and ranks != "env"
         load["glint_cold_process_start_s"] = _run_glint_cold(device, suite, cold_names, records, reference, found,
-                                                             args.eager, err, show, opts,
-                                                             getattr(args, "cold_process", True))
+                                                             args.eager, err, show, opts, fresh, keys)
 
     # -------- report
     recs = [records[n] for n in all_names]
@@ -830,9 +865,10 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
         "title": suite.title,
         "sf": _sf_value(args.sf),
         "sf_label": label,
-        "device": _device_name(device),
+        "device": device_label,
         "device_type": device.type,
-        "ranks": 1,
+        "ranks": 1 if ranks is None else (ranks if ranks != "env" else _torchrun_size()),
+        "hash_partition": bool(keys),
         "glint_version": machine["glint_version"],
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "runs": args.runs,
@@ -862,6 +898,20 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     if both:
         report["speedup_total"] = sum(q["duckdb_memory_s"] for q in both) / sum(q["glint_warm_s"] for q in both)
     return report
+
+
+def _rank0_device(device: str, ranks):
+    """The device of rank 0 of a distributed run (cuda:0, or the CPU)."""
+    if ranks == "env":
+        from ..dist.launch import torchrun_device, torchrun_env
+        return torchrun_device(device, torchrun_env()[2])
+    from ..dist.launch import rank_devices
+    return rank_devices(device, ranks)[0]
+
+
+def _torchrun_size() -> int:
+    from ..dist.launch import torchrun_env
+    return torchrun_env()[1]
 
 
 # ------------------------------------------------------------------ output
@@ -894,22 +944,25 @@ def print_table(out, report: dict) -> None:
     from rich.text import Text
 
     t = Table(title=_header(report) + f" (median of {report['runs']}, s)", header_style="bold")
+    dist = report.get("ranks", 1) != 1
+    extra = [(c, "right") for c in _BREAKDOWN_COLUMNS] if dist else []
     for col, just in [("query", "left"), ("rows", "right"), ("glint warm", "right"), ("glint cold", "right"),
                       ("DuckDB mem", "right"), ("DuckDB parquet", "right"), ("speedup", "right"),
                       ("peak GPU MiB", "right"), ("H2D MiB cold/warm", "right"), ("touched MiB", "right"),
-                      ("check", "left")]:
+                      *extra, ("check", "left")]:
         t.add_column(col, justify=just)
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red", "not checked": "bold red"}
     for q in report["queries"]:
         t.add_row(q["label"], "-" if q["rows"] is None else str(q["rows"]), _s(q["glint_warm_s"]),
                   _s(q["glint_cold_s"]), _s(q["duckdb_memory_s"]), _s(q["duckdb_parquet_s"]), _speed(q["speedup"]),
                   _mib(q["peak_gpu_bytes"]), f"{_mib(q.get('cold_h2d_bytes'))}/{_mib(q.get('warm_h2d_bytes'))}",
-                  _mib(q.get("touched_bytes")), Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]))
+                  _mib(q.get("touched_bytes")), *(_breakdown_cells(q) if dist else []),
+                  Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]))
     t.add_section()
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
     t.add_row("total", "", _s(report["glint_warm_total_s"]), _s(report["glint_cold_total_s"]),
               _s(report["duckdb_memory_total_s"]), _s(report["duckdb_parquet_total_s"]),
-              _speed(report["speedup_total"]), "", "", "", f"{n_ok}/{len(report['queries'])} ok")
+              _speed(report["speedup_total"]), "", "", "", *([""] * len(extra)), f"{n_ok}/{len(report['queries'])} ok")
     out.print(t)
     for q in report["queries"]:
         details = q["errors"] + q["diffs"]
@@ -917,6 +970,18 @@ def print_table(out, report: dict) -> None:
             out.print(Text(f"{q['label']}:", style="bold"))
             for d in details:
                 out.print(Text("  " + d))
+
+
+_BREAKDOWN_COLUMNS = ("compute s", "shuffle s", "bcast s", "gather s", "reduce s", "wait s", "moved MiB", "msgs")
+
+
+def _breakdown_cells(q: dict) -> list[str]:
+    """A distributed run's warm breakdown of one query (slowest rank's seconds)."""
+    b = q.get("breakdown")
+    if not b:
+        return ["-"] * len(_BREAKDOWN_COLUMNS)
+    return [_s(b[k]) for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
+        [_mib(b["bytes_sent"]), str(b["messages_sent"])]
 
 
 def write_markdown(report: dict, path: Path) -> None:
@@ -944,19 +1009,28 @@ def write_markdown(report: dict, path: Path) -> None:
     if start is not None:
         lines.insert(-1, f"- glint cold runs in a fresh process; its start (imports, CUDA context) took {start:.2f} s, "
                          "not counted in the query times")
+    dist = report.get("ranks", 1) != 1
+    extra = list(_BREAKDOWN_COLUMNS) if dist else []
+    if dist:
+        lines.insert(-1, f"- {report['ranks']} ranks{' (tables hash-partitioned on their keys)' if report.get('hash_partition') else ''}; "
+                         "compute / shuffle / bcast / gather / reduce / wait: the slowest rank's seconds in the last warm "
+                         "run; moved: bytes sent between ranks")
     lines.append("| query | rows | glint warm | glint cold | DuckDB in-memory | DuckDB on Parquet | speedup "
-                 "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | check |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+                 "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | "
+                 + "".join(f"{c} | " for c in extra) + "check |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(extra) + "---|")
     for q in report["queries"]:
+        cells = "".join(f"{c} | " for c in (_breakdown_cells(q) if dist else []))
         lines.append(f"| {q['label']} | {'-' if q['rows'] is None else q['rows']} | {_s(q['glint_warm_s'])} "
                      f"| {_s(q['glint_cold_s'])} | {_s(q['duckdb_memory_s'])} | {_s(q['duckdb_parquet_s'])} "
                      f"| {_speed(q['speedup'])} | {_mib(q['peak_gpu_bytes'])} | {_mib(q.get('cold_h2d_bytes'))} "
-                     f"| {_mib(q.get('warm_h2d_bytes'))} | {_mib(q.get('touched_bytes'))} "
-                     f"| {_CHECK_TEXT[q['status']]} |")
+                     f"| {_mib(q.get('warm_h2d_bytes'))} | {_mib(q.get('touched_bytes'))} | {cells}"
+                     f"{_CHECK_TEXT[q['status']]} |")
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
     lines.append(f"| **total** | | {_s(report['glint_warm_total_s'])} | {_s(report['glint_cold_total_s'])} "
                  f"| {_s(report['duckdb_memory_total_s'])} | {_s(report['duckdb_parquet_total_s'])} "
-                 f"| {_speed(report['speedup_total'])} | | | | | {n_ok}/{len(report['queries'])} ok |")
+                 f"| {_speed(report['speedup_total'])} | | | | | " + "| " * len(extra)
+                 + f"{n_ok}/{len(report['queries'])} ok |")
     bad = [q for q in report["queries"] if q["errors"] or q["diffs"]]
     if bad:
         lines += ["", "## Failures", ""]
@@ -1031,6 +1105,11 @@ def add_arguments(p) -> None:
     p.add_argument("--eager", action="store_true",
                    help="read every column of the tables at read_parquet (default: glint reads a column "
                         "when a query first needs it)")
+    from ..cli import add_rank_arguments
+    add_rank_arguments(p)
+    p.add_argument("--hash-partition", action="store_true",
+                   help="with --ranks: hash-partition the tables on their keys at load (TPC-H: lineitem and "
+                        "orders on the order key, ...), so joins on them need no exchange")
 
 
 def merge_reports(reports: list[dict]) -> dict:

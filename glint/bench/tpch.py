@@ -36,6 +36,11 @@ __all__ = ["tpch_tables", "tpch_query", "tpch_queries", "QUERY_DIR", "ANSWER_SCA
 QUERY_DIR = Path(__file__).resolve().parent / "queries" / "tpch"
 NUM_QUERIES = 22
 tpch_tables = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem"]
+# the columns a distributed run hash-partitions the tables on (--hash-partition): as
+# "Terabyte-scale analytics in the blink of an eye" does, lineitem and orders on the
+# order key, partsupp on the part key, the others on their primary keys
+PARTITION_KEYS = {"lineitem": "l_orderkey", "orders": "o_orderkey", "partsupp": "ps_partkey",
+                  "part": "p_partkey", "customer": "c_custkey", "supplier": "s_suppkey"}
 ANSWER_SCALE_FACTORS = (0.01, 0.1, 1.0)   # scale factors tpch_answers() has answers for
 
 
@@ -411,14 +416,16 @@ def _watch(proc: subprocess.Popen, tmp: Path, sf, progress: bool) -> None:
     Console(stderr=True).print(f"[dim]generated TPC-H SF {sf_label(sf)} in {time.perf_counter() - t0:.1f} s[/]")
 
 
-def load_tpch(con, sf=None, directory: str | os.PathLike | None = None, progress: bool | None = None) -> Path:
+def load_tpch(con, sf=None, directory: str | os.PathLike | None = None, progress: bool | None = None,
+              partition_keys: dict | None = None) -> Path:
     """Register the 8 TPC-H tables on a glint connection with
-    ``con.read_parquet`` (generating the data first when needed). Returns the
-    data directory."""
+    ``con.read_parquet`` (generating the data first when needed; on a
+    distributed connection, ``partition_keys`` (table -> column, e.g.
+    PARTITION_KEYS) hash-partitions tables at load). Returns the data directory."""
     d = Path(directory) if directory is not None else ensure_tpch_data(sf if sf is not None else 1,
                                                                        progress=bool(progress))
     from .common import register_tables
-    register_tables(con, d, tpch_tables, "TPC-H", progress)
+    register_tables(con, d, tpch_tables, "TPC-H", progress, partition_keys)
     return d
 
 

@@ -46,20 +46,29 @@ MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
 
 @dataclass(frozen=True, slots=True, eq=False)
 class HashAggregateExec(PhysicalNode):
+    """``mode``: "single" (rows in, results out); "partial" (rows in, one
+    state row per group out: counts, exact wide sums, extremes, keyed by the
+    group fields and ("s", aggregate, state)); "final" (such states in, from
+    several partials, results out). Partial and final serve the decomposable
+    aggregates only (see :func:`decomposable`): a distributed plan aggregates
+    each rank's rows, exchanges the states and finishes them."""
     child: PhysicalNode
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
     est_rows: float = 0.0
+    mode: str = "single"
     breaker = True
 
     def describe(self):
         g = ", ".join(f"{e!r}" for _, e in self.groups)
         a = ", ".join(f"{e!r}" for _, e in self.aggs)
-        return f"HashAggregate groups=[{g}] aggs=[{a}]"
+        m = "" if self.mode == "single" else f"({self.mode})"
+        return f"HashAggregate{m} groups=[{g}] aggs=[{a}]"
 
     def stream(self, ctx, inp):
-        decomposable = all(a.fn in _STATE_FNS and not a.distinct for _, a in self.aggs)
-        run = _PartialFinal(self, ctx) if decomposable else _Rows(self, ctx)
+        if self.mode != "single" and not decomposable(self.aggs):
+            raise NotSupported(f"a {self.mode} aggregation of {', '.join(a.fn for _, a in self.aggs)}")
+        run = _PartialFinal(self, ctx) if decomposable(self.aggs) else _Rows(self, ctx)
         try:
             yield from rechunk(run.execute(inp), ctx.chunk_rows)
         finally:
@@ -68,6 +77,16 @@ class HashAggregateExec(PhysicalNode):
 
 # ------------------------------------------------------------------ partial + final
 _STATE_FNS = ("count_star", "count", "sum", "avg", "min", "max")
+
+
+def decomposable(aggs) -> bool:
+    """Whether every aggregate combines from partial states (no DISTINCT).
+
+    >>> from glint import types as T
+    >>> decomposable([(None, AggCall("sum", (), T.BIGINT))]), decomposable([(None, AggCall("sum", (), T.BIGINT, True))])
+    (True, False)
+    """
+    return all(a.fn in _STATE_FNS and not a.distinct for _, a in aggs)
 
 
 def _group_slots(key_cols: list[Column], n_rows: int, device):
@@ -89,6 +108,8 @@ class _PartialFinal:
     def __init__(self, node: HashAggregateExec, ctx):
         self.node, self.ctx = node, ctx
         self.group_ids = [f.id for f, _ in node.groups]
+        self.states_in = node.mode == "final"         # the input rows are states already
+        self.states_out = node.mode == "partial"      # hand the states on, unfinished
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
         self.parts: PartitionedBatches | None = None
 
@@ -121,6 +142,8 @@ class _PartialFinal:
         return Batch(out, slots.n, batch.device)
 
     def _final(self, state: Batch) -> Batch:
+        if self.states_out:
+            return state
         out = {k: state[k] for k in self.group_ids}
         for i, (f, agg) in enumerate(self.node.aggs):
             out[f.id] = _final_value(agg, [state[("s", i, j)] for j in range(_n_states(agg))])
@@ -133,7 +156,7 @@ class _PartialFinal:
         pending_rows = 0
         empty: Batch | None = None          # a state of no groups, for when every partition ends up empty
         for batch in inp:
-            p = self._partial(batch)
+            p = batch if self.states_in else self._partial(batch)
             if empty is None:
                 empty = slice_batch(p, 0, 0)
             if self.parts is not None:
@@ -155,7 +178,9 @@ class _PartialFinal:
                 ctx.note(self.node, f"aggregation state over budget: {PARTITIONS} partitions")
         if self.parts is None:
             held = ([state] if state is not None else []) + pending
-            state = held[0] if len(held) == 1 and self.node.groups else self._combine(held)
+            # one held batch is combined already, unless it is raw input states (final mode)
+            done = len(held) == 1 and self.node.groups and (state is not None or not self.states_in)
+            state = held[0] if done else self._combine(held)
             yield self._final(state)
             return
         produced = False

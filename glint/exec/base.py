@@ -102,6 +102,7 @@ class ExecContext:
         self.chunk_rows = int(chunk_rows)
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
+        self.dist = None            # the rank's communicator in a distributed run (glint.dist.comm)
 
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""

@@ -37,6 +37,10 @@ def _plan(node, est) -> PhysicalNode:
 
 @_plan.register
 def _(node: L.Scan, est):
+    return scan_exec(node, est)
+
+
+def scan_exec(node: L.Scan, est) -> ScanExec:
     est.catalog.table(node.table).check_readable(node.columns)
     return ScanExec(node.table, node.columns, node.fields, est_rows=est.rows(node))
 
@@ -48,7 +52,12 @@ def _(node: L.OneRow, est):
 
 @_plan.register
 def _(node: L.Filter, est):
-    child = _plan(node.child, est)
+    return filter_exec(node, _plan(node.child, est), est)
+
+
+def filter_exec(node: L.Filter, child: PhysicalNode, est) -> FilterExec:
+    """The filter over its planned input; a scan right below skips the chunks
+    whose statistics rule the predicate out."""
     if isinstance(child, ScanExec):
         prune = chunk_pruning(node.predicate, node.child)
         if prune:
@@ -140,6 +149,29 @@ def _(node: L.SetOp, est):
 
 @_plan.register
 def _(node: L.Join, est):
+    keys = join_keys(node)
+    left, right = _plan(node.left, est), _plan(node.right, est)
+    # the smaller input is built (held whole); the larger one streams past it.
+    # A scalar subquery (SINGLE) is always the built side.
+    build_right = node.kind == "single" or est.rows(node.right) <= est.rows(node.left)
+    return hash_join_exec(node, left, right, keys, build_right, est.rows(node))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JoinKeys:
+    """A join condition split into equality keys and the rest. ``in_key``: the
+    position of an IN's own equality among the keys (-1: none)."""
+    left: tuple
+    right: tuple
+    residual: object
+    in_key: int = -1
+
+    def other_keys(self) -> list[int]:
+        """Positions of the keys other than the IN's own equality."""
+        return [i for i in range(len(self.left)) if i != self.in_key]
+
+
+def join_keys(node: L.Join) -> JoinKeys:
     lids = {f.id for f in node.left.schema}
     rids = {f.id for f in node.right.schema}
     lkeys, rkeys, residual = [], [], []
@@ -155,13 +187,14 @@ def _(node: L.Join, est):
             in_key = len(lkeys)
         lkeys.append(pair[0])
         rkeys.append(pair[1])
-    left, right = _plan(node.left, est), _plan(node.right, est)
-    # the smaller input is built (held whole); the larger one streams past it.
-    # A scalar subquery (SINGLE) is always the built side.
-    build_right = node.kind == "single" or est.rows(node.right) <= est.rows(node.left)
-    return HashJoinExec(left, right, node.kind, tuple(lkeys), tuple(rkeys), conjoin(residual),
-                        node.left.schema, node.right.schema, node.mark, node.null_aware, in_key,
-                        build_right, est.rows(node))
+    return JoinKeys(tuple(lkeys), tuple(rkeys), conjoin(residual), in_key)
+
+
+def hash_join_exec(node: L.Join, left: PhysicalNode, right: PhysicalNode, keys: JoinKeys, build_right: bool,
+                   est_rows: float) -> HashJoinExec:
+    return HashJoinExec(left, right, node.kind, keys.left, keys.right, keys.residual,
+                        node.left.schema, node.right.schema, node.mark, node.null_aware, keys.in_key,
+                        build_right, est_rows)
 
 
 def equi_key(c, lids: set[int], rids: set[int]):

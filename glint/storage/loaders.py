@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from ..errors import GlintError, GlintIOError
 
 __all__ = ["load_parquet", "load_csv", "to_arrow_table", "tables_in_directory", "resolve_files",
-           "sniff_delimiter", "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
+           "sniff_delimiter", "table_to_ipc", "table_from_ipc", "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
 
 PARQUET_SUFFIXES = (".parquet", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".tbl", ".txt", ".dat")
@@ -600,6 +600,22 @@ a pandas or polars DataFrame or a dict of columns
         raise GlintError(f"cannot convert {type(obj).__name__} to a table: {e}") from None
     raise GlintError(f"cannot register an object of type {type(obj).__name__}: expected a pyarrow Table, "
                      f"a pandas or polars DataFrame or a dict of columns")
+
+
+def table_to_ipc(table: pa.Table) -> bytes:
+    """An Arrow table as Arrow IPC stream bytes (to another process).
+
+    >>> table_from_ipc(table_to_ipc(pa.table({"a": [1, None]}))).column("a").to_pylist()
+    [1, None]
+    """
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def table_from_ipc(buf: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
 
 
 # ------------------------------------------------------------------ directories of tables

@@ -60,6 +60,7 @@ from typing import Callable
 
 import pyarrow as pa
 
+from ...storage.loaders import table_from_ipc, table_to_ipc
 from .data import FuzzData, make_data
 from .generator import QueryGenerator
 
@@ -209,17 +210,6 @@ class Outcome:
 
 
 # ------------------------------------------------------------------ glint worker
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _from_ipc(buf: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
-
-
 def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the worker process
     import logging
     logging.disable(logging.WARNING)
@@ -236,7 +226,7 @@ def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the 
             if op == "quit":
                 return
             if op == "register":
-                con.register(msg[1], _from_ipc(msg[2]))
+                con.register(msg[1], table_from_ipc(msg[2]))
                 conn.send(("ok",))
             elif op == "unregister":
                 if con.has_table(msg[1]):
@@ -250,7 +240,7 @@ def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the 
                 table = res.arrow()
                 if table.num_rows > MAX_RESULT_ROWS:
                     table = table.slice(0, MAX_RESULT_ROWS + 1)
-                conn.send(("ok", _ipc(table)))
+                conn.send(("ok", table_to_ipc(table)))
         except NotSupported as e:
             conn.send(("refusal", type(e).__name__, str(e), getattr(e, "construct", str(e))))
         except GlintError as e:
@@ -280,7 +270,7 @@ class GlintWorker:
         child.close()
         self.conn = parent
         for name, t in self.tables.items():
-            self._call(("register", name, _ipc(t)), 120)
+            self._call(("register", name, table_to_ipc(t)), 120)
 
     def _call(self, msg, timeout: float):
         if self.proc is None or not self.proc.is_alive():
@@ -318,7 +308,7 @@ class GlintWorker:
     def register(self, name: str, table: pa.Table) -> None:
         self.tables[name] = table
         if self.proc is not None and self.proc.is_alive():
-            r = self._call(("register", name, _ipc(table)), 120)
+            r = self._call(("register", name, table_to_ipc(table)), 120)
             if r[0] != "ok":
                 raise RuntimeError(f"registering {name} in glint failed: {r}")
 
@@ -711,7 +701,7 @@ class Engines:
         else:
             g = self.glint.query(sql, self.time_limit)
             if g[0] == "ok" and isinstance(g[1], (bytes, bytearray)):
-                g = ("ok", _from_ipc(g[1]))
+                g = ("ok", table_from_ipc(g[1]))
         t2 = time.perf_counter()
         o = classify(sql, d, g, self.known_bugs)
         o.duck_s, o.glint_s = t1 - t0, t2 - t1
