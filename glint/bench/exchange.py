@@ -74,8 +74,11 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def size_label(n: int) -> str:
-    """>>> size_label(65536), size_label(3 << 20), size_label(1 << 30), size_label(1000)
-    ('64KB', '3MB', '1GB', '1000B')"""
+    """A size as ``--sizes`` writes it.
+
+    >>> size_label(65536), size_label(3 << 20), size_label(1 << 30), size_label(1000)
+    ('64KB', '3MB', '1GB', '1000B')
+    """
     for unit, shift in (("GB", 30), ("MB", 20), ("KB", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift}{unit}"
@@ -88,7 +91,7 @@ def make_batch(rank: int, size: int, seed: int = 0, device="cpu") -> Batch:
 
     >>> b = make_batch(0, 1 << 16)
     >>> b.num_rows, abs(batch_bytes(b) - (1 << 16)) < 64
-    (1260, True)
+    (1365, True)
     """
     n = max(1, int(size // ROW_BYTES))
     g = torch.Generator().manual_seed(seed * 1_000_003 + rank)
