@@ -46,6 +46,7 @@ from .. import types as T
 from ..errors import GlintError, GlintIOError
 from ..plan.expr import ColRef, Field
 from ..storage.column import Batch, Column, Dictionary
+from ..storage.spill import batch_to
 
 DEFAULT_SIZES = "1MB,4MB,16MB,64MB,256MB,1GB"
 KEY = Field(1, "key", T.BIGINT)
@@ -105,17 +106,7 @@ def make_batch(rank: int, size: int, seed: int = 0, device="cpu") -> Batch:
     cols = {KEY.id: Column(KEY.type, key), VALUE.id: Column(VALUE.type, value),
             PRICE.id: Column(PRICE.type, price),
             COMMENT.id: Column(COMMENT.type, torch.arange(n, dtype=torch.int32), None, Dictionary(offsets, chars))}
-    batch = Batch(cols, n)
-    return batch if torch.device(device).type == "cpu" else _to(batch, device)
-
-
-def _to(batch: Batch, device) -> Batch:
-    cols = {}
-    for k, c in batch.columns.items():
-        d = c.dictionary
-        cols[k] = Column(c.dtype, c.data.to(device), None,
-                         None if d is None else Dictionary(d.offsets.to(device), d.data.to(device)))
-    return Batch(cols, batch.num_rows, device)
+    return batch_to(Batch(cols, n), torch.device(device))
 
 
 def batch_bytes(batch: Batch) -> int:
@@ -279,6 +270,8 @@ def build_report(per_rank: list[dict], ranks: int, runs: int, seed: int, device_
         "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "ranks": ranks, "device": device_label, "rank_devices": [p["device"] for p in per_rank],
         "runs": runs, "warmup": 1, "seed": seed,
+        "raw": "ProcessGroup.alltoall_base (even splits) and ProcessGroup.broadcast of uint8 tensors on glint's "
+               "process group: the calls torch.distributed.all_to_all_single and broadcast make",
         "columns": "key BIGINT, value BIGINT, price DECIMAL(15,2), comment VARCHAR (8-24 bytes, distinct per row)",
         "gbps_definition": "bytes per rank / seconds of the slowest rank / 1e9; all-to-all: the bytes each rank "
                            "sends (its whole batch, the share it keeps included); broadcast: the bytes rank 0 "
