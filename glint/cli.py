@@ -806,7 +806,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_tpch)
 
     from .bench import harness
-    b = sub.add_parser("bench", help="benchmark TPC-H or SSB: glint warm and cold against DuckDB, results checked")
+    b = sub.add_parser("bench", help="benchmark TPC-H or SSB (glint warm and cold against DuckDB, results checked), or exchange (shuffle and broadcast against raw collectives)")
     harness.add_arguments(b)
     b.set_defaults(func=harness.cmd_bench)
     bm = sub.add_parser("bench-merge", help="merge the JSON reports of one benchmark run in parts")

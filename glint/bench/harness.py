@@ -1077,7 +1077,9 @@ def add_arguments(p) -> None:
     """The options of ``glint bench`` on an argparse (sub)parser."""
     import argparse
 
-    p.add_argument("benchmark", choices=BENCHMARKS, help="tpch or ssb")
+    p.add_argument("benchmark", choices=BENCHMARKS + ("exchange",),
+                   help="tpch or ssb; exchange: glint's shuffle and broadcast against raw collectives on --ranks "
+                        "(glint.bench.exchange)")
     p.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
     p.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
     p.add_argument("--queries", help="e.g. 1,5,9 or 1-6 for TPC-H; 1.1,2.3, a flight (2) or 1.1-2.3 for SSB "
@@ -1107,6 +1109,9 @@ def add_arguments(p) -> None:
                         "when a query first needs it)")
     from ..cli import add_rank_arguments
     add_rank_arguments(p)
+    p.add_argument("--sizes", help="exchange: bytes per rank to move, e.g. 1MB,16MB,1GB (default "
+                                   "1MB,4MB,16MB,64MB,256MB,1GB)")
+    p.add_argument("--seed", type=int, default=0, help="exchange: seed of the generated rows (default 0)")
     p.add_argument("--hash-partition", action="store_true",
                    help="with --ranks: hash-partition the tables on their keys at load (TPC-H: lineitem and "
                         "orders on the order key, ...), so joins on them need no exchange")
@@ -1188,6 +1193,10 @@ def cmd_merge(args) -> int:
 
 def cmd_bench(args) -> int:
     from ..cli import EXIT_ERROR, EXIT_OK, _console
+
+    if args.benchmark == "exchange":
+        from .exchange import cmd_exchange
+        return cmd_exchange(args)
 
     out, err = _console(), _console(stderr=True)
     report = run_bench(args, err=err)

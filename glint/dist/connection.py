@@ -37,7 +37,7 @@ from ..storage.table import Table
 from .catalog import Projection, TablePartitioning, assign
 from .comm import Communicator, PeerAborted, decode_error
 from .planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
-from .rank import (AddTable, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
+from .rank import (AddTable, Call, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
 
 DEFAULT_TIMEOUT_S = 120.0
 REPLICATE_ROWS = 50_000         # tables up to this many rows: every rank holds all of them
@@ -234,6 +234,22 @@ class DistConnection(Connection):
         ctx.rank_stats = [self.rank.comm.stats.as_dict()] + [replies[r].stats for r in range(1, self.ranks)]
         ctx.io = _summed_io(ctx.rank_stats)
         return table, ctx
+
+    def call(self, target: str, **kwargs) -> list:
+        """Runs ``target(rank, **kwargs)`` on every rank together (SPMD: each
+        gets its glint.dist.rank.Rank, so its engine and communicator) and
+        returns what each returned, in rank order. ``target`` is
+        ``"glint.<module>:<function>"``; the values travel pickled."""
+        self._check_open()
+        cmd = Call(target, kwargs)
+        seq = self.world.post(cmd)
+        value = err = None
+        try:
+            value = self.rank.call(seq, cmd)
+        except BaseException as e:  # noqa: BLE001 - the other ranks' replies come first
+            err = e
+        replies = self._collect(seq, err)
+        return [value] + [replies[r].value for r in range(1, self.ranks)]
 
     def _broadcast(self, cmd, local) -> None:
         """Posts a command, runs rank 0's part, and raises the first error."""

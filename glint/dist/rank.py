@@ -11,6 +11,7 @@ communicator, numbered by its sequence number.
 from __future__ import annotations
 
 import datetime
+import importlib
 import pickle
 import time
 from contextlib import contextmanager
@@ -58,6 +59,15 @@ class InjectFault:
 
 
 @dataclass(frozen=True, slots=True)
+class Call:
+    """Every rank runs ``target(rank, **kwargs)`` as a query and replies with
+    what it returned (an SPMD step outside SQL: ``glint bench exchange``).
+    ``target`` is a ``glint.`` module and function, ``"glint.bench.exchange:measure"``."""
+    target: str
+    kwargs: dict
+
+
+@dataclass(frozen=True, slots=True)
 class DropCache:
     pass
 
@@ -78,6 +88,7 @@ class Reply:
     stats: dict | None = None
     error: tuple | None = None      # comm.encode_error's form
     peer: int | None = None         # the rank whose failure stopped this one (its error is ``error``)
+    value: object = None            # what a Call returned
 
 
 # ------------------------------------------------------------------ the rank
@@ -202,6 +213,16 @@ class Rank:
         data = pa.Table.from_arrays([b[f.id].to_arrow() for f in fields], names=list(cols))
         return Table(name, ArrowSource(data), t.source)
 
+    def call(self, seq: int, cmd: Call):
+        """Runs a Call's function on this rank as query ``seq`` (a failure
+        stops the other ranks at their next exchange) and returns its value."""
+        with self.query(seq):
+            module, _, name = cmd.target.partition(":")
+            if not module.startswith("glint.") or not name:
+                raise ValueError(f"Call target must be 'glint.<module>:<function>', got {cmd.target!r}")
+            fn = getattr(importlib.import_module(module), name)
+            return fn(self, **cmd.kwargs)
+
     def evict(self, t: Table) -> None:
         self.engine.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid)
 
@@ -214,6 +235,8 @@ class Rank:
                     plan = pickle.loads(cmd.plan)
                 self.run(seq, plan, cmd.profile)
                 return Reply(True, self.comm.stats.as_dict())
+            if isinstance(cmd, Call):
+                return Reply(True, self.comm.stats.as_dict(), value=self.call(seq, cmd))
             if isinstance(cmd, AddTable):
                 self.add_table(seq, cmd)
             elif isinstance(cmd, DropTable):
