@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 import glint
 from glint.bench import ssb, tpch
@@ -265,6 +266,21 @@ def test_memory_settings():
         glint.connect(device="cpu", memory_limit="1GB", gpu_memory_limit="1GB")
     with pytest.raises(GlintError, match="chunk_rows"):
         glint.connect(device="cpu", chunk_rows=0)
+
+
+def test_default_chunk_rows():
+    """Chunks follow the budget: 1/16 of it at 64 bytes a row with the whole
+    device, a quarter of that under a limit the user set (a chunk's
+    temporaries reach ~900 bytes a row in TPC-H Q1), powers of two within
+    2**14 .. 2**25 (2**21 on the CPU)."""
+    from glint.storage.memory import default_chunk_rows
+    gpu, cpu = torch.device("cuda"), torch.device("cpu")
+    assert default_chunk_rows(gpu, 133 << 30) == 1 << 25
+    assert default_chunk_rows(gpu, 16 << 30) == 1 << 24
+    assert default_chunk_rows(gpu, 16 << 30, explicit=True) == 1 << 22
+    assert default_chunk_rows(gpu, 1 << 20, explicit=True) == 1 << 14
+    assert default_chunk_rows(cpu, 64 << 30) == 1 << 21
+    assert glint.connect(device="cpu", memory_limit="1GB").chunk_rows == 1 << 18
 
 
 def test_spill_directory_is_used_and_cleaned(tmp_path, ops):
