@@ -51,6 +51,14 @@ def _push(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
         return _wrap(L.Aggregate(_push(node.child, down), node.groups, node.aggs), keep)
     if isinstance(node, L.Sort):
         return L.Sort(_push(node.child, preds), node.keys)
+    if isinstance(node, L.Window):
+        # a filter on columns every window partitions by removes whole partitions: the
+        # other partitions' values do not change, so it may run first
+        common = set.intersection(*({e.field.id for e in w.partition if isinstance(e, ColRef)}
+                                    for _, w in node.funcs))
+        down = [p for p in preds if _refs(p) <= common]
+        keep = [p for p in preds if not _refs(p) <= common]
+        return _wrap(L.Window(_push(node.child, down), node.funcs), keep)
     if isinstance(node, L.SetOp):
         sides = []
         for side in (node.left, node.right):

@@ -1,0 +1,237 @@
+"""Window functions: every input row, with the value of each window call.
+
+A pipeline breaker: the input is held under the operator's memory
+reservation, then for each distinct (PARTITION BY, ORDER BY) the rows are
+sorted once by partition keys and order keys (kernels.sort.lexsort, as ORDER
+BY sorts). On the sorted rows, partition and peer boundaries are found by
+comparing neighbours; each call is then a vectorised step over all rows and
+partitions at once (glint.kernels.window): positions against segment starts
+for the ranking functions, clamped frame bounds [start, end) per row, prefix
+sums and segment trees for the framed aggregates, gathers for LAG / LEAD /
+FIRST_VALUE / LAST_VALUE. Results go back to the input order through the
+inverse permutation, so calls with different specs line up.
+
+Window functions run in memory: an input (with the sort's working memory)
+beyond the memory budget stops with OutOfMemory naming the operator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .. import types as T
+from ..errors import ExecutionError, NotSupported, OutOfMemory
+from ..kernels import window as K
+from ..kernels.sort import float_order_key, lexsort
+from ..plan.expr import Field
+from ..plan.logical import Frame, FrameBound, WindowFunc
+from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
+from ..storage.memory import format_bytes
+from ..storage.spill import PartitionedBatches
+from .aggregate import sum_input, sum_result
+from .base import PhysicalNode
+from .expr_eval import choose, evaluate
+from .functions import strings
+from .sort import order_values
+
+WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowExec(PhysicalNode):
+    child: PhysicalNode
+    funcs: tuple[tuple[Field, WindowFunc], ...]
+    est_rows: float = 0.0
+    breaker = True
+
+    def describe(self):
+        return "Window " + ", ".join(f"{w!r} AS {f!r}" for f, w in self.funcs)
+
+    def stream(self, ctx, inp):
+        res = ctx.memory.reservation(f"Window {self.describe()[:60]}")
+        held = PartitionedBatches(1, ctx.spill, res)
+        try:
+            first = None
+            for b in inp:
+                if first is None:
+                    first = slice_batch(b, 0, 0)
+                if b.num_rows:
+                    held.add_part(0, b)
+            size = held.nbytes()
+            if held.spilled or not res.grow(WINDOW_OVERHEAD * size):
+                raise OutOfMemory(f"out of memory in Window: its input of {format_bytes(size)} and working "
+                                  f"memory exceed the memory budget (window functions run in memory)")
+            batch = concat_batches(held.take(0)) if held.held[0] else first
+            yield from rechunk([self._compute(batch)], ctx.chunk_rows)
+        finally:
+            held.drop()
+            res.release()
+
+    def _compute(self, batch: Batch) -> Batch:
+        out = dict(batch.columns)
+        specs: dict[tuple, list[tuple[Field, WindowFunc]]] = {}
+        for f, w in self.funcs:
+            specs.setdefault((w.partition, w.order), []).append((f, w))
+        for (partition, order), members in specs.items():
+            rows = SortedRows(batch, partition, order)
+            for f, w in members:
+                args = [evaluate(a, batch).take(rows.perm) for a in w.args]
+                out[f.id] = _FUNCS[w.fn](w, args, rows).take(rows.inverse)
+        return Batch(out, batch.num_rows, batch.device)
+
+
+class SortedRows:
+    """The rows of a batch sorted by (partition keys, order keys): the
+    permutation and its inverse, and per sorted row its position and the
+    bounds [start, end) of its partition and of its peer group (rows equal on
+    every order key; the whole partition without ORDER BY)."""
+    __slots__ = ("perm", "inverse", "pos", "part_start", "part_end", "peer_start", "peer_end", "peers")
+
+    def __init__(self, batch: Batch, partition, order):
+        n, dev = batch.num_rows, batch.device
+        pkeys = [_key(evaluate(e, batch)) for e in partition]
+        okeys = [_key(evaluate(k.expr, batch)) for k in order]
+        spec = [(v, valid, False, False) for v, valid in pkeys] + \
+            [(v, valid, k.descending, k.nulls_first) for (v, valid), k in zip(okeys, order)]
+        self.pos = torch.arange(n, device=dev)
+        self.perm = lexsort(spec) if spec and n > 1 else self.pos
+        self.inverse = torch.empty_like(self.perm)
+        self.inverse[self.perm] = self.pos
+
+        def sorted_keys(keys):
+            return [(v[self.perm], None if valid is None else valid[self.perm]) for v, valid in keys]
+
+        parts = K.boundaries(sorted_keys(pkeys), n)
+        self.peers = parts | K.boundaries(sorted_keys(okeys), n)
+        self.part_start, self.part_end = K.segment_start(parts), K.segment_end(parts)
+        self.peer_start, self.peer_end = K.segment_start(self.peers), K.segment_end(self.peers)
+
+    def frame(self, frame: Frame) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each row's frame [start, end), clamped to its partition (start == end: empty)."""
+        start = self._bound(frame, frame.start, True).clamp(min=self.part_start)
+        start = torch.minimum(start, self.part_end)
+        end = torch.minimum(torch.maximum(self._bound(frame, frame.end, False), start), self.part_end)
+        return start, end
+
+    def _bound(self, frame: Frame, b: FrameBound, is_start: bool) -> torch.Tensor:
+        if b.kind == "unbounded":
+            return self.part_start if is_start else self.part_end
+        if b.kind == "current":
+            if frame.kind == "range":
+                return self.peer_start if is_start else self.peer_end
+            return self.pos if is_start else self.pos + 1
+        offset = b.offset if b.kind == "following" else -b.offset
+        return self.pos + (offset if is_start else offset + 1)
+
+
+def _key(c: Column) -> tuple[torch.Tensor, torch.Tensor | None]:
+    return order_values(c), c.valid
+
+
+# ------------------------------------------------------------------ functions
+# each takes (the call, its arguments in sorted order, the SortedRows) and
+# returns its column in sorted order
+
+def _row_number(w, args, r: SortedRows) -> Column:
+    return Column(T.BIGINT, r.pos - r.part_start + 1)
+
+
+def _rank(w, args, r: SortedRows) -> Column:
+    return Column(T.BIGINT, r.peer_start - r.part_start + 1)
+
+
+def _dense_rank(w, args, r: SortedRows) -> Column:
+    group = torch.cumsum(r.peers.long(), 0)
+    return Column(T.BIGINT, group - group[r.part_start] + 1)
+
+
+def _percent_rank(w, args, r: SortedRows) -> Column:
+    size = (r.part_end - r.part_start).double()
+    rank = (r.peer_start - r.part_start).double()
+    return Column(T.DOUBLE, torch.where(size > 1, rank / (size - 1).clamp(min=1), 0.0))
+
+
+def _cume_dist(w, args, r: SortedRows) -> Column:
+    return Column(T.DOUBLE, (r.peer_end - r.part_start).double() / (r.part_end - r.part_start).double())
+
+
+def _ntile(w, args, r: SortedRows) -> Column:
+    (k,) = args
+    valid = k.validity()
+    if bool(((k.data <= 0) & valid).any()):
+        raise ExecutionError("Invalid Input Error: Argument for ntile must be greater than zero")
+    # DuckDB's split: the first (size % buckets) buckets hold one row more
+    size = r.part_end - r.part_start
+    buckets = torch.minimum(k.data.clamp(min=1), size.clamp(min=1))
+    small = size // buckets
+    large = size - buckets * small
+    first_small = large * (small + 1)
+    i = r.pos - r.part_start
+    tile = torch.where(i < first_small, 1 + i // (small + 1), 1 + large + (i - first_small) // small.clamp(min=1))
+    return Column(T.BIGINT, tile, k.valid)
+
+
+def _shift(sign: int):
+    def run(w, args, r: SortedRows) -> Column:
+        x, offset, default = args
+        n = r.pos.shape[0]
+        target = r.pos + sign * offset.data
+        inside = (target >= r.part_start) & (target < r.part_end)
+        value = x.take(target.clamp(min=0, max=max(n - 1, 0)))
+        out = choose(inside, value, default, w.type)
+        if offset.valid is not None:            # a NULL offset gives NULL
+            out = Column(w.type, out.data, out.validity() & offset.valid, out.dictionary)
+        return out
+    return run
+
+
+def _value_at(last: bool):
+    def run(w, args, r: SortedRows) -> Column:
+        (x,) = args
+        start, end = r.frame(w.frame)
+        n = r.pos.shape[0]
+        at = (end - 1 if last else start).clamp(min=0, max=max(n - 1, 0))
+        v = x.take(at)
+        return Column(x.dtype, v.data, v.validity() & (start < end), x.dictionary)
+    return run
+
+
+def _count(w, args, r: SortedRows) -> Column:
+    start, end = r.frame(w.frame)
+    return Column(T.BIGINT, K.range_count(args[0].valid if args else None, start, end))
+
+
+def _sum_avg(w, args, r: SortedRows) -> Column:
+    (x,) = args
+    start, end = r.frame(w.frame)
+    counts = K.range_count(x.valid, start, end)
+    data, floating = sum_input(x)
+    s = K.range_sum_float(data, start, end) if floating else K.range_sum_exact(data, start, end)
+    return sum_result(w, s, counts, floating)
+
+
+def _extreme(largest: bool):
+    def run(w, args, r: SortedRows) -> Column:
+        (x,) = args
+        if x.is_wide:
+            raise NotSupported(f"{w.fn.upper()} OVER values beyond 64 bits")
+        start, end = r.frame(w.frame)
+        if x.dtype.is_string:
+            key = strings.order_ranks(x)
+        elif x.data.is_floating_point():
+            key = float_order_key(x.data)
+        else:
+            key = x.data.long()
+        best = K.range_best_row(key, x.valid, start, end, largest)
+        v = x.take(best.clamp(min=0))
+        return Column(x.dtype, v.data, best >= 0, x.dictionary)
+    return run
+
+
+_FUNCS = {
+    "row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank, "percent_rank": _percent_rank,
+    "cume_dist": _cume_dist, "ntile": _ntile, "lag": _shift(-1), "lead": _shift(1),
+    "first_value": _value_at(False), "last_value": _value_at(True), "count_star": _count, "count": _count,
+    "sum": _sum_avg, "avg": _sum_avg, "min": _extreme(False), "max": _extreme(True),
+}

@@ -1,0 +1,160 @@
+"""Window-function building blocks over rows already sorted by (partition,
+order): segment boundaries, frame bounds, and range reductions over
+[lo, hi) row ranges — prefix sums for exact (integer) sums and counts, a
+segment tree for float sums and for the row holding a frame's MIN / MAX.
+Everything is vectorised over rows (no loop over rows or partitions; the
+segment tree loops over its log2(n) levels).
+
+>>> import torch
+>>> starts = boundaries([(torch.tensor([1, 1, 2, 2, 2]), None)], 5)
+>>> starts.tolist()
+[True, False, True, False, False]
+>>> segment_start(starts).tolist(), segment_end(starts).tolist()
+([0, 0, 2, 2, 2], [2, 2, 5, 5, 5])
+>>> range_sum_exact(torch.tensor([2**62, 2**62, 5]), torch.tensor([0, 1]), torch.tensor([2, 3])).tolist()
+[[2147483648, 0], [1073741824, 5]]
+"""
+from __future__ import annotations
+
+import torch
+
+from .groupby import LIMB_BITS, LIMB_MASK
+from .sort import float_order_key
+
+
+def boundaries(keys, n: int) -> torch.Tensor:
+    """True where a sorted row starts a new run of equal keys. keys =
+    [(values, validity or None)]: NULLs equal each other, floats compare as
+    DuckDB orders them (NaN equals NaN, -0.0 equals 0.0); values may be (n,)
+    or (n, 2) for wide decimals."""
+    dev = keys[0][0].device if keys else None
+    flags = torch.zeros(n, dtype=torch.bool, device=dev)
+    if n == 0:
+        return flags
+    flags[0] = True
+    for values, valid in keys:
+        if values.is_floating_point():
+            values = float_order_key(values)
+        if valid is not None:
+            values = torch.where(valid if values.dim() == 1 else valid[:, None], values,
+                                 torch.zeros((), dtype=values.dtype, device=values.device))
+        diff = values[1:] != values[:-1]
+        if diff.dim() == 2:
+            diff = diff.any(1)
+        if valid is not None:
+            diff |= valid[1:] != valid[:-1]
+        flags[1:] |= diff
+    return flags
+
+
+def segment_start(starts: torch.Tensor) -> torch.Tensor:
+    """Index of the first row of each row's segment (``starts`` from :func:`boundaries`)."""
+    pos = torch.arange(starts.shape[0], device=starts.device)
+    if starts.shape[0] == 0:
+        return pos
+    return torch.cummax(torch.where(starts, pos, 0), 0).values
+
+
+def segment_end(starts: torch.Tensor) -> torch.Tensor:
+    """One past the last row of each row's segment."""
+    n = starts.shape[0]
+    pos = torch.arange(n, device=starts.device)
+    if n == 0:
+        return pos
+    next_start = torch.cat([starts[1:], torch.ones(1, dtype=torch.bool, device=starts.device)])
+    ends = torch.where(next_start, pos + 1, n)
+    return torch.flip(torch.cummin(torch.flip(ends, (0,)), 0).values, (0,))
+
+
+def _prefix(v: torch.Tensor) -> torch.Tensor:
+    return torch.cat([torch.zeros(1, dtype=v.dtype, device=v.device), torch.cumsum(v, 0)])
+
+
+def range_count(mask: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """Rows of [lo, hi) where mask is set (all rows without a mask); lo <= hi."""
+    if mask is None:
+        return hi - lo
+    p = _prefix(mask.long())
+    return p[hi] - p[lo]
+
+
+def range_sum_exact(values: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """Exact sums of int64 values over [lo, hi) as (n, 2) [hi, lo] limbs
+    (value = hi * 2**32 + lo, 0 <= lo < 2**32; groupby.exact_sum's form):
+    differences of prefix sums of the two 32-bit limbs, which cannot overflow."""
+    v = values.long()
+    p_lo, p_hi = _prefix(v & LIMB_MASK), _prefix(v >> LIMB_BITS)
+    s_lo, s_hi = p_lo[hi] - p_lo[lo], p_hi[hi] - p_hi[lo]
+    return torch.stack([s_hi + (s_lo >> LIMB_BITS), s_lo & LIMB_MASK], dim=1)
+
+
+def _tree_levels(leaves: torch.Tensor, combine, identity) -> list[torch.Tensor]:
+    """Level k holds the combination of leaves [j * 2**k, (j + 1) * 2**k)."""
+    levels = [leaves]
+    while levels[-1].shape[0] > 1:
+        cur = levels[-1]
+        if cur.shape[0] % 2:
+            cur = torch.cat([cur, identity.expand(1)])
+        levels.append(combine(cur[0::2], cur[1::2]))
+    return levels
+
+
+def _tree_query(levels, lo: torch.Tensor, hi: torch.Tensor, combine, identity) -> torch.Tensor:
+    """combine over leaves [lo, hi) for every row at once (the bottom-up
+    segment-tree walk, one step per level for all rows)."""
+    acc = identity.expand(lo.shape[0]).clone()
+    l, r = lo.clone(), hi.clone()
+    for level in levels:
+        last = level.shape[0] - 1
+        active = l < r
+        take_l = active & (l % 2 == 1)
+        acc = torch.where(take_l, combine(acc, level[l.clamp(max=last)]), acc)
+        l = l + take_l.long()
+        take_r = active & (r % 2 == 1)
+        r = r - take_r.long()
+        acc = torch.where(take_r, combine(acc, level[r.clamp(min=0, max=last)]), acc)
+        l, r = l // 2, r // 2
+    return acc
+
+
+def range_sum_float(values: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """float64 sums over [lo, hi) by a segment tree: no difference of large
+    prefix sums, so one partition's magnitudes never cost another's precision.
+
+    >>> range_sum_float(torch.tensor([1e300, 0.5, 0.25], dtype=torch.float64), torch.tensor([1, 0]), torch.tensor([3, 1])).tolist()
+    [0.75, 1e+300]
+    """
+    if values.shape[0] == 0:
+        return torch.zeros(lo.shape[0], dtype=torch.float64, device=values.device)
+    zero = torch.zeros((), dtype=torch.float64, device=values.device)
+    levels = _tree_levels(values.double(), torch.add, zero)
+    return _tree_query(levels, lo, hi, torch.add, zero)
+
+
+def range_best_row(key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor,
+                   largest: bool) -> torch.Tensor:
+    """For each [lo, hi), a row of the range whose key is smallest (largest),
+    skipping rows that are not valid; -1 when there is none. ``key`` is an
+    integer order key (floats through kernels.sort.float_order_key, strings
+    their byte-order ranks).
+
+    >>> range_best_row(torch.tensor([5, 1, 9, 1]), torch.tensor([True, False, True, True]),
+    ...                torch.tensor([0, 0, 1]), torch.tensor([2, 4, 2]), largest=False).tolist()
+    [0, 3, -1]
+    """
+    n = key.shape[0]
+    none = torch.full((), -1, dtype=torch.int64, device=key.device)
+    if n == 0:
+        return none.expand(lo.shape[0]).clone()
+    ok = torch.ones(n, dtype=torch.bool, device=key.device) if valid is None else valid
+
+    def better(a, b):
+        ia, ib = a.clamp(min=0), b.clamp(min=0)
+        ok_a, ok_b = (a >= 0) & ok[ia], (b >= 0) & ok[ib]
+        wins = (key[ia] >= key[ib]) if largest else (key[ia] <= key[ib])
+        pick_a = ok_a & (~ok_b | wins)
+        return torch.where(pick_a, a, torch.where(ok_b, b, none))
+
+    rows = torch.where(ok, torch.arange(n, device=key.device), none)
+    levels = _tree_levels(rows, better, none)
+    return _tree_query(levels, lo, hi, better, none)

@@ -1,0 +1,198 @@
+"""Binding of window function calls (``fn(...) OVER (...)``) and their frames.
+
+A window call is bound against the rows the window sees: the FROM rows, or
+after GROUP BY the groups (its arguments may then hold aggregates, which are
+columns of the Aggregate below). Named windows (``WINDOW w AS (...)``) are
+merged into the calls that use them. Frames follow DuckDB's defaults: with an
+ORDER BY, ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`` (the peers of
+the current row included); without one, every row of the partition.
+
+>>> import sqlglot
+>>> w = sqlglot.parse_one("SELECT sum(a) OVER (ROWS 2 PRECEDING)", read="duckdb").expressions[0]
+>>> bind_frame(w.args["spec"], (), None)
+ROWS BETWEEN 2 PRECEDING AND CURRENT ROW
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .. import types as T
+from ..errors import BinderError, NotSupported, TypeMismatch
+from ..plan import logical as L
+from ..plan.expr import Expr, Literal
+from ..plan.rules.fold_constants import fold_expr
+from . import typing as ty
+from .bind_expr import agg_type, bind
+
+# functions whose value depends on the frame; the others see the partition and the order
+_FRAMED = ("first_value", "last_value", "count_star", "count", "sum", "avg", "min", "max")
+_RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
+            exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
+_RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
+               "percent_rank": T.DOUBLE, "cume_dist": T.DOUBLE}
+_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+
+
+def has_window(node: exp.Expression) -> bool:
+    """Whether an expression holds a window call outside its subqueries."""
+    return bool(window_calls(node))
+
+
+def window_calls(node: exp.Expression) -> list[exp.Window]:
+    """The window calls in an expression, not descending into subqueries.
+
+    >>> import sqlglot
+    >>> e = sqlglot.parse_one("SELECT a - lag(a) OVER (ORDER BY b) + (SELECT rank() OVER () FROM t)").expressions[0]
+    >>> [w.sql() for w in window_calls(e)]
+    ['LAG(a) OVER (ORDER BY b)']
+    """
+    out = []
+
+    def walk(n):
+        if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
+            return
+        if isinstance(n, exp.In) and n.args.get("query"):
+            walk(n.this)
+            return
+        if isinstance(n, exp.Window):
+            out.append(n)
+            return
+        for child in n.iter_expressions():
+            walk(child)
+
+    walk(node)
+    return out
+
+
+def named_windows(sel: exp.Select) -> dict[str, exp.Window]:
+    named = {}
+    for w in sel.args.get("windows") or []:
+        name = w.this.name
+        if name in named:
+            raise BinderError(f'window "{name}" is defined twice')
+        named[name] = w
+    return named
+
+
+def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.WindowFunc:
+    """A window call bound against ``ctx`` (the FROM scope, or the groups and
+    aggregates of an aggregated query)."""
+    partition, order, spec = node.args.get("partition_by"), node.args.get("order"), node.args.get("spec")
+    ref = node.args.get("alias")
+    if ref is not None:
+        base = named.get(ref.name)
+        if base is None:
+            raise BinderError(f'window "{ref.name}" is not defined')
+        if partition and base.args.get("partition_by"):
+            raise BinderError(f'cannot override PARTITION BY clause of window "{ref.name}"')
+        if order and base.args.get("order"):
+            raise BinderError(f'cannot override ORDER BY clause of window "{ref.name}"')
+        partition = partition or base.args.get("partition_by")
+        order = order or base.args.get("order")
+        spec = spec or base.args.get("spec")
+    for part in [*(partition or []), *(order.expressions if order else []), spec]:
+        if part is not None and has_window(part):
+            raise BinderError("window functions are not allowed in window definitions")
+    parts = tuple(bind(p, ctx) for p in partition or [])
+    keys = tuple(L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
+                 for o in (order.expressions if order else []))
+    fn, args, out_type = _bind_function(node.this, ctx)
+    frame = bind_frame(spec, keys, ctx) if fn in _FRAMED else L.DEFAULT_FRAME
+    return L.WindowFunc(fn, args, parts, keys, frame, out_type)
+
+
+def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType]:
+    if isinstance(f, exp.IgnoreNulls):
+        raise NotSupported("IGNORE NULLS in window functions")
+    if isinstance(f, exp.RespectNulls):
+        f = f.this
+    if isinstance(f, exp.Filter):
+        raise NotSupported("FILTER in window aggregates")
+    if has_window(f):
+        raise BinderError("window function calls cannot be nested")
+    if type(f) in _RANKING:
+        if f.expressions:
+            raise BinderError(f"{_RANKING[type(f)]}() takes no arguments")
+        name = _RANKING[type(f)]
+        return name, (), _RANK_TYPES[name]
+    if isinstance(f, exp.Ntile):
+        n = _integer_arg(bind(f.this, ctx) if f.this is not None else None, "NTILE", "argument")
+        return "ntile", (n,), T.BIGINT
+    if isinstance(f, (exp.Lag, exp.Lead)):
+        x = bind(f.this, ctx)
+        off = f.args.get("offset")
+        offset = _integer_arg(bind(off, ctx), type(f).__name__.upper(), "offset") if off is not None \
+            else Literal(1, T.BIGINT)
+        d = f.args.get("default")
+        default = ty.cast(bind(d, ctx), x.type) if d is not None else Literal(None, x.type)
+        return type(f).__name__.lower(), (x, offset, default), x.type
+    if isinstance(f, (exp.FirstValue, exp.LastValue)):
+        x = bind(f.this, ctx)
+        return ("first_value" if isinstance(f, exp.FirstValue) else "last_value"), (x,), x.type
+    if type(f) in _AGGS:
+        name = _AGGS[type(f)]
+        arg = f.this
+        if isinstance(arg, exp.Distinct):
+            raise NotSupported(f"DISTINCT in window aggregates ({name.upper()}(DISTINCT ...) OVER)")
+        if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+            return "count_star", (), T.BIGINT
+        v = bind(arg, ctx)
+        if name in ("min", "max", "sum", "avg") and (v.type.kind == "HUGEINT" or
+                                                    (v.type.is_decimal and v.type.precision > 18)):
+            raise NotSupported(f"{name.upper()} OVER values beyond 64 bits")
+        return name, (v,), agg_type(name, v)
+    name = f.sql(dialect="duckdb").split("(")[0]
+    raise NotSupported(f"window function {name}")
+
+
+def _integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
+    if e is None:
+        raise BinderError(f"{fn} needs an argument")
+    if e.type.kind == "NULL":
+        return Literal(None, T.BIGINT)
+    if not e.type.is_integer:
+        raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be an integer, got {ty.show(e)} of type {e.type}")
+    return ty.cast(e, T.BIGINT)
+
+
+def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
+    if spec is None:
+        return L.DEFAULT_FRAME
+    if spec.args.get("exclude"):
+        raise NotSupported("EXCLUDE in window frames")
+    kind = (spec.args.get("kind") or "").lower()
+    if kind not in ("rows", "range"):
+        raise NotSupported(f"{kind.upper()} window frames")
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx)
+    end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx) if spec.args.get("end") is not None \
+        else L.FrameBound("current")
+    if start.kind == "unbounded" and (spec.args.get("start_side") or "").upper() == "FOLLOWING":
+        raise BinderError("frame start cannot be UNBOUNDED FOLLOWING")
+    if end.kind == "unbounded" and (spec.args.get("end_side") or "").upper() == "PRECEDING":
+        raise BinderError("frame end cannot be UNBOUNDED PRECEDING")
+    if start.kind == "current" and end.kind == "preceding":
+        raise BinderError("frame starting from current row cannot have preceding rows")
+    if start.kind == "following" and end.kind in ("current", "preceding"):
+        raise BinderError("frame starting from following row cannot have preceding rows"
+                          if end.kind == "preceding" else "frame starting from following row cannot end with current row")
+    if kind == "range" and {start.kind, end.kind} & {"preceding", "following"}:
+        if len(keys) != 1:
+            raise BinderError("RANGE frames must have only one ORDER BY expression")
+        raise NotSupported("RANGE frames with offsets (n PRECEDING / n FOLLOWING); use ROWS or "
+                           "RANGE with UNBOUNDED / CURRENT ROW")
+    return L.Frame(kind, start, end)
+
+
+def _bound(value, side, ctx) -> L.FrameBound:
+    if isinstance(value, str):
+        v = value.upper()
+        if v == "UNBOUNDED":
+            return L.FrameBound("unbounded")
+        if v == "CURRENT ROW":
+            return L.FrameBound("current")
+        raise NotSupported(f"window frame bound {value}")
+    off = ty.literal_number(value.this) if isinstance(value, exp.Literal) and not value.is_string \
+        else fold_expr(bind(value, ctx))
+    if not (isinstance(off, Literal) and isinstance(off.value, int) and off.type.is_integer):
+        raise NotSupported("window frame offsets that are not constant integers")
+    return L.FrameBound((side or "").lower(), off.value)
