@@ -214,19 +214,27 @@ def _sum_avg(w, args, r: SortedRows) -> Column:
 def _extreme(largest: bool):
     def run(w, args, r: SortedRows) -> Column:
         (x,) = args
-        if x.is_wide:
-            raise NotSupported(f"{w.fn.upper()} OVER values beyond 64 bits")
         start, end = r.frame(w.frame)
-        if x.dtype.is_string:
-            key = strings.order_ranks(x)
-        elif x.data.is_floating_point():
-            key = float_order_key(x.data)
-        else:
-            key = x.data.long()
-        best = K.range_best_row(key, x.valid, start, end, largest)
+        best = K.range_best_row(_order_key(x), x.valid, start, end, largest)
         v = x.take(best.clamp(min=0))
         return Column(x.dtype, v.data, best >= 0, x.dictionary)
     return run
+
+
+def _order_key(x: Column) -> torch.Tensor:
+    """One integer per row that orders as the values do (DuckDB's order:
+    strings by bytes, NaN above every number); wide values by their rank."""
+    if x.is_wide:
+        perm = lexsort([(x.data, None, False, False)])
+        rank = torch.cumsum(K.boundaries([(x.data[perm], None)], len(x)).long(), 0)
+        key = torch.empty_like(rank)
+        key[perm] = rank
+        return key
+    if x.dtype.is_string:
+        return strings.order_ranks(x)
+    if x.data.is_floating_point():
+        return float_order_key(x.data)
+    return x.data.long()
 
 
 _FUNCS = {

@@ -79,11 +79,18 @@ def range_count(mask: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor) -
 
 
 def range_sum_exact(values: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
-    """Exact sums of int64 values over [lo, hi) as (n, 2) [hi, lo] limbs
-    (value = hi * 2**32 + lo, 0 <= lo < 2**32; groupby.exact_sum's form):
-    differences of prefix sums of the two 32-bit limbs, which cannot overflow."""
-    v = values.long()
-    p_lo, p_hi = _prefix(v & LIMB_MASK), _prefix(v >> LIMB_BITS)
+    """Exact sums over [lo, hi) of int64 values, or of wide (n, 2) [hi, lo]
+    values, as (n, 2) [hi, lo] limbs (value = hi * 2**32 + lo, 0 <= lo <
+    2**32; groupby.exact_sum's form): differences of prefix sums of the two
+    limbs. The low limbs' sums cannot overflow; the high limbs' prefix sums
+    may wrap, but their differences are exact modulo 2**64, so every range
+    sum that fits the wide form is exact."""
+    if values.dim() == 2:
+        limb_hi, limb_lo = values[:, 0], values[:, 1]
+    else:
+        v = values.long()
+        limb_hi, limb_lo = v >> LIMB_BITS, v & LIMB_MASK
+    p_lo, p_hi = _prefix(limb_lo), _prefix(limb_hi)
     s_lo, s_hi = p_lo[hi] - p_lo[lo], p_hi[hi] - p_hi[lo]
     return torch.stack([s_hi + (s_lo >> LIMB_BITS), s_lo & LIMB_MASK], dim=1)
 

@@ -137,9 +137,6 @@ def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.Dat
         if name == "count" and (arg is None or isinstance(arg, exp.Star)):
             return "count_star", (), T.BIGINT
         v = bind(arg, ctx)
-        if name in ("min", "max", "sum", "avg") and (v.type.kind == "HUGEINT" or
-                                                    (v.type.is_decimal and v.type.precision > 18)):
-            raise NotSupported(f"{name.upper()} OVER values beyond 64 bits")
         return name, (v,), agg_type(name, v)
     name = f.sql(dialect="duckdb").split("(")[0]
     raise NotSupported(f"window function {name}")
@@ -150,9 +147,9 @@ def _integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
         raise BinderError(f"{fn} needs an argument")
     if e.type.kind == "NULL":
         return Literal(None, T.BIGINT)
-    if not e.type.is_integer:
-        raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be an integer, got {ty.show(e)} of type {e.type}")
-    return ty.cast(e, T.BIGINT)
+    if not e.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be a number, got {ty.show(e)} of type {e.type}")
+    return ty.cast(e, T.BIGINT)          # as DuckDB: 1.5 rounds to 2
 
 
 def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
@@ -192,7 +189,9 @@ def _bound(value, side, ctx) -> L.FrameBound:
             return L.FrameBound("current")
         raise NotSupported(f"window frame bound {value}")
     off = ty.literal_number(value.this) if isinstance(value, exp.Literal) and not value.is_string \
-        else fold_expr(bind(value, ctx))
-    if not (isinstance(off, Literal) and isinstance(off.value, int) and off.type.is_integer):
+        else bind(value, ctx)
+    if off.type.is_numeric:
+        off = fold_expr(ty.cast(off, T.BIGINT))
+    if not (isinstance(off, Literal) and isinstance(off.value, int)):
         raise NotSupported("window frame offsets that are not constant integers")
     return L.FrameBound((side or "").lower(), off.value)
