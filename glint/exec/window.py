@@ -86,7 +86,8 @@ class SortedRows:
     permutation and its inverse, and per sorted row its position and the
     bounds [start, end) of its partition and of its peer group (rows equal on
     every order key; the whole partition without ORDER BY)."""
-    __slots__ = ("perm", "inverse", "pos", "part_start", "part_end", "peer_start", "peer_end", "peers")
+    __slots__ = ("perm", "inverse", "pos", "part_start", "part_end", "peer_start", "peer_end", "peers",
+                 "order", "first_key")
 
     def __init__(self, batch: Batch, partition, order):
         n, dev = batch.num_rows, batch.device
@@ -103,7 +104,9 @@ class SortedRows:
             return [(v[self.perm], None if valid is None else valid[self.perm]) for v, valid in keys]
 
         parts = K.boundaries(sorted_keys(pkeys), n)
-        self.peers = parts | K.boundaries(sorted_keys(okeys), n)
+        sorted_order = sorted_keys(okeys)
+        self.order, self.first_key = order, sorted_order[0] if order else None
+        self.peers = parts | K.boundaries(sorted_order, n)
         self.part_start, self.part_end = K.segment_start(parts), K.segment_end(parts)
         self.peer_start, self.peer_end = K.segment_start(self.peers), K.segment_end(self.peers)
 
@@ -122,7 +125,40 @@ class SortedRows:
                 return self.peer_start if is_start else self.peer_end
             return self.pos if is_start else self.pos + 1
         offset = b.offset if b.kind == "following" else -b.offset
+        if frame.kind == "range":
+            return self._range_bound(offset, is_start)
         return self.pos + (offset if is_start else offset + 1)
+
+    def _range_bound(self, offset, is_start: bool) -> torch.Tensor:
+        """RANGE n PRECEDING / FOLLOWING: the first row of the partition whose
+        key is not before (start) / not at or before (end) key + offset in the
+        ORDER BY direction, found by binary search. Rows with a NULL or NaN key
+        get their peers."""
+        key = self.order[0]
+        v, valid = self.first_key
+        v = v.double() if v.is_floating_point() else v.long()
+        desc = key.descending
+        target = v - offset if desc else v + offset
+        nan = torch.isnan(v) if v.is_floating_point() else None
+
+        def before(p):
+            x, t = v[p], target
+            if desc:
+                hit = (x > t) if is_start else (x >= t)
+                hit = hit | nan[p] if nan is not None else hit        # NaN sorts first when descending
+            else:
+                hit = (x < t) if is_start else (x <= t)                # NaN compares False: last
+            if valid is not None:
+                hit = torch.where(valid[p], hit, key.nulls_first)
+            return hit
+
+        bound = K.bisect_rows(before, self.part_start, self.part_end)
+        special = ~valid if valid is not None else None
+        if nan is not None:
+            special = nan if special is None else special | nan
+        if special is not None:
+            bound = torch.where(special, self.peer_start if is_start else self.peer_end, bound)
+        return bound
 
 
 def _key(c: Column) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -165,3 +165,25 @@ def range_best_row(key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tens
     rows = torch.where(ok, torch.arange(n, device=key.device), none)
     levels = _tree_levels(rows, better, none)
     return _tree_query(levels, lo, hi, better, none)
+
+
+def bisect_rows(before, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """For every row at once, the first position p in [lo, hi) where
+    ``before(p)`` is False (hi if none), for a predicate that is True then
+    False over each range: a binary search of all rows in step, log2(n) steps.
+
+    >>> v = torch.tensor([1, 3, 3, 7, 2, 5])          # two sorted runs: [0, 4) and [4, 6)
+    >>> bisect_rows(lambda p: v[p] < torch.tensor([3, 3, 6, 9, 0, 5])[:], torch.tensor([0, 0, 0, 0, 4, 4]),
+    ...             torch.tensor([4, 4, 4, 4, 6, 6])).tolist()
+    [1, 1, 3, 4, 4, 5]
+    """
+    lo, hi = lo.clone(), hi.clone()
+    steps = int(hi.max() - lo.min()).bit_length() + 1 if lo.numel() else 0
+    last = max(int(hi.max()) - 1, 0) if lo.numel() else 0
+    for _ in range(steps):
+        active = lo < hi
+        mid = (lo + hi) // 2
+        go_right = before(mid.clamp(max=last))
+        lo = torch.where(active & go_right, mid + 1, lo)
+        hi = torch.where(active & ~go_right, mid, hi)
+    return lo

@@ -231,6 +231,8 @@ class Frame:
 
 
 DEFAULT_FRAME = Frame("range", FrameBound("unbounded"), FrameBound("current"))
+# the window functions whose value depends on the frame; the others see the partition and the order
+FRAMED_FUNCS = ("first_value", "last_value", "count_star", "count", "sum", "avg", "min", "max")
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +272,8 @@ class WindowFunc:
             over.append("PARTITION BY " + ", ".join(map(repr, self.partition)))
         if self.order:
             over.append("ORDER BY " + ", ".join(map(repr, self.order)))
-        over.append(repr(self.frame))
+        if self.fn in FRAMED_FUNCS:
+            over.append(repr(self.frame))
         return f"{self.fn}({', '.join(map(repr, self.args))}) OVER ({' '.join(over)})"
 
 

@@ -14,18 +14,19 @@ ROWS BETWEEN 2 PRECEDING AND CURRENT ROW
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from sqlglot import exp
 
 from .. import types as T
-from ..errors import BinderError, NotSupported, TypeMismatch
+from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import Expr, Literal
 from ..plan.rules.fold_constants import fold_expr
 from . import typing as ty
 from .bind_expr import agg_type, bind
 
-# functions whose value depends on the frame; the others see the partition and the order
-_FRAMED = ("first_value", "last_value", "count_star", "count", "sum", "avg", "min", "max")
 _RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
             exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
 _RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
@@ -97,7 +98,7 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
     keys = tuple(L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
                  for o in (order.expressions if order else []))
     fn, args, out_type = _bind_function(node.this, ctx)
-    frame = bind_frame(spec, keys, ctx) if fn in _FRAMED else L.DEFAULT_FRAME
+    frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME
     return L.WindowFunc(fn, args, parts, keys, frame, out_type)
 
 
@@ -160,9 +161,9 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     kind = (spec.args.get("kind") or "").lower()
     if kind not in ("rows", "range"):
         raise NotSupported(f"{kind.upper()} window frames")
-    start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx)
-    end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx) if spec.args.get("end") is not None \
-        else L.FrameBound("current")
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx, kind, keys)
+    end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx, kind, keys) \
+        if spec.args.get("end") is not None else L.FrameBound("current")
     if start.kind == "unbounded" and (spec.args.get("start_side") or "").upper() == "FOLLOWING":
         raise BinderError("frame start cannot be UNBOUNDED FOLLOWING")
     if end.kind == "unbounded" and (spec.args.get("end_side") or "").upper() == "PRECEDING":
@@ -172,15 +173,10 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if start.kind == "following" and end.kind in ("current", "preceding"):
         raise BinderError("frame starting from following row cannot have preceding rows"
                           if end.kind == "preceding" else "frame starting from following row cannot end with current row")
-    if kind == "range" and {start.kind, end.kind} & {"preceding", "following"}:
-        if len(keys) != 1:
-            raise BinderError("RANGE frames must have only one ORDER BY expression")
-        raise NotSupported("RANGE frames with offsets (n PRECEDING / n FOLLOWING); use ROWS or "
-                           "RANGE with UNBOUNDED / CURRENT ROW")
     return L.Frame(kind, start, end)
 
 
-def _bound(value, side, ctx) -> L.FrameBound:
+def _bound(value, side, ctx, kind: str, keys) -> L.FrameBound:
     if isinstance(value, str):
         v = value.upper()
         if v == "UNBOUNDED":
@@ -188,10 +184,49 @@ def _bound(value, side, ctx) -> L.FrameBound:
         if v == "CURRENT ROW":
             return L.FrameBound("current")
         raise NotSupported(f"window frame bound {value}")
+    side = (side or "").lower()
     off = ty.literal_number(value.this) if isinstance(value, exp.Literal) and not value.is_string \
-        else bind(value, ctx)
+        else fold_expr(bind(value, ctx))
+    if kind == "range":
+        if len(keys) != 1:
+            raise BinderError("RANGE frames must have only one ORDER BY expression")
+        return L.FrameBound(side, _range_offset(off, keys[0].expr.type, side))
     if off.type.is_numeric:
-        off = fold_expr(ty.cast(off, T.BIGINT))
+        off = fold_expr(ty.cast(off, T.BIGINT))          # as DuckDB: 1.5 rows is 2
     if not (isinstance(off, Literal) and isinstance(off.value, int)):
         raise NotSupported("window frame offsets that are not constant integers")
-    return L.FrameBound((side or "").lower(), off.value)
+    return L.FrameBound(side, off.value)
+
+
+def _range_offset(off: Expr, key: T.DataType, side: str):
+    """A RANGE offset in the representation of the ORDER BY key (DATE: days,
+    DECIMAL: scaled integer). The frame compares key values, so over integer
+    keys an offset of 1.5 reaches as far as 1 does.
+
+    >>> offset = Literal(15, T.DECIMAL(2, 1))
+    >>> _range_offset(offset, T.INTEGER, "preceding"), _range_offset(offset, T.DECIMAL(9, 2), "following")
+    (1, 150)
+    """
+    if not isinstance(off, Literal) or off.value is None:
+        raise NotSupported("RANGE frame offsets that are not constants")
+    t, v = off.type, off.value
+    if t.kind == "INTERVAL":
+        months, days = v
+        if key.kind != "DATE" or months:
+            raise NotSupported("RANGE frames over an INTERVAL other than days, or over a non-DATE key")
+        exact = Fraction(days)
+    elif t.is_decimal:
+        exact = Fraction(v, 10 ** t.scale)
+    elif t.is_integer or t.kind == "DOUBLE":
+        exact = Fraction(v)
+    else:
+        raise TypeMismatch(f"Type mismatch: a RANGE frame offset must be a number, got {ty.show(off)}")
+    if exact < 0:
+        raise ExecutionError(f"Out of Range Error: Invalid RANGE {side.upper()} value")
+    if key.is_integer and key.kind != "HUGEINT" or key.kind == "DATE":
+        return math.floor(exact)
+    if key.is_decimal and key.precision <= 18:
+        return math.floor(exact * 10 ** key.scale)
+    if key.kind == "DOUBLE":
+        return float(exact)
+    raise NotSupported(f"RANGE frames with offsets over {key} keys")
