@@ -11,8 +11,10 @@ sums and segment trees for the framed aggregates, gathers for LAG / LEAD /
 FIRST_VALUE / LAST_VALUE. Results go back to the input order through the
 inverse permutation, so calls with different specs line up.
 
-Window functions run in memory: an input (with the sort's working memory)
-beyond the memory budget stops with OutOfMemory naming the operator.
+When the input (with the sort's working memory) does not fit the memory
+budget, it is hash-partitioned by the PARTITION BY expressions all calls
+share, spilling as it goes, and each part is computed alone; without such a
+shared expression it stops with OutOfMemory naming the operator.
 """
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ from dataclasses import dataclass
 import torch
 
 from .. import types as T
-from ..errors import ExecutionError, NotSupported, OutOfMemory
+from ..errors import ExecutionError, OutOfMemory
 from ..kernels import window as K
+from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.sort import float_order_key, lexsort
 from ..plan.expr import Field
 from ..plan.logical import Frame, FrameBound, WindowFunc
-from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
+from ..storage.column import Batch, Column, concat_batches, rechunk
 from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches
 from .aggregate import sum_input, sum_result
@@ -36,6 +39,8 @@ from .functions import strings
 from .sort import order_values
 
 WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
+MAX_PARTS = 4096           # fan-out of the out-of-core split
+MIN_PART_ROWS = 4096       # ... and the fewest rows a part is cut to on average
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -52,21 +57,50 @@ class WindowExec(PhysicalNode):
         res = ctx.memory.reservation(f"Window {self.describe()[:60]}")
         held = PartitionedBatches(1, ctx.spill, res)
         try:
-            first = None
-            for b in inp:
-                if first is None:
-                    first = slice_batch(b, 0, 0)
-                if b.num_rows:
-                    held.add_part(0, b)
+            first = held.hold(inp)
             size = held.nbytes()
-            if held.spilled or not res.grow(WINDOW_OVERHEAD * size):
+            if not held.spilled and res.grow(WINDOW_OVERHEAD * size):
+                batch = concat_batches(held.take(0)) if held.held[0] else first
+                yield from rechunk([self._compute(batch)], ctx.chunk_rows)
+                return
+            keys = self._common_partition()
+            if not keys:
                 raise OutOfMemory(f"out of memory in Window: its input of {format_bytes(size)} and working "
-                                  f"memory exceed the memory budget (window functions run in memory)")
-            batch = concat_batches(held.take(0)) if held.held[0] else first
-            yield from rechunk([self._compute(batch)], ctx.chunk_rows)
+                                  "memory exceed the memory budget, and its window functions share no "
+                                  "PARTITION BY column to split the input by")
+            yield from self._partitioned(ctx, held, res, keys, size)
         finally:
             held.drop()
             res.release()
+
+    def _common_partition(self) -> list:
+        """The PARTITION BY expressions every window function has."""
+        common = set.intersection(*(set(w.partition) for _, w in self.funcs))
+        return sorted(common, key=repr)
+
+    def _partitioned(self, ctx, held: PartitionedBatches, res, keys, size: int):
+        """Out of core: the rows hash-partitioned by PARTITION BY expressions
+        every call shares (a window partition never spans two of these), each
+        part computed on its own. One window partition larger than the budget
+        still has to fit."""
+        budget = max(1, ctx.memory.limit - ctx.memory.headroom)
+        # enough parts for a part's work to take half the budget, but not parts so
+        # small that the per-part steps (a sort, a few host syncs) cost more than the rows
+        most = min(MAX_PARTS, max(2, held.rows() // MIN_PART_ROWS))
+        parts = 2
+        while parts < most and WINDOW_OVERHEAD * size / parts > budget / 2:
+            parts *= 2
+        ctx.note(self, f"input {size:,} bytes over budget: {parts} hash partitions")
+        split = PartitionedBatches(parts, ctx.spill, res)
+        try:
+            for b in held.drain(0):
+                split.add(b, partition_of(hash_columns([evaluate(e, b) for e in keys]), parts))
+            for p in range(parts):
+                if split.held[p]:
+                    yield from rechunk([self._compute(concat_batches(split.take(p)))], ctx.chunk_rows)
+        finally:
+            split.drop()
+        ctx.io.spilled_bytes = ctx.spill.spilled_bytes
 
     def _compute(self, batch: Batch) -> Batch:
         out = dict(batch.columns)
