@@ -239,7 +239,7 @@ class Binder:
             except (BinderError, NotSupported):
                 empty_value = None
 
-        plan = self._bind_windows(sel, plan, post_ctx)
+        plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
 
         # SELECT list
         exprs, outputs = [], []
@@ -287,10 +287,12 @@ class Binder:
             raise BinderError("correlated reference outside a subquery")
         return bound
 
-    def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext):
+    def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext, correlated: bool):
         """The Window node computing every window call of the SELECT list,
         QUALIFY and ORDER BY (after GROUP BY / HAVING), and the QUALIFY filter.
-        ``ctx`` learns the columns that hold the calls' values."""
+        ``ctx`` learns the columns that hold the calls' values. In a correlated
+        subquery the correlation becomes a join condition applied after the
+        subquery's plan, too late for windows over the correlated rows."""
         qualify = sel.args.get("qualify")
         order = sel.args.get("order")
         roots = list(sel.expressions) + ([qualify.this] if qualify is not None else []) + \
@@ -301,6 +303,8 @@ class Binder:
                 raise BinderError("at least one window function must appear in the SELECT column or "
                                   "QUALIFY clause")
             return plan
+        if correlated:
+            raise NotSupported("window functions in a correlated subquery")
         named = named_windows(sel)
         funcs, wmap = [], {}
         for w in calls:
