@@ -12,6 +12,19 @@ Join INNER ON (a#1 = b#2)
   Filter (a#1 > 1)
     Scan t [a#1]
   Scan u [b#2]
+
+Below a window only conjuncts on columns that every window function
+partitions by go down (they drop whole partitions):
+
+>>> r = Field(3, "r", T.BIGINT)
+>>> w = L.Window(L.Scan("t", ("a", "b"), (a, b)), ((r, L.WindowFunc("rank", (), (ColRef(a),), (L.SortKey(ColRef(b)),),
+...                                                                L.DEFAULT_FRAME, T.BIGINT)),))
+>>> on_a, on_r = (Call("gt", (ColRef(f), Literal(1, T.INTEGER)), T.BOOLEAN) for f in (a, r))
+>>> print(pushdown_predicates(L.Filter(w, Call("and", (on_a, on_r), T.BOOLEAN))).explain())
+Filter (r#3 > 1)
+  Window rank() OVER (PARTITION BY a#1 ORDER BY b#2 ASC NULLS LAST) AS r#3
+    Filter (a#1 > 1)
+      Scan t [a#1, b#2]
 """
 from __future__ import annotations
 
