@@ -177,6 +177,11 @@ class Binder:
         if order is not None:
             for o in order.expressions:
                 aggs_ast += find_aggregates(o.this)
+        for w in sel.args.get("windows") or []:          # WINDOW w AS (PARTITION BY / ORDER BY aggregates)
+            aggs_ast += find_aggregates(w)
+        qualify = sel.args.get("qualify")
+        if qualify is not None:
+            aggs_ast += find_aggregates(qualify.this)
         if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
             raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
         group_items = list(group.expressions) if group is not None else []
