@@ -505,9 +505,9 @@ def bind_aggregate(node, ctx) -> AggCall:
 
 
 def _bind_agg(node, ctx):
-    if ctx.aggs is None:
+    f = ctx.aggs.get(node.sql(dialect="duckdb")) if ctx.aggs is not None else None
+    if f is None:
         raise BinderError(f"aggregate {node.sql(dialect='duckdb')} is not allowed here")
-    f = ctx.aggs[node.sql(dialect="duckdb")]
     if ctx.empty_aggs:
         return Literal(0, T.BIGINT) if f.type == T.BIGINT and isinstance(node, exp.Count) else Literal(None, f.type)
     return ColRef(f)
