@@ -120,8 +120,8 @@ class SortedRows:
     permutation and its inverse, and per sorted row its position and the
     bounds [start, end) of its partition and of its peer group (rows equal on
     every order key; the whole partition without ORDER BY)."""
-    __slots__ = ("perm", "inverse", "pos", "part_start", "part_end", "peer_start", "peer_end", "peers",
-                 "order", "first_key")
+    __slots__ = ("perm", "inverse", "pos", "part_id", "part_start", "part_end", "peer_start", "peer_end",
+                 "peers", "order", "first_key")
 
     def __init__(self, batch: Batch, partition, order):
         n, dev = batch.num_rows, batch.device
@@ -141,6 +141,7 @@ class SortedRows:
         sorted_order = sorted_keys(okeys)
         self.order, self.first_key = order, sorted_order[0] if order else None
         self.peers = parts | K.boundaries(sorted_order, n)
+        self.part_id = torch.cumsum(parts.long(), 0) - 1
         self.part_start, self.part_end = K.segment_start(parts), K.segment_end(parts)
         self.peer_start, self.peer_end = K.segment_start(self.peers), K.segment_end(self.peers)
 
@@ -285,7 +286,10 @@ def _extreme(largest: bool):
     def run(w, args, r: SortedRows) -> Column:
         (x,) = args
         start, end = r.frame(w.frame)
-        best = K.range_best_row(_order_key(x), x.valid, start, end, largest)
+        if w.frame.start.kind == "unbounded":       # running or whole-partition: one segmented scan
+            best = K.running_best_row(_order_key(x), x.valid, r.part_id, start, end, largest)
+        else:
+            best = K.range_best_row(_order_key(x), x.valid, start, end, largest)
         v = x.take(best.clamp(min=0))
         return Column(x.dtype, v.data, best >= 0, x.dictionary)
     return run

@@ -1,7 +1,9 @@
 """Window-function building blocks over rows already sorted by (partition,
 order): segment boundaries, frame bounds, and range reductions over
 [lo, hi) row ranges — prefix sums for exact (integer) sums and counts, a
-segment tree for float sums and for the row holding a frame's MIN / MAX.
+segment tree for float sums and for the row holding a frame's MIN / MAX, a
+segmented running maximum (cummax) for MIN / MAX over frames that start at
+their partition's start.
 Everything is vectorised over rows (no loop over rows or partitions; the
 segment tree loops over its log2(n) levels).
 
@@ -187,3 +189,37 @@ def bisect_rows(before, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
         lo = torch.where(active & go_right, mid + 1, lo)
         hi = torch.where(active & ~go_right, mid, hi)
     return lo
+
+
+def running_best_row(key: torch.Tensor, valid: torch.Tensor | None, segment: torch.Tensor, lo: torch.Tensor,
+                     hi: torch.Tensor, largest: bool) -> torch.Tensor:
+    """:func:`range_best_row` for ranges that start where their segment
+    starts (running and whole-partition frames), by one segmented scan: each
+    row's key rank, offset by its segment number so that a running maximum
+    (torch.cummax) never carries over from the segment before; the row of
+    the best rank is then looked up. ``segment``: the segment number of each
+    (sorted) row, nondecreasing.
+
+    >>> running_best_row(torch.tensor([5, 1, 9, 1, 4]), torch.tensor([True, True, True, False, True]),
+    ...                  torch.tensor([0, 0, 0, 1, 1]), torch.tensor([0, 0, 0, 3, 3]),
+    ...                  torch.tensor([1, 2, 3, 4, 5]), largest=False).tolist()
+    [0, 1, 1, -1, 4]
+    """
+    n = key.shape[0]
+    rows = torch.arange(n, device=key.device)
+    if n == 0:
+        return torch.full_like(lo, -1)
+    order = torch.argsort(key, stable=True)
+    dense = torch.cumsum(boundaries([(key[order], None)], n).long(), 0)       # 1..distinct keys
+    rank = torch.empty_like(dense)
+    rank[order] = dense
+    score = rank if largest else n + 1 - rank                                # higher is better, 1..n
+    if valid is not None:
+        score = torch.where(valid, score, 0)                                 # 0: nothing to pick
+    best = torch.cummax(segment * (n + 1) + score, 0).values
+    at = (hi - 1).clamp(min=0)
+    best_score = torch.where(hi > lo, best[at] - segment[at] * (n + 1), 0)
+    row_of = torch.full((n + 1,), -1, dtype=torch.int64, device=key.device)
+    row_of.scatter_(0, score, rows)          # rows of equal score hold equal values: any one will do
+    row_of[0] = -1
+    return row_of[best_score]
