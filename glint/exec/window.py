@@ -257,14 +257,20 @@ def _shift(sign: int):
     return run
 
 
-def _value_at(last: bool):
+def _value_at(which: str):
+    """FIRST_VALUE, LAST_VALUE, NTH_VALUE: the value at a position of the frame
+    (NULL when the frame has no such row; NULLs in the column count as rows)."""
     def run(w, args, r: SortedRows) -> Column:
-        (x,) = args
+        x = args[0]
         start, end = r.frame(w.frame)
-        n = r.pos.shape[0]
-        at = (end - 1 if last else start).clamp(min=0, max=max(n - 1, 0))
-        v = x.take(at)
-        return Column(x.dtype, v.data, v.validity() & (start < end), x.dictionary)
+        if which == "nth":
+            nth = args[1]
+            at = start + nth.data - 1
+            ok = (nth.data >= 1) & (at < end) & nth.validity()
+        else:
+            at, ok = (end - 1 if which == "last" else start), start < end
+        v = x.take(at.clamp(min=0, max=max(r.pos.shape[0] - 1, 0)))
+        return Column(x.dtype, v.data, v.validity() & ok, x.dictionary)
     return run
 
 
@@ -314,6 +320,6 @@ def _order_key(x: Column) -> torch.Tensor:
 _FUNCS = {
     "row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank, "percent_rank": _percent_rank,
     "cume_dist": _cume_dist, "ntile": _ntile, "lag": _shift(-1), "lead": _shift(1),
-    "first_value": _value_at(False), "last_value": _value_at(True), "count_star": _count, "count": _count,
+    "first_value": _value_at("first"), "last_value": _value_at("last"), "nth_value": _value_at("nth"), "count_star": _count, "count": _count,
     "sum": _sum_avg, "avg": _sum_avg, "min": _extreme(False), "max": _extreme(True),
 }

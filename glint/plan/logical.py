@@ -232,7 +232,7 @@ class Frame:
 
 DEFAULT_FRAME = Frame("range", FrameBound("unbounded"), FrameBound("current"))
 # the window functions whose value depends on the frame; the others see the partition and the order
-FRAMED_FUNCS = ("first_value", "last_value", "count_star", "count", "sum", "avg", "min", "max")
+FRAMED_FUNCS = ("first_value", "last_value", "nth_value", "count_star", "count", "sum", "avg", "min", "max")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +240,8 @@ class WindowFunc:
     """fn(args) OVER (PARTITION BY partition ORDER BY order frame).
 
     fn: row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag,
-    lead, first_value, last_value, count_star, count, sum, avg, min, max.
+    lead, first_value, last_value, nth_value, count_star, count, sum, avg,
+    min, max.
 
     >>> from glint import types as T
     >>> from glint.plan.expr import ColRef, Field

@@ -127,6 +127,11 @@ def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.Dat
         d = f.args.get("default")
         default = ty.cast(bind(d, ctx), x.type) if d is not None else Literal(None, x.type)
         return type(f).__name__.lower(), (x, offset, default), x.type
+    if isinstance(f, exp.NthValue):
+        if f.args.get("from_first") is False:
+            raise NotSupported("NTH_VALUE ... FROM LAST")
+        x = bind(f.this, ctx)
+        return "nth_value", (x, _integer_arg(bind(f.args["offset"], ctx), "NTH_VALUE", "position")), x.type
     if isinstance(f, (exp.FirstValue, exp.LastValue)):
         x = bind(f.this, ctx)
         return ("first_value" if isinstance(f, exp.FirstValue) else "last_value"), (x,), x.type
