@@ -247,8 +247,19 @@ def _shift(sign: int):
     def run(w, args, r: SortedRows) -> Column:
         x, offset, default = args
         n = r.pos.shape[0]
-        target = r.pos + sign * offset.data
-        inside = (target >= r.part_start) & (target < r.part_end)
+        step = sign * offset.data
+        if w.ignore_nulls and x.valid is not None:
+            # the |step|-th non-NULL row before (after) this one, inside the partition
+            m = K.MarkedRows(x.valid)
+            back = m.before[r.pos] + step
+            ahead = m.before[r.pos + 1] + step - 1
+            k = torch.where(step < 0, back, ahead)
+            inside = torch.where(step < 0, back >= m.before[r.part_start], ahead < m.before[r.part_end])
+            target = torch.where(step == 0, r.pos, m.row(k))
+            inside = inside | (step == 0)
+        else:
+            target = r.pos + step
+            inside = (target >= r.part_start) & (target < r.part_end)
         value = x.take(target.clamp(min=0, max=max(n - 1, 0)))
         out = choose(inside, value, default, w.type)
         if offset.valid is not None:            # a NULL offset gives NULL
@@ -263,12 +274,17 @@ def _value_at(which: str):
     def run(w, args, r: SortedRows) -> Column:
         x = args[0]
         start, end = r.frame(w.frame)
+        marked = K.MarkedRows(x.valid) if w.ignore_nulls and x.valid is not None else None
+        if marked is not None:          # count the frame's non-NULL rows only
+            start, end = marked.before[start], marked.before[end]
         if which == "nth":
             nth = args[1]
             at = start + nth.data - 1
             ok = (nth.data >= 1) & (at < end) & nth.validity()
         else:
             at, ok = (end - 1 if which == "last" else start), start < end
+        if marked is not None:
+            at = marked.row(at)
         v = x.take(at.clamp(min=0, max=max(r.pos.shape[0] - 1, 0)))
         return Column(x.dtype, v.data, v.validity() & ok, x.dictionary)
     return run

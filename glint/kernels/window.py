@@ -72,6 +72,27 @@ def _prefix(v: torch.Tensor) -> torch.Tensor:
     return torch.cat([torch.zeros(1, dtype=v.dtype, device=v.device), torch.cumsum(v, 0)])
 
 
+class MarkedRows:
+    """The rows where ``mask`` is set, numbered in order: ``before[i]`` is how
+    many come before row i (n + 1 entries), ``row(k)`` is the k-th one. What
+    IGNORE NULLS needs: the k-th non-NULL row of a frame is
+    ``row(before[start] + k - 1)`` when that is below ``before[end]``.
+
+    >>> m = MarkedRows(torch.tensor([False, True, False, True, True]))
+    >>> m.before.tolist(), m.row(torch.tensor([0, 2])).tolist()
+    ([0, 0, 1, 1, 2, 3], [1, 4])
+    """
+    __slots__ = ("before", "rows")
+
+    def __init__(self, mask: torch.Tensor):
+        self.before = _prefix(mask.long())
+        # one sentinel entry keeps the gather valid when nothing is marked
+        self.rows = torch.cat([mask.nonzero().squeeze(1), torch.zeros(1, dtype=torch.int64, device=mask.device)])
+
+    def row(self, k: torch.Tensor) -> torch.Tensor:
+        return self.rows[k.clamp(min=0, max=self.rows.shape[0] - 1)]
+
+
 def range_count(mask: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
     """Rows of [lo, hi) where mask is set (all rows without a mask); lo <= hi."""
     if mask is None:

@@ -255,6 +255,7 @@ class WindowFunc:
     order: tuple[SortKey, ...]
     frame: Frame
     type: object
+    ignore_nulls: bool = False          # LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE skip NULL rows
 
     def expressions(self) -> tuple[Expr, ...]:
         return self.args + self.partition + tuple(k.expr for k in self.order)
@@ -275,7 +276,8 @@ class WindowFunc:
             over.append("ORDER BY " + ", ".join(map(repr, self.order)))
         if self.fn in FRAMED_FUNCS:
             over.append(repr(self.frame))
-        return f"{self.fn}({', '.join(map(repr, self.args))}) OVER ({' '.join(over)})"
+        ignore = " IGNORE NULLS" if self.ignore_nulls else ""
+        return f"{self.fn}({', '.join(map(repr, self.args))}{ignore}) OVER ({' '.join(over)})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ _RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense
 _RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
                "percent_rank": T.DOUBLE, "cume_dist": T.DOUBLE}
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_NULL_TREATMENT = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)     # IGNORE NULLS applies
 
 
 def has_window(node: exp.Expression) -> bool:
@@ -97,16 +98,18 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
     parts = tuple(bind(p, ctx) for p in partition or [])
     keys = tuple(L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
                  for o in (order.expressions if order else []))
-    fn, args, out_type = _bind_function(node.this, ctx)
+    f = node.this
+    ignore_nulls = isinstance(f, exp.IgnoreNulls)
+    if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
+        f = f.this
+        if not isinstance(f, _NULL_TREATMENT):
+            raise BinderError("RESPECT/IGNORE NULLS is not supported for windowed aggregates")
+    fn, args, out_type = _bind_function(f, ctx)
     frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME
-    return L.WindowFunc(fn, args, parts, keys, frame, out_type)
+    return L.WindowFunc(fn, args, parts, keys, frame, out_type, ignore_nulls)
 
 
 def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType]:
-    if isinstance(f, exp.IgnoreNulls):
-        raise NotSupported("IGNORE NULLS in window functions")
-    if isinstance(f, exp.RespectNulls):
-        f = f.this
     if isinstance(f, exp.Filter):
         raise NotSupported("FILTER in window aggregates")
     if has_window(f):
