@@ -156,13 +156,26 @@ class SortedRows:
         if b.kind == "unbounded":
             return self.part_start if is_start else self.part_end
         if b.kind == "current":
-            if frame.kind == "range":
+            if frame.kind != "rows":
                 return self.peer_start if is_start else self.peer_end
             return self.pos if is_start else self.pos + 1
         offset = b.offset if b.kind == "following" else -b.offset
         if frame.kind == "range":
             return self._range_bound(offset, is_start)
+        if frame.kind == "groups":
+            return self._groups_bound(offset, is_start)
         return self.pos + (offset if is_start else offset + 1)
+
+    def _groups_bound(self, offset: int, is_start: bool) -> torch.Tensor:
+        """GROUPS n PRECEDING / FOLLOWING: the start (end) of the peer group
+        n groups before (after) the row's own, within its partition."""
+        group = torch.cumsum(self.peers.long(), 0) - 1
+        starts = torch.cat([self.peers.nonzero().squeeze(1), self.pos.new_full((1,), self.pos.shape[0])])
+        first, last = group[self.part_start], group[(self.part_end - 1).clamp(min=0)]
+        g = group + offset
+        if is_start:
+            return torch.where(g > last, self.part_end, starts[g.clamp(min=first, max=last)])
+        return torch.where(g < first, self.part_start, starts[g.clamp(min=first, max=last) + 1])
 
     def _range_bound(self, offset, is_start: bool) -> torch.Tensor:
         """RANGE n PRECEDING / FOLLOWING: the first row of the partition whose

@@ -217,10 +217,11 @@ class FrameBound:
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """``ROWS`` or ``RANGE`` BETWEEN start AND end. Without ORDER BY every row
-    of a partition is a peer of every other, so the RANGE default frame is the
+    """``ROWS``, ``RANGE`` or ``GROUPS`` BETWEEN start AND end (offsets count
+    rows, ORDER BY values or peer groups). Without ORDER BY every row of a
+    partition is a peer of every other, so the RANGE default frame is the
     whole partition (as in DuckDB)."""
-    kind: str           # rows | range
+    kind: str           # rows | range | groups
     start: FrameBound
     end: FrameBound
 

@@ -167,8 +167,8 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if spec.args.get("exclude"):
         raise NotSupported("EXCLUDE in window frames")
     kind = (spec.args.get("kind") or "").lower()
-    if kind not in ("rows", "range"):
-        raise NotSupported(f"{kind.upper()} window frames")
+    if kind not in ("rows", "range", "groups"):
+        raise NotSupported(f"{kind.upper()} window frames")          # never: the parser knows no others
     start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx, kind, keys)
     end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx, kind, keys) \
         if spec.args.get("end") is not None else L.FrameBound("current")
@@ -203,6 +203,8 @@ def _bound(value, side, ctx, kind: str, keys) -> L.FrameBound:
         off = fold_expr(ty.cast(off, T.BIGINT))          # as DuckDB: 1.5 rows is 2
     if not (isinstance(off, Literal) and isinstance(off.value, int)):
         raise NotSupported("window frame offsets that are not constant integers")
+    if kind == "groups" and off.value < 0:
+        raise ExecutionError(f"Out of Range Error: Invalid GROUPS {side.upper()} value")
     return L.FrameBound(side, off.value)
 
 
