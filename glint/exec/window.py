@@ -18,12 +18,14 @@ shared expression it stops with OutOfMemory naming the operator.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
 
 from .. import types as T
 from ..errors import ExecutionError, OutOfMemory
+from ..kernels import wide as W
 from ..kernels import window as K
 from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.sort import float_order_key, lexsort
@@ -151,6 +153,23 @@ class SortedRows:
         start = torch.minimum(start, self.part_end)
         end = torch.minimum(torch.maximum(self._bound(frame, frame.end, False), start), self.part_end)
         return start, end
+
+    def frame_pieces(self, frame: Frame) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The frame as ordered, disjoint [lo, hi) pieces: the whole frame, or
+        what is left around the rows EXCLUDE leaves out."""
+        start, end = self.frame(frame)
+        if not frame.exclude:
+            return [(start, end)]
+
+        def clip(x):
+            return torch.minimum(torch.maximum(x, start), end)
+
+        if frame.exclude == "current_row":
+            return [(start, clip(self.pos)), (clip(self.pos + 1), end)]
+        if frame.exclude == "group":
+            return [(start, clip(self.peer_start)), (clip(self.peer_end), end)]
+        # ties: the peers go, the row itself stays
+        return [(start, clip(self.peer_start)), (clip(self.pos), clip(self.pos + 1)), (clip(self.peer_end), end)]
 
     def _bound(self, frame: Frame, b: FrameBound, is_start: bool) -> torch.Tensor:
         if b.kind == "unbounded":
@@ -286,16 +305,18 @@ def _value_at(which: str):
     (NULL when the frame has no such row; NULLs in the column count as rows)."""
     def run(w, args, r: SortedRows) -> Column:
         x = args[0]
-        start, end = r.frame(w.frame)
+        pieces = r.frame_pieces(w.frame)
         marked = K.MarkedRows(x.valid) if w.ignore_nulls and x.valid is not None else None
         if marked is not None:          # count the frame's non-NULL rows only
-            start, end = marked.before[start], marked.before[end]
+            pieces = [(marked.before[lo], marked.before[hi]) for lo, hi in pieces]
         if which == "nth":
-            nth = args[1]
-            at = start + nth.data - 1
-            ok = (nth.data >= 1) & (at < end) & nth.validity()
+            k = torch.where(args[1].validity(), args[1].data, 0)
+        elif which == "first":
+            k = torch.ones_like(r.pos)
         else:
-            at, ok = (end - 1 if which == "last" else start), start < end
+            k = sum(hi - lo for lo, hi in pieces)
+        at = K.kth_in_pieces(pieces, k)
+        ok = at >= 0
         if marked is not None:
             at = marked.row(at)
         v = x.take(at.clamp(min=0, max=max(r.pos.shape[0] - 1, 0)))
@@ -304,27 +325,34 @@ def _value_at(which: str):
 
 
 def _count(w, args, r: SortedRows) -> Column:
-    start, end = r.frame(w.frame)
-    return Column(T.BIGINT, K.range_count(args[0].valid if args else None, start, end))
+    mask = args[0].valid if args else None
+    return Column(T.BIGINT, sum(K.range_count(mask, lo, hi) for lo, hi in r.frame_pieces(w.frame)))
 
 
 def _sum_avg(w, args, r: SortedRows) -> Column:
     (x,) = args
-    start, end = r.frame(w.frame)
-    counts = K.range_count(x.valid, start, end)
+    pieces = r.frame_pieces(w.frame)
+    counts = sum(K.range_count(x.valid, lo, hi) for lo, hi in pieces)
     data, floating = sum_input(x)
-    s = K.range_sum_float(data, start, end) if floating else K.range_sum_exact(data, start, end)
+    if floating:
+        s = sum(K.range_sum_float(data, lo, hi) for lo, hi in pieces)
+    else:
+        s = functools.reduce(W.add, (K.range_sum_exact(data, lo, hi) for lo, hi in pieces))
     return sum_result(w, s, counts, floating)
 
 
 def _extreme(largest: bool):
     def run(w, args, r: SortedRows) -> Column:
         (x,) = args
-        start, end = r.frame(w.frame)
-        if w.frame.start.kind == "unbounded":       # running or whole-partition: one segmented scan
-            best = K.running_best_row(_order_key(x), x.valid, r.part_id, start, end, largest)
-        else:
-            best = K.range_best_row(_order_key(x), x.valid, start, end, largest)
+        key = _order_key(x)
+        best = None
+        for i, (lo, hi) in enumerate(r.frame_pieces(w.frame)):
+            if i == 0 and w.frame.start.kind == "unbounded":    # from the partition's start: one segmented scan
+                b = K.running_best_row(key, x.valid, r.part_id, lo, hi, largest)
+            else:
+                b = K.range_best_row(key, x.valid, lo, hi, largest)
+            ok = x.validity()
+            best = b if best is None else K.best_of(key, ok, best, b, largest)
         v = x.take(best.clamp(min=0))
         return Column(x.dtype, v.data, best >= 0, x.dictionary)
     return run

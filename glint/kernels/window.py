@@ -161,6 +161,39 @@ def range_sum_float(values: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) ->
     return _tree_query(levels, lo, hi, torch.add, zero)
 
 
+def best_of(key: torch.Tensor, ok: torch.Tensor, a: torch.Tensor, b: torch.Tensor, largest: bool) -> torch.Tensor:
+    """Row by row, the better of rows a and b (-1: none) by ``key``, among
+    rows where ``ok`` is set; -1 when neither is.
+
+    >>> best_of(torch.tensor([3, 7]), torch.tensor([True, True]), torch.tensor([0, -1]), torch.tensor([1, 0]),
+    ...         largest=True).tolist()
+    [1, 0]
+    """
+    ia, ib = a.clamp(min=0), b.clamp(min=0)
+    ok_a, ok_b = (a >= 0) & ok[ia], (b >= 0) & ok[ib]
+    wins = (key[ia] >= key[ib]) if largest else (key[ia] <= key[ib])
+    pick_a = ok_a & (~ok_b | wins)
+    return torch.where(pick_a, a, torch.where(ok_b, b, torch.full_like(a, -1)))
+
+
+def kth_in_pieces(pieces, k: torch.Tensor) -> torch.Tensor:
+    """Row by row, the position of the k-th (1-based) element of ordered,
+    disjoint ranges [lo, hi) taken together; -1 when there are fewer than k.
+
+    >>> kth_in_pieces([(torch.tensor([0, 0]), torch.tensor([2, 0])), (torch.tensor([5, 5]), torch.tensor([7, 6]))],
+    ...               torch.tensor([3, 2])).tolist()
+    [5, -1]
+    """
+    at = torch.full_like(k, -1)
+    left = k
+    for lo, hi in pieces:
+        size = hi - lo
+        here = (left >= 1) & (left <= size)
+        at = torch.where(here & (at < 0), lo + left - 1, at)
+        left = left - size
+    return at
+
+
 def range_best_row(key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor,
                    largest: bool) -> torch.Tensor:
     """For each [lo, hi), a row of the range whose key is smallest (largest),
@@ -179,11 +212,7 @@ def range_best_row(key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tens
     ok = torch.ones(n, dtype=torch.bool, device=key.device) if valid is None else valid
 
     def better(a, b):
-        ia, ib = a.clamp(min=0), b.clamp(min=0)
-        ok_a, ok_b = (a >= 0) & ok[ia], (b >= 0) & ok[ib]
-        wins = (key[ia] >= key[ib]) if largest else (key[ia] <= key[ib])
-        pick_a = ok_a & (~ok_b | wins)
-        return torch.where(pick_a, a, torch.where(ok_b, b, none))
+        return best_of(key, ok, a, b, largest)
 
     rows = torch.where(ok, torch.arange(n, device=key.device), none)
     levels = _tree_levels(rows, better, none)

@@ -224,11 +224,13 @@ class Frame:
     kind: str           # rows | range | groups
     start: FrameBound
     end: FrameBound
+    exclude: str = ""   # "" (no others) | current_row | group | ties
 
     def __repr__(self):
         def bound(b, unbounded):
             return f"UNBOUNDED {unbounded}" if b.kind == "unbounded" else repr(b)
-        return f"{self.kind.upper()} BETWEEN {bound(self.start, 'PRECEDING')} AND {bound(self.end, 'FOLLOWING')}"
+        ex = f" EXCLUDE {self.exclude.replace('_', ' ').upper()}" if self.exclude else ""
+        return f"{self.kind.upper()} BETWEEN {bound(self.start, 'PRECEDING')} AND {bound(self.end, 'FOLLOWING')}{ex}"
 
 
 DEFAULT_FRAME = Frame("range", FrameBound("unbounded"), FrameBound("current"))

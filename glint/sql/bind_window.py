@@ -32,6 +32,7 @@ _RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense
 _RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
                "percent_rank": T.DOUBLE, "cume_dist": T.DOUBLE}
 _AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_EXCLUDE = {"": "", "NO OTHERS": "", "CURRENT ROW": "current_row", "GROUP": "group", "TIES": "ties"}
 _NULL_TREATMENT = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)     # IGNORE NULLS applies
 
 
@@ -164,9 +165,11 @@ def _integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
 def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if spec is None:
         return L.DEFAULT_FRAME
-    if spec.args.get("exclude"):
-        raise NotSupported("EXCLUDE in window frames")
     kind = (spec.args.get("kind") or "").lower()
+    exclude = spec.args.get("exclude")
+    exclude = _EXCLUDE.get(exclude.name.upper() if isinstance(exclude, exp.Expression) else str(exclude or "").upper())
+    if exclude is None:
+        raise NotSupported(f"EXCLUDE {spec.args.get('exclude')}")
     if kind not in ("rows", "range", "groups"):
         raise NotSupported(f"{kind.upper()} window frames")          # never: the parser knows no others
     start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx, kind, keys)
@@ -181,7 +184,7 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if start.kind == "following" and end.kind in ("current", "preceding"):
         raise BinderError("frame starting from following row cannot have preceding rows"
                           if end.kind == "preceding" else "frame starting from following row cannot end with current row")
-    return L.Frame(kind, start, end)
+    return L.Frame(kind, start, end, exclude)
 
 
 def _bound(value, side, ctx, kind: str, keys) -> L.FrameBound:
