@@ -4,6 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import pytest
+
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)          # makes tests/sqllogic importable as "sqllogic"
@@ -28,3 +30,14 @@ def pytest_configure(config):
     import torch
     if (torch.get_num_threads() <= 2):
         torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def device(request):
+    """The device of a test module's glint connections: cpu by default; with
+    --device cuda (or all, when a GPU is present) CUDA."""
+    opt = request.config.getoption("--device")
+    if opt == "all":
+        import torch
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return opt

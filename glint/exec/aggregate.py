@@ -219,7 +219,7 @@ def _n_states(agg: AggCall) -> int:
     return 1 if agg.fn in ("count_star", "count", "min", "max") else 2
 
 
-def _sum_input(x: Column) -> tuple[torch.Tensor, bool]:
+def sum_input(x: Column) -> tuple[torch.Tensor, bool]:
     """(values with NULLs as 0, is floating)."""
     data = x.data if x.valid is None else torch.where(
         x.valid if x.data.dim() == 1 else x.valid[:, None], x.data, torch.zeros_like(x.data))
@@ -243,7 +243,7 @@ def _partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
         return [_extreme(x, slots, agg.fn == "max", counts > 0)]
     if x.is_wide:
         raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
-    data, floating = _sum_input(x)
+    data, floating = sum_input(x)
     if floating:
         return [Column(T.DOUBLE, G.float_sum(data, slots)), Column(T.BIGINT, counts)]
     return [Column(T.HUGEINT, G.exact_sum(data, slots)), Column(T.BIGINT, counts)]
@@ -278,18 +278,22 @@ def _final_value(agg: AggCall, cols: list[Column]) -> Column:
         x = cols[0]
         return Column(agg.type, x.data, x.valid, x.dictionary)
     s, c = cols
-    counts = c.data
+    return sum_result(agg, s.data, c.data, s.dtype.kind == "DOUBLE")
+
+
+def sum_result(agg, s: torch.Tensor, counts: torch.Tensor, floating: bool) -> Column:
+    """SUM or AVG (``agg.fn``) of groups from their sums (float64, or exact
+    [hi, lo] limbs) and their counts of non-NULL inputs; NULL where a group
+    counted none. ``agg`` is an AggCall or a WindowFunc."""
     has = counts > 0
-    if s.dtype.kind == "DOUBLE":
-        if agg.fn == "sum":
-            return Column(T.DOUBLE, s.data, has)
-        return Column(T.DOUBLE, s.data / counts.clamp(min=1).double(), has)
+    if floating:
+        return Column(T.DOUBLE, s if agg.fn == "sum" else s / counts.clamp(min=1).double(), has)
     if agg.fn == "sum":
-        return Column(agg.type, G.narrow_if_fits(s.data), has)
+        return Column(agg.type, G.narrow_if_fits(s), has)
     scale = agg.args[0].type.scale if agg.args[0].type.is_decimal else 0
     # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
     den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
-    return Column(T.DOUBLE, W.quotient_ld(s.data, den), has)
+    return Column(T.DOUBLE, W.quotient_ld(s, den), has)
 
 
 # ------------------------------------------------------------------ rows (DISTINCT)
@@ -390,23 +394,12 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     if x.is_wide:
         raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
     counts = G.count(slots, valid)
-    has = counts > 0
     if agg.fn in ("min", "max"):
-        return _extreme(x, slots, agg.fn == "max", has)
-    data, floating = _sum_input(x)
-    if floating:
-        s = G.float_sum(data, slots)
-        if agg.fn == "sum":
-            return Column(T.DOUBLE, s, has)
-        return Column(T.DOUBLE, s / counts.clamp(min=1).double(), has)
-    wide = G.exact_sum(data, slots)
-    if agg.fn == "sum":
-        return Column(agg.type, G.narrow_if_fits(wide), has)
-    if agg.fn == "avg":
-        scale = x.dtype.scale if x.dtype.is_decimal else 0
-        den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
-        return Column(T.DOUBLE, W.quotient_ld(wide, den), has)
-    raise NotSupported(f"aggregate {agg.fn}")
+        return _extreme(x, slots, agg.fn == "max", counts > 0)
+    if agg.fn not in ("sum", "avg"):
+        raise NotSupported(f"aggregate {agg.fn}")
+    data, floating = sum_input(x)
+    return sum_result(agg, G.float_sum(data, slots) if floating else G.exact_sum(data, slots), counts, floating)
 
 
 def _distinct_rows(x: Column, slots):

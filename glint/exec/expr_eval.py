@@ -674,6 +674,14 @@ def _same_layout(values: list[Column], dtype: T.DataType) -> list[Column]:
     return values
 
 
+def choose(take: torch.Tensor, a: Column, b: Column, dtype: T.DataType) -> Column:
+    """Rows of ``a`` where ``take`` is set, of ``b`` elsewhere, as one column of ``dtype``."""
+    a, b = _same_layout([a, b], dtype)
+    data = torch.where(take if a.data.dim() == 1 else take[:, None], a.data, b.data)
+    valid = torch.where(take, a.validity(), b.validity())
+    return Column(dtype, data, None if bool(valid.all()) else valid, b.dictionary)
+
+
 def _case(e: Case, batch) -> Column:
     try:
         values = [evaluate(v, batch) for _, v in e.whens] + [evaluate(e.default, batch)]

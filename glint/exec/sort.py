@@ -23,7 +23,7 @@ import torch
 from .. import types as T
 from ..kernels.sort import float_order_key, lexsort
 from ..plan.logical import SortKey
-from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
+from ..storage.column import Batch, Column, concat_batches, rechunk
 from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate
@@ -61,12 +61,7 @@ class SortExec(PhysicalNode):
         res = ctx.memory.reservation(f"Sort {self.describe()[:60]}")
         held = PartitionedBatches(1, ctx.spill, res)
         try:
-            first = None
-            for b in inp:
-                if first is None:
-                    first = slice_batch(b, 0, 0)
-                if b.num_rows:
-                    held.add_part(0, b)
+            first = held.hold(inp)
             if not held.held[0]:
                 yield first
                 return

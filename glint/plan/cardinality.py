@@ -182,7 +182,7 @@ class Estimator:
         if isinstance(node, L.Limit):
             child = self.rows(node.child)
             return min(child, node.limit) if node.limit is not None else child
-        if isinstance(node, L.Sort):
+        if isinstance(node, (L.Sort, L.Window)):
             return self.rows(node.child)
         if isinstance(node, L.SetOp):
             l, r = self.rows(node.left), self.rows(node.right)

@@ -197,3 +197,101 @@ class SetOp(LogicalNode):
 
     def label(self):
         return f"{self.kind.upper()}{' ALL' if self.all else ''} -> [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameBound:
+    """One end of a window frame: ``unbounded``, ``preceding`` / ``following``
+    with a constant ``offset``, or ``current`` (the row itself for ROWS, its
+    last or first peer for RANGE)."""
+    kind: str           # unbounded | preceding | current | following
+    offset: int = 0
+
+    def __repr__(self):
+        if self.kind == "unbounded":
+            return "UNBOUNDED"
+        if self.kind == "current":
+            return "CURRENT ROW"
+        return f"{self.offset} {self.kind.upper()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """``ROWS``, ``RANGE`` or ``GROUPS`` BETWEEN start AND end (offsets count
+    rows, ORDER BY values or peer groups). Without ORDER BY every row of a
+    partition is a peer of every other, so the RANGE default frame is the
+    whole partition (as in DuckDB)."""
+    kind: str           # rows | range | groups
+    start: FrameBound
+    end: FrameBound
+    exclude: str = ""   # "" (no others) | current_row | group | ties
+
+    def __repr__(self):
+        def bound(b, unbounded):
+            return f"UNBOUNDED {unbounded}" if b.kind == "unbounded" else repr(b)
+        ex = f" EXCLUDE {self.exclude.replace('_', ' ').upper()}" if self.exclude else ""
+        return f"{self.kind.upper()} BETWEEN {bound(self.start, 'PRECEDING')} AND {bound(self.end, 'FOLLOWING')}{ex}"
+
+
+DEFAULT_FRAME = Frame("range", FrameBound("unbounded"), FrameBound("current"))
+# the window functions whose value depends on the frame; the others see the partition and the order
+FRAMED_FUNCS = ("first_value", "last_value", "nth_value", "count_star", "count", "sum", "avg", "min", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFunc:
+    """fn(args) OVER (PARTITION BY partition ORDER BY order frame).
+
+    fn: row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag,
+    lead, first_value, last_value, nth_value, count_star, count, sum, avg,
+    min, max.
+
+    >>> from glint import types as T
+    >>> from glint.plan.expr import ColRef, Field
+    >>> a = ColRef(Field(1, "a", T.INTEGER))
+    >>> WindowFunc("sum", (a,), (), (SortKey(a),), DEFAULT_FRAME, T.HUGEINT)
+    sum(a#1) OVER (ORDER BY a#1 ASC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    """
+    fn: str
+    args: tuple[Expr, ...]
+    partition: tuple[Expr, ...]
+    order: tuple[SortKey, ...]
+    frame: Frame
+    type: object
+    ignore_nulls: bool = False          # LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE skip NULL rows
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return self.args + self.partition + tuple(k.expr for k in self.order)
+
+    def fields(self) -> set[Field]:
+        return {f for e in self.expressions() for f in e.fields()}
+
+    def map_expressions(self, fn) -> "WindowFunc":
+        """The same call with fn applied to each of its expressions."""
+        return replace(self, args=tuple(fn(a) for a in self.args), partition=tuple(fn(p) for p in self.partition),
+                       order=tuple(SortKey(fn(k.expr), k.descending, k.nulls_first) for k in self.order))
+
+    def __repr__(self):
+        over = []
+        if self.partition:
+            over.append("PARTITION BY " + ", ".join(map(repr, self.partition)))
+        if self.order:
+            over.append("ORDER BY " + ", ".join(map(repr, self.order)))
+        if self.fn in FRAMED_FUNCS:
+            over.append(repr(self.frame))
+        ignore = " IGNORE NULLS" if self.ignore_nulls else ""
+        return f"{self.fn}({', '.join(map(repr, self.args))}{ignore}) OVER ({' '.join(over)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Window(LogicalNode):
+    """The child's rows, each with the value of every window function added."""
+    child: LogicalNode
+    funcs: tuple[tuple[Field, WindowFunc], ...]
+
+    @property
+    def schema(self):
+        return self.child.schema + tuple(f for f, _ in self.funcs)
+
+    def label(self):
+        return "Window " + ", ".join(f"{w!r} AS {f!r}" for f, w in self.funcs)

@@ -53,6 +53,8 @@ def validate(plan: L.LogicalNode) -> None:
             exprs = [e for _, e in node.groups] + [a for _, a in node.aggs]
         elif isinstance(node, L.Sort):
             exprs = [k.expr for k in node.keys]
+        elif isinstance(node, L.Window):
+            exprs = [e for _, w in node.funcs for e in w.expressions()]
         for e in exprs:
             missing = [f for f in e.fields() if f.id not in avail]
             if missing:

@@ -18,6 +18,7 @@ from ..exec.project import ProjectExec
 from ..exec.scan import OneRowExec, ScanExec
 from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
+from ..exec.window import WindowExec
 from . import logical as L
 from .cardinality import Estimator
 from .. import types as T
@@ -131,6 +132,11 @@ def _(node: L.Aggregate, est):
 @_plan.register
 def _(node: L.Sort, est):
     return SortExec(_plan(node.child, est), node.keys, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Window, est):
+    return WindowExec(_plan(node.child, est), node.funcs, est.rows(node))
 
 
 @_plan.register

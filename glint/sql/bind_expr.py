@@ -28,7 +28,7 @@ class ExprContext:
     AST text of each GROUP BY expression / aggregate mapped to its output field;
     subqueries: callback planning a subquery expression into a join.
     """
-    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs")
+    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows")
 
     def __init__(self, scope, binder, groups=None, aggs=None):
         self.scope = scope
@@ -37,6 +37,7 @@ class ExprContext:
         self.aggs = aggs            # dict[str, Field] | None
         self.pending = []           # plan -> plan functions (joins computing subqueries)
         self.empty_aggs = False     # bind aggregates as their value over an empty group
+        self.windows = None         # dict[str, Field]: window calls (AST text) -> the Window node's column
 
 
 def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
@@ -504,9 +505,9 @@ def bind_aggregate(node, ctx) -> AggCall:
 
 
 def _bind_agg(node, ctx):
-    if ctx.aggs is None:
+    f = ctx.aggs.get(node.sql(dialect="duckdb")) if ctx.aggs is not None else None
+    if f is None:
         raise BinderError(f"aggregate {node.sql(dialect='duckdb')} is not allowed here")
-    f = ctx.aggs[node.sql(dialect="duckdb")]
     if ctx.empty_aggs:
         return Literal(0, T.BIGINT) if f.type == T.BIGINT and isinstance(node, exp.Count) else Literal(None, f.type)
     return ColRef(f)
@@ -523,7 +524,10 @@ def _(node: exp.Anonymous, ctx):
 
 @_bind.register
 def _(node: exp.Window, ctx):
-    raise NotSupported("window functions (OVER)")
+    f = ctx.windows.get(node.sql(dialect="duckdb")) if ctx.windows is not None else None
+    if f is None:
+        raise BinderError("window functions are not allowed here")
+    return ColRef(f)
 
 
 def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
@@ -536,8 +540,15 @@ def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
                 walk(n.this)
             return
         if isinstance(n, exp.Window):
-            raise NotSupported("window functions (OVER)")
+            # the window's own function is not an aggregate; its arguments and keys may hold some
+            fn = n.this.this if isinstance(n.this, (exp.IgnoreNulls, exp.RespectNulls)) else n.this
+            for child in [*fn.iter_expressions(), *(n.args.get("partition_by") or []), n.args.get("order")]:
+                if child is not None:
+                    walk(child)
+            return
         if isinstance(n, AGG_FUNCS):
+            if any(isinstance(w, exp.Window) for w in n.walk()):
+                raise BinderError("aggregate function calls cannot contain window function calls")
             out.append(n)
             return
         if isinstance(n, exp.AggFunc):

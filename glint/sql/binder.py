@@ -23,6 +23,7 @@ from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
 from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
+from .bind_window import bind_window, has_window, named_windows, window_calls
 from .scope import Scope
 from ..plan.rules.fold_constants import fold_expr
 
@@ -129,12 +130,17 @@ class Binder:
             return self._bind_select(sel, outer, pull_correlated)
 
     def _bind_select(self, sel: exp.Select, outer: Scope | None, pull_correlated: bool):
-        for k in ("windows", "qualify", "connect", "match", "laterals", "pivots", "into", "sample"):
+        for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
             if sel.args.get(k):
                 raise NotSupported(f"{k.upper()} clause")
         if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
             raise NotSupported("DISTINCT ON")
         plan, scope = self._bind_from(sel, outer)
+        for clause in ("where", "group", "having"):
+            node = sel.args.get(clause)
+            if node is not None and has_window(node):
+                raise BinderError(f"{'GROUP BY' if clause == 'group' else clause.upper()} clause cannot "
+                                  "contain window functions!")
 
         # WHERE: plain predicates, then subquery joins, then predicates on their marks
         correlated: list[Expr] = []
@@ -171,6 +177,11 @@ class Binder:
         if order is not None:
             for o in order.expressions:
                 aggs_ast += find_aggregates(o.this)
+        for w in sel.args.get("windows") or []:          # WINDOW w AS (PARTITION BY / ORDER BY aggregates)
+            aggs_ast += find_aggregates(w)
+        qualify = sel.args.get("qualify")
+        if qualify is not None:
+            aggs_ast += find_aggregates(qualify.this)
         if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
             raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
         group_items = list(group.expressions) if group is not None else []
@@ -179,7 +190,7 @@ class Binder:
         if group is not None and group.args.get("all"):
             # GROUP BY ALL: every select item that holds no aggregate
             group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
-                           if not find_aggregates(i)]
+                           if not find_aggregates(i) and not has_window(i)]
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None
 
         post_ctx = ExprContext(scope, self)
@@ -233,6 +244,8 @@ class Binder:
             except (BinderError, NotSupported):
                 empty_value = None
 
+        plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
+
         # SELECT list
         exprs, outputs = [], []
         for item in select_items:
@@ -266,7 +279,9 @@ class Binder:
             plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f, _ in exprs), ())
         order_scope = Scope(scope.parent)
         order_scope.sources = dict(scope.sources)
-        bound = self._apply_order_limit(sel, plan, outputs, order_scope, post_ctx if aggregated else None,
+        windowed = post_ctx.windows is not None
+        bound = self._apply_order_limit(sel, plan, outputs, order_scope,
+                                        post_ctx if aggregated or windowed else None,
                                         select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
                                         distinct=bool(sel.args.get("distinct")), hidden=hidden)
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
@@ -276,6 +291,42 @@ class Binder:
         if correlated:
             raise BinderError("correlated reference outside a subquery")
         return bound
+
+    def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext, correlated: bool):
+        """The Window node computing every window call of the SELECT list,
+        QUALIFY and ORDER BY (after GROUP BY / HAVING), and the QUALIFY filter.
+        ``ctx`` learns the columns that hold the calls' values. In a correlated
+        subquery the correlation becomes a join condition applied after the
+        subquery's plan, too late for windows over the correlated rows."""
+        qualify = sel.args.get("qualify")
+        order = sel.args.get("order")
+        roots = list(sel.expressions) + ([qualify.this] if qualify is not None else []) + \
+            ([o.this for o in order.expressions] if order is not None else [])
+        calls = [w for r in roots for w in window_calls(r)]
+        if not calls:
+            if qualify is not None:
+                raise BinderError("at least one window function must appear in the SELECT column or "
+                                  "QUALIFY clause")
+            return plan
+        if correlated:
+            raise NotSupported("window functions in a correlated subquery")
+        named = named_windows(sel)
+        funcs, wmap = [], {}
+        for w in calls:
+            key = w.sql(dialect="duckdb")
+            if key not in wmap:
+                wf = bind_window(w, ctx, named)
+                f = self.field(_name_of(w), wf.type)
+                funcs.append((f, wf))
+                wmap[key] = f
+        plan = L.Window(pre_apply(ctx, plan), tuple(funcs))
+        ctx.windows = wmap
+        if qualify is not None:
+            q = ty.require_boolean(bind(qualify.this, ctx), "QUALIFY")
+            if ctx.pending:
+                raise NotSupported("subqueries in QUALIFY")
+            plan = L.Filter(plan, q)
+        return plan
 
     def _split_correlation(self, conds: list[Expr], scope: Scope):
         """(non-equality leftovers, [(inner expr, outer expr)]) for correlated conditions."""

@@ -35,7 +35,7 @@ import threading
 import torch
 
 from ..errors import OutOfMemory
-from .column import Batch, Column, concat_batches
+from .column import Batch, Column, concat_batches, slice_batch
 from .memory import Reservation, format_bytes, host_memory_available
 
 
@@ -280,6 +280,18 @@ class PartitionedBatches:
         else:
             held.spill()                            # nothing left to spill: this one goes down
         self.held[p].append(held)
+
+    def hold(self, stream) -> Batch:
+        """Add every batch of a stream to partition 0 (empty ones skipped) and
+        return the first one cut to no rows: the stream's columns, for when
+        nothing is held."""
+        first = None
+        for b in stream:
+            if first is None:
+                first = slice_batch(b, 0, 0)
+            if b.num_rows:
+                self.add_part(0, b)
+        return first
 
     def _spill_partition(self, p: int) -> None:
         on_device = [h for h in self.held[p] if h.tier == "device"]

@@ -43,6 +43,8 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
         if isinstance(node, L.Sort):
             return L.Sort(node.child, tuple(L.SortKey(fold_expr(k.expr), k.descending, k.nulls_first)
                                             for k in node.keys))
+        if isinstance(node, L.Window):
+            return L.Window(node.child, tuple((f, w.map_expressions(fold_expr)) for f, w in node.funcs))
         if isinstance(node, L.Join) and node.condition is not None:
             if node.null_aware is None:
                 c = fold_expr(node.condition)

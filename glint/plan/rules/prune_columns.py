@@ -55,6 +55,12 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         return L.Sort(_prune(node.child, need | _refs(k.expr for k in node.keys)), node.keys)
     if isinstance(node, L.Limit):
         return L.Limit(_prune(node.child, need), node.limit, node.offset)
+    if isinstance(node, L.Window):
+        # a window function nobody reads is not computed (it never changes the rows)
+        funcs = tuple((f, w) for f, w in node.funcs if f.id in need)
+        child_need = (need & {f.id for f in node.child.schema}) | {f.id for _, w in funcs for f in w.fields()}
+        child = _prune(node.child, child_need)
+        return L.Window(child, funcs) if funcs else child
     if isinstance(node, L.SetOp):
         return L.SetOp(_prune(node.left, {f.id for f in node.left.schema}),
                        _prune(node.right, {f.id for f in node.right.schema}), node.kind, node.all, node.fields)

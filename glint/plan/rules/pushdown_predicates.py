@@ -12,6 +12,19 @@ Join INNER ON (a#1 = b#2)
   Filter (a#1 > 1)
     Scan t [a#1]
   Scan u [b#2]
+
+Below a window only conjuncts on columns that every window function
+partitions by go down (they drop whole partitions):
+
+>>> r = Field(3, "r", T.BIGINT)
+>>> w = L.Window(L.Scan("t", ("a", "b"), (a, b)), ((r, L.WindowFunc("rank", (), (ColRef(a),), (L.SortKey(ColRef(b)),),
+...                                                                L.DEFAULT_FRAME, T.BIGINT)),))
+>>> on_a, on_r = (Call("gt", (ColRef(f), Literal(1, T.INTEGER)), T.BOOLEAN) for f in (a, r))
+>>> print(pushdown_predicates(L.Filter(w, Call("and", (on_a, on_r), T.BOOLEAN))).explain())
+Filter (r#3 > 1)
+  Window rank() OVER (PARTITION BY a#1 ORDER BY b#2 ASC NULLS LAST) AS r#3
+    Filter (a#1 > 1)
+      Scan t [a#1, b#2]
 """
 from __future__ import annotations
 
@@ -51,6 +64,14 @@ def _push(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
         return _wrap(L.Aggregate(_push(node.child, down), node.groups, node.aggs), keep)
     if isinstance(node, L.Sort):
         return L.Sort(_push(node.child, preds), node.keys)
+    if isinstance(node, L.Window):
+        # a filter on columns every window partitions by removes whole partitions: the
+        # other partitions' values do not change, so it may run first
+        common = set.intersection(*({e.field.id for e in w.partition if isinstance(e, ColRef)}
+                                    for _, w in node.funcs))
+        down = [p for p in preds if _refs(p) <= common]
+        keep = [p for p in preds if not _refs(p) <= common]
+        return _wrap(L.Window(_push(node.child, down), node.funcs), keep)
     if isinstance(node, L.SetOp):
         sides = []
         for side in (node.left, node.right):

@@ -93,6 +93,8 @@ def _referenced_fields(plan: L.LogicalNode) -> set[int]:
             exprs = [e for _, e in node.groups] + [a for _, a in node.aggs]
         elif isinstance(node, L.Sort):
             exprs = [k.expr for k in node.keys]
+        elif isinstance(node, L.Window):
+            exprs = [e for _, w in node.funcs for e in w.expressions()]
         for e in exprs:
             out.update(f.id for f in e.fields())
     return out

@@ -15,7 +15,10 @@ by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
 extremes, division by zero included), string functions, date ± INTERVAL /
-integer, EXTRACT, CTEs and derived tables. Depth is bounded.
+integer, EXTRACT, CTEs and derived tables, and window functions whose value
+does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
+CUME_DIST, and COUNT / SUM / AVG / MIN / MAX over the default frame, whose
+peers come in whole). Depth is bounded.
 
 >>> from glint.testing.fuzz.data import make_data
 >>> info = make_data(0, rows=10).info
@@ -200,6 +203,8 @@ class QueryGenerator:
                  max_rows_product: int = 40_000):
         self.info = info
         self.r = random.Random(seed)
+        # window items draw from their own stream: the rest of each query stays what it was before them
+        self.rw = random.Random(seed ^ 0x5EED)
         self.max_depth = max_depth
         self.max_expr_depth = max_expr_depth
         self.max_rows_product = max_rows_product
@@ -312,6 +317,9 @@ class QueryGenerator:
         kinds = want or [self.random_kind() for _ in range(n)]
         items = [self.expr(k, scope, self.r.choice([1, 2, 2, self.max_expr_depth]), sub=depth > 0, top=True)
                  for k in kinds]
+        if not aggregated and outer is None and self.rw.random() < 0.15:
+            i = self.rw.randrange(len(items))
+            items[i] = self.window_item(kinds[i], scope) or items[i]
         if aggregated and not group and not one_row and any(it.gk for it in items):
             raise AssertionError("group key without GROUP BY")
         distinct = not one_row and self.chance(0.1)
@@ -976,6 +984,64 @@ class QueryGenerator:
             t = a.t if a.t.kind != "NULL" else {"str": VARCHAR, "date": DATE, "bool": BOOLEAN}[kind]
             e = E(f"{fn}({distinct}{a.sql})", t, agg=True)
         self._agg_type_hint = e.t
+        return e
+
+    # -------------------------------------------------------------- windows
+    def window_item(self, kind: str, scope: Scope) -> E | None:
+        """A window call of ``kind``'s type over columns of ``scope`` whose
+        value is the same however an engine breaks ties in the ORDER BY."""
+        rw = self.rw
+        cols = scope.columns()
+        if not cols:
+            return None
+
+        def col(k=None):
+            pool = scope.columns(k) if k else cols
+            if not pool:
+                return None
+            s, c = rw.choice(pool)
+            return E(f"{s.alias}.{c[0]}", c[1], nosum=c[3])
+
+        over = []
+        if rw.random() < 0.6:
+            over.append("PARTITION BY " + ", ".join(col().sql for _ in range(rw.choice([1, 1, 2]))))
+        if rw.random() < 0.75:
+            keys = []
+            for _ in range(rw.choice([1, 1, 2])):
+                keys.append(col().sql + rw.choice(["", " ASC", " DESC"]) + rw.choice(["", " NULLS FIRST", " NULLS LAST"]))
+            over.append("ORDER BY " + ", ".join(keys))
+        spec = " OVER (" + " ".join(over) + ")"
+        if kind == "int":
+            x = rw.random()
+            if x < 0.4 and "ORDER BY" in spec:
+                fn = rw.choice(["RANK()", "DENSE_RANK()"])
+                e = E(fn + spec, BIGINT)
+            elif x < 0.7:
+                a = col()
+                e = E("COUNT(*)" + spec if a is None or rw.random() < 0.4 else f"COUNT({a.sql}){spec}", BIGINT)
+            else:
+                a = col("int")
+                if a is None:
+                    return None
+                fn = rw.choice(["SUM", "MIN", "MAX"])
+                e = E(f"{fn}({a.sql}){spec}", HUGEINT if fn == "SUM" else a.t)
+        elif kind == "dbl":
+            a = col(rw.choice(["int", "dec"]))
+            if "ORDER BY" in spec and (a is None or rw.random() < 0.5):
+                e = E(rw.choice(["PERCENT_RANK()", "CUME_DIST()"]) + spec, DOUBLE, nosum=True)
+            elif a is not None:
+                e = E(f"AVG({a.sql}){spec}", DOUBLE, nosum=True)
+            else:
+                return None
+        else:
+            a = col(kind)
+            if a is None:
+                return None
+            if kind == "dec" and rw.random() < 0.5:
+                e = E(f"SUM({a.sql}){spec}", T("DECIMAL", 38, a.t.s))
+            else:
+                e = E(f"{rw.choice(['MIN', 'MAX'])}({a.sql}){spec}", a.t, nosum=a.nosum)
+        self.feat("window")
         return e
 
     def agg_leaf(self, kind: str, scope: Scope, d: int, sub: bool) -> E:

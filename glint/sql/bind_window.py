@@ -1,0 +1,245 @@
+"""Binding of window function calls (``fn(...) OVER (...)``) and their frames.
+
+A window call is bound against the rows the window sees: the FROM rows, or
+after GROUP BY the groups (its arguments may then hold aggregates, which are
+columns of the Aggregate below). Named windows (``WINDOW w AS (...)``) are
+merged into the calls that use them. Frames follow DuckDB's defaults: with an
+ORDER BY, ``RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`` (the peers of
+the current row included); without one, every row of the partition.
+
+>>> import sqlglot
+>>> w = sqlglot.parse_one("SELECT sum(a) OVER (ROWS 2 PRECEDING)", read="duckdb").expressions[0]
+>>> bind_frame(w.args["spec"], (), None)
+ROWS BETWEEN 2 PRECEDING AND CURRENT ROW
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from sqlglot import exp
+
+from .. import types as T
+from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from ..plan import logical as L
+from ..plan.expr import Expr, Literal
+from ..plan.rules.fold_constants import fold_expr
+from . import typing as ty
+from .bind_expr import agg_type, bind
+
+_RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
+            exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
+_RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
+               "percent_rank": T.DOUBLE, "cume_dist": T.DOUBLE}
+_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_EXCLUDE = {"": "", "NO OTHERS": "", "CURRENT ROW": "current_row", "GROUP": "group", "TIES": "ties"}
+_NULL_TREATMENT = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)     # IGNORE NULLS applies
+
+
+def has_window(node: exp.Expression) -> bool:
+    """Whether an expression holds a window call outside its subqueries."""
+    return bool(window_calls(node))
+
+
+def window_calls(node: exp.Expression) -> list[exp.Window]:
+    """The window calls in an expression, not descending into subqueries.
+
+    >>> import sqlglot
+    >>> e = sqlglot.parse_one("SELECT a - lag(a) OVER (ORDER BY b) + (SELECT rank() OVER () FROM t)").expressions[0]
+    >>> [w.sql() for w in window_calls(e)]
+    ['LAG(a) OVER (ORDER BY b)']
+    """
+    out = []
+
+    def walk(n):
+        if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
+            return
+        if isinstance(n, exp.In) and n.args.get("query"):
+            walk(n.this)
+            return
+        if isinstance(n, exp.Window):
+            out.append(n)
+            return
+        for child in n.iter_expressions():
+            walk(child)
+
+    walk(node)
+    return out
+
+
+def named_windows(sel: exp.Select) -> dict[str, exp.Window]:
+    named = {}
+    for w in sel.args.get("windows") or []:
+        name = w.this.name
+        if name in named:
+            raise BinderError(f'window "{name}" is defined twice')
+        named[name] = w
+    return named
+
+
+def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.WindowFunc:
+    """A window call bound against ``ctx`` (the FROM scope, or the groups and
+    aggregates of an aggregated query)."""
+    partition, order, spec = node.args.get("partition_by"), node.args.get("order"), node.args.get("spec")
+    ref = node.args.get("alias")
+    if ref is not None:
+        base = named.get(ref.name)
+        if base is None:
+            raise BinderError(f'window "{ref.name}" is not defined')
+        if partition and base.args.get("partition_by"):
+            raise BinderError(f'cannot override PARTITION BY clause of window "{ref.name}"')
+        if order and base.args.get("order"):
+            raise BinderError(f'cannot override ORDER BY clause of window "{ref.name}"')
+        partition = partition or base.args.get("partition_by")
+        order = order or base.args.get("order")
+        spec = spec or base.args.get("spec")
+    for part in [*(partition or []), *(order.expressions if order else []), spec]:
+        if part is not None and has_window(part):
+            raise BinderError("window functions are not allowed in window definitions")
+    parts = tuple(bind(p, ctx) for p in partition or [])
+    keys = tuple(L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
+                 for o in (order.expressions if order else []))
+    f = node.this
+    ignore_nulls = isinstance(f, exp.IgnoreNulls)
+    if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
+        f = f.this
+        if not isinstance(f, _NULL_TREATMENT):
+            raise BinderError("RESPECT/IGNORE NULLS is not supported for windowed aggregates")
+    fn, args, out_type = _bind_function(f, ctx)
+    frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME
+    return L.WindowFunc(fn, args, parts, keys, frame, out_type, ignore_nulls)
+
+
+def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType]:
+    if isinstance(f, exp.Filter):
+        raise NotSupported("FILTER in window aggregates")
+    if has_window(f):
+        raise BinderError("window function calls cannot be nested")
+    if type(f) in _RANKING:
+        if f.expressions:
+            raise BinderError(f"{_RANKING[type(f)]}() takes no arguments")
+        name = _RANKING[type(f)]
+        return name, (), _RANK_TYPES[name]
+    if isinstance(f, exp.Ntile):
+        n = _integer_arg(bind(f.this, ctx) if f.this is not None else None, "NTILE", "argument")
+        return "ntile", (n,), T.BIGINT
+    if isinstance(f, (exp.Lag, exp.Lead)):
+        x = bind(f.this, ctx)
+        off = f.args.get("offset")
+        offset = _integer_arg(bind(off, ctx), type(f).__name__.upper(), "offset") if off is not None \
+            else Literal(1, T.BIGINT)
+        d = f.args.get("default")
+        default = ty.cast(bind(d, ctx), x.type) if d is not None else Literal(None, x.type)
+        return type(f).__name__.lower(), (x, offset, default), x.type
+    if isinstance(f, exp.NthValue):
+        if f.args.get("from_first") is False:
+            raise NotSupported("NTH_VALUE ... FROM LAST")
+        x = bind(f.this, ctx)
+        return "nth_value", (x, _integer_arg(bind(f.args["offset"], ctx), "NTH_VALUE", "position")), x.type
+    if isinstance(f, (exp.FirstValue, exp.LastValue)):
+        x = bind(f.this, ctx)
+        return ("first_value" if isinstance(f, exp.FirstValue) else "last_value"), (x,), x.type
+    if type(f) in _AGGS:
+        name = _AGGS[type(f)]
+        arg = f.this
+        if isinstance(arg, exp.Distinct):
+            raise NotSupported(f"DISTINCT in window aggregates ({name.upper()}(DISTINCT ...) OVER)")
+        if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+            return "count_star", (), T.BIGINT
+        v = bind(arg, ctx)
+        return name, (v,), agg_type(name, v)
+    name = f.sql(dialect="duckdb").split("(")[0]
+    raise NotSupported(f"window function {name}")
+
+
+def _integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
+    if e is None:
+        raise BinderError(f"{fn} needs an argument")
+    if e.type.kind == "NULL":
+        return Literal(None, T.BIGINT)
+    if not e.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be a number, got {ty.show(e)} of type {e.type}")
+    return ty.cast(e, T.BIGINT)          # as DuckDB: 1.5 rounds to 2
+
+
+def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
+    if spec is None:
+        return L.DEFAULT_FRAME
+    kind = (spec.args.get("kind") or "").lower()
+    exclude = spec.args.get("exclude")
+    exclude = _EXCLUDE.get(exclude.name.upper() if isinstance(exclude, exp.Expression) else str(exclude or "").upper())
+    if exclude is None:
+        raise NotSupported(f"EXCLUDE {spec.args.get('exclude')}")
+    if kind not in ("rows", "range", "groups"):
+        raise NotSupported(f"{kind.upper()} window frames")          # never: the parser knows no others
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx, kind, keys)
+    end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx, kind, keys) \
+        if spec.args.get("end") is not None else L.FrameBound("current")
+    if start.kind == "unbounded" and (spec.args.get("start_side") or "").upper() == "FOLLOWING":
+        raise BinderError("frame start cannot be UNBOUNDED FOLLOWING")
+    if end.kind == "unbounded" and (spec.args.get("end_side") or "").upper() == "PRECEDING":
+        raise BinderError("frame end cannot be UNBOUNDED PRECEDING")
+    if start.kind == "current" and end.kind == "preceding":
+        raise BinderError("frame starting from current row cannot have preceding rows")
+    if start.kind == "following" and end.kind in ("current", "preceding"):
+        raise BinderError("frame starting from following row cannot have preceding rows"
+                          if end.kind == "preceding" else "frame starting from following row cannot end with current row")
+    return L.Frame(kind, start, end, exclude)
+
+
+def _bound(value, side, ctx, kind: str, keys) -> L.FrameBound:
+    if isinstance(value, str):
+        v = value.upper()
+        if v == "UNBOUNDED":
+            return L.FrameBound("unbounded")
+        if v == "CURRENT ROW":
+            return L.FrameBound("current")
+        raise NotSupported(f"window frame bound {value}")
+    side = (side or "").lower()
+    off = ty.literal_number(value.this) if isinstance(value, exp.Literal) and not value.is_string \
+        else fold_expr(bind(value, ctx))
+    if kind == "range":
+        if len(keys) != 1:
+            raise BinderError("RANGE frames must have only one ORDER BY expression")
+        return L.FrameBound(side, _range_offset(off, keys[0].expr.type, side))
+    if off.type.is_numeric:
+        off = fold_expr(ty.cast(off, T.BIGINT))          # as DuckDB: 1.5 rows is 2
+    if not (isinstance(off, Literal) and isinstance(off.value, int)):
+        raise NotSupported("window frame offsets that are not constant integers")
+    if kind == "groups" and off.value < 0:
+        raise ExecutionError(f"Out of Range Error: Invalid GROUPS {side.upper()} value")
+    return L.FrameBound(side, off.value)
+
+
+def _range_offset(off: Expr, key: T.DataType, side: str):
+    """A RANGE offset in the representation of the ORDER BY key (DATE: days,
+    DECIMAL: scaled integer). The frame compares key values, so over integer
+    keys an offset of 1.5 reaches as far as 1 does.
+
+    >>> offset = Literal(15, T.DECIMAL(2, 1))
+    >>> _range_offset(offset, T.INTEGER, "preceding"), _range_offset(offset, T.DECIMAL(9, 2), "following")
+    (1, 150)
+    """
+    if not isinstance(off, Literal) or off.value is None:
+        raise NotSupported("RANGE frame offsets that are not constants")
+    t, v = off.type, off.value
+    if t.kind == "INTERVAL":
+        months, days = v
+        if key.kind != "DATE" or months:
+            raise NotSupported("RANGE frames over an INTERVAL other than days, or over a non-DATE key")
+        exact = Fraction(days)
+    elif t.is_decimal:
+        exact = Fraction(v, 10 ** t.scale)
+    elif t.is_integer or t.kind == "DOUBLE":
+        exact = Fraction(v)
+    else:
+        raise TypeMismatch(f"Type mismatch: a RANGE frame offset must be a number, got {ty.show(off)}")
+    if exact < 0:
+        raise ExecutionError(f"Out of Range Error: Invalid RANGE {side.upper()} value")
+    if key.is_integer and key.kind != "HUGEINT" or key.kind == "DATE":
+        return math.floor(exact)
+    if key.is_decimal and key.precision <= 18:
+        return math.floor(exact * 10 ** key.scale)
+    if key.kind == "DOUBLE":
+        return float(exact)
+    raise NotSupported(f"RANGE frames with offsets over {key} keys")
