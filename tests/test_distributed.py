@@ -194,6 +194,13 @@ EXCHANGE_QUERIES = [
     # rank 2 alone has 11 rows in the first branch: no rank may stop before the all-reduce of the second
     "SELECT count(*) FROM (SELECT * FROM t WHERE big > 150000000000000 UNION ALL SELECT * FROM t WHERE price > "
     "(SELECT avg(price) FROM t) LIMIT 11) s",
+    # window functions: hashed on the shared PARTITION BY keys, or gathered when there are none
+    "SELECT k, day, price, sum(price) OVER (PARTITION BY k ORDER BY day, price, name) AS s, "
+    "rank() OVER (PARTITION BY k ORDER BY price DESC NULLS LAST) AS r FROM t",
+    "SELECT k, cat, count(*) OVER (PARTITION BY k, cat) AS c, max(name) OVER (PARTITION BY k) AS m FROM t",
+    "SELECT k, big, lag(big) OVER (ORDER BY k, big, name, day NULLS FIRST, price) AS prev FROM t WHERE big IS NOT NULL",
+    "SELECT k, sum(price) AS s, dense_rank() OVER (ORDER BY sum(price) DESC NULLS LAST) AS d FROM t GROUP BY k",
+    "SELECT name, k FROM t QUALIFY row_number() OVER (PARTITION BY k ORDER BY name NULLS LAST, day, price, big) = 1",
 ]
 
 

@@ -29,7 +29,9 @@ partitioning in the catalog:
   distinct (group keys, arguments) rows move instead;
 - ORDER BY, LIMIT and OFFSET are global: a local top-k (or limit) per rank,
   then a gather and the final top-k / sort / limit on rank 0;
-- set operations other than UNION ALL shuffle both sides on all columns.
+- set operations other than UNION ALL shuffle both sides on all columns;
+- window functions hash their input on the PARTITION BY keys all of them
+  share, or gather it to rank 0 when they share none.
 
 The plan's root gathers the result to rank 0.
 """
@@ -46,6 +48,7 @@ from ..exec.project import ProjectExec
 from ..exec.scan import OneRowExec
 from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
+from ..exec.window import WindowExec
 from ..plan import logical as L
 from ..plan.cardinality import Estimator
 from ..plan.expr import AggCall, ColRef, Field
@@ -261,6 +264,27 @@ def _group_keys_of(d: Distribution, groups) -> tuple | None:
 def _(node: L.Sort, ctx):
     child = to_single(_plan(node.child, ctx))
     return Planned(SortExec(child.node, node.keys, ctx.rows(node)), SINGLE)
+
+
+@_plan.register
+def _(node: L.Window, ctx):
+    """A window partition's rows must meet on one rank: the input is hashed
+    on the PARTITION BY keys that every function shares (kept when it is
+    hashed on a subset of them already), or gathered to rank 0 when the
+    functions share none (a window over all rows)."""
+    child = _plan(node.child, ctx)
+    est = ctx.rows(node)
+    if child.dist.whole:
+        return Planned(WindowExec(child.node, node.funcs, est), child.dist)
+    common = None
+    for _, w in node.funcs:
+        common = [k for k in (w.partition if common is None else common) if k in w.partition]
+    if common:
+        if child.dist.kind == "hash" and set(child.dist.keys) <= set(common):
+            return Planned(WindowExec(child.node, node.funcs, est), child.dist)
+        moved = to_hash(child, tuple(common))
+        return Planned(WindowExec(moved.node, node.funcs, est), moved.dist)
+    return Planned(WindowExec(to_single(child).node, node.funcs, est), SINGLE)
 
 
 @_plan.register
