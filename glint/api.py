@@ -415,6 +415,8 @@ class Result:
         text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
                 f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
                 self.physical.explain(1, self._profile if analyze else None))
+        if analyze and self.io is not None:
+            text += "\n\n" + format_io(self.io)
         if analyze and self.rank_stats:
             from .dist.stats import format_rank_stats
             text += "\n\n" + format_rank_stats(self.rank_stats)
@@ -433,6 +435,24 @@ class Result:
 
     def __len__(self):
         return self._run().num_rows
+
+
+def format_io(io) -> str:
+    """The IO summary EXPLAIN ANALYZE prints under the plan.
+
+    >>> from glint.exec.base import IOStats
+    >>> print(format_io(IOStats(chunks=3, chunks_skipped=1, file_bytes=5 << 20, decoded_bytes=9 << 20,
+    ...                         read_s=0.5, scan_wait_s=0.25)))
+    IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B to the device, 0 B back
+    scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
+    """
+    from .storage.memory import format_bytes
+    return (f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
+            f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
+            f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.h2d_bytes)} to the device, "
+            f"{format_bytes(io.d2h_bytes)} back\n"
+            f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
+            f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks")
 
 
 def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:

@@ -82,6 +82,14 @@ class IOStats:
     d2h_bytes: int = 0              # device -> host (results, spills)
     scanned_bytes: int = 0          # bytes of the column chunks scanned (the columns touched)
     spilled_bytes: int = 0
+    # where a scan's time went (seconds summed over the decoding threads, and
+    # the time the query waited for a chunk): decode / convert / stage near
+    # threads x wall means the decoding threads were the bottleneck, a large
+    # wait with small sums means the pipeline starved them
+    read_s: float = 0.0             # Parquet decoding (pyarrow)
+    convert_s: float = 0.0          # Arrow -> glint columns
+    stage_s: float = 0.0            # copies into pinned buffers (and the DMA's submission)
+    scan_wait_s: float = 0.0        # the consumer waiting for the next chunk
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -167,7 +168,9 @@ class ChunkReader:
                     first_miss = i
                 if not self._threads:
                     self._start(self.chunks[first_miss:])
+                t0 = time.perf_counter()
                 item = self._get(self._ready)
+                io.scan_wait_s += time.perf_counter() - t0
                 got_chunk, cols, event, uploaded = item
                 assert got_chunk is chunk
                 if event is not None:
@@ -265,22 +268,33 @@ class ChunkReader:
         or rows start..stop of the fragment that ``read`` decodes."""
         if self._stop.is_set():
             return {}
+        t0 = time.perf_counter()
         if read is None:
             data = self.table.read_fragments(frags, columns)
         else:
             data = read.result().slice(start, stop - start)
+        t1 = time.perf_counter()
         host = self.table.convert(data, columns, contiguous=not self.cuda)
         nbytes = sum(column_nbytes(v) for v in host.values())
-        with self._lock:
-            self.ctx.io.decoded_bytes += nbytes
+        t2 = time.perf_counter()
+        io = self.ctx.io
         if not self.cuda:
+            with self._lock:
+                io.decoded_bytes += nbytes
+                io.read_s += t1 - t0
+                io.convert_s += t2 - t1
             return host
         from ..storage.transfer import Uploader
         up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
         with torch.cuda.device(self.device):
             out = up.columns(host)
+        t3 = time.perf_counter()
         with self._lock:
-            self.ctx.io.h2d_bytes += up.bytes
+            io.decoded_bytes += nbytes
+            io.h2d_bytes += up.bytes
+            io.read_s += t1 - t0
+            io.convert_s += t2 - t1
+            io.stage_s += t3 - t2
         return out
 
     def _upload_loop(self, n: int) -> None:
