@@ -238,16 +238,21 @@ class ChunkReader:
                     frags = {f for f, _, _ in chunk.pieces}
                     for k in [k for k in reads if k[0] not in frags]:
                         del reads[k]
+                    decoded = set()                 # columns some piece of the chunk decodes from its file
                     for run in _units(chunk, self.table.fragments, max(1, chunk.rows // (2 * workers))):
-                        if isinstance(run, list):           # whole fragments, read together
-                            pieces.append(self._submit(pool, self._piece, None, run, 0, 0, missing))
-                            continue
-                        f, start, stop = run                # part of a fragment other chunks share
-                        if (f, missing) not in reads:
-                            reads[(f, missing)] = self._submit(pool, self.table.read_fragments, [f], missing)
-                        pieces.append(self._submit(pool, self._piece, reads[(f, missing)], [f], start, stop,
-                                                   missing))
-                    io.file_bytes += self.table.read_bytes(chunk, missing)
+                        frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
+                        # the host tier first: what is there is only copied up
+                        held = self._host_get(frag_list, start, stop, missing)
+                        need = tuple(c for c in missing if c not in held)
+                        decoded.update(need)
+                        read = None
+                        if need and not isinstance(run, list):   # part of a fragment other chunks share
+                            f = run[0]
+                            if (f, need) not in reads:
+                                reads[(f, need)] = self._submit(pool, self.table.read_fragments, [f], need)
+                            read = reads[(f, need)]
+                        pieces.append(self._submit(pool, self._piece, read, frag_list, start, stop, need, held))
+                    io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces)):
                     return
             self._put(self._decoded, _DONE)
@@ -262,24 +267,50 @@ class ChunkReader:
             self._futures = [f for f in self._futures if not f.done()]
         return fut
 
-    def _piece(self, read, frags: list[int], start: int, stop: int, columns) -> dict[str, Column]:
+    def _host_key(self, frags, start: int, stop: int, column: str):
+        return ("table", self.table.uid, tuple(frags), start, stop, column)
+
+    def _host_get(self, frags, start: int, stop: int, columns) -> dict[str, Column]:
+        """The piece's columns that the host tier holds."""
+        hc = self.ctx.memory.host
+        if hc is None:
+            return {}
+        out = {}
+        for c in columns:
+            v = hc.get(self._host_key(frags, start, stop, c))
+            if v is not None:
+                out[c] = v
+        return out
+
+    def _piece(self, read, frags: list[int], start: int, stop: int, columns, held=None) -> dict[str, Column]:
         """One piece of a chunk as columns on the execution device (on CUDA,
-        copied on the pinned pool's stream): whole fragments (``read`` None),
-        or rows start..stop of the fragment that ``read`` decodes."""
+        copied on the pinned pool's stream): whole fragments (``start`` =
+        ``stop`` = 0), or rows start..stop of the fragment that ``read``
+        decodes. ``columns`` are decoded; ``held`` are host columns of the
+        piece the host tier had, only copied up."""
         if self._stop.is_set():
             return {}
         t0 = time.perf_counter()
-        if read is None:
-            data = self.table.read_fragments(frags, columns)
-        else:
-            data = read.result().slice(start, stop - start)
+        data = None
+        if columns:
+            data = self.table.read_fragments(frags, columns) if read is None else \
+                read.result().slice(start, stop - start)
         t1 = time.perf_counter()
-        host = self.table.convert(data, columns, contiguous=not self.cuda)
+        host = self.table.convert(data, columns, contiguous=not self.cuda) if columns else {}
         nbytes = sum(column_nbytes(v) for v in host.values())
+        hc = self.ctx.memory.host
+        if hc is not None:
+            for c, v in host.items():
+                hc.put(self._host_key(frags, start, stop, c), v, column_nbytes(v))
+        held_bytes = 0
+        if held:
+            host.update(held)
+            held_bytes = sum(column_nbytes(v) for v in held.values())
         t2 = time.perf_counter()
         io = self.ctx.io
         if not self.cuda:
             with self._lock:
+                io.host_cache_bytes += held_bytes
                 io.decoded_bytes += nbytes
                 io.read_s += t1 - t0
                 io.convert_s += t2 - t1
@@ -290,6 +321,7 @@ class ChunkReader:
             out = up.columns(host)
         t3 = time.perf_counter()
         with self._lock:
+            io.host_cache_bytes += held_bytes
             io.decoded_bytes += nbytes
             io.h2d_bytes += up.bytes
             io.read_s += t1 - t0

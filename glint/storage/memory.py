@@ -175,12 +175,20 @@ class MemoryManager:
         self.device = torch.device(device)
         self.limit = int(limit)
         self.headroom = int(headroom)
+        # On CUDA, the memory a pipeline's chunk needs beside the cache and the
+        # reservations (its columns, the read-ahead, the temporaries of its
+        # expressions and probes), in bytes per chunk row: kept free for it, and
+        # raised when a step runs out of memory anyway (note_oom). On the CPU
+        # only declared memory is counted: the headroom is what stays free.
+        self.working_per_row = WORKING_BYTES_PER_ROW if self.device.type == "cuda" else 0
+        self.chunk_rows = 0                             # rows per chunk of the run in progress
         self._reserved = 0
         self._cache: OrderedDict = OrderedDict()
         self._cache_bytes = 0
         self._lock = threading.RLock()
         self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
+        self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -196,8 +204,36 @@ class MemoryManager:
     def cache_bytes(self) -> int:
         return self._cache_bytes
 
+    def working_reserve(self) -> int:
+        """Bytes kept free for the pipelines' chunks in flight: the headroom,
+        or on CUDA what chunks of the current size were seen to need (at most
+        three quarters of the limit: the rest is for the cache and the
+        breakers, which spill)."""
+        w = self.working_per_row * self.chunk_rows
+        return max(self.headroom, min(int(w), self.limit * 3 // 4))
+
     def available(self) -> int:
-        return self.limit - self.headroom - max(self.used(), self._reserved + self._cache_bytes)
+        """Bytes that the cache or a reservation may still take: what leaves
+        the working reserve free beside the cache and the reservations, and
+        (on CUDA) the headroom free beside everything allocated right now."""
+        held = self._reserved + self._cache_bytes
+        if self.device.type != "cuda":
+            return self.limit - self.headroom - held
+        return self.limit - max(self.used() + self.headroom, held + self.working_reserve())
+
+    def note_oom(self, asked: int = 0) -> None:
+        """A step on CUDA ran out of memory: what the pipeline held beside the
+        cache and the reservations (plus what it asked for) was more than the
+        working reserve, so the reserve per chunk row grows to that, with a
+        quarter to spare. Called where the error is caught, while the failed
+        step's tensors are still alive."""
+        if self.device.type != "cuda" or self.chunk_rows <= 0:
+            return
+        with self._lock:
+            seen = self.used() - self._cache_bytes - self._reserved + max(0, int(asked))
+            per_row = seen * 5 // 4 // self.chunk_rows
+            if per_row > self.working_per_row:
+                self.working_per_row = per_row
 
     def _make_room(self, nbytes: int, keep=()) -> bool:
         """Evict cache entries (oldest first) until nbytes fit; True when they do."""
@@ -252,7 +288,7 @@ class MemoryManager:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return True
-            if nbytes > self.limit - self.headroom:
+            if nbytes > self.limit - max(self.headroom, self.working_reserve()):
                 return False
             # a new entry never pushes reservations out, only older cache entries
             if not self._make_room(nbytes):
@@ -278,6 +314,68 @@ class MemoryManager:
     def __repr__(self) -> str:
         return (f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
                 f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})")
+
+
+class HostCache:
+    """The second tier of the table cache (Theseus's batch holders in host
+    memory): decoded host columns of the scan's pieces, kept under a byte
+    budget and evicted least recently used. A chunk that left the device (or
+    never fit there) is copied up again from here instead of being decoded
+    from its file again: under a small GPU budget, warm runs are bound by the
+    host-to-device copies, not by Parquet decoding.
+
+    >>> h = HostCache(100)
+    >>> h.put("a", "A", 60), h.put("b", "B", 60), h.get("a"), h.get("b"), h.bytes
+    (True, True, None, 'B', 60)
+    >>> h.put("c", "C", 500), h.drop(lambda k: k == "b"), h.bytes
+    (False, 60, 0)
+    """
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.bytes = 0
+        self.hits = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            e = self._entries.get(key)
+            if e is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return e.value
+
+    def put(self, key, value, nbytes: int) -> bool:
+        nbytes = int(nbytes)
+        if nbytes > self.limit:
+            return False
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old.nbytes
+            while self._entries and self.bytes + nbytes > self.limit:
+                _, e = self._entries.popitem(last=False)
+                self.bytes -= e.nbytes
+            self._entries[key] = _CacheEntry(value, nbytes)
+            self.bytes += nbytes
+            return True
+
+    def drop(self, match=lambda key: True) -> int:
+        """Drop the entries whose key matches; the bytes given back."""
+        with self._lock:
+            freed = 0
+            for k in [k for k in self._entries if match(k)]:
+                freed += self._entries.pop(k).nbytes
+            self.bytes -= freed
+            return freed
+
+
+def default_host_cache_limit(device: torch.device) -> int:
+    """The host tier's budget when the user sets none: 40% of the host's
+    memory under a GPU (0 on the CPU, whose device cache is host memory)."""
+    return int(host_memory_total() * 0.4) if torch.device(device).type == "cuda" else 0
 
 
 class Reservation:
@@ -322,6 +420,11 @@ class Reservation:
 
 
 # ------------------------------------------------------------------ defaults
+# What a chunk in flight needs on a GPU beside the cache and the reservations,
+# per row, until a run shows more: TPC-H Q1's 128-bit DECIMAL products peak
+# near 900 bytes a row (see default_chunk_rows).
+WORKING_BYTES_PER_ROW = 1024
+
 def default_limit(device: torch.device) -> int:
     """The budget when the user sets none: what the GPU has free (less 5% for
     the CUDA context and other processes' growth), or 60% of the host memory
