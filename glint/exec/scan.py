@@ -109,6 +109,19 @@ def _ruled_out(stats, op: str, value) -> bool:
 
 
 # ------------------------------------------------------------------ the IO pipeline
+def _contiguous(c: Column) -> Column:
+    """A host column over contiguous memory (a single part may be a strided
+    view of Arrow's 128-bit DECIMALs)."""
+    if c.data.is_contiguous():
+        return c
+    return Column(c.dtype, c.data.contiguous(), c.valid, c.dictionary)
+
+
+def _nbytes(v) -> int:
+    """Bytes of a column or of a list of column parts."""
+    return sum(column_nbytes(x) for x in v) if isinstance(v, list) else column_nbytes(v)
+
+
 def _units(chunk, fragments, target_rows: int):
     """A chunk's pieces as units of decoding work: runs of consecutive whole
     fragments of up to about target_rows rows (a list of fragment indexes),
@@ -296,16 +309,18 @@ class ChunkReader:
             data = self.table.read_fragments(frags, columns) if read is None else \
                 read.result().slice(start, stop - start)
         t1 = time.perf_counter()
-        host = self.table.convert(data, columns, contiguous=not self.cuda) if columns else {}
-        nbytes = sum(column_nbytes(v) for v in host.values())
+        # a column is a list of parts (Arrow's chunks), put together on the
+        # device after the copy (the upload loop)
+        host = self.table.convert_parts(data, columns) if columns else {}
+        nbytes = sum(_nbytes(v) for v in host.values())
         hc = self.ctx.memory.host
         if hc is not None:
             for c, v in host.items():
-                hc.put(self._host_key(frags, start, stop, c), v, column_nbytes(v))
+                hc.put(self._host_key(frags, start, stop, c), v, _nbytes(v))
         held_bytes = 0
         if held:
             host.update(held)
-            held_bytes = sum(column_nbytes(v) for v in held.values())
+            held_bytes = sum(_nbytes(v) for v in held.values())
         t2 = time.perf_counter()
         io = self.ctx.io
         if not self.cuda:
@@ -317,8 +332,10 @@ class ChunkReader:
             return host
         from ..storage.transfer import Uploader
         up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
+        flat = {(c, i): part for c, parts in host.items() for i, part in enumerate(parts)}
         with torch.cuda.device(self.device):
-            out = up.columns(host)
+            uploaded = up.columns(flat)
+        out = {c: [uploaded[(c, i)] for i in range(len(parts))] for c, parts in host.items()}
         t3 = time.perf_counter()
         with self._lock:
             io.host_cache_bytes += held_bytes
@@ -353,16 +370,17 @@ class ChunkReader:
                 event = None
                 if missing:
                     if stream is not None:
-                        if len(parts) > 1:          # the concatenation below copies the pieces once more
-                            self.ctx.memory.make_room(sum(column_nbytes(p[c]) for p in parts for c in missing))
+                        if sum(len(p[c]) for p in parts for c in missing[:1]) > 1:
+                            # the concatenation below copies the pieces once more
+                            self.ctx.memory.make_room(sum(_nbytes(p[c]) for p in parts for c in missing))
                         with torch.cuda.device(self.device), torch.cuda.stream(stream):
                             for c in missing:
-                                cols[c] = concat_columns([p[c] for p in parts])
+                                cols[c] = concat_columns([x for p in parts for x in p[c]])
                             event = torch.cuda.Event()
                             event.record(stream)
                     else:
                         for c in missing:
-                            cols[c] = concat_columns([p[c] for p in parts])
+                            cols[c] = _contiguous(concat_columns([x for p in parts for x in p[c]]))
                 if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return
         except BaseException as e:

@@ -203,6 +203,20 @@ class Table:
         views allowed with ``contiguous=False``: see Column.from_arrow)."""
         return {c: Column.from_arrow(data.column(c), self.schema[c], contiguous) for c in columns}
 
+    def convert_parts(self, data: pa.Table, columns: Sequence[str]) -> dict[str, list[Column]]:
+        """Host columns from decoded Arrow data, one per Arrow chunk (row
+        group), each over Arrow's own memory where its layout allows: for a
+        caller that copies them anyway (the scan's staged upload, which then
+        puts them together on the device, so that the host copies each byte
+        once, into the pinned buffer)."""
+        out = {}
+        for c in columns:
+            arr = data.column(c)
+            chunks = [x for x in arr.chunks if len(x)] or [arr.chunk(0) if arr.num_chunks else
+                                                           pa.array([], arr.type)]
+            out[c] = [Column.from_arrow(x, self.schema[c], False) for x in chunks]
+        return out
+
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""
         return self._src.bytes_of(sorted({f for f, _, _ in chunk.pieces}), columns)
