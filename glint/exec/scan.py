@@ -26,6 +26,9 @@ from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
+# rows a decoding task reads at least (whole row groups of one file in one
+# pyarrow call): a call per row group costs several times more per row
+MIN_UNIT_ROWS = 1 << 19
 _DONE = object()
 
 
@@ -252,7 +255,7 @@ class ChunkReader:
                     for k in [k for k in reads if k[0] not in frags]:
                         del reads[k]
                     decoded = set()                 # columns some piece of the chunk decodes from its file
-                    for run in _units(chunk, self.table.fragments, max(1, chunk.rows // (2 * workers))):
+                    for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
                         # the host tier first: what is there is only copied up
                         held = self._host_get(frag_list, start, stop, missing)

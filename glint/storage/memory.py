@@ -437,23 +437,29 @@ def default_limit(device: torch.device) -> int:
 
 
 def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
-    """Rows per chunk (morsel): large on a GPU (launch and sync overheads are
-    per chunk), a power of two between 2**14 and 2**25 (2**21 on the CPU).
+    """Rows per chunk (morsel): a power of two between 2**14 and 2**25 on a GPU
+    (launch and sync overheads are per chunk, so large), 2**21 on the CPU.
 
-    A chunk in flight costs far more than its columns: the read-ahead holds
-    PREFETCH more, and expressions over it make temporaries (TPC-H Q1's
-    128-bit DECIMAL products peak near 900 bytes a row). With the whole GPU
-    (no limit given) a sixteenth of the budget at ~64 bytes a row is what the
-    warm benchmarks were measured with; under a limit the user set, the
-    chunk is a quarter of that (about a quarter of the budget at the Q1
-    peak), so that one chunk's temporaries never crowd the breakers and the
-    cache out of a small budget (on one H200 under 16 GB, chunks of 2**24
-    rows failed 18 of the 22 TPC-H SF100 queries out of memory)."""
+    On a GPU a chunk in flight costs far more than its columns: the read-ahead
+    holds more, and expressions over it make temporaries (TPC-H Q1's 128-bit
+    DECIMAL products peak near 900 bytes a row). The memory manager keeps
+    WORKING_BYTES_PER_ROW a chunk row free beside the cache and the breakers,
+    so a chunk takes at most a third of the budget that way: 2**25 rows on a
+    141 GB H200, 2**24 on an 80 GB H100, 2**22 under a 16 GB limit (on one
+    H200 under 16 GB, chunks of 2**24 rows failed 18 of the 22 TPC-H SF100
+    queries out of memory). On the CPU a sixteenth of the budget at ~64 bytes
+    a row, a quarter of that under a limit the user set.
+
+    >>> gpu = torch.device("cuda")
+    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 16, 1)]
+    [25, 24, 22, 18]
+    """
     device = torch.device(device)
-    cap = 1 << 25 if device.type == "cuda" else 1 << 21
+    if device.type == "cuda":
+        rows = max(1, limit // (3 * WORKING_BYTES_PER_ROW))
+        return 1 << max(14, min(25, rows.bit_length() - 1))
     rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
-    p = 1 << max(14, min(cap.bit_length() - 1, rows.bit_length() - 1))
-    return p
+    return 1 << max(14, min(21, rows.bit_length() - 1))
 
 
 def env_size(name: str):
