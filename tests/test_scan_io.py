@@ -145,3 +145,34 @@ def test_an_out_of_memory_step_raises_the_working_reserve():
     cpu.chunk_rows = 10
     cpu.note_oom(100)
     assert cpu.working_per_row == 0 and cpu.working_reserve() == 10
+
+
+@pytest.mark.parametrize("window", [16, 48, 1 << 20])
+def test_stacked_upload_layout_equals_concatenation(window):
+    """The scan's stacked upload (parts written into windows of one buffer,
+    codes and offsets rebased) builds the columns that concatenating the
+    parts does, for every column kind, parts sliced out of larger buffers
+    and windows that cut through components."""
+    from glint.storage.column import concat_columns
+    from glint.storage.transfer import stack_on_host
+    t = _table(300)
+    d = pa.array(["x", "yy", None, "x", "zzz"] * 60).dictionary_encode()
+    parts = {
+        "k": [t.column("k").chunk(0).slice(a, 50) for a in (0, 50, 100)],
+        "d64": [t.column("d64").chunk(0).slice(a, 70) for a in (0, 70, 140)],        # strided, NULLs
+        "s": [t.column("s").chunk(0).slice(a, 40) for a in (3, 100, 250)],            # sliced offsets, NULLs
+        "dict": [d.slice(0, 90), d.slice(90, 100), d.slice(190, 7)],
+        "b": [pa.array([True, None, False]), pa.array([False, True])],
+        "f": [pa.array([1.5, None]), pa.array([float("nan"), -0.0, 2.0])],
+        "empty": [pa.array([], pa.string()), pa.array(["only"])],
+    }
+    types = {"k": glint.types.BIGINT, "d64": glint.types.DECIMAL(15, 2), "s": glint.types.VARCHAR,
+             "dict": glint.types.VARCHAR, "b": glint.types.BOOLEAN, "f": glint.types.DOUBLE,
+             "empty": glint.types.VARCHAR}
+    from glint.storage.column import Column
+    cols = {k: [Column.from_arrow(a, types[k], False) for a in v] for k, v in parts.items()}
+    got = stack_on_host(cols, window=window)
+    for k, v in cols.items():
+        want = concat_columns(v).to_arrow()
+        assert repr(got[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k      # NaN and -0.0 too
+        assert got[k].to_arrow().type == want.type

@@ -523,7 +523,7 @@ def _glint_query(con, sql: str, io: list | None = None, ranks: list | None = Non
     tbl = _result_arrow(res)
     _sync(con.device)
     if io is not None and getattr(res, "io", None) is not None:
-        io.append(res.io.as_dict())
+        io.append({**res.io.as_dict(), "oom_retries": list(getattr(res, "retries", None) or [])})
     if ranks is not None and getattr(res, "rank_stats", None):
         ranks.append(res.rank_stats)
     return tbl

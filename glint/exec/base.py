@@ -173,14 +173,16 @@ def _name(node) -> str:
 def _out_of_memory(node, msg: str, memory: MemoryManager | None = None) -> OutOfMemory:
     m = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", msg)
     wanted = m.group(1) if m else ""
+    state = ""
     if memory is not None:
         memory.note_oom(parse_size(wanted.replace(" ", "")) if wanted else 0)
+        state = memory.describe_use()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
     return OutOfMemory(f"out of GPU memory in {_name(node)} ({node.describe()[:80]})"
                        f"{f': it asked for {wanted}' if wanted else ''}; "
                        "the query needs more memory than the device has free "
-                       "(the connection stays usable)")
+                       f"(the connection stays usable){'; ' + state if state else ''}")
 
 
 def _is_host_oom(e: RuntimeError) -> bool:

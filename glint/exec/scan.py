@@ -160,7 +160,11 @@ class ChunkReader:
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
-        self._futures: list = []            # decoding tasks, cancelled when the scan stops early
+        # decoding tasks not yet consumed, cancelled when the scan stops early.
+        # (Only those: a finished task's Future holds its result, the piece's
+        # device columns, and keeping every Future kept every piece of the scan
+        # alive beside the chunks made of them, so a scan of N bytes held 2N.)
+        self._futures: set = set()
         self._lock = threading.Lock()
 
     def _key(self, chunk, column):
@@ -253,7 +257,8 @@ class ChunkReader:
                 if missing:
                     frags = {f for f, _, _ in chunk.pieces}
                     for k in [k for k in reads if k[0] not in frags]:
-                        del reads[k]
+                        with self._lock:
+                            self._futures.discard(reads.pop(k))
                     decoded = set()                 # columns some piece of the chunk decodes from its file
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
@@ -278,9 +283,8 @@ class ChunkReader:
 
     def _submit(self, pool, fn, *args):
         fut = pool.submit(fn, *args)
-        self._futures.append(fut)
-        if len(self._futures) > 4096:
-            self._futures = [f for f in self._futures if not f.done()]
+        with self._lock:
+            self._futures.add(fut)
         return fut
 
     def _host_key(self, frags, start: int, stop: int, column: str):
@@ -335,10 +339,9 @@ class ChunkReader:
             return host
         from ..storage.transfer import Uploader
         up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
-        flat = {(c, i): part for c, parts in host.items() for i, part in enumerate(parts)}
         with torch.cuda.device(self.device):
-            uploaded = up.columns(flat)
-        out = {c: [uploaded[(c, i)] for i in range(len(parts))] for c, parts in host.items()}
+            uploaded = up.stacked(host)
+        out = {c: [v] for c, v in uploaded.items()}
         t3 = time.perf_counter()
         with self._lock:
             io.host_cache_bytes += held_bytes
@@ -368,6 +371,9 @@ class ChunkReader:
                 chunk, cached, missing, pieces = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
+                with self._lock:
+                    self._futures.difference_update(pieces)
+                del item, pieces
                 if self._stop.is_set():
                     return
                 event = None
@@ -384,6 +390,7 @@ class ChunkReader:
                     else:
                         for c in missing:
                             cols[c] = _contiguous(concat_columns([x for p in parts for x in p[c]]))
+                del parts               # the pieces, now in the chunk's columns
                 if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return
         except BaseException as e:
@@ -391,7 +398,9 @@ class ChunkReader:
 
     def close(self) -> None:
         self._stop.set()
-        for f in self._futures:
+        with self._lock:
+            futures, self._futures = list(self._futures), set()
+        for f in futures:
             f.cancel()
         for t in self._threads:
             t.join(timeout=30)

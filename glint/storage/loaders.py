@@ -261,12 +261,12 @@ class ParquetSource:
         return out
 
     def _raw_ok(self, fi: int, columns: Sequence[str]) -> bool:
-        footer, ok = self._raw_footer(fi)
+        footer, ok, _ = self._raw_footer(fi)
         return footer is not None and all(c in ok for c in columns)
 
     def _raw_footer(self, fi: int):
         """(the file's rewritten footer, the columns a read may take through
-        it), see glint.storage.parquet_meta: DECIMALs stored as INT32 / INT64
+        it, their Arrow types that way), see glint.storage.parquet_meta: DECIMALs stored as INT32 / INT64
         come back as their unscaled integers and strings as plain ``string``
         columns; every other column it may read only where its type does not
         change."""
@@ -279,6 +279,7 @@ class ParquetSource:
             if got is None:
                 raw = raw_footer(str(self.files[fi]))
                 ok: frozenset = frozenset()
+                types: dict = {}
                 if raw is not None:
                     try:
                         patched = raw.metadata.schema.to_arrow_schema()
@@ -288,7 +289,8 @@ class ParquetSource:
                         ok = frozenset(f.name for f in self.schema
                                        if f.name in patched.names and _raw_compatible(
                                            f, patched.field(f.name), f.name in raw.raw_decimals))
-                got = self._raw[fi] = (raw, ok)
+                        types = {c: patched.field(c).type for c in ok}
+                got = self._raw[fi] = (raw, ok, types)
         return got
 
     def read(self, fragments, columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
@@ -313,8 +315,11 @@ class ParquetSource:
                 runs[-1].append(i)
             else:
                 runs.append([i])
-        # one way for every part, so that they concatenate
-        raw = all(self._raw_ok(self._where[r[0]][0], columns) for r in runs)
+        # one way for every part, so that they concatenate: through the
+        # rewritten footers only when each file's gives the same types
+        files = {self._where[r[0]][0] for r in runs}
+        raw = all(self._raw_ok(fi, columns) for fi in files) and \
+            len({tuple(self._raw_footer(fi)[2][c] for c in columns) for fi in files}) == 1
         parts = [self._read_groups(r, columns, False, raw=raw) for r in runs]
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 

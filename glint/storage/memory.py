@@ -186,6 +186,7 @@ class MemoryManager:
         self._cache: OrderedDict = OrderedDict()
         self._cache_bytes = 0
         self._lock = threading.RLock()
+        self._alloc_lock = threading.Lock()
         self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
         self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
@@ -221,6 +222,16 @@ class MemoryManager:
             return self.limit - self.headroom - held
         return self.limit - max(self.used() + self.headroom, held + self.working_reserve())
 
+    def describe_use(self) -> str:
+        """Where the memory is, for an out-of-memory message."""
+        f = format_bytes
+        text = (f"limit {f(self.limit)}: table cache {f(self._cache_bytes)}, reservations {f(self._reserved)}, "
+                f"kept for chunks of {self.chunk_rows} rows {f(self.working_reserve())}")
+        if self.device.type == "cuda":
+            text += (f"; allocated {f(torch.cuda.memory_allocated(self.device))}, held by the allocator "
+                     f"{f(torch.cuda.memory_reserved(self.device))}")
+        return text
+
     def note_oom(self, asked: int = 0) -> None:
         """A step on CUDA ran out of memory: what the pipeline held beside the
         cache and the reservations (plus what it asked for) was more than the
@@ -244,6 +255,12 @@ class MemoryManager:
                     break
                 self._evict(victim)
             return self.available() >= nbytes
+
+    def allocating(self):
+        """Held while memory is made room for and allocated outside any
+        reservation (the scan's read-ahead), so that concurrent threads see
+        each other's allocations."""
+        return self._alloc_lock
 
     def make_room(self, nbytes: int) -> bool:
         """Evict cached table chunks (least recently used first) until nbytes
