@@ -242,7 +242,10 @@ class MemoryManager:
             return
         with self._lock:
             seen = self.used() - self._cache_bytes - self._reserved + max(0, int(asked))
-            per_row = seen * 5 // 4 // self.chunk_rows
+            # at most 4x the starting figure: what a chunk's rows can need; more
+            # is a breaker holding more than it reserved, which chunk rows do not
+            # measure (and which must not starve every later chunk)
+            per_row = min(seen * 5 // 4 // self.chunk_rows, 4 * WORKING_BYTES_PER_ROW)
             if per_row > self.working_per_row:
                 self.working_per_row = per_row
 

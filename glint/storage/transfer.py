@@ -255,11 +255,11 @@ class Uploader:
             specs[key] = layout.add(parts)
         if not specs:
             return out
-        dst = self._empty((max(layout.total, 1),), torch.uint8)
         cap = self.pool.buffer_bytes
         writes = layout.writes
         k = 0
         with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
+            dst = self._empty((max(layout.total, 1),), torch.uint8)
             for w in range(0, layout.total, cap):
                 size = min(cap, layout.total - w)
                 buf = self.pool.acquire()
