@@ -60,7 +60,7 @@ def _result_cap() -> int:
     return v if v is not None else int(host_memory_available() * 0.7)
 
 
-MAX_OOM_RETRIES = 4             # re-runs of a query that ran out of memory (cache dropped, then smaller chunks)
+MAX_OOM_RETRIES = 6             # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
 MIN_RETRY_CHUNK_ROWS = 1 << 16
 
 
@@ -371,11 +371,23 @@ class Result:
         chunk_rows = con.chunk_rows
         self.retries = []                   # the out-of-memory errors that a retry got past
         dropped_at: set[int] = set()        # chunk sizes already re-run without the cache
+        try:
+            ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+        finally:
+            con.memory.cache_enabled = True
+        self.timings["execute"] = time.perf_counter() - t0
+        self.io = ctx.io
+        self.rank_stats = getattr(ctx, "rank_stats", None)
+        if profile:
+            self._profile = ctx.stats
+        return self._arrow
+
+    def _run_retrying(self, profile: bool, chunk_rows: int, dropped_at: set):
+        con = self._con
         retried = 0
         while True:
             try:
-                ctx = self._execute(profile, chunk_rows)
-                break
+                return self._execute(profile, chunk_rows)
             except ResultTooLarge:
                 raise
             except OutOfMemory as e:
@@ -388,28 +400,25 @@ class Result:
                 # re-run is clean.
                 mm = con.memory
                 cache_in_way = mm.cache_bytes() > mm.limit // 8 and chunk_rows not in dropped_at
-                smaller = con.oom_retries_with_smaller_chunks
-                if len(self.retries) >= MAX_OOM_RETRIES or (not cache_in_way and (chunk_rows <= MIN_RETRY_CHUNK_ROWS
-                                                                                    or not smaller)):
+                smaller = con.oom_retries_with_smaller_chunks and chunk_rows > MIN_RETRY_CHUNK_ROWS
+                # last resort: the smallest chunks with nothing cached at all
+                uncached = not cache_in_way and not smaller and mm.cache_enabled and mm.cache_bytes() > 0
+                if len(self.retries) >= MAX_OOM_RETRIES or not (cache_in_way or smaller or uncached):
                     raise
                 self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
                 _log.info("query out of memory, retrying: %s", self.retries[-1])
                 con.drop_cache()
                 if cache_in_way:
                     dropped_at.add(chunk_rows)
-                else:
+                elif smaller:
                     chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
+                else:
+                    mm.cache_enabled = False
             # the failed run's pipeline (generators, reader threads' queues) can
             # sit in reference cycles that still hold device tensors
             if self.retries and len(self.retries) > retried:
                 retried = len(self.retries)
                 _release_garbage(con.device)
-        self.timings["execute"] = time.perf_counter() - t0
-        self.io = ctx.io
-        self.rank_stats = getattr(ctx, "rank_stats", None)
-        if profile:
-            self._profile = ctx.stats
-        return self._arrow
 
     def _execute(self, profile: bool, chunk_rows: int):
         self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)

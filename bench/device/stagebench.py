@@ -42,12 +42,13 @@ def copies(_):
         pool.put_back(buf)
 
 
-def timed(fn, threads, n):
+def timed(fn, threads, items):
+    items = list(range(items)) if isinstance(items, int) else items
     ex = ThreadPoolExecutor(threads)
-    list(ex.map(fn, range(min(n, 8))))
+    list(ex.map(fn, items[:8]))
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    list(ex.map(fn, range(n)))
+    list(ex.map(fn, items))
     torch.cuda.synchronize()
     ex.shutdown()
     return time.perf_counter() - t0
@@ -75,7 +76,7 @@ def raw_read(g):
 for threads in (1, 2, 4, 8, 16):
     c = timed(copies, threads, 64)
     s = timed(stacked, threads, PIECES)
-    r = timed(pa_read, threads, len(groups))
-    w = timed(raw_read, threads, len(groups))
+    r = timed(pa_read, threads, groups)
+    w = timed(raw_read, threads, groups)
     print(f"{threads:7d} {64 * sum(a.nbytes for a in parts) / c / 1e9:10.1f} {nbytes / s / 1e9:13.1f} "
           f"{glint_bytes / r / 1e9:16.1f} {glint_bytes / w / 1e9:17.1f}", flush=True)

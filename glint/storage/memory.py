@@ -190,6 +190,7 @@ class MemoryManager:
         self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
         self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
+        self.cache_enabled = True                       # off for a query's last out-of-memory retry
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -308,7 +309,7 @@ class MemoryManager:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return True
-            if nbytes > self.limit - max(self.headroom, self.working_reserve()):
+            if not self.cache_enabled or nbytes > self.limit - max(self.headroom, self.working_reserve()):
                 return False
             # a new entry never pushes reservations out, only older cache entries
             if not self._make_room(nbytes):
