@@ -176,3 +176,64 @@ def test_stacked_upload_layout_equals_concatenation(window):
         want = concat_columns(v).to_arrow()
         assert repr(got[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k      # NaN and -0.0 too
         assert got[k].to_arrow().type == want.type
+
+
+class _FakePool:
+    """The pinned pool's interface over ordinary host buffers, for running the
+    stacked upload's logic on the CPU (tensors 'on the device' are host ones)."""
+
+    def __init__(self, buffer_bytes):
+        self.buffer_bytes = buffer_bytes
+        self.device = torch.device("cpu")
+        self.stream = None
+        self.free = [torch.empty(buffer_bytes, dtype=torch.uint8) for _ in range(3)]
+        self.out = 0
+
+    def acquire(self):
+        self.out += 1
+        return self.free.pop()
+
+    def release(self, buf, ev):
+        self.out -= 1
+        self.free.append(buf)
+
+    put_back = lambda self, buf: self.release(buf, None)   # noqa: E731
+
+
+@pytest.mark.parametrize("window", [64, 1 << 20])
+def test_stacked_upload_on_a_fake_device(monkeypatch, window):
+    """StackedUpload end to end (one buffer per column, windows filled by
+    several threads, the memory manager asked for room) with the CUDA calls
+    stubbed: the columns equal the parts' concatenation."""
+    import contextlib
+    from concurrent.futures import ThreadPoolExecutor
+    from glint.storage import transfer
+    from glint.storage.column import Column, concat_columns
+
+    class Ev:
+        def record(self, stream=None):
+            pass
+
+    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "default_stream", lambda d=None: None)
+    monkeypatch.setattr(torch.cuda, "Event", Ev)
+    monkeypatch.setattr(torch.Tensor, "record_stream", lambda self, s: None)
+    t = _table(400)
+    cols = {
+        "k": [Column.from_arrow(t.column("k").chunk(0).slice(a, 100), glint.types.BIGINT, False) for a in (0, 100, 200)],
+        "d": [Column.from_arrow(t.column("d64").chunk(0).slice(a, 130), glint.types.DECIMAL(15, 2), False)
+              for a in (0, 130)],
+        "s": [Column.from_arrow(t.column("s").chunk(0).slice(a, 90), glint.types.VARCHAR, False) for a in (5, 200)],
+    }
+    pool = _FakePool(window)
+    mem = MemoryManager(torch.device("cpu"), 1 << 30)
+    up = transfer.StackedUpload(pool, mem, cols)
+    seen = []
+    with ThreadPoolExecutor(3) as ex:
+        up.start(ex, lambda n, s: seen.append(n))
+        got, ev = up.finish()
+    assert pool.out == 0 and sum(seen) == up.bytes
+    for k, parts in cols.items():
+        assert repr(got[k].to_arrow().to_pylist()) == repr(concat_columns(parts).to_arrow().to_pylist()), k
+    assert got["k"].data.untyped_storage().data_ptr() != got["s"].data.untyped_storage().data_ptr()

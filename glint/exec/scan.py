@@ -156,6 +156,9 @@ class ChunkReader:
         self.ctx, self.table, self.columns, self.chunks = ctx, table, list(columns), chunks
         self.device = ctx.device
         self.cuda = self.device.type == "cuda"
+        # the stream the chunks are consumed on (their device buffers are allocated on it)
+        self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
+        self._last_event = None
         self._stop = threading.Event()
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
@@ -302,12 +305,13 @@ class ChunkReader:
                 out[c] = v
         return out
 
-    def _piece(self, read, frags: list[int], start: int, stop: int, columns, held=None) -> dict[str, Column]:
-        """One piece of a chunk as columns on the execution device (on CUDA,
-        copied on the pinned pool's stream): whole fragments (``start`` =
+    def _piece(self, read, frags: list[int], start: int, stop: int, columns, held=None) -> dict[str, list]:
+        """One piece of a chunk as host column parts (Arrow's chunks, over
+        Arrow's memory), which the upload loop puts together with the other
+        pieces' in the chunk's device buffer: whole fragments (``start`` =
         ``stop`` = 0), or rows start..stop of the fragment that ``read``
-        decodes. ``columns`` are decoded; ``held`` are host columns of the
-        piece the host tier had, only copied up."""
+        decodes. ``columns`` are decoded; ``held`` are the piece's parts the
+        host tier had."""
         if self._stop.is_set():
             return {}
         t0 = time.perf_counter()
@@ -316,8 +320,6 @@ class ChunkReader:
             data = self.table.read_fragments(frags, columns) if read is None else \
                 read.result().slice(start, stop - start)
         t1 = time.perf_counter()
-        # a column is a list of parts (Arrow's chunks), put together on the
-        # device after the copy (the upload loop)
         host = self.table.convert_parts(data, columns) if columns else {}
         nbytes = sum(_nbytes(v) for v in host.values())
         hc = self.ctx.memory.host
@@ -329,34 +331,40 @@ class ChunkReader:
             host.update(held)
             held_bytes = sum(_nbytes(v) for v in held.values())
         t2 = time.perf_counter()
-        io = self.ctx.io
-        if not self.cuda:
-            with self._lock:
-                io.host_cache_bytes += held_bytes
-                io.decoded_bytes += nbytes
-                io.read_s += t1 - t0
-                io.convert_s += t2 - t1
-            return host
-        from ..storage.transfer import Uploader
-        up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
-        with torch.cuda.device(self.device):
-            uploaded = up.stacked(host)
-        out = {c: [v] for c, v in uploaded.items()}
-        t3 = time.perf_counter()
         with self._lock:
+            io = self.ctx.io
             io.host_cache_bytes += held_bytes
             io.decoded_bytes += nbytes
-            io.h2d_bytes += up.bytes
             io.read_s += t1 - t0
             io.convert_s += t2 - t1
-            io.stage_s += t3 - t2
-        return out
+        return host
+
+    def _upload(self, host: dict) -> dict:
+        """A chunk's host parts as columns in one device buffer (see
+        glint.storage.transfer.StackedUpload); the event covering the copies
+        is left in self._last_event."""
+        from ..storage.transfer import StackedUpload, staging_pool
+        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream)
+        io = self.ctx.io
+
+        def counted(nbytes, seconds):
+            with self._lock:
+                io.stage_s += seconds
+
+        try:
+            up.start(staging_pool(), counted)
+            cols, self._last_event = up.finish()
+        except BaseException:
+            up.cancel()
+            raise
+        with self._lock:
+            io.h2d_bytes += up.bytes
+        return cols
 
     def _upload_loop(self, n: int) -> None:
         """Puts each chunk together from its pieces, in order (on CUDA on the
         copies' stream, so the event it hands on covers copies and concat)."""
         from ..storage.column import concat_columns
-        stream = self.ctx.pinned_pool().stream if self.cuda else None
         try:
             while not self._stop.is_set():
                 try:
@@ -378,18 +386,14 @@ class ChunkReader:
                     return
                 event = None
                 if missing:
-                    if stream is not None:
-                        if sum(len(p[c]) for p in parts for c in missing[:1]) > 1:
-                            # the concatenation below copies the pieces once more
-                            self.ctx.memory.make_room(sum(_nbytes(p[c]) for p in parts for c in missing))
-                        with torch.cuda.device(self.device), torch.cuda.stream(stream):
-                            for c in missing:
-                                cols[c] = concat_columns([x for p in parts for x in p[c]])
-                            event = torch.cuda.Event()
-                            event.record(stream)
+                    host = {c: [x for p in parts for x in p[c]] for c in missing}
+                    if self.cuda:
+                        cols.update(self._upload(host))
+                        event = self._last_event
                     else:
                         for c in missing:
-                            cols[c] = _contiguous(concat_columns([x for p in parts for x in p[c]]))
+                            cols[c] = _contiguous(concat_columns(host[c]))
+                    del host
                 del parts               # the pieces, now in the chunk's columns
                 if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return

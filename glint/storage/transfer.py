@@ -16,7 +16,9 @@ their memory out early.
 """
 from __future__ import annotations
 
+import bisect
 import threading
+import time
 
 import numpy as np
 import torch
@@ -66,6 +68,21 @@ class PinnedPool:
 
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
+_STAGING = None
+
+
+def staging_pool():
+    """Threads that fill pinned windows and start their copies (memory-bound
+    work, apart from the decoding threads so that a chunk's copies never
+    queue behind the decoding of the chunks after it)."""
+    global _STAGING
+    with _POOLS_LOCK:
+        if _STAGING is None:
+            import os
+            from concurrent.futures import ThreadPoolExecutor
+            _STAGING = ThreadPoolExecutor(max_workers=max(4, (os.cpu_count() or 8) // 2),
+                                          thread_name_prefix="glint-stage")
+        return _STAGING
 
 
 def pinned_pool(device: torch.device) -> PinnedPool:
@@ -234,49 +251,6 @@ class Uploader:
         flush()
         return out
 
-    def stacked(self, cols: dict) -> dict:
-        """Columns on the device, each from a list of host parts (a piece's
-        Arrow chunks: row groups) put one after the other: the parts are
-        written straight into the pinned buffers at their place in one device
-        buffer for the whole piece (string codes and dictionary offsets
-        rebased on the way), so the host copies each byte once and the piece
-        costs one allocation, a copy per 16 MB and a view per column
-        component, however many parts it has. Parts with 2-D (wide) values go
-        through :meth:`columns` and are put together on the device."""
-        out = {}
-        layout = _StackLayout()
-        specs = {}
-        for key, parts in cols.items():
-            if any(p.data.dim() != 1 for p in parts):
-                from .column import concat_columns
-                up = self.columns({i: p for i, p in enumerate(parts)})
-                out[key] = concat_columns([up[i] for i in range(len(parts))])
-                continue
-            specs[key] = layout.add(parts)
-        if not specs:
-            return out
-        cap = self.pool.buffer_bytes
-        writes = layout.writes
-        k = 0
-        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
-            dst = self._empty((max(layout.total, 1),), torch.uint8)
-            for w in range(0, layout.total, cap):
-                size = min(cap, layout.total - w)
-                buf = self.pool.acquire()
-                try:
-                    k = _fill_window(buf.numpy(), w, size, writes, k)
-                    dst[w:w + size].copy_(buf[:size], non_blocking=True)
-                except BaseException:
-                    self.pool.put_back(buf)
-                    raise
-                ev = torch.cuda.Event()
-                ev.record(self.pool.stream)
-                self.pool.release(buf, ev)
-        self.bytes += layout.total
-        for key, spec in specs.items():
-            out[key] = spec.column(dst)
-        return out
-
     def done(self) -> torch.cuda.Event:
         """An event the consumer waits on before using what was uploaded."""
         ev = torch.cuda.Event()
@@ -442,8 +416,94 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
     return k
 
 
+class StackedUpload:
+    """A chunk's columns on the device from their host parts (the Arrow chunks
+    of all its pieces), each column's parts put one after the other in one
+    device buffer per column (the cache evicts by column: a buffer shared by
+    several would outlive the entries it was counted under). The layouts are
+    computed once, then the 16 MB windows of the buffers are filled in pinned
+    buffers and copied up by several staging threads at once (codes and
+    dictionary offsets rebased on the way), so the host copies each byte
+    once and no device-side concatenation follows. The buffers are allocated
+    on the compute stream (the consumer's), not on the copies' stream: the
+    caching allocator keeps free blocks per stream, and under a memory cap
+    the table cache on one stream and the temporaries on another fragmented
+    the budget until allocations failed with most of it free.
+
+    ``start()`` allocates and submits the windows; ``finish()`` waits for them
+    and returns (columns, an event the consumer waits on). Parts with 2-D
+    (wide) values go through :meth:`Uploader.columns` and are put together
+    on the device."""
+
+    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None):
+        self.pool, self.memory, self.cols = pool, memory, cols
+        self.stream = stream                # the consumer's stream: the buffers are allocated on it
+        self.layouts = {}
+        self.specs = {}
+        self.wide = {}
+        for key, parts in cols.items():
+            if any(p.data.dim() != 1 for p in parts):
+                self.wide[key] = parts
+            else:
+                layout = self.layouts[key] = _StackLayout()
+                self.specs[key] = layout.add(parts)
+        self.bytes = sum(la.total for la in self.layouts.values())
+        self.dst: dict = {}
+        self._futures = []
+
+    def start(self, executor, on_window=None) -> None:
+        dev = self.pool.device
+        up = Uploader(self.pool, self.memory)
+        cap = self.pool.buffer_bytes
+        for key, layout in self.layouts.items():
+            with torch.cuda.device(dev), torch.cuda.stream(self.stream or torch.cuda.default_stream(dev)):
+                dst = self.dst[key] = up._empty((max(layout.total, 1),), torch.uint8)
+            dst.record_stream(self.pool.stream)          # the copies write it on the pool's stream
+            ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
+            for w in range(0, layout.total, cap):
+                k = bisect.bisect_right(ends, w)
+                self._futures.append(executor.submit(self._window, dst, layout.writes, w,
+                                                     min(cap, layout.total - w), k, on_window))
+
+    def _window(self, dst, writes, w: int, size: int, k: int, on_window) -> None:
+        t0 = time.perf_counter()
+        buf = self.pool.acquire()
+        try:
+            _fill_window(buf.numpy(), w, size, writes, k)
+            with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
+                dst[w:w + size].copy_(buf[:size], non_blocking=True)
+                ev = torch.cuda.Event()
+                ev.record(self.pool.stream)
+        except BaseException:
+            self.pool.put_back(buf)
+            raise
+        self.pool.release(buf, ev)
+        if on_window is not None:
+            on_window(size, time.perf_counter() - t0)
+
+    def cancel(self) -> None:
+        for f in self._futures:
+            f.cancel()
+
+    def finish(self):
+        for f in self._futures:
+            f.result()
+        out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
+        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
+            if self.wide:
+                from .column import concat_columns
+                up = Uploader(self.pool, self.memory)
+                for key, parts in self.wide.items():
+                    got = up.columns({i: p for i, p in enumerate(parts)})
+                    out[key] = concat_columns([got[i] for i in range(len(parts))])
+                self.bytes += up.bytes
+            ev = torch.cuda.Event()
+            ev.record(self.pool.stream)
+        return out, ev
+
+
 def stack_on_host(cols: dict, window: int = BUFFER_BYTES) -> dict:
-    """What :meth:`Uploader.stacked` builds on the device, built in host
+    """What :class:`StackedUpload` builds on the device, built in host
     memory through windows of ``window`` bytes (the same layout and fill):
     the CPU reference the tests compare the parts' concatenation with.
 
