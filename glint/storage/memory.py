@@ -29,7 +29,10 @@ the cache declare.
 (True, False, 700)
 >>> m.cache_put(("t", 0, "a"), object(), 250)     # no room beside the reservation: not cached
 False
->>> r.release(); m.cache_put(("t", 0, "a"), object(), 250), m.used()
+>>> m.pressure              # an operator had to spill: nothing more is cached in this run
+True
+>>> r.release(); m.pressure = False      # (as the next run starts)
+>>> m.cache_put(("t", 0, "a"), object(), 250), m.used()
 (True, 250)
 >>> r2 = m.reservation("Sort"); r2.grow(800), m.cache_bytes()      # the cache gives way
 (True, 0)
@@ -191,13 +194,14 @@ class MemoryManager:
         self.evictions = 0
         self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
         self.cache_enabled = True                       # off for a query's last out-of-memory retry
+        self.pressure = False                           # a reservation failed in the run in progress
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
         """Bytes in use against the limit: on CUDA what the allocator holds
         (cache and reservations included), elsewhere what was declared."""
         if self.device.type == "cuda":
-            return torch.cuda.memory_allocated(self.device)
+            return _cuda_allocated(self.device)
         return self._reserved + self._cache_bytes
 
     def reserved(self) -> int:
@@ -251,14 +255,20 @@ class MemoryManager:
                 self.working_per_row = per_row
 
     def _make_room(self, nbytes: int, keep=()) -> bool:
-        """Evict cache entries (oldest first) until nbytes fit; True when they do."""
+        """Evict cache entries (oldest first) until nbytes fit; True when they
+        do. The allocator is asked once (reading its count is not free, and a
+        spilling operator asks for room for every piece it holds): an evicted
+        entry gives back its bytes on both sides of the budget."""
         with self._lock:
-            while self.available() < nbytes and self._cache:
-                victim = next((k for k in self._cache if k not in keep), None)
-                if victim is None:
-                    break
+            short = nbytes - self.available()
+            if short <= 0:
+                return True
+            for victim in [k for k in self._cache if k not in keep]:
+                short -= self._cache[victim].nbytes
                 self._evict(victim)
-            return self.available() >= nbytes
+                if short <= 0:
+                    return True
+            return False
 
     def allocating(self):
         """Held while memory is made room for and allocated outside any
@@ -284,6 +294,9 @@ class MemoryManager:
     def _grow(self, nbytes: int) -> bool:
         with self._lock:
             if not self._make_room(nbytes):
+                # an operator will spill: caching more table chunks in this run
+                # would only be evicted again by its next request
+                self.pressure = True
                 return False
             self._reserved += nbytes
             self.peak = max(self.peak, self._reserved + self._cache_bytes)
@@ -309,7 +322,8 @@ class MemoryManager:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return True
-            if not self.cache_enabled or nbytes > self.limit - max(self.headroom, self.working_reserve()):
+            if not self.cache_enabled or self.pressure or \
+                    nbytes > self.limit - max(self.headroom, self.working_reserve()):
                 return False
             # a new entry never pushes reservations out, only older cache entries
             if not self._make_room(nbytes):
@@ -438,6 +452,18 @@ class Reservation:
 
     def __exit__(self, *exc):
         self.release()
+
+
+def _cuda_allocated(device: torch.device) -> int:
+    """The CUDA caching allocator's count of allocated bytes, read from its
+    statistics directly (torch.cuda.memory_allocated flattens the whole
+    statistics dictionary first: ~100 us a call, and the memory manager asks
+    on every reservation and eviction)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    try:
+        return torch._C._cuda_memoryStats(index)["allocated_bytes"]["all"]["current"]
+    except (AttributeError, KeyError, TypeError, RuntimeError):
+        return torch.cuda.memory_allocated(device)
 
 
 # ------------------------------------------------------------------ defaults
