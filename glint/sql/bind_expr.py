@@ -8,17 +8,15 @@ their value.
 from __future__ import annotations
 
 import functools
-from datetime import date
 
 from sqlglot import exp
 
 from .. import types as T
-from ..errors import BinderError, NotSupported, TypeMismatch
+from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Literal
 from . import typing as ty
 
 AGG_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
-_EPOCH = date(1970, 1, 1).toordinal()
 
 
 class ExprContext:
@@ -89,10 +87,15 @@ def _(node: exp.Null, ctx):
 
 
 def parse_date_literal(s: str) -> int:
-    try:
-        return date.fromisoformat(s.strip()).toordinal() - _EPOCH
-    except ValueError:
-        raise TypeMismatch(f"invalid DATE literal '{s}' (expected YYYY-MM-DD)") from None
+    """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
+    it; DuckDB's error when it does not."""
+    import pyarrow as pa
+    from ..exec.functions import dates, strings_host
+
+    days, ok = dates.parse_dates(pa.array([s], pa.string()))
+    if not ok[0]:
+        raise ExecutionError(strings_host.cast_error(s, T.DATE))
+    return int(days[0])
 
 
 @_bind.register

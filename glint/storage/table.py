@@ -321,11 +321,13 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
 
 
 _EPOCH = _dt.date(1970, 1, 1)
+_EPOCH_DT = _dt.datetime(1970, 1, 1)
 
 
 def to_internal(v, dtype: T.DataType):
     """A Python value (from Parquet statistics or pyarrow) in glint's literal
-    representation: DECIMAL as a scaled int, DATE as days since 1970."""
+    representation: DECIMAL as a scaled int, DATE as days since 1970,
+    TIMESTAMP as microseconds since 1970."""
     if v is None:
         return None
     if dtype.is_decimal:
@@ -336,6 +338,13 @@ def to_internal(v, dtype: T.DataType):
         if isinstance(v, _dt.datetime):
             v = v.date()
         return (v - _EPOCH).days if isinstance(v, _dt.date) else None
+    if dtype.kind == "TIMESTAMP":
+        if hasattr(v, "value") and hasattr(v, "nanosecond"):          # pandas.Timestamp: nanoseconds
+            ns = int(v.value)
+            return abs(ns) // 1000 * (1 if ns >= 0 else -1)
+        if isinstance(v, _dt.datetime) and v.tzinfo is None:
+            return (v - _EPOCH_DT) // _dt.timedelta(microseconds=1)
+        return None
     if dtype.is_string:
         return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
     if dtype.kind == "DOUBLE":
