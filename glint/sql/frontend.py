@@ -34,6 +34,10 @@ def parse(sql: str) -> list[exp.Expression]:
     return [s for s in stmts if s is not None]
 
 
+# how sqlglot splits an INTERVAL string into 'amount unit' pieces (its INTERVAL_STRING_RE)
+_INTERVAL_PIECE = re.compile(r"\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]+)\s*")
+
+
 def _whole_interval_strings(sql: str) -> str:
     """sqlglot keeps only the first 'amount unit' of INTERVAL '1 day 04:05:06'
     (it reads it as INTERVAL '1' DAY): such a literal is rewritten as
@@ -52,7 +56,7 @@ def _whole_interval_strings(sql: str) -> str:
     for t, nxt in zip(tokens, tokens[1:]):
         if t.token_type == TokenType.INTERVAL and nxt.token_type == TokenType.STRING:
             text = nxt.text
-            if len(exp.INTERVAL_STRING_RE.findall(text)) == 1 and not exp.INTERVAL_STRING_RE.fullmatch(text):
+            if len(_INTERVAL_PIECE.findall(text)) == 1 and not _INTERVAL_PIECE.fullmatch(text):
                 quoted = text.replace("'", "''")
                 out.append(sql[last:t.start] + f"CAST('{quoted}' AS INTERVAL)")
                 last = nxt.end + 1
