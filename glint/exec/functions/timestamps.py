@@ -181,6 +181,11 @@ def extract(part: str, col: Column) -> Column:
 
 
 def _extract_date(part: str, col: Column) -> Column:
+    valid = _finite_valid(col)                   # DATE 'infinity' has no parts
+    if bool(valid.all()):
+        valid = None
+    else:
+        col = Column(col.dtype, torch.where(valid, col.data, torch.zeros_like(col.data)), valid)
     days = col.data.long()
     if part in ("timezone", "timezone_hour", "timezone_minute"):
         raise ExecutionError(f'Not implemented Error: "date" units "{part}" not recognized')
