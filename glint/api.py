@@ -393,7 +393,7 @@ class Result:
 
     def fetchall(self) -> list[tuple]:
         t = self._run()
-        cols = [_python_values(c) for c in t.columns]
+        cols = [python_values(c) for c in t.columns]
         return list(zip(*cols)) if cols else []
 
     def fetchone(self):
@@ -506,7 +506,7 @@ def _stem(path: str) -> str:
     return name
 
 
-def _python_values(col: pa.ChunkedArray) -> list:
+def python_values(col: pa.ChunkedArray) -> list:
     """A column's values as Python objects. DATE / TIMESTAMP values that
     Python's datetime cannot hold come back as DuckDB's Python client returns
     them: infinities as datetime.max / min (date.max / min), other years
