@@ -245,8 +245,7 @@ def _(node: exp.TimestampFromParts, ctx):
 
 
 # ------------------------------------------------------------------ date_trunc / date_diff / date_sub
-@_bind.register
-def _(node: exp.TimestampTrunc, ctx):
+def _bind_trunc(node, ctx):
     part = _const_part(node.args["unit"], ctx, "date_trunc")
     v = _temporal(bind(node.this, ctx), "date_trunc")
     if part is None:
@@ -256,6 +255,11 @@ def _(node: exp.TimestampTrunc, ctx):
                                                      "epoch"):
         raise BinderError("Not implemented Error: Specifier type not implemented for DATETRUNC")
     return Call("date_trunc", (v,), T.DATE if part in DATE_TRUNC_PARTS else T.TIMESTAMP, (part,))
+
+
+# sqlglot reads date_trunc as DateTrunc when it sees a DATE argument, TimestampTrunc otherwise
+_bind.register(exp.TimestampTrunc)(_bind_trunc)
+_bind.register(exp.DateTrunc)(_bind_trunc)
 
 
 def _difference(fn: str, part_node, a_node, b_node, ctx) -> Expr:

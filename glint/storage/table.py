@@ -235,6 +235,10 @@ class Table:
             arr = self._src.column_arrow(name)
             nulls = arr.null_count
             if not dtype.is_string and dtype.kind != "BOOLEAN" and arr.null_count < len(arr):
+                if dtype.kind in ("DATE", "TIMESTAMP"):     # as integers: Python's datetime stops at 9999
+                    arr = pa.chunked_array([Column.from_arrow(c, dtype).to_arrow().view(
+                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32()) for c in arr.chunks],
+                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32())
                 mm = pc.min_max(arr)
                 lo, hi = to_internal(mm["min"].as_py(), dtype), to_internal(mm["max"].as_py(), dtype)
             have_all = True
@@ -334,6 +338,8 @@ def to_internal(v, dtype: T.DataType):
         if isinstance(v, decimal.Decimal):
             return int(v.scaleb(dtype.scale))
         return None
+    if dtype.kind in ("DATE", "TIMESTAMP") and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)                   # already days / microseconds
     if dtype.kind == "DATE":
         if isinstance(v, _dt.datetime):
             v = v.date()
