@@ -11,13 +11,11 @@ import random
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 import torch
 
 import glint
-from glint import types as T
 from glint.errors import GlintError, NotSupported
 from glint.exec.functions import timestamps as TS
 from glint.exec.functions.timestamp_text import (FORMAT, NON_UTC, OK, RANGE, TS_INFINITY, format_timestamps,

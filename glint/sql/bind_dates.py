@@ -23,7 +23,7 @@ from .. import types as T
 from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from ..exec.functions import timestamp_text as text
 from ..exec.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
-from ..plan.expr import Call, ColRef, Expr, Literal
+from ..plan.expr import Call, Expr, Literal
 from . import typing as ty
 from .bind_expr import _bind, bind
 
@@ -362,11 +362,4 @@ def bind_cast_check(src: T.DataType, to: T.DataType) -> None:
     kinds = {src.kind, to.kind}
     if kinds & set(_TEMPORAL) and src != to and src.kind not in ("NULL", "VARCHAR") and to.kind != "VARCHAR" \
             and kinds != set(_TEMPORAL):
-        raise TypeMismatch(f"Conversion Error: Unimplemented type for cast ({_duck(src)} -> {_duck(to)})")
-
-
-def _duck(t: T.DataType) -> str:
-    return str(t)
-
-
-__all__ = ["ANONYMOUS", "bind_cast_check", "extract_part", "interval_text", "timestamp_literal", "ColRef"]
+        raise TypeMismatch(f"Conversion Error: Unimplemented type for cast ({src} -> {to})")

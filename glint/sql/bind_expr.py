@@ -431,6 +431,8 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
         return T.BIGINT
     t = arg.type
     if fn == "avg":
+        if t.kind in ("DATE", "TIMESTAMP"):
+            raise NotSupported(f"AVG of {t} (DuckDB's result is a TIMESTAMP)")
         if not t.is_numeric and t.kind != "NULL":
             raise TypeMismatch(f"Type mismatch: AVG needs a number, got {ty.show(arg)} of type {t}")
         return T.DOUBLE

@@ -140,31 +140,29 @@ def _time_part(s: str, pos: int) -> tuple[int, int, int]:
         return 0, pos, FORMAT
     pos += 1
     minute = second = micros = 0
-    if pos < n:
-        got = _two_digits(s, pos)
-        if got is None:
-            return 0, pos, FORMAT
-        minute, pos = got
-        if minute >= 60:
-            return 0, pos, FORMAT
-        if pos < n:
+    parsed = 0                                  # minutes, then seconds: each optional at the end of the text
+    while parsed < 2 and pos < n:
+        if parsed == 1:
             if s[pos] != ":":
                 return 0, pos, FORMAT
             pos += 1
-            if pos < n:
-                got = _two_digits(s, pos)
-                if got is None:
-                    return 0, pos, FORMAT
-                second, pos = got
-                if second >= 60:
-                    return 0, pos, FORMAT
-                if pos < n and s[pos] == ".":
-                    pos += 1
-                    mult = 100_000
-                    while pos < n and s[pos] in _DIGITS:
-                        micros += int(s[pos]) * mult
-                        mult //= 10
-                        pos += 1
+            if pos >= n:
+                break
+        got = _two_digits(s, pos)
+        if got is None or got[0] >= 60:
+            return 0, pos, FORMAT
+        if parsed == 0:
+            minute, pos = got
+        else:
+            second, pos = got
+        parsed += 1
+    if parsed == 2 and pos < n and s[pos] == ".":
+        pos += 1
+        mult = 100_000
+        while pos < n and s[pos] in _DIGITS:
+            micros += int(s[pos]) * mult
+            mult //= 10
+            pos += 1
     return ((hour * 60 + minute) * 60 + second) * MICROS_PER_SEC + micros, pos, OK
 
 
