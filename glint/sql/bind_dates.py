@@ -24,6 +24,7 @@ from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from ..exec.functions import timestamp_text as text
 from ..exec.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
 from ..plan.expr import Call, Expr, Literal
+from ..plan.rules.fold_constants import fold_expr
 from . import typing as ty
 from .bind_expr import _bind, bind
 
@@ -254,6 +255,9 @@ def _bind_trunc(node, ctx):
     if part not in DATE_TRUNC_PARTS and part not in ("microseconds", "milliseconds", "second", "minute", "hour",
                                                      "epoch"):
         raise BinderError("Not implemented Error: Specifier type not implemented for DATETRUNC")
+    folded = fold_expr(v)
+    if isinstance(folded, Literal) and folded.value is None:
+        return Literal(None, T.TIMESTAMP)      # DuckDB folds it before typing it DATE: a NULL TIMESTAMP
     return Call("date_trunc", (v,), T.DATE if part in DATE_TRUNC_PARTS else T.TIMESTAMP, (part,))
 
 

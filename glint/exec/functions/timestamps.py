@@ -411,7 +411,7 @@ def from_epoch_ms(col: Column) -> Column:
     """epoch_ms(ms): a BIGINT count of milliseconds since 1970 as TIMESTAMP."""
     v = col.data.long()
     limit = (2**63 - 1) // MICROS_PER_MSEC
-    _check(v.abs() > limit, col.valid, "Conversion Error: Could not convert Timestamp(MS) to Timestamp(US)")
+    _check((v > limit) | (v < -limit), col.valid, "Conversion Error: Could not convert Timestamp(MS) to Timestamp(US)")
     return Column(T.TIMESTAMP, v * MICROS_PER_MSEC, col.valid)
 
 
