@@ -213,7 +213,7 @@ def parse_timestamp(s: str) -> tuple[int, int]:
     time, pos, code = _time_part(s, pos)
     if code != OK:
         return 0, code
-    if time > MICROS_PER_DAY:
+    if time > MICROS_PER_DAY or days * MICROS_PER_DAY < -(2**63):     # DuckDB multiplies the day out first
         return 0, RANGE
     value, code = _checked(days * MICROS_PER_DAY + time)
     if code != OK or pos == n:

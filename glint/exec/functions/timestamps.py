@@ -265,9 +265,9 @@ def _trunc_days(part: str, days: torch.Tensor) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------ interval arithmetic
-_MAX_TS, _MIN_TS = TS_INFINITY - 1, -(TS_INFINITY - 1)
-_MAX_DAY, _MAX_TOD = divmod(_MAX_TS, MICROS_PER_DAY)       # the last valid (day, microsecond)
-_MIN_DAY, _MIN_TOD = divmod(_MIN_TS, MICROS_PER_DAY)
+_MAX_DAY, _MAX_TOD = divmod(TS_INFINITY - 1, MICROS_PER_DAY)   # the last valid (day, microsecond)
+# DuckDB forms a timestamp as day * 86400e6 + time in int64: the first day whose product fits
+_MIN_DAY = -((2**63) // MICROS_PER_DAY)
 
 
 def add_interval(col: Column, months: int, days: int, micros: int) -> Column:
@@ -294,8 +294,7 @@ def add_interval(col: Column, months: int, days: int, micros: int) -> Column:
     carry = (tod >= MICROS_PER_DAY).long()
     tod = tod - carry * MICROS_PER_DAY
     day = day + carry + carry_days
-    ok = ((day > _MIN_DAY) | ((day == _MIN_DAY) & (tod >= _MIN_TOD))) & \
-         ((day < _MAX_DAY) | ((day == _MAX_DAY) & (tod <= _MAX_TOD)))
+    ok = (day >= _MIN_DAY) & ((day < _MAX_DAY) | ((day == _MAX_DAY) & (tod <= _MAX_TOD)))
     _check(~ok & ~inf, col.valid, "Conversion Error: Date and time not in timestamp range")
     day = torch.where(ok, day, torch.zeros_like(day))
     tod = torch.where(ok, tod, torch.zeros_like(tod))
@@ -404,6 +403,7 @@ def from_micros(col: Column) -> Column:
     v = col.data.long()
     _check(infinite(v) | (v == -(2**63)), col.valid,
            lambda i: f"Conversion Error: Timestamp microseconds out of range: {int(v[i])}")
+    _check(v < _MIN_DAY * MICROS_PER_DAY, col.valid, "Conversion Error: Date out of range in timestamp conversion")
     return Column(T.TIMESTAMP, v, col.valid)
 
 
