@@ -44,7 +44,11 @@ def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
         f = ctx.groups.get(key)
         if f is not None:
             return ColRef(f)
-    return _bind(node, ctx)
+    e = _bind(node, ctx)
+    if isinstance(e, (Call, Case)) and any(c.type.kind == "INTERVAL" for c in e.children):
+        # INTERVALs exist only as constants that date arithmetic and window frames take in
+        raise NotSupported(f"INTERVAL values other than constants of date arithmetic: {ty.show(e)}")
+    return e
 
 
 @functools.singledispatch
