@@ -138,7 +138,7 @@ def _temporal(v: Expr, what: str) -> Expr:
 def extract_part(part_text: str, v: Expr) -> Expr:
     """date_part(part, v) as a typed Call (BIGINT, or DOUBLE for epoch / julian)."""
     v = _temporal(v, "date_part")
-    part = part_name(part_text, "date_part")
+    part = part_name(part_text)
     if v.type.kind == "DATE" and part in ("timezone", "timezone_hour", "timezone_minute"):
         raise BinderError(f'Not implemented Error: "date" units "{part}" not recognized')
     return Call("extract", (v,), T.DOUBLE if part in DOUBLE_PARTS else T.BIGINT, (part,))
@@ -251,7 +251,7 @@ def _bind_trunc(node, ctx):
     v = _temporal(bind(node.this, ctx), "date_trunc")
     if part is None:
         return Literal(None, T.TIMESTAMP)
-    part = part_name(part, "date_trunc")
+    part = part_name(part)
     if part not in DATE_TRUNC_PARTS and part not in ("microseconds", "milliseconds", "second", "minute", "hour",
                                                      "epoch"):
         raise BinderError("Not implemented Error: Specifier type not implemented for DATETRUNC")
@@ -276,7 +276,7 @@ def _difference(fn: str, part_node, a_node, b_node, ctx) -> Expr:
     b = ty.cast(b, a.type) if b.type.kind == "NULL" else _temporal(b, fn)
     if part is None:
         return Literal(None, T.BIGINT)
-    part = part_name(part, fn)
+    part = part_name(part)
     if part in ("era", "timezone", "timezone_hour", "timezone_minute"):
         raise BinderError(f"Not implemented Error: Specifier type not implemented for {fn.replace('_', '').upper()}")
     return Call(fn, (a, b), T.BIGINT, (part,))

@@ -61,11 +61,11 @@ DOUBLE_PARTS = ("epoch", "julian")
 _NO_DIFF = ("era", "timezone", "timezone_hour", "timezone_minute")
 
 
-def part_name(text: str, what: str) -> str:
+def part_name(text: str) -> str:
     """The canonical date part for a specifier, as DuckDB spells it; an
     unknown one is DuckDB's conversion error.
 
-    >>> part_name("Hrs", "EXTRACT")
+    >>> part_name("Hrs")
     'hour'
     """
     p = PARTS.get(text.lower())
@@ -225,7 +225,7 @@ def trunc(part: str, col: Column) -> Column:
     part). Infinite timestamps stay infinite."""
     to_date_type = part in DATE_TRUNC_PARTS
     if part not in DATE_TRUNC_PARTS and part not in _TIME_UNITS:
-        raise ExecutionError(f"Not implemented Error: Specifier type not implemented for DATETRUNC")
+        raise ExecutionError("Not implemented Error: Specifier type not implemented for DATETRUNC")
     if col.dtype.kind == "DATE":
         if not to_date_type:
             return from_date(col)
