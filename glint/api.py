@@ -434,7 +434,7 @@ class Result:
 
     def fetchall(self) -> list[tuple]:
         t = self._run()
-        cols = [c.to_pylist() for c in t.columns]
+        cols = [python_values(c) for c in t.columns]
         return list(zip(*cols)) if cols else []
 
     def fetchone(self):
@@ -575,3 +575,36 @@ def _stem(path: str) -> str:
     if not name or any(c in name for c in "*?[]"):
         raise GlintIOError(f"cannot derive a table name from {path!r}: pass name=...")
     return name
+
+
+def python_values(col: pa.ChunkedArray) -> list:
+    """A column's values as Python objects. DATE / TIMESTAMP values that
+    Python's datetime cannot hold come back as DuckDB's Python client returns
+    them: infinities as datetime.max / min (date.max / min), other years
+    outside 1..9999 as DuckDB's text."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError):
+        if not (pa.types.is_timestamp(col.type) or pa.types.is_date32(col.type)):
+            raise
+    import datetime as dt
+
+    from .exec.functions.dates import format_date
+    from .exec.functions.timestamp_text import TS_INFINITY, format_timestamp
+
+    stamp = pa.types.is_timestamp(col.type)
+    ints = col.cast(pa.int64() if stamp else pa.int32()).to_pylist()
+    top, low, big = (dt.datetime.max, dt.datetime.min, TS_INFINITY) if stamp else (dt.date.max, dt.date.min, 2**31 - 1)
+    out = []
+    for v in ints:
+        if v is None:
+            out.append(None)
+        elif abs(v) == big:
+            out.append(top if v > 0 else low)
+        else:
+            try:
+                out.append(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=v) if stamp
+                           else dt.date(1970, 1, 1) + dt.timedelta(days=v))
+            except OverflowError:
+                out.append(format_timestamp(v) if stamp else format_date(v))
+    return out

@@ -63,6 +63,20 @@ def _fmt_value(v) -> str:
     return str(v)
 
 
+def _display_values(col) -> list:
+    """A column's values for display: DATE and TIMESTAMP as DuckDB prints
+    them (years past 9999, BC, infinity included), the rest as Python values."""
+    import pyarrow as pa
+    temporal = pa.types.is_date(col.type) or (pa.types.is_timestamp(col.type) and col.type.tz is None)
+    if not temporal:
+        return col.to_pylist()
+    from .storage.column import Column
+    from .exec.functions.strings_host import format_values
+    c = Column.from_arrow(col)
+    texts = format_values(c.dtype, c.data).to_pylist()
+    return [t if c.valid is None or bool(c.valid[i]) else None for i, t in enumerate(texts)]
+
+
 def _type_name(t) -> str:
     try:
         from . import types as T
@@ -97,7 +111,7 @@ def render_table(tbl, max_rows: int = 40, title: str | None = None):
     for part, is_tail in parts:
         if is_tail:
             table.add_row(*[Text("…", style="dim") for _ in tbl.schema])
-        cols = [c.to_pylist() for c in part.columns]
+        cols = [_display_values(c) for c in part.columns]
         for row in zip(*cols):
             table.add_row(*[Text("NULL", style="dim") if v is None else Text(_fmt_value(v)) for v in row])
     shown = "" if not (max_rows and n > max_rows) else f" (showing {max_rows})"

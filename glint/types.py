@@ -19,7 +19,7 @@ from .errors import NotSupported, TypeMismatch
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    kind: str            # BOOLEAN INTEGER BIGINT HUGEINT DOUBLE DECIMAL DATE VARCHAR NULL INTERVAL
+    kind: str            # BOOLEAN INTEGER BIGINT HUGEINT DOUBLE DECIMAL DATE TIMESTAMP VARCHAR NULL INTERVAL
     precision: int = 0   # DECIMAL only
     scale: int = 0       # DECIMAL only
 
@@ -57,9 +57,10 @@ BIGINT = DataType("BIGINT")
 HUGEINT = DataType("HUGEINT")      # SUM of integers; int64 storage, checked for overflow
 DOUBLE = DataType("DOUBLE")
 DATE = DataType("DATE")
+TIMESTAMP = DataType("TIMESTAMP")  # int64 microseconds since 1970-01-01 00:00:00, naive (DuckDB's TIMESTAMP)
 VARCHAR = DataType("VARCHAR")
 NULLTYPE = DataType("NULL")        # the type of a bare NULL literal
-INTERVAL = DataType("INTERVAL")    # only as a literal operand of date arithmetic
+INTERVAL = DataType("INTERVAL")    # only as a constant (months, days, microseconds) in date arithmetic
 
 
 def DECIMAL(precision: int, scale: int) -> DataType:
@@ -76,7 +77,7 @@ MAX_INT64_DECIMAL_PRECISION = 18
 _TORCH = {
     "BOOLEAN": torch.bool, "INTEGER": torch.int32, "BIGINT": torch.int64,
     "HUGEINT": torch.int64, "DOUBLE": torch.float64, "DECIMAL": torch.int64,
-    "DATE": torch.int32, "VARCHAR": torch.int32, "NULL": torch.int32,
+    "DATE": torch.int32, "TIMESTAMP": torch.int64, "VARCHAR": torch.int32, "NULL": torch.int32,
 }
 
 
@@ -110,6 +111,8 @@ def common_type(a: DataType, b: DataType) -> DataType:
         return DECIMAL(min(38, whole + scale), scale)
     if {a.kind, b.kind} == {"DATE", "VARCHAR"}:
         return DATE
+    if {a.kind, b.kind} in ({"TIMESTAMP", "VARCHAR"}, {"TIMESTAMP", "DATE"}):
+        return TIMESTAMP        # DuckDB casts the DATE (or the text) to TIMESTAMP
     if a.is_string and b.is_numeric or b.is_string and a.is_numeric:
         # DuckDB casts the string literal side to the numeric type
         return b if a.is_string else a
@@ -157,6 +160,10 @@ def from_arrow(t: pa.DataType) -> DataType:
         return DECIMAL(t.precision, t.scale)
     if pa.types.is_date(t):
         return DATE
+    if pa.types.is_timestamp(t):
+        if t.tz is not None:
+            raise NotSupported(f"TIMESTAMP WITH TIME ZONE ({t})")
+        return TIMESTAMP        # every unit is read as microseconds (ns: truncated, as DuckDB's cast)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return VARCHAR
     if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
@@ -170,7 +177,7 @@ def to_arrow(t: DataType) -> pa.DataType:
     return {
         "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(), "BIGINT": pa.int64(),
         "HUGEINT": pa.decimal128(38, 0), "DOUBLE": pa.float64(), "DATE": pa.date32(),
-        "VARCHAR": pa.string(), "NULL": pa.int32(),
+        "TIMESTAMP": pa.timestamp("us"), "VARCHAR": pa.string(), "NULL": pa.int32(),
     }.get(t.kind) or pa.decimal128(t.precision, t.scale)
 
 
@@ -195,6 +202,15 @@ def from_sql_name(name: str, params: list[int] | None = None) -> DataType:
         return BOOLEAN
     if n == "DATE":
         return DATE
+    if n in ("TIMESTAMP", "DATETIME", "TIMESTAMPNTZ", "TIMESTAMP_US"):
+        if params:
+            raise NotSupported(f"TIMESTAMP({params[0]}): TIMESTAMP with a precision")
+        return TIMESTAMP
+    if n == "INTERVAL":
+        return INTERVAL
+    if n in ("TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS"):
+        spelled = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE", "TIMESTAMPLTZ": "TIMESTAMP WITH LOCAL TIME ZONE"}
+        raise NotSupported(f"type {spelled.get(n, n)} (glint's TIMESTAMP is naive, in microseconds)")
     if n in ("VARCHAR", "TEXT", "STRING", "CHAR", "NCHAR", "NVARCHAR", "BPCHAR"):
         return VARCHAR
     raise NotSupported(f"type {name}")

@@ -233,6 +233,55 @@ def test_parquet_shares(types_con, duck_mem, tmp_path):
         assert sum(scanned) >= 1 and (name == "empty" or all(c >= 1 for c in scanned))
 
 
+# ------------------------------------------------------------------ TIMESTAMP on 2 ranks
+def _timestamps(n: int) -> pa.Table:
+    import datetime
+    base = datetime.datetime(1995, 1, 1)
+    far = [datetime.datetime(1, 1, 1), datetime.datetime(9999, 12, 31, 23, 59, 59, 999999)]
+    return pa.table({
+        "k": pa.array([i % 5 for i in range(n)], pa.int32()),
+        "ts": pa.array([None if i % 7 == 0 else far[i % 2] if i % 23 == 0 else
+                        base + datetime.timedelta(hours=11 * i, microseconds=i) for i in range(n)], pa.timestamp("us")),
+        "d": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 40) for i in range(n)], pa.date32()),
+    })
+
+
+TIMESTAMP_QUERIES = [
+    "SELECT * FROM ts_t",
+    "SELECT ts, count(*), min(k) FROM ts_t GROUP BY ts",
+    "SELECT date_trunc('day', ts) AS day, count(*), max(ts) FROM ts_t GROUP BY day",
+    "SELECT min(ts), max(ts), count(ts), count(DISTINCT date_trunc('hour', ts)) FROM ts_t",
+    "SELECT min(ts), max(ts), count(ts), min(d + INTERVAL 1 HOUR) FROM ts_t WHERE k > 1",       # all-reduced
+    "SELECT a.k, b.k, a.ts FROM ts_t a JOIN ts_t b ON a.ts = b.ts AND a.k <> b.k",
+    "SELECT a.k, b.ts FROM ts_t a JOIN ts_t b ON a.d = b.ts",
+    "SELECT ts, k FROM ts_t ORDER BY ts DESC NULLS LAST, k LIMIT 9",
+    "SELECT DISTINCT ts FROM ts_t WHERE ts < d + INTERVAL 36 HOUR",
+    "SELECT k, ts, count(*) OVER (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL 2 DAY PRECEDING AND CURRENT ROW) "
+    "FROM ts_t WHERE ts > TIMESTAMP '1900-01-01' AND ts < TIMESTAMP '9000-01-01'",
+    "SELECT ts FROM ts_t EXCEPT SELECT ts + INTERVAL 0 DAY FROM ts_t WHERE k = 1",
+]
+
+
+@pytest.fixture(scope="module")
+def timestamps_con(duck_mem):
+    con = glint.connect(ranks=2, device="cpu", timeout=60, replicate_rows=0, small_result_bytes=0, chunk_rows=32)
+    data = _timestamps(300)
+    con.register("ts_t", data)
+    duck_mem.register("ts_t", data)
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("sql", TIMESTAMP_QUERIES)
+def test_timestamps_on_two_ranks(timestamps_con, duck_mem, sql):
+    """TIMESTAMP columns shuffled, broadcast, gathered and all-reduced exactly (int64 microseconds)."""
+    got = timestamps_con.sql(sql).arrow()
+    want = tpch.duckdb_arrow(duck_mem, sql)
+    assert got.schema.types == want.schema.types
+    diffs = compare_query_result(sql, got, want)
+    assert not diffs, "\n".join(diffs)
+
+
 # ------------------------------------------------------------------ failures
 def test_error_in_one_rank_keeps_connection(duck_mem):
     con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0)

@@ -71,7 +71,8 @@ def test_generated_queries_parse_with_sqlglot(info):
               "aggregate", "group_by", "having", "agg:distinct", "order_by", "limit", "offset", "distinct",
               "subquery:in", "subquery:not_in", "subquery:exists", "subquery:not_exists", "subquery:scalar",
               "correlated", "setop:union", "setop:intersect", "setop:except", "case", "coalesce", "nullif",
-              "cast", "like", "between", "in_list", "is_null", "date_interval", "extract", "cte",
+              "cast", "like", "between", "in_list", "is_null", "extract", "cte", "ts:interval", "ts:date_trunc",
+              "ts:extract", "ts:compare", "ts:date_diff", "ts:date_sub", "ts:cast",
               "derived_table", "fn:substring", "fn:concat"):
         assert features[f] > 0, f"no generated query has {f}"
 
@@ -120,9 +121,15 @@ def test_compare_results_dates_and_timestamps():
     import datetime as dt
     g = pa.table({"d": pa.array([dt.date(2000, 1, 2), None], pa.date32())})
     d = pa.table({"d": pa.array([dt.datetime(2000, 1, 2), None], pa.timestamp("us"))})
-    assert compare_results("SELECT d FROM t", g, d) == []
-    e = pa.table({"d": pa.array([dt.datetime(2000, 1, 3), None], pa.timestamp("us"))})
-    assert compare_results("SELECT d FROM t", g, e)
+    # a DATE where DuckDB has a TIMESTAMP (date + INTERVAL) is a wrong type, even at midnight
+    assert compare_results("SELECT d FROM t", g, d) == [
+        "column 1: glint type date32[day], DuckDB type timestamp[us]"]
+    assert compare_results("SELECT d FROM t", d, d) == []
+    e = pa.table({"d": pa.array([dt.datetime(2000, 1, 2, 0, 0, 0, 1), None], pa.timestamp("us"))})
+    assert compare_results("SELECT d FROM t", e, d)
+    # timestamps past Python's year 9999 compare as microseconds
+    far = pa.table({"d": pa.array([2**62, None], pa.int64()).cast(pa.timestamp("us"))})
+    assert compare_results("SELECT d FROM t", far, far) == [] and compare_results("SELECT d FROM t", far, d)
     # all-NULL columns: the type does not matter
     assert compare_results("SELECT x", pa.table({"x": pa.array([None], pa.string())}),
                            pa.table({"x": pa.array([None], pa.int32())})) == []

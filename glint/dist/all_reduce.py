@@ -8,7 +8,7 @@ column instead of every rank's row to every other.
 States and their reductions: counts sum; exact sums of integers and DECIMALs
 are [hi, lo] limb pairs whose limbs sum separately (lo's carries are moved
 into hi afterwards, so nothing overflows); DOUBLE sums sum; MIN / MAX of
-integers, DECIMALs, DATEs and BOOLEANs take the minimum / maximum of the
+integers, DECIMALs, DATEs, TIMESTAMPs and BOOLEANs take the minimum / maximum of the
 ranks that have a value (the others contribute the operation's identity) and
 are NULL when no rank has one. MIN / MAX of DOUBLE (NaN order) and VARCHAR go
 through a broadcast of the states instead (see :func:`reducible`).
@@ -34,7 +34,7 @@ from ..storage.column import LIMB, Batch, Column
 from .exchange import collect, communicator
 from .stats import ExchangeStats
 
-_EXTREME_KINDS = ("INTEGER", "BIGINT", "DECIMAL", "DATE", "BOOLEAN")
+_EXTREME_KINDS = ("INTEGER", "BIGINT", "DECIMAL", "DATE", "TIMESTAMP", "BOOLEAN")
 
 
 def reducible(aggs) -> bool:

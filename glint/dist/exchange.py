@@ -21,7 +21,7 @@ the blink of an eye" builds columns, §2.3):
   sender's codes by the entries before it and its offsets by the bytes
   before it: one dictionary, no string copied twice.
 
-DECIMAL and DATE are integers here, HUGEINT sums are [hi, lo] pairs, so every
+DECIMAL, DATE and TIMESTAMP are integers here, HUGEINT sums are [hi, lo] pairs, so every
 glint type moves exactly.
 
 >>> import torch

@@ -21,7 +21,7 @@ from ..errors import ExecutionError, NotSupported
 from ..plan.expr import Call, Case, ColRef, Expr, Literal
 from ..kernels import wide as W
 from ..storage.column import LIMB, Batch, Column, Dictionary
-from .functions import dates, strings
+from .functions import strings, timestamps
 
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 
@@ -216,8 +216,8 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             _check_finite(d, c.valid, to)
             v = torch.round(d)   # DuckDB rounds doubles half to even here
             _check_range(v, 2**63 if to.kind != "INTEGER" else 2**31, c.valid, f"DOUBLE to {to}")
-        elif src.kind == "DATE":
-            raise NotSupported(f"CAST from DATE to {to}")
+        elif src.kind in ("DATE", "TIMESTAMP"):
+            raise NotSupported(f"CAST from {src} to {to}")
         else:
             v = d
         if to.kind == "INTEGER":
@@ -225,8 +225,10 @@ def cast_column(c: Column, to: T.DataType) -> Column:
         return Column(to, v.to(to.torch_dtype), c.valid)
     if to.kind == "BOOLEAN" and src.is_numeric:
         return Column(to, d != 0, c.valid)
-    if to.kind == "DATE" and src.kind == "DATE":
-        return c
+    if to.kind == "TIMESTAMP" and src.kind == "DATE":
+        return timestamps.from_date(c)
+    if to.kind == "DATE" and src.kind == "TIMESTAMP":
+        return timestamps.to_date(c)
     raise NotSupported(f"CAST from {src} to {to}")
 
 
@@ -489,12 +491,7 @@ def _date_diff(e, batch):
 
 def _add_interval(e, batch):
     (d,) = _args(e, batch)
-    return dates.add_interval(d, *e.params)
-
-
-def _extract(e, batch):
-    (d,) = _args(e, batch)
-    return dates.extract(e.params[0], d)
+    return timestamps.add_interval(d, *e.params)
 
 
 # ---------------------------------------------------------------- comparisons
@@ -761,7 +758,7 @@ _FUNCS = {
     "cast": _cast, "neg": _neg, "abs": _abs, "round": _round, "floor": _floor,
     "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
     "intdiv": _arith("intdiv"), "mod": _arith("mod"),
-    "date_add_days": _date_add_days, "date_diff_days": lambda e, b: _date_diff(e, b), "add_interval": _add_interval, "extract": _extract,
+    "date_add_days": _date_add_days, "date_diff_days": lambda e, b: _date_diff(e, b), "add_interval": _add_interval,
     "and": _and, "or": _or, "not": _not, "is_null": _is_null,
     "is_not_distinct": _distinct(False), "is_distinct": _distinct(True), "in_list": _in_list,
     "coalesce": _coalesce, "like": _like, "substring": _substring, "concat": _concat,
@@ -770,6 +767,8 @@ _FUNCS = {
 }
 for _op in _TORCH_CMP:
     _FUNCS[_op] = _compare(_op)
+for _name, _fn in timestamps.CALLS.items():
+    _FUNCS[_name] = lambda e, batch, _fn=_fn: _fn(e, _args(e, batch))
 
 
 def predicate_mask(c: Column) -> torch.Tensor:

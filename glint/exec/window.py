@@ -30,14 +30,14 @@ from ..kernels import window as K
 from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.sort import float_order_key, lexsort
 from ..plan.expr import Field
-from ..plan.logical import Frame, FrameBound, WindowFunc
+from ..plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
 from ..storage.column import Batch, Column, concat_batches, rechunk
 from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches
 from .aggregate import sum_input, sum_result
 from .base import PhysicalNode
 from .expr_eval import choose, evaluate
-from .functions import strings
+from .functions import strings, timestamps
 from .sort import order_values
 
 WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
@@ -203,9 +203,16 @@ class SortedRows:
         get their peers."""
         key = self.order[0]
         v, valid = self.first_key
-        v = v.double() if v.is_floating_point() else v.long()
         desc = key.descending
-        target = v - offset if desc else v + offset
+        if isinstance(offset, IntervalOffset):
+            # DATE / TIMESTAMP keys: compared as microseconds with key +/- INTERVAL (DuckDB's error past the range)
+            keys = timestamps.as_timestamp(Column(key.expr.type, v, valid))
+            step = -offset if desc else offset
+            v = keys.data
+            target = timestamps.add_interval(keys, step.months, step.days, step.micros).data
+        else:
+            v = v.double() if v.is_floating_point() else v.long()
+            target = v - offset if desc else v + offset
         nan = torch.isnan(v) if v.is_floating_point() else None
 
         def before(p):

@@ -74,7 +74,9 @@ class ColRef(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Literal(Expr):
-    """A constant. DECIMAL values are scaled ints, DATE values days since 1970."""
+    """A constant. DECIMAL values are scaled ints, DATE values days since 1970,
+    TIMESTAMP values microseconds since 1970, INTERVAL values (months, days,
+    microseconds)."""
     value: object
     type: DataType
 
@@ -89,6 +91,12 @@ class Literal(Expr):
         if self.type.kind == "DATE":
             from datetime import date, timedelta
             return f"DATE '{date(1970, 1, 1) + timedelta(days=self.value)}'"
+        if self.type.kind == "TIMESTAMP":
+            from ..exec.functions.timestamp_text import format_timestamp
+            return f"TIMESTAMP '{format_timestamp(self.value)}'"
+        if self.type.kind == "INTERVAL":
+            months, days, micros = self.value
+            return f"INTERVAL '{months} months {days} days {micros} microseconds'"
         if isinstance(self.value, str):
             return "'" + self.value.replace("'", "''") + "'"
         return str(self.value)

@@ -200,12 +200,31 @@ class SetOp(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class IntervalOffset:
+    """A RANGE frame offset over a DATE or TIMESTAMP key: the INTERVAL
+    (months, days, microseconds) each row's key is moved by.
+
+    >>> -IntervalOffset(1, 2, 3)
+    INTERVAL '-1 months -2 days -3 microseconds'
+    """
+    months: int
+    days: int
+    micros: int
+
+    def __neg__(self) -> "IntervalOffset":
+        return IntervalOffset(-self.months, -self.days, -self.micros)
+
+    def __repr__(self):
+        return f"INTERVAL '{self.months} months {self.days} days {self.micros} microseconds'"
+
+
+@dataclass(frozen=True, slots=True)
 class FrameBound:
     """One end of a window frame: ``unbounded``, ``preceding`` / ``following``
     with a constant ``offset``, or ``current`` (the row itself for ROWS, its
     last or first peer for RANGE)."""
     kind: str           # unbounded | preceding | current | following
-    offset: int = 0
+    offset: int | float | IntervalOffset = 0
 
     def __repr__(self):
         if self.kind == "unbounded":

@@ -74,7 +74,8 @@ def chunk_pruning(predicate, scan: L.Scan) -> tuple:
     """The conjuncts ``column op constant`` (and ``column IN (constants)``) of a
     filter right above a scan, as (table column, op, value) for skipping
     chunks by their min/max statistics. Values are in the column's own
-    representation (DECIMAL scaled to the column's scale, DATE as days)."""
+    representation (DECIMAL scaled to the column's scale, DATE as days,
+    TIMESTAMP as microseconds)."""
     by_id = {f.id: (c, f) for c, f in zip(scan.columns, scan.fields)}
     out = []
     for c in conjuncts(predicate):
@@ -106,8 +107,8 @@ def _prune_value(lit: Literal, col_type):
         return None
     if col_type.is_string:
         return v if t.is_string and isinstance(v, str) else None
-    if col_type.kind == "DATE":
-        return v if t.kind == "DATE" and isinstance(v, int) else None
+    if col_type.kind in ("DATE", "TIMESTAMP"):
+        return v if t.kind == col_type.kind and isinstance(v, int) else None
     if col_type.is_decimal:
         if t.is_decimal and t.scale == col_type.scale and isinstance(v, int):
             return v

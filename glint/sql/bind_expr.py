@@ -8,17 +8,15 @@ their value.
 from __future__ import annotations
 
 import functools
-from datetime import date
 
 from sqlglot import exp
 
 from .. import types as T
-from ..errors import BinderError, NotSupported, TypeMismatch
+from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Literal
 from . import typing as ty
 
 AGG_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
-_EPOCH = date(1970, 1, 1).toordinal()
 
 
 class ExprContext:
@@ -46,7 +44,11 @@ def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
         f = ctx.groups.get(key)
         if f is not None:
             return ColRef(f)
-    return _bind(node, ctx)
+    e = _bind(node, ctx)
+    if isinstance(e, (Call, Case)) and any(c.type.kind == "INTERVAL" for c in e.children):
+        # INTERVALs exist only as constants that date arithmetic and window frames take in
+        raise NotSupported(f"INTERVAL values other than constants of date arithmetic: {ty.show(e)}")
+    return e
 
 
 @functools.singledispatch
@@ -89,37 +91,15 @@ def _(node: exp.Null, ctx):
 
 
 def parse_date_literal(s: str) -> int:
-    try:
-        return date.fromisoformat(s.strip()).toordinal() - _EPOCH
-    except ValueError:
-        raise TypeMismatch(f"invalid DATE literal '{s}' (expected YYYY-MM-DD)") from None
+    """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
+    it; DuckDB's error when it does not."""
+    import pyarrow as pa
+    from ..exec.functions import dates, strings_host
 
-
-_INTERVAL_UNITS = {"year": (12, 0), "years": (12, 0), "month": (1, 0), "months": (1, 0), "day": (0, 1),
-                   "days": (0, 1), "week": (0, 7), "weeks": (0, 7), "quarter": (3, 0), "quarters": (3, 0)}
-
-
-@_bind.register
-def _(node: exp.Interval, ctx):
-    text = node.this.name if isinstance(node.this, exp.Literal) else None
-    unit = node.args.get("unit")
-    unit = unit.name.lower() if unit is not None else None
-    if text is None:
-        v = bind(node.this, ctx)
-        if not isinstance(v, Literal) or not isinstance(v.value, int):
-            raise NotSupported("INTERVAL with a non-constant amount")
-        text = str(v.value)
-    parts = text.split()
-    if unit is None and len(parts) == 2:
-        text, unit = parts
-    if unit not in _INTERVAL_UNITS:
-        raise NotSupported(f"INTERVAL unit {unit}")
-    try:
-        n = int(text)
-    except ValueError:
-        raise TypeMismatch(f"invalid INTERVAL amount '{text}'") from None
-    m, d = _INTERVAL_UNITS[unit]
-    return Literal((n * m, n * d), T.INTERVAL)
+    days, ok = dates.parse_dates(pa.array([s], pa.string()))
+    if not ok[0]:
+        raise ExecutionError(strings_host.cast_error(s, T.DATE))
+    return int(days[0])
 
 
 @_bind.register
@@ -128,7 +108,14 @@ def _(node: exp.Cast, ctx):
     inner = node.this
     if to.kind == "DATE" and isinstance(inner, exp.Literal) and inner.is_string:
         return Literal(parse_date_literal(inner.this), T.DATE)
+    if to.kind == "TIMESTAMP" and isinstance(inner, exp.Literal) and inner.is_string:
+        return bind_dates.timestamp_literal(inner.this)
+    if to.kind == "INTERVAL":
+        if isinstance(inner, exp.Literal) and inner.is_string:
+            return Literal(bind_dates.interval_text(inner.this), T.INTERVAL)
+        raise NotSupported("CAST to INTERVAL of a value that is not a constant string")
     v = bind(inner, ctx)
+    bind_dates.bind_cast_check(v.type, to)
     return ty.cast(v, to)
 
 
@@ -189,6 +176,8 @@ def _(node: exp.Neg, ctx):
         return Literal(None, T.BIGINT)          # DuckDB: -NULL is BIGINT
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
+    if isinstance(v, Literal) and v.type.kind == "INTERVAL":
+        return Literal(tuple(-x for x in v.value), T.INTERVAL)
     if not v.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: cannot negate {ty.show(v)} of type {v.type}")
     return Call("neg", (v,), v.type)
@@ -377,32 +366,7 @@ def _(node: exp.Trim, ctx):
     return Call(fn, (_string_arg(bind(node.this, ctx), "TRIM"),), T.VARCHAR)
 
 
-# ---------------------------------------------------------------- dates, misc
-_EXTRACT_FIELDS = {"year", "month", "day", "quarter", "dow", "dayofweek", "doy", "dayofyear", "week",
-                   "isodow", "epoch", "decade", "century", "yearweek", "isoyear", "dayofmonth", "weekday",
-                   "weekofyear", "millennium"}
-
-
-def _extract(field: str, v: Expr) -> Expr:
-    field = field.lower()
-    if field not in _EXTRACT_FIELDS:
-        raise NotSupported(f"EXTRACT({field.upper()})")
-    if v.type.kind != "DATE":
-        raise TypeMismatch(f"Type mismatch: EXTRACT needs a DATE, got {ty.show(v)} of type {v.type}")
-    return Call("extract", (v,), T.BIGINT, (field,))
-
-
-@_bind.register
-def _(node: exp.Extract, ctx):
-    return _extract(node.this.name, bind(node.expression, ctx))
-
-
-for _cls, _field in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Quarter, "quarter"),
-                     (exp.DayOfWeek, "dayofweek"), (exp.DayOfMonth, "dayofmonth"), (exp.DayOfYear, "dayofyear"),
-                     (exp.WeekOfYear, "weekofyear"), (exp.Week, "week"), (exp.DayOfWeekIso, "isodow")):
-    _bind.register(_cls)(lambda node, ctx, _f=_field: _extract(_f, bind(node.this, ctx)))
-
-
+# ---------------------------------------------------------------- conditionals, misc
 @_bind.register
 def _(node: exp.Case, ctx):
     operand = node.args.get("this")
@@ -471,6 +435,8 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
         return T.BIGINT
     t = arg.type
     if fn == "avg":
+        if t.kind in ("DATE", "TIMESTAMP"):
+            raise NotSupported(f"AVG of {t} (DuckDB's result is a TIMESTAMP)")
         if not t.is_numeric and t.kind != "NULL":
             raise TypeMismatch(f"Type mismatch: AVG needs a number, got {ty.show(arg)} of type {t}")
         return T.DOUBLE
@@ -519,7 +485,10 @@ for _cls in AGG_FUNCS:
 
 @_bind.register
 def _(node: exp.Anonymous, ctx):
-    raise NotSupported(f"function {node.name}()")
+    fn = bind_dates.ANONYMOUS.get(node.name.lower())
+    if fn is None:
+        raise NotSupported(f"function {node.name}()")
+    return fn(node, ctx)
 
 
 @_bind.register
@@ -558,3 +527,6 @@ def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
 
     walk(node)
     return out
+
+
+from . import bind_dates  # noqa: E402  (registers the date and time handlers on _bind)

@@ -224,11 +224,16 @@ def _range_offset(off: Expr, key: T.DataType, side: str):
         raise NotSupported("RANGE frame offsets that are not constants")
     t, v = off.type, off.value
     if t.kind == "INTERVAL":
-        months, days = v
-        if key.kind != "DATE" or months:
-            raise NotSupported("RANGE frames over an INTERVAL other than days, or over a non-DATE key")
-        exact = Fraction(days)
-    elif t.is_decimal:
+        if key.kind not in ("DATE", "TIMESTAMP"):
+            raise TypeMismatch(f"Type mismatch: a RANGE frame offset over {key} keys must be a number, got an INTERVAL")
+        months, days, micros = v
+        if (months * 30 + days) * 86_400_000_000 + micros < 0:     # DuckDB compares intervals with 30-day months
+            raise ExecutionError(f"Out of Range Error: Invalid RANGE {side.upper()} value")
+        return L.IntervalOffset(months, days, micros)
+    if key.kind == "TIMESTAMP":
+        raise TypeMismatch(f"Type mismatch: a RANGE frame offset over TIMESTAMP keys must be an INTERVAL, "
+                           f"got {ty.show(off)}")
+    if t.is_decimal:
         exact = Fraction(v, 10 ** t.scale)
     elif t.is_integer or t.kind == "DOUBLE":
         exact = Fraction(v)

@@ -8,17 +8,19 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError, TokenError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.tokens import TokenType
 
 from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
 from .binder import Binder, Bound
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
-             "DOUBLE": "DOUBLE", "DATE": "DATE", "VARCHAR": "VARCHAR", "NULL": "INT"}
+             "DOUBLE": "DOUBLE", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "VARCHAR": "VARCHAR",
+             "NULL": "INT"}
 
 
 def parse(sql: str) -> list[exp.Expression]:
     try:
-        stmts = sqlglot.parse(sql, read="duckdb")
+        stmts = sqlglot.parse(_whole_interval_strings(sql), read="duckdb")
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
@@ -30,6 +32,35 @@ def parse(sql: str) -> list[exp.Expression]:
     except TokenError as e:
         raise ParseError(f"syntax error: {e}") from None
     return [s for s in stmts if s is not None]
+
+
+# how sqlglot splits an INTERVAL string into 'amount unit' pieces (its INTERVAL_STRING_RE)
+_INTERVAL_PIECE = re.compile(r"\s*(-?[0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]+)\s*")
+
+
+def _whole_interval_strings(sql: str) -> str:
+    """sqlglot keeps only the first 'amount unit' of INTERVAL '1 day 04:05:06'
+    (it reads it as INTERVAL '1' DAY): such a literal is rewritten as
+    CAST('1 day 04:05:06' AS INTERVAL), which the binder reads whole.
+
+    >>> _whole_interval_strings("SELECT d + INTERVAL '1 day 04:05' FROM t")
+    "SELECT d + CAST('1 day 04:05' AS INTERVAL) FROM t"
+    """
+    if "interval" not in sql.lower():
+        return sql
+    try:
+        tokens = sqlglot.tokenize(sql, read="duckdb")
+    except TokenError:
+        return sql                  # the parser reports it
+    out, last = [], 0
+    for t, nxt in zip(tokens, tokens[1:]):
+        if t.token_type == TokenType.INTERVAL and nxt.token_type == TokenType.STRING:
+            text = nxt.text
+            if len(_INTERVAL_PIECE.findall(text)) == 1 and not _INTERVAL_PIECE.fullmatch(text):
+                quoted = text.replace("'", "''")
+                out.append(sql[last:t.start] + f"CAST('{quoted}' AS INTERVAL)")
+                last = nxt.end + 1
+    return "".join(out) + sql[last:] if out else sql
 
 
 def _friendly(desc: str) -> str:

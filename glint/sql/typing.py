@@ -13,7 +13,7 @@ import re
 from decimal import Decimal
 
 from .. import types as T
-from ..errors import NotSupported, TypeMismatch
+from ..errors import BinderError, NotSupported, TypeMismatch
 from ..plan.expr import Call, Expr, Literal
 from ..types import DataType
 
@@ -96,13 +96,15 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
     desc = f"{show(a)} {_CMP_SQL[op]} {show(b)}"
     if ta.kind == "NULL" and tb.kind == "NULL":
         return Literal(None, T.INTEGER)
+    if "INTERVAL" in (ta.kind, tb.kind) and "NULL" in (ta.kind, tb.kind):
+        raise BinderError(f"Could not choose a best candidate function for {desc}: add an explicit cast")
     if ta.kind == "NULL":       # an untyped NULL takes the other operand's type
-        ta = tb if tb.kind != "INTERVAL" else T.DATE
+        ta = tb
         a = cast(a, ta)
     if tb.kind == "NULL":
-        tb = ta if ta.kind != "INTERVAL" else T.INTEGER
+        tb = ta
         b = cast(b, tb)
-    if ta.kind == "DATE" or tb.kind == "DATE" or "INTERVAL" in (ta.kind, tb.kind):
+    if {ta.kind, tb.kind} & {"DATE", "TIMESTAMP", "INTERVAL"}:
         return _date_arith(op, a, b, ta, tb, desc)
     if not (ta.is_numeric and tb.is_numeric):
         raise TypeMismatch(f"Type mismatch in {desc}: {op} is not defined for {ta} and {tb}")
@@ -151,13 +153,14 @@ def _rescale(e: Expr, scale: int) -> Expr:
 
 
 def _date_arith(op, a, b, ta, tb, desc) -> Expr:
-    if ta.kind == "DATE" and tb.kind == "INTERVAL" and op in ("add", "sub"):
+    temporal = ("DATE", "TIMESTAMP")
+    if ta.kind in temporal and tb.kind == "INTERVAL" and op in ("add", "sub"):
         if not isinstance(b, Literal):
             raise NotSupported("INTERVAL values that are not constants")
-        months, days = b.value
         sign = 1 if op == "add" else -1
-        return Call("add_interval", (a,), T.DATE, (sign * months, sign * days))
-    if ta.kind == "INTERVAL" and tb.kind == "DATE" and op == "add":
+        # DuckDB: DATE +/- INTERVAL is a TIMESTAMP
+        return Call("add_interval", (a,), T.TIMESTAMP, tuple(sign * x for x in b.value))
+    if ta.kind == "INTERVAL" and tb.kind in temporal and op == "add":
         return _date_arith(op, b, a, tb, ta, desc)
     if ta.kind == "DATE" and tb.is_integer and op in ("add", "sub"):
         return Call("date_add_days", (a, cast(b, T.BIGINT)), T.DATE, (1 if op == "add" else -1,))
@@ -165,10 +168,18 @@ def _date_arith(op, a, b, ta, tb, desc) -> Expr:
         return Call("date_add_days", (b, cast(a, T.BIGINT)), T.DATE, (1,))
     if ta.kind == "DATE" and tb.kind == "DATE" and op == "sub":
         return Call("date_diff_days", (a, b), T.BIGINT)
-    if ta.kind == "INTERVAL" and tb.kind == "INTERVAL" and isinstance(a, Literal) and isinstance(b, Literal):
+    if ta.kind in temporal and tb.kind in temporal and op == "sub":
+        raise NotSupported(f"{ta} - {tb} (its result is an INTERVAL): {desc}")
+    if ta.kind == "INTERVAL" and tb.kind == "INTERVAL" and isinstance(a, Literal) and isinstance(b, Literal) \
+            and op in ("add", "sub"):
         s = 1 if op == "add" else -1
-        if op in ("add", "sub"):
-            return Literal((a.value[0] + s * b.value[0], a.value[1] + s * b.value[1]), T.INTERVAL)
+        return Literal(tuple(x + s * y for x, y in zip(a.value, b.value)), T.INTERVAL)
+    if op == "mul" and "INTERVAL" in (ta.kind, tb.kind):
+        iv, n = (a, b) if ta.kind == "INTERVAL" else (b, a)
+        if isinstance(iv, Literal) and isinstance(n, Literal) and n.type.is_integer and isinstance(n.value, int):
+            return Literal(tuple(x * n.value for x in iv.value), T.INTERVAL)
+    if "INTERVAL" in (ta.kind, tb.kind) and ta.kind not in temporal and tb.kind not in temporal:
+        raise NotSupported(f"INTERVAL arithmetic other than with constants: {desc}")
     raise TypeMismatch(f"Type mismatch in {desc}: {op} is not defined for {ta} and {tb}")
 
 

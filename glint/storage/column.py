@@ -3,6 +3,7 @@ validity mask (DESIGN.md, "Data model").
 
 Layouts:
 - INTEGER/DATE int32, BIGINT/HUGEINT int64, DOUBLE float64, BOOLEAN bool;
+  TIMESTAMP int64 microseconds since 1970-01-01 (Arrow's timestamp[us]);
 - DECIMAL(p,s) int64 scaled by 10**s. A DECIMAL or HUGEINT that outgrew int64
   (a SUM at large scale) is *wide*: int64 of shape (n, 2) holding [hi, lo] with
   value = hi * 2**32 + lo and 0 <= lo < 2**32;
@@ -33,7 +34,7 @@ import torch
 from .. import types as T
 from ..kernels.strings.gather import gather
 from ..kernels.strings.pieces import Pieces, from_offsets
-from ..errors import NotSupported
+from ..errors import GlintIOError, NotSupported
 from ..types import DataType
 
 LIMB = 1 << 32
@@ -318,8 +319,10 @@ class Column:
             return Column(dtype, _tensor_view(data), valid)
         if dtype.kind == "DATE":
             arr = arr.cast(pa.date32()).view(pa.int32())
+        if dtype.kind == "TIMESTAMP":
+            arr = timestamp_micros(arr)
         npt = {"BOOLEAN": np.bool_, "INTEGER": np.int32, "BIGINT": np.int64, "HUGEINT": np.int64,
-               "DOUBLE": np.float64, "DATE": np.int32}[dtype.kind]
+               "DOUBLE": np.float64, "DATE": np.int32, "TIMESTAMP": np.int64}[dtype.kind]
         if arr.null_count:
             arr = arr.fill_null(False if dtype.kind == "BOOLEAN" else 0)
         data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=npt)
@@ -340,7 +343,28 @@ class Column:
         data = self.data.cpu().numpy()
         if dt.kind == "DATE":
             return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
+        if dt.kind == "TIMESTAMP":
+            return pa.array(data.astype(np.int64), pa.int64(), mask=mask).view(pa.timestamp("us"))
         return pa.array(data, T.to_arrow(dt), mask=mask)
+
+
+def timestamp_micros(arr: pa.Array) -> pa.Array:
+    """A timestamp (or date) array of any unit as int64 microseconds: seconds
+    and milliseconds scale up exactly (an overflow is an error), nanoseconds
+    are truncated toward zero, as DuckDB casts TIMESTAMP_NS to TIMESTAMP.
+
+    >>> timestamp_micros(pa.array([-1500, 2500, None], pa.timestamp("ns"))).to_pylist()
+    [-1, 2, None]
+    """
+    t = arr.type
+    if pa.types.is_timestamp(t) and t.unit == "us":
+        return arr.view(pa.int64())
+    if pa.types.is_date(t):
+        arr = arr.cast(pa.timestamp("s"))
+    try:
+        return arr.cast(pa.timestamp("us"), safe=arr.type.unit != "ns").view(pa.int64())
+    except pa.ArrowInvalid as e:
+        raise GlintIOError(f"a timestamp beyond TIMESTAMP's range: {e}") from None
 
 
 def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:

@@ -14,6 +14,7 @@ pyarrow exception.
 from __future__ import annotations
 
 import csv
+import json
 import glob as _glob
 import os
 import sys
@@ -373,7 +374,11 @@ class ParquetSource:
         cc = self._column_chunk(i, name) if t is not None else None
         st = cc.statistics if cc is not None else None
         if st is not None and st.null_count is not None:
-            if st.has_min_max:
+            if st.has_min_max and t.kind == "TIMESTAMP":
+                lo, hi = _timestamp_bound(st, st.min_raw), _timestamp_bound(st, st.max_raw)
+                if lo is not None and hi is not None:
+                    out = (lo, hi, st.null_count)
+            elif st.has_min_max:
                 lo, hi = self._to_internal(st.min, t), self._to_internal(st.max, t)
                 if lo is not None and hi is not None:
                     out = (lo, hi, st.null_count)
@@ -381,6 +386,22 @@ class ParquetSource:
                 out = (None, None, st.null_count)
         self._stat_cache[key] = out
         return out
+
+
+_TIME_UNIT_MICROS = {"milliseconds": 1000, "microseconds": 1}
+
+
+def _timestamp_bound(st, raw) -> int | None:
+    """A Parquet TIMESTAMP bound in microseconds (nanoseconds truncated toward
+    zero, as the column's values are), from the raw int64 and the column's
+    unit; None for INT96 or unknown units."""
+    if st.physical_type != "INT64" or not isinstance(raw, int) or st.logical_type.type != "TIMESTAMP":
+        return None
+    unit = json.loads(st.logical_type.to_json()).get("timeUnit")
+    if unit == "nanoseconds":
+        return abs(raw) // 1000 * (1 if raw >= 0 else -1)
+    scale = _TIME_UNIT_MICROS.get(unit)
+    return None if scale is None else raw * scale
 
 
 class _RowGroupStats(Mapping):

@@ -249,6 +249,10 @@ class Table:
             arr = self._src.column_arrow(name)
             nulls = arr.null_count
             if not dtype.is_string and dtype.kind != "BOOLEAN" and arr.null_count < len(arr):
+                if dtype.kind in ("DATE", "TIMESTAMP"):     # as integers: Python's datetime stops at 9999
+                    arr = pa.chunked_array([Column.from_arrow(c, dtype).to_arrow().view(
+                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32()) for c in arr.chunks],
+                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32())
                 mm = pc.min_max(arr)
                 lo, hi = to_internal(mm["min"].as_py(), dtype), to_internal(mm["max"].as_py(), dtype)
             have_all = True
@@ -335,21 +339,32 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
 
 
 _EPOCH = _dt.date(1970, 1, 1)
+_EPOCH_DT = _dt.datetime(1970, 1, 1)
 
 
 def to_internal(v, dtype: T.DataType):
     """A Python value (from Parquet statistics or pyarrow) in glint's literal
-    representation: DECIMAL as a scaled int, DATE as days since 1970."""
+    representation: DECIMAL as a scaled int, DATE as days since 1970,
+    TIMESTAMP as microseconds since 1970."""
     if v is None:
         return None
     if dtype.is_decimal:
         if isinstance(v, decimal.Decimal):
             return int(v.scaleb(dtype.scale))
         return None
+    if dtype.kind in ("DATE", "TIMESTAMP") and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)                   # already days / microseconds
     if dtype.kind == "DATE":
         if isinstance(v, _dt.datetime):
             v = v.date()
         return (v - _EPOCH).days if isinstance(v, _dt.date) else None
+    if dtype.kind == "TIMESTAMP":
+        if hasattr(v, "value") and hasattr(v, "nanosecond"):          # pandas.Timestamp: nanoseconds
+            ns = int(v.value)
+            return abs(ns) // 1000 * (1 if ns >= 0 else -1)
+        if isinstance(v, _dt.datetime) and v.tzinfo is None:
+            return (v - _EPOCH_DT) // _dt.timedelta(microseconds=1)
+        return None
     if dtype.is_string:
         return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
     if dtype.kind == "DOUBLE":

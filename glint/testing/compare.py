@@ -107,10 +107,11 @@ def _sort_key_value(v, inexact: bool):
             return (2, repr(v))
         return (1, 1, 0.0) if math.isnan(f) else (1, 0, f)
     if isinstance(v, (bool, int, Decimal, float, str, bytes, _dt.date, _dt.time, _dt.timedelta)):
+        # (dates past year 9999 come as text: dates sort after text, so the two never meet)
         if isinstance(v, _dt.datetime):
-            return (1, 0, v.replace(tzinfo=None))
+            return (1, 2, v.replace(tzinfo=None))
         if isinstance(v, _dt.date):
-            return (1, 0, _dt.datetime(v.year, v.month, v.day))
+            return (1, 2, _dt.datetime(v.year, v.month, v.day))
         if isinstance(v, float) and math.isnan(v):
             return (1, 1, 0)
         return (1, 0, v)
@@ -133,7 +134,8 @@ def _fingerprint(row) -> tuple:
 
 
 def _rows(t: pa.Table) -> list[tuple]:
-    cols = [c.to_pylist() for c in t.columns]
+    from ..api import python_values     # dates past 9999 and infinities as DuckDB's client gives them
+    cols = [python_values(c) for c in t.columns]
     return list(zip(*cols)) if cols else [() for _ in range(t.num_rows)]
 
 

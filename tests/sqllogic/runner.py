@@ -432,8 +432,55 @@ def table_to_rows(table: Any) -> list[list[str]]:
     cols = []
     for i in range(table.num_columns):
         typ = table.schema.field(i).type
-        cols.append([format_value(v, typ) for v in table.column(i).to_pylist()])
+        col = table.column(i)
+        try:
+            values = col.to_pylist()
+        except (OverflowError, ValueError):      # dates/timestamps Python cannot hold (years past 9999, infinity)
+            cols.append(_format_far_temporal(col))
+            continue
+        cols.append([format_value(v, typ) for v in values])
     return [list(r) for r in zip(*cols)] if cols else []
+
+
+_INT32_MAX, _INT64_MAX = 2**31 - 1, 2**63 - 1
+
+
+def _civil(days: int) -> str:
+    """'YYYY-MM-DD' (with ' (BC)' for years <= 0) of a day count, DuckDB's format."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (m <= 2)
+    return f"{y:04d}-{m:02d}-{d:02d}" if y > 0 else f"{1 - y:04d}-{m:02d}-{d:02d} (BC)"
+
+
+def _format_far_temporal(col) -> list[str]:
+    """DATE / TIMESTAMP values printed from their integers (infinities included)."""
+    import pyarrow as pa
+    if pa.types.is_timestamp(col.type):
+        per_unit = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": None}[col.type.unit]
+        out = []
+        for v in col.cast(pa.int64()).to_pylist():
+            if v is None:
+                out.append(NULL)
+            elif abs(v) == _INT64_MAX:
+                out.append("infinity" if v > 0 else "-infinity")
+            else:
+                us = v * per_unit if per_unit else int(v / 1000)
+                days, tod = divmod(us, 86_400_000_000)
+                secs, frac = divmod(tod, 1_000_000)
+                out.append(f"{_civil(days)} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+                           f"{_fmt_fraction(frac)}")
+        return out
+    days = col.cast(pa.int32()).to_pylist() if pa.types.is_date32(col.type) else \
+        [None if v is None else v // 86_400_000 for v in col.cast(pa.int64()).to_pylist()]
+    return [NULL if v is None else ("infinity" if v == _INT32_MAX else "-infinity" if v == -_INT32_MAX else _civil(v))
+            for v in days]
 
 
 def infer_types(table: Any) -> str:

@@ -32,6 +32,7 @@ from ...storage.column import Column
 # DuckDB reserves the int32 extremes for -infinity / infinity.
 MIN_DAYS = -(2**31) + 2
 MAX_DAYS = 2**31 - 2
+INFINITY = 2**31 - 1
 
 _CUM_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -369,6 +370,12 @@ def parse_dates(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     ok &= (days >= MIN_DAYS) & (days <= MAX_DAYS)
     days = np.where(ok, days, 0)
     ok |= epoch
+    # 'infinity' / '-infinity' (DuckDB keeps the int32 extremes for them)
+    word = pc.utf8_lower(pc.utf8_trim(values, _WS))
+    for text, value in (("infinity", INFINITY), ("-infinity", -INFINITY)):
+        hit = pc.equal(word, text).fill_null(False).to_numpy(zero_copy_only=False)
+        days = np.where(hit, value, days)
+        ok |= hit
     return days.astype(np.int32), ok
 
 
@@ -392,7 +399,8 @@ def parse_date(s: str) -> int:
 def format_dates(days: torch.Tensor) -> pa.Array:
     """'YYYY-MM-DD' strings (DuckDB's CAST(date AS VARCHAR)) for day counts;
     years <= 0 print as '(BC)' dates, years past 9999 with more digits."""
-    y, m, d = civil_from_days(days.cpu())
+    days = days.cpu()
+    y, m, d = civil_from_days(days)
     bc = (y <= 0).numpy()
     year = torch.where(y <= 0, 1 - y, y).numpy()
 
@@ -402,6 +410,9 @@ def format_dates(days: torch.Tensor) -> pa.Array:
     out = pc.binary_join_element_wise(padded(year, 4), padded(m.numpy(), 2), padded(d.numpy(), 2), "-")
     if bc.any():
         out = pc.if_else(pa.array(bc), pc.binary_join_element_wise(out, "(BC)", " "), out)
+    inf = days.abs() == INFINITY
+    if bool(inf.any()):
+        out = pc.if_else(pa.array(inf.numpy()), pc.if_else(pa.array((days > 0).numpy()), "infinity", "-infinity"), out)
     return out
 
 

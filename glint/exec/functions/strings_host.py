@@ -32,7 +32,7 @@ from ... import types as T
 from ...errors import ExecutionError, NotSupported, TypeMismatch
 from ...storage.column import Column, Dictionary
 from ...types import DataType
-from . import dates
+from . import dates, timestamp_text
 
 # DuckDB's trim() strips Unicode space separators (category Zs), not tabs or newlines.
 _SPACE_SEPARATORS = "\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
@@ -207,6 +207,8 @@ def format_values(dtype: DataType, data: torch.Tensor) -> pa.Array:
     kind = dtype.kind
     if kind == "DATE":
         return dates.format_dates(host)
+    if kind == "TIMESTAMP":
+        return timestamp_text.format_timestamps(host)
     if kind == "DOUBLE":
         return _format_doubles(host.numpy())
     if kind in ("BOOLEAN", "INTEGER", "BIGINT"):
@@ -338,7 +340,27 @@ def _parse_entries(v: pa.Array, dtype: DataType) -> tuple[np.ndarray, np.ndarray
         return text.astype(np.float64) if len(text) else np.zeros(0), ok
     if kind == "DATE":
         return dates.parse_dates(v)
+    if kind == "TIMESTAMP":
+        values, codes = timestamp_text.parse_timestamps(v)
+        return values, codes == timestamp_text.OK
     raise NotSupported(f"CAST(VARCHAR AS {dtype})")
+
+
+def cast_error(text: str, dtype: DataType) -> str:
+    """DuckDB's message for a string that does not cast to dtype."""
+    if dtype.kind == "TIMESTAMP":
+        return timestamp_text.cast_error(text, timestamp_text.parse_timestamp(text)[1])
+    if dtype.kind == "DATE":
+        if dates.parse_dates(pa.array([text]).cast(pa.string()))[1][0] or _date_shaped(text):
+            return f'Conversion Error: date field value out of range: "{text}"'
+        return f'Conversion Error: invalid date field format: "{text}", expected format is (YYYY-MM-DD)'
+    return f"Could not convert string '{text}' to {_duck_type_name(dtype)}"
+
+
+def _date_shaped(text: str) -> bool:
+    """A string that reads as year, month and day whose values are not a date."""
+    m = re.match(dates._DATE_RE, text)
+    return m is not None and m.group("s1") == m.group("s2")
 
 
 def from_varchar(col: Column, dtype: DataType) -> Column:
@@ -368,5 +390,5 @@ def from_varchar(col: Column, dtype: DataType) -> Column:
             bad = bad & col.valid
         if bool(bad.any()):
             code = int(codes[bad.nonzero()[0, 0]])
-            raise ExecutionError(f"Could not convert string '{text[code].as_py()}' to {_duck_type_name(dtype)}")
+            raise ExecutionError(cast_error(text[code].as_py(), dtype))
     return Column(dtype, data, col.valid)

@@ -118,6 +118,8 @@ def _fold_node(e: Expr) -> Expr:
             if any(a.type.kind == "INTERVAL" for a in e.args):
                 return e
             return _evaluate_constant(e)
+        if e.fn in _DATE_CMP:
+            return date_against_timestamp(e)
     if isinstance(e, Case):
         whens = [(c, v) for c, v in e.whens if c != _FALSE and not (isinstance(c, Literal) and c.value is None)]
         if whens and whens[0][0] == _TRUE:
@@ -127,6 +129,51 @@ def _fold_node(e: Expr) -> Expr:
         if len(whens) != len(e.whens):
             return Case(tuple(whens), e.default, e.type)
     return e
+
+
+_DATE_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}   # op -> op with sides swapped
+_MICROS_PER_DAY = 86_400_000_000
+_DATE_LIMIT = 2**31 - 2
+
+
+def date_against_timestamp(e: Call) -> Expr:
+    """``CAST(date AS TIMESTAMP) op TIMESTAMP constant`` as the exactly
+    equivalent comparison of the DATE with a DATE constant (and two DATEs cast
+    to TIMESTAMP compared as DATEs), so that DATE filters such as TPC-H's
+    ``l_shipdate <= DATE '1998-12-01' - INTERVAL 90 DAY`` stay int32 day
+    comparisons that scans can prune by. A time after midnight moves the
+    bound: ``d < TIMESTAMP '1995-01-01 12:00'`` is ``d <= DATE '1995-01-01'``.
+
+    >>> from glint.plan.expr import ColRef, Field
+    >>> d = ColRef(Field(1, "d", T.DATE))
+    >>> noon = Literal(788961600000000, T.TIMESTAMP)            # 1995-01-01 12:00
+    >>> date_against_timestamp(Call("lt", (Call("cast", (d,), T.TIMESTAMP), noon), T.BOOLEAN))
+    (d#1 <= DATE '1995-01-01')
+    >>> date_against_timestamp(Call("ge", (noon, Call("cast", (d,), T.TIMESTAMP)), T.BOOLEAN))
+    (d#1 <= DATE '1995-01-01')
+    """
+    a, b = e.args
+    op = e.fn
+    if _is_date_cast(a) and _is_date_cast(b):
+        return Call(op, (a.args[0], b.args[0]), e.type)
+    if isinstance(a, Literal) and _is_date_cast(b):
+        a, b, op = b, a, _DATE_CMP[op]
+    if not (_is_date_cast(a) and isinstance(b, Literal) and b.type.kind == "TIMESTAMP" and isinstance(b.value, int)):
+        return e
+    days, rest = divmod(b.value, _MICROS_PER_DAY)
+    if abs(days) + 1 > _DATE_LIMIT:
+        return e
+    col = a.args[0]
+    if rest:
+        if op in ("eq", "ne"):
+            return e                # never equal: kept, so that a NULL date still gives NULL
+        # strictly between two midnights: d < ts and d <= ts mean d <= day, d > ts and d >= ts mean d > day
+        op = "le" if op in ("lt", "le") else "gt"
+    return Call(op, (col, Literal(days, T.DATE)), e.type)
+
+
+def _is_date_cast(x: Expr) -> bool:
+    return isinstance(x, Call) and x.fn == "cast" and x.type.kind == "TIMESTAMP" and x.args[0].type.kind == "DATE"
 
 
 def _evaluate_constant(e: Expr) -> Expr:

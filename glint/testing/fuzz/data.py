@@ -15,6 +15,11 @@ columns hold NULL-heavy, skewed and extreme values:
   (accents, CJK, emoji, a combining accent), leading/trailing blanks;
 - DATE from 1900 to 2100 with month ends and leap days, plus ``dx`` in ``t3``
   with 0001-01-01 and 9999-12-31 (the range ends);
+- TIMESTAMP: a dense stretch of January 1995 (to the microsecond; many at
+  midnight, so they equal DATEs), month ends and the last microsecond of a
+  day or of 1969, NULL-heavy in ``t1``; ``tk`` in ``t0`` and ``t2``, a join key
+  of few values; ``tx`` in ``t3`` with the ends of TIMESTAMP's range
+  (290309-12-22 (BC) and 294247-01-10 04:00:54.775806) and of Python's;
 - BOOLEAN; an all-NULL column; an empty table (``t4``) and a one-row table (``t5``).
 
 >>> d = make_data(1, rows=20)
@@ -47,6 +52,12 @@ DATES_EDGE = [_dt.date(1900, 1, 1), _dt.date(1900, 2, 28), _dt.date(1970, 1, 1),
               _dt.date(2000, 1, 31), _dt.date(2000, 2, 29), _dt.date(2024, 2, 29), _dt.date(2100, 12, 31),
               _dt.date(2001, 3, 31), _dt.date(1969, 12, 31)]
 DATES_FAR = [_dt.date(1, 1, 1), _dt.date(9999, 12, 31), _dt.date(1, 12, 31), _dt.date(9999, 1, 1)]
+_US = 86_400_000_000
+TS_EDGE = [_dt.datetime(2000, 2, 29, 23, 59, 59, 999999), _dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+           _dt.datetime(1970, 1, 1), _dt.datetime(1999, 12, 31, 12), _dt.datetime(2024, 2, 29),
+           _dt.datetime(1900, 1, 1, 0, 0, 0, 1), _dt.datetime(2001, 3, 31, 23, 30), _dt.datetime(1995, 1, 31)]
+# the ends of TIMESTAMP's range (as microseconds: Python's datetime stops at 9999) and of Python's
+TS_FAR = [-9223372022400000000, 9223372036854775806, -62135596800000000, 253402300799999999]
 FX = [1e300, -1e300, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.0, 0.1,
       1 / 3, -2.5, 123456789.125, 1e-9]
 
@@ -54,7 +65,7 @@ FX = [1e300, -1e300, 5e-324, -5e-324, 2.2250738585072014e-308, 1.797693134862315
 @dataclass
 class ColumnInfo:
     name: str
-    type: str                 # SQL type: INTEGER BIGINT DOUBLE DECIMAL(p,s) VARCHAR DATE BOOLEAN
+    type: str                 # SQL type: INTEGER BIGINT DOUBLE DECIMAL(p,s) VARCHAR DATE TIMESTAMP BOOLEAN
     key: str | None = None    # join-key class: columns of one class are meant to be joined
     nosum: bool = False       # SUM/AVG of it depends on the order of addition (extreme doubles)
 
@@ -106,6 +117,8 @@ def sql_type(t: pa.DataType) -> str:
         return "VARCHAR"
     if pa.types.is_date(t):
         return "DATE"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP"
     if pa.types.is_boolean(t):
         return "BOOLEAN"
     if pa.types.is_null(t):
@@ -119,7 +132,7 @@ def arrow_type(sqltype: str) -> pa.DataType:
         p, sc = s[s.index("(") + 1:s.index(")")].split(",")
         return pa.decimal128(int(p), int(sc))
     return {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "VARCHAR": pa.string(),
-            "DATE": pa.date32(), "BOOLEAN": pa.bool_()}[s]
+            "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"), "BOOLEAN": pa.bool_()}[s]
 
 
 # ------------------------------------------------------------------ value makers
@@ -216,12 +229,42 @@ class _Gen:
             return _dt.date.fromordinal(self.r.randint(lo, hi))
         return self.nullable(n, null_frac, one)
 
+    def timestamp(self, n, null_frac=0.25, far=0.0, pool: int = 0):
+        """Microseconds since 1970 (ints: the far ones do not fit Python's
+        datetime). ``pool``: draw from that many values only (a join key)."""
+        epoch = _dt.datetime(1970, 1, 1)
+
+        def micros(t: _dt.datetime) -> int:
+            return (t - epoch) // _dt.timedelta(microseconds=1)
+        start = micros(_dt.datetime(1995, 1, 1))
+
+        def one():
+            x = self.r.random()
+            if x < far:
+                return self.r.choice(TS_FAR)
+            if x < far + 0.2:
+                return micros(self.r.choice(TS_EDGE))
+            if x < 0.45:                # midnights: equal to DATEs of the dense stretch
+                return start + self.r.randint(0, 60) * _US
+            if x < 0.8:
+                return start + self.r.randint(0, 60) * _US + self.r.choice(
+                    [self.r.randint(0, 23) * 3_600_000_000, self.r.randint(0, _US - 1), 1, _US - 1])
+            return micros(_dt.datetime(1900, 1, 1)) + self.r.randint(0, 200 * 365 * _US)
+        if pool:
+            values = [one() for _ in range(pool)]
+            return self.nullable(n, null_frac, lambda: values[int(pool * self.r.random() ** 2)])
+        return self.nullable(n, null_frac, one)
+
     def boolean(self, n, null_frac=0.25):
         return self.nullable(n, null_frac, lambda: self.r.random() < 0.5)
 
 
 def _table(cols: dict[str, tuple[str, list]]) -> pa.Table:
-    return pa.table({name: pa.array(vals, type=arrow_type(t)) for name, (t, vals) in cols.items()})
+    def array(t, vals):
+        if t == "TIMESTAMP":                 # microseconds: far years do not fit datetime
+            return pa.array(vals, pa.int64()).cast(pa.timestamp("us"))
+        return pa.array(vals, type=arrow_type(t))
+    return pa.table({name: array(t, vals) for name, (t, vals) in cols.items()})
 
 
 def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
@@ -233,7 +276,7 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
     n2 = max(1, rows * 2 // 3)
     n3 = min(rows, 16)
     data = FuzzData()
-    keys = {"k1": "k1", "k2": "k2"}
+    keys = {"k1": "k1", "k2": "k2", "tk": "tk"}
     # t0: the wide "fact" table
     data.add("t0", _table({
         "k1": ("INTEGER", g.key_int(n0)),
@@ -247,6 +290,8 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         "s": ("VARCHAR", g.string(n0)),
         "dt": ("DATE", g.date(n0)),
         "flag": ("BOOLEAN", g.boolean(n0)),
+        "ts": ("TIMESTAMP", g.timestamp(n0)),
+        "tk": ("TIMESTAMP", g.timestamp(n0, null_frac=0.15, pool=6)),
     }), keys)
     # t1: NULL-heavy, an all-NULL column, duplicate keys
     data.add("t1", _table({
@@ -259,6 +304,7 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         "s": ("VARCHAR", g.string(n1, null_frac=0.5)),
         "dt": ("DATE", g.date(n1, null_frac=0.5)),
         "flag": ("BOOLEAN", g.boolean(n1, null_frac=0.6)),
+        "ts": ("TIMESTAMP", g.timestamp(n1, null_frac=0.6)),
     }), keys)
     # t2: BIGINT keys (joins across INTEGER/BIGINT), skewed values
     data.add("t2", _table({
@@ -269,6 +315,7 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         "d18": ("DECIMAL(18,2)", g.decimal(n2, 18, 2, full=0.1)),
         "s": ("VARCHAR", g.string(n2)),
         "dt": ("DATE", g.date(n2)),
+        "tk": ("TIMESTAMP", g.timestamp(n2, null_frac=0.1, pool=6)),
     }), keys)
     # t3: a small dimension with (mostly) unique keys, extreme doubles and far dates
     k1s = list(range(n3 - 1)) + [None]
@@ -280,16 +327,18 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         "d18": ("DECIMAL(18,2)", g.decimal(n3, 18, 2)),
         "fx": ("DOUBLE", g.fx(n3)),
         "dx": ("DATE", g.date(n3, far=0.3)),
+        "tx": ("TIMESTAMP", g.timestamp(n3, null_frac=0.1, far=0.3)),
     }), keys, nosum=("fx",))
     # t4: empty
     data.add("t4", _table({
         "k1": ("INTEGER", []), "k2": ("VARCHAR", []), "i": ("INTEGER", []),
-        "d15": ("DECIMAL(15,2)", []), "s": ("VARCHAR", []), "dt": ("DATE", []),
+        "d15": ("DECIMAL(15,2)", []), "s": ("VARCHAR", []), "dt": ("DATE", []), "ts": ("TIMESTAMP", []),
     }), keys)
     # t5: one row
     data.add("t5", _table({
         "k1": ("INTEGER", [1]), "k2": ("VARCHAR", [None]), "i": ("INTEGER", [INT32_MAX]),
         "b": ("BIGINT", [INT64_MIN]), "d4": ("DECIMAL(4,1)", [Decimal("-999.9")]), "s": ("VARCHAR", ["%"]),
+        "ts": ("TIMESTAMP", [_US * 9131 + 1]),
     }), keys)
     if tpch:
         add_tpch(data)

@@ -35,116 +35,11 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
+from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, HUGEINT, INTEGER, KIND_OF, KIND_WEIGHTS, TIMESTAMP, VARCHAR,
+                       E, T, arith_type, matches, parse_type, quote, unify)
+from .temporal import TemporalExpressions
 
 _COLREF = re.compile(r"\b[aq]\d+\.\w")
-
-# ------------------------------------------------------------------ types
-NUMERIC = ("INTEGER", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE")
-INTS = ("INTEGER", "BIGINT", "HUGEINT")
-# requested "kinds": int (INTEGER/BIGINT/HUGEINT), dec, dbl, str, date, bool
-KIND_OF = {"INTEGER": "int", "BIGINT": "int", "HUGEINT": "int", "DECIMAL": "dec", "DOUBLE": "dbl",
-           "VARCHAR": "str", "DATE": "date", "BOOLEAN": "bool"}
-KIND_WEIGHTS = {"int": 3.0, "dec": 2.5, "dbl": 1.2, "str": 2.5, "date": 1.2, "bool": 1.0}
-
-
-@dataclass(frozen=True)
-class T:
-    kind: str            # INTEGER BIGINT HUGEINT DECIMAL DOUBLE VARCHAR DATE BOOLEAN NULL
-    p: int = 0           # DECIMAL precision
-    s: int = 0           # DECIMAL scale
-    ts: bool = False     # a DATE that DuckDB types as TIMESTAMP (the result of date ± INTERVAL)
-
-    @property
-    def family(self) -> str:
-        return "num" if self.kind in NUMERIC else self.kind
-
-    def dec_ps(self) -> tuple[int, int]:
-        """(precision, scale) of the type as a DECIMAL operand."""
-        if self.kind == "DECIMAL":
-            return self.p, self.s
-        return {"INTEGER": (10, 0), "BIGINT": (19, 0), "HUGEINT": (38, 0)}.get(self.kind, (18, 0))
-
-    def sql(self) -> str:
-        if self.kind == "DECIMAL":
-            return f"DECIMAL({self.p},{self.s})"
-        if self.kind == "DATE" and self.ts:
-            return "TIMESTAMP"
-        return self.kind
-
-
-def parse_type(s: str) -> T:
-    s = s.upper()
-    if s.startswith("DECIMAL"):
-        p, sc = s[s.index("(") + 1:s.index(")")].split(",")
-        return T("DECIMAL", int(p), int(sc))
-    return T(s)
-
-
-INTEGER, BIGINT, HUGEINT, DOUBLE, VARCHAR, DATE, BOOLEAN = (T(k) for k in (
-    "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "VARCHAR", "DATE", "BOOLEAN"))
-
-
-def matches(t: T, kind: str) -> bool:
-    return KIND_OF.get(t.kind) == kind
-
-
-def unify(a: T, b: T) -> T:
-    """DuckDB's common type of two types of one family (approximately)."""
-    if a.kind == "NULL":
-        return b
-    if b.kind == "NULL":
-        return a
-    if a.family != "num":
-        return replace(a, ts=a.ts or b.ts)
-    if "DOUBLE" in (a.kind, b.kind):
-        return DOUBLE
-    if "DECIMAL" in (a.kind, b.kind):
-        (p1, s1), (p2, s2) = a.dec_ps(), b.dec_ps()
-        s = max(s1, s2)
-        return T("DECIMAL", min(38, max(p1 - s1, p2 - s2) + s), s)
-    order = {"INTEGER": 0, "BIGINT": 1, "HUGEINT": 2}
-    return a if order[a.kind] >= order[b.kind] else b
-
-
-def arith_type(op: str, a: T, b: T) -> T:
-    if op == "/":
-        return DOUBLE
-    if a.kind == "NULL":
-        a = b
-    if b.kind == "NULL":
-        b = a
-    if "DOUBLE" in (a.kind, b.kind):
-        return DOUBLE
-    if "DECIMAL" in (a.kind, b.kind):
-        (p1, s1), (p2, s2) = a.dec_ps(), b.dec_ps()
-        if op in "+-":
-            s = max(s1, s2)
-            p = max(p1 - s1, p2 - s2) + s + 1
-            if p1 <= 18 and p2 <= 18 and p > 18:
-                p = 18
-        elif op == "*":
-            s = s1 + s2
-            p = p1 + p2
-            if p1 <= 18 and p2 <= 18 and p > 18:
-                p = 18
-        else:  # %
-            s = max(s1, s2)
-            p = max(p1, p2)
-        return T("DECIMAL", min(38, p), s)
-    return unify(a, b)
-
-
-@dataclass
-class E:
-    """A generated expression: its SQL text and type, and what we know about it."""
-    sql: str
-    t: T
-    key: str | None = None      # join-key class, for a plain key column
-    nosum: bool = False         # summing it is order dependent (inexact doubles)
-    agg: bool = False           # contains an aggregate
-    gk: bool = False            # refers to a group key (aggregated queries)
-    col: bool = False           # a plain column reference
-
 
 @dataclass
 class Source:
@@ -187,11 +82,7 @@ class GeneratedQuery:
     features: set[str] = field(default_factory=set)
 
 
-def quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-class QueryGenerator:
+class QueryGenerator(TemporalExpressions):
     """``QueryGenerator(info, seed).generate()`` -> a :class:`GeneratedQuery`.
 
     ``info``: table name -> :class:`~glint.testing.fuzz.data.TableInfo`.
@@ -495,6 +386,8 @@ class QueryGenerator:
 
     def literal(self, kind: str) -> E:
         r = self.r
+        if kind == "ts":
+            return self.ts_literal()
         if self.chance(0.07):
             if self.chance(0.5) and kind not in ("date",):
                 return E("NULL", T("NULL"))
@@ -642,6 +535,8 @@ class QueryGenerator:
                 return E(f"CAST({v} AS {target})", T(target))
             a = self.sub_e(src, scope, d, sub)
             return self._m(f"CAST({a.sql} AS {target})", T(target), a)
+        if x < 0.68 and self.chance(0.5):
+            return self.temporal_int(scope, d, sub)
         if x < 0.68:
             a = self.sub_e("date", scope, d, sub)
             field_ = self.r.choice(["year", "month", "day", "quarter", "dow", "doy", "week", "isodow",
@@ -721,6 +616,8 @@ class QueryGenerator:
             a = self.num_operand(scope, d, sub, kinds=("int", "dec"))
             self.feat("cast")
             return self._m(f"CAST({a.sql} AS DOUBLE)", DOUBLE, a)
+        if x < 0.74:
+            return self.temporal_dbl(scope, d, sub)
         if x < 0.8:
             a = self.sub_e("dbl", scope, d, sub)
             if self.chance(0.5):
@@ -755,13 +652,13 @@ class QueryGenerator:
                     return self._m(f"SUBSTRING({a.sql}, {start}, {n})", VARCHAR, a)
                 return self._m(f"SUBSTRING({a.sql} FROM {start} FOR {n})", VARCHAR, a)
             return self._m(f"SUBSTRING({a.sql}, {start})", VARCHAR, a)
-        if x < 0.75:
-            src = self.pick({"int": 3, "dec": 3, "date": 2, "bool": 1, "dbl": 0.5})
+        if x < 0.68:
+            src = self.pick({"int": 3, "dec": 3, "date": 1.5, "bool": 1, "dbl": 0.5})
             a = self.sub_e(src, scope, d, sub)
-            if a.t.ts:
-                return self.leaf("str", scope)
             self.feat("cast")
             return self._m(f"CAST({a.sql} AS VARCHAR)", VARCHAR, a)
+        if x < 0.75:
+            return self.temporal_str(scope, d, sub)
         return self.leaf("str", scope)
 
     def gen_date(self, scope, d, sub) -> E:
@@ -769,19 +666,10 @@ class QueryGenerator:
         if c is not None:
             return c
         x = self.r.random()
-        if x < 0.4:
-            a = self.sub_e("date", scope, d, sub)
-            n = self.r.choice([1, 1, 2, 3, 12, 30, 31, 365, -1, 0])
-            unit = self.r.choice(["DAY", "DAY", "MONTH", "YEAR"])
-            op = self.r.choice(["+", "-"])
-            self.feat("date_interval")
-            num = f"'{n}'" if n < 0 or self.chance(0.3) else str(n)
-            return self._m(f"({a.sql} {op} INTERVAL {num} {unit})", replace(a.t if a.t.kind == "DATE" else DATE,
-                                                                            ts=True), a)
+        if x < 0.35:
+            return self.temporal_date(scope, d, sub)
         if x < 0.55:
             a = self.sub_e("date", scope, d, sub)
-            if a.t.ts:
-                return a
             n = self.r.choice([1, 7, 30, -1, 0, 1000])
             return self._m(f"({a.sql} + {n})", DATE, a)
         if x < 0.62:
@@ -808,13 +696,13 @@ class QueryGenerator:
             self.feat("is_null")
             return self._m(f"({a.sql} IS {'NOT ' if self.chance(0.4) else ''}NULL)", BOOLEAN, a)
         if x < 0.62:
-            k = self.r.choice(["int", "dec", "dbl", "str", "date"])
+            k = self.r.choice(["int", "dec", "dbl", "str", "date", "ts"])
             a, lo, hi = (self.sub_e(k, scope, d, sub) for _ in range(3))
             self.feat("between")
             neg = "NOT " if self.chance(0.3) else ""
             return self._m(f"({a.sql} {neg}BETWEEN {lo.sql} AND {hi.sql})", BOOLEAN, a, lo, hi)
         if x < 0.69:
-            k = self.r.choice(["int", "dec", "dbl", "str", "date"])
+            k = self.r.choice(["int", "dec", "dbl", "str", "date", "ts"])
             a = self.sub_e(k, scope, d, sub)
             items = [self.literal(k) for _ in range(self.r.choice([1, 2, 3, 4]))]
             if self.chance(0.3):
@@ -833,7 +721,7 @@ class QueryGenerator:
             self.feat("like")
             return self._m(f"({a.sql} {op} {pat}{esc})", BOOLEAN, a)
         if x < 0.81:
-            k = self.r.choice(["int", "dec", "str", "date", "bool"])
+            k = self.r.choice(["int", "dec", "str", "date", "ts", "bool"])
             a, b = self.sub_e(k, scope, d, sub), self.sub_e(k, scope, d, sub)
             neg = "NOT " if self.chance(0.5) else ""
             self.feat("is_distinct")
@@ -845,8 +733,10 @@ class QueryGenerator:
         return self.comparison(scope, d, sub)
 
     def comparison(self, scope, d, sub) -> E:
-        k = self.pick({"int": 3, "dec": 2, "dbl": 1, "str": 2, "date": 1.5, "bool": 0.3 if d > 0 else 0,
-                       "mixnum": 1})
+        k = self.pick({"int": 3, "dec": 2, "dbl": 1, "str": 2, "date": 1, "ts": 1, "time": 1,
+                       "bool": 0.3 if d > 0 else 0, "mixnum": 1})
+        if k == "time":
+            return self.time_comparison(scope, d, sub)
         if k == "mixnum":
             a = self.num_operand(scope, d, sub)
             b = self.num_operand(scope, d, sub)
@@ -900,7 +790,7 @@ class QueryGenerator:
         x = self.r.random()
         corr = self.chance(0.5)
         if x < 0.5:
-            k = self.r.choice(["int", "int", "dec", "str", "date"])
+            k = self.r.choice(["int", "int", "dec", "str", "date", "ts"])
             lhs = self.leaf(k, scope)
             neg = "NOT " if self.chance(0.4) else ""
             self.feat("subquery:" + ("not_in" if neg else "in"))
@@ -981,7 +871,7 @@ class QueryGenerator:
             a = self.row_expr(kind, row, arg_d, False)
             fn = self.r.choice(["MIN", "MAX"])
             self.feat("agg:" + fn.lower())
-            t = a.t if a.t.kind != "NULL" else {"str": VARCHAR, "date": DATE, "bool": BOOLEAN}[kind]
+            t = a.t if a.t.kind != "NULL" else {"str": VARCHAR, "date": DATE, "ts": TIMESTAMP, "bool": BOOLEAN}[kind]
             e = E(f"{fn}({distinct}{a.sql})", t, agg=True)
         self._agg_type_hint = e.t
         return e
@@ -1005,12 +895,19 @@ class QueryGenerator:
         over = []
         if rw.random() < 0.6:
             over.append("PARTITION BY " + ", ".join(col().sql for _ in range(rw.choice([1, 1, 2]))))
+        frame = ""
         if rw.random() < 0.75:
             keys = []
             for _ in range(rw.choice([1, 1, 2])):
                 keys.append(col().sql + rw.choice(["", " ASC", " DESC"]) + rw.choice(["", " NULLS FIRST", " NULLS LAST"]))
             over.append("ORDER BY " + ", ".join(keys))
-        spec = " OVER (" + " ".join(over) + ")"
+        elif rw.random() < 0.5 and (scope.columns("ts") or scope.columns("date")):
+            # RANGE frames by INTERVALs over one DATE / TIMESTAMP key (the frame takes whole peer groups)
+            key = col(rw.choice(["ts", "ts", "date"])) or col("ts") or col("date")
+            over.append(f"ORDER BY {key.sql}{rw.choice(['', ' DESC'])}{rw.choice(['', ' NULLS FIRST'])}")
+            frame = self.range_frame(key.t)
+            self.feat("window:range_interval")
+        spec = " OVER (" + " ".join(over) + frame + ")"
         if kind == "int":
             x = rw.random()
             if x < 0.4 and "ORDER BY" in spec:

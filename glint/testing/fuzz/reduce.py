@@ -328,6 +328,10 @@ def sql_literal(v, sqltype: str) -> str:
         if isinstance(v, _dt.date):
             return f"DATE '{v.year:04d}-{v.month:02d}-{v.day:02d}'"
         return f"DATE '{v}'"
+    if sqltype == "TIMESTAMP":
+        if isinstance(v, _dt.datetime):
+            return f"TIMESTAMP '{v.year:04d}-{v.month:02d}-{v.day:02d} {v.time().isoformat()}'"
+        return f"TIMESTAMP '{v}'"          # a year Python cannot hold, as DuckDB's text
     s = str(v)
     return "'" + s.replace("'", "''") + "'"
 
@@ -338,7 +342,8 @@ def table_statements(name: str, t: pa.Table) -> list[str]:
     cols = ", ".join(f"{f.name} {ty}" for f, ty in zip(t.schema, types))
     out = [f"statement ok\nCREATE OR REPLACE TABLE {name}({cols})"]
     if t.num_rows:
-        rows = list(zip(*[c.to_pylist() for c in t.columns])) if t.num_columns else []
+        from ...api import python_values     # timestamps past year 9999 as text
+        rows = list(zip(*[python_values(c) for c in t.columns])) if t.num_columns else []
         values = ", ".join("(" + ", ".join(sql_literal(v, ty) for v, ty in zip(r, types)) + ")" for r in rows)
         out.append(f"statement ok\nINSERT INTO {name} VALUES {values}")
     return out

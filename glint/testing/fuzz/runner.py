@@ -436,9 +436,9 @@ class Duck:
 
 # ------------------------------------------------------------------ comparison
 def _normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
-    """Dates and timestamps as day numbers (DuckDB's date ± INTERVAL is a
-    TIMESTAMP at midnight where glint's is a DATE; years past 9999 do not fit
-    Python dates). Returns the table and the original type classes."""
+    """Dates as day numbers and timestamps as microseconds (years past 9999
+    do not fit Python's datetime). Returns the table and the type classes
+    ("date", "timestamp" or None), which must agree between the engines."""
     cols, classes = [], []
     for f, c in zip(t.schema, t.columns):
         typ = f.type
@@ -453,16 +453,8 @@ def _normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
             classes.append(None)
             continue
         if pa.types.is_timestamp(typ):
-            us = c.cast(pa.timestamp("us")).cast(pa.int64())
-            import pyarrow.compute as pc
-            rem = pc.fill_null(pc.not_equal(pc.subtract(us, pc.multiply(pc.divide(us, 86_400_000_000),
-                                                                        86_400_000_000)), 0), False)
-            if not pc.any(rem).as_py():
-                c = pc.divide(us, 86_400_000_000)
-                classes.append("date")
-            else:
-                c = us
-                classes.append("timestamp")
+            c = c.cast(pa.int64())
+            classes.append("timestamp")
         elif pa.types.is_date(typ):
             c = c.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
             classes.append("date")
@@ -483,7 +475,7 @@ def compare_results(sql: str, got: pa.Table, expected: pa.Table) -> list[str]:
     for i, (a, b) in enumerate(zip(gc, ec)):
         if pa.types.is_null(g.schema.types[i]) or pa.types.is_null(e.schema.types[i]):
             continue
-        if (a is None) != (b is None):
+        if a != b:
             diffs.append(f"column {i + 1}: glint type {got.schema.types[i]}, DuckDB type {expected.schema.types[i]}")
     if diffs:
         return diffs
