@@ -22,7 +22,9 @@ from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
-from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
+from .bind_agg import GroupingInfo, bind_aggregate, find_aggregates
+from .bind_expr import ExprContext, bind
+from .grouping_sets import grouping_sets, has_grouping_sets
 from .bind_window import bind_window, has_window, named_windows, window_calls
 from .scope import Scope
 from ..plan.rules.fold_constants import fold_expr
@@ -182,16 +184,18 @@ class Binder:
         qualify = sel.args.get("qualify")
         if qualify is not None:
             aggs_ast += find_aggregates(qualify.this)
-        if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
-            raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
-        group_items = list(group.expressions) if group is not None else []
-        if group is not None and not group_items and not group.args.get("all"):
-            raise ParseError("syntax error: GROUP BY without expressions")
+        sets = None
+        if has_grouping_sets(group):
+            group_items, sets = grouping_sets(group, select_items)
+        else:
+            group_items = list(group.expressions) if group is not None else []
+            if group is not None and not group_items and not group.args.get("all"):
+                raise ParseError("syntax error: GROUP BY without expressions")
         if group is not None and group.args.get("all"):
             # GROUP BY ALL: every select item that holds no aggregate
             group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
                            if not find_aggregates(i) and not has_window(i)]
-        aggregated = bool(aggs_ast) or bool(group_items) or having is not None
+        aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
 
         post_ctx = ExprContext(scope, self)
         corr_groups: list[Field] = []
@@ -206,8 +210,11 @@ class Binder:
                 f = self.field(_name_of(g), ge.type)
                 groups.append((f, ge))
                 gmap[key] = f
+            grouping = None
+            if sets is not None and (len(sets) != 1 or len(sets[0]) != len(groups)):
+                grouping = L.GroupingSets(tuple(sets), self.field("grouping_set", T.INTEGER))
             if correlated:
-                if group_items:
+                if group_items or sets is not None:
                     raise NotSupported("GROUP BY in a correlated subquery")
                 # correlated aggregate: group by the inner side of each equality
                 correlated, extra = self._split_correlation(correlated, scope)
@@ -226,8 +233,10 @@ class Binder:
                 aggs.append((f, ac))
                 amap[key] = f
             plan = pre_apply(pre, plan)
-            plan = L.Aggregate(plan, tuple(groups), tuple(aggs))
+            plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
             post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
+            if gmap:
+                post_ctx.grouping = GroupingInfo({k: i for i, k in enumerate(gmap)}, grouping)
             if having is not None:
                 h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
                 plan = pre_apply(post_ctx, plan)
