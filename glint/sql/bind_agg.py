@@ -175,10 +175,9 @@ def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
     inner.pending = ctx.pending
 
     def bind_inner(e):
-        v = bind(e, inner)
-        if any(isinstance(x, AggCall) for x in v.walk()):
+        if find_aggregates(e):
             raise BinderError(f"aggregate function calls cannot be nested: {c.text}")
-        return v
+        return bind(e, inner)
 
     filt = _filter(bind_inner(c.where)) if c.where is not None else None
     if c.fn == "count" and (c.arg is None or isinstance(c.arg, exp.Star)):
