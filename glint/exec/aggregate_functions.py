@@ -209,9 +209,11 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     x = agg_input(agg, batch)
     order = [(evaluate(k.expr, batch), k.descending, k.nulls_first) for k in agg.order]
     if agg.distinct:
-        x, slots = _distinct_rows(x, slots)
-        # a DISTINCT aggregate's ORDER BY is on its argument (the binder checks)
-        order = [(x, desc, nulls_first) for _, desc, nulls_first in order]
+        # a DISTINCT aggregate's ORDER BY is on its argument (the binder checks), so the
+        # first row of each distinct value carries the value's sort key too
+        x, slots, first = _distinct_rows(x, slots)
+        if first is not None:
+            order = [(c.take(first), desc, nulls_first) for c, desc, nulls_first in order]
     if agg.fn in A.QUANTILES:
         return quantile(x, slots, agg.params[0], agg.fn == "quantile_cont", agg.type)
     if agg.fn == "string_agg" and order:
@@ -220,11 +222,12 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
 
 
 def _distinct_rows(x: Column, slots):
-    """The first row of each distinct (group, value) pair."""
+    """(the first row of each distinct (group, value) pair, their slots, their
+    positions; None when there are no rows)."""
     gid = slots.gid
     if gid.numel() == 0:
-        return x, slots
+        return x, slots, None
     gcol = Column(T.BIGINT, gid)
     ((key, _),) = encode_keys([[gcol, x]], nulls_equal=True)
     _, _, first = G.group_ids(key)
-    return x.take(first), G.Slots(gid[first], slots.n)
+    return x.take(first), G.Slots(gid[first], slots.n), first

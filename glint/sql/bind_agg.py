@@ -171,6 +171,7 @@ def _unwrap_order(e, call: _Call):
 def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
     """An aggregate call, its arguments bound against the pre-aggregation scope."""
     c = _Call(node)
+    _check_order(c)
     inner = ExprContext(ctx.scope, ctx.binder)
     inner.pending = ctx.pending
 
@@ -214,6 +215,15 @@ def _filter(e: Expr) -> Expr:
 def _order_keys(c: _Call, bind_inner) -> tuple[SortKey, ...]:
     return tuple(SortKey(bind_inner(o.this), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
                  for o in c.order)
+
+
+def _check_order(c: _Call) -> None:
+    """DuckDB rejects ORDER BY a constant other than an integer or a boolean
+    inside an aggregate (an integer is a constant there, not a position)."""
+    for o in c.order:
+        e = o.this
+        if isinstance(e, exp.Null) or isinstance(e, exp.Literal) and (e.is_string or not e.this.isdigit()):
+            raise BinderError("ORDER BY non-integer literal has no effect")
 
 
 def _string_agg(c: _Call, v: Expr, filt, bind_inner) -> AggCall:
@@ -307,9 +317,17 @@ for _cls in (*FUNCTIONS, exp.Filter, exp.WithinGroup):
     _bind.register(_cls)(_bind_agg)
 
 
+def grouping_key(e: exp.Expression) -> str:
+    """How GROUPING() finds a group expression: its SQL text without enclosing
+    parentheses (GROUP BY (a + b) and GROUPING(a + b) name the same key)."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    return e.sql(dialect="duckdb")
+
+
 class GroupingInfo:
     """What GROUPING() needs after GROUP BY: each group expression's position
-    (by its SQL text) and the grouping sets (None for a plain GROUP BY)."""
+    (by :func:`grouping_key`) and the grouping sets (None for a plain GROUP BY)."""
     __slots__ = ("positions", "sets")
 
     def __init__(self, positions: dict[str, int], sets: GroupingSets | None):
@@ -328,7 +346,7 @@ def _bind_grouping(node, ctx):
         raise BinderError("GROUPING statement cannot be used without groups")
     positions = []
     for a in node.expressions:
-        p = info.positions.get(a.sql(dialect="duckdb"))
+        p = info.positions.get(grouping_key(a))
         if p is None:
             raise BinderError(f'GROUPING child "{_unqualified(a)}" must be a grouping column')
         positions.append(p)

@@ -22,7 +22,7 @@ from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
-from .bind_agg import GroupingInfo, bind_aggregate, find_aggregates
+from .bind_agg import GroupingInfo, bind_aggregate, find_aggregates, grouping_key
 from .bind_expr import ExprContext, bind
 from .grouping_sets import grouping_sets, has_grouping_sets
 from .bind_window import bind_window, has_window, named_windows, window_calls
@@ -201,13 +201,14 @@ class Binder:
         corr_groups: list[Field] = []
         if aggregated:
             pre = ExprContext(scope, self)
-            groups, gmap = [], {}
+            groups, gmap, positions = [], {}, {}
             for g in group_items:
                 ge = bind(g, pre)
                 key = g.sql(dialect="duckdb")
                 if key in gmap:
                     continue
                 f = self.field(_name_of(g), ge.type)
+                positions.setdefault(grouping_key(g), len(groups))
                 groups.append((f, ge))
                 gmap[key] = f
             grouping = None
@@ -236,7 +237,7 @@ class Binder:
             plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
             post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
             if gmap:
-                post_ctx.grouping = GroupingInfo({k: i for i, k in enumerate(gmap)}, grouping)
+                post_ctx.grouping = GroupingInfo(positions, grouping)
             if having is not None:
                 h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
                 plan = pre_apply(post_ctx, plan)
