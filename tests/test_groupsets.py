@@ -9,7 +9,6 @@ on the keys every set keeps, or gathered). The per-construct behaviour is in
 tests/sql/groupsets/ and tests/sql/aggregates/."""
 from __future__ import annotations
 
-import datetime as dt
 import re
 from decimal import Decimal
 
@@ -20,37 +19,29 @@ import pytest
 
 import glint
 from glint.testing.compare import compare_query_result
+from test_window import _table as window_table
 
 
 def _table(n: int = 400, seed: int = 11) -> pa.Table:
+    """The window tests' table (NULL-heavy numbers of every type, strings,
+    dates) with a BOOLEAN column."""
     rng = np.random.default_rng(seed)
+    x = [None if rng.random() < 0.12 else bool(v) for v in rng.random(n) < 0.6]
+    return window_table(n, seed).append_column("x", pa.array(x, pa.bool_()))
 
-    def nulls(values, p=0.12):
-        return [None if rng.random() < p else v for v in values]
 
-    return pa.table({
-        "id": pa.array(rng.permutation(n) + 1, pa.int32()),
-        "g": pa.array(nulls(rng.choice(["a", "b", "c", ""], n).tolist(), 0.1), pa.string()),
-        "h": pa.array(nulls(rng.integers(0, 4, n).tolist()), pa.int32()),
-        "v": pa.array(nulls(rng.integers(-50, 50, n).tolist()), pa.int32()),
-        "b": pa.array(nulls((rng.integers(-4, 5, n) * 2**40).tolist()), pa.int64()),
-        "d": pa.array(nulls([Decimal(int(x)).scaleb(-2) for x in rng.integers(-10**6, 10**6, n)]),
-                      pa.decimal128(10, 2)),
-        "f": pa.array(nulls((rng.integers(-64, 64, n) / 4).tolist()), pa.float64()),
-        "s": pa.array(nulls([f"s{x}" for x in rng.integers(0, 40, n)]), pa.string()),
-        "x": pa.array(nulls((rng.random(n) < 0.6).tolist()), pa.bool_()),
-        "dt": pa.array(nulls([dt.date(2024, 1, 1) + dt.timedelta(days=int(x)) for x in rng.integers(0, 60, n)]),
-                       pa.date32()),
-    })
+def _engines(table: pa.Table, device, **connect):
+    """(a glint connection, a DuckDB connection), both with ``table`` as t."""
+    con = glint.connect(device=device, **connect)
+    con.register("t", table)
+    duck = duckdb.connect()
+    duck.register("t", table)
+    return con, duck
 
 
 @pytest.fixture(scope="module")
 def engines(device):
-    t = _table()
-    con = glint.connect(device=device, chunk_rows=7)
-    con.register("t", t)
-    duck = duckdb.connect()
-    duck.register("t", t)
+    con, duck = _engines(_table(), device, chunk_rows=7)
     yield con, duck
     duck.close()
 
@@ -82,26 +73,29 @@ QUERIES = [
 ]
 
 
-@pytest.mark.parametrize("sql", QUERIES, ids=range(len(QUERIES)))
-def test_queries_match_duckdb(engines, sql):
-    con, duck = engines
+def _check(con, duck, sql: str, res=None) -> None:
+    """glint's rows and column types are DuckDB's."""
+    actual = (res or con.sql(sql)).arrow()
     expected = duck.sql(sql).fetch_arrow_table()
-    actual = con.sql(sql).arrow()
     diffs = compare_query_result(sql, actual, expected)
     assert not diffs, f"{sql}\n" + "\n".join(diffs)
-    # DOUBLE variances and medians of integers, DECIMAL medians, the input's type for QUANTILE_DISC,
-    # BIGINT GROUPING(), VARCHAR STRING_AGG, BOOLEAN BOOL_AND
-    assert actual.schema.types == expected.schema.types
+    assert actual.schema.types == expected.schema.types, sql
+
+
+@pytest.mark.parametrize("sql", QUERIES, ids=range(len(QUERIES)))
+def test_queries_match_duckdb(engines, sql):
+    # with DuckDB's types: DOUBLE variances and medians of integers, DECIMAL medians, the
+    # input's type for QUANTILE_DISC, BIGINT GROUPING(), VARCHAR STRING_AGG, BOOLEAN BOOL_AND
+    _check(*engines, sql)
 
 
 def test_string_agg_without_order_follows_the_input(engines):
     """Without ORDER BY the strings come in input order (chunk states are
     joined in the order they were made), as DuckDB on one thread gives them."""
     con, duck = engines
-    sql = "SELECT h, string_agg(s, ',') FROM t GROUP BY h"
     duck.execute("SET threads = 1")
     try:
-        assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table())
+        _check(con, duck, "SELECT h, string_agg(s, ',') FROM t GROUP BY h")
     finally:
         duck.execute("RESET threads")
 
@@ -119,10 +113,7 @@ def random_groups(device):
                                                                          rng.integers(-100, 100, n))], pa.int64()),
         "f": pa.array(np.where(rng.random(n) < 0.5, rng.uniform(-1e6, 1e6, n), rng.integers(-5, 5, n) / 4)),
     })
-    con = glint.connect(device=device, chunk_rows=128)
-    con.register("t", t)
-    duck = duckdb.connect()
-    duck.register("t", t)
+    con, duck = _engines(t, device, chunk_rows=128)
     yield con, duck
     duck.close()
 
@@ -134,10 +125,7 @@ def test_quantile_positions_and_interpolation(random_groups, q):
     and interpolation (truncated in a DECIMAL's scale) on groups of every size."""
     con, duck = random_groups
     for fn in ("quantile_cont", "quantile_disc"):
-        sql = f"SELECT g, {fn}(d, {q}), {fn}(e, {q}), {fn}(b, {q}), {fn}(f, {q}) FROM t GROUP BY g"
-        got, want = con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table()
-        assert not compare_query_result(sql, got, want), sql
-        assert got.schema.types == want.schema.types
+        _check(con, duck, f"SELECT g, {fn}(d, {q}), {fn}(e, {q}), {fn}(b, {q}), {fn}(f, {q}) FROM t GROUP BY g")
 
 
 def test_variances_of_random_groups(random_groups):
@@ -145,7 +133,7 @@ def test_variances_of_random_groups(random_groups):
     for sql in ("SELECT g, var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e), var_samp(DISTINCT f) "
                 "FROM t GROUP BY g",
                 "SELECT var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e) FROM t"):
-        assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table()), sql
+        _check(con, duck, sql)
 
 
 # ------------------------------------------------------------------ out of core
@@ -182,7 +170,7 @@ def test_out_of_core(device, big_table, budget, sql, note):
     res = con.sql(sql)
     duck.execute("SET threads = 1")         # STRING_AGG without ORDER BY: input order on both sides
     try:
-        assert not compare_query_result(sql, res.arrow(), duck.sql(sql).fetch_arrow_table())
+        _check(con, duck, sql, res)
     finally:
         duck.execute("RESET threads")
     assert note in res.explain(analyze=True)
@@ -202,7 +190,7 @@ def test_filters_on_keys_every_set_keeps_go_below_the_aggregate(engines):
     # g is in every set: its filter runs on the input; h is NULL in the rolled-up rows: its stays above
     assert any(ln.startswith("Filter (g#") for ln in lines[agg:])
     assert any(ln.startswith("Filter (h#") for ln in lines[:agg])
-    assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table())
+    _check(con, duck, sql)
     lines = _logical(con, "SELECT g, count(*) FROM t GROUP BY ROLLUP (g) HAVING g IS NULL")
     assert lines.index(next(ln for ln in lines if ln.startswith("Filter"))) < \
         lines.index(next(ln for ln in lines if ln.startswith("Aggregate")))
@@ -239,8 +227,7 @@ def test_on_two_ranks():
             "SELECT g, count(*), sum(v), median(v) FROM none GROUP BY ROLLUP (g)",
         ]
         for sql in queries:
-            got = con.sql(sql).arrow()
-            assert not compare_query_result(sql, got, duck.sql(sql).fetch_arrow_table()), sql
+            _check(con, duck, sql)
         plan = con.sql("EXPLAIN " + queries[0]).fetchall()[0][0]
         assert re.search(r"Shuffle hash\(g#\d+, h#\d+, grouping_set#\d+\)", plan) and "HashAggregate(partial)" in plan
         assert re.search(r"Gather to rank 0 \[breaker\].*\n\s+Scan t", con.sql("EXPLAIN " + queries[1]).fetchall()[0][0])
