@@ -302,7 +302,42 @@ def _quantile_value(c: _Call, bind_inner) -> tuple[tuple[int, int] | None, float
     return exact, value
 
 
-# ------------------------------------------------------------------ after GROUP BY
+def bind_aggregates(nodes, ctx: ExprContext, new_field) -> tuple[list, dict]:
+    """([(field, AggCall)], {SQL text: field}) for the aggregate calls
+    ``nodes``, each computed once however often it is written; ``new_field(node,
+    type)`` makes an output field."""
+    aggs, amap = [], {}
+    for a in nodes:
+        key = a.sql(dialect="duckdb")
+        if key not in amap:
+            ac = bind_aggregate(a, ctx)
+            amap[key] = new_field(a, ac.type)
+            aggs.append((amap[key], ac))
+    return aggs, amap
+
+
+# ------------------------------------------------------------------ GROUP BY and GROUPING()
+def bind_group_by(items, sets, ctx: ExprContext, new_field):
+    """([(field, expression)] of the distinct group expressions ``items``,
+    {SQL text: field}, the :class:`GroupingInfo` GROUPING() reads (None
+    without groups)). ``sets``: the grouping sets as positions among the
+    items (glint.sql.grouping_sets), or None for a plain GROUP BY; a single
+    set of every group is a plain GROUP BY too."""
+    groups, gmap, positions = [], {}, {}
+    for g in items:
+        ge = bind(g, ctx)
+        key = g.sql(dialect="duckdb")
+        if key in gmap:
+            continue
+        gmap[key] = new_field(g, ge.type)
+        positions.setdefault(grouping_key(g), len(groups))
+        groups.append((gmap[key], ge))
+    grouping = None
+    if sets is not None and (len(sets) != 1 or len(sets[0]) != len(groups)):
+        grouping = GroupingSets(tuple(sets), new_field(exp.to_identifier("grouping_set"), T.INTEGER))
+    return groups, gmap, GroupingInfo(positions, grouping) if groups else None
+
+
 def _bind_agg(node, ctx):
     f = ctx.aggs.get(node.sql(dialect="duckdb")) if ctx.aggs is not None else None
     if f is None:

@@ -22,7 +22,7 @@ from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
-from .bind_agg import GroupingInfo, bind_aggregate, find_aggregates, grouping_key
+from .bind_agg import bind_aggregates, bind_group_by, find_aggregates
 from .bind_expr import ExprContext, bind
 from .grouping_sets import grouping_sets, has_grouping_sets
 from .bind_window import bind_window, has_window, named_windows, window_calls
@@ -201,19 +201,8 @@ class Binder:
         corr_groups: list[Field] = []
         if aggregated:
             pre = ExprContext(scope, self)
-            groups, gmap, positions = [], {}, {}
-            for g in group_items:
-                ge = bind(g, pre)
-                key = g.sql(dialect="duckdb")
-                if key in gmap:
-                    continue
-                f = self.field(_name_of(g), ge.type)
-                positions.setdefault(grouping_key(g), len(groups))
-                groups.append((f, ge))
-                gmap[key] = f
-            grouping = None
-            if sets is not None and (len(sets) != 1 or len(sets[0]) != len(groups)):
-                grouping = L.GroupingSets(tuple(sets), self.field("grouping_set", T.INTEGER))
+            groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
+            grouping = info.sets if info is not None else None
             if correlated:
                 if group_items or sets is not None:
                     raise NotSupported("GROUP BY in a correlated subquery")
@@ -224,20 +213,11 @@ class Binder:
                     groups.append((f, inner_e))
                     corr_groups.append(f)
                     correlated.append(ty.compare("eq", outer_e, ColRef(f)))
-            aggs, amap = [], {}
-            for a in aggs_ast:
-                key = a.sql(dialect="duckdb")
-                if key in amap:
-                    continue
-                ac = bind_aggregate(a, pre)
-                f = self.field(_name_of(a), ac.type)
-                aggs.append((f, ac))
-                amap[key] = f
+            aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
             plan = pre_apply(pre, plan)
             plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
             post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
-            if gmap:
-                post_ctx.grouping = GroupingInfo(positions, grouping)
+            post_ctx.grouping = info
             if having is not None:
                 h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
                 plan = pre_apply(post_ctx, plan)

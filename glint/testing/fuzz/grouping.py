@@ -15,7 +15,6 @@ Their choices draw from streams of their own (seeded from the query's seed),
 so the rest of a query is drawn as before where they are not chosen.
 
 >>> import random
-import re
 >>> from glint.testing.fuzz.generator import E, INTEGER
 >>> g = random.Random(1)
 >>> grouping_text(g, [E("a.x", INTEGER), E("a.y", INTEGER)]).startswith(("ROLLUP", "CUBE", "GROUPING", "a.x"))
