@@ -224,8 +224,6 @@ class _PartialFinal:
 
 
 # ------------------------------------------------------------------ rows (DISTINCT, holistic)
-
-
 class _Rows:
     """Hold the input rows (the columns the aggregate reads), partitioned by
     group-key hash when they do not fit; aggregate each partition whole."""
