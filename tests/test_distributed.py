@@ -201,6 +201,11 @@ EXCHANGE_QUERIES = [
     "SELECT k, big, lag(big) OVER (ORDER BY k, big, name, day NULLS FIRST, price) AS prev FROM t WHERE big IS NOT NULL",
     "SELECT k, sum(price) AS s, dense_rank() OVER (ORDER BY sum(price) DESC NULLS LAST) AS d FROM t GROUP BY k",
     "SELECT name, k FROM t QUALIFY row_number() OVER (PARTITION BY k ORDER BY name NULLS LAST, day, price, big) = 1",
+    # grouping sets: states shuffled on (keys, grouping set); holistic aggregates gathered or shuffled
+    "SELECT k, cat, count(*), sum(price), var_samp(big), bool_or(flag), grouping(k, cat) FROM t GROUP BY ROLLUP (k, cat)",
+    "SELECT k, flag, median(price), quantile_disc(day, 0.3), string_agg(name, ',' ORDER BY name, day) FROM t "
+    "GROUP BY k, CUBE (flag)",
+    "SELECT cat, count(*), min(day) FROM none GROUP BY GROUPING SETS ((cat), ())",
 ]
 
 
@@ -426,6 +431,21 @@ Project x#3
           Scan b [y, q]""")
     text = _plan_text(planning, "SELECT q % 10, count(DISTINCT y), count(*) FROM b GROUP BY 1")
     assert "Shuffle hash((q#2 % 10))" in text and "aggs=[]" not in text and "partial" not in text
+
+
+def test_plan_grouping_sets(planning):
+    # one pass over the input: each rank's states of every set, shuffled on the keys and the set
+    assert _plan_text(planning, "SELECT k, count(*) FROM fact GROUP BY ROLLUP (k)").endswith("""\
+    HashAggregate(final) groups=[k#1] sets=[(0,), ()] aggs=[count_star()] [breaker]
+      Shuffle hash(k#4, grouping_set#5) [breaker]
+        HashAggregate(partial) groups=[k#1] sets=[(0,), ()] aggs=[count_star()] [breaker]
+          Scan fact [k]""")
+    # a median needs the rows: shuffled on the key every set keeps, none moved when already there
+    text = _plan_text(planning, "SELECT k, d, median(v) FROM fact GROUP BY k, ROLLUP (d)")
+    assert "Shuffle hash(k#1)" in text and "partial" not in text
+    assert "Shuffle" not in _plan_text(planning, "SELECT k, d, median(v) FROM fact GROUP BY k, ROLLUP (d)", fact="k")
+    assert "Gather to rank 0 [breaker]\n      Scan fact" in \
+        _plan_text(planning, "SELECT d, median(v) FROM fact GROUP BY ROLLUP (d)")
 
 
 # ------------------------------------------------------------------ command line and benchmark

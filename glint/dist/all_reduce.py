@@ -1,4 +1,4 @@
-"""All-reduce: the final aggregation of COUNT, SUM, AVG, MIN and MAX without
+"""All-reduce: the final aggregation of COUNT, SUM, AVG, MIN, MAX, BOOL_AND and BOOL_OR without
 GROUP BY, element by element across the ranks (ncclAllReduce / Gloo's
 allreduce, as "Terabyte-scale analytics in the blink of an eye" finishes such
 aggregates, §2.3): each rank's one-row partial state comes back as the
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from ..exec.base import PhysicalNode
+from ..plan.aggregates import AS_EXTREME
 from ..plan.expr import AggCall, Field
 from ..storage.column import LIMB, Batch, Column
 from .exchange import collect, communicator
@@ -42,9 +43,9 @@ def reducible(aggs) -> bool:
     for _, a in aggs:
         if a.distinct:
             return False
-        if a.fn in ("min", "max") and a.args[0].type.kind not in _EXTREME_KINDS:
+        if a.fn in AS_EXTREME and a.args[0].type.kind not in _EXTREME_KINDS:
             return False
-        if a.fn not in ("count_star", "count", "sum", "avg", "min", "max"):
+        if a.fn not in ("count_star", "count", "sum", "avg") and a.fn not in AS_EXTREME:
             return False
     return True
 
@@ -71,8 +72,8 @@ class AllReduceExec(PhysicalNode):
         for i, (_, agg) in enumerate(self.aggs):
             if agg.fn in ("count_star", "count"):
                 out[("s", i, 0)] = _summed(comm, state[("s", i, 0)], what, ex)
-            elif agg.fn in ("min", "max"):
-                out[("s", i, 0)] = _extreme(comm, state[("s", i, 0)], agg.fn, what, ex)
+            elif agg.fn in AS_EXTREME:
+                out[("s", i, 0)] = _extreme(comm, state[("s", i, 0)], AS_EXTREME[agg.fn], what, ex)
             else:
                 s, c = state[("s", i, 0)], state[("s", i, 1)]
                 total = _summed(comm, s, what, ex)

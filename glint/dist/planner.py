@@ -17,16 +17,20 @@ partitioning in the catalog:
   an eye" decides broadcast against shuffle). A NOT IN / IN-mark join needs
   all the subquery's rows (or all rows with equal other keys) next to each
   outer row: its IN key is never a partitioning key;
-- aggregates run locally on input partitioned on a subset of the group keys.
-  Otherwise COUNT, SUM, AVG, MIN and MAX aggregate each rank's rows into
-  states (HashAggregate partial), exchange the states and finish them
-  (HashAggregate final): without group keys by an all-reduce of the states;
-  with them by a shuffle on the group keys, or a broadcast when the states
-  are small (the result is then replicated, which scalar subqueries and
-  small dimension-like results want). DISTINCT aggregates shuffle their input
-  rows on the group keys, or gather them when there are none; when every
-  aggregate ignores duplicates (DISTINCT ones, MIN, MAX), each rank's
-  distinct (group keys, arguments) rows move instead;
+- aggregates run locally on input partitioned on a subset of the group keys
+  (of the keys every grouping set keeps, for GROUPING SETS / ROLLUP / CUBE).
+  Otherwise the decomposable aggregates (COUNT, SUM, AVG, MIN, MAX, VAR_*,
+  STDDEV_*, BOOL_AND / BOOL_OR, STRING_AGG without ORDER BY) aggregate each
+  rank's rows into states (HashAggregate partial, every grouping set from one
+  pass), exchange the states and finish them (HashAggregate final): without
+  group keys by an all-reduce of the states; with them by a shuffle on the
+  group keys (and the grouping set), or a broadcast when the states are
+  small (the result is then replicated, which scalar subqueries and small
+  dimension-like results want). DISTINCT and holistic aggregates (MEDIAN,
+  QUANTILE_*, ordered STRING_AGG) shuffle their input rows on the group keys
+  (those every grouping set keeps), or gather them when there are none; when
+  every aggregate ignores duplicates (DISTINCT ones, MIN, MAX, BOOL_AND,
+  BOOL_OR), each rank's distinct (group keys, arguments) rows move instead;
 - ORDER BY, LIMIT and OFFSET are global: a local top-k (or limit) per rank,
   then a gather and the final top-k / sort / limit on rank 0;
 - set operations other than UNION ALL shuffle both sides on all columns;
@@ -38,10 +42,11 @@ The plan's root gathers the result to rank 0.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..exec.aggregate import HashAggregateExec, decomposable
+from ..plan.aggregates import duplicate_insensitive
 from ..exec.base import PhysicalNode
 from ..exec.limit import LimitExec
 from ..exec.project import ProjectExec
@@ -51,7 +56,7 @@ from ..exec.sort import SortExec, TopKExec
 from ..exec.window import WindowExec
 from ..plan import logical as L
 from ..plan.cardinality import Estimator
-from ..plan.expr import AggCall, ColRef, Field
+from ..plan.expr import ColRef, Field
 from ..plan.physical_planner import filter_exec, hash_join_exec, join_keys, scan_exec
 from .all_reduce import AllReduceExec, reducible
 from .broadcast import BroadcastExec
@@ -204,35 +209,39 @@ def _(node: L.Project, ctx):
 @_plan.register
 def _(node: L.Aggregate, ctx):
     child = _plan(node.child, ctx)
-    groups, aggs, est = node.groups, node.aggs, ctx.rows(node)
-    out_keys = tuple(ColRef(f) for f, _ in groups)
+    groups, aggs, est, gs = node.groups, node.aggs, ctx.rows(node), node.grouping
+
+    def agg(inp, groups=groups, aggs=aggs, rows=est, mode="single"):
+        return HashAggregateExec(inp, groups, aggs, rows, mode, gs)
+
+    # a grouping set's groups share the keys that every set keeps; the others may be NULLed
+    kept = groups if gs is None else tuple(groups[i] for i in gs.common())
+    out_keys = tuple(ColRef(f) for f, _ in groups) + ((ColRef(gs.field),) if gs is not None else ())
     if child.dist.whole:
-        return Planned(HashAggregateExec(child.node, groups, aggs, est), child.dist)
-    local = _group_keys_of(child.dist, groups)
+        return Planned(agg(child.node), child.dist)
+    local = _group_keys_of(child.dist, kept)
     if local is not None:
-        return Planned(HashAggregateExec(child.node, groups, aggs, est), hashed(local))
+        return Planned(agg(child.node), hashed(local))
     if decomposable(aggs):
         states = min(ctx.rows(node.child), est * ctx.ranks)
-        partial = HashAggregateExec(child.node, groups, aggs, states, mode="partial")
-        if not groups and reducible(aggs):
-            return Planned(HashAggregateExec(AllReduceExec(partial, aggs), groups, aggs, est, mode="final"),
-                           REPLICATED)
-        if not groups or ctx.nbytes(node) * ctx.ranks <= ctx.options.small_result_bytes:
-            return Planned(HashAggregateExec(BroadcastExec(partial, "all", states), groups, aggs, est,
-                                             mode="final"), REPLICATED)
-        return Planned(HashAggregateExec(ShuffleExec(partial, out_keys, "all", states), groups, aggs, est,
-                                         mode="final"), hashed(out_keys))
-    if all(a.distinct or a.fn in ("min", "max") for _, a in aggs):
+        partial = agg(child.node, rows=states, mode="partial")
+        if not out_keys and reducible(aggs):
+            return Planned(agg(AllReduceExec(partial, aggs), mode="final"), REPLICATED)
+        if not out_keys or ctx.nbytes(node) * ctx.ranks <= ctx.options.small_result_bytes:
+            return Planned(agg(BroadcastExec(partial, "all", states), mode="final"), REPLICATED)
+        return Planned(agg(ShuffleExec(partial, out_keys, "all", states), mode="final"), hashed(out_keys))
+    if gs is None and all(duplicate_insensitive(a) and a.filter is None and not a.order for _, a in aggs):
         # duplicates change nothing: each rank's distinct (groups, arguments) move, not its rows
         pre, groups, aggs = _distinct_first(child.node, groups, aggs, ctx)
         if groups:
             moved = ShuffleExec(pre, out_keys, "all", pre.est_rows)
-            return Planned(HashAggregateExec(moved, groups, aggs, est), hashed(out_keys))
-        return Planned(HashAggregateExec(GatherExec(pre, pre.est_rows), groups, aggs, est), SINGLE)
-    if groups:
-        moved = ShuffleExec(child.node, tuple(e for _, e in groups), "all", child.node.est_rows)
-        return Planned(HashAggregateExec(moved, groups, aggs, est), hashed(out_keys))
-    return Planned(HashAggregateExec(GatherExec(child.node, child.node.est_rows), groups, aggs, est), SINGLE)
+            return Planned(agg(moved, groups, aggs), hashed(out_keys))
+        return Planned(agg(GatherExec(pre, pre.est_rows), groups, aggs), SINGLE)
+    if kept:
+        # every group of every set holds rows with equal kept keys: those meet on one rank
+        moved = ShuffleExec(child.node, tuple(e for _, e in kept), "all", child.node.est_rows)
+        return Planned(agg(moved), hashed(tuple(ColRef(f) for f, _ in kept)))
+    return Planned(agg(GatherExec(child.node, child.node.est_rows)), SINGLE)
 
 
 def _distinct_first(child: PhysicalNode, groups, aggs, ctx: _Ctx):
@@ -246,8 +255,7 @@ def _distinct_first(child: PhysicalNode, groups, aggs, ctx: _Ctx):
     pre = HashAggregateExec(child, tuple(groups) + tuple(zip(arg_fields, args)), (), child.est_rows)
     field_of = dict(zip(args, arg_fields))
     final_groups = tuple((f, ColRef(f)) for f, _ in groups)
-    final_aggs = tuple((f, AggCall(a.fn, tuple(ColRef(field_of[e]) for e in a.args), a.type, a.distinct))
-                       for f, a in aggs)
+    final_aggs = tuple((f, replace(a, args=tuple(ColRef(field_of[e]) for e in a.args))) for f, a in aggs)
     return pre, final_groups, final_aggs
 
 

@@ -1,24 +1,32 @@
 """Hash aggregation over a stream of chunks, in or out of core.
 
 GROUP BY keys become dense group ids (kernels.keys + kernels.groupby), then
-one scatter reduction per aggregate. NULL group keys form a group of their
-own; aggregates skip NULL inputs; SUM of integers and DECIMALs is exact
-(32-bit limb sums).
+one scatter reduction per aggregate (glint.exec.aggregate_functions). NULL
+group keys form a group of their own; aggregates skip NULL inputs; SUM of
+integers and DECIMALs is exact (32-bit limb sums).
 
 Two ways through, chosen from the aggregates:
 
-- **partial + final** (COUNT, SUM, AVG, MIN, MAX without DISTINCT): each chunk
-  is reduced to one *state* row per group it holds (counts, exact wide sums,
-  extremes); states are combined as they pile up and turned into results at
-  the end. When the combined state outgrows the operator's memory reservation,
-  states are hash-partitioned by their group keys into held batches that spill
-  (GPU -> pinned host -> disk), and each partition is combined and finished on
-  its own: partitioned aggregation.
-- **rows** (DISTINCT aggregates): the input rows (only the columns the groups
-  and arguments read) are held, partitioned by group-key hash when they
-  outgrow the reservation, and each partition is aggregated whole. When every
-  aggregate ignores duplicates (DISTINCT ones, MIN, MAX) each chunk is first
-  reduced to its distinct rows.
+- **partial + final** (the decomposable ones: COUNT, SUM, AVG, MIN, MAX,
+  VAR_* / STDDEV_*, BOOL_AND / BOOL_OR, STRING_AGG without ORDER BY, none
+  DISTINCT): each chunk is reduced to one *state* row per group it holds;
+  states are combined as they pile up and turned into results at the end.
+  When the combined state outgrows the operator's memory reservation, states
+  are hash-partitioned by their group keys into held batches that spill
+  (GPU -> pinned host -> disk), and each partition is combined and finished
+  on its own: partitioned aggregation.
+- **rows** (DISTINCT aggregates, MEDIAN / QUANTILE_*, STRING_AGG with ORDER
+  BY): the input rows (only the columns the groups and arguments read) are
+  held, partitioned by group-key hash when they outgrow the reservation, and
+  each partition is aggregated whole (its groups sorted once where an
+  aggregate needs order). When every aggregate ignores duplicates (DISTINCT
+  ones, MIN, MAX, BOOL_AND, BOOL_OR) each chunk is first reduced to its
+  distinct rows.
+
+GROUPING SETS / ROLLUP / CUBE run through the same machinery
+(glint.exec.grouping_sets): each chunk is viewed once per grouping set, its
+keys outside the set NULL and the set's number as one more key, so every set
+is computed from one pass over the input.
 """
 from __future__ import annotations
 
@@ -26,19 +34,20 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import types as T
-from ..errors import NotSupported, OutOfMemory
+from ..errors import NotSupported
 from ..kernels import groupby as G
-from ..kernels import wide as W
 from ..kernels.hashing import hash_columns, partition_of
 from ..kernels.keys import encode_keys
-from ..plan.expr import AggCall, ColRef, Expr, Field
+from ..plan import aggregates as A
+from ..plan.expr import AggCall, Expr, Field
+from ..plan.logical import GroupingSets
 from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
-from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches, batches_nbytes
+from . import aggregate_functions as F
+from . import grouping_sets as GS
+from .aggregate_functions import decomposable
 from .base import PhysicalNode
 from .expr_eval import evaluate
-from .functions import strings
 
 PARTITIONS = 16          # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
@@ -51,46 +60,45 @@ COMBINE_FACTOR = 3
 @dataclass(frozen=True, slots=True, eq=False)
 class HashAggregateExec(PhysicalNode):
     """``mode``: "single" (rows in, results out); "partial" (rows in, one
-    state row per group out: counts, exact wide sums, extremes, keyed by the
-    group fields and ("s", aggregate, state)); "final" (such states in, from
-    several partials, results out). Partial and final serve the decomposable
-    aggregates only (see :func:`decomposable`): a distributed plan aggregates
-    each rank's rows, exchanges the states and finishes them."""
+    state row per group out, keyed by the group fields (and the grouping set)
+    and ("s", aggregate, state)); "final" (such states in, from several
+    partials, results out). Partial and final serve the decomposable
+    aggregates only: a distributed plan aggregates each rank's rows,
+    exchanges the states and finishes them. ``grouping``: GROUPING SETS
+    (glint.plan.logical.GroupingSets) computed in one pass."""
     child: PhysicalNode
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
     est_rows: float = 0.0
     mode: str = "single"
+    grouping: GroupingSets | None = None
     breaker = True
 
     def describe(self):
         g = ", ".join(f"{e!r}" for _, e in self.groups)
         a = ", ".join(f"{e!r}" for _, e in self.aggs)
         m = "" if self.mode == "single" else f"({self.mode})"
-        return f"HashAggregate{m} groups=[{g}] aggs=[{a}]"
+        gs = f" {self.grouping!r}" if self.grouping is not None else ""
+        return f"HashAggregate{m} groups=[{g}]{gs} aggs=[{a}]"
 
     def stream(self, ctx, inp):
         if self.mode != "single" and not decomposable(self.aggs):
             raise NotSupported(f"a {self.mode} aggregation of {', '.join(a.fn for _, a in self.aggs)}")
-        run = _PartialFinal(self, ctx) if decomposable(self.aggs) else _Rows(self, ctx)
+        groups, seen = self.groups, None
+        if self.grouping is not None:
+            groups = GS.keyed_groups(self)
+            if self.mode != "final":
+                seen = GS.Seen()
+                inp = GS.expand(self, inp, seen)
+        run = (_PartialFinal if decomposable(self.aggs) else _Rows)(self, ctx, groups)
         try:
             yield from rechunk(run.execute(inp), ctx.chunk_rows)
         finally:
             run.close()
-
-
-# ------------------------------------------------------------------ partial + final
-_STATE_FNS = ("count_star", "count", "sum", "avg", "min", "max")
-
-
-def decomposable(aggs) -> bool:
-    """Whether every aggregate combines from partial states (no DISTINCT).
-
-    >>> from glint import types as T
-    >>> decomposable([(None, AggCall("sum", (), T.BIGINT))]), decomposable([(None, AggCall("sum", (), T.BIGINT, True))])
-    (True, False)
-    """
-    return all(a.fn in _STATE_FNS and not a.distinct for _, a in aggs)
+        if seen is not None and seen.rows == 0:
+            empty = GS.empty_sets(self, ctx, seen.first)
+            if empty is not None:
+                yield empty
 
 
 def _group_slots(key_cols: list[Column], n_rows: int, device):
@@ -109,9 +117,9 @@ def _group_slots(key_cols: list[Column], n_rows: int, device):
 class _PartialFinal:
     """Partial aggregation per chunk, combination of states, final values."""
 
-    def __init__(self, node: HashAggregateExec, ctx):
-        self.node, self.ctx = node, ctx
-        self.group_ids = [f.id for f, _ in node.groups]
+    def __init__(self, node: HashAggregateExec, ctx, groups):
+        self.node, self.ctx, self.groups = node, ctx, groups
+        self.group_ids = [f.id for f, _ in groups]
         self.states_in = node.mode == "final"         # the input rows are states already
         self.states_out = node.mode == "partial"      # hand the states on, unfinished
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
@@ -125,11 +133,11 @@ class _PartialFinal:
     # states of one aggregate: a list of columns, keyed ("s", i, j) in state batches
     def _partial(self, batch: Batch) -> Batch:
         node = self.node
-        key_cols = [evaluate(e, batch) for _, e in node.groups]
+        key_cols = [evaluate(e, batch) for _, e in self.groups]
         slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
-        out = {f.id: c.take(first) for f, c in zip((f for f, _ in node.groups), key_cols)} if key_cols else {}
+        out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
         for i, (_, agg) in enumerate(node.aggs):
-            for j, col in enumerate(_partial_states(agg, batch, slots)):
+            for j, col in enumerate(F.partial_states(agg, batch, slots)):
                 out[("s", i, j)] = col
         return Batch(out, slots.n, batch.device)
 
@@ -140,8 +148,8 @@ class _PartialFinal:
         slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
         out = {k: c.take(first) for k, c in zip(self.group_ids, key_cols)} if key_cols else {}
         for i, (_, agg) in enumerate(node.aggs):
-            cols = [batch[("s", i, j)] for j in range(_n_states(agg))]
-            for j, col in enumerate(_combine_states(agg, cols, slots)):
+            cols = [batch[("s", i, j)] for j in range(F.n_states(agg))]
+            for j, col in enumerate(F.combine_states(agg, cols, slots)):
                 out[("s", i, j)] = col
         return Batch(out, slots.n, batch.device)
 
@@ -150,7 +158,7 @@ class _PartialFinal:
             return state
         out = {k: state[k] for k in self.group_ids}
         for i, (f, agg) in enumerate(self.node.aggs):
-            out[f.id] = _final_value(agg, [state[("s", i, j)] for j in range(_n_states(agg))])
+            out[f.id] = F.final_value(agg, [state[("s", i, j)] for j in range(F.n_states(agg))])
         return Batch(out, state.num_rows, state.device)
 
     def execute(self, inp):
@@ -172,7 +180,7 @@ class _PartialFinal:
             if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
                 state, pending, pending_rows = self._combine(held), [], 0
                 held = [state]
-            if not self.res.resize(COMBINE_FACTOR * batches_nbytes(held)) and self.node.groups:
+            if not self.res.resize(COMBINE_FACTOR * batches_nbytes(held)) and self.groups:
                 # out of core: every state from now on goes to its hash partition
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                 self.res.release()
@@ -183,7 +191,7 @@ class _PartialFinal:
         if self.parts is None:
             held = ([state] if state is not None else []) + pending
             # one held batch is combined already, unless it is raw input states (final mode)
-            done = len(held) == 1 and self.node.groups and (state is not None or not self.states_in)
+            done = len(held) == 1 and self.groups and (state is not None or not self.states_in)
             state = held[0] if done else self._combine(held)
             yield self._final(state)
             return
@@ -220,105 +228,20 @@ class _PartialFinal:
         return partition_of(hash_columns([b[k] for k in self.group_ids]), PARTITIONS, level)
 
 
-def _n_states(agg: AggCall) -> int:
-    return 1 if agg.fn in ("count_star", "count", "min", "max") else 2
-
-
-def sum_input(x: Column) -> tuple[torch.Tensor, bool]:
-    """(values with NULLs as 0, is floating)."""
-    data = x.data if x.valid is None else torch.where(
-        x.valid if x.data.dim() == 1 else x.valid[:, None], x.data, torch.zeros_like(x.data))
-    if x.dtype.kind == "DOUBLE":
-        return data, True
-    if x.dtype.kind in ("BOOLEAN", "NULL"):
-        data = data.long()
-    return data, False
-
-
-def _partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
-    if agg.fn == "count_star":
-        return [Column(T.BIGINT, G.count(slots))]
-    x = evaluate(agg.args[0], batch)
-    counts = G.count(slots, x.valid)
-    if agg.fn == "count":
-        return [Column(T.BIGINT, counts)]
-    if agg.fn in ("min", "max"):
-        if x.is_wide:
-            raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
-        return [_extreme(x, slots, agg.fn == "max", counts > 0)]
-    if x.is_wide:
-        raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
-    data, floating = sum_input(x)
-    if floating:
-        return [Column(T.DOUBLE, G.float_sum(data, slots)), Column(T.BIGINT, counts)]
-    return [Column(T.HUGEINT, G.exact_sum(data, slots)), Column(T.BIGINT, counts)]
-
-
-def _extreme(x: Column, slots: G.Slots, largest: bool, has: torch.Tensor) -> Column:
-    valid = x.valid
-    data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
-    if x.dtype.is_string:               # by byte order, not by dictionary code
-        return strings.extreme_rows(x, slots, largest, has)
-    return Column(x.dtype, G.extreme(data, s, largest), has, x.dictionary)
-
-
-def _combine_states(agg: AggCall, cols: list[Column], slots: G.Slots) -> list[Column]:
-    if agg.fn in ("count_star", "count"):
-        return [Column(T.BIGINT, slots.fold(slots.scatter_add(cols[0].data), "sum"))]
-    if agg.fn in ("min", "max"):
-        x = cols[0]
-        has = G.count(slots, x.valid) > 0
-        return [_extreme(x, slots, agg.fn == "max", has)]
-    s, c = cols
-    counts = slots.fold(slots.scatter_add(c.data), "sum")
-    if s.dtype.kind == "DOUBLE":
-        return [Column(T.DOUBLE, G.float_sum(s.data, slots)), Column(T.BIGINT, counts)]
-    return [Column(T.HUGEINT, G.exact_sum_wide(s.data, slots)), Column(T.BIGINT, counts)]
-
-
-def _final_value(agg: AggCall, cols: list[Column]) -> Column:
-    if agg.fn in ("count_star", "count"):
-        return Column(T.BIGINT, cols[0].data)
-    if agg.fn in ("min", "max"):
-        x = cols[0]
-        return Column(agg.type, x.data, x.valid, x.dictionary)
-    s, c = cols
-    return sum_result(agg, s.data, c.data, s.dtype.kind == "DOUBLE")
-
-
-def sum_result(agg, s: torch.Tensor, counts: torch.Tensor, floating: bool) -> Column:
-    """SUM or AVG (``agg.fn``) of groups from their sums (float64, or exact
-    [hi, lo] limbs) and their counts of non-NULL inputs; NULL where a group
-    counted none. ``agg`` is an AggCall or a WindowFunc."""
-    has = counts > 0
-    if floating:
-        return Column(T.DOUBLE, s if agg.fn == "sum" else s / counts.clamp(min=1).double(), has)
-    if agg.fn == "sum":
-        return Column(agg.type, G.narrow_if_fits(s), has)
-    scale = agg.args[0].type.scale if agg.args[0].type.is_decimal else 0
-    # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
-    den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
-    return Column(T.DOUBLE, W.quotient_ld(s, den), has)
-
-
-# ------------------------------------------------------------------ rows (DISTINCT)
-_DUP_INSENSITIVE = ("min", "max")
-
-
+# ------------------------------------------------------------------ rows (DISTINCT, holistic)
 class _Rows:
     """Hold the input rows (the columns the aggregate reads), partitioned by
     group-key hash when they do not fit; aggregate each partition whole."""
 
-    def __init__(self, node: HashAggregateExec, ctx):
-        self.node, self.ctx = node, ctx
+    def __init__(self, node: HashAggregateExec, ctx, groups):
+        self.node, self.ctx, self.groups = node, ctx, groups
         need = set()
-        for _, e in node.groups:
+        for _, e in groups:
             need |= {f.id for f in e.fields()}
         for _, a in node.aggs:
-            for arg in a.args:
-                need |= {f.id for f in arg.fields()}
+            need |= {f.id for f in a.fields()}
         self.need = sorted(need)
-        self.dedupe = bool(self.need) and all(a.distinct or a.fn in _DUP_INSENSITIVE for _, a in node.aggs)
+        self.dedupe = bool(self.need) and all(A.duplicate_insensitive(a) for _, a in node.aggs)
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
         self.parts = PartitionedBatches(1, ctx.spill, self.res)
 
@@ -335,7 +258,7 @@ class _Rows:
         return b
 
     def _partition(self, b: Batch, level: int = 0) -> torch.Tensor:
-        keys = [evaluate(e, b) for _, e in self.node.groups]
+        keys = [evaluate(e, b) for _, e in self.groups]
         return partition_of(hash_columns(keys), PARTITIONS, level)
 
     def execute(self, inp):
@@ -350,7 +273,7 @@ class _Rows:
                 continue
             if b.num_rows:
                 self.parts.add_part(0, b)
-            if self.parts.spilled and node.groups:
+            if self.parts.spilled and self.groups:
                 # out of core: the rows go to hash partitions of the group keys
                 old = self.parts
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
@@ -359,15 +282,15 @@ class _Rows:
                 ctx.note(node, f"input over budget: {PARTITIONS} partitions")
         if self.parts.parts == 1:
             rows = self.parts.take(0)
-            yield aggregate_batch(node.groups, node.aggs, concat_batches(rows) if rows else first)
+            yield aggregate_batch(self.groups, node.aggs, concat_batches(rows) if rows else first)
             return
         produced = False
         for p in range(self.parts.parts):
             if self.parts.held[p]:
                 produced = True
-                yield aggregate_batch(node.groups, node.aggs, concat_batches(self.parts.take(p)))
+                yield aggregate_batch(self.groups, node.aggs, concat_batches(self.parts.take(p)))
         if not produced:
-            yield aggregate_batch(node.groups, node.aggs, slice_batch(first, 0, 0))
+            yield aggregate_batch(self.groups, node.aggs, slice_batch(first, 0, 0))
         ctx.io.spilled_bytes = ctx.spill.spilled_bytes
 
 
@@ -383,39 +306,8 @@ def aggregate_batch(groups, aggs, batch: Batch) -> Batch:
     else:
         slots = G.Slots(torch.zeros(batch.num_rows, dtype=torch.int64, device=dev), 1)
     for f, agg in aggs:
-        out[f.id] = aggregate(agg, batch, slots)
+        out[f.id] = F.aggregate(agg, batch, slots)
     return Batch(out, slots.n, dev)
 
 
-def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
-    if agg.fn == "count_star":
-        return Column(T.BIGINT, G.count(slots))
-    x = evaluate(agg.args[0], batch)
-    if agg.distinct:
-        x, slots = _distinct_rows(x, slots)
-    valid = x.valid
-    if agg.fn == "count":
-        return Column(T.BIGINT, G.count(slots, valid))
-    if x.is_wide:
-        raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
-    counts = G.count(slots, valid)
-    if agg.fn in ("min", "max"):
-        return _extreme(x, slots, agg.fn == "max", counts > 0)
-    if agg.fn not in ("sum", "avg"):
-        raise NotSupported(f"aggregate {agg.fn}")
-    data, floating = sum_input(x)
-    return sum_result(agg, G.float_sum(data, slots) if floating else G.exact_sum(data, slots), counts, floating)
-
-
-def _distinct_rows(x: Column, slots):
-    """The first row of each distinct (group, value) pair."""
-    gid = slots.gid
-    if gid.numel() == 0:
-        return x, slots
-    gcol = Column(T.BIGINT, gid)
-    ((key, _),) = encode_keys([[gcol, x]], nulls_equal=True)
-    _, _, first = G.group_ids(key)
-    return x.take(first), G.Slots(gid[first], slots.n)
-
-
-__all__ = ["HashAggregateExec", "aggregate_batch", "aggregate", "OutOfMemory", "format_bytes", "ColRef"]
+__all__ = ["HashAggregateExec", "aggregate_batch", "decomposable"]

@@ -747,6 +747,13 @@ def _concat(e, batch):
     return strings.concat(cols, null_is_empty=e.params[0])
 
 
+def _grouping(e, batch):
+    """GROUPING(...) from the grouping set's number: e.params[0] holds its value per set."""
+    (s,) = _args(e, batch)
+    table = torch.tensor(e.params[0], dtype=torch.int64, device=s.device)
+    return Column(T.BIGINT, table[s.data.long()])
+
+
 def _unary_string(name):
     def run(e, batch):
         (a,) = _args(e, batch)
@@ -764,6 +771,7 @@ _FUNCS = {
     "coalesce": _coalesce, "like": _like, "substring": _substring, "concat": _concat,
     "upper": _unary_string("upper"), "lower": _unary_string("lower"), "length": _unary_string("length"),
     "trim": _unary_string("trim"), "ltrim": _unary_string("ltrim"), "rtrim": _unary_string("rtrim"),
+    "grouping": _grouping,
 }
 for _op in _TORCH_CMP:
     _FUNCS[_op] = _compare(_op)

@@ -34,7 +34,7 @@ from ..plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
 from ..storage.column import Batch, Column, concat_batches, rechunk
 from ..storage.memory import format_bytes
 from ..storage.spill import PartitionedBatches
-from .aggregate import sum_input, sum_result
+from .aggregate_functions import sum_input, sum_result
 from .base import PhysicalNode
 from .expr_eval import choose, evaluate
 from .functions import strings, timestamps

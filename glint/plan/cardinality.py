@@ -173,12 +173,19 @@ class Estimator:
             child = self.rows(node.child)
             if not node.groups:
                 return 1.0
-            g = 1.0
+            ndv = []
             for f, e in node.groups:
                 d = self._expr_ndv(e, child)
                 self._ndv[f.id] = d
-                g *= d
-            return min(child, g)
+                ndv.append(d)
+            sets = node.grouping.sets if node.grouping is not None else (range(len(ndv)),)
+            total = 0.0
+            for s in sets:          # each grouping set's groups (the empty set: one row)
+                g = 1.0
+                for i in s:
+                    g *= ndv[i]
+                total += min(child, g) if s else 1.0
+            return total
         if isinstance(node, L.Limit):
             child = self.rows(node.child)
             return min(child, node.limit) if node.limit is not None else child

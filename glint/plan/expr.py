@@ -150,23 +150,47 @@ class Case(Expr):
 
 @dataclass(frozen=True, slots=True)
 class AggCall(Expr):
-    """An aggregate: count_star, count, sum, avg, min, max (optionally DISTINCT)."""
+    """An aggregate: ``fn(args)`` [DISTINCT] [ORDER BY ``order``] [FILTER (WHERE
+    ``filter``)]. Functions and what they keep are in :mod:`glint.plan.aggregates`.
+
+    ``order`` holds :class:`~glint.plan.logical.SortKey` s (only STRING_AGG's
+    value depends on it); ``params`` the constant arguments (STRING_AGG's
+    separator, a quantile's :class:`~glint.plan.aggregates.Quantile`).
+
+    >>> from glint import types as T
+    >>> x = ColRef(Field(1, "x", T.INTEGER))
+    >>> AggCall("sum", (x,), T.HUGEINT, filter=Call("gt", (x, Literal(0, T.INTEGER)), T.BOOLEAN))
+    sum(x#1) FILTER (WHERE (x#1 > 0))
+    """
     fn: str
     args: tuple[Expr, ...]
     type: DataType
     distinct: bool = False
+    filter: Expr | None = None
+    order: tuple = ()
+    params: tuple = ()
 
     @property
     def children(self):
-        return self.args
+        return self.args + ((self.filter,) if self.filter is not None else ()) + tuple(k.expr for k in self.order)
 
     def with_children(self, children):
-        return AggCall(self.fn, tuple(children), self.type, self.distinct)
+        n = len(self.args)
+        f = children[n] if self.filter is not None else None
+        rest = children[n + (self.filter is not None):]
+        order = tuple(type(k)(e, k.descending, k.nulls_first) for k, e in zip(self.order, rest))
+        return AggCall(self.fn, tuple(children[:n]), self.type, self.distinct, f, order, self.params)
 
     def __repr__(self) -> str:
         if self.fn == "count_star":
-            return "count_star()"
-        return f"{self.fn}({'DISTINCT ' if self.distinct else ''}{', '.join(map(repr, self.args))})"
+            text = "count_star()"
+        else:
+            inner = ("DISTINCT " if self.distinct else "") + ", ".join(map(repr, self.args))
+            inner += "".join(f", {p!r}" for p in self.params)
+            if self.order:
+                inner += " ORDER BY " + ", ".join(map(repr, self.order))
+            text = f"{self.fn}({inner})"
+        return text + (f" FILTER (WHERE {self.filter!r})" if self.filter is not None else "")
 
 
 def conjuncts(e: Expr | None) -> list[Expr]:

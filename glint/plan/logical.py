@@ -130,19 +130,58 @@ class Join(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class GroupingSets:
+    """GROUP BY GROUPING SETS / ROLLUP / CUBE: each set lists the positions
+    of the aggregate's groups it keeps (the others are NULL in its rows);
+    ``field`` (INTEGER) numbers the set each output row belongs to, so a set
+    listed twice gives its rows twice, as in DuckDB.
+
+    >>> from glint import types as T
+    >>> gs = GroupingSets(((0, 1), (0,), ()), Field(9, "grouping_set", T.INTEGER))
+    >>> gs.common(), gs.masks((0, 1)), gs
+    ((), (0, 1, 3), sets=[(0, 1), (0,), ()])
+    """
+    sets: tuple[tuple[int, ...], ...]
+    field: Field
+
+    def common(self) -> tuple[int, ...]:
+        """The positions of the groups every set keeps (never NULLed)."""
+        return tuple(sorted(set.intersection(*(set(s) for s in self.sets))))
+
+    def masks(self, positions: tuple[int, ...]) -> tuple[int, ...]:
+        """GROUPING(groups at ``positions``) of each set: one bit per argument,
+        the first the most significant, set where the set leaves it out."""
+        out = []
+        for s in self.sets:
+            m = 0
+            for p in positions:
+                m = (m << 1) | (p not in s)
+            out.append(m)
+        return tuple(out)
+
+    def __repr__(self):
+        return "sets=[" + ", ".join(f"({', '.join(map(str, s))}{',' if len(s) == 1 else ''})" for s in self.sets) + "]"
+
+
+@dataclass(frozen=True, slots=True)
 class Aggregate(LogicalNode):
+    """GROUP BY ``groups`` computing ``aggs``; with ``grouping``, once per
+    grouping set over the same input (the set's number is a column too)."""
     child: LogicalNode
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
+    grouping: GroupingSets | None = None
 
     @property
     def schema(self):
-        return tuple(f for f, _ in self.groups) + tuple(f for f, _ in self.aggs)
+        gs = (self.grouping.field,) if self.grouping is not None else ()
+        return tuple(f for f, _ in self.groups) + gs + tuple(f for f, _ in self.aggs)
 
     def label(self):
         g = ", ".join(f"{e!r} AS {f!r}" for f, e in self.groups)
         a = ", ".join(f"{e!r} AS {f!r}" for f, e in self.aggs)
-        return f"Aggregate groups=[{g}] aggs=[{a}]"
+        gs = f" {self.grouping!r} AS {self.grouping.field!r}" if self.grouping is not None else ""
+        return f"Aggregate groups=[{g}]{gs} aggs=[{a}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,7 +127,7 @@ def _(node: L.Project, est):
 
 @_plan.register
 def _(node: L.Aggregate, est):
-    return HashAggregateExec(_plan(node.child, est), node.groups, node.aggs, est.rows(node))
+    return HashAggregateExec(_plan(node.child, est), node.groups, node.aggs, est.rows(node), grouping=node.grouping)
 
 
 @_plan.register

@@ -13,10 +13,8 @@ from sqlglot import exp
 
 from .. import types as T
 from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from ..plan.expr import AggCall, Call, Case, ColRef, Expr, Literal
+from ..plan.expr import Call, Case, ColRef, Expr, Literal
 from . import typing as ty
-
-AGG_FUNCS = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
 
 
 class ExprContext:
@@ -26,7 +24,7 @@ class ExprContext:
     AST text of each GROUP BY expression / aggregate mapped to its output field;
     subqueries: callback planning a subquery expression into a join.
     """
-    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows")
+    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows", "grouping")
 
     def __init__(self, scope, binder, groups=None, aggs=None):
         self.scope = scope
@@ -36,6 +34,7 @@ class ExprContext:
         self.pending = []           # plan -> plan functions (joins computing subqueries)
         self.empty_aggs = False     # bind aggregates as their value over an empty group
         self.windows = None         # dict[str, Field]: window calls (AST text) -> the Window node's column
+        self.grouping = None        # what GROUPING() reads (glint.sql.bind_agg.GroupingInfo), after GROUP BY
 
 
 def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
@@ -429,60 +428,6 @@ def _(node: exp.Round, ctx):
     return Call("round", (v,), v.type, (digits,))
 
 
-# ---------------------------------------------------------------- aggregates
-def agg_type(fn: str, arg: Expr | None) -> T.DataType:
-    if fn in ("count", "count_star"):
-        return T.BIGINT
-    t = arg.type
-    if fn == "avg":
-        if t.kind in ("DATE", "TIMESTAMP"):
-            raise NotSupported(f"AVG of {t} (DuckDB's result is a TIMESTAMP)")
-        if not t.is_numeric and t.kind != "NULL":
-            raise TypeMismatch(f"Type mismatch: AVG needs a number, got {ty.show(arg)} of type {t}")
-        return T.DOUBLE
-    if fn == "sum":
-        if t.is_integer or t.kind == "NULL":
-            return T.HUGEINT
-        if t.is_decimal:
-            return T.DECIMAL(38, t.scale)
-        if t.kind == "DOUBLE":
-            return T.DOUBLE
-        raise TypeMismatch(f"Type mismatch: SUM needs a number, got {ty.show(arg)} of type {t}")
-    return t
-
-
-def bind_aggregate(node, ctx) -> AggCall:
-    """An aggregate call, its argument bound against the pre-aggregation scope."""
-    fn = type(node).__name__.lower()
-    arg = node.this
-    distinct = isinstance(arg, exp.Distinct)
-    if distinct:
-        if len(arg.expressions) != 1:
-            raise NotSupported("DISTINCT aggregates over several expressions")
-        arg = arg.expressions[0]
-    if fn == "count" and (arg is None or isinstance(arg, exp.Star)):
-        return AggCall("count_star", (), T.BIGINT)
-    inner = ExprContext(ctx.scope, ctx.binder)
-    inner.pending = ctx.pending
-    v = bind(arg, inner)
-    if any(isinstance(e, AggCall) for e in v.walk()):
-        raise BinderError(f"aggregate function calls cannot be nested: {node.sql(dialect='duckdb')}")
-    return AggCall(fn, (v,), agg_type(fn, v), distinct and fn not in ("min", "max"))
-
-
-def _bind_agg(node, ctx):
-    f = ctx.aggs.get(node.sql(dialect="duckdb")) if ctx.aggs is not None else None
-    if f is None:
-        raise BinderError(f"aggregate {node.sql(dialect='duckdb')} is not allowed here")
-    if ctx.empty_aggs:
-        return Literal(0, T.BIGINT) if f.type == T.BIGINT and isinstance(node, exp.Count) else Literal(None, f.type)
-    return ColRef(f)
-
-
-for _cls in AGG_FUNCS:
-    _bind.register(_cls)(_bind_agg)
-
-
 @_bind.register
 def _(node: exp.Anonymous, ctx):
     fn = bind_dates.ANONYMOUS.get(node.name.lower())
@@ -497,36 +442,6 @@ def _(node: exp.Window, ctx):
     if f is None:
         raise BinderError("window functions are not allowed here")
     return ColRef(f)
-
-
-def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
-    """Aggregate calls in an expression, not descending into subqueries."""
-    out = []
-
-    def walk(n):
-        if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
-            if isinstance(n, exp.In):
-                walk(n.this)
-            return
-        if isinstance(n, exp.Window):
-            # the window's own function is not an aggregate; its arguments and keys may hold some
-            fn = n.this.this if isinstance(n.this, (exp.IgnoreNulls, exp.RespectNulls)) else n.this
-            for child in [*fn.iter_expressions(), *(n.args.get("partition_by") or []), n.args.get("order")]:
-                if child is not None:
-                    walk(child)
-            return
-        if isinstance(n, AGG_FUNCS):
-            if any(isinstance(w, exp.Window) for w in n.walk()):
-                raise BinderError("aggregate function calls cannot contain window function calls")
-            out.append(n)
-            return
-        if isinstance(n, exp.AggFunc):
-            raise NotSupported(f"aggregate function {n.sql(dialect='duckdb').split('(')[0]}")
-        for child in n.iter_expressions():
-            walk(child)
-
-    walk(node)
-    return out
 
 
 from . import bind_dates  # noqa: E402  (registers the date and time handlers on _bind)

@@ -25,7 +25,8 @@ from ..plan import logical as L
 from ..plan.expr import Expr, Literal
 from ..plan.rules.fold_constants import fold_expr
 from . import typing as ty
-from .bind_expr import agg_type, bind
+from .bind_agg import agg_type
+from .bind_expr import bind
 
 _RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
             exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}

@@ -22,7 +22,9 @@ from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
 from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
-from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
+from .bind_agg import bind_aggregates, bind_group_by, find_aggregates
+from .bind_expr import ExprContext, bind
+from .grouping_sets import grouping_sets, has_grouping_sets
 from .bind_window import bind_window, has_window, named_windows, window_calls
 from .scope import Scope
 from ..plan.rules.fold_constants import fold_expr
@@ -182,32 +184,27 @@ class Binder:
         qualify = sel.args.get("qualify")
         if qualify is not None:
             aggs_ast += find_aggregates(qualify.this)
-        if group is not None and (group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
-            raise NotSupported("ROLLUP / CUBE / GROUPING SETS")
-        group_items = list(group.expressions) if group is not None else []
-        if group is not None and not group_items and not group.args.get("all"):
-            raise ParseError("syntax error: GROUP BY without expressions")
+        sets = None
+        if has_grouping_sets(group):
+            group_items, sets = grouping_sets(group, select_items)
+        else:
+            group_items = list(group.expressions) if group is not None else []
+            if group is not None and not group_items and not group.args.get("all"):
+                raise ParseError("syntax error: GROUP BY without expressions")
         if group is not None and group.args.get("all"):
             # GROUP BY ALL: every select item that holds no aggregate
             group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
                            if not find_aggregates(i) and not has_window(i)]
-        aggregated = bool(aggs_ast) or bool(group_items) or having is not None
+        aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
 
         post_ctx = ExprContext(scope, self)
         corr_groups: list[Field] = []
         if aggregated:
             pre = ExprContext(scope, self)
-            groups, gmap = [], {}
-            for g in group_items:
-                ge = bind(g, pre)
-                key = g.sql(dialect="duckdb")
-                if key in gmap:
-                    continue
-                f = self.field(_name_of(g), ge.type)
-                groups.append((f, ge))
-                gmap[key] = f
+            groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
+            grouping = info.sets if info is not None else None
             if correlated:
-                if group_items:
+                if group_items or sets is not None:
                     raise NotSupported("GROUP BY in a correlated subquery")
                 # correlated aggregate: group by the inner side of each equality
                 correlated, extra = self._split_correlation(correlated, scope)
@@ -216,18 +213,11 @@ class Binder:
                     groups.append((f, inner_e))
                     corr_groups.append(f)
                     correlated.append(ty.compare("eq", outer_e, ColRef(f)))
-            aggs, amap = [], {}
-            for a in aggs_ast:
-                key = a.sql(dialect="duckdb")
-                if key in amap:
-                    continue
-                ac = bind_aggregate(a, pre)
-                f = self.field(_name_of(a), ac.type)
-                aggs.append((f, ac))
-                amap[key] = f
+            aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
             plan = pre_apply(pre, plan)
-            plan = L.Aggregate(plan, tuple(groups), tuple(aggs))
+            plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
             post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
+            post_ctx.grouping = info
             if having is not None:
                 h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
                 plan = pre_apply(post_ctx, plan)

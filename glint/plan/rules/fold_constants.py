@@ -12,6 +12,8 @@ one-row batch, so folding can never disagree with execution.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from ... import types as T
@@ -38,8 +40,8 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
         if isinstance(node, L.Project):
             return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
         if isinstance(node, L.Aggregate):
-            return L.Aggregate(node.child, tuple((f, fold_expr(e)) for f, e in node.groups),
-                               tuple((f, fold_expr(a)) for f, a in node.aggs))
+            return replace(node, groups=tuple((f, fold_expr(e)) for f, e in node.groups),
+                           aggs=tuple((f, fold_expr(a)) for f, a in node.aggs))
         if isinstance(node, L.Sort):
             return L.Sort(node.child, tuple(L.SortKey(fold_expr(k.expr), k.descending, k.nulls_first)
                                             for k in node.keys))

@@ -10,6 +10,8 @@ Scan t [a#1]
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import logical as L
 from ..expr import ColRef
 
@@ -50,7 +52,7 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
     if isinstance(node, L.Aggregate):
         aggs = tuple((f, a) for f, a in node.aggs if f.id in need)
         child = _prune(node.child, _refs([e for _, e in node.groups] + [a for _, a in aggs]))
-        return L.Aggregate(child, node.groups, aggs)
+        return replace(node, child=child, aggs=aggs)
     if isinstance(node, L.Sort):
         return L.Sort(_prune(node.child, need | _refs(k.expr for k in node.keys)), node.keys)
     if isinstance(node, L.Limit):

@@ -28,6 +28,8 @@ Filter (r#3 > 1)
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import logical as L
 from ..expr import ColRef, Expr, conjoin, conjuncts, substitute
 
@@ -57,11 +59,14 @@ def _push(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
     if isinstance(node, L.Join):
         return _push_join(node, preds)
     if isinstance(node, L.Aggregate):
-        group_ids = {f.id for f, _ in node.groups}
-        mapping = {f.id: e for f, e in node.groups}
-        down = [substitute(p, mapping) for p in preds if _refs(p) <= group_ids and node.groups]
-        keep = [p for p in preds if not (_refs(p) <= group_ids and node.groups)]
-        return _wrap(L.Aggregate(_push(node.child, down), node.groups, node.aggs), keep)
+        # a filter on group keys removes whole groups, except on keys a grouping set
+        # leaves out (its rows hold NULL there: they are made by the aggregate)
+        kept = node.groups if node.grouping is None else [node.groups[i] for i in node.grouping.common()]
+        group_ids = {f.id for f, _ in kept}
+        mapping = {f.id: e for f, e in kept}
+        down = [substitute(p, mapping) for p in preds if _refs(p) <= group_ids and kept]
+        keep = [p for p in preds if not (_refs(p) <= group_ids and kept)]
+        return _wrap(replace(node, child=_push(node.child, down)), keep)
     if isinstance(node, L.Sort):
         return L.Sort(_push(node.child, preds), node.keys)
     if isinstance(node, L.Window):

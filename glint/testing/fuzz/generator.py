@@ -9,8 +9,10 @@ What it writes: filters (AND/OR/NOT, comparisons with NULLs, IS [NOT] NULL,
 [NOT] BETWEEN, [NOT] IN lists, [NOT] [I]LIKE [ESCAPE], IS [NOT] DISTINCT FROM),
 joins of every kind (inner, left, right, full, cross, comma, SEMI/ANTI, USING)
 on nullable one- and two-column keys with residual conditions, GROUP BY [ALL]
-with and without HAVING, aggregates (COUNT(*), COUNT, SUM, AVG, MIN, MAX, with
-DISTINCT), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OFFSET (ordering
+with and without HAVING, ROLLUP / CUBE / GROUPING SETS with GROUPING(),
+aggregates (COUNT(*), COUNT, SUM, AVG, MIN, MAX, and those of grouping.py:
+VAR_* / STDDEV_*, MEDIAN, QUANTILE_*, BOOL_AND / BOOL_OR, ordered STRING_AGG;
+with DISTINCT and FILTER), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OFFSET (ordering
 by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
@@ -38,6 +40,7 @@ from .data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
 from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, HUGEINT, INTEGER, KIND_OF, KIND_WEIGHTS, TIMESTAMP, VARCHAR,
                        E, T, arith_type, matches, parse_type, quote, unify)
 from .temporal import TemporalExpressions
+from .grouping import aggregate_call, grouping_call, grouping_text, with_filter
 
 _COLREF = re.compile(r"\b[aq]\d+\.\w")
 
@@ -96,6 +99,9 @@ class QueryGenerator(TemporalExpressions):
         self.r = random.Random(seed)
         # window items draw from their own stream: the rest of each query stays what it was before them
         self.rw = random.Random(seed ^ 0x5EED)
+        # so do grouping sets and the aggregates beyond COUNT / SUM / AVG / MIN / MAX (grouping.py)
+        self.rg = random.Random(seed ^ 0x6E75)
+        self.ra = random.Random(seed ^ 0xA66)
         self.max_depth = max_depth
         self.max_expr_depth = max_expr_depth
         self.max_rows_product = max_rows_product
@@ -204,6 +210,7 @@ class QueryGenerator(TemporalExpressions):
         if aggregated:
             self.feat("aggregate")
             scope = Scope(scope.sources, scope.outer, group=[replace(g, gk=True) for g in group])
+        sets = grouping_text(self.rg, group) if aggregated and group and self.rg.random() < 0.25 else None
         n = len(want) if want else self.r.choice([1, 1, 2, 2, 3, 4])
         kinds = want or [self.random_kind() for _ in range(n)]
         items = [self.expr(k, scope, self.r.choice([1, 2, 2, self.max_expr_depth]), sub=depth > 0, top=True)
@@ -213,6 +220,9 @@ class QueryGenerator(TemporalExpressions):
             items[i] = self.window_item(kinds[i], scope) or items[i]
         if aggregated and not group and not one_row and any(it.gk for it in items):
             raise AssertionError("group key without GROUP BY")
+        if sets is not None and want is None and self.rg.random() < 0.6:
+            items.append(E(grouping_call(self.rg, group), BIGINT, gk=True))
+            self.feat("grouping")
         distinct = not one_row and self.chance(0.1)
         sql = "SELECT " + ("DISTINCT " if distinct else "")
         if distinct:
@@ -223,8 +233,11 @@ class QueryGenerator(TemporalExpressions):
             sql += " WHERE " + " AND ".join(f"({w})" if len(where) > 1 else w for w in where)
         if aggregated:
             group_all = (group and self.chance(0.15) and all(not (it.agg and it.gk) for it in items)
-                         and any(it.gk and not it.agg for it in items))
-            if group_all:
+                         and any(it.gk and not it.agg for it in items)) and sets is None
+            if sets is not None:
+                sql += " GROUP BY " + sets
+                self.feat("grouping_sets")
+            elif group_all:
                 sql += " GROUP BY ALL"
                 self.feat("group_by_all")
             elif group:
@@ -823,6 +836,12 @@ class QueryGenerator(TemporalExpressions):
         if distinct:
             self.feat("agg:distinct")
         arg_d = max(0, min(d, 2))
+        if self.ra.random() < 0.25:
+            e = aggregate_call(self, kind, row, arg_d)
+            if e is not None:
+                e = with_filter(self, e, row)
+                self._agg_type_hint = e.t
+                return e
         if kind == "int":
             x = self.r.random()
             if x < 0.45:
@@ -873,6 +892,7 @@ class QueryGenerator(TemporalExpressions):
             self.feat("agg:" + fn.lower())
             t = a.t if a.t.kind != "NULL" else {"str": VARCHAR, "date": DATE, "ts": TIMESTAMP, "bool": BOOLEAN}[kind]
             e = E(f"{fn}({distinct}{a.sql})", t, agg=True)
+        e = with_filter(self, e, row)
         self._agg_type_hint = e.t
         return e
 
@@ -948,6 +968,11 @@ class QueryGenerator(TemporalExpressions):
             g = self.r.choice(keys)
             return replace(g, sql=g.sql if g.col else f"({g.sql})")
         if kind == "bool":
+            if self.ra.random() < 0.25:
+                row = Scope(scope.sources, scope.outer)
+                e = aggregate_call(self, "bool", row, max(0, min(d, 2)))
+                if e is not None:
+                    return with_filter(self, e, row)
             if x < 0.5:
                 return self.comparison(scope, 0, False)
             return self.literal("bool")

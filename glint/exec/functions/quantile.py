@@ -1,0 +1,71 @@
+"""MEDIAN, QUANTILE_CONT and QUANTILE_DISC of grouped rows: each group's
+values sorted (once for all groups), then the row at the quantile's position
+(glint.kernels.quantiles) taken or interpolated, with DuckDB 1.4's types and
+arithmetic:
+
+- discrete: the value itself (any orderable type: numbers, DATE, VARCHAR by
+  byte order, BOOLEAN);
+- continuous over DOUBLE (integers are cast first): lo + (hi - lo) * f;
+- continuous over DECIMAL: lo + trunc(double(hi - lo) * f), in the DECIMAL's
+  own scale (so 0.1 and 0.2 interpolate to 0.1, -0.1 and -0.2 to -0.2).
+
+NaN sorts above every number (as DuckDB orders doubles).
+
+>>> import torch, pyarrow as pa
+>>> from decimal import Decimal
+>>> from glint.kernels.groupby import Slots
+>>> from glint.plan.aggregates import Quantile
+>>> s = Slots(torch.tensor([0, 0, 1, 1, 0]), 2)
+>>> x = Column.from_arrow(pa.array([Decimal("0.1"), Decimal("0.2"), Decimal("-0.1"), Decimal("-0.2"), None], pa.decimal128(4, 1)))
+>>> quantile(x, s, Quantile(0.5, 1, 2, False), True, x.dtype).to_arrow().to_pylist()
+[Decimal('0.1'), Decimal('-0.2')]
+>>> f = Column.from_arrow(pa.array([1.0, 4.0, float("nan"), 2.0, 3.0]))
+>>> quantile(f, s, Quantile(0.5, 1, 2, False), True, T.DOUBLE).to_arrow().to_pylist()
+[3.0, nan]
+>>> quantile(f, s, Quantile(0.5, 1, 2, True), False, T.DOUBLE).to_arrow().to_pylist()
+[3.0, nan]
+"""
+from __future__ import annotations
+
+import torch
+
+from ... import types as T
+from ...errors import NotSupported
+from ...kernels import groupby as G
+from ...kernels.quantiles import continuous_position, discrete_position, group_starts, sort_in_groups
+from ...storage.column import Column
+from . import strings
+
+
+def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataType) -> Column:
+    """The quantile ``q`` (a glint.plan.aggregates.Quantile) of the non-NULL
+    values of ``x`` in each group of ``slots``; NULL for groups without any."""
+    if x.is_wide:
+        raise NotSupported("quantiles of values beyond 64 bits")
+    dev, n = x.device, slots.n
+    counts = G.count(slots, x.valid)
+    rows = x.validity().nonzero().squeeze(1)
+    m = rows.shape[0]
+    if m == 0 or n == 0:
+        return Column.nulls(out_type, n, dev)
+    xv = x.take(rows)
+    key = strings.order_ranks(xv) if xv.dtype.is_string else xv.data
+    perm = sort_in_groups(slots.gid[rows], key, q.descending)
+    starts = group_starts(counts)
+    has = counts > 0
+
+    def at(pos):
+        return xv.take(perm[(starts + pos).clamp(max=m - 1)])
+
+    if not continuous:
+        v = at(discrete_position(counts, q.value, q.num, q.den))
+        out = Column(out_type, v.data, has, v.dictionary)
+        return out.compact() if out_type.is_string else out
+    lo_pos, hi_pos, frac = continuous_position(counts, q.value)
+    lo, hi = at(lo_pos).data, at(hi_pos).data
+    same = lo_pos == hi_pos
+    if out_type.is_decimal:
+        step = torch.trunc((hi - lo).double() * frac).long()
+        return Column(out_type, torch.where(same, lo, lo + step), has)
+    lo, hi = lo.double(), hi.double()
+    return Column(out_type, torch.where(same, lo, lo + (hi - lo) * frac), has)
