@@ -23,6 +23,7 @@ from ..plan import logical as L
 from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from . import typing as ty
 from .bind_expr import ExprContext, bind, bind_aggregate, find_aggregates
+from .bind_values import bind_values
 from .bind_window import bind_window, has_window, named_windows, window_calls
 from .scope import Scope
 from ..plan.rules.fold_constants import fold_expr
@@ -57,7 +58,8 @@ class Binder:
             with self._with_ctes(node):
                 return self.bind_setop(node, outer)
         if isinstance(node, exp.Values):
-            raise NotSupported("VALUES lists")
+            plan, outputs = bind_values(node, self)
+            return Bound(plan, outputs)
         raise NotSupported(f"statement {type(node).__name__}")
 
     @contextlib.contextmanager
@@ -423,7 +425,7 @@ class Binder:
             fields = tuple(self.field(c, t) for c, t in table.schema.items())
             cols = {}
             for c, f in zip(table.schema, fields):
-                cols.setdefault(c, f)
+                cols.setdefault(c.lower(), f)       # names resolve case-insensitively (qualify lower-cases them)
             scope.add(alias, _rename(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
         if isinstance(src, exp.Subquery):
@@ -436,7 +438,9 @@ class Binder:
         if isinstance(src, (exp.Unnest, exp.Lateral)):
             raise NotSupported(type(src).__name__.upper())
         if isinstance(src, exp.Values):
-            raise NotSupported("VALUES lists")
+            plan, outputs = bind_values(src, self)
+            scope.add(src.alias_or_name, _output_map(outputs, src))
+            return plan
         raise NotSupported(f"FROM item {src.sql(dialect='duckdb')[:60]}")
 
     def _find_cte(self, name):

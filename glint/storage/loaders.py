@@ -65,9 +65,13 @@ def _files_under(directory: Path, suffixes: Sequence[str]) -> list[Path]:
 def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = "Parquet") -> list[Path]:
     """The files `path` names: itself when a file, every file with one of
     `suffixes` below it (recursively, sorted) when a directory, the sorted
-    matches when a glob (``**`` recurses). Raises GlintIOError when nothing
-    matches.
+    matches when a glob (``**`` recurses); for a list, each one's files in
+    turn. Raises GlintIOError when nothing matches.
     """
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise GlintIOError("an empty list of files")
+        return list(dict.fromkeys(f for p in path for f in resolve_files(p, suffixes, kind)))
     if not isinstance(path, (str, os.PathLike)):
         raise GlintError(f"expected a path (str), got {type(path).__name__}: {path!r}")
     text = os.path.expanduser(os.fspath(path))

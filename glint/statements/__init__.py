@@ -1,0 +1,31 @@
+"""Statements that change tables or write files, run on a connection:
+CREATE TABLE [AS], DROP TABLE, INSERT, DELETE, UPDATE, TRUNCATE and COPY.
+
+Tables created in SQL are in-memory tables of the connection (Arrow data,
+chunked and cached on the device like registered tables). Each statement
+binds and plans like a query, runs it, and then changes the catalog, so a
+statement that fails (a failed CAST, a NOT NULL violation) changes nothing.
+Statements that add or change rows return DuckDB's one-row ``Count``.
+"""
+from __future__ import annotations
+
+from ..errors import NotSupported
+from . import copy, modify, tables
+
+_HANDLERS = {
+    "create_table": tables.create_table,
+    "drop_table": tables.drop_table,
+    "insert": tables.insert,
+    "truncate": tables.truncate,
+    "delete": modify.delete,
+    "update": modify.update,
+    "copy": copy.copy,
+}
+
+
+def run_statement(con, stmt, kind: str):
+    """Runs one statement; a Result (``Count``) or None."""
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        raise NotSupported(f"{kind.replace('_', ' ').upper()} statements")
+    return handler(con, stmt)
