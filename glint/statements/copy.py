@@ -44,9 +44,7 @@ def _value(node):
         return node.this if node.is_string else int(node.this)
     if isinstance(node, (exp.Var, exp.Identifier, exp.Column)):
         return node.name
-    if isinstance(node, exp.Tuple):
-        return [_value(e) for e in node.expressions]
-    raise NotSupported(f"COPY option value {node.sql(dialect='duckdb')}")
+    return node                      # refused by name if the option is known (see _known)
 
 
 def options(stmt: exp.Copy) -> dict:
@@ -71,6 +69,8 @@ def _known(opts: dict, allowed: dict, fmt: str) -> dict:
     for k, v in opts.items():
         if k not in allowed:
             raise NotSupported(f'COPY option "{k.upper()}" for {fmt.upper()}')
+        if isinstance(v, exp.Expression):
+            raise NotSupported(f"COPY option {k.upper()} {v.sql(dialect='duckdb')}")
         out[allowed[k]] = v
     return out
 

@@ -66,12 +66,12 @@ def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = 
     """The files `path` names: itself when a file, every file with one of
     `suffixes` below it (recursively, sorted) when a directory, the sorted
     matches when a glob (``**`` recurses); for a list, each one's files in
-    turn. Raises GlintIOError when nothing matches.
+    turn (as DuckDB's read_parquet([...]), a file listed twice twice). Raises GlintIOError when nothing matches.
     """
     if isinstance(path, (list, tuple)):
         if not path:
             raise GlintIOError("an empty list of files")
-        return list(dict.fromkeys(f for p in path for f in resolve_files(p, suffixes, kind)))
+        return [f for p in path for f in resolve_files(p, suffixes, kind)]      # a file listed twice is read twice
     if not isinstance(path, (str, os.PathLike)):
         raise GlintError(f"expected a path (str), got {type(path).__name__}: {path!r}")
     text = os.path.expanduser(os.fspath(path))
