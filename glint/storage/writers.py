@@ -3,9 +3,9 @@ writes them.
 
 CSV: values arrive already as text (the query's columns cast to VARCHAR by
 glint's own CAST, which prints numbers, decimals, dates and booleans as
-DuckDB does); a value is quoted when it holds the delimiter, the quote, a
-line break, or is the empty string or the NULL string (so that it reads back
-as itself), with quotes doubled inside. NULL is written as ``nullstr``
+DuckDB does); a value is quoted when it holds the delimiter, the quote or a
+line break, or is the NULL string (the empty string by default, so that it
+does not read back as NULL), with quotes doubled inside. NULL is written as ``nullstr``
 (empty by default). Parquet: pyarrow's writer, snappy-compressed row groups
 of DuckDB's default size.
 
@@ -52,11 +52,9 @@ def _quoted(values: pa.Array, delimiter: str, quote: str, nullstr: str) -> pa.Ar
     """Text values as CSV fields (NULL as nullstr)."""
     if pa.types.is_large_string(values.type):
         values = values.cast(pa.string()) if values.nbytes < (1 << 31) else values
-    needs = pc.equal(values, "")
+    needs = pc.equal(values, nullstr)          # a value that reads as NULL (the empty string by default)
     for s in {delimiter, quote, "\n", "\r"}:
         needs = pc.or_(needs, pc.match_substring(values, s))
-    if nullstr:
-        needs = pc.or_(needs, pc.equal(values, nullstr))
     escaped = pc.replace_substring(values, quote, quote + quote)
     wrapped = pc.binary_join_element_wise(quote, escaped, quote, "")
     return pc.fill_null(pc.if_else(needs, wrapped, values), nullstr)
