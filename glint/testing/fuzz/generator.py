@@ -15,7 +15,8 @@ by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
 extremes, division by zero included), string functions, date ± INTERVAL /
-integer, EXTRACT, CTEs and derived tables, and window functions whose value
+integer, EXTRACT, CTEs and derived tables, VALUES lists in FROM
+(glint.testing.fuzz.values), and window functions whose value
 does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
 CUME_DIST, and COUNT / SUM / AVG / MIN / MAX over the default frame, whose
 peers come in whole). Depth is bounded.
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from .data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
 
-_COLREF = re.compile(r"\b[aq]\d+\.\w")
+_COLREF = re.compile(r"\b[aqv]\d+\.\w")
 
 # ------------------------------------------------------------------ types
 NUMERIC = ("INTEGER", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE")
@@ -45,6 +46,8 @@ INTS = ("INTEGER", "BIGINT", "HUGEINT")
 KIND_OF = {"INTEGER": "int", "BIGINT": "int", "HUGEINT": "int", "DECIMAL": "dec", "DOUBLE": "dbl",
            "VARCHAR": "str", "DATE": "date", "BOOLEAN": "bool"}
 KIND_WEIGHTS = {"int": 3.0, "dec": 2.5, "dbl": 1.2, "str": 2.5, "date": 1.2, "bool": 1.0}
+VALUES_SHARE = 0.025     # FROM items that are a VALUES list (about one query in nine has one)
+CTAS_SHARE = 0.05        # queries glint answers by CREATE TABLE AS and a scan of the table
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,7 @@ class GeneratedQuery:
     sql: str
     ordered: bool                      # the outer ORDER BY fixes the row order
     features: set[str] = field(default_factory=set)
+    ctas: bool = False                 # glint stores the result in a table and reads it back
 
 
 def quote(s: str) -> str:
@@ -205,6 +209,9 @@ class QueryGenerator:
         self.r = random.Random(seed)
         # window items draw from their own stream: the rest of each query stays what it was before them
         self.rw = random.Random(seed ^ 0x5EED)
+        # so do VALUES lists in FROM (glint.testing.fuzz.values) and CREATE TABLE AS round trips
+        self.rv = random.Random(seed ^ 0x7A1E5)
+        self.ctas = random.Random(seed ^ 0xC7A5).random() < CTAS_SHARE
         self.max_depth = max_depth
         self.max_expr_depth = max_expr_depth
         self.max_rows_product = max_rows_product
@@ -271,7 +278,9 @@ class QueryGenerator:
                 if self.chance(0.4):
                     sql += f" OFFSET {self.r.choice([0, 1, 3, 20])}"
                     self.feat("offset")
-        return GeneratedQuery(sql, ordered, set(self.features))
+        if self.ctas:
+            self.feat("ctas")
+        return GeneratedQuery(sql, ordered, set(self.features), self.ctas)
 
     def body(self, depth: int, want: list[str] | None, outer: Scope | None) -> Select:
         """A SELECT, or a set operation of two."""
@@ -357,6 +366,10 @@ class QueryGenerator:
         return Source(self.alias("a"), cols, ti.rows, base=name)
 
     def source(self, depth: int, max_rows: int | None = None) -> tuple[Source, str]:
+        if self.rv.random() < VALUES_SHARE:
+            from .values import values_source
+            self.feat("values")
+            return values_source(self.rv, self.alias("v"))
         x = self.r.random()
         if self.ctes and x < 0.25:
             c = self.r.choice(self.ctes)
