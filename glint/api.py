@@ -273,10 +273,12 @@ class Connection:
             raise GlintError("sql() takes a string")
         m = _EXPLAIN.match(query)
         if m:
-            res = self.sql(query[m.end():])
-            if res is None:
+            inner = query[m.end():]
+            stmts = frontend.parse(inner)
+            if len(stmts) != 1 or frontend.statement_kind(stmts[0]) != "query":
+                # (never run: EXPLAIN INSERT must not insert)
                 raise NotSupported("EXPLAIN of a statement that is not a query")
-            return res._explain_result(analyze=bool(m.group(1)))
+            return self.sql(inner)._explain_result(analyze=bool(m.group(1)))
         result = None
         for stmt in frontend.parse(query):
             kind = frontend.statement_kind(stmt)

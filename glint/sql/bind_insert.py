@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .. import types as T
 from ..errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
 from ..plan import logical as L
 from ..plan.expr import ColRef, Expr, Literal
@@ -128,6 +127,3 @@ def _bind_values_insert(source: exp.Values, table, columns, binder) -> Bound:
     fields = tuple(binder.field(c, t) for c, t in table.schema.items())
     return Bound(L.Values(tuple(rows), fields), list(zip(table.schema, fields)))
 
-
-def column_types(table) -> dict[str, T.DataType]:
-    return dict(table.schema)

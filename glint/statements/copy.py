@@ -120,22 +120,28 @@ def copy_to(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):
         compression = str(o.get("compression", "snappy")).lower()
         if compression not in writers.PARQUET_COMPRESSIONS:
             raise NotSupported(f"Parquet compression {compression}")
-        data = Result(con, query).arrow()
+        # HUGEINT columns are written as DOUBLE, as DuckDB writes them
+        data = Result(con, bound=_cast_outputs(con, query, lambda t: T.DOUBLE if t.kind == "HUGEINT" else t)).arrow()
         writers.write_parquet(path, data, compression, o.get("row_group_size", writers.PARQUET_ROW_GROUP_ROWS))
         return count_result(con, data.num_rows)
     o = _known(opts, _CSV_WRITE, fmt)
-    binder = Binder(con)
-    bound = frontend.bind_query(query, con, binder)
     # every value printed by glint's CAST to VARCHAR, as DuckDB's CSV writer prints them
-    exprs = tuple((binder.field(n, T.VARCHAR), ty.cast(ColRef(f), T.VARCHAR)) for n, f in bound.outputs)
-    bound.plan, bound.outputs = L.Project(bound.plan, exprs), [(n, f) for (n, _), (f, _) in zip(bound.outputs, exprs)]
-    data = Result(con, bound=bound).arrow()
+    data = Result(con, bound=_cast_outputs(con, query, lambda t: T.VARCHAR)).arrow()
     for k in ("delimiter", "quote"):
         if k in o and (not isinstance(o[k], str) or len(o[k]) != 1):
             raise BinderError(f"COPY option {k.upper()} must be one character, got {o[k]!r}")
     writers.write_csv(path, data, header=_bool(o.get("header", True), "HEADER"),
                       delimiter=o.get("delimiter", ","), quote=o.get("quote", '"'), nullstr=str(o.get("nullstr", "")))
     return count_result(con, data.num_rows)
+
+
+def _cast_outputs(con, query: exp.Expression, to):
+    """The query bound, each output column cast to ``to(its type)``."""
+    binder = Binder(con)
+    bound = frontend.bind_query(query, con, binder)
+    exprs = tuple((binder.field(n, to(f.type)), ty.cast(ColRef(f), to(f.type))) for n, f in bound.outputs)
+    bound.plan, bound.outputs = L.Project(bound.plan, exprs), [(n, f) for (n, _), (f, _) in zip(bound.outputs, exprs)]
+    return bound
 
 
 def copy_from(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):

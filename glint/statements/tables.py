@@ -11,6 +11,7 @@ from ..sql import frontend
 from ..sql.bind_ddl import table_definition, table_name
 from ..sql.bind_insert import bind_insert
 from ..storage.appended import canonical_type, conform
+from ..storage.csv_auto import unique_names
 from ..storage.table import ColumnRules
 
 
@@ -46,19 +47,6 @@ def check_not_null(table, data: pa.Table, columns=None) -> None:
             raise ConstraintError(f"Constraint Error: NOT NULL constraint failed: {table.name}.{c}")
 
 
-def _unique_names(names: list[str]) -> list[str]:
-    """Repeated result names made unique as DuckDB's CREATE TABLE AS does (a, a_1)."""
-    out, seen = [], set()
-    for n in names:
-        name, k = n, 0
-        while name.lower() in seen:
-            k += 1
-            name = f"{n}_{k}"
-        seen.add(name.lower())
-        out.append(name)
-    return out
-
-
 def create_table(con, stmt: exp.Create):
     from ..api import Result
     target = stmt.this
@@ -88,7 +76,7 @@ def create_table(con, stmt: exp.Create):
         raise NotSupported("CREATE TABLE with a column list AS a query")
     res = Result(con, query)
     data = res.arrow()
-    names = _unique_names(list(res.names))
+    names = unique_names(list(res.names))
     # a bare NULL column is stored as INTEGER, as DuckDB stores it
     types = {n: (T.INTEGER if f.type.kind == "NULL" else f.type) for n, f in zip(names, res._fields)}
     con.create_table(name, conform(data.rename_columns(names), types), types, ColumnRules())

@@ -101,13 +101,21 @@ def column_names(header: list[str] | None, n: int) -> list[str]:
     default = [f"column{i:0{width}d}" for i in range(n)]
     if header is None:
         return default
+    return unique_names([h if h else default[i] for i, h in enumerate(header)])
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Repeated names (in any case) made unique as DuckDB does: a, a_1, a_2.
+
+    >>> unique_names(["a", "A", "b", "a"])
+    ['a', 'A_1', 'b', 'a_2']
+    """
     out, seen = [], set()
-    for i, h in enumerate(header):
-        name = h if h else default[i]
-        base, k = name, 0
+    for n in names:
+        name, k = n, 0
         while name.lower() in seen:
             k += 1
-            name = f"{base}_{k}"
+            name = f"{n}_{k}"
         seen.add(name.lower())
         out.append(name)
     return out

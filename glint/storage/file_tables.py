@@ -55,7 +55,7 @@ class FileTables:
             return name
         name = f"{HIDDEN_PREFIX}{next(_names)}"
         if kind == "parquet":
-            self.con.read_parquet(files, name)
+            self.con.read_parquet(files[0] if len(files) == 1 else files, name)
         else:
             from .csv_auto import read_csv_auto
             self.con.register(name, read_csv_auto(files, **options))

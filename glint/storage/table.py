@@ -128,7 +128,9 @@ class Table:
             except NotSupported as e:
                 # kept in the schema so the table loads; a query that reads it is refused
                 self.schema[field.name] = T.VARCHAR
-                self._unsupported[field.name] = f"column {name}.{field.name}: {e.construct}"
+                # a table made for a file named in FROM has a hidden name: the message names the file
+                where = source if name.startswith("__glint") and source != "memory" else name
+                self._unsupported[field.name] = f"column {where}.{field.name}: {e.construct}"
         self._stats: dict[str, ColumnStats] = {}
         self._layouts: dict[int, list[Chunk]] = {}
         self._lock = threading.Lock()
