@@ -3,6 +3,7 @@ result types against DuckDB's Arrow types, files written by one engine and
 read by the other (byte for byte for CSV), cached device chunks and
 statistics after appends, the cache of file tables, row order after DELETE
 and UPDATE, large VALUES lists. The records are in tests/sql/tables/."""
+import itertools
 import time
 
 import duckdb
@@ -11,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import glint
-from glint.errors import ConstraintError, GlintIOError, NotSupported
+from glint.errors import ConstraintError, GlintError, GlintIOError, NotSupported
 from glint.testing.compare import compare_tables
 
 
@@ -58,6 +59,26 @@ VALUES_QUERIES = [
 @pytest.mark.parametrize("sql", VALUES_QUERIES)
 def test_values_types_match_duckdb(con, duck, sql):
     _same(con.sql(sql).arrow(), duck.execute(sql).arrow().read_all())
+
+
+VALUE_KINDS = {"int": "1", "big": "3000000000", "dec": "1.5", "str_number": "'1'", "str_date": "'2020-01-01'",
+               "str_bool": "'true'", "null": "NULL", "bool": "true", "date": "DATE '2020-01-01'",
+               "integer": "1::INTEGER", "bigint": "1::BIGINT", "varchar": "'1'::VARCHAR", "double": "1.5::DOUBLE",
+               "decimal": "1.5::DECIMAL(10,3)", "negative": "-1", "expression": "1 + 1", "concat": "'1' || '2'"}
+
+
+def test_values_type_unification_matrix(con, duck):
+    """Every pair of kinds of entry in two rows: the same type and values as
+    DuckDB, or an error where DuckDB has one."""
+    for a, b in itertools.product(VALUE_KINDS.values(), repeat=2):
+        sql = f"SELECT * FROM (VALUES ({a}), ({b}))"
+        try:
+            want = duck.execute(sql).arrow().read_all()
+        except duckdb.Error:
+            with pytest.raises(GlintError):
+                con.sql(sql).arrow()
+            continue
+        _same(con.sql(sql).arrow(), want, ordered=True)
 
 
 def test_values_list_of_many_rows(con, duck):

@@ -111,6 +111,8 @@ def row_types(rows: list[list[tuple[T.DataType, bool]]]) -> list[T.DataType]:
 
 def bind_cell(node: exp.Expression, binder) -> Expr:
     """One VALUES entry: a constant expression."""
+    if node.find(exp.Column) is not None:
+        raise NotSupported(f"column references in VALUES ({node.sql(dialect='duckdb')}: DuckDB's implicit LATERAL)")
     ctx = ExprContext(Scope(None), binder)
     e = bind(node, ctx)
     if ctx.pending:
