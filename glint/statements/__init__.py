@@ -6,6 +6,18 @@ chunked and cached on the device like registered tables). Each statement
 binds and plans like a query, runs it, and then changes the catalog, so a
 statement that fails (a failed CAST, a NOT NULL violation) changes nothing.
 Statements that add or change rows return DuckDB's one-row ``Count``.
+
+>>> import glint
+>>> con = glint.connect(device="cpu")
+>>> con.sql("CREATE TABLE t (a INTEGER NOT NULL, s VARCHAR DEFAULT 'x')")
+>>> con.sql("INSERT INTO t (a) VALUES (1), ('2')").fetchall()
+[(2,)]
+>>> con.sql("UPDATE t SET s = s || a WHERE a > 1").fetchall(), con.sql("SELECT * FROM t").fetchall()
+([(1,)], [(1, 'x'), (2, 'x2')])
+>>> con.sql("INSERT INTO t VALUES (NULL, 'y')")
+Traceback (most recent call last):
+...
+glint.errors.ConstraintError: Constraint Error: NOT NULL constraint failed: t.a
 """
 from __future__ import annotations
 
