@@ -20,5 +20,5 @@ def connect(device: str = "auto", *, ranks=None, **kwargs):
 
 
 __all__ = ["connect", "GlintError", "ParseError", "BinderError", "CatalogError", "ColumnNotFound",
-           "TypeMismatch", "NotSupported", "GlintIOError", "ExecutionError", "ConstraintError", "OutOfMemory", "RankFailure",
-           "__version__"]
+           "TypeMismatch", "NotSupported", "GlintIOError", "ExecutionError", "ConstraintError", "OutOfMemory",
+           "RankFailure", "__version__"]

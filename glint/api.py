@@ -103,9 +103,9 @@ class Connection:
                  chunk_rows: int | None = None, host_spill_limit=None):
         from .storage.memory import (MemoryManager, default_chunk_rows, default_limit, env_size,
                                      format_bytes, parse_size)
+        from .storage.file_tables import FileTables
         from .storage.spill import SpillSpace
 
-        from .storage.file_tables import FileTables
         self.device = resolve_device(device)
         self._tables: dict[str, Table] = {}
         self._views: dict[str, object] = {}

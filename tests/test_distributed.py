@@ -276,7 +276,8 @@ def test_tables_writes_and_files_on_two_ranks(tmp_path):
             diffs = compare_query_result(sql, res.arrow(), duck.execute(sql).arrow().read_all())
             assert not diffs, (sql, diffs)
         res = con.sql("SELECT count(*) FROM big")
-        assert res.fetchall() == [(252,)] and all(r["io"]["chunks"] >= 1 for r in res.rank_stats)       # both ranks hold rows of it
+        # both ranks hold rows of it
+        assert res.fetchall() == [(252,)] and all(r["io"]["chunks"] >= 1 for r in res.rank_stats)
         # INSERT into a table hash-partitioned on its key: each row goes to the rank its key hashes to
         data = pa.table({"k": list(range(50)), "v": [i * 3 for i in range(50)]})
         con.register("h", data, partition_by="k")

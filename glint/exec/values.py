@@ -12,7 +12,8 @@ evaluated on its own. The groups are put back in row order.
 >>> from glint.exec.base import ExecContext
 >>> from glint.plan.expr import Call, Field, Literal
 >>> f = Field(1, "col0", T.INTEGER)
->>> rows = ((Literal(1, T.INTEGER),), (Call("cast", (Literal("7", T.VARCHAR),), T.INTEGER),), (Literal(None, T.INTEGER),))
+>>> seven = Call("cast", (Literal("7", T.VARCHAR),), T.INTEGER)
+>>> rows = ((Literal(1, T.INTEGER),), (seven,), (Literal(None, T.INTEGER),))
 >>> b = next(ValuesExec(rows, (f,)).stream(ExecContext("cpu", None)))
 >>> b[1].to_arrow().to_pylist()
 [1, 7, None]

@@ -15,7 +15,8 @@ row by row, as DuckDB combines them:
   cast: a TypeMismatch naming both types.
 
 >>> from glint import types as T
->>> row_types([[(T.INTEGER, False)], [(T.DECIMAL(2, 1), False)]]), row_types([[(T.INTEGER, False)], [(T.VARCHAR, True)]])
+>>> one = [(T.INTEGER, False)]
+>>> row_types([one, [(T.DECIMAL(2, 1), False)]]), row_types([one, [(T.VARCHAR, True)]])
 ([DECIMAL(11,1)], [INTEGER])
 >>> row_types([[(T.VARCHAR, True)], [(T.INTEGER, False)]])
 Traceback (most recent call last):
