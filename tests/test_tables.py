@@ -279,6 +279,20 @@ def test_file_tables_are_cached_until_the_file_changes(con, duck, tmp_path):
     assert not [n for n in con.tables() if n.startswith("__glint")]
 
 
+def test_file_in_from_skips_row_groups_by_statistics(device, tmp_path):
+    path = tmp_path / "groups.parquet"
+    con = glint.connect(device=device, chunk_rows=4)
+    try:
+        con.sql(f"COPY (SELECT * FROM (VALUES {', '.join(f'({i}, {i * 10})' for i in range(40))}) v(id, x)) "
+                f"TO '{path}' (ROW_GROUP_SIZE 4)")
+        assert pq.read_metadata(path).num_row_groups == 10
+        res = con.sql(f"SELECT sum(x) FROM read_parquet('{path}') WHERE id >= 36")
+        assert res.fetchall() == [(1500,)]
+        assert res.io.chunks_skipped == 9
+    finally:
+        con.close()
+
+
 def test_file_errors_name_the_file_and_the_place(con, tmp_path):
     with pytest.raises(GlintIOError, match=r"nope\.parquet.*at line 2, column 6"):
         con.sql(f"SELECT *\nFROM '{tmp_path}/nope.parquet'")
