@@ -66,7 +66,9 @@ def _check_comparable(a: DataType, b: DataType, what: str) -> DataType:
 def compare(op: str, a: Expr, b: Expr) -> Expr:
     t = _check_comparable(a.type, b.type, f"{show(a)} {_CMP_SQL[op]} {show(b)}")
     if t.is_string:
-        return Call(op, (a, b), T.BOOLEAN)
+        # text stays as it is (a literal compares with each dictionary entry); an untyped
+        # NULL (a subquery's SELECT NULL) becomes text, so that both sides are strings
+        return Call(op, tuple(cast(x, t) if x.type.kind == "NULL" else x for x in (a, b)), T.BOOLEAN)
     if t.is_decimal and (a.type.is_decimal or a.type.is_integer) and (b.type.is_decimal or b.type.is_integer):
         # exact numerics of different scales compare without scaling up (no overflow)
         return Call(op, (a, b), T.BOOLEAN)
