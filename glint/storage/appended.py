@@ -124,11 +124,16 @@ class AppendedSource:
         return [got[i] if i < self._n_base else self._tail(i, columns) for i in fragments]
 
     def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
-        """Consecutive fragments' rows as one table (a run that crosses from
-        the base into the appended rows is cast to one type per column)."""
+        """Consecutive fragments' rows as one table. A run of the base's
+        fragments is the base's own read (a Parquet source's fast path may
+        give DECIMALs as unscaled integers); a run that crosses into the
+        appended rows reads the base's fragments one by one (decoded values)
+        and casts to one type per column."""
         base = [i for i in fragments if i < self._n_base]
         tail = [self._tail(i, columns) for i in fragments if i >= self._n_base]
-        parts = ([self.base.read_run(base, columns)] if base else []) + tail
+        if not tail:
+            return self.base.read_run(base, columns)
+        parts = (self.base.read(base, columns, parallel=False) if base else []) + tail
         if len(parts) == 1:
             return parts[0]
         return pa.concat_tables(unify(parts, {c: self.types[c] for c in columns}))

@@ -152,12 +152,14 @@ class Table:
     def to_arrow(self) -> pa.Table:
         """Every row as one Arrow table, in the canonical types of
         glint.storage.appended (DELETE and UPDATE rewrite it)."""
-        from .appended import canonical_type, conform
+        from .appended import canonical_type, conform, unify
         columns = list(self.schema)
         self.check_readable(columns)
         if self.num_rows == 0:
             return pa.schema([(c, canonical_type(t)) for c, t in self.schema.items()]).empty_table()
-        return conform(self._src.read_run(list(range(len(self.fragments))), columns), self.schema)
+        # fragment by fragment: decoded values (a Parquet source's runs may hold unscaled DECIMALs)
+        parts = [p for p in self._src.read(list(range(len(self.fragments))), columns) if p.num_rows]
+        return conform(pa.concat_tables(unify(parts, self.schema)) if len(parts) > 1 else parts[0], self.schema)
 
     def append(self, data: pa.Table) -> list[tuple[int, int]]:
         """Add the rows of ``data`` (the table's columns, in order, in glint's
