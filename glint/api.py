@@ -60,7 +60,7 @@ def _result_cap() -> int:
     return v if v is not None else int(host_memory_available() * 0.7)
 
 
-MAX_OOM_RETRIES = 4             # re-runs of a query that ran out of memory (cache dropped, then smaller chunks)
+MAX_OOM_RETRIES = 6             # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
 MIN_RETRY_CHUNK_ROWS = 1 << 16
 
 
@@ -96,14 +96,19 @@ class Connection:
     - ``spill_dir``: where spilled batches go once pinned host memory is
       spent (default: the system's temporary directory).
     - ``chunk_rows``: rows per chunk (morsel) of a scan; default from the limit.
+    - ``host_cache_limit``: bytes of decoded table data kept in host memory
+      as the cache's second tier (GPU connections; default 40% of the host's
+      memory, ``GLINT_HOST_CACHE_LIMIT``; 0 turns it off): chunks that do not
+      stay on the GPU are copied up again from there rather than decoded
+      from their files again.
     """
 
     def __init__(self, device: str = "auto", optimizer: dict | None = None, *,
                  memory_limit=None, gpu_memory_limit=None, spill_dir: str | None = None,
-                 chunk_rows: int | None = None, host_spill_limit=None):
-        from .storage.memory import (MemoryManager, default_chunk_rows, default_limit, env_size,
-                                     format_bytes, parse_size)
+                 chunk_rows: int | None = None, host_spill_limit=None, host_cache_limit=None):
         from .storage.file_tables import FileTables
+        from .storage.memory import (HostCache, MemoryManager, default_chunk_rows, default_host_cache_limit,
+                                     default_limit, env_size, format_bytes, parse_size)
         from .storage.spill import SpillSpace
 
         self.device = resolve_device(device)
@@ -146,6 +151,12 @@ class Connection:
         # pipelines hold a few chunks at a time beside what breakers reserve
         headroom = min(limit // 4, 6 * chunk_rows * 64)
         self.memory = MemoryManager(self.device, limit, headroom)
+        if host_cache_limit is None:
+            host_cache_limit = env_size("GLINT_HOST_CACHE_LIMIT")
+        host_cache = (default_host_cache_limit(self.device) if host_cache_limit is None
+                      else 0 if host_cache_limit in (0, "0") else parse_size(host_cache_limit))
+        if host_cache > 0:              # (on the CPU only when asked for: its device cache is host memory)
+            self.memory.host = HostCache(host_cache)
         self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
                                 parse_size(host_spill_limit) if host_spill_limit is not None else None)
 
@@ -189,9 +200,9 @@ class Connection:
     def append_rows(self, name: str, data: pa.Table) -> None:
         """Rows added to a table (INSERT, COPY FROM): chunks cached on the
         device stay, but those whose rows changed."""
+        from .storage.appended import drop_stale
         t = self.table(name)
-        stale = set(t.append(data))
-        self.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid and (k[2], k[3]) in stale)
+        drop_stale(self.memory, t, t.append(data))
 
     def tables(self) -> list[str]:
         return sorted(self.table_names() + list(self._views))
@@ -237,14 +248,20 @@ class Connection:
 
     def _evict(self, t: Table) -> None:
         self.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid)
+        if self.memory.host is not None:
+            self.memory.host.drop(lambda k: k[0] == "table" and k[1] == t.uid)
 
     def cached_bytes(self) -> int:
         """Bytes of table chunks kept on the device."""
         return self.memory.cache_bytes()
 
-    def drop_cache(self) -> None:
-        """Give back every cached table chunk (the next queries read their data again)."""
+    def drop_cache(self, host: bool = False) -> None:
+        """Give back every table chunk cached on the device (the next queries
+        copy their data again from the host tier, or read it again from the
+        files); ``host=True`` drops the host tier as well."""
         self.memory.cache_drop()
+        if host and self.memory.host is not None:
+            self.memory.host.drop()
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -329,6 +346,8 @@ class Connection:
 
     def close(self) -> None:
         self.memory.cache_drop()
+        if self.memory.host is not None:
+            self.memory.host.drop()
         self._tables.clear()
         self._files.clear()
         self.spill.close()
@@ -381,33 +400,55 @@ class Result:
         t0 = time.perf_counter()
         chunk_rows = con.chunk_rows
         self.retries = []                   # the out-of-memory errors that a retry got past
-        while True:
-            try:
-                ctx = self._execute(profile, chunk_rows)
-                break
-            except ResultTooLarge:
-                raise
-            except OutOfMemory as e:
-                # Once more without the cached table chunks (they may be what was
-                # in the way), then with ever smaller chunks: a chunk's read-ahead
-                # and temporaries may be what a small budget cannot hold beside
-                # the breakers' state. The plan is immutable, so a re-run is clean.
-                had_cache = con.memory.cache_bytes() > 0
-                smaller = con.oom_retries_with_smaller_chunks
-                if len(self.retries) >= MAX_OOM_RETRIES or (not had_cache and (chunk_rows <= MIN_RETRY_CHUNK_ROWS
-                                                                                  or not smaller)):
-                    raise
-                self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
-                _log.info("query out of memory, retrying: %s", self.retries[-1])
-                con.drop_cache()
-                if not had_cache:
-                    chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
+        dropped_at: set[int] = set()        # chunk sizes already re-run without the cache
+        try:
+            ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+        finally:
+            con.memory.cache_enabled = True
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
         self.rank_stats = getattr(ctx, "rank_stats", None)
         if profile:
             self._profile = ctx.stats
         return self._arrow
+
+    def _run_retrying(self, profile: bool, chunk_rows: int, dropped_at: set):
+        con = self._con
+        retried = 0
+        while True:
+            try:
+                return self._execute(profile, chunk_rows)
+            except ResultTooLarge:
+                raise
+            except OutOfMemory as e:
+                # Again without the cached table chunks (they may be what was in
+                # the way; the memory manager has also learned, from the failed
+                # step, how much a chunk needs beside the cache, so the re-run
+                # caches less), then with ever smaller chunks: a chunk's
+                # read-ahead and temporaries may be what a small budget cannot
+                # hold beside the breakers' state. The plan is immutable, so a
+                # re-run is clean.
+                mm = con.memory
+                cache_in_way = mm.cache_bytes() > mm.limit // 8 and chunk_rows not in dropped_at
+                smaller = con.oom_retries_with_smaller_chunks and chunk_rows > MIN_RETRY_CHUNK_ROWS
+                # last resort: the smallest chunks with nothing cached at all
+                uncached = not cache_in_way and not smaller and mm.cache_enabled and mm.cache_bytes() > 0
+                if len(self.retries) >= MAX_OOM_RETRIES or not (cache_in_way or smaller or uncached):
+                    raise
+                self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
+                _log.info("query out of memory, retrying: %s", self.retries[-1])
+                con.drop_cache()
+                if cache_in_way:
+                    dropped_at.add(chunk_rows)
+                elif smaller:
+                    chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
+                else:
+                    mm.cache_enabled = False
+            # the failed run's pipeline (generators, reader threads' queues) can
+            # sit in reference cycles that still hold device tensors
+            if self.retries and len(self.retries) > retried:
+                retried = len(self.retries)
+                _release_garbage(con.device)
 
     def _execute(self, profile: bool, chunk_rows: int):
         self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)
@@ -445,6 +486,8 @@ class Result:
         text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
                 f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
                 self.physical.explain(1, self._profile if analyze else None))
+        if analyze and self.io is not None:
+            text += "\n\n" + format_io(self.io)
         if analyze and self.rank_stats:
             from .dist.stats import format_rank_stats
             text += "\n\n" + format_rank_stats(self.rank_stats)
@@ -463,6 +506,34 @@ class Result:
 
     def __len__(self):
         return self._run().num_rows
+
+
+def _release_garbage(device) -> None:
+    """Free what a failed run left in reference cycles, and give the CUDA
+    allocator's free blocks back, before the run is tried again."""
+    import gc
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def format_io(io) -> str:
+    """The IO summary EXPLAIN ANALYZE prints under the plan.
+
+    >>> from glint.exec.base import IOStats
+    >>> print(format_io(IOStats(chunks=3, chunks_skipped=1, file_bytes=5 << 20, decoded_bytes=9 << 20,
+    ...                         read_s=0.5, scan_wait_s=0.25)))
+    IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B to the device, 0 B back
+    scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
+    """
+    from .storage.memory import format_bytes
+    return (f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
+            f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
+            f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
+            f"{format_bytes(io.h2d_bytes)} to the device, "
+            f"{format_bytes(io.d2h_bytes)} back\n"
+            f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
+            f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks")
 
 
 def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:

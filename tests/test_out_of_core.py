@@ -269,14 +269,15 @@ def test_memory_settings():
 
 
 def test_default_chunk_rows():
-    """Chunks follow the budget: 1/16 of it at 64 bytes a row with the whole
-    device, a quarter of that under a limit the user set (a chunk's
-    temporaries reach ~900 bytes a row in TPC-H Q1), powers of two within
-    2**14 .. 2**25 (2**21 on the CPU)."""
+    """Chunks follow the budget: on a GPU the working memory kept for a chunk
+    (1 KB a row: a chunk's temporaries reach ~900 bytes a row in TPC-H Q1) is
+    at most a third of it; on the CPU 1/16 of it at 64 bytes a row, a quarter
+    of that under a limit the user set; powers of two within 2**14 .. 2**25
+    (2**21 on the CPU)."""
     from glint.storage.memory import default_chunk_rows
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
     assert default_chunk_rows(gpu, 133 << 30) == 1 << 25
-    assert default_chunk_rows(gpu, 16 << 30) == 1 << 24
+    assert default_chunk_rows(gpu, 16 << 30) == 1 << 22
     assert default_chunk_rows(gpu, 16 << 30, explicit=True) == 1 << 22
     assert default_chunk_rows(gpu, 1 << 20, explicit=True) == 1 << 14
     assert default_chunk_rows(cpu, 64 << 30) == 1 << 21

@@ -80,3 +80,28 @@ def test_result_larger_than_host_memory_is_a_clear_error(monkeypatch):
         con.sql("SELECT x.a, y.a AS b FROM t x, t y WHERE y.a < 100").fetchall()
     assert "retries" not in str(info.value)
     assert con.sql("SELECT count(*) FROM t").fetchall() == [(20_000,)]     # small results still fine
+
+
+def test_last_retry_runs_without_the_cache(monkeypatch):
+    """When chunks cannot get smaller, the last re-run caches nothing (a full
+    cache is what a small budget cannot hold beside the query); the cache is
+    back on for the next query."""
+    con = glint.connect(device="cpu", chunk_rows=1 << 16, memory_limit="64MB")
+    n = 200_000
+    con.register("t", pa.table({"a": pa.array(range(n), pa.int64()), "g": pa.array([i % 5 for i in range(n)])}))
+    sql = "SELECT g, sum(a) AS s FROM t GROUP BY g ORDER BY g"
+    expected = [(g, sum(range(g, n, 5))) for g in range(5)]
+    orig = HashAggregateExec.stream
+
+    def stream(self, ctx, inp):
+        for b in orig(self, ctx, inp):
+            if ctx.memory.cache_bytes() > 0:
+                raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 MiB.")
+            yield b
+
+    with monkeypatch.context() as m:
+        m.setattr(HashAggregateExec, "stream", stream)
+        res = con.sql(sql)
+        assert res.fetchall() == expected
+        assert len(res.retries) >= 1 and con.memory.cache_enabled
+    assert con.sql(sql).fetchall() == expected and con.cached_bytes() > 0

@@ -166,6 +166,27 @@ def test_appends_keep_unchanged_cached_chunks(device):
         con.close()
 
 
+def test_appends_drop_stale_host_cache_pieces(device):
+    """The host tier keeps decoded pieces by fragment: a fragment that an
+    append grew (the last appended part takes small appends in) is dropped."""
+    con = glint.connect(device=device, chunk_rows=4, host_cache_limit="64MB")
+    try:
+        con.sql("CREATE TABLE t AS SELECT * FROM (VALUES " + ", ".join(f"({i})" for i in range(10)) + ") v(a)")
+        con.sql("INSERT INTO t VALUES (10), (11), (12)")
+        uid = con.table("t").uid
+        assert con.sql("SELECT sum(a) FROM t").fetchall() == [(78,)]
+
+        def host_fragments():
+            return {f for k in con.memory.host._entries if k[1] == uid for f in k[2]}
+        assert 1 in host_fragments()
+        con.sql("INSERT INTO t VALUES (13), (14)")
+        assert 1 not in host_fragments() and 0 in host_fragments()
+        con.memory.cache_drop()                      # the device tier: read again from the host tier
+        assert con.sql("SELECT sum(a), count(*) FROM t").fetchall() == [(105, 15)]
+    finally:
+        con.close()
+
+
 def test_statistics_follow_appends(con):
     con.sql("CREATE TABLE t (a INTEGER, s VARCHAR)")
     con.sql("INSERT INTO t VALUES (1, 'x'), (5, NULL)")

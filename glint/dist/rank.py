@@ -230,9 +230,9 @@ class Rank:
             data = table_from_ipc(self.comm.store.get(f"{cmd.data}/{'all' if cmd.replicated else self.rank}"))
         if data.num_rows == 0:
             return
+        from ..storage.appended import drop_stale
         t = self.catalog.table(cmd.name)
-        stale = set(t.append(data))
-        self.engine.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid and (k[2], k[3]) in stale)
+        drop_stale(self.engine.memory, t, t.append(data))
 
     def call(self, seq: int, cmd: Call):
         """Runs a Call's function on this rank as query ``seq`` (a failure

@@ -42,6 +42,10 @@ from .functions import strings
 
 PARTITIONS = 16          # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
+# Combining held states (concatenation, group ids, the combined states) peaks
+# near three times what is held: reserved up front, so that the combination
+# never takes memory the budget gave to others.
+COMBINE_FACTOR = 3
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -168,7 +172,7 @@ class _PartialFinal:
             if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
                 state, pending, pending_rows = self._combine(held), [], 0
                 held = [state]
-            if not self.res.resize(batches_nbytes(held)) and self.node.groups:
+            if not self.res.resize(COMBINE_FACTOR * batches_nbytes(held)) and self.node.groups:
                 # out of core: every state from now on goes to its hash partition
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                 self.res.release()
@@ -197,7 +201,8 @@ class _PartialFinal:
                 continue
             work = ctx.memory.reservation(f"HashAggregate partition {p}")
             try:
-                if not work.grow(parts.nbytes(p)) and depth < MAX_DEPTH and len(parts.held[p]) > 1:
+                if not work.grow((COMBINE_FACTOR - 1) * parts.nbytes(p)) and depth < MAX_DEPTH \
+                        and len(parts.held[p]) > 1:
                     work.release()
                     sub = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                     for b in parts.take(p):

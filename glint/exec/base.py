@@ -29,7 +29,7 @@ import torch
 
 from ..errors import OutOfMemory
 from ..storage.column import Batch, concat_batches
-from ..storage.memory import MemoryManager, format_bytes
+from ..storage.memory import MemoryManager, format_bytes, parse_size
 from ..storage.spill import SpillSpace
 
 
@@ -81,7 +81,16 @@ class IOStats:
     h2d_bytes: int = 0              # host -> device
     d2h_bytes: int = 0              # device -> host (results, spills)
     scanned_bytes: int = 0          # bytes of the column chunks scanned (the columns touched)
+    host_cache_bytes: int = 0       # of which copied up from the host tier of the cache (not decoded)
     spilled_bytes: int = 0
+    # where a scan's time went (seconds summed over the decoding threads, and
+    # the time the query waited for a chunk): decode / convert / stage near
+    # threads x wall means the decoding threads were the bottleneck, a large
+    # wait with small sums means the pipeline starved them
+    read_s: float = 0.0             # Parquet decoding (pyarrow)
+    convert_s: float = 0.0          # Arrow -> glint columns
+    stage_s: float = 0.0            # copies into pinned buffers (and the DMA's submission)
+    scan_wait_s: float = 0.0        # the consumer waiting for the next chunk
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -100,6 +109,7 @@ class ExecContext:
         self.memory = memory if memory is not None else MemoryManager(self.device, 1 << 62)
         self.spill = spill if spill is not None else SpillSpace()
         self.chunk_rows = int(chunk_rows)
+        self.memory.chunk_rows = self.chunk_rows        # the working reserve scales with it
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
         self.dist = None            # the rank's communicator in a distributed run (glint.dist.comm)
@@ -127,7 +137,7 @@ class ExecContext:
                     st.seconds += time.perf_counter() - t0
                     return
                 except torch.OutOfMemoryError as e:
-                    raise _out_of_memory(node, str(e)) from None
+                    raise _out_of_memory(node, str(e), self.memory) from None
                 except MemoryError as e:
                     raise OutOfMemory(f"out of host memory in {_name(node)} ({node.describe()[:80]})"
                                       f"{': ' + str(e) if str(e) else ''}") from None
@@ -160,15 +170,19 @@ def _name(node) -> str:
     return type(node).__name__.removesuffix("Exec")
 
 
-def _out_of_memory(node, msg: str) -> OutOfMemory:
+def _out_of_memory(node, msg: str, memory: MemoryManager | None = None) -> OutOfMemory:
     m = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", msg)
     wanted = m.group(1) if m else ""
+    state = ""
+    if memory is not None:
+        memory.note_oom(parse_size(wanted.replace(" ", "")) if wanted else 0)
+        state = memory.describe_use()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
     return OutOfMemory(f"out of GPU memory in {_name(node)} ({node.describe()[:80]})"
                        f"{f': it asked for {wanted}' if wanted else ''}; "
                        "the query needs more memory than the device has free "
-                       "(the connection stays usable)")
+                       f"(the connection stays usable){'; ' + state if state else ''}")
 
 
 def _is_host_oom(e: RuntimeError) -> bool:

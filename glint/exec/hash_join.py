@@ -34,7 +34,22 @@ from ..storage.spill import PartitionedBatches, batch_nbytes
 from .base import PhysicalNode
 from .expr_eval import evaluate, predicate_mask
 
-PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once (2 x 512 MiB of row ids)
+PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once, at most (2 x 512 MiB of row ids)
+PAIR_BYTES = 64            # device bytes a candidate pair costs: two row ids, the residual's gathers and mask
+
+
+def pair_budget(memory) -> int:
+    """Candidate pairs to materialise at once: what the memory kept for a
+    chunk in flight holds (under a small budget 2**26 pairs alone would need
+    gigabytes), between 2**16 and PAIR_CHUNK.
+
+    >>> import torch
+    >>> from glint.storage.memory import MemoryManager
+    >>> m = MemoryManager(torch.device("cpu"), 1 << 30, headroom=1 << 24)
+    >>> pair_budget(m) == (1 << 24) // PAIR_BYTES
+    True
+    """
+    return max(1 << 16, min(PAIR_CHUNK, memory.working_reserve() // PAIR_BYTES))
 BUILD_ROW_BYTES = 24       # the sorted keys and row ids kept per build row
 MAX_PARTITIONS = 256
 
@@ -196,14 +211,15 @@ class _JoinRun:
             keys, struct, ids = self.keys, getattr(self, "struct", None), range(len(self.pk))
         else:
             keys, struct, ids = self._other_keys(key_ids)
+        budget = pair_budget(self.ctx.memory)
         if keys is None:
-            yield from _nested_loop(probe, self.build, residual, self.br)
+            yield from _nested_loop(probe, self.build, residual, self.br, budget)
             return
         pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
         if joint is not None:
             struct = build_side(*joint)
         lo, counts = match_counts(struct, pk, pv)
-        for start, stop in _chunk_bounds(counts, PAIR_CHUNK):
+        for start, stop in _chunk_bounds(counts, budget):
             pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
             pi = pi + start
             if residual is not None and pi.numel():
@@ -405,13 +421,13 @@ def _chunk_bounds(counts: torch.Tensor, budget: int):
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool):
+def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool, budget: int = PAIR_CHUNK):
     """All (probe row, build row) pairs that pass the residual, a slice of probe rows at a time."""
     npr, nb = probe.num_rows, build.num_rows
     dev = probe.device
     if npr == 0 or nb == 0:
         return
-    step = max(1, PAIR_CHUNK // nb)
+    step = max(1, budget // nb)
     build_idx = torch.arange(nb, device=dev)
     for start in range(0, npr, step):
         stop = min(npr, start + step)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -25,6 +26,9 @@ from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
+# rows a decoding task reads at least (whole row groups of one file in one
+# pyarrow call): a call per row group costs several times more per row
+MIN_UNIT_ROWS = 1 << 19
 _DONE = object()
 
 
@@ -108,6 +112,19 @@ def _ruled_out(stats, op: str, value) -> bool:
 
 
 # ------------------------------------------------------------------ the IO pipeline
+def _contiguous(c: Column) -> Column:
+    """A host column over contiguous memory (a single part may be a strided
+    view of Arrow's 128-bit DECIMALs)."""
+    if c.data.is_contiguous():
+        return c
+    return Column(c.dtype, c.data.contiguous(), c.valid, c.dictionary)
+
+
+def _nbytes(v) -> int:
+    """Bytes of a column or of a list of column parts."""
+    return sum(column_nbytes(x) for x in v) if isinstance(v, list) else column_nbytes(v)
+
+
 def _units(chunk, fragments, target_rows: int):
     """A chunk's pieces as units of decoding work: runs of consecutive whole
     fragments of up to about target_rows rows (a list of fragment indexes),
@@ -143,7 +160,11 @@ class ChunkReader:
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
-        self._futures: list = []            # decoding tasks, cancelled when the scan stops early
+        # decoding tasks not yet consumed, cancelled when the scan stops early.
+        # (Only those: a finished task's Future holds its result, the piece's
+        # device columns, and keeping every Future kept every piece of the scan
+        # alive beside the chunks made of them, so a scan of N bytes held 2N.)
+        self._futures: set = set()
         self._lock = threading.Lock()
 
     def _key(self, chunk, column):
@@ -167,7 +188,9 @@ class ChunkReader:
                     first_miss = i
                 if not self._threads:
                     self._start(self.chunks[first_miss:])
+                t0 = time.perf_counter()
                 item = self._get(self._ready)
+                io.scan_wait_s += time.perf_counter() - t0
                 got_chunk, cols, event, uploaded = item
                 assert got_chunk is chunk
                 if event is not None:
@@ -234,17 +257,23 @@ class ChunkReader:
                 if missing:
                     frags = {f for f, _, _ in chunk.pieces}
                     for k in [k for k in reads if k[0] not in frags]:
-                        del reads[k]
-                    for run in _units(chunk, self.table.fragments, max(1, chunk.rows // (2 * workers))):
-                        if isinstance(run, list):           # whole fragments, read together
-                            pieces.append(self._submit(pool, self._piece, None, run, 0, 0, missing))
-                            continue
-                        f, start, stop = run                # part of a fragment other chunks share
-                        if (f, missing) not in reads:
-                            reads[(f, missing)] = self._submit(pool, self.table.read_fragments, [f], missing)
-                        pieces.append(self._submit(pool, self._piece, reads[(f, missing)], [f], start, stop,
-                                                   missing))
-                    io.file_bytes += self.table.read_bytes(chunk, missing)
+                        with self._lock:
+                            self._futures.discard(reads.pop(k))
+                    decoded = set()                 # columns some piece of the chunk decodes from its file
+                    for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
+                        frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
+                        # the host tier first: what is there is only copied up
+                        held = self._host_get(frag_list, start, stop, missing)
+                        need = tuple(c for c in missing if c not in held)
+                        decoded.update(need)
+                        read = None
+                        if need and not isinstance(run, list):   # part of a fragment other chunks share
+                            f = run[0]
+                            if (f, need) not in reads:
+                                reads[(f, need)] = self._submit(pool, self.table.read_fragments, [f], need)
+                            read = reads[(f, need)]
+                        pieces.append(self._submit(pool, self._piece, read, frag_list, start, stop, need, held))
+                    io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces)):
                     return
             self._put(self._decoded, _DONE)
@@ -254,33 +283,73 @@ class ChunkReader:
 
     def _submit(self, pool, fn, *args):
         fut = pool.submit(fn, *args)
-        self._futures.append(fut)
-        if len(self._futures) > 4096:
-            self._futures = [f for f in self._futures if not f.done()]
+        with self._lock:
+            self._futures.add(fut)
         return fut
 
-    def _piece(self, read, frags: list[int], start: int, stop: int, columns) -> dict[str, Column]:
+    def _host_key(self, frags, start: int, stop: int, column: str):
+        return ("table", self.table.uid, tuple(frags), start, stop, column)
+
+    def _host_get(self, frags, start: int, stop: int, columns) -> dict[str, Column]:
+        """The piece's columns that the host tier holds."""
+        hc = self.ctx.memory.host
+        if hc is None:
+            return {}
+        out = {}
+        for c in columns:
+            v = hc.get(self._host_key(frags, start, stop, c))
+            if v is not None:
+                out[c] = v
+        return out
+
+    def _piece(self, read, frags: list[int], start: int, stop: int, columns, held=None) -> dict[str, Column]:
         """One piece of a chunk as columns on the execution device (on CUDA,
-        copied on the pinned pool's stream): whole fragments (``read`` None),
-        or rows start..stop of the fragment that ``read`` decodes."""
+        copied on the pinned pool's stream): whole fragments (``start`` =
+        ``stop`` = 0), or rows start..stop of the fragment that ``read``
+        decodes. ``columns`` are decoded; ``held`` are host columns of the
+        piece the host tier had, only copied up."""
         if self._stop.is_set():
             return {}
-        if read is None:
-            data = self.table.read_fragments(frags, columns)
-        else:
-            data = read.result().slice(start, stop - start)
-        host = self.table.convert(data, columns, contiguous=not self.cuda)
-        nbytes = sum(column_nbytes(v) for v in host.values())
-        with self._lock:
-            self.ctx.io.decoded_bytes += nbytes
+        t0 = time.perf_counter()
+        data = None
+        if columns:
+            data = self.table.read_fragments(frags, columns) if read is None else \
+                read.result().slice(start, stop - start)
+        t1 = time.perf_counter()
+        # a column is a list of parts (Arrow's chunks), put together on the
+        # device after the copy (the upload loop)
+        host = self.table.convert_parts(data, columns) if columns else {}
+        nbytes = sum(_nbytes(v) for v in host.values())
+        hc = self.ctx.memory.host
+        if hc is not None:
+            for c, v in host.items():
+                hc.put(self._host_key(frags, start, stop, c), v, _nbytes(v))
+        held_bytes = 0
+        if held:
+            host.update(held)
+            held_bytes = sum(_nbytes(v) for v in held.values())
+        t2 = time.perf_counter()
+        io = self.ctx.io
         if not self.cuda:
+            with self._lock:
+                io.host_cache_bytes += held_bytes
+                io.decoded_bytes += nbytes
+                io.read_s += t1 - t0
+                io.convert_s += t2 - t1
             return host
         from ..storage.transfer import Uploader
         up = Uploader(self.ctx.pinned_pool(), self.ctx.memory)
         with torch.cuda.device(self.device):
-            out = up.columns(host)
+            uploaded = up.stacked(host)
+        out = {c: [v] for c, v in uploaded.items()}
+        t3 = time.perf_counter()
         with self._lock:
-            self.ctx.io.h2d_bytes += up.bytes
+            io.host_cache_bytes += held_bytes
+            io.decoded_bytes += nbytes
+            io.h2d_bytes += up.bytes
+            io.read_s += t1 - t0
+            io.convert_s += t2 - t1
+            io.stage_s += t3 - t2
         return out
 
     def _upload_loop(self, n: int) -> None:
@@ -302,21 +371,26 @@ class ChunkReader:
                 chunk, cached, missing, pieces = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
+                with self._lock:
+                    self._futures.difference_update(pieces)
+                del item, pieces
                 if self._stop.is_set():
                     return
                 event = None
                 if missing:
                     if stream is not None:
-                        if len(parts) > 1:          # the concatenation below copies the pieces once more
-                            self.ctx.memory.make_room(sum(column_nbytes(p[c]) for p in parts for c in missing))
+                        if sum(len(p[c]) for p in parts for c in missing[:1]) > 1:
+                            # the concatenation below copies the pieces once more
+                            self.ctx.memory.make_room(sum(_nbytes(p[c]) for p in parts for c in missing))
                         with torch.cuda.device(self.device), torch.cuda.stream(stream):
                             for c in missing:
-                                cols[c] = concat_columns([p[c] for p in parts])
+                                cols[c] = concat_columns([x for p in parts for x in p[c]])
                             event = torch.cuda.Event()
                             event.record(stream)
                     else:
                         for c in missing:
-                            cols[c] = concat_columns([p[c] for p in parts])
+                            cols[c] = _contiguous(concat_columns([x for p in parts for x in p[c]]))
+                del parts               # the pieces, now in the chunk's columns
                 if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return
         except BaseException as e:
@@ -324,7 +398,9 @@ class ChunkReader:
 
     def close(self) -> None:
         self._stop.set()
-        for f in self._futures:
+        with self._lock:
+            futures, self._futures = list(self._futures), set()
+        for f in futures:
             f.cancel()
         for t in self._threads:
             t.join(timeout=30)

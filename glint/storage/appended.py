@@ -25,6 +25,7 @@ differing columns (``unify``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import pyarrow as pa
@@ -69,6 +70,30 @@ def unify(tables: list[pa.Table], types: dict[str, T.DataType]) -> list[pa.Table
             cols.append(col if col.type == want else col.cast(want))
         out.append(pa.Table.from_arrays(cols, names=t.column_names))
     return out
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What an append changed (Table.append): the (chunk size, chunk index)
+    of the chunks whose rows changed, and the fragments that grew."""
+    chunks: frozenset
+    fragments: frozenset
+
+
+def drop_stale(memory, table, changed: Appended) -> None:
+    """Drops the cached copies an append made stale: device chunks keyed
+    ("table", uid, chunk size, chunk index, column) and host-tier pieces
+    keyed ("table", uid, fragments, first row, end row, column)."""
+    def stale(k) -> bool:
+        if k[0] != "table" or k[1] != table.uid:
+            return False
+        if isinstance(k[2], tuple):
+            return bool(changed.fragments.intersection(k[2]))
+        return (k[2], k[3]) in changed.chunks
+    memory.cache_drop(stale)
+    host = getattr(memory, "host", None)
+    if host is not None:
+        host.drop(stale)
 
 
 class AppendedSource:

@@ -303,6 +303,13 @@ class Column:
         if (dtype.is_decimal and dtype.precision > T.MAX_INT64_DECIMAL_PRECISION or dtype.kind == "HUGEINT") \
                 and pa.types.is_decimal(arr.type):
             return _wide_decimal_column(arr, dtype, valid)
+        if dtype.is_decimal and pa.types.is_integer(arr.type):
+            # the unscaled integers themselves (how the scan reads a Parquet
+            # DECIMAL stored as INT32 / INT64: glint.storage.parquet_meta)
+            if arr.null_count:
+                arr = arr.fill_null(0)
+            data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
+            return Column(dtype, _tensor_view(np.ascontiguousarray(data)), valid)
         if dtype.is_decimal:
             arr = arr.cast(pa.decimal128(max(dtype.precision, 1), dtype.scale))
             raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)

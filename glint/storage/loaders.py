@@ -17,6 +17,7 @@ import csv
 import glob as _glob
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -233,14 +234,19 @@ class ParquetSource:
                 self._where.append((fi, g))
                 self.fragments.append(Fragment(m.row_group(g).num_rows, _RowGroupStats(self, i)))
         self._dict_columns = self._dictionary_columns(metas)
+        self._raw: dict[int, tuple] = {}        # file index -> (raw footer, columns it may read)
+        self._raw_lock = threading.Lock()
 
     def _dictionary_columns(self, metas) -> set[str]:
-        """String columns whose Parquet dictionary is small next to the data:
-        read as dictionaries (per-row-group codes + entries). Columns whose
-        writer fell back to plain pages (comments, names) are read as plain
-        strings: re-hashing them into a dictionary is wasted work."""
+        """String columns with few distinct values, read as dictionaries
+        (per-row-group codes + entries): those whose first row group has a
+        dictionary page of at most one entry per 8 rows. Columns whose writer
+        made a large dictionary, or fell back to plain pages once it grew
+        (comments, names, addresses), are read as plain strings: pyarrow would
+        hash every value into a dictionary again, for nothing."""
+        from .parquet_meta import dictionary_entries
         out = set()
-        m = next((m for m in metas if m.num_row_groups), None)
+        fi, m = next(((i, m) for i, m in enumerate(metas) if m.num_row_groups), (None, None))
         for field in self.schema:
             if not _is_stringish(field.type):
                 continue
@@ -248,15 +254,48 @@ class ParquetSource:
                 out.add(field.name)
                 continue
             rg = m.row_group(0)
-            for ci in range(rg.num_columns):
-                cc = rg.column(ci)
-                if cc.path_in_schema != field.name:
-                    continue
-                if cc.has_dictionary_page and cc.dictionary_page_offset is not None:
-                    dict_bytes = cc.data_page_offset - cc.dictionary_page_offset
-                    if 0 <= dict_bytes < 0.25 * max(cc.total_compressed_size, 1):
-                        out.add(field.name)
+            ci = self._col_index.get(field.name)
+            if ci is None:
+                continue
+            cc = rg.column(ci)
+            if cc.has_dictionary_page and cc.dictionary_page_offset is not None:
+                entries = dictionary_entries(str(self.files[fi]), cc.dictionary_page_offset)
+                if entries is not None and entries * 8 <= max(rg.num_rows, 1):
+                    out.add(field.name)
         return out
+
+    def _raw_ok(self, fi: int, columns: Sequence[str]) -> bool:
+        footer, ok, _ = self._raw_footer(fi)
+        return footer is not None and all(c in ok for c in columns)
+
+    def _raw_footer(self, fi: int):
+        """(the file's rewritten footer, the columns a read may take through
+        it, their Arrow types that way), see glint.storage.parquet_meta: DECIMALs stored as INT32 / INT64
+        come back as their unscaled integers and strings as plain ``string``
+        columns; every other column it may read only where its type does not
+        change."""
+        got = self._raw.get(fi)
+        if got is not None:
+            return got
+        from .parquet_meta import raw_footer
+        with self._raw_lock:
+            got = self._raw.get(fi)
+            if got is None:
+                raw = raw_footer(str(self.files[fi]))
+                ok: frozenset = frozenset()
+                types: dict = {}
+                if raw is not None:
+                    try:
+                        patched = raw.metadata.schema.to_arrow_schema()
+                    except (pa.ArrowException, ValueError):
+                        raw = None
+                    else:
+                        ok = frozenset(f.name for f in self.schema
+                                       if f.name in patched.names and _raw_compatible(
+                                           f, patched.field(f.name), f.name in raw.raw_decimals))
+                        types = {c: patched.field(c).type for c in ok}
+                got = self._raw[fi] = (raw, ok, types)
+        return got
 
     def read(self, fragments, columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
         """One Arrow table per fragment (row group), decoded in parallel
@@ -270,24 +309,34 @@ class ParquetSource:
         """Several fragments' rows as one table, decoded on the calling thread:
         row groups of one file in one call (far less overhead per row than a
         call per row group: 4 row groups of 114K rows per call read 5x faster
-        than one on the device host)."""
+        than one on the device host). This is the scan's read: DECIMAL
+        columns stored as integers come back as their unscaled integers, and
+        strings as plain ``string`` (see :meth:`_raw_footer`); the table's
+        column conversion (Column.from_arrow) takes both as they are."""
         runs: list[list[int]] = []
         for i in fragments:
             if runs and self._where[runs[-1][-1]][0] == self._where[i][0]:
                 runs[-1].append(i)
             else:
                 runs.append([i])
-        parts = [self._read_groups(r, columns, False) for r in runs]
+        # one way for every part, so that they concatenate: through the
+        # rewritten footers only when each file's gives the same types
+        files = {self._where[r[0]][0] for r in runs}
+        raw = all(self._raw_ok(fi, columns) for fi in files) and \
+            len({tuple(self._raw_footer(fi)[2][c] for c in columns) for fi in files}) == 1
+        parts = [self._read_groups(r, columns, False, raw=raw) for r in runs]
         return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
-    def _read_groups(self, fragments: Sequence[int], columns: Sequence[str], threads: bool) -> pa.Table:
+    def _read_groups(self, fragments: Sequence[int], columns: Sequence[str], threads: bool,
+                     raw: bool = False) -> pa.Table:
         cols = list(columns)
         dict_cols = [c for c in cols if c in self._dict_columns]
         fi = self._where[fragments[0]][0]
         groups = [self._where[i][1] for i in fragments]
         f = self.files[fi]
+        meta = self._raw_footer(fi)[0].metadata if raw else self.metas[fi]
         try:
-            pf = pq.ParquetFile(f, metadata=self.metas[fi], read_dictionary=dict_cols or None)
+            pf = pq.ParquetFile(f, metadata=meta, read_dictionary=dict_cols or None)
             if len(groups) == 1:
                 return pf.read_row_group(groups[0], columns=cols, use_threads=threads)
             return pf.read_row_groups(groups, columns=cols, use_threads=threads)
@@ -376,6 +425,17 @@ def _decode_pool():
 
 def _is_stringish(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _raw_compatible(orig: pa.Field, patched: pa.Field, raw_decimal: bool) -> bool:
+    """Whether a column read through the rewritten footer means the same to
+    glint as through the original one (see ParquetSource._raw_footer)."""
+    a, b = orig.type, patched.type
+    if raw_decimal:
+        return pa.types.is_decimal(a) and a.precision <= 18 and (pa.types.is_int64(b) or pa.types.is_int32(b))
+    if _is_stringish(a):
+        return pa.types.is_string(b) or pa.types.is_large_string(b)
+    return a.equals(b)
 
 
 def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, *,

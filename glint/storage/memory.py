@@ -175,12 +175,22 @@ class MemoryManager:
         self.device = torch.device(device)
         self.limit = int(limit)
         self.headroom = int(headroom)
+        # On CUDA, the memory a pipeline's chunk needs beside the cache and the
+        # reservations (its columns, the read-ahead, the temporaries of its
+        # expressions and probes), in bytes per chunk row: kept free for it, and
+        # raised when a step runs out of memory anyway (note_oom). On the CPU
+        # only declared memory is counted: the headroom is what stays free.
+        self.working_per_row = WORKING_BYTES_PER_ROW if self.device.type == "cuda" else 0
+        self.chunk_rows = 0                             # rows per chunk of the run in progress
         self._reserved = 0
         self._cache: OrderedDict = OrderedDict()
         self._cache_bytes = 0
         self._lock = threading.RLock()
+        self._alloc_lock = threading.Lock()
         self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
+        self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
+        self.cache_enabled = True                       # off for a query's last out-of-memory retry
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -196,8 +206,49 @@ class MemoryManager:
     def cache_bytes(self) -> int:
         return self._cache_bytes
 
+    def working_reserve(self) -> int:
+        """Bytes kept free for the pipelines' chunks in flight: the headroom,
+        or on CUDA what chunks of the current size were seen to need (at most
+        three quarters of the limit: the rest is for the cache and the
+        breakers, which spill)."""
+        w = self.working_per_row * self.chunk_rows
+        return max(self.headroom, min(int(w), self.limit * 3 // 4))
+
     def available(self) -> int:
-        return self.limit - self.headroom - max(self.used(), self._reserved + self._cache_bytes)
+        """Bytes that the cache or a reservation may still take: what leaves
+        the working reserve free beside the cache and the reservations, and
+        (on CUDA) the headroom free beside everything allocated right now."""
+        held = self._reserved + self._cache_bytes
+        if self.device.type != "cuda":
+            return self.limit - self.headroom - held
+        return self.limit - max(self.used() + self.headroom, held + self.working_reserve())
+
+    def describe_use(self) -> str:
+        """Where the memory is, for an out-of-memory message."""
+        f = format_bytes
+        text = (f"limit {f(self.limit)}: table cache {f(self._cache_bytes)}, reservations {f(self._reserved)}, "
+                f"kept for chunks of {self.chunk_rows} rows {f(self.working_reserve())}")
+        if self.device.type == "cuda":
+            text += (f"; allocated {f(torch.cuda.memory_allocated(self.device))}, held by the allocator "
+                     f"{f(torch.cuda.memory_reserved(self.device))}")
+        return text
+
+    def note_oom(self, asked: int = 0) -> None:
+        """A step on CUDA ran out of memory: what the pipeline held beside the
+        cache and the reservations (plus what it asked for) was more than the
+        working reserve, so the reserve per chunk row grows to that, with a
+        quarter to spare. Called where the error is caught, while the failed
+        step's tensors are still alive."""
+        if self.device.type != "cuda" or self.chunk_rows <= 0:
+            return
+        with self._lock:
+            seen = self.used() - self._cache_bytes - self._reserved + max(0, int(asked))
+            # at most 4x the starting figure: what a chunk's rows can need; more
+            # is a breaker holding more than it reserved, which chunk rows do not
+            # measure (and which must not starve every later chunk)
+            per_row = min(seen * 5 // 4 // self.chunk_rows, 4 * WORKING_BYTES_PER_ROW)
+            if per_row > self.working_per_row:
+                self.working_per_row = per_row
 
     def _make_room(self, nbytes: int, keep=()) -> bool:
         """Evict cache entries (oldest first) until nbytes fit; True when they do."""
@@ -208,6 +259,12 @@ class MemoryManager:
                     break
                 self._evict(victim)
             return self.available() >= nbytes
+
+    def allocating(self):
+        """Held while memory is made room for and allocated outside any
+        reservation (the scan's read-ahead), so that concurrent threads see
+        each other's allocations."""
+        return self._alloc_lock
 
     def make_room(self, nbytes: int) -> bool:
         """Evict cached table chunks (least recently used first) until nbytes
@@ -252,7 +309,7 @@ class MemoryManager:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return True
-            if nbytes > self.limit - self.headroom:
+            if not self.cache_enabled or nbytes > self.limit - max(self.headroom, self.working_reserve()):
                 return False
             # a new entry never pushes reservations out, only older cache entries
             if not self._make_room(nbytes):
@@ -278,6 +335,68 @@ class MemoryManager:
     def __repr__(self) -> str:
         return (f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
                 f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})")
+
+
+class HostCache:
+    """The second tier of the table cache (Theseus's batch holders in host
+    memory): decoded host columns of the scan's pieces, kept under a byte
+    budget and evicted least recently used. A chunk that left the device (or
+    never fit there) is copied up again from here instead of being decoded
+    from its file again: under a small GPU budget, warm runs are bound by the
+    host-to-device copies, not by Parquet decoding.
+
+    >>> h = HostCache(100)
+    >>> h.put("a", "A", 60), h.put("b", "B", 60), h.get("a"), h.get("b"), h.bytes
+    (True, True, None, 'B', 60)
+    >>> h.put("c", "C", 500), h.drop(lambda k: k == "b"), h.bytes
+    (False, 60, 0)
+    """
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.bytes = 0
+        self.hits = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            e = self._entries.get(key)
+            if e is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return e.value
+
+    def put(self, key, value, nbytes: int) -> bool:
+        nbytes = int(nbytes)
+        if nbytes > self.limit:
+            return False
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old.nbytes
+            while self._entries and self.bytes + nbytes > self.limit:
+                _, e = self._entries.popitem(last=False)
+                self.bytes -= e.nbytes
+            self._entries[key] = _CacheEntry(value, nbytes)
+            self.bytes += nbytes
+            return True
+
+    def drop(self, match=lambda key: True) -> int:
+        """Drop the entries whose key matches; the bytes given back."""
+        with self._lock:
+            freed = 0
+            for k in [k for k in self._entries if match(k)]:
+                freed += self._entries.pop(k).nbytes
+            self.bytes -= freed
+            return freed
+
+
+def default_host_cache_limit(device: torch.device) -> int:
+    """The host tier's budget when the user sets none: 40% of the host's
+    memory under a GPU (0 on the CPU, whose device cache is host memory)."""
+    return int(host_memory_total() * 0.4) if torch.device(device).type == "cuda" else 0
 
 
 class Reservation:
@@ -322,6 +441,11 @@ class Reservation:
 
 
 # ------------------------------------------------------------------ defaults
+# What a chunk in flight needs on a GPU beside the cache and the reservations,
+# per row, until a run shows more: TPC-H Q1's 128-bit DECIMAL products peak
+# near 900 bytes a row (see default_chunk_rows).
+WORKING_BYTES_PER_ROW = 1024
+
 def default_limit(device: torch.device) -> int:
     """The budget when the user sets none: what the GPU has free (less 5% for
     the CUDA context and other processes' growth), or 60% of the host memory
@@ -334,23 +458,29 @@ def default_limit(device: torch.device) -> int:
 
 
 def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
-    """Rows per chunk (morsel): large on a GPU (launch and sync overheads are
-    per chunk), a power of two between 2**14 and 2**25 (2**21 on the CPU).
+    """Rows per chunk (morsel): a power of two between 2**14 and 2**25 on a GPU
+    (launch and sync overheads are per chunk, so large), 2**21 on the CPU.
 
-    A chunk in flight costs far more than its columns: the read-ahead holds
-    PREFETCH more, and expressions over it make temporaries (TPC-H Q1's
-    128-bit DECIMAL products peak near 900 bytes a row). With the whole GPU
-    (no limit given) a sixteenth of the budget at ~64 bytes a row is what the
-    warm benchmarks were measured with; under a limit the user set, the
-    chunk is a quarter of that (about a quarter of the budget at the Q1
-    peak), so that one chunk's temporaries never crowd the breakers and the
-    cache out of a small budget (on one H200 under 16 GB, chunks of 2**24
-    rows failed 18 of the 22 TPC-H SF100 queries out of memory)."""
+    On a GPU a chunk in flight costs far more than its columns: the read-ahead
+    holds more, and expressions over it make temporaries (TPC-H Q1's 128-bit
+    DECIMAL products peak near 900 bytes a row). The memory manager keeps
+    WORKING_BYTES_PER_ROW a chunk row free beside the cache and the breakers,
+    so a chunk takes at most a third of the budget that way: 2**25 rows on a
+    141 GB H200, 2**24 on an 80 GB H100, 2**22 under a 16 GB limit (on one
+    H200 under 16 GB, chunks of 2**24 rows failed 18 of the 22 TPC-H SF100
+    queries out of memory). On the CPU a sixteenth of the budget at ~64 bytes
+    a row, a quarter of that under a limit the user set.
+
+    >>> gpu = torch.device("cuda")
+    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 16, 1)]
+    [25, 24, 22, 18]
+    """
     device = torch.device(device)
-    cap = 1 << 25 if device.type == "cuda" else 1 << 21
+    if device.type == "cuda":
+        rows = max(1, limit // (3 * WORKING_BYTES_PER_ROW))
+        return 1 << max(14, min(25, rows.bit_length() - 1))
     rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
-    p = 1 << max(14, min(cap.bit_length() - 1, rows.bit_length() - 1))
-    return p
+    return 1 << max(14, min(21, rows.bit_length() - 1))
 
 
 def env_size(name: str):

@@ -161,16 +161,17 @@ class Table:
         parts = [p for p in self._src.read(list(range(len(self.fragments))), columns) if p.num_rows]
         return conform(pa.concat_tables(unify(parts, self.schema)) if len(parts) > 1 else parts[0], self.schema)
 
-    def append(self, data: pa.Table) -> list[tuple[int, int]]:
+    def append(self, data: pa.Table) -> "Appended":
         """Add the rows of ``data`` (the table's columns, in order, in glint's
-        types) after the table's rows. Returns the (chunk size, chunk index)
-        of every chunk laid out before whose rows changed (the caller drops
-        their cached device copies); the other chunks keep their rows.
-        Statistics are recomputed when next asked for."""
-        from .appended import AppendedSource
+        types) after the table's rows. Returns what changed: the (chunk size,
+        chunk index) of every chunk laid out before whose rows changed, and
+        the fragments that grew (the caller drops cached copies of them:
+        glint.storage.appended.drop_stale); the other chunks and fragments
+        keep their rows. Statistics are recomputed when next asked for."""
+        from .appended import AppendedSource, Appended
         self.check_readable(list(self.schema))
         with self._lock:
-            old = dict(self._layouts)
+            old, before = dict(self._layouts), [f.rows for f in self.fragments]
             self._src = AppendedSource.of(self._src, data, self.schema)
             self.num_rows = self._src.num_rows
             self._layouts = {}
@@ -179,7 +180,8 @@ class Table:
         for rows, chunks in old.items():
             new = self.chunks(rows)
             stale += [(rows, c.index) for c in chunks if c.index >= len(new) or new[c.index] != c]
-        return stale
+        grown = {i for i, n in enumerate(before) if i < len(self.fragments) and self.fragments[i].rows != n}
+        return Appended(frozenset(stale), frozenset(grown))
 
     def check_readable(self, columns: Sequence[str]) -> None:
         for c in columns:
@@ -247,6 +249,20 @@ class Table:
         """Host columns from decoded Arrow data, in glint's types (strided
         views allowed with ``contiguous=False``: see Column.from_arrow)."""
         return {c: Column.from_arrow(data.column(c), self.schema[c], contiguous) for c in columns}
+
+    def convert_parts(self, data: pa.Table, columns: Sequence[str]) -> dict[str, list[Column]]:
+        """Host columns from decoded Arrow data, one per Arrow chunk (row
+        group), each over Arrow's own memory where its layout allows: for a
+        caller that copies them anyway (the scan's staged upload, which then
+        puts them together on the device, so that the host copies each byte
+        once, into the pinned buffer)."""
+        out = {}
+        for c in columns:
+            arr = data.column(c)
+            chunks = [x for x in arr.chunks if len(x)] or [arr.chunk(0) if arr.num_chunks else
+                                                           pa.array([], arr.type)]
+            out[c] = [Column.from_arrow(x, self.schema[c], False) for x in chunks]
+        return out
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""

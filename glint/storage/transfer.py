@@ -97,10 +97,14 @@ class Uploader:
         allocation is tried once more before the error goes up."""
         dev = self.pool.device
         n = int(np.prod(shape, dtype=np.int64)) * torch.empty((), dtype=dtype).element_size()
-        if self.memory is not None:
-            self.memory.make_room(n)
         try:
-            return torch.empty(shape, dtype=dtype, device=dev)
+            if self.memory is None:
+                return torch.empty(shape, dtype=dtype, device=dev)
+            # room and allocation together: the decoding threads would otherwise
+            # all see the same room and all take it
+            with self.memory.allocating():
+                self.memory.make_room(n)
+                return torch.empty(shape, dtype=dtype, device=dev)
         except torch.OutOfMemoryError:
             if self.memory is not None:
                 self.memory.cache_drop()
@@ -230,6 +234,49 @@ class Uploader:
         flush()
         return out
 
+    def stacked(self, cols: dict) -> dict:
+        """Columns on the device, each from a list of host parts (a piece's
+        Arrow chunks: row groups) put one after the other: the parts are
+        written straight into the pinned buffers at their place in one device
+        buffer for the whole piece (string codes and dictionary offsets
+        rebased on the way), so the host copies each byte once and the piece
+        costs one allocation, a copy per 16 MB and a view per column
+        component, however many parts it has. Parts with 2-D (wide) values go
+        through :meth:`columns` and are put together on the device."""
+        out = {}
+        layout = _StackLayout()
+        specs = {}
+        for key, parts in cols.items():
+            if any(p.data.dim() != 1 for p in parts):
+                from .column import concat_columns
+                up = self.columns({i: p for i, p in enumerate(parts)})
+                out[key] = concat_columns([up[i] for i in range(len(parts))])
+                continue
+            specs[key] = layout.add(parts)
+        if not specs:
+            return out
+        cap = self.pool.buffer_bytes
+        writes = layout.writes
+        k = 0
+        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
+            dst = self._empty((max(layout.total, 1),), torch.uint8)
+            for w in range(0, layout.total, cap):
+                size = min(cap, layout.total - w)
+                buf = self.pool.acquire()
+                try:
+                    k = _fill_window(buf.numpy(), w, size, writes, k)
+                    dst[w:w + size].copy_(buf[:size], non_blocking=True)
+                except BaseException:
+                    self.pool.put_back(buf)
+                    raise
+                ev = torch.cuda.Event()
+                ev.record(self.pool.stream)
+                self.pool.release(buf, ev)
+        self.bytes += layout.total
+        for key, spec in specs.items():
+            out[key] = spec.column(dst)
+        return out
+
     def done(self) -> torch.cuda.Event:
         """An event the consumer waits on before using what was uploaded."""
         ev = torch.cuda.Event()
@@ -251,3 +298,168 @@ def column_tensors(c: Column) -> list[torch.Tensor]:
     if d is not None:
         out += list(d.tensors())
     return out
+
+
+# ------------------------------------------------------------------ stacked uploads
+class _Write:
+    """Elements for the device buffer at byte ``off``: ``src`` (a numpy array,
+    maybe strided), plus ``add``; or ``count`` copies of ``fill``."""
+    __slots__ = ("off", "src", "add", "fill", "count", "dtype")
+
+    def __init__(self, off, dtype, src=None, add=0, fill=None, count=0):
+        self.off, self.dtype, self.src, self.add, self.fill = off, np.dtype(dtype), src, add, fill
+        self.count = int(src.shape[0]) if src is not None else int(count)
+
+
+class _Spec:
+    """Where one column's components lie in the piece's device buffer."""
+    __slots__ = ("dtype", "rows", "data", "valid", "offsets", "bytes", "sorted_unique")
+
+    def column(self, dst: torch.Tensor):
+        from .column import Column, Dictionary
+
+        def view(part):
+            off, n, dt = part
+            return dst[off:off + n * dt.itemsize].view(_TORCH_OF[dt])
+
+        data = view(self.data)
+        if self.data[2] == np.uint8 and self.dtype.kind == "BOOLEAN":
+            data = data.view(torch.bool)
+        valid = view(self.valid).view(torch.bool) if self.valid is not None else None
+        d = None
+        if self.offsets is not None:
+            d = Dictionary(view(self.offsets), view(self.bytes), self.sorted_unique)
+        return Column(self.dtype, data, valid, d)
+
+
+_TORCH_OF = {np.dtype(np.int8): torch.int8, np.dtype(np.uint8): torch.uint8, np.dtype(np.int16): torch.int16,
+             np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64,
+             np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    a = t.numpy()
+    return a.view(np.uint8) if a.dtype == np.bool_ else a
+
+
+class _StackLayout:
+    """The layout of a piece's device buffer: every component of every
+    column at a 16-byte aligned offset (so no element straddles a 16 MB
+    window), and the writes that fill it, in offset order."""
+
+    def __init__(self):
+        self.total = 0
+        self.writes: list[_Write] = []
+
+    def _place(self, count: int, dtype) -> tuple[int, int, np.dtype]:
+        dtype = np.dtype(dtype)
+        off = (self.total + 15) // 16 * 16
+        self.total = off + count * dtype.itemsize
+        return off, count, dtype
+
+    def add(self, parts) -> _Spec:
+        spec = _Spec()
+        spec.dtype = parts[0].dtype
+        rows = sum(len(p) for p in parts)
+        spec.rows = rows
+        srcs = [_np(p.data) for p in parts]
+        spec.data = self._place(rows, srcs[0].dtype)
+        strings = parts[0].dictionary is not None
+        if strings:
+            # entries and bytes of each part's dictionary (a part's offsets may
+            # start past 0: a slice of a larger Arrow buffer)
+            dicts = [p.dictionary for p in parts]
+            offs = [_np(d.offsets) for d in dicts]
+            spans = [(int(o[0]), int(o[-1])) for o in offs]
+            entries = sum(o.shape[0] - 1 for o in offs)
+            nbytes = sum(hi - lo for lo, hi in spans)
+            odt = np.int64 if nbytes > (1 << 31) - 1 else np.int32
+        # codes / values
+        off = spec.data[0]
+        base = 0
+        for i, (p, a) in enumerate(zip(parts, srcs)):
+            add = base if strings else 0
+            self.writes.append(_Write(off, spec.data[2], src=a, add=add))
+            off += a.shape[0] * spec.data[2].itemsize
+            if strings:
+                base += offs[i].shape[0] - 1
+        # validity
+        spec.valid = None
+        if any(p.valid is not None for p in parts):
+            spec.valid = self._place(rows, np.uint8)
+            off = spec.valid[0]
+            for p in parts:
+                if p.valid is None:
+                    self.writes.append(_Write(off, np.uint8, fill=1, count=len(p)))
+                else:
+                    self.writes.append(_Write(off, np.uint8, src=_np(p.valid)))
+                off += len(p)
+        spec.offsets = spec.bytes = None
+        spec.sorted_unique = False
+        if strings:
+            spec.sorted_unique = len(parts) == 1 and dicts[0].sorted_unique
+            spec.offsets = self._place(entries + 1, odt)
+            off = spec.offsets[0]
+            at = 0
+            for o, (lo, hi) in zip(offs, spans):
+                self.writes.append(_Write(off, odt, src=o[:-1], add=at - lo))
+                off += (o.shape[0] - 1) * np.dtype(odt).itemsize
+                at += hi - lo
+            self.writes.append(_Write(off, odt, fill=nbytes, count=1))
+            spec.bytes = self._place(nbytes, np.uint8)
+            off = spec.bytes[0]
+            for d, (lo, hi) in zip(dicts, spans):
+                if hi > lo:
+                    self.writes.append(_Write(off, np.uint8, src=_np(d.data)[lo:hi]))
+                off += hi - lo
+        return spec
+
+
+def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int) -> int:
+    """Write the bytes [w, w + size) of the device buffer into the pinned
+    buffer ``buf``, from writes[k:] on; the index of the first write not yet
+    finished (it goes on in the next window)."""
+    end = w + size
+    while k < len(writes):
+        wr = writes[k]
+        if wr.off >= end:
+            return k
+        isz = wr.dtype.itemsize
+        stop = wr.off + wr.count * isz
+        b0, b1 = max(wr.off, w), min(stop, end)
+        if b1 > b0:
+            out = buf[b0 - w:b1 - w].view(wr.dtype)
+            e0, e1 = (b0 - wr.off) // isz, (b1 - wr.off) // isz
+            if wr.src is None:
+                out[:] = wr.fill
+            elif wr.add:
+                np.add(wr.src[e0:e1], wr.add, out=out, casting="unsafe")
+            else:
+                out[:] = wr.src[e0:e1]
+        if stop > end:
+            return k
+        k += 1
+    return k
+
+
+def stack_on_host(cols: dict, window: int = BUFFER_BYTES) -> dict:
+    """What :meth:`Uploader.stacked` builds on the device, built in host
+    memory through windows of ``window`` bytes (the same layout and fill):
+    the CPU reference the tests compare the parts' concatenation with.
+
+    >>> import pyarrow as pa
+    >>> from glint.storage.column import Column
+    >>> parts = [Column.from_arrow(pa.array(["ab", None])), Column.from_arrow(pa.array(["c"]))]
+    >>> stack_on_host({"s": parts}, window=16)["s"].to_arrow().to_pylist()
+    ['ab', None, 'c']
+    """
+    layout = _StackLayout()
+    specs = {key: layout.add(parts) for key, parts in cols.items()}
+    dst = torch.empty(max(layout.total, 1), dtype=torch.uint8)
+    k = 0
+    for w in range(0, layout.total, window):
+        size = min(window, layout.total - w)
+        buf = np.empty(window, dtype=np.uint8)
+        k = _fill_window(buf, w, size, layout.writes, k)
+        dst[w:w + size] = torch.from_numpy(buf[:size])
+    return {key: spec.column(dst) for key, spec in specs.items()}

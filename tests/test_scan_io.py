@@ -1,0 +1,178 @@
+"""The scan's IO path: Parquet read the way glint stores columns (DECIMAL as
+unscaled integers, strings as plain ``string``), the host tier of the table
+cache, and the working memory the memory manager keeps free for chunks."""
+import decimal
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import glint
+from glint.storage.loaders import ParquetSource
+from glint.storage.memory import HostCache, MemoryManager
+from glint.storage.parquet_meta import dictionary_entries, raw_footer
+
+D = decimal.Decimal
+
+
+def _table(n=1000):
+    return pa.table({
+        "k": pa.array(range(n), pa.int64()),
+        "d64": pa.array([None if i % 7 == 0 else D(i * 37 - 5000) / 100 for i in range(n)], pa.decimal128(15, 2)),
+        "d32": pa.array([D(-i) / 1000 for i in range(n)], pa.decimal128(9, 3)),
+        "d18": pa.array([D(10) ** 17 + i for i in range(n)], pa.decimal128(18, 0)),
+        "s": pa.array([None if i % 11 == 0 else f"text {i * 7919 % 1000}" for i in range(n)], pa.string()),
+        "flag": pa.array(["AB"[i % 2] for i in range(n)], pa.string()),
+        "sv": pa.array([f"v{i}" for i in range(n)], pa.string_view()),
+    })
+
+
+@pytest.mark.parametrize("as_integer", [True, False])
+def test_decimals_and_strings_read_raw_equal_duckdb(tmp_path, as_integer):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_table(), path, row_group_size=128, store_decimal_as_integer=as_integer)
+    raw = raw_footer(path)
+    assert raw is not None and raw.dropped_arrow_schema
+    assert raw.raw_decimals == ({"d64", "d32", "d18"} if as_integer else set())
+    src = ParquetSource(path)
+    got = src.read_run([0, 1, 2], ["d64", "d32", "s", "sv"])
+    assert got.schema.field("d64").type == (pa.int64() if as_integer else pa.decimal128(15, 2))
+    assert got.schema.field("sv").type == pa.string()
+    con = glint.connect(device="cpu", chunk_rows=300)
+    con.read_parquet(path, "t")
+    sql = ("SELECT k, d64, d32, d18, s, flag, sv, d64 * 2 AS x FROM t WHERE d64 > -10 OR d64 IS NULL "
+           "ORDER BY k")
+    want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
+    assert con.sql(sql).fetchall() == want
+
+
+def test_files_with_and_without_a_rewrite_mix(tmp_path):
+    """A table of several files reads each file its own way; the chunks agree."""
+    d = tmp_path / "t"
+    d.mkdir()
+    t = _table(600)
+    pq.write_table(t.slice(0, 300), str(d / "a.parquet"), row_group_size=100, store_decimal_as_integer=True)
+    pq.write_table(t.slice(300), str(d / "b.parquet"), row_group_size=100, store_decimal_as_integer=False)
+    con = glint.connect(device="cpu", chunk_rows=250)
+    con.read_parquet(str(d), "t")
+    sql = "SELECT sum(d64), min(d32), count(s), max(sv) FROM t"
+    want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{d}/*.parquet'")).fetchall()
+    assert con.sql(sql).fetchall() == want
+
+
+def test_dictionary_detection(tmp_path):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_table(4000), path, row_group_size=4000)
+    cc = {pq.read_metadata(path).row_group(0).column(i).path_in_schema: pq.read_metadata(path).row_group(0).column(i)
+          for i in range(7)}
+    assert dictionary_entries(path, cc["flag"].dictionary_page_offset) == 2
+    assert dictionary_entries(path, cc["k"].data_page_offset) is None         # not a dictionary page
+    src = ParquetSource(path)
+    assert "flag" in src._dict_columns and "sv" not in src._dict_columns and "s" not in src._dict_columns
+
+
+def test_not_parquet_footers_are_left_alone(tmp_path):
+    p = tmp_path / "x.parquet"
+    p.write_bytes(b"PAR1" + b"\x00" * 20 + b"PAR1")
+    assert raw_footer(str(p)) is None
+
+
+def test_host_tier_serves_warm_runs_instead_of_the_file(tmp_path):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_table(5000), path, row_group_size=500, store_decimal_as_integer=True)
+    con = glint.connect(device="cpu", memory_limit="64KB", chunk_rows=1000, host_cache_limit="64MB")
+    con.read_parquet(path, "t")
+    sql = "SELECT flag, sum(d64) AS s, count(*) AS c FROM t GROUP BY flag ORDER BY flag"
+    want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
+    first = con.sql(sql)
+    assert first.fetchall() == want and first.io.decoded_bytes > 0 and first.io.host_cache_bytes == 0
+    second = con.sql(sql)
+    assert second.fetchall() == want
+    assert second.io.decoded_bytes == 0 and second.io.host_cache_bytes > 0 and second.io.file_bytes == 0
+    con.drop_cache(host=True)
+    third = con.sql(sql)
+    assert third.fetchall() == want and third.io.decoded_bytes > 0
+
+
+def test_host_cache_is_bounded():
+    h = HostCache(1000)
+    for i in range(10):
+        assert h.put(i, object(), 300)
+        assert h.bytes <= 1000
+    assert [k for k in range(10) if h.get(k) is not None] == [7, 8, 9]
+    assert not h.put("big", object(), 1001)
+
+
+class _FakeCuda(MemoryManager):
+    """The CUDA accounting with a stand-in for the allocator's count."""
+
+    def __init__(self, limit, headroom=0):
+        super().__init__(torch.device("cuda"), limit, headroom)
+        self.live = 0               # a pipeline's working tensors
+
+    def used(self):
+        return self._cache_bytes + self._reserved + self.live
+
+
+def test_working_reserve_keeps_the_cache_out_of_a_chunks_way():
+    m = _FakeCuda(limit=10_000, headroom=100)
+    m.chunk_rows = 4
+    m.working_per_row = 500                      # 2,000 bytes kept for a chunk
+    assert m.working_reserve() == 2000
+    assert m.cache_put("a", object(), 5000) and m.cache_put("b", object(), 3000)
+    assert m.cache_bytes() == 8000               # 10,000 - 2,000
+    assert m.cache_put("c", object(), 3000)      # evicts "a" to fit
+    assert m.cache_get("a") is None and m.cache_bytes() == 6000
+    r = m.reservation("Sort")
+    assert r.grow(2000) and m.cache_bytes() == 6000          # beside the cache and the chunk's reserve
+    assert r.grow(1000) and m.cache_bytes() == 3000          # the cache gives way, the reserve does not
+    assert not r.grow(6000)
+
+
+def test_an_out_of_memory_step_raises_the_working_reserve():
+    m = _FakeCuda(limit=10_000)
+    m.chunk_rows = 10
+    m.working_per_row = 100
+    m.cache_put("a", object(), 6000)
+    m.live = 3500                                # the chunk needed more than the 1,000 kept for it
+    m.note_oom(asked=500)
+    assert m.working_per_row == (3500 + 500) * 5 // 4 // 10
+    assert m.working_reserve() == 5000
+    assert not m.cache_put("b", object(), 6000)  # a cache entry may no longer crowd a chunk out
+    cpu = MemoryManager(torch.device("cpu"), 1000, 10)
+    cpu.chunk_rows = 10
+    cpu.note_oom(100)
+    assert cpu.working_per_row == 0 and cpu.working_reserve() == 10
+
+
+@pytest.mark.parametrize("window", [16, 48, 1 << 20])
+def test_stacked_upload_layout_equals_concatenation(window):
+    """The scan's stacked upload (parts written into windows of one buffer,
+    codes and offsets rebased) builds the columns that concatenating the
+    parts does, for every column kind, parts sliced out of larger buffers
+    and windows that cut through components."""
+    from glint.storage.column import concat_columns
+    from glint.storage.transfer import stack_on_host
+    t = _table(300)
+    d = pa.array(["x", "yy", None, "x", "zzz"] * 60).dictionary_encode()
+    parts = {
+        "k": [t.column("k").chunk(0).slice(a, 50) for a in (0, 50, 100)],
+        "d64": [t.column("d64").chunk(0).slice(a, 70) for a in (0, 70, 140)],        # strided, NULLs
+        "s": [t.column("s").chunk(0).slice(a, 40) for a in (3, 100, 250)],            # sliced offsets, NULLs
+        "dict": [d.slice(0, 90), d.slice(90, 100), d.slice(190, 7)],
+        "b": [pa.array([True, None, False]), pa.array([False, True])],
+        "f": [pa.array([1.5, None]), pa.array([float("nan"), -0.0, 2.0])],
+        "empty": [pa.array([], pa.string()), pa.array(["only"])],
+    }
+    types = {"k": glint.types.BIGINT, "d64": glint.types.DECIMAL(15, 2), "s": glint.types.VARCHAR,
+             "dict": glint.types.VARCHAR, "b": glint.types.BOOLEAN, "f": glint.types.DOUBLE,
+             "empty": glint.types.VARCHAR}
+    from glint.storage.column import Column
+    cols = {k: [Column.from_arrow(a, types[k], False) for a in v] for k, v in parts.items()}
+    got = stack_on_host(cols, window=window)
+    for k, v in cols.items():
+        want = concat_columns(v).to_arrow()
+        assert repr(got[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k      # NaN and -0.0 too
+        assert got[k].to_arrow().type == want.type
