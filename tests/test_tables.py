@@ -325,3 +325,82 @@ def test_file_errors_name_the_file_and_the_place(con, tmp_path):
         con.sql(f"COPY (SELECT 1) TO '{tmp_path}/no/dir/x.csv'")
     with pytest.raises(NotSupported, match="read_parquet option union_by_name"):
         con.sql(f"SELECT * FROM read_parquet('{bad}', union_by_name = true)")
+
+
+class _Writes:
+    """Random INSERT / DELETE / UPDATE / TRUNCATE statements on two tables."""
+
+    SETUP = ["CREATE TABLE a (id INTEGER, s VARCHAR, m DECIMAL(8,2), f BOOLEAN NOT NULL DEFAULT false, dt DATE)",
+             "CREATE TABLE b (k BIGINT, s VARCHAR DEFAULT 'dflt', x DOUBLE)"]
+    PREDICATES = {"a": ["id IS NULL", "id > 1", "m < 5", "m IS NOT NULL", "s > 'a'", "s = 'a'", "f", "f = false",
+                        "dt > DATE '2020-01-01'", "id IN (SELECT k FROM b)", "id = (SELECT max(id) FROM a)"],
+                  "b": ["k IS NULL", "k > 1", "x < 5", "s <> 'b'", "s IS NOT NULL", "k IN (SELECT id FROM a)"]}
+    SETS = {"a": ["m = m * 2", "s = upper(s)", "id = id + 1", "f = NOT f", "dt = dt + 1", "m = NULL",
+                  "s = s || 'z', m = -m", "f = DEFAULT"],
+            "b": ["x = x / 2", "s = coalesce(s, 'n')", "k = k * 3", "s = DEFAULT"]}
+
+    def __init__(self, seed: int):
+        import random
+        self.r = random.Random(seed)
+
+    def lit(self, kind: str) -> str:
+        r = self.r
+        if r.random() < 0.2:
+            return "NULL"
+        return {"int": lambda: str(r.choice([0, 1, -1, 7, 42, 1000, r.randrange(-50, 50)])),
+                "dec": lambda: f"{r.randrange(-999, 999)}.{r.randrange(100):02d}",
+                "str": lambda: "'" + r.choice(["a", "b", "", "x y", "it''s", "Z", "ü"]) + "'",
+                "date": lambda: f"DATE '20{r.randrange(10, 30)}-0{r.randrange(1, 9)}-1{r.randrange(0, 9)}'",
+                "dbl": lambda: r.choice(["0.5", "1.25::DOUBLE", "-2.0", "3"])}[kind]()
+
+    def statement(self) -> str:
+        r = self.r
+        t, x = r.choice(["a", "b"]), r.random()
+        where = r.choice(self.PREDICATES[t])
+        if x < 0.35:
+            if t == "a":
+                rows = [f"({self.lit('int')}, {self.lit('str')}, {self.lit('dec')}, "
+                        f"{r.choice(['true', 'false', 'DEFAULT'])}, {self.lit('date')})" for _ in range(r.randrange(1, 5))]
+            else:
+                rows = [f"({self.lit('int')}, {r.choice([self.lit('str'), 'DEFAULT'])}, {self.lit('dbl')})"
+                        for _ in range(r.randrange(1, 5))]
+            return f"INSERT INTO {t} VALUES " + ", ".join(rows)
+        if x < 0.5:
+            return r.choice([f"INSERT INTO b SELECT id, s, m FROM a WHERE {r.choice(self.PREDICATES['a'])}",
+                             f"INSERT INTO a (id, s, m) SELECT k, s, x FROM b WHERE {r.choice(self.PREDICATES['b'])}",
+                             "INSERT INTO b (k) SELECT count(*) FROM a",
+                             "INSERT INTO a BY NAME SELECT k AS id, s FROM b"])
+        if x < 0.7:
+            return f"DELETE FROM {t} WHERE {where}"
+        if x < 0.95:
+            return f"UPDATE {t} SET {r.choice(self.SETS[t])} WHERE {where}"
+        return f"TRUNCATE {t}"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_writes_match_duckdb(device, duck, seed):
+    """After every statement of a random sequence of writes, both tables hold
+    DuckDB's rows in DuckDB's order, and a statement fails in glint exactly
+    when it fails in DuckDB (the failure changes nothing)."""
+    con = glint.connect(device=device, chunk_rows=8)
+    gen = _Writes(seed)
+    try:
+        for sql in _Writes.SETUP:
+            con.sql(sql)
+            duck.execute(sql)
+        for _ in range(60):
+            sql = gen.statement()
+            try:
+                duck.execute(sql)
+                failed = False
+            except duckdb.Error:
+                failed = True
+            if failed:
+                with pytest.raises(GlintError):
+                    con.sql(sql)
+            else:
+                con.sql(sql)
+            for t in ("a", "b"):
+                assert con.sql(f"SELECT * FROM {t}").fetchall() == duck.execute(f"SELECT * FROM {t}").fetchall(), sql
+    finally:
+        con.close()
