@@ -1,6 +1,6 @@
 """glint: a SQL analytics engine on PyTorch tensors, for GPUs and CPUs."""
-from .errors import (BinderError, CatalogError, ColumnNotFound, ExecutionError, GlintError, GlintIOError,
-                     NotSupported, OutOfMemory, ParseError, RankFailure, TypeMismatch)
+from .errors import (BinderError, CatalogError, ColumnNotFound, ConstraintError, ExecutionError, GlintError,
+                     GlintIOError, NotSupported, OutOfMemory, ParseError, RankFailure, TypeMismatch)
 
 __version__ = "0.1.0"
 
@@ -20,5 +20,5 @@ def connect(device: str = "auto", *, ranks=None, **kwargs):
 
 
 __all__ = ["connect", "GlintError", "ParseError", "BinderError", "CatalogError", "ColumnNotFound",
-           "TypeMismatch", "NotSupported", "GlintIOError", "ExecutionError", "OutOfMemory", "RankFailure",
-           "__version__"]
+           "TypeMismatch", "NotSupported", "GlintIOError", "ExecutionError", "ConstraintError", "OutOfMemory",
+           "RankFailure", "__version__"]

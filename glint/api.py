@@ -106,6 +106,7 @@ class Connection:
     def __init__(self, device: str = "auto", optimizer: dict | None = None, *,
                  memory_limit=None, gpu_memory_limit=None, spill_dir: str | None = None,
                  chunk_rows: int | None = None, host_spill_limit=None, host_cache_limit=None):
+        from .storage.file_tables import FileTables
         from .storage.memory import (HostCache, MemoryManager, default_chunk_rows, default_host_cache_limit,
                                      default_limit, env_size, format_bytes, parse_size)
         from .storage.spill import SpillSpace
@@ -113,6 +114,7 @@ class Connection:
         self.device = resolve_device(device)
         self._tables: dict[str, Table] = {}
         self._views: dict[str, object] = {}
+        self._files = FileTables(self)            # tables reading the files named in FROM
         unknown = set(optimizer or {}) - set(RULE_NAMES)
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
@@ -181,7 +183,26 @@ class Connection:
         return max(0, min(memory_budget_bytes(self.device) + m.cache_bytes(), own))
 
     def table_names(self) -> list[str]:
-        return [t.name for t in self._tables.values()]
+        from .storage.file_tables import HIDDEN_PREFIX
+        return [t.name for t in self._tables.values() if not t.name.startswith(HIDDEN_PREFIX)]
+
+    def file_table(self, kind: str, paths, options: dict) -> str:
+        """The catalog name of the table that reads files named in FROM
+        (``kind`` "parquet" or "csv"); see glint.storage.file_tables."""
+        return self._files.name_for(kind, paths, options)
+
+    # ------------------------------------------------------------ tables written in SQL
+    def create_table(self, name: str, data: pa.Table, types: dict, rules=None) -> None:
+        """A table of the connection holding ``data`` (in glint's ``types``),
+        replacing one of that name (CREATE [OR REPLACE] TABLE, DELETE, UPDATE)."""
+        self._put(Table.from_arrow(name, data, "memory", rules, types))
+
+    def append_rows(self, name: str, data: pa.Table) -> None:
+        """Rows added to a table (INSERT, COPY FROM): chunks cached on the
+        device stay, but those whose rows changed."""
+        from .storage.appended import drop_stale
+        t = self.table(name)
+        drop_stale(self.memory, t, t.append(data))
 
     def tables(self) -> list[str]:
         return sorted(self.table_names() + list(self._views))
@@ -191,6 +212,10 @@ class Connection:
             raise GlintError("a table needs a name")
         t = Table.from_arrow(name, arrow, source) if isinstance(arrow, pa.Table) else \
             Table.from_source(name, arrow, source)
+        self._put(t)
+
+    def _put(self, t: Table) -> None:
+        name = t.name
         old = self._tables.get(name.lower())
         if old is not None:
             self._evict(old)
@@ -265,10 +290,12 @@ class Connection:
             raise GlintError("sql() takes a string")
         m = _EXPLAIN.match(query)
         if m:
-            res = self.sql(query[m.end():])
-            if res is None:
+            inner = query[m.end():]
+            stmts = frontend.parse(inner)
+            if len(stmts) != 1 or frontend.statement_kind(stmts[0]) != "query":
+                # (never run: EXPLAIN INSERT must not insert)
                 raise NotSupported("EXPLAIN of a statement that is not a query")
-            return res._explain_result(analyze=bool(m.group(1)))
+            return self.sql(inner)._explain_result(analyze=bool(m.group(1)))
         result = None
         for stmt in frontend.parse(query):
             kind = frontend.statement_kind(stmt)
@@ -285,7 +312,8 @@ class Connection:
             elif kind == "describe":
                 result = self._describe(stmt.this.name)
             else:
-                raise NotSupported(f"{kind.replace('_', ' ').upper()} (glint reads tables; it does not write them)")
+                from .statements import run_statement
+                result = run_statement(self, stmt, kind)
         return result
 
     execute = sql
@@ -321,6 +349,7 @@ class Connection:
         if self.memory.host is not None:
             self.memory.host.drop()
         self._tables.clear()
+        self._files.clear()
         self.spill.close()
         if self._capped is not None:
             # the allocator's cap is per process: lift it with the connection that set it
@@ -337,7 +366,7 @@ class Connection:
 class Result:
     """A planned query; executes on first fetch and keeps its result."""
 
-    def __init__(self, con: Connection, ast=None):
+    def __init__(self, con: Connection, ast=None, bound=None):
         self._con = con
         self._arrow: pa.Table | None = None
         self._profile: dict | None = None
@@ -345,11 +374,12 @@ class Result:
         self.retries: list[str] = []    # out-of-memory errors of the last run that a re-run got past
         self.rank_stats: list[dict] | None = None   # per rank of a distributed run (glint.dist.stats)
         self.timings: dict[str, float] = {}
-        if ast is None:
+        if ast is None and bound is None:
             return
         t0 = time.perf_counter()
-        ast = frontend.inline_views(ast, con._views)
-        bound = frontend.bind_query(ast, con)
+        if bound is None:
+            ast = frontend.inline_views(ast, con._views)
+            bound = frontend.bind_query(ast, con)
         self.names = [n for n, _ in bound.outputs]
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0

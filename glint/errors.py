@@ -55,6 +55,10 @@ class ExecutionError(GlintError):
     """A run-time error the query itself causes (division by zero, overflow...)."""
 
 
+class ConstraintError(ExecutionError):
+    """Rows an INSERT or UPDATE would store break a table's constraint (NOT NULL)."""
+
+
 class OutOfMemory(ExecutionError):
     """A device ran out of memory; names the operator and the bytes it wanted."""
 

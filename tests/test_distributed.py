@@ -287,6 +287,69 @@ def test_timestamps_on_two_ranks(timestamps_con, duck_mem, sql):
     assert not diffs, "\n".join(diffs)
 
 
+def test_tables_writes_and_files_on_two_ranks(tmp_path):
+    """CREATE TABLE [AS], INSERT into tables split by rows, replicated and
+    hash-partitioned, TRUNCATE, VALUES, and files in FROM (each rank reading
+    its row groups) on 2 ranks, against DuckDB; DELETE and UPDATE are refused."""
+    import duckdb
+    from glint.errors import NotSupported
+    path = tmp_path / "p.parquet"
+    duck = duckdb.connect()
+    duck.execute(f"COPY (SELECT i AS k, i % 5 AS g, 'n' || (i % 7) AS s, (i * 0.25)::DECIMAL(8,2) AS m "
+                 f"FROM range(300) t(i)) TO '{path}' (ROW_GROUP_SIZE 40)")
+    con = glint.connect(ranks=2, device="cpu", timeout=60, replicate_rows=8, chunk_rows=16)
+    try:
+        statements = [
+            f"CREATE TABLE big AS SELECT * FROM '{path}' WHERE k < 200",
+            f"INSERT INTO big SELECT k + 1000, g, s, m FROM read_parquet('{path}') WHERE k >= 250",
+            "INSERT INTO big VALUES (-1, NULL, 'x', NULL), (-2, 4, NULL, 0.5)",
+            "CREATE TABLE dim (g INTEGER, label VARCHAR)",
+            "INSERT INTO dim VALUES (0, 'zero'), (1, 'one'), (4, 'four')",
+            "CREATE TABLE sums AS SELECT g, sum(m) AS total, count(*) AS n FROM big GROUP BY g",
+            "CREATE TABLE gone AS SELECT * FROM big WHERE k < 10",
+            "TRUNCATE gone",
+            "INSERT INTO gone SELECT * FROM big WHERE k BETWEEN 100 AND 120",
+        ]
+        for sql in statements:
+            con.sql(sql)
+            duck.execute(sql)
+        assert repr(con.partitioning("big")) == "range" and repr(con.partitioning("dim")) == "replicated"
+        queries = [
+            "SELECT count(*), sum(k), sum(m), count(s), count(DISTINCT s) FROM big",
+            "SELECT b.g, d.label, count(*), sum(b.m) FROM big b JOIN dim d ON b.g = d.g GROUP BY b.g, d.label",
+            "SELECT * FROM sums",
+            "SELECT g, n FROM sums WHERE total > (SELECT avg(total) FROM sums)",
+            "SELECT count(*), min(k), max(k) FROM gone",
+            f"SELECT g, count(*), sum(m) FROM '{path}' WHERE k % 3 = 0 GROUP BY g",
+            f"SELECT count(*) FROM read_parquet(['{path}', '{path}'])",
+            "SELECT v.x, d.label FROM (VALUES (1, 'a'), (4, 'b'), (9, 'c')) v(x, y) LEFT JOIN dim d ON v.x = d.g",
+            "SELECT k, s FROM big ORDER BY k DESC LIMIT 5",
+        ]
+        for sql in queries:
+            res = con.sql(sql)
+            diffs = compare_query_result(sql, res.arrow(), duck.execute(sql).arrow().read_all())
+            assert not diffs, (sql, diffs)
+        res = con.sql("SELECT count(*) FROM big")
+        # both ranks hold rows of it
+        assert res.fetchall() == [(252,)] and all(r["io"]["chunks"] >= 1 for r in res.rank_stats)
+        # INSERT into a table hash-partitioned on its key: each row goes to the rank its key hashes to
+        data = pa.table({"k": list(range(50)), "v": [i * 3 for i in range(50)]})
+        con.register("h", data, partition_by="k")
+        duck.register("h_src", data)
+        duck.execute("CREATE TABLE h AS SELECT * FROM h_src")
+        for sql in ("INSERT INTO h SELECT k + 25, v FROM h", "INSERT INTO h VALUES (7, NULL), (NULL, 1)"):
+            con.sql(sql)
+            duck.execute(sql)
+        for sql in ("SELECT k, count(*), sum(v) FROM h GROUP BY k", "SELECT count(*), count(k), sum(v) FROM h"):
+            assert not compare_query_result(sql, con.sql(sql).arrow(), duck.execute(sql).arrow().read_all())
+        for sql in ("DELETE FROM big WHERE k = 1", "UPDATE big SET g = 0"):
+            with pytest.raises(NotSupported, match="on a distributed connection"):
+                con.sql(sql)
+    finally:
+        con.close()
+        duck.close()
+
+
 # ------------------------------------------------------------------ failures
 def test_error_in_one_rank_keeps_connection(duck_mem):
     con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0)

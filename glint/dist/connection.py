@@ -37,7 +37,7 @@ from ..storage.table import Table
 from .catalog import Projection, TablePartitioning, assign
 from .comm import Communicator, PeerAborted, decode_error
 from .planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
-from .rank import (AddTable, Call, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
+from .rank import (AddTable, AppendRows, Call, Close, DropCache, DropTable, Execute, InjectFault, Rank, Reset)
 
 DEFAULT_TIMEOUT_S = 120.0
 REPLICATE_ROWS = 50_000         # tables up to this many rows: every rank holds all of them
@@ -132,7 +132,8 @@ class DistConnection(Connection):
             src = Projection(src, list(columns))
         name = name or _stem(path)
         part = self._choose(src.schema, src.num_rows, partition_by, replicate)
-        cmd = AddTable(name, ("parquet", str(path), None if columns is None else list(columns)), part)
+        paths = list(path) if isinstance(path, (list, tuple)) else str(path)
+        cmd = AddTable(name, ("parquet", paths, None if columns is None else list(columns)), part)
         self._broadcast(cmd, lambda seq: self.rank.add_table(seq, cmd, src=src))
         self._install(name, Table.from_source(name, src, str(path)), part)
         return self
@@ -147,6 +148,12 @@ class DistConnection(Connection):
             raise GlintError("a table needs a name")
         table = to_arrow_table(data)
         part = self._choose(table.schema, table.num_rows, partition_by, replicate)
+        self._distribute(name, table, part)
+        return self
+
+    def _distribute(self, name: str, table, part: TablePartitioning, types: dict | None = None,
+                    rules=None) -> None:
+        """Each rank's share of in-memory rows, sent through the store."""
         if part.kind == "replicated":
             shares = {"all": table} if self.ranks > 1 else {}
             mine = table
@@ -156,14 +163,38 @@ class DistConnection(Connection):
             shares = {r: slices[r] for r in range(1, self.ranks)}
             mine = slices[0]
         prefix = self.world.put_data({k: table_to_ipc(v) for k, v in shares.items()})
-        cmd = AddTable(name, ("arrow", prefix), part)
+        cmd = AddTable(name, ("arrow", prefix), part, types)
         try:
             self._broadcast(cmd, lambda seq: self.rank.add_table(seq, cmd, data=mine))
         finally:
             if not self.world.closed:
                 self.world.drop_data(prefix, shares)
-        self._install(name, Table.from_arrow(name, table, "memory"), part)
-        return self
+        self._install(name, Table.from_arrow(name, table, "memory", rules, types), part)
+
+    # ------------------------------------------------------------ tables written in SQL
+    def create_table(self, name: str, data, types: dict, rules=None) -> None:
+        """CREATE TABLE [AS] (and DELETE-free rewrites such as TRUNCATE): the
+        rows spread over the ranks as registered data is (small: replicated)."""
+        self._check_open()
+        self._distribute(name, data, self._choose(data.schema, data.num_rows, None, None), types, rules)
+
+    def append_rows(self, name: str, data) -> None:
+        """INSERT: each rank appends the new rows it holds under the table's
+        partitioning (a share of a range, the rows hashing to it, or all)."""
+        self._check_open()
+        t = self.table(name)
+        part = self._partitioning[name.lower()]
+        shares = _append_shares(data, part, t.schema, self.ranks)
+        put = {} if self.ranks == 1 else {"all": data} if part.kind == "replicated" else \
+            {r: shares[r] for r in range(1, self.ranks)}
+        prefix = self.world.put_data({k: table_to_ipc(v) for k, v in put.items()})
+        cmd = AppendRows(t.name, prefix, part.kind == "replicated")
+        try:
+            self._broadcast(cmd, lambda seq: self.rank.append_rows(cmd, data=shares[0]))
+        finally:
+            if not self.world.closed:
+                self.world.drop_data(prefix, put)
+        Connection.append_rows(self, name, data)         # the table as rank 0 plans with it
 
     def read_csv(self, path: str, name: str | None = None, *, partition_by: str | None = None,
                  replicate: bool | None = None, **options) -> "DistConnection":
@@ -361,6 +392,21 @@ def _shutdown(world, comm, torchrun: bool) -> None:
             pass
     comm.close()
     world.shutdown(10.0)
+
+
+def _append_shares(data, part: TablePartitioning, schema: dict, ranks: int) -> list:
+    """Each rank's rows of an INSERT into a table partitioned as ``part``."""
+    import pyarrow as pa
+    if part.kind == "replicated":
+        return [data] * ranks
+    if part.kind == "hash":
+        from ..kernels.hashing import hash_columns, partition_of
+        from ..storage.column import Column
+        key = Column.from_arrow(data.column(part.key), schema[part.key])
+        dest = partition_of(hash_columns([key]), ranks).numpy()
+        return [data.filter(pa.array(dest == r)) for r in range(ranks)]
+    cuts = assign([data.num_rows], ranks)
+    return [data.slice(c[0][1], c[0][2] - c[0][1]) if c else data.slice(0, 0) for c in cuts]
 
 
 def _summed_io(rank_stats: list[dict]) -> IOStats:

@@ -53,6 +53,7 @@ from ..exec.project import ProjectExec
 from ..exec.scan import OneRowExec
 from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
+from ..exec.values import ValuesExec
 from ..exec.window import WindowExec
 from ..plan import logical as L
 from ..plan.cardinality import Estimator
@@ -188,6 +189,12 @@ def _(node: L.Scan, ctx):
 @_plan.register
 def _(node: L.OneRow, ctx):
     return Planned(OneRowExec(), REPLICATED)
+
+
+@_plan.register
+def _(node: L.Values, ctx):
+    # constants: every rank makes the same rows
+    return Planned(ValuesExec(node.rows, node.fields, float(len(node.rows))), REPLICATED)
 
 
 @_plan.register

@@ -35,8 +35,18 @@ COMMAND_WAIT_S = 3600           # a waiting rank re-arms its wait for the next c
 @dataclass(frozen=True, slots=True)
 class AddTable:
     name: str
-    source: tuple                   # ("parquet", path, columns) | ("arrow", data key prefix)
+    source: tuple                   # ("parquet", path(s), columns) | ("arrow", data key prefix)
     partitioning: TablePartitioning
+    types: dict | None = None       # glint's column types of a table created in SQL
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRows:
+    """INSERT on a distributed connection: each rank appends its share of the
+    rows (under ``<data>/<rank>``, or ``<data>/all`` when replicated)."""
+    name: str
+    data: str
+    replicated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +175,7 @@ class Rank:
         if cmd.partitioning.kind == "hash":            # the ranks exchange rows: a query
             with self.query(seq):
                 t = self._share(cmd, src, data)
-                t = self._hash_partition(seq, cmd.name, t, cmd.partitioning.key)
+                t = self._hash_partition(seq, cmd.name, t, cmd.partitioning.key, cmd.types)
         else:
             t = self._share(cmd, src, data)
         old = self.catalog.add(cmd.name, t)
@@ -190,10 +200,10 @@ class Rank:
             if data is None:
                 key = f"{cmd.source[1]}/{'all' if part.kind == 'replicated' else self.rank}"
                 data = table_from_ipc(self.comm.store.get(key))
-            t = Table(cmd.name, ArrowSource(data), "memory")
+            t = Table(cmd.name, ArrowSource(data), "memory", types=cmd.types)
         return t
 
-    def _hash_partition(self, seq: int, name: str, t: Table, key: str) -> Table:
+    def _hash_partition(self, seq: int, name: str, t: Table, key: str, types: dict | None = None) -> Table:
         """The rows of ``t`` every rank holds, shuffled so each rank keeps the
         rows whose ``key`` hashes to it."""
         from ..exec.scan import ScanExec
@@ -211,7 +221,18 @@ class Rank:
             self.evict(t)
         b = concat_batches(parts)
         data = pa.Table.from_arrays([b[f.id].to_arrow() for f in fields], names=list(cols))
-        return Table(name, ArrowSource(data), t.source)
+        return Table(name, ArrowSource(data), t.source, types=types)
+
+    def append_rows(self, cmd: AppendRows, data: pa.Table | None = None) -> None:
+        """Adds this rank's share of an INSERT's rows to its table (``data``:
+        rank 0's share, spared a trip through the store)."""
+        if data is None:
+            data = table_from_ipc(self.comm.store.get(f"{cmd.data}/{'all' if cmd.replicated else self.rank}"))
+        if data.num_rows == 0:
+            return
+        from ..storage.appended import drop_stale
+        t = self.catalog.table(cmd.name)
+        drop_stale(self.engine.memory, t, t.append(data))
 
     def call(self, seq: int, cmd: Call):
         """Runs a Call's function on this rank as query ``seq`` (a failure
@@ -239,6 +260,8 @@ class Rank:
                 return Reply(True, self.comm.stats.as_dict(), value=self.call(seq, cmd))
             if isinstance(cmd, AddTable):
                 self.add_table(seq, cmd)
+            elif isinstance(cmd, AppendRows):
+                self.append_rows(cmd)
             elif isinstance(cmd, DropTable):
                 t = self.catalog.drop(cmd.name)
                 if t is not None:

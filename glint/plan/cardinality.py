@@ -130,6 +130,8 @@ class Estimator:
             return float(t.num_rows)
         if isinstance(node, L.OneRow):
             return 1.0
+        if isinstance(node, L.Values):
+            return float(len(node.rows))
         if isinstance(node, L.Filter):
             from .join_graph import JoinGraph, is_inner_join_tree   # join_graph imports this module
             if is_inner_join_tree(node):

@@ -76,6 +76,27 @@ class OneRow(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class Values(LogicalNode):
+    """Rows of constant expressions (a VALUES list), each already of its
+    column's type.
+
+    >>> from glint import types as T
+    >>> from glint.plan.expr import Field, Literal
+    >>> Values(((Literal(1, T.INTEGER),), (Literal(2, T.INTEGER),)), (Field(1, "col0", T.INTEGER),)).label()
+    'Values 2 rows [col0#1]'
+    """
+    rows: tuple[tuple[Expr, ...], ...]
+    fields: tuple[Field, ...]
+
+    @property
+    def schema(self):
+        return self.fields
+
+    def label(self):
+        return f"Values {len(self.rows)} row{'s' if len(self.rows) != 1 else ''} [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
 class Filter(LogicalNode):
     child: LogicalNode
     predicate: Expr

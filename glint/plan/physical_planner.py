@@ -18,6 +18,7 @@ from ..exec.project import ProjectExec
 from ..exec.scan import OneRowExec, ScanExec
 from ..exec.set_ops import SetOpExec
 from ..exec.sort import SortExec, TopKExec
+from ..exec.values import ValuesExec
 from ..exec.window import WindowExec
 from . import logical as L
 from .cardinality import Estimator
@@ -49,6 +50,11 @@ def scan_exec(node: L.Scan, est) -> ScanExec:
 @_plan.register
 def _(node: L.OneRow, est):
     return OneRowExec()
+
+
+@_plan.register
+def _(node: L.Values, est):
+    return ValuesExec(node.rows, node.fields, float(len(node.rows)))
 
 
 @_plan.register

@@ -133,6 +133,8 @@ _NARROW_TYPES = {
 
 
 def sql_type(dt: exp.DataType) -> T.DataType:
+    if dt.args.get("nested"):
+        raise NotSupported(f"type {dt.sql(dialect='duckdb')} (lists, structs and maps)")
     params = [int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name) for p in dt.expressions]
     name = dt.this.name if hasattr(dt.this, "name") else str(dt.this)
     if name in _NARROW_TYPES:

@@ -25,6 +25,7 @@ from . import typing as ty
 from .bind_agg import bind_aggregates, bind_group_by, find_aggregates
 from .bind_expr import ExprContext, bind
 from .grouping_sets import grouping_sets, has_grouping_sets
+from .bind_values import bind_values
 from .bind_window import bind_window, has_window, named_windows, window_calls
 from .scope import Scope
 from ..plan.rules.fold_constants import fold_expr
@@ -59,7 +60,8 @@ class Binder:
             with self._with_ctes(node):
                 return self.bind_setop(node, outer)
         if isinstance(node, exp.Values):
-            raise NotSupported("VALUES lists")
+            plan, outputs = bind_values(node, self)
+            return Bound(plan, outputs)
         raise NotSupported(f"statement {type(node).__name__}")
 
     @contextlib.contextmanager
@@ -413,7 +415,7 @@ class Binder:
             fields = tuple(self.field(c, t) for c, t in table.schema.items())
             cols = {}
             for c, f in zip(table.schema, fields):
-                cols.setdefault(c, f)
+                cols.setdefault(c.lower(), f)       # names resolve case-insensitively (qualify lower-cases them)
             scope.add(alias, _rename(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
         if isinstance(src, exp.Subquery):
@@ -426,7 +428,9 @@ class Binder:
         if isinstance(src, (exp.Unnest, exp.Lateral)):
             raise NotSupported(type(src).__name__.upper())
         if isinstance(src, exp.Values):
-            raise NotSupported("VALUES lists")
+            plan, outputs = bind_values(src, self)
+            scope.add(src.alias_or_name, _output_map(outputs, src))
+            return plan
         raise NotSupported(f"FROM item {src.sql(dialect='duckdb')[:60]}")
 
     def _find_cte(self, name):

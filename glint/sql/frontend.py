@@ -11,6 +11,8 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import TokenType
 
 from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
+from .bind_values import normalize_values
+from .table_functions import resolve_file_references
 from .binder import Binder, Bound
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
@@ -130,17 +132,19 @@ def check_join_precedence(ast: exp.Expression) -> None:
             semi |= kind in ("SEMI", "ANTI")
 
 
-def bind_query(ast: exp.Expression, catalog) -> Bound:
+def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bound:
+    ast = resolve_file_references(normalize_values(ast), catalog)
     check_tables(ast, catalog)
     check_join_precedence(ast)
-    schema = {name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
-                     for c, t in catalog.table(name).schema.items()} for name in catalog.table_names()}
+    used = {t.name for t in ast.find_all(exp.Table) if t.name and catalog.has_table(t.name)}
+    schema = {catalog.table(name).name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
+                                         for c, t in catalog.table(name).schema.items()} for name in used}
     names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    bound = Binder(catalog).bind_query(q)
+    bound = (binder or Binder(catalog)).bind_query(q)
     if names is not None and len(names) == len(bound.outputs):
         bound.outputs = [(n if generated.startswith("_col_") else generated, f)
                          for n, (generated, f) in zip(names, bound.outputs)]
@@ -187,10 +191,14 @@ def statement_kind(stmt: exp.Expression) -> str:
         return f"create_{(stmt.args.get('kind') or '').lower()}"
     if isinstance(stmt, exp.Drop):
         return f"drop_{(stmt.args.get('kind') or '').lower()}"
-    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery)):
+    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
         return "query"
+    for cls, kind in ((exp.Insert, "insert"), (exp.Delete, "delete"), (exp.Update, "update"),
+                      (exp.Copy, "copy"), (exp.TruncateTable, "truncate")):
+        if isinstance(stmt, cls):
+            return kind
     if isinstance(stmt, exp.Describe):
         return "describe"
     if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "EXPLAIN":
         return "explain"
-    raise NotSupported(f"statement {stmt.sql(dialect='duckdb')[:60]!r} (glint reads tables; it does not write them)")
+    raise NotSupported(f"statement {stmt.sql(dialect='duckdb')[:60]!r}")

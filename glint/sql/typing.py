@@ -66,7 +66,9 @@ def _check_comparable(a: DataType, b: DataType, what: str) -> DataType:
 def compare(op: str, a: Expr, b: Expr) -> Expr:
     t = _check_comparable(a.type, b.type, f"{show(a)} {_CMP_SQL[op]} {show(b)}")
     if t.is_string:
-        return Call(op, (a, b), T.BOOLEAN)
+        # text stays as it is (a literal compares with each dictionary entry); an untyped
+        # NULL (a subquery's SELECT NULL) becomes text, so that both sides are strings
+        return Call(op, tuple(cast(x, t) if x.type.kind == "NULL" else x for x in (a, b)), T.BOOLEAN)
     if t.is_decimal and (a.type.is_decimal or a.type.is_integer) and (b.type.is_decimal or b.type.is_integer):
         # exact numerics of different scales compare without scaling up (no overflow)
         return Call(op, (a, b), T.BOOLEAN)
@@ -189,3 +191,26 @@ def require_boolean(e: Expr, where: str) -> Expr:
     if e.type.kind != "BOOLEAN":
         raise TypeMismatch(f"Type mismatch: {where} must be BOOLEAN, got {show(e)} of type {e.type}")
     return e
+
+
+def assignable(src: DataType, dst: DataType) -> bool:
+    """Whether a value of type src can be stored in a column of type dst
+    (INSERT, UPDATE, DEFAULT): DuckDB casts implicitly between any numbers
+    and BOOLEAN, from and to text, and NULL to anything; DATE only to DATE
+    and text.
+
+    >>> assignable(T.VARCHAR, T.INTEGER), assignable(T.BOOLEAN, T.DECIMAL(5, 2)), assignable(T.INTEGER, T.DATE)
+    (True, True, False)
+    """
+    if src == dst or src.kind == "NULL" or src.is_string or dst.is_string:
+        return True
+    number = ("BOOLEAN",) + T.NUMERIC_KINDS
+    return src.kind in number and dst.kind in number
+
+
+def assign(e: Expr, to: DataType, target: str) -> Expr:
+    """e cast to the type of the column it is stored in (``target`` names the column)."""
+    if not assignable(e.type, to):
+        raise TypeMismatch(f"cannot store a value of type {e.type} in {target} of type {to}: "
+                           f"Unimplemented type for cast ({e.type} -> {to})")
+    return cast(e, to)

@@ -301,6 +301,9 @@ class Column:
             valid = torch.from_numpy(arr.is_valid().to_numpy(zero_copy_only=False))
         if dtype.kind == "NULL":
             return Column.nulls(T.NULLTYPE, len(arr), "cpu")
+        if (dtype.is_decimal and dtype.precision > T.MAX_INT64_DECIMAL_PRECISION or dtype.kind == "HUGEINT") \
+                and pa.types.is_decimal(arr.type):
+            return _wide_decimal_column(arr, dtype, valid)
         if dtype.is_decimal and pa.types.is_integer(arr.type):
             # the unscaled integers themselves (how the scan reads a Parquet
             # DECIMAL stored as INT32 / INT64: glint.storage.parquet_meta)
@@ -442,6 +445,34 @@ def _tensor_view(a: np.ndarray) -> torch.Tensor:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return torch.from_numpy(a)
+
+
+def _wide_decimal_column(arr: pa.Array, dtype: DataType, valid) -> Column:
+    """A DECIMAL(p > 18) or HUGEINT column from Arrow decimal128 values
+    (glint's own results, stored by CREATE TABLE AS or INSERT): int64 when
+    every value fits, else wide [hi, lo] limbs.
+
+    >>> c = Column.from_arrow(pa.array([1, None, -5], pa.decimal128(38, 0)), T.HUGEINT)
+    >>> c.is_wide, c.to_arrow().to_pylist()
+    (False, [Decimal('1'), None, Decimal('-5')])
+    >>> c = Column.from_arrow(pa.array([2**70, -1], pa.decimal128(38, 0)), T.HUGEINT)
+    >>> c.is_wide, [int(x) for x in c.to_arrow().to_pylist()] == [2**70, -1]
+    (True, True)
+    """
+    scale = dtype.scale if dtype.is_decimal else 0
+    arr = arr.cast(pa.decimal128(38, scale))
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)[arr.offset: arr.offset + len(arr)]
+    lo, hi = raw[:, 0].copy(), raw[:, 1].copy()
+    if valid is not None:
+        lo[~valid.numpy()] = 0
+        hi[~valid.numpy()] = 0
+    if bool(np.all(hi == (lo >> 63))):
+        return Column(dtype, _tensor_view(lo), valid)
+    # value = hi * 2**64 + unsigned(lo) = (hi * 2**32 + (lo >> 32 unsigned)) * 2**32 + (lo & 0xffffffff)
+    ulo = lo.view(np.uint64)
+    whi = hi * (1 << 32) + (ulo >> np.uint64(32)).astype(np.int64)
+    wlo = (ulo & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    return Column(dtype, torch.from_numpy(np.stack([whi, wlo], axis=1)), valid)
 
 
 def _to_int128_pairs(data: torch.Tensor) -> np.ndarray:

@@ -67,9 +67,13 @@ def _files_under(directory: Path, suffixes: Sequence[str]) -> list[Path]:
 def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = "Parquet") -> list[Path]:
     """The files `path` names: itself when a file, every file with one of
     `suffixes` below it (recursively, sorted) when a directory, the sorted
-    matches when a glob (``**`` recurses). Raises GlintIOError when nothing
-    matches.
+    matches when a glob (``**`` recurses); for a list, each one's files in
+    turn (as DuckDB's read_parquet([...]), a file listed twice twice). Raises GlintIOError when nothing matches.
     """
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise GlintIOError("an empty list of files")
+        return [f for p in path for f in resolve_files(p, suffixes, kind)]      # a file listed twice is read twice
     if not isinstance(path, (str, os.PathLike)):
         raise GlintError(f"expected a path (str), got {type(path).__name__}: {path!r}")
     text = os.path.expanduser(os.fspath(path))
@@ -322,7 +326,18 @@ class ParquetSource:
         raw = all(self._raw_ok(fi, columns) for fi in files) and \
             len({tuple(self._raw_footer(fi)[2][c] for c in columns) for fi in files}) == 1
         parts = [self._read_groups(r, columns, False, raw=raw) for r in runs]
-        return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if len(parts) == 1:
+            return parts[0]
+        first = parts[0].schema
+        if any(not p.schema.equals(first) for p in parts[1:]):
+            # files of a glob whose columns differ in type (INTEGER in one, BIGINT in
+            # another): the first file's types, as the table's schema has them
+            try:
+                parts = [p if p.schema.equals(first) else p.cast(first) for p in parts]
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                names = ", ".join(repr(_short(self.files[self._where[r[0]][0]])) for r in runs)
+                raise GlintIOError(f"Parquet files {names} have columns of types that do not match: {e}") from None
+        return pa.concat_tables(parts)
 
     def _read_groups(self, fragments: Sequence[int], columns: Sequence[str], threads: bool,
                      raw: bool = False) -> pa.Table:

@@ -100,11 +100,13 @@ class Table:
     """A named table: schema, row count, fragments and statistics. Column data
     is read per chunk by the executor's scans (see glint.exec.scan)."""
 
-    __slots__ = ("name", "schema", "num_rows", "source", "uid", "_src", "_unsupported", "_stats",
+    __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
                  "_layouts", "_lock")
 
-    def __init__(self, name: str, src, source: str = "memory"):
+    def __init__(self, name: str, src, source: str = "memory", rules: "ColumnRules | None" = None,
+                 types: dict[str, T.DataType] | None = None):
         self.name = name
+        self.rules = rules or ColumnRules()
         self.num_rows = src.num_rows
         self.source = source
         self.uid = next(_uids)
@@ -116,19 +118,27 @@ class Table:
             if field.name.lower() in seen:
                 raise NotSupported(f"duplicate column name {field.name!r} in table {name!r}")
             seen.add(field.name.lower())
+            if types is not None:
+                # glint's own types (a table created in SQL): a HUGEINT or DECIMAL(38) column is
+                # stored as decimal128, which a file's column of that type is not read as
+                self.schema[field.name] = types[field.name]
+                continue
             try:
                 self.schema[field.name] = T.from_arrow(field.type)
             except NotSupported as e:
                 # kept in the schema so the table loads; a query that reads it is refused
                 self.schema[field.name] = T.VARCHAR
-                self._unsupported[field.name] = f"column {name}.{field.name}: {e.construct}"
+                # a table made for a file named in FROM has a hidden name: the message names the file
+                where = source if name.startswith("__glint") and source != "memory" else name
+                self._unsupported[field.name] = f"column {where}.{field.name}: {e.construct}"
         self._stats: dict[str, ColumnStats] = {}
         self._layouts: dict[int, list[Chunk]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
-    def from_arrow(name: str, tbl: pa.Table, source: str = "memory") -> "Table":
-        return Table(name, ArrowSource(tbl), source)
+    def from_arrow(name: str, tbl: pa.Table, source: str = "memory", rules: "ColumnRules | None" = None,
+                   types: dict[str, T.DataType] | None = None) -> "Table":
+        return Table(name, ArrowSource(tbl), source, rules, types)
 
     @staticmethod
     def from_source(name: str, src, source: str) -> "Table":
@@ -138,6 +148,40 @@ class Table:
     @property
     def fragments(self) -> list[Fragment]:
         return self._src.fragments
+
+    def to_arrow(self) -> pa.Table:
+        """Every row as one Arrow table, in the canonical types of
+        glint.storage.appended (DELETE and UPDATE rewrite it)."""
+        from .appended import canonical_type, conform, unify
+        columns = list(self.schema)
+        self.check_readable(columns)
+        if self.num_rows == 0:
+            return pa.schema([(c, canonical_type(t)) for c, t in self.schema.items()]).empty_table()
+        # fragment by fragment: decoded values (a Parquet source's runs may hold unscaled DECIMALs)
+        parts = [p for p in self._src.read(list(range(len(self.fragments))), columns) if p.num_rows]
+        return conform(pa.concat_tables(unify(parts, self.schema)) if len(parts) > 1 else parts[0], self.schema)
+
+    def append(self, data: pa.Table) -> "Appended":
+        """Add the rows of ``data`` (the table's columns, in order, in glint's
+        types) after the table's rows. Returns what changed: the (chunk size,
+        chunk index) of every chunk laid out before whose rows changed, and
+        the fragments that grew (the caller drops cached copies of them:
+        glint.storage.appended.drop_stale); the other chunks and fragments
+        keep their rows. Statistics are recomputed when next asked for."""
+        from .appended import AppendedSource, Appended
+        self.check_readable(list(self.schema))
+        with self._lock:
+            old, before = dict(self._layouts), [f.rows for f in self.fragments]
+            self._src = AppendedSource.of(self._src, data, self.schema)
+            self.num_rows = self._src.num_rows
+            self._layouts = {}
+            self._stats = {}
+        stale = []
+        for rows, chunks in old.items():
+            new = self.chunks(rows)
+            stale += [(rows, c.index) for c in chunks if c.index >= len(new) or new[c.index] != c]
+        grown = {i for i, n in enumerate(before) if i < len(self.fragments) and self.fragments[i].rows != n}
+        return Appended(frozenset(stale), frozenset(grown))
 
     def check_readable(self, columns: Sequence[str]) -> None:
         for c in columns:
@@ -187,7 +231,10 @@ class Table:
                                      f"expected {self.fragments[f].rows}")
                 cache[f] = t
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
-        return self.convert(parts[0] if len(parts) == 1 else pa.concat_tables(parts), columns)
+        if len(parts) > 1:
+            from .appended import unify
+            parts = [pa.concat_tables(unify(parts, self.schema))]
+        return self.convert(parts[0], columns)
 
     def read_fragments(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Consecutive fragments' columns as one Arrow table, decoded on the
@@ -272,7 +319,8 @@ class Table:
         frs = self.fragments
         picks = sorted({0, len(frs) // 2, len(frs) - 1})
         per = max(1, SAMPLE_ROWS // len(picks))
-        parts = self._src.read(picks, [name])
+        from .appended import unify
+        parts = unify(self._src.read(picks, [name]), self.schema)
         arrays = [t.column(name).slice(0, per) for t in parts]
         col = Column.from_arrow(pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type)
                                 if arrays else pa.chunked_array([], self._src.schema.field(name).type),
@@ -305,6 +353,18 @@ class Table:
             # linear scaling overestimated TPC-H foreign keys up to 12x)
             d = int(d / (1 - (1 - m / total) * f1 / m))
         return d, nulls / n, lo, hi
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnRules:
+    """What a table created in SQL checks on every insert: the columns that
+    must not be NULL, and each column's DEFAULT (a constant expression;
+    NULL when absent)."""
+    not_null: frozenset = frozenset()
+    defaults: tuple = ()                # ((column, Expr), ...)
+
+    def default(self, column: str):
+        return dict(self.defaults).get(column)
 
 
 def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:

@@ -11,11 +11,15 @@ The pieces, usable without pytest (``conftest.py`` wraps them into pytest items,
   (``nosort`` / ``rowsort`` / ``valuesort``, relative tolerance on ``R`` columns,
   ``N values hashing to H``).
 * :class:`Session` runs the records of one file against an engine ("glint" or
-  "duckdb").  glint is read-only, so DDL/DML that creates data (CREATE TABLE,
-  INSERT, DROP TABLE, COPY, ...) runs in an in-memory DuckDB "table store"; the
-  session (re)registers the store's tables into the engine as Arrow tables before
-  the next statement the engine runs.  Everything else (CREATE VIEW, queries)
-  goes to the engine.
+  "duckdb").  DDL/DML that creates data (CREATE TABLE, INSERT, DROP TABLE, COPY,
+  ...) runs in an in-memory DuckDB "table store", so that a file's setup may use
+  what glint does not have (``range()``, other types); the session (re)registers
+  the store's tables into the engine as Arrow tables before the next statement
+  the engine runs.  Everything else (CREATE VIEW, queries) goes to the engine.
+  The files under ``tests/sql/tables/`` test glint's own writes: there every
+  statement runs in the engine (:data:`ENGINE_WRITES_DIR`).
+* ``__TEST_DIR__`` in a record's SQL is replaced by a temporary directory of
+  the session (removed when it closes), as in DuckDB's runner.
 
 Format summary::
 
@@ -60,6 +64,8 @@ EMPTY = "(empty)"
 
 _HASH_RE = re.compile(r"^(\d+) values hashing to ([0-9a-f]{32})$")
 _TYPES_RE = re.compile(r"^[A-Z]+$")
+ENGINE_WRITES_DIR = "tables"     # files in a directory of this name run their writes in the engine
+TEST_DIR = "__TEST_DIR__"
 # Statements the runner's DuckDB table store runs instead of the engine.
 _STORE_RE = re.compile(
     r"^\s*(CREATE\s+(OR\s+REPLACE\s+)?((TEMP|TEMPORARY)\s+)?TABLE|INSERT|DROP\s+TABLE|COPY|UPDATE|DELETE"
@@ -789,6 +795,8 @@ class Session:
             self.engine_error = e
         self.registered: set[str] = set()
         self.dirty = False
+        self.engine_writes = test_file.path is not None and Path(test_file.path).parent.name == ENGINE_WRITES_DIR
+        self._test_dir: str | None = None
         self.done: dict[int, BaseException | None] = {}   # record index -> outcome (None: passed)
 
     # -- table store -> engine
@@ -821,9 +829,18 @@ class Session:
         self.registered = set(names)
         self.dirty = False
 
+    def sql(self, rec: Record) -> str:
+        """The record's SQL with __TEST_DIR__ replaced by the session's directory."""
+        if TEST_DIR not in rec.sql:
+            return rec.sql
+        if self._test_dir is None:
+            import tempfile
+            self._test_dir = tempfile.mkdtemp(prefix="glint-sqllogic-")
+        return rec.sql.replace(TEST_DIR, self._test_dir)
+
     # -- records
     def run_statement(self, rec: Record) -> None:
-        store = is_store_statement(rec.sql)
+        store = is_store_statement(rec.sql) and not self.engine_writes
         if store:
             runner, errors = self.store.execute, self._store_errors
             self.dirty = True     # even a failing statement may have done something
@@ -832,7 +849,7 @@ class Session:
             self.sync()
             runner, errors = engine.execute, engine.error_types
         try:
-            runner(rec.sql)
+            runner(self.sql(rec))
         except errors as e:
             if rec.expect == "ok":
                 raise RecordFailure(f"{self.where}:{rec.line}: statement failed: {type(e).__name__}: {e}\n"
@@ -857,7 +874,7 @@ class Session:
         engine = self._need_engine()
         self.sync()
         try:
-            return engine.query(rec.sql)
+            return engine.query(self.sql(rec))
         except RecordFailure:
             raise
         except Exception as e:
@@ -927,6 +944,9 @@ class Session:
             self.store.close()
         except Exception:
             pass
+        if self._test_dir is not None:
+            import shutil
+            shutil.rmtree(self._test_dir, ignore_errors=True)
 
 
 def run_file(path: Path | str, engine: str = "duckdb", device: str | None = None):

@@ -22,6 +22,7 @@ from ..expr import Call, Case, Expr, Literal, conjoin, conjuncts
 from .. import logical as L
 
 _TRUE = Literal(True, T.BOOLEAN)
+FOLD_VALUES_ROWS = 64       # longer VALUES lists are cast column by column when they run (glint.exec.values)
 _FALSE = Literal(False, T.BOOLEAN)
 
 
@@ -39,6 +40,8 @@ def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
             return L.Limit(L.OneRow(), 0) if not node.schema else _empty(node)
         if isinstance(node, L.Project):
             return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
+        if isinstance(node, L.Values) and len(node.rows) <= FOLD_VALUES_ROWS:
+            return L.Values(tuple(tuple(fold_expr(e) for e in r) for r in node.rows), node.fields)
         if isinstance(node, L.Aggregate):
             return replace(node, groups=tuple((f, fold_expr(e)) for f, e in node.groups),
                            aggs=tuple((f, fold_expr(a)) for f, a in node.aggs))

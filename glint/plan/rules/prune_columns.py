@@ -32,6 +32,11 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         return L.Scan(node.table, tuple(c for c, _ in keep), tuple(f for _, f in keep), node.alias)
     if isinstance(node, L.OneRow):
         return node
+    if isinstance(node, L.Values):
+        keep = [i for i, f in enumerate(node.fields) if f.id in need]
+        if len(keep) == len(node.fields):
+            return node
+        return L.Values(tuple(tuple(r[i] for i in keep) for r in node.rows), tuple(node.fields[i] for i in keep))
     if isinstance(node, L.Filter):
         return L.Filter(_prune(node.child, need | _refs([node.predicate])), node.predicate)
     if isinstance(node, L.Project):

@@ -17,7 +17,8 @@ by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
 extremes, division by zero included), string functions, date ± INTERVAL /
-integer, EXTRACT, CTEs and derived tables, and window functions whose value
+integer, EXTRACT, CTEs and derived tables, VALUES lists in FROM
+(glint.testing.fuzz.values), and window functions whose value
 does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
 CUME_DIST, and COUNT / SUM / AVG / MIN / MAX over the default frame, whose
 peers come in whole). Depth is bounded.
@@ -42,7 +43,11 @@ from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, HUGEINT, INTEGER, KIND_OF,
 from .temporal import TemporalExpressions
 from .grouping import aggregate_call, grouping_call, grouping_text, with_filter
 
-_COLREF = re.compile(r"\b[aq]\d+\.\w")
+_COLREF = re.compile(r"\b[aqv]\d+\.\w")
+
+VALUES_SHARE = 0.025     # FROM items that are a VALUES list (about one query in nine has one)
+CTAS_SHARE = 0.05        # queries glint answers by CREATE TABLE AS and a scan of the table
+
 
 @dataclass
 class Source:
@@ -83,6 +88,7 @@ class GeneratedQuery:
     sql: str
     ordered: bool                      # the outer ORDER BY fixes the row order
     features: set[str] = field(default_factory=set)
+    ctas: bool = False                 # glint stores the result in a table and reads it back
 
 
 class QueryGenerator(TemporalExpressions):
@@ -102,6 +108,9 @@ class QueryGenerator(TemporalExpressions):
         # so do grouping sets and the aggregates beyond COUNT / SUM / AVG / MIN / MAX (grouping.py)
         self.rg = random.Random(seed ^ 0x6E75)
         self.ra = random.Random(seed ^ 0xA66)
+        # so do VALUES lists in FROM (glint.testing.fuzz.values) and CREATE TABLE AS round trips
+        self.rv = random.Random(seed ^ 0x7A1E5)
+        self.ctas = random.Random(seed ^ 0xC7A5).random() < CTAS_SHARE
         self.max_depth = max_depth
         self.max_expr_depth = max_expr_depth
         self.max_rows_product = max_rows_product
@@ -168,7 +177,9 @@ class QueryGenerator(TemporalExpressions):
                 if self.chance(0.4):
                     sql += f" OFFSET {self.r.choice([0, 1, 3, 20])}"
                     self.feat("offset")
-        return GeneratedQuery(sql, ordered, set(self.features))
+        if self.ctas:
+            self.feat("ctas")
+        return GeneratedQuery(sql, ordered, set(self.features), self.ctas)
 
     def body(self, depth: int, want: list[str] | None, outer: Scope | None) -> Select:
         """A SELECT, or a set operation of two."""
@@ -261,6 +272,10 @@ class QueryGenerator(TemporalExpressions):
         return Source(self.alias("a"), cols, ti.rows, base=name)
 
     def source(self, depth: int, max_rows: int | None = None) -> tuple[Source, str]:
+        if self.rv.random() < VALUES_SHARE:
+            from .values import values_source
+            self.feat("values")
+            return values_source(self.rv, self.alias("v"))
         x = self.r.random()
         if self.ctes and x < 0.25:
             c = self.r.choice(self.ctes)

@@ -210,6 +210,18 @@ class Outcome:
 
 
 # ------------------------------------------------------------------ glint worker
+CTAS_TABLE = "fuzz_ctas"
+
+
+def glint_answer(con, sql: str, ctas: bool = False):
+    """glint's Result for a query; with ``ctas``, by way of ``CREATE TABLE AS``
+    and a scan of that table (the round trip must give the same rows)."""
+    if ctas:
+        con.sql(f"CREATE OR REPLACE TABLE {CTAS_TABLE} AS {sql}")
+        return con.sql(f"SELECT * FROM {CTAS_TABLE}")
+    return con.sql(sql)
+
+
 def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the worker process
     import logging
     logging.disable(logging.WARNING)
@@ -233,7 +245,7 @@ def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the 
                     con.unregister(msg[1])
                 conn.send(("ok",))
             elif op == "query":
-                res = con.sql(msg[1])
+                res = glint_answer(con, msg[1], msg[2])
                 if res is None:
                     conn.send(("crash", "NoResult", "con.sql() returned None for a query", ""))
                     continue
@@ -312,12 +324,12 @@ class GlintWorker:
             if r[0] != "ok":
                 raise RuntimeError(f"registering {name} in glint failed: {r}")
 
-    def query(self, sql: str, timeout: float):
+    def query(self, sql: str, timeout: float, ctas: bool = False):
         if self.proc is None:
             if self.started:           # killed after a hang or a death: a restart
                 self.restarts += 1
             self.start()
-        return self._call(("query", sql), timeout)
+        return self._call(("query", sql, ctas), timeout)
 
     def close(self) -> None:
         if self.proc is not None and self.proc.is_alive():
@@ -343,7 +355,7 @@ class InProcessGlint:
         self.tables[name] = table
         self.con.register(name, table)
 
-    def query(self, sql, timeout):
+    def query(self, sql, timeout, ctas: bool = False):
         import signal
 
         from glint.errors import GlintError, NotSupported
@@ -355,7 +367,7 @@ class InProcessGlint:
             old = signal.signal(signal.SIGALRM, on_alarm)
             signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            res = self.con.sql(sql)
+            res = glint_answer(self.con, sql, ctas)
             return ("ok", res.arrow())
         except NotSupported as e:
             return ("refusal", type(e).__name__, str(e), getattr(e, "construct", str(e)))
@@ -684,14 +696,15 @@ class Engines:
             self.duck.register(name, t)
             self.glint.register(name, t)
 
-    def run(self, sql: str) -> Outcome:
+    def run(self, sql: str, ctas: bool = False) -> Outcome:
+        """``ctas``: glint answers through CREATE TABLE AS (see glint_answer)."""
         t0 = time.perf_counter()
         d = self.duck.query(sql, self.time_limit)
         t1 = time.perf_counter()
         if d[0] == "ok" and d[1].num_rows > MAX_RESULT_ROWS:
             g = ("ok", pa.table({}))
         else:
-            g = self.glint.query(sql, self.time_limit)
+            g = self.glint.query(sql, self.time_limit, ctas)
             if g[0] == "ok" and isinstance(g[1], (bytes, bytearray)):
                 g = ("ok", table_from_ipc(g[1]))
         t2 = time.perf_counter()
@@ -818,7 +831,10 @@ def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool 
     try:
         for i in range(queries):
             q = generate_query(data, seed, i)
-            o = engines.run(q.sql)
+            o = engines.run(q.sql, q.ctas)
+            if q.ctas and o.status in FAILURES and engines.run(q.sql).status not in FAILURES:
+                o.details = [f"only through CREATE TABLE {CTAS_TABLE} AS <query>; SELECT * FROM {CTAS_TABLE}"] + \
+                    list(o.details or [])
             summary.queries += 1
             summary.counts[o.status] += 1
             if o.duck_error is not None:

@@ -1,0 +1,146 @@
+"""Files in FROM: ``FROM 'x.parquet'``, ``FROM 'dir/*.parquet'``, ``FROM 'x.csv'``,
+``read_parquet('a.parquet')``, ``read_parquet(['a', 'b'])``,
+``read_csv('x.csv', header = true, delim = '|')``, ``read_csv_auto(...)``,
+``parquet_scan(...)``.
+
+Each reference is replaced, before names are qualified, by a table of the
+connection's catalog that reads the files (``glint.storage.file_tables``):
+Parquet through the streaming row-group source ``read_parquet`` uses
+(chunked scans, min/max pruning, device caching), CSV through DuckDB's
+``read_csv`` defaults (``glint.storage.csv_auto``). A quoted name is a file
+only when no table, view or CTE has that name and it ends in a Parquet or
+CSV suffix, as DuckDB's replacement scans decide. The table's alias is the
+file's stem (``FROM 'data/x.parquet'`` is ``x``) or the function's name. A
+missing file is a GlintIOError naming it and its place in the SQL.
+"""
+from __future__ import annotations
+
+import os
+
+from sqlglot import exp
+
+from ..errors import BinderError, GlintIOError, NotSupported
+from ..storage.loaders import PARQUET_SUFFIXES, _has_suffix
+
+_PARQUET_FUNCS = ("read_parquet", "parquet_scan")
+_CSV_FUNCS = ("read_csv", "read_csv_auto", "sniff_csv_auto")
+_CSV_OPTIONS = {"header": "header", "delim": "delimiter", "sep": "delimiter", "delimiter": "delimiter",
+                "quote": "quote", "all_varchar": "all_varchar", "nullstr": "nullstr", "null": "nullstr",
+                "auto_detect": None}
+
+
+def file_kind(name: str) -> str | None:
+    """'parquet' or 'csv' for a name DuckDB would read as a file, else None.
+
+    >>> file_kind("data/*.parquet"), file_kind("x.csv.gz"), file_kind("x.tsv"), file_kind("orders")
+    ('parquet', 'csv', 'csv', None)
+    """
+    if _has_suffix(name, PARQUET_SUFFIXES):
+        return "parquet"
+    if _has_suffix(name, (".csv", ".tsv")):
+        return "csv"
+    return None
+
+
+def _function_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.ReadParquet):
+        return "read_parquet"
+    if isinstance(node, exp.ReadCSV):
+        return "read_csv"
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return None
+
+
+def _paths(node: exp.Expression, what: str) -> list[str] | str:
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.this
+    if isinstance(node, exp.Array) and node.expressions and all(
+            isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+        return [e.this for e in node.expressions]
+    raise BinderError(f"{what} takes a file name or a list of file names as text, "
+                      f"got {node.sql(dialect='duckdb')}")
+
+
+def _option_value(node: exp.Expression, fn: str, name: str):
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Literal):
+        return node.this if node.is_string else int(node.this)
+    raise NotSupported(f"{fn} option {name} = {node.sql(dialect='duckdb')}")
+
+
+def _options(args: list[exp.Expression], fn: str, kind: str) -> dict:
+    out = {}
+    for a in args:
+        if not isinstance(a, (exp.EQ, exp.PropertyEQ)):
+            raise BinderError(f"{fn} takes named options after the files (name = value), got "
+                              f"{a.sql(dialect='duckdb')}")
+        name = a.this.name.lower()
+        if kind == "parquet" or name not in _CSV_OPTIONS:
+            raise NotSupported(f"{fn} option {name}")
+        value = _option_value(a.expression, fn, name)
+        key = _CSV_OPTIONS[name]
+        if key is None:
+            continue                # auto_detect: the header and the types are always detected
+        if key in ("header", "all_varchar"):
+            value = bool(value) if not isinstance(value, str) else value.lower() in ("true", "1", "t")
+        out[key] = value
+    return out
+
+
+def _reference(node: exp.Table, catalog, ctes: set[str]):
+    """(kind, paths, options, default alias) when the table reads files, else None."""
+    fn = _function_name(node.this)
+    if fn is not None:
+        if fn in _PARQUET_FUNCS:
+            kind = "parquet"
+        elif fn in _CSV_FUNCS:
+            kind = "csv"
+        else:
+            return None             # another table function: refused by the binder
+        if isinstance(node.this, exp.ReadCSV):
+            first, rest = node.this.this, list(node.this.expressions)
+        else:
+            args = list(node.this.expressions)
+            if not args:
+                raise BinderError(f"{fn} needs a file name")
+            first, rest = args[0], args[1:]
+        return kind, _paths(first, fn), _options(rest, fn, kind), fn, first
+    if not isinstance(node.this, exp.Identifier) or node.db or node.args.get("catalog"):
+        return None
+    name = node.name
+    if name.lower() in ctes or catalog.has_table(name) or name.lower() in getattr(catalog, "_views", {}):
+        return None
+    kind = file_kind(name)
+    if kind is None:
+        return None
+    stem = os.path.basename(name.rstrip("/"))
+    return kind, name, {}, stem.split(".")[0] or stem, node
+
+
+def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
+    """The query with each file reference replaced by the catalog table that
+    reads it (``catalog.file_table(kind, paths, options)`` gives its name)."""
+    from .frontend import _position
+    if not hasattr(catalog, "file_table"):
+        return ast
+    ctes = {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}
+
+    def fix(node):
+        if not isinstance(node, exp.Table):
+            return node
+        ref = _reference(node, catalog, ctes)
+        if ref is None:
+            return node
+        kind, paths, options, default_alias, where = ref
+        try:
+            name = catalog.file_table(kind, paths, options)
+        except GlintIOError as e:
+            raise GlintIOError(f"{e}{_position(where)}") from None
+        alias = node.args.get("alias")
+        new_alias = exp.TableAlias(this=alias.this if alias is not None and alias.this else
+                                   exp.to_identifier(default_alias),
+                                   columns=alias.columns if alias is not None else None)
+        return exp.Table(this=exp.to_identifier(name, quoted=True), alias=new_alias)
+    return ast.transform(fix)
