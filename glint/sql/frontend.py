@@ -11,6 +11,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
 from .binder import Binder, Bound
+from .bind_strings import DIALECT
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
              "DOUBLE": "DOUBLE", "DATE": "DATE", "VARCHAR": "VARCHAR", "NULL": "INT"}
@@ -18,7 +19,7 @@ _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEIN
 
 def parse(sql: str) -> list[exp.Expression]:
     try:
-        stmts = sqlglot.parse(sql, read="duckdb")
+        stmts = sqlglot.parse(sql, read=DIALECT)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
