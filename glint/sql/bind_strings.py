@@ -24,10 +24,8 @@ from ..exec.functions.regex_syntax import Regex, parse_options
 from ..plan.expr import Call, Expr, Literal
 from . import typing as ty
 from .bind_expr import ANONYMOUS, _bind, bind
+from .dialect import DIALECT  # noqa: F401  (the doctests parse with it)
 
-# DuckDB 1.4 reads `~` as regexp_full_match (sqlglot reads it as regexp_matches
-# for DuckDB 2.0 unless told the version)
-DIALECT = "duckdb, version=1.4.4"
 
 
 def string_arg(e: Expr, fn: str) -> Expr:

@@ -11,7 +11,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
 from .binder import Binder, Bound
-from .bind_strings import DIALECT
+from .dialect import DIALECT
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
              "DOUBLE": "DOUBLE", "DATE": "DATE", "VARCHAR": "VARCHAR", "NULL": "INT"}

@@ -14,7 +14,8 @@ DISTINCT), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OFFSET (ordering
 by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
-extremes, division by zero included), string functions, date ± INTERVAL /
+extremes, division by zero included), string functions and regular expressions
+(glint.testing.fuzz.gen_strings), date ± INTERVAL /
 integer, EXTRACT, CTEs and derived tables, and window functions whose value
 does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
 CUME_DIST, and COUNT / SUM / AVG / MIN / MAX over the default frame, whose
@@ -35,6 +36,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
+from .gen_strings import StringFunctions
 
 _COLREF = re.compile(r"\b[aq]\d+\.\w")
 
@@ -191,7 +193,7 @@ def quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-class QueryGenerator:
+class QueryGenerator(StringFunctions):
     """``QueryGenerator(info, seed).generate()`` -> a :class:`GeneratedQuery`.
 
     ``info``: table name -> :class:`~glint.testing.fuzz.data.TableInfo`.
@@ -652,6 +654,8 @@ class QueryGenerator:
             fn = self.r.choice(["year", "month", "day", "quarter", "dayofweek"])
             return self._m(f"{fn}({a.sql})", BIGINT, a)
         if x < 0.76:
+            if self.chance(0.5):
+                return self.gen_string_number(scope, d, sub)
             a = self.sub_e("str", scope, d, sub)
             self.feat("fn:length")
             return self._m(f"LENGTH({a.sql})", BIGINT, a)
@@ -734,6 +738,9 @@ class QueryGenerator:
         if c is not None:
             return c
         x = self.r.random()
+        if x < 0.2:
+            return self.gen_str_function(scope, d, sub)
+        x = (x - 0.2) / 0.8
         if x < 0.22:
             a, b = self.sub_e("str", scope, d, sub), self.sub_e("str", scope, d, sub)
             self.feat("fn:concat")
@@ -833,6 +840,8 @@ class QueryGenerator:
             self.feat("like")
             return self._m(f"({a.sql} {op} {pat}{esc})", BOOLEAN, a)
         if x < 0.81:
+            if self.chance(0.7):
+                return self.gen_string_predicate(scope, d, sub)
             k = self.r.choice(["int", "dec", "str", "date", "bool"])
             a, b = self.sub_e(k, scope, d, sub), self.sub_e(k, scope, d, sub)
             neg = "NOT " if self.chance(0.5) else ""
