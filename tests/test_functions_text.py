@@ -10,7 +10,6 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
-import torch
 
 from glint.errors import ExecutionError
 from glint.exec.functions import regex as R
@@ -21,9 +20,8 @@ from glint.kernels.strings import grapheme_table as G
 from glint.kernels.strings.graphemes import reverse as reverse_pieces
 from glint.kernels.strings.like_rows import match_pairs
 from glint.kernels.strings.pieces import from_strings, to_pylist
-from glint.storage.column import Column
+from test_functions_strings import col, device, rows  # noqa: F401  (device: a fixture)
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 _DUCK = duckdb.connect()
 ALPHABET = list("abcAB_%#\\.,x ") + ["é", "É", "ß", "日", "👍", "🏽", "\u0301", "\n"]
 
@@ -44,19 +42,6 @@ def duck(expr: str, **cols) -> list:
         return [r[0] for r in _DUCK.execute(f"SELECT {expr} FROM t ORDER BY row_id").fetchall()]
     finally:
         _DUCK.unregister("t")
-
-
-def col(values, device="cpu", type=None) -> Column:
-    return Column.from_arrow(pa.array(values, type)).to(device)
-
-
-def rows(c: Column) -> list:
-    return c.to_arrow().to_pylist()
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    return request.param
 
 
 # ------------------------------------------------------------------- LIKE

@@ -175,26 +175,25 @@ def _(node: exp.RegexpILike, ctx):
     raise BinderError("Scalar Function with name ~* does not exist! (use regexp_matches(s, p, 'i'))")
 
 
-@_bind.register
-def _(node: exp.RegexpReplace, ctx):
+def _regexp_call(node, ctx, fn: str, options_key: str, allow_global: bool) -> tuple[str, Expr, Expr]:
+    """(options, string, pattern) of regexp_replace / regexp_extract."""
     for key in ("position", "occurrence"):
         if node.args.get(key) is not None:
-            raise NotSupported(f"regexp_replace with a {key} argument")
-    options = _options(node, ctx, "modifiers", True)
-    s = string_arg(bind(node.this, ctx), "regexp_replace")
-    p = _pattern(node, ctx, "regexp_replace", options)
+            raise NotSupported(f"{fn} with a {key} argument")
+    options = _options(node, ctx, options_key, allow_global)
+    return options, string_arg(bind(node.this, ctx), fn), _pattern(node, ctx, fn, options)
+
+
+@_bind.register
+def _(node: exp.RegexpReplace, ctx):
+    options, s, p = _regexp_call(node, ctx, "regexp_replace", "modifiers", True)
     r = string_arg(bind(node.args["replacement"], ctx), "regexp_replace")
     return _strict("regexp_replace", (s, p, r), T.VARCHAR, (options,))
 
 
 @_bind.register
 def _(node: exp.RegexpExtract, ctx):
-    for key in ("position", "occurrence"):
-        if node.args.get(key) is not None:
-            raise NotSupported(f"regexp_extract with a {key} argument")
-    options = _options(node, ctx, "parameters", False)
-    s = string_arg(bind(node.this, ctx), "regexp_extract")
-    p = _pattern(node, ctx, "regexp_extract", options)
+    options, s, p = _regexp_call(node, ctx, "regexp_extract", "parameters", False)
     g = node.args.get("group")
     group = 0
     if g is not None:

@@ -129,12 +129,18 @@ def extract_host(v: pa.Array, rx: Regex, group: int | None) -> pa.Array:
 # -------------------------------------------------------------- on columns
 def regexp_matches(col: Column, pattern: str | Column, options: RegexOptions, full: bool = False) -> Column:
     """regexp_matches (``full``: regexp_full_match, ``~``, SIMILAR TO)."""
-    col = require_varchar(col, "regexp_matches")
+    return _by_pattern(col, pattern, options, lambda v, rx: matches_host(v, rx, full), T.BOOLEAN, "regexp_matches")
+
+
+def _by_pattern(col: Column, pattern: str | Column, options: RegexOptions, fn, dtype: T.DataType, name: str) -> Column:
+    """fn(host strings, Regex) once per distinct string (a constant pattern)
+    or per distinct (string, pattern) combination, one Regex per pattern."""
+    col = require_varchar(col, name)
     if isinstance(pattern, str):
         rx = Regex(pattern, options)
-        return map_dictionary(col, lambda v: matches_host(v, rx, full))
-    return per_combination([col, require_varchar(pattern, "regexp_matches")], lambda s, p: by_groups(
-        [p], lambda _, vals, key: matches_host(vals[0], Regex(key[0], options), full), [s]), T.BOOLEAN)
+        return map_dictionary(col, lambda v: fn(v, rx))
+    return per_combination([col, require_varchar(pattern, name)], lambda s, p: by_groups(
+        [p], lambda _, vals, key: fn(vals[0], Regex(key[0], options)), [s]), dtype)
 
 
 def regexp_replace(col: Column, pattern: str | Column, rewrite: str | Column, options: RegexOptions) -> Column:
@@ -155,9 +161,4 @@ def regexp_replace(col: Column, pattern: str | Column, rewrite: str | Column, op
 
 
 def regexp_extract(col: Column, pattern: str | Column, group: int | None, options: RegexOptions) -> Column:
-    col = require_varchar(col, "regexp_extract")
-    if isinstance(pattern, str):
-        rx = Regex(pattern, options)
-        return map_dictionary(col, lambda v: extract_host(v, rx, group))
-    return per_combination([col, require_varchar(pattern, "regexp_extract")], lambda s, p: by_groups(
-        [p], lambda _, vals, key: extract_host(vals[0], Regex(key[0], options), group), [s]), T.VARCHAR)
+    return _by_pattern(col, pattern, options, lambda v, rx: extract_host(v, rx, group), T.VARCHAR, "regexp_extract")
