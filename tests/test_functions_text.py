@@ -67,9 +67,9 @@ def test_like_pairs_lone_escape_reports_reached_rows():
 
 def test_like_rows_long_strings_chunked(device, monkeypatch):
     import glint.kernels.strings.like_rows as K
-    monkeypatch.setattr(K, "_STATE_CELLS", 64)          # many small chunks
+    monkeypatch.setattr(K, "_CANDIDATES", 64)           # many small chunks of candidate starts
     s = ["x" * 40 + "abc" + "y" * i for i in range(30)] + ["short", ""]
-    p = ["%abc%", "x%c_%", "%y"] * 10 + ["s%t", "%"]
+    p = ["%abc%", "x%c_%y", "%y%y%"] * 10 + ["s%o%t", "%"]
     assert rows(like_rows(col(s, device), col(p, device), None)) == duck("s LIKE p", s=s, p=p)
 
 

@@ -57,8 +57,8 @@ def like_rows(col: Column, pattern: Column, escape: str | None, case_insensitive
         key = col.data[rows].long() * width + pattern.data[rows].long()
         pairs, inverse = torch.unique(key, return_inverse=True)
         s = col.dictionary.pieces(pairs // width)
-        p = pattern.dictionary.pieces(pairs % width)
-        ok, err = match_pairs(s, p, esc)
+        patterns, pattern_of = torch.unique(pairs % width, return_inverse=True)
+        ok, err = match_pairs(s, pattern.dictionary.pieces(patterns), esc, pattern_of)
         if bool(err.any()):
             raise ExecutionError(LONE_ESCAPE)
         out[rows] = ok[inverse]

@@ -2,52 +2,57 @@
 (string, pattern) pair is matched at once on the device, torch only.
 
 Patterns are tokenized on the device: a byte is a literal, ``%`` (any run
-of code points), ``_`` (one code point), an escape character (dropped; the
-byte after it is a literal) or, when a pattern ends in a lone escape
-character, an error token. Then the pairs run as one automaton each: a
-boolean state per byte position of the string ("the pattern so far matches
-the string up to here"), advanced one pattern token per step for all pairs
-together: a literal shifts the states by one byte where the byte equals it,
-``_`` moves them to the next code-point start, ``%`` spreads them to every
-later code-point start (a running OR). A pair matches when the state at the
-string's end is set after its last token. Pairs are bucketed by string
-length and matched in chunks, so the state matrix stays small.
+of code points), ``_`` (one code point) or an escape character (dropped;
+the byte after it is a literal). As for constant patterns
+(:mod:`.like`), a pattern is then runs of literals and ``_`` between
+``%``: the first run is matched at the string's start, the last at its end,
+and each run between at its leftmost place after the previous one (exact,
+since a run covers a fixed number of code points: a match that starts
+earlier ends earlier). All pairs advance together: one step per token of
+the longest run, over the pairs (anchored runs) or over the candidate
+starts that are still alive (the runs between ``%``).
 
 DuckDB raises "Like pattern must not end with escape character!" only when
-matching reaches such an escape with characters of the string left; the
-error token reports exactly that (see :func:`match_pairs`).
+matching reaches such an escape with characters of the string left, that
+is when the pattern without it, followed by ``_%``, matches: such a
+pattern is matched in that form and reported (:func:`match_pairs`).
 
 >>> from .pieces import from_strings
->>> s = from_strings(["abc", "abc", "aé", "a%", "ab", "ab"])
->>> p = from_strings(["a%", "_b_", "a_", "a#%", "a#", "b#"])
+>>> s = from_strings(["abc", "abc", "aé", "a%", "ab", "ab", "xaxbx"])
+>>> p = from_strings(["a%", "_b_", "a_", "a#%", "a#", "b#", "%a%b%"])
 >>> ok, err = match_pairs(s, p, ord("#"))
 >>> ok.tolist(), err.tolist()
-([True, True, True, True, False, False], [False, False, False, False, True, False])
+([True, True, True, True, False, False, True], [False, False, False, False, True, False, False])
 """
 from __future__ import annotations
 
 import torch
 
-from .pieces import Pieces, packed
+from .pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
+from .search import char_width
 
-LIT, ANY, ONE, DROP, ERR = 0, 1, 2, 3, 4
-_STATE_CELLS = 1 << 24          # booleans of one chunk's state matrix
+LIT, ANY, ONE = 0, 1, 2
+_CANDIDATES = 1 << 22          # candidate starts of a search held at once
+_CHECK_EVERY = 8               # tokens between two looks for pairs still matching (a synchronisation)
 
 
-def tokenize(p: Pieces, escape: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(token kind, token byte, n + 1 token offsets per pattern).
+def tokenize(p: Pieces, escape: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(token kind, token byte, n + 1 token offsets per pattern, patterns
+    that end in a lone escape character). Such a pattern's escape becomes
+    ``_%``.
 
     >>> from .pieces import from_strings
-    >>> kind, byte, offs = tokenize(from_strings(["a%_", "##x#"]), ord("#"))
-    >>> kind.tolist(), bytes(byte.tolist()), offs.tolist()
-    ([0, 1, 2, 0, 0, 4], b'a%_#x#', [0, 3, 6])
+    >>> kind, byte, offs, lone = tokenize(from_strings(["a%_", "##x#"]), ord("#"))
+    >>> kind.tolist(), bytes(byte.tolist()), offs.tolist(), lone.tolist()
+    ([0, 1, 2, 0, 0, 2, 1], b'a%_#x##', [0, 3, 7], [False, True])
     """
     buf, offs = packed(p)
     dev = buf.device
     b = buf.long()
     n = b.shape[0]
     pos = torch.arange(n, device=dev)
-    starts = offs[:-1][p.lengths > 0]
+    nonempty = p.lengths > 0
+    starts, ends = offs[:-1][nonempty], offs[1:][nonempty] - 1
     if escape is None:
         escaper = torch.zeros(n, dtype=torch.bool, device=dev)
     else:
@@ -61,78 +66,154 @@ def tokenize(p: Pieces, escape: int | None) -> tuple[torch.Tensor, torch.Tensor,
     if n:
         escaped[1:] = escaper[:-1]
         escaped[starts] = False
-    kind = torch.full((n,), LIT, dtype=torch.int64, device=dev)
-    kind = torch.where(~escaped & (b == ord("%")), ANY, kind)
-    kind = torch.where(~escaped & (b == ord("_")), ONE, kind)
-    kind = torch.where(escaper, DROP, kind)
-    ends = offs[1:][p.lengths > 0] - 1
     last = torch.zeros(n, dtype=torch.bool, device=dev)
     last[ends] = True
-    kind = torch.where(escaper & last, ERR, kind)
-    keep = kind != DROP
-    counts = torch.zeros(len(p) + 1, dtype=torch.int64, device=dev)
-    if n:
-        piece = torch.repeat_interleave(torch.arange(len(p), device=dev), p.lengths, output_size=n)
-        counts.index_add_(0, piece + 1, keep.long())
-    return kind[keep], b[keep], torch.cumsum(counts, 0)
+    lone_at = escaper & last
+    kind = torch.where(~escaped & (b == ord("%")), ANY, LIT)
+    kind = torch.where(~escaped & (b == ord("_")), ONE, kind)
+    # tokens per byte: none for an escape, two (_ and %) for a lone one at the end
+    count = torch.where(lone_at, 2, torch.where(escaper, 0, 1))
+    src = torch.repeat_interleave(pos, count)
+    second = torch.zeros_like(src, dtype=torch.bool)
+    if src.numel():
+        second[1:] = src[1:] == src[:-1]
+    kinds = torch.where(lone_at[src], torch.where(second, ANY, ONE), kind[src])
+    piece_of_byte = torch.repeat_interleave(torch.arange(len(p), device=dev), p.lengths, output_size=n)
+    per_piece = torch.zeros(len(p), dtype=torch.int64, device=dev)
+    per_piece.index_add_(0, piece_of_byte, count)
+    lone = torch.zeros(len(p), dtype=torch.bool, device=dev)
+    lone[piece_of_byte[lone_at]] = True
+    return kinds, b[src], exclusive_cumsum(per_piece), lone
 
 
-def match_pairs(s: Pieces, p: Pieces, escape: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(s[i] LIKE p[i], matching reached a lone escape at the end of p[i]
-    with characters of s[i] left) for every pair."""
-    m = len(s)
-    dev = s.device
-    ok = torch.zeros(m, dtype=torch.bool, device=dev)
-    err = torch.zeros(m, dtype=torch.bool, device=dev)
-    if m == 0:
-        return ok, err
-    kind, byte, toffs = tokenize(p, escape)
-    # buckets of strings up to 2**k - 1 bytes, so a chunk's state matrix is at most twice what it needs
-    bucket = torch.ceil(torch.log2((s.lengths + 1).double())).long()
-    order = torch.argsort(bucket)
-    sizes = torch.bincount(bucket, minlength=1).tolist()     # one synchronisation: the chunking needs the sizes
-    a = 0
-    for k, count in enumerate(sizes):       # over length buckets (at most 64), not rows
-        width = 1 << k
-        step = max(1, _STATE_CELLS // width)
-        for c in range(a, a + count, step):
-            idx = order[c: min(a + count, c + step)]
-            ok[idx], err[idx] = _match_chunk(s.take(idx), toffs[idx], toffs[idx + 1], kind, byte, width)
-        a += count
-    return ok, err
+def _byte(s: Pieces, pair: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+    """Byte ``at`` of string ``pair`` (0 beyond its end)."""
+    size = s.data.shape[0]
+    if size == 0:
+        return torch.zeros_like(at)
+    got = s.data[(s.starts[pair] + at).clamp(0, size - 1)].long()
+    return torch.where((at >= 0) & (at < s.lengths[pair]), got, 0)
 
 
-def _match_chunk(s: Pieces, t0: torch.Tensor, t1: torch.Tensor, kind: torch.Tensor, byte: torch.Tensor,
-                 width: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _step(s: Pieces, pair, kind, byte, at, ok):
+    """One token forward from ``at``: (still matching, the new position)."""
+    c = _byte(s, pair, at)
+    inside = at < s.lengths[pair]
+    lit = inside & (c == byte)
+    ok = ok & torch.where(kind == ONE, inside, lit)
+    return ok, torch.where(kind == ONE, at + char_width(c), at + 1)
+
+
+def _forward(s, pair, kind, byte, a, b, at, ok):
+    """Tokens [a, b) of each pair anchored at ``at``: (matched, end)."""
+    for k in range(int((b - a).max()) if a.numel() else 0):     # over run tokens, not rows
+        active = a + k < b
+        if k % _CHECK_EVERY == _CHECK_EVERY - 1 and not bool((ok & active).any()):
+            break                   # every pair has failed or finished
+        t = torch.where(active, a + k, 0)
+        nok, nat = _step(s, pair, kind[t], byte[t], at, ok)
+        ok, at = torch.where(active, nok, ok), torch.where(active, nat, at)
+    return ok, at
+
+
+def _backward(s, pair, kind, byte, a, b, lower, ok):
+    """Tokens [a, b) anchored at each string's end, starting at or after ``lower``."""
+    end = s.lengths[pair].clone()
+    for k in range(int((b - a).max()) if a.numel() else 0):     # over run tokens, not rows
+        active = a + k < b
+        if k % _CHECK_EVERY == _CHECK_EVERY - 1 and not bool((ok & active).any()):
+            break                   # every pair has failed or finished
+        t = torch.where(active, b - 1 - k, 0)
+        back = end - 1
+        for _ in range(3):          # at most three continuation bytes precede a lead byte
+            cont = (kind[t] == ONE) & (back > 0) & ((_byte(s, pair, back) & 0xC0) == 0x80)
+            back = back - cont.long()
+        good = (back >= lower) & ((kind[t] == ONE) | (_byte(s, pair, back) == byte[t]))
+        ok = torch.where(active, ok & good, ok)
+        end = torch.where(active, back, end)
+    return ok & (end >= lower)
+
+
+def _search(s, kind, byte, a, b, at, ok):
+    """The leftmost match at or after ``at`` of tokens [a, b) (a run between
+    two '%'): (found, its end). Every start is a candidate; candidates are
+    dropped as their tokens fail."""
+    m = ok.shape[0]
+    end = at.clone()
+    found = ok & (a == b)           # an empty run (%%) matches where it is
+    todo = ok & (a < b)
+    room = torch.where(todo, (s.lengths - at).clamp(min=0), 0)
+    best = torch.full((m,), 1 << 62, dtype=torch.int64, device=at.device)
+    best_end = torch.zeros_like(best)
+    for lo, hi in chunk_bounds(room, _CANDIDATES):                  # bounded candidates per chunk
+        cnt = room[lo:hi]
+        pair = torch.repeat_interleave(torch.arange(lo, hi, device=at.device), cnt)
+        if pair.numel() == 0:
+            continue
+        first = exclusive_cumsum(cnt)[:-1]
+        start = at[pair] + torch.arange(pair.shape[0], device=at.device) - torch.repeat_interleave(first, cnt)
+        head = _byte(s, pair, start)
+        alive = (head & 0xC0) != 0x80
+        t = a[pair]
+        alive &= (kind[t] != LIT) | (head == byte[t])
+        pair, start, t = pair[alive], start[alive], t[alive]
+        pos = start
+        for k in range(int((b[pair] - t).max()) if pair.numel() else 0):   # over run tokens, not rows
+            if pair.numel() == 0:
+                break
+            active = t + k < b[pair]
+            tk = torch.where(active, t + k, 0)
+            good, npos = _step(s, pair, kind[tk], byte[tk], pos, torch.ones_like(active))
+            keep = ~active | good
+            pos = torch.where(active, npos, pos)
+            pair, start, pos, t = pair[keep], start[keep], pos[keep], t[keep]
+        best.scatter_reduce_(0, pair, start, "amin")
+        # the end of the leftmost match: its start is the minimum, so pick that candidate's end
+        is_best = start == best[pair]
+        best_end[pair[is_best]] = pos[is_best]
+    hit = todo & (best < (1 << 62))
+    found = found | hit
+    end = torch.where(hit, best_end, end)
+    return found, end
+
+
+def match_pairs(s: Pieces, p: Pieces, escape: int | None,
+                pattern_of: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(s[i] LIKE p[j], matching reached a lone escape at the end of p[j]
+    with characters of s[i] left) for every pair i, where j = pattern_of[i]
+    (default: i). Each pattern is tokenized once."""
     m, dev = len(s), s.device
-    col = torch.arange(width, device=dev)
-    n = s.lengths[:, None]
-    inside = col[None, :] < n
-    idx = (s.starts[:, None] + col[None, :]).clamp_(0, max(s.data.shape[0] - 1, 0))
-    chars = torch.where(inside, s.data[idx].long(), 0) if s.data.shape[0] else torch.zeros(m, width, dtype=torch.long,
-                                                                                             device=dev)
-    # code-point starts (and the end of the string): where '_' and '%' may leave a state
-    bound = (col[None, :] <= n) & ~(inside & ((chars & 0xC0) == 0x80))
-    # the code-point start before each position, for '_'
-    marks = torch.where(bound, col[None, :], -1)
-    before = torch.full_like(marks, -1)
-    before[:, 1:] = torch.cummax(marks, 1).values[:, :-1]
-    state = torch.zeros(m, width, dtype=torch.bool, device=dev)
-    state[:, 0] = True
-    err = torch.zeros(m, dtype=torch.bool, device=dev)
-    steps = int((t1 - t0).max()) if m else 0
-    for t in range(steps):                  # over pattern tokens, not rows
-        active = t0 + t < t1
-        at = torch.where(active, t0 + t, 0)
-        k = torch.where(active, kind[at] if kind.numel() else 0, -1)[:, None]
-        c = byte[at][:, None] if byte.numel() else torch.zeros(m, 1, dtype=torch.long, device=dev)
-        lit = torch.zeros_like(state)
-        lit[:, 1:] = state[:, :-1] & (chars[:, :-1] == c)
-        one = bound & (col[None, :] > 0) & state.gather(1, before.clamp(min=0)) & (before >= 0)
-        any_ = bound & torch.cummax(state.to(torch.uint8), 1).values.bool()
-        reached = (k[:, 0] == ERR) & (state & inside).any(1)
-        err |= reached
-        new = torch.where(k == LIT, lit, torch.where(k == ONE, one, torch.where(k == ANY, any_, state)))
-        state = torch.where(k == ERR, torch.zeros_like(state), new)
-    ok = state.gather(1, s.lengths[:, None]).squeeze(1)
-    return ok, err
+    if m == 0:
+        z = torch.zeros(0, dtype=torch.bool, device=dev)
+        return z, z
+    kind, byte, toffs, lone = tokenize(p, escape)
+    if kind.numel() == 0:           # only empty patterns: they match empty strings
+        return s.lengths == 0, torch.zeros(m, dtype=torch.bool, device=dev)
+    pair = torch.arange(m, device=dev)
+    t0, t1 = toffs[:-1], toffs[1:]
+    if pattern_of is not None:
+        t0, t1, lone = t0[pattern_of], t1[pattern_of], lone[pattern_of]
+    is_any = kind == ANY
+    any_at = is_any.nonzero().squeeze(1)
+    any_before = exclusive_cumsum(is_any.long())
+    first_rank = any_before[t0]
+    count = any_before[t1] - first_rank
+
+    def any_token(j: torch.Tensor) -> torch.Tensor:     # token index of each pattern's j-th '%'
+        return any_at[(first_rank + j).clamp(0, max(any_at.shape[0] - 1, 0))] if any_at.numel() else t1
+
+    head_end = torch.where(count > 0, any_token(torch.zeros_like(count)), t1)
+    ok, at = _forward(s, pair, kind, byte, t0, head_end, torch.zeros_like(t0), torch.ones(m, dtype=torch.bool,
+                                                                                          device=dev))
+    ok = ok & ((count > 0) | (at == s.lengths))
+    for j in range(int(count.max()) - 1 if count.numel() else 0):    # over the runs between '%', not rows
+        between = count >= j + 2
+        a = torch.where(between, any_token(torch.full_like(count, j)) + 1, 0)
+        b = torch.where(between, any_token(torch.full_like(count, j + 1)), 0)
+        found, end = _search(s, kind, byte, a, b, at, ok & between)
+        ok = torch.where(between, found, ok)
+        at = torch.where(between, end, at)
+    tail = count > 0
+    a = torch.where(tail, any_token(count - 1) + 1, t1)
+    ok = torch.where(tail, _backward(s, pair, kind, byte, torch.where(tail, a, t1), t1, at, ok), ok)
+    return ok & ~lone, ok & lone
