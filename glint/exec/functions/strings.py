@@ -7,7 +7,9 @@ host first), comparisons with literals and between columns, IN lists,
 starts_with, contains, LENGTH, SUBSTRING, UPPER / LOWER of ASCII strings,
 ``||`` / CONCAT. On the host, once per string (:mod:`.strings_host`): TRIM,
 REPLACE, STRPOS, CAST to and from VARCHAR, and the case mapping of
-non-ASCII strings.
+non-ASCII strings. Elsewhere: LIKE with a pattern per row
+(:mod:`.like_rows`), regular expressions (:mod:`.regex`), the search
+functions (:mod:`.text_search`) and the building ones (:mod:`.text_build`).
 
 Reading functions (LIKE, LENGTH, comparisons) work once per dictionary entry
 and gather the results by code, or once per row when the dictionary has more
