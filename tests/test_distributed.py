@@ -561,3 +561,43 @@ def test_cuda_ranks_nccl(tpch_data):
             _check(con, duck, ("tpch", n), tpch.tpch_query(n))
     finally:
         con.close()
+
+
+# --------------------------------------------------------- string functions
+STRING_QUERIES = [
+    # strings made by the functions cross shuffles (GROUP BY, DISTINCT, joins) and the final gather
+    "SELECT regexp_replace(name, '[0-9]+', '#', 'g') AS r, count(*) FROM t GROUP BY r",
+    "SELECT split_part(name, '-', 2) AS p, max(reverse(name)), count(DISTINCT lpad(cat, 4, 'é')) FROM t GROUP BY p",
+    "SELECT DISTINCT left(name, 6), right(name, 3), concat_ws('|', cat, k, day) FROM t",
+    "SELECT a.k, b.k FROM t a JOIN t b ON regexp_extract(a.name, '-([0-9]+)-', 1) = split_part(b.name, '-', 2)",
+    # per-row patterns from the other side of a join (broadcast or shuffled), NULLs included
+    "SELECT a.name, b.cat FROM t a JOIN one b ON a.name LIKE '%' || b.cat || '%'",
+    "SELECT count(*) FROM t a JOIN t b ON a.k = b.k AND regexp_matches(a.name, b.cat || '.?')",
+    "SELECT k, count(*) FROM t WHERE NOT (name ILIKE cat || '%') OR strpos(name, cat) > 0 GROUP BY k",
+    "SELECT repeat(cat, 2) AS c, md5(name), ascii(name), chr(65 + k) FROM t ORDER BY k, name NULLS FIRST LIMIT 20",
+]
+
+
+@pytest.fixture(scope="module")
+def string_con(duck_mem):
+    con = glint.connect(ranks=2, device="cpu", timeout=60, replicate_rows=0, small_result_bytes=0, chunk_rows=32)
+    for name, n in (("t", 200), ("one", 1)):
+        data = _all_types(n)
+        con.register(name, data)
+        duck_mem.register(name, data)
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("sql", STRING_QUERIES)
+def test_string_functions_on_two_ranks(string_con, duck_mem, sql):
+    got = string_con.sql(sql).arrow()
+    diffs = compare_query_result(sql, got, tpch.duckdb_arrow(duck_mem, sql))
+    assert not diffs, "\n".join(diffs)
+
+
+def test_string_function_error_in_one_rank(string_con):
+    string_con.register("pats", pa.table({"s": ["a", "b", "c", "d"], "p": ["a", "b", "c", "("]}))   # "(" is rank 1's
+    with pytest.raises(ExecutionError, match=r"missing \): \("):
+        string_con.sql("SELECT count(*) FROM pats WHERE regexp_matches(s, p)").arrow()
+    assert string_con.sql("SELECT count(*) FROM pats WHERE s LIKE p").fetchall() == [(3,)]

@@ -728,37 +728,11 @@ def _coalesce(e, batch):
     return Column(e.type, data, valid, values[-1].dictionary)
 
 
-# ---------------------------------------------------------------- strings
-def _like(e, batch):
-    (a,) = _args(e, batch)
-    pattern, escape, ci = e.params
-    return strings.like(a, pattern, escape, ci)
-
-
-def _substring(e, batch):
-    if e.params:
-        return strings.substring(evaluate(e.args[0], batch), *e.params)
-    a, start, *length = _args(e, batch)
-    return strings.substring(a, start, length[0] if length else None)
-
-
-def _concat(e, batch):
-    cols = _args(e, batch)
-    return strings.concat(cols, null_is_empty=e.params[0])
-
-
 def _grouping(e, batch):
     """GROUPING(...) from the grouping set's number: e.params[0] holds its value per set."""
     (s,) = _args(e, batch)
     table = torch.tensor(e.params[0], dtype=torch.int64, device=s.device)
     return Column(T.BIGINT, table[s.data.long()])
-
-
-def _unary_string(name):
-    def run(e, batch):
-        (a,) = _args(e, batch)
-        return getattr(strings, name)(a)
-    return run
 
 
 _FUNCS = {
@@ -768,10 +742,7 @@ _FUNCS = {
     "date_add_days": _date_add_days, "date_diff_days": lambda e, b: _date_diff(e, b), "add_interval": _add_interval,
     "and": _and, "or": _or, "not": _not, "is_null": _is_null,
     "is_not_distinct": _distinct(False), "is_distinct": _distinct(True), "in_list": _in_list,
-    "coalesce": _coalesce, "like": _like, "substring": _substring, "concat": _concat,
-    "upper": _unary_string("upper"), "lower": _unary_string("lower"), "length": _unary_string("length"),
-    "trim": _unary_string("trim"), "ltrim": _unary_string("ltrim"), "rtrim": _unary_string("rtrim"),
-    "grouping": _grouping,
+    "coalesce": _coalesce, "grouping": _grouping,
 }
 for _op in _TORCH_CMP:
     _FUNCS[_op] = _compare(_op)
@@ -782,3 +753,8 @@ for _name, _fn in timestamps.CALLS.items():
 def predicate_mask(c: Column) -> torch.Tensor:
     """Rows where a BOOLEAN column is TRUE (NULL counts as not TRUE)."""
     return c.data if c.valid is None else c.data & c.valid
+
+
+from .eval_strings import STRING_FUNCS  # noqa: E402  (they evaluate their arguments with evaluate)
+
+_FUNCS.update(STRING_FUNCS)

@@ -26,7 +26,7 @@ from ..exec.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, p
 from ..plan.expr import Call, Expr, Literal
 from ..plan.rules.fold_constants import fold_expr
 from . import typing as ty
-from .bind_expr import _bind, bind
+from .bind_expr import ANONYMOUS, _bind, bind
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000}
 # INTERVAL units (singular, lower case) -> (months, days, microseconds) per unit
@@ -337,7 +337,7 @@ def _(node: exp.StrToTime, ctx):
 
 
 # functions sqlglot leaves anonymous, by lower-case name
-ANONYMOUS = {
+ANONYMOUS.update({
     "date_part": _date_part_call, "datepart": _date_part_call, "date_sub": _date_sub_call, "datesub": _date_sub_call,
     "yearweek": _one_part("yearweek"), "decade": _one_part("decade"), "century": _one_part("century"),
     "millennium": _one_part("millennium"), "era": _one_part("era"), "julian": _one_part("julian"),
@@ -345,7 +345,7 @@ ANONYMOUS = {
     "isoyear": _one_part("isoyear"), "weekday": _one_part("dow"), "dayofmonth": _one_part("day"),
     "timezone_hour": _one_part("timezone_hour"), "timezone_minute": _one_part("timezone_minute"),
     "epoch_us": _epoch_unit("us"), "epoch_ns": _epoch_unit("ns"),
-}
+})
 
 
 def _refuse(reason: str):

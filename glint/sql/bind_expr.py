@@ -267,104 +267,13 @@ def _(node: exp.Select, ctx):
     return ctx.binder.bind_scalar_subquery(node, ctx)
 
 
-# ---------------------------------------------------------------- strings
-def _like(node, ctx, ci: bool, escape=None):
-    negate = bool(node.args.get("negate"))
-    v = bind(node.this, ctx)
-    pat = bind(node.expression, ctx)
-    if not v.type.is_string and v.type.kind != "NULL":
-        raise TypeMismatch(f"Type mismatch: LIKE needs VARCHAR, got {ty.show(v)} of type {v.type}")
-    if not isinstance(pat, Literal) or (pat.value is not None and not isinstance(pat.value, str)):
-        raise NotSupported("LIKE with a pattern that is not a constant string")
-    if pat.value is None:
-        return Literal(None, T.BOOLEAN)
-    out = Call("like", (v,), T.BOOLEAN, (pat.value, escape, ci))
-    return Call("not", (out,), T.BOOLEAN) if negate else out
-
-
-@_bind.register
-def _(node: exp.Like, ctx):
-    return _like(node, ctx, False)
-
-
-@_bind.register
-def _(node: exp.ILike, ctx):
-    return _like(node, ctx, True)
-
-
-@_bind.register
-def _(node: exp.Escape, ctx):
-    esc = node.expression
-    if not (isinstance(esc, exp.Literal) and esc.is_string):
-        raise NotSupported("ESCAPE with a non-constant escape character")
-    inner = node.this
-    if isinstance(inner, (exp.Like, exp.ILike)):
-        return _like(inner, ctx, isinstance(inner, exp.ILike), esc.this)
-    raise NotSupported(f"ESCAPE on {type(inner).__name__}")
-
-
-def _string_arg(e: Expr, fn: str) -> Expr:
-    if e.type.kind == "NULL":
-        return Literal(None, T.VARCHAR)
-    if not e.type.is_string:
-        raise TypeMismatch(f"Type mismatch: {fn} needs VARCHAR, got {ty.show(e)} of type {e.type}")
-    return e
-
-
-def _const_int(node, ctx, what):
+def const_int(node, ctx, what):
     if node is None:
         return None
     v = bind(node, ctx)
     if not isinstance(v, Literal) or not isinstance(v.value, int) or not v.type.is_integer:
         raise NotSupported(f"{what} that is not a constant integer")
     return v.value
-
-
-@_bind.register
-def _(node: exp.Substring, ctx):
-    v = _string_arg(bind(node.this, ctx), "SUBSTRING")
-    start, length = node.args.get("start"), node.args.get("length")
-    s = bind(start, ctx) if start is not None else Literal(1, T.BIGINT)
-    n = bind(length, ctx) if length is not None else None
-    for e, what in ((s, "start"), (n, "length")):
-        if e is not None and not (e.type.is_integer or e.type.kind == "NULL"):
-            raise TypeMismatch(f"Type mismatch: SUBSTRING {what} must be an integer, got {ty.show(e)} of type {e.type}")
-    if isinstance(s, Literal) and (n is None or isinstance(n, Literal)) and s.value is not None \
-            and (n is None or n.value is not None):
-        return Call("substring", (v,), T.VARCHAR, (s.value, None if n is None else n.value))
-    args = (v, ty.cast(s, T.BIGINT)) + (() if n is None else (ty.cast(n, T.BIGINT),))
-    return Call("substring", args, T.VARCHAR)
-
-
-@_bind.register
-def _(node: exp.DPipe, ctx):
-    return Call("concat", (bind(node.this, ctx), bind(node.expression, ctx)), T.VARCHAR, (False,))
-
-
-@_bind.register
-def _(node: exp.Concat, ctx):
-    args = tuple(bind(e, ctx) for e in node.expressions)
-    return Call("concat", args, T.VARCHAR, (bool(node.args.get("coalesce")),))
-
-
-def _string_fn(fn, out_type=T.VARCHAR):
-    def bind_it(node, ctx):
-        return Call(fn, (_string_arg(bind(node.this, ctx), fn.upper()),), out_type)
-    return bind_it
-
-
-_bind.register(exp.Upper)(_string_fn("upper"))
-_bind.register(exp.Lower)(_string_fn("lower"))
-_bind.register(exp.Length)(_string_fn("length", T.BIGINT))
-
-
-@_bind.register
-def _(node: exp.Trim, ctx):
-    if node.args.get("expression") is not None:
-        raise NotSupported("TRIM with explicit characters")
-    pos = (node.args.get("position") or "BOTH").upper()
-    fn = {"BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[pos]
-    return Call(fn, (_string_arg(bind(node.this, ctx), "TRIM"),), T.VARCHAR)
 
 
 # ---------------------------------------------------------------- conditionals, misc
@@ -419,7 +328,7 @@ def _(node: exp.Abs, ctx):
 @_bind.register
 def _(node: exp.Round, ctx):
     v = bind(node.this, ctx)
-    digits = _const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
+    digits = const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
     if v.type.kind == "NULL":
         return Literal(None, T.BIGINT)          # DuckDB: round(NULL, n) is BIGINT
     if v.type.is_decimal:
@@ -430,9 +339,14 @@ def _(node: exp.Round, ctx):
     return Call("round", (v,), v.type, (digits,))
 
 
+# functions sqlglot does not know (exp.Anonymous), by lower-case name:
+# name -> bind(node, ctx); modules such as bind_dates and bind_strings add theirs
+ANONYMOUS: dict = {}
+
+
 @_bind.register
 def _(node: exp.Anonymous, ctx):
-    fn = bind_dates.ANONYMOUS.get(node.name.lower())
+    fn = ANONYMOUS.get(node.name.lower())
     if fn is None:
         raise NotSupported(f"function {node.name}()")
     return fn(node, ctx)
@@ -446,4 +360,5 @@ def _(node: exp.Window, ctx):
     return ColRef(f)
 
 
-from . import bind_dates  # noqa: E402  (registers the date and time handlers on _bind)
+from . import bind_dates  # noqa: E402,F401  (registers the date and time functions)
+from . import bind_strings  # noqa: E402,F401  (registers the string functions)

@@ -14,6 +14,7 @@ from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, Pa
 from .bind_values import normalize_values
 from .table_functions import resolve_file_references
 from .binder import Binder, Bound
+from .dialect import DIALECT
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
              "DOUBLE": "DOUBLE", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "VARCHAR": "VARCHAR",
@@ -22,7 +23,7 @@ _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEIN
 
 def parse(sql: str) -> list[exp.Expression]:
     try:
-        stmts = sqlglot.parse(_whole_interval_strings(sql), read="duckdb")
+        stmts = sqlglot.parse(_whole_interval_strings(sql), read=DIALECT)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")

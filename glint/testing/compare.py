@@ -298,7 +298,8 @@ def _parse(sql: str):
     try:
         import sqlglot
 
-        stmts = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        from ..sql.dialect import DIALECT
+        stmts = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except Exception:  # noqa: BLE001 - any parser failure: fall back to scanning
         return None
     return stmts[-1] if stmts else None

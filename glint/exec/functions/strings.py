@@ -7,7 +7,9 @@ host first), comparisons with literals and between columns, IN lists,
 starts_with, contains, LENGTH, SUBSTRING, UPPER / LOWER of ASCII strings,
 ``||`` / CONCAT. On the host, once per string (:mod:`.strings_host`): TRIM,
 REPLACE, STRPOS, CAST to and from VARCHAR, and the case mapping of
-non-ASCII strings.
+non-ASCII strings. Elsewhere: LIKE with a pattern per row
+(:mod:`.like_rows`), regular expressions (:mod:`.regex`), the search
+functions (:mod:`.text_search`) and the building ones (:mod:`.text_build`).
 
 Reading functions (LIKE, LENGTH, comparisons) work once per dictionary entry
 and gather the results by code, or once per row when the dictionary has more
@@ -47,6 +49,7 @@ from ...kernels.strings.order import compare_literal as _compare_pieces
 from ...kernels.strings.pieces import Pieces, from_strings
 from ...kernels.strings.search import find, match_at
 from ...storage.column import Column, Dictionary
+from .like_rows import escape_byte, like_rows
 # the host path's functions are part of this module's interface
 from .strings_host import (and_valid, format_values, from_varchar, lower_scalar, ltrim, map_case, map_dictionary,  # noqa: F401
                            parallel_apply, replace, require_varchar, rtrim, strpos, to_varchar, trim)
@@ -204,8 +207,9 @@ def like(col: Column, pattern: str, escape: str | None = None, case_insensitive:
 
     ``%`` matches any run of characters (newlines included), ``_`` exactly one
     code point. There is no escape character unless one is given; a pattern
-    ending in a lone escape character is an error. ILIKE lower-cases both
-    sides (as DuckDB does) before matching.
+    ending in a lone escape character is an error for the rows whose
+    matching reaches it (:mod:`.like_rows`). ILIKE lower-cases both sides (as
+    DuckDB does) before matching.
 
     >>> c = Column.from_arrow(pa.array(["a%b", "axb", "A.B", None]))
     >>> like(c, "a\\\\%b", escape="\\\\").to_arrow().to_pylist()
@@ -216,14 +220,32 @@ def like(col: Column, pattern: str, escape: str | None = None, case_insensitive:
     [False, False, False, None]
     """
     col = require_varchar(col, "LIKE")
+    esc = escape if escape_byte(escape) is not None else None
+    if case_insensitive:
+        # DuckDB lower-cases the pattern, then looks for the escape character in it
+        pattern = lower_scalar(pattern)
+    if esc is not None and ends_in_lone_escape(pattern, esc):
+        # an error only where matching gets there: match row by row
+        return like_rows(col, Column(T.VARCHAR, torch.zeros(len(col), dtype=torch.int32, device=col.device), None,
+                                     Dictionary.from_pylist([pattern], col.device)), esc, case_insensitive)
     try:
-        pat = L.compile_like(pattern, escape, lower_scalar if case_insensitive else None)
+        pat = L.compile_like(pattern, esc)
     except L.PatternError as e:
         raise ExecutionError(str(e)) from None
     if case_insensitive:
         col = lower(col)
     p, index = work_set(col)
     return _per_row_result(col, L.match(p, pat), index, T.BOOLEAN)
+
+
+def ends_in_lone_escape(pattern: str, escape: str) -> bool:
+    """Does the pattern end in an escape character that escapes nothing?
+
+    >>> ends_in_lone_escape("a#", "#"), ends_in_lone_escape("a##", "#"), ends_in_lone_escape("###", "#")
+    (True, False, True)
+    """
+    run = len(pattern) - len(pattern.rstrip(escape))
+    return run % 2 == 1
 
 
 # --------------------------------------------------------------- LENGTH, case
@@ -292,12 +314,43 @@ def _slice(p: Pieces, start: torch.Tensor, length: torch.Tensor | None) -> Dicti
     """SUBSTRING of each piece, as a new dictionary (one entry per piece)."""
     n = count_chars(p)
     lo, hi = _char_bounds(n, start, length)
+    return _dictionary_of(slice_chars(p, lo, hi, n))
+
+
+def slice_chars(p: Pieces, lo: torch.Tensor, hi: torch.Tensor, n: torch.Tensor | None = None) -> Pieces:
+    """Code points [lo, hi) of each piece (0 <= lo <= hi <= its code points
+    ``n``), as pieces of the same buffer: no bytes move.
+
+    >>> from glint.kernels.strings.pieces import to_pylist
+    >>> to_pylist(slice_chars(from_strings(["héllo", "ab"]), torch.tensor([1, 0]), torch.tensor([3, 1])))
+    ['él', 'a']
+    """
+    if n is None:
+        n = count_chars(p)
     wide = (n != p.lengths).nonzero().squeeze(1)      # pieces with multi-byte code points
     if wide.numel():
         sub = p.take(wide)
         lo, hi = lo.clone(), hi.clone()
         lo[wide], hi[wide] = char_to_byte(sub, lo[wide]), char_to_byte(sub, hi[wide])
-    return _dictionary_of(Pieces(p.data, p.starts + lo, hi - lo))
+    return Pieces(p.data, p.starts + lo, hi - lo)
+
+
+_LIMIT_U32 = (1 << 32) - 1
+
+
+def check_substring_range(start: torch.Tensor | int, length: torch.Tensor | int | None, valid) -> None:
+    """DuckDB's limits: a SUBSTRING offset or length above 2**32 - 1 (in a
+    non-NULL row) is an error."""
+    for x, what in ((start, "offset"), (length, "length")):
+        if x is None:
+            continue
+        if isinstance(x, int):
+            bad = x > _LIMIT_U32 and (valid is None or bool(valid.any()))
+        else:
+            over = x > _LIMIT_U32
+            bad = bool((over if valid is None else over & valid).any())
+        if bad:
+            raise ExecutionError(f"Out of Range Error: Substring {what} outside of supported range (> {_LIMIT_U32})")
 
 
 def substring(col: Column, start: int | Column, length: int | Column | None = None) -> Column:
@@ -313,6 +366,8 @@ def substring(col: Column, start: int | Column, length: int | Column | None = No
     """
     col = require_varchar(col, "SUBSTRING")
     if not isinstance(start, Column) and not isinstance(length, Column):
+        if len(col):
+            check_substring_range(start, length, col.valid)
         col = col.compact()
         p = col.dictionary.pieces()
         full = lambda v: torch.full((len(p),), int(v), dtype=torch.int64, device=col.device)  # noqa: E731
@@ -331,6 +386,7 @@ def substring(col: Column, start: int | Column, length: int | Column | None = No
             valid = and_valid(valid, x.valid)
         else:
             bounds.append(torch.full((n,), int(x), dtype=torch.int64, device=device))
+    check_substring_range(bounds[0], bounds[1], valid)
     p = col.dictionary.pieces(col.data)
     if valid is not None:
         p = Pieces(p.data, p.starts, torch.where(valid, p.lengths, 0))
@@ -338,7 +394,7 @@ def substring(col: Column, start: int | Column, length: int | Column | None = No
 
 
 # --------------------------------------------------------------------- concat
-def _joined(parts: list[Pieces]) -> Dictionary:
+def join_pieces(parts: list[Pieces]) -> Dictionary:
     """Entry i = parts[0][i] + parts[1][i] + ... (every part has as many
     pieces), as a new dictionary."""
     bufs = list({id(p.data): p.data for p in parts}.values())
@@ -385,11 +441,11 @@ def concat(cols: list[Column], null_is_empty: bool = False) -> Column:
         parts = [c.dictionary.pieces() if c is v else c.dictionary.pieces(torch.zeros(k, dtype=torch.int64, device=device))
                  for c in strs]
         return Column(T.VARCHAR, v.data if varying else torch.zeros(n, dtype=torch.int32, device=device), valid,
-                      _joined(parts))
+                      join_pieces(parts))
     parts = []
     for c in strs:
         p = c.dictionary.pieces(c.data)
         if c.valid is not None:     # NULL: '' for CONCAT; for || the row is NULL anyway
             p = Pieces(p.data, p.starts, torch.where(c.valid, p.lengths, 0))
         parts.append(p)
-    return Column(T.VARCHAR, torch.arange(n, dtype=torch.int32, device=device), valid, _joined(parts))
+    return Column(T.VARCHAR, torch.arange(n, dtype=torch.int32, device=device), valid, join_pieces(parts))

@@ -142,6 +142,40 @@ def map_dictionary(col: Column, fn: Callable[[pa.Array], pa.Array]) -> Column:
     return Column(dtype, torch.from_numpy(values).to(col.device)[codes], valid)
 
 
+# ------------------------------------------------------ host string layout
+def host_bytes(a: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(uint8 bytes, int64 offsets) of a host string array."""
+    a = a.cast(pa.large_string()) if not pa.types.is_large_string(a.type) else a
+    bufs = a.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int64)[a.offset: a.offset + len(a) + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    return data, offs
+
+
+def splice(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> pa.Array:
+    """Strings made of pieces: element i is the concatenation over the
+    pieces of data[start[i] : start[i] + length[i]] (all in numpy).
+
+    >>> d = np.frombuffer(b"hello", dtype=np.uint8)
+    >>> splice([(d, np.array([0, 1]), np.array([1, 2])), (d, np.array([4, 4]), np.array([1, 0]))]).to_pylist()
+    ['ho', 'el']
+    """
+    n = len(pieces[0][1])
+    bases, at = [], 0
+    for data, _, _ in pieces:
+        bases.append(at)
+        at += len(data)
+    buf = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.uint8)
+    starts = np.stack([p[1] + b for p, b in zip(pieces, bases)], axis=1).reshape(-1)
+    lengths = np.stack([p[2] for p in pieces], axis=1).reshape(-1)
+    offs = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offs[1:])
+    local = np.arange(offs[-1]) - np.repeat(offs[:-1], lengths)
+    out = buf[np.repeat(starts, lengths) + local]
+    row_offs = np.ascontiguousarray(offs[:: len(pieces)])
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(row_offs), pa.py_buffer(out.tobytes())])
+
+
 def lower_scalar(s: str) -> str:
     """Lower-case with the (utf8proc) mapping used for the values."""
     return pc.utf8_lower(pa.scalar(s, pa.string())).as_py()

@@ -80,13 +80,19 @@ def fold_expr(e: Expr) -> Expr:
 # functions whose result is NULL whenever an argument is NULL
 _STRICT = {"add", "sub", "mul", "div", "intdiv", "mod", "neg", "abs", "round", "floor", "eq", "ne", "lt", "le",
            "gt", "ge", "like", "substring", "upper", "lower", "length", "trim", "ltrim", "rtrim", "extract",
-           "add_interval", "date_add_days", "date_diff_days", "cast", "not"}
+           "add_interval", "date_add_days", "date_diff_days", "cast", "not", "like_rows", "regexp_matches",
+           "regexp_replace", "regexp_extract", "starts_with", "ends_with", "contains", "strpos", "replace",
+           "split_part", "lpad", "rpad", "left", "right", "repeat", "reverse", "ascii", "unicode", "chr", "md5",
+           "strlen", "bit_length", "trim_chars", "ltrim_chars", "rtrim_chars"}
 
 
 def _fold_node(e: Expr) -> Expr:
     if isinstance(e, Call) and e.fn in _STRICT and \
             any(isinstance(a, Literal) and a.value is None for a in e.args):
         return Literal(None, e.type)        # the other operands need not be evaluated at all
+    if isinstance(e, Call) and e.fn == "like_rows" and isinstance(e.args[1], Literal):
+        # the pattern folded to a constant: the per-entry LIKE
+        return Call("like", (e.args[0],), e.type, (e.args[1].value,) + e.params)
     if isinstance(e, Call) and e.fn == "concat" and not e.params[0] and \
             any(isinstance(a, Literal) and a.value is None for a in e.args):
         return Literal(None, e.type)

@@ -16,7 +16,8 @@ with DISTINCT and FILTER), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OF
 by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
-extremes, division by zero included), string functions, date ± INTERVAL /
+extremes, division by zero included), string functions and regular expressions
+(glint.testing.fuzz.gen_strings), date ± INTERVAL /
 integer, EXTRACT, CTEs and derived tables, VALUES lists in FROM
 (glint.testing.fuzz.values), and window functions whose value
 does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
@@ -42,6 +43,7 @@ from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, HUGEINT, INTEGER, KIND_OF,
                        E, T, arith_type, matches, parse_type, quote, unify)
 from .temporal import TemporalExpressions
 from .grouping import aggregate_call, grouping_call, grouping_text, with_filter
+from .gen_strings import StringFunctions
 
 _COLREF = re.compile(r"\b[aqv]\d+\.\w")
 
@@ -91,7 +93,7 @@ class GeneratedQuery:
     ctas: bool = False                 # glint stores the result in a table and reads it back
 
 
-class QueryGenerator(TemporalExpressions):
+class QueryGenerator(TemporalExpressions, StringFunctions):
     """``QueryGenerator(info, seed).generate()`` -> a :class:`GeneratedQuery`.
 
     ``info``: table name -> :class:`~glint.testing.fuzz.data.TableInfo`.
@@ -575,6 +577,8 @@ class QueryGenerator(TemporalExpressions):
             fn = self.r.choice(["year", "month", "day", "quarter", "dayofweek"])
             return self._m(f"{fn}({a.sql})", BIGINT, a)
         if x < 0.76:
+            if self.chance(0.5):
+                return self.gen_string_number(scope, d, sub)
             a = self.sub_e("str", scope, d, sub)
             self.feat("fn:length")
             return self._m(f"LENGTH({a.sql})", BIGINT, a)
@@ -659,6 +663,9 @@ class QueryGenerator(TemporalExpressions):
         if c is not None:
             return c
         x = self.r.random()
+        if x < 0.2:
+            return self.gen_str_function(scope, d, sub)
+        x = (x - 0.2) / 0.8
         if x < 0.22:
             a, b = self.sub_e("str", scope, d, sub), self.sub_e("str", scope, d, sub)
             self.feat("fn:concat")
@@ -749,6 +756,8 @@ class QueryGenerator(TemporalExpressions):
             self.feat("like")
             return self._m(f"({a.sql} {op} {pat}{esc})", BOOLEAN, a)
         if x < 0.81:
+            if self.chance(0.7):
+                return self.gen_string_predicate(scope, d, sub)
             k = self.r.choice(["int", "dec", "str", "date", "ts", "bool"])
             a, b = self.sub_e(k, scope, d, sub), self.sub_e(k, scope, d, sub)
             neg = "NOT " if self.chance(0.5) else ""

@@ -35,6 +35,7 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 
+from ...sql.dialect import DIALECT as _DIALECT
 from .data import FuzzData, sql_type
 
 # ------------------------------------------------------------------ AST candidates
@@ -43,7 +44,7 @@ _CLAUSES = ("with", "where", "having", "qualify", "order", "limit", "offset", "d
 
 def _parse(sql: str):
     import sqlglot
-    return sqlglot.parse_one(sql, read="duckdb")
+    return sqlglot.parse_one(sql, read=_DIALECT)
 
 
 def _size(tree) -> int:
@@ -203,7 +204,7 @@ def reduce_sql(sql: str, still_fails: Callable[[str], bool], seconds: float = 60
         tree = _parse(sql)
     except Exception:  # noqa: BLE001
         return sql
-    cur_sql = tree.sql(dialect="duckdb")
+    cur_sql = tree.sql(dialect=_DIALECT)
     if cur_sql != sql and not still_fails(cur_sql):
         return sql
     deadline = time.monotonic() + seconds
@@ -219,7 +220,7 @@ def reduce_sql(sql: str, still_fails: Callable[[str], bool], seconds: float = 60
             if time.monotonic() > deadline or tries >= max_tries:
                 break
             try:
-                csql = cand.sql(dialect="duckdb")
+                csql = cand.sql(dialect=_DIALECT)
             except Exception:  # noqa: BLE001
                 continue
             if csql in seen:

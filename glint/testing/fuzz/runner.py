@@ -61,6 +61,7 @@ from typing import Callable
 import pyarrow as pa
 
 from ...storage.loaders import table_from_ipc, table_to_ipc
+from ...sql.dialect import DIALECT
 from .data import FuzzData, make_data
 from .generator import QueryGenerator
 
@@ -728,7 +729,7 @@ class Engines:
         import sqlglot
         from sqlglot import exp
         try:
-            tree = sqlglot.parse_one(sql, read="duckdb")
+            tree = sqlglot.parse_one(sql, read=DIALECT)
         except Exception:  # noqa: BLE001
             return False
         for node in tree.find_all(exp.DPipe):
