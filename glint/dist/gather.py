@@ -12,20 +12,15 @@ from dataclasses import dataclass
 
 from ..exec.base import PhysicalNode
 from .exchange import communicator
-from .rounds import exchange_rounds, round_size
+from .rounds import InRounds, exchange_rounds, round_size
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class GatherExec(PhysicalNode):
+class GatherExec(InRounds, PhysicalNode):
     child: PhysicalNode
     est_rows: float = 0.0
     round_bytes: int = 0             # input bytes per rank and round (0: from the rank's memory budget)
     hold_input: bool = False         # read the input to its end before the first round
-    exchange = True                  # a step every rank takes together (see steps.has_exchange)
-
-    @property
-    def breaker(self) -> bool:
-        return self.hold_input
 
     def describe(self):
         return "Gather to rank 0"

@@ -68,6 +68,18 @@ MIN_ROUND_BYTES = 1 << 20
 MAX_ROUND_BYTES = 1 << 28
 
 
+class InRounds:
+    """What an exchange in rounds declares: a step every rank takes together
+    (see :func:`glint.dist.steps.has_exchange`), and a pipeline breaker only
+    when it reads its input to the end first (``hold_input``)."""
+    __slots__ = ()
+    exchange = True
+
+    @property
+    def breaker(self) -> bool:
+        return self.hold_input
+
+
 def round_size(memory, configured: int = 0) -> int:
     """Bytes of input a rank moves per round: ``configured`` when set (the
     plan's, from ``glint.connect(round_bytes=...)``), else an eighth of the
@@ -200,8 +212,7 @@ def exchange_rounds(ctx, comm, inp: Iterator[Batch], split: Callable, pattern: s
     if hold:
         inp, release = held_input(ctx, inp, keep, f"{what[:60]} (input held)")
     src = RoundInput(inp, limit, keep)
-    ex = ExchangeStats(comm.step + 1, kind, what, rounds=0, round_bytes=src.limit)
-    comm.stats.record(ex)
+    ex = ExchangeStats(0, kind, what, rounds=0, round_bytes=src.limit)
     flight: list[tuple[Transfer, int]] = []
     try:
         more = True
@@ -212,6 +223,9 @@ def exchange_rounds(ctx, comm, inp: Iterator[Batch], split: Callable, pattern: s
             out = Outgoing(grouped, counts, src.more)
             ex.rounds += 1
             posts, wait_s = comm.sync(out.post, f"{what}, round {ex.rounds}")
+            if ex.rounds == 1:          # recorded at its first step (its input's exchanges come first)
+                ex.step = comm.step
+                comm.stats.record(ex)
             ex.wait_s += wait_s
             more = any(p.more for p in posts)
             own = counts[comm.rank]

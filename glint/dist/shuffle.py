@@ -25,22 +25,17 @@ from ..exec.expr_eval import evaluate
 from ..kernels.hashing import hash_columns, partition_of
 from ..plan.expr import Expr
 from .exchange import by_destination, communicator
-from .rounds import exchange_rounds, round_size
+from .rounds import InRounds, exchange_rounds, round_size
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ShuffleExec(PhysicalNode):
+class ShuffleExec(InRounds, PhysicalNode):
     child: PhysicalNode
     keys: tuple[Expr, ...]
     source: str = "all"              # all | root
     est_rows: float = 0.0
     round_bytes: int = 0             # input bytes per rank and round (0: from the rank's memory budget)
     hold_input: bool = False         # read the input to its end before the first round
-    exchange = True                  # a step every rank takes together (see steps.has_exchange)
-
-    @property
-    def breaker(self) -> bool:
-        return self.hold_input
 
     def describe(self):
         src = " from rank 0" if self.source == "root" else ""
