@@ -482,14 +482,14 @@ def test_plan_global_top_k_and_distinct_aggregates(planning):
     assert _plan_text(planning, "SELECT x FROM a ORDER BY p DESC LIMIT 5") == """\
 Project x#3
   TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
-    Gather to rank 0 [breaker]
+    Gather to rank 0
       TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
         Project x#1 AS x#3, p#2 AS __order#4
           Scan a [x, p]"""
     # DISTINCT: each rank's distinct (group, argument) pairs are shuffled, not its rows
     assert _plan_text(planning, "SELECT q % 10, count(DISTINCT y) FROM b GROUP BY 1").endswith("""\
     HashAggregate groups=[q % 10#3] aggs=[count(DISTINCT __arg0#7)] [breaker]
-      Shuffle hash(q % 10#3) [breaker]
+      Shuffle hash(q % 10#3)
         HashAggregate groups=[(q#2 % 10), y#1] aggs=[] [breaker]
           Scan b [y, q]""")
     text = _plan_text(planning, "SELECT q % 10, count(DISTINCT y), count(*) FROM b GROUP BY 1")

@@ -56,7 +56,7 @@ class AllReduceExec(PhysicalNode):
     aggs: tuple[tuple[Field, AggCall], ...]
     est_rows: float = 1.0
     breaker = True
-    exchange = True                  # a step every rank takes together (see planner._has_exchange)
+    exchange = True                  # a step every rank takes together (see steps.has_exchange)
 
     def describe(self):
         return "AllReduce " + ", ".join(repr(a) for _, a in self.aggs)

@@ -24,7 +24,7 @@ class BroadcastExec(PhysicalNode):
     source: str = "all"              # all | root
     est_rows: float = 0.0
     breaker = True
-    exchange = True                  # a step every rank takes together (see planner._has_exchange)
+    exchange = True                  # a step every rank takes together (see steps.has_exchange)
 
     def describe(self):
         return "Broadcast" + (" from rank 0" if self.source == "root" else " to all ranks")

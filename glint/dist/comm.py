@@ -255,7 +255,16 @@ class Communicator:
             pass
 
     # ------------------------------------------------------------ data
-    def _run(self, work, what: str) -> None:
+    # Collectives are started as asynchronous work handles, always from the
+    # thread that runs the query and in the same order on every rank (the plan
+    # and the size exchange fix it), so an exchange in rounds can have one
+    # round in flight while it prepares the next. Gloo runs a started
+    # collective on the process group's own threads (each under its own tag),
+    # NCCL on its own stream: several may be in flight on the group, as long
+    # as no two threads issue them at once (the order would differ per rank).
+    def wait(self, work, what: str) -> None:
+        """Waits for a started collective; a backend error or timeout becomes
+        a RankFailure naming this rank (and, in a local launch, an exited one)."""
         try:
             work.wait()
         except RuntimeError as e:
@@ -263,25 +272,34 @@ class Communicator:
                 self.watch()
             raise RankFailure(f"{what} failed on rank {self.rank}: {str(e).splitlines()[0]}") from None
 
-    def alltoall(self, out: torch.Tensor, inp: torch.Tensor, out_splits: list[int], in_splits: list[int],
-                 what: str) -> None:
-        """Uneven all-to-all along dim 0: rank r gets in_splits[r] rows of
-        ``inp`` from this rank; this rank's ``out`` holds what each rank sent
-        it, in rank order (out_splits rows each)."""
-        self._run(self.backend.alltoall_base(out, inp, out_splits, in_splits, dist.AllToAllOptions()), what)
+    def start_alltoall(self, out: torch.Tensor, inp: torch.Tensor, out_splits: list[int], in_splits: list[int]):
+        """Starts an uneven all-to-all along dim 0: rank r gets in_splits[r]
+        rows of ``inp`` from this rank; this rank's ``out`` holds what each
+        rank sent it, in rank order (out_splits rows each). Both tensors must
+        stay untouched until :meth:`wait`."""
+        return self.backend.alltoall_base(out, inp, out_splits, in_splits, dist.AllToAllOptions())
 
-    def broadcast(self, t: torch.Tensor, root: int, what: str) -> None:
-        """``t`` of the root rank, into ``t`` of every rank (contiguous, in place)."""
+    def start_broadcast(self, t: torch.Tensor, root: int):
+        """Starts a broadcast of the root rank's ``t`` into ``t`` of every rank (contiguous, in place)."""
         opts = dist.BroadcastOptions()
         opts.rootRank = root
         opts.rootTensor = 0
-        self._run(self.backend.broadcast([t], opts), what)
+        return self.backend.broadcast([t], opts)
+
+    def alltoall(self, out: torch.Tensor, inp: torch.Tensor, out_splits: list[int], in_splits: list[int],
+                 what: str) -> None:
+        """:meth:`start_alltoall`, waited for."""
+        self.wait(self.start_alltoall(out, inp, out_splits, in_splits), what)
+
+    def broadcast(self, t: torch.Tensor, root: int, what: str) -> None:
+        """:meth:`start_broadcast`, waited for."""
+        self.wait(self.start_broadcast(t, root), what)
 
     def all_reduce(self, t: torch.Tensor, op: str, what: str) -> None:
         """``t`` on every rank becomes the element-wise sum / min / max over the ranks."""
         opts = dist.AllreduceOptions()
         opts.reduceOp = {"sum": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[op]
-        self._run(self.backend.allreduce([t], opts), what)
+        self.wait(self.backend.allreduce([t], opts), what)
 
     def close(self) -> None:
         self._drop_keys()

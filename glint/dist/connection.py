@@ -15,7 +15,12 @@ The API is a normal connection's (``read_parquet``, ``read_csv``,
 - ``result.rank_stats``: per rank, compute / shuffle / broadcast / gather /
   wait time, bytes and messages (:mod:`glint.dist.stats`);
 - ``timeout``: seconds a rank waits for the others at an exchange before the
-  query stops with a :class:`~glint.errors.RankFailure` naming the late rank.
+  query stops with a :class:`~glint.errors.RankFailure` naming the late rank;
+- ``adaptive_joins``: "auto" (default), "always" or "never": whether a
+  join's broadcast or shuffle is decided at run time from the actual size of
+  its build side (:mod:`glint.dist.adaptive_join`);
+- ``round_bytes``: input bytes per rank and round of a shuffle or gather
+  (:mod:`glint.dist.rounds`; default: from each rank's memory budget).
 
 An error in a rank's part of a query (say, a failed CAST in its rows) stops
 the query on every rank and is raised here as the glint error it is; the
@@ -47,10 +52,16 @@ class DistConnection(Connection):
     def __init__(self, ranks, device: str = "auto", optimizer: dict | None = None, *,
                  timeout: float = DEFAULT_TIMEOUT_S, replicate_rows: int = REPLICATE_ROWS,
                  small_result_bytes: int = SMALL_RESULT_BYTES, threads: int | None = None,
-                 **engine_options):
+                 adaptive_joins: str = "auto", round_bytes: int | str = 0, **engine_options):
         from . import launch
+        from ..storage.memory import parse_size
         if not (isinstance(timeout, (int, float)) and timeout > 0):
             raise GlintError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if adaptive_joins not in ("auto", "always", "never"):
+            raise GlintError(f'adaptive_joins must be "auto", "always" or "never", got {adaptive_joins!r}')
+        round_bytes = parse_size(round_bytes) if isinstance(round_bytes, str) else round_bytes
+        if isinstance(round_bytes, bool) or not isinstance(round_bytes, int) or round_bytes < 0:
+            raise GlintError(f"round_bytes must be a number of bytes (0: from the memory budget), got {round_bytes!r}")
         self._closed = False
         self._broken: RankFailure | None = None
         self._torchrun = ranks == "env"
@@ -81,7 +92,7 @@ class DistConnection(Connection):
         self.hosts = launch.torchrun_hosts() if self._torchrun else 1     # for the exchange cost model
         self.rank = Rank(self, comm)
         self.replicate_rows = replicate_rows
-        self.plan_options = PlanOptions(small_result_bytes)
+        self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes)
         self._partitioning: dict[str, TablePartitioning] = {}
         self._finalizer = weakref.finalize(self, _shutdown, world, comm, self._torchrun)
 

@@ -68,9 +68,11 @@ class ColumnLayout:
 
 @dataclass(frozen=True, slots=True)
 class Post:
-    """A sender's part of the size exchange."""
+    """A sender's part of the size exchange. ``more``: in an exchange in
+    rounds, whether this rank has input left for another round."""
     rows: tuple[int, ...]                                 # per segment
     columns: tuple[tuple[object, ColumnLayout], ...]      # in key order
+    more: bool = False
 
 
 def _key_order(keys) -> list:
@@ -121,7 +123,7 @@ class Outgoing:
     """A sender's rows (grouped by destination, ``counts`` rows per segment)
     and its post for the size exchange."""
 
-    def __init__(self, batch: Batch, counts: list[int]):
+    def __init__(self, batch: Batch, counts: list[int], more: bool = False):
         self.batch, self.counts = batch, list(counts)
         self.keys = _key_order(batch.columns)
         self.strings: dict = {}
@@ -134,7 +136,7 @@ class Outgoing:
             layouts.append((k, ColumnLayout(c.dtype, c.data.dtype, c.is_wide, c.valid is not None,
                                             s.strategy if s else None, s.entries if s else (),
                                             s.nbytes if s else ())))
-        self.post = Post(tuple(self.counts), tuple(layouts))
+        self.post = Post(tuple(self.counts), tuple(layouts), more)
 
     def buffers(self, key, layout: "Unified") -> list[torch.Tensor]:
         """The column's buffers to send, in the form every rank agreed on."""
@@ -197,47 +199,63 @@ def _counts(posts: list[Post], i: int, part: str, me: int, pattern: str) -> tupl
     return [mine[0]] * len(posts), recv, sum(recv)
 
 
-def transfer(comm, out: Outgoing, posts: list[Post], pattern: str, what: str, ex: ExchangeStats) -> Batch:
-    """Moves every column's buffers (``pattern``: "alltoall" or "allgather")
-    and builds the received batch."""
-    me = comm.rank
-    received = {}
-    for i, (k, lay) in enumerate(unify(posts)):
-        parts = ["rows"] + (["rows"] if lay.valid else []) + (["entries", "nbytes"] if lay.strings else [])
-        got = []
-        for buf, part in zip(out.buffers(k, lay), parts):
-            send, recv, total = _counts(posts, i, part, me, pattern)
-            got.append(_move(comm, buf, send, recv, total, pattern, what, ex))
-        received[k] = got
-    return assemble(posts, me, received, pattern, comm.device)
+class Transfer:
+    """One step's column buffers in flight: every collective is issued
+    (``comm.start_*``: asynchronous work handles, in the same order on every
+    rank) when it is made; :meth:`finish` waits for them and builds the
+    received batch. Until then it holds the send and receive buffers, which
+    the backend reads and writes in the background."""
 
+    def __init__(self, comm, out: Outgoing, posts: list[Post], pattern: str, what: str, ex: ExchangeStats):
+        self.comm, self.posts, self.pattern, self.what = comm, posts, pattern, what
+        self.works: list = []
+        self.sent: list[torch.Tensor] = []
+        self.received: dict = {}
+        me = comm.rank
+        for i, (k, lay) in enumerate(unify(posts)):
+            parts = ["rows"] + (["rows"] if lay.valid else []) + (["entries", "nbytes"] if lay.strings else [])
+            got = []
+            for buf, part in zip(out.buffers(k, lay), parts):
+                send, recv, total = _counts(posts, i, part, me, pattern)
+                got.append(self._move(buf, send, recv, total, ex))
+            self.received[k] = got
 
-def _move(comm, buf: torch.Tensor, send: list[int], recv: list[int], total: int, pattern: str, what: str,
-          ex: ExchangeStats) -> torch.Tensor:
-    me, n = comm.rank, comm.size
-    row = buf.element_size() * (buf.shape[1] if buf.dim() == 2 else 1)
-    out = torch.empty((sum(recv),) + tuple(buf.shape[1:]), dtype=buf.dtype, device=buf.device)
-    if total == 0:
+    def _move(self, buf: torch.Tensor, send: list[int], recv: list[int], total: int,
+              ex: ExchangeStats) -> torch.Tensor:
+        comm, what = self.comm, self.what
+        me, n = comm.rank, comm.size
+        row = buf.element_size() * (buf.shape[1] if buf.dim() == 2 else 1)
+        out = torch.empty((sum(recv),) + tuple(buf.shape[1:]), dtype=buf.dtype, device=buf.device)
+        if total == 0:                  # every rank computed the same total: nobody issues this one
+            return out
+        self.sent.append(buf)
+        if self.pattern == "alltoall":
+            self.works.append(comm.start_alltoall(out, buf, recv, send))
+            ex.messages_sent += sum(1 for r in range(n) if r != me and send[r])
+            ex.messages_received += sum(1 for r in range(n) if r != me and recv[r])
+            ex.bytes_sent += row * sum(send[r] for r in range(n) if r != me)
+        else:
+            offs = [0]
+            for c in recv:
+                offs.append(offs[-1] + c)
+            out[offs[me]:offs[me + 1]] = buf
+            for root in range(n):
+                if recv[root]:
+                    self.works.append(comm.start_broadcast(out[offs[root]:offs[root + 1]], root))
+            if recv[me]:
+                ex.messages_sent += n - 1
+                ex.bytes_sent += row * recv[me] * (n - 1)
+            ex.messages_received += sum(1 for r in range(n) if r != me and recv[r])
+        ex.bytes_received += row * sum(recv[r] for r in range(n) if r != me)
         return out
-    if pattern == "alltoall":
-        comm.alltoall(out, buf, recv, send, what)
-        ex.messages_sent += sum(1 for r in range(n) if r != me and send[r])
-        ex.messages_received += sum(1 for r in range(n) if r != me and recv[r])
-        ex.bytes_sent += row * sum(send[r] for r in range(n) if r != me)
-    else:
-        offs = [0]
-        for c in recv:
-            offs.append(offs[-1] + c)
-        out[offs[me]:offs[me + 1]] = buf
-        for root in range(n):
-            if recv[root]:
-                comm.broadcast(out[offs[root]:offs[root + 1]], root, what)
-        if recv[me]:
-            ex.messages_sent += n - 1
-            ex.bytes_sent += row * recv[me] * (n - 1)
-        ex.messages_received += sum(1 for r in range(n) if r != me and recv[r])
-    ex.bytes_received += row * sum(recv[r] for r in range(n) if r != me)
-    return out
+
+    def finish(self) -> Batch:
+        """Waits for the step's collectives (in the order they were issued)
+        and returns the received batch."""
+        for w in self.works:
+            self.comm.wait(w, self.what)
+        self.works, self.sent = [], []
+        return assemble(self.posts, self.comm.rank, self.received, self.pattern, self.comm.device)
 
 
 def assemble(posts: list[Post], me: int, received: dict, pattern: str, device) -> Batch:
@@ -287,7 +305,7 @@ def exchange(comm, batch: Batch, counts: list[int], pattern: str, kind: str, wha
     ex = ExchangeStats(comm.step, kind, what, wait_s=wait_s)
     ex.rows_sent = sum(c for r, c in enumerate(counts) if r != comm.rank) if pattern == "alltoall" else \
         (counts[0] * (comm.size - 1))
-    got = transfer(comm, out, posts, pattern, what, ex)
+    got = Transfer(comm, out, posts, pattern, what, ex).finish()
     if got.device.type == "cuda":
         torch.cuda.synchronize(got.device)           # the exchange's time ends when its data is there
     ex.rows_received = got.num_rows - (counts[comm.rank] if pattern == "alltoall" else counts[0])

@@ -14,7 +14,11 @@ partitioning in the catalog:
   the cheapest of: broadcasting one side, shuffling the sides not yet
   partitioned on the keys, or gathering both to rank 0, with the costs of
   :mod:`glint.dist.cost` (eq. 3 of "Terabyte-scale analytics in the blink of
-  an eye" decides broadcast against shuffle). A NOT IN / IN-mark join needs
+  an eye" decides broadcast against shuffle). When the best is broadcasting
+  one side or shuffling, both are correct, and the side to broadcast has an
+  estimated size (anything but a table's columns), the join is adaptive
+  (:mod:`glint.dist.adaptive_join`): the ranks decide between the two at run
+  time from that side's actual size. A NOT IN / IN-mark join needs
   all the subquery's rows (or all rows with equal other keys) next to each
   outer row: its IN key is never a partitioning key;
 - aggregates run locally on input partitioned on a subset of the group keys
@@ -37,7 +41,8 @@ partitioning in the catalog:
 - window functions hash their input on the PARTITION BY keys all of them
   share, or gather it to rank 0 when they share none.
 
-The plan's root gathers the result to rank 0.
+The plan's root gathers the result to rank 0. Last, :func:`glint.dist.steps.settle`
+fixes which exchanges read their input to its end before their rounds.
 """
 from __future__ import annotations
 
@@ -59,6 +64,7 @@ from ..plan import logical as L
 from ..plan.cardinality import Estimator
 from ..plan.expr import ColRef, Field
 from ..plan.physical_planner import filter_exec, hash_join_exec, join_keys, scan_exec
+from .adaptive_join import AdaptiveJoinExec
 from .all_reduce import AllReduceExec, reducible
 from .broadcast import BroadcastExec
 from .cost import ExchangeCost
@@ -66,6 +72,7 @@ from .distribution import PARTITIONED, REPLICATED, SINGLE, Distribution, hashed
 from .gather import GatherExec
 from .local import PartitionFilterExec, RootOnlyExec
 from .shuffle import ShuffleExec
+from .steps import has_exchange, settle
 
 LEFT_KEEPING = ("inner", "left", "semi", "anti", "mark", "single")   # correct with the right side replicated
 RIGHT_KEEPING = ("inner", "right")                                   # correct with the left side replicated
@@ -77,8 +84,14 @@ SMALL_RESULT_BYTES = 1 << 20
 @dataclass(frozen=True, slots=True)
 class PlanOptions:
     """``small_result_bytes``: aggregation states up to this size (over all
-    ranks) are broadcast, so that the aggregate's result is replicated."""
+    ranks) are broadcast, so that the aggregate's result is replicated.
+    ``adaptive_joins``: "auto" (a join's broadcast or shuffle is decided at
+    run time when the side to broadcast has an estimated size), "always" or
+    "never". ``round_bytes``: input bytes per rank and round of a shuffle or
+    gather (0: from each rank's memory budget)."""
     small_result_bytes: int = SMALL_RESULT_BYTES
+    adaptive_joins: str = "auto"
+    round_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +145,7 @@ def plan_distributed(logical: L.LogicalNode, catalog, ranks: int, options: PlanO
                      ) -> PhysicalNode:
     """The physical plan every rank runs; its result ends on rank 0."""
     ctx = _Ctx(catalog, ranks, options, logical)
-    return to_single(_plan(logical, ctx)).node
+    return settle(to_single(_plan(logical, ctx)).node, options.round_bytes)
 
 
 # ------------------------------------------------------------------ distribution changes
@@ -315,17 +328,11 @@ def _(node: L.Limit, ctx):
     child = _plan(node.child, ctx)
     if child.dist.spread:
         inner = child.node
-        if node.limit is not None and not _has_exchange(inner):
+        if node.limit is not None and not has_exchange(inner):
             # a local limit stops reading early: only where no exchange below must run on every rank
             inner = LimitExec(inner, node.limit + node.offset, 0, est)
         child = Planned(GatherExec(inner, est * ctx.ranks), SINGLE)
     return Planned(LimitExec(child.node, node.limit, node.offset, est), SINGLE)
-
-
-def _has_exchange(node: PhysicalNode) -> bool:
-    """Whether the subtree takes a step with the other ranks: then nothing
-    above it may stop reading early on one rank."""
-    return getattr(node, "exchange", False) or any(_has_exchange(c) for c in node.children)
 
 
 @_plan.register
@@ -360,15 +367,15 @@ def _(node: L.Join, ctx):
     lkeys, rkeys = tuple(keys.left[i] for i in ids), tuple(keys.right[i] for i in ids)
     lb, rb, m = ctx.nbytes(node.left), ctx.nbytes(node.right), ctx.cost
 
-    keep = _Move(lambda p: p, lambda p, b: 0.0, lambda p: p.dist)
+    keep = _Move(lambda p: p, lambda p, b: 0.0, lambda p: p.dist, "keep")
     rep = _Move(to_replicated, lambda p, b: 0.0 if p.dist == REPLICATED else
-                m.broadcast_from_root(b) if p.dist == SINGLE else m.broadcast(b), lambda p: REPLICATED)
+                m.broadcast_from_root(b) if p.dist == SINGLE else m.broadcast(b), lambda p: REPLICATED, "rep")
     single = _Move(to_single, lambda p, b: 0.0 if p.dist.whole else m.gather(b) + SINGLE_PENALTY * b,
-                   lambda p: SINGLE)
+                   lambda p: SINGLE, "single")
 
     def hash_on(k):
         return _Move(lambda p: to_hash(p, k), lambda p, b: 0.0 if p.dist in (hashed(k), REPLICATED) else
-                     m.gather(b) if p.dist == SINGLE else m.shuffle(b), lambda p: hashed(k))
+                     m.gather(b) if p.dist == SINGLE else m.shuffle(b), lambda p: hashed(k), "hash", k)
 
     options = [(keep, keep), (keep, rep), (rep, keep)]
     if ids:
@@ -380,13 +387,12 @@ def _(node: L.Join, ctx):
                 options.append((keep, hash_on(rk)) if side == 0 else (hash_on(lk), keep))
     options += [(single, single), (rep, rep)]
 
-    best = None
-    for lo, ro in options:          # the cheapest correct one; ties go to the earlier
-        if _joined(lo.dist(left), ro.dist(right), kind, keys, ids) is None:
-            continue
-        cost = lo.cost(left, lb) + ro.cost(right, rb)
-        if best is None or cost < best[0]:
-            best = (cost, lo, ro)
+    costed = [(lo.cost(left, lb) + ro.cost(right, rb), lo, ro) for lo, ro in options
+              if _joined(lo.dist(left), ro.dist(right), kind, keys, ids) is not None]
+    best = min(costed, key=lambda c: c[0])          # the cheapest correct one; ties go to the earlier
+    adaptive = _adaptive(node, ctx, keys, ids, left, right, costed, best)
+    if adaptive is not None:
+        return adaptive
     _, lo, ro = best
     left, right = lo.apply(left), ro.apply(right)
     out = _joined(left.dist, right.dist, kind, keys, ids)
@@ -399,10 +405,51 @@ def _(node: L.Join, ctx):
 @dataclass(frozen=True, slots=True)
 class _Move:
     """A way to bring a join input where the join needs it: the change, its
-    cost for an input of b bytes, and the distribution it gives."""
+    cost for an input of b bytes, the distribution it gives, what it is
+    (keep | rep | single | hash) and the keys it hashes on."""
     apply: Callable[[Planned], Planned]
     cost: Callable[[Planned, float], float]
     dist: Callable[[Planned], Distribution]
+    name: str
+    keys: tuple = ()
+
+
+def _adaptive(node: L.Join, ctx: _Ctx, keys, ids, left: Planned, right: Planned, costed, best) -> Planned | None:
+    """An AdaptiveJoinExec when the cheapest way is broadcasting a side or
+    shuffling, both are correct, both inputs are spread, and (unless
+    ``adaptive_joins`` is "always") the side to broadcast has an estimated
+    size: the ranks then choose between the cheapest of each from its actual
+    size. The output is spread like the probe when both ways give that,
+    else ``partitioned``."""
+    mode = ctx.options.adaptive_joins
+    if mode == "never" or ctx.ranks < 2 or not (left.dist.spread and right.dist.spread):
+        return None
+    bcast = [c for c in costed if {c[1].name, c[2].name} == {"keep", "rep"}]
+    shuffle = [c for c in costed if {c[1].name, c[2].name} <= {"keep", "hash"} and
+               any(mv.name == "hash" and p.dist != mv.dist(p) for mv, p in ((c[1], left), (c[2], right)))]
+    if not bcast or not shuffle or not any(best is c for c in bcast + shuffle):
+        return None
+    b, s = min(bcast, key=lambda c: c[0]), min(shuffle, key=lambda c: c[0])
+    right_built = b[2].name == "rep"
+    held, probe = (node.right, node.left) if right_built else (node.left, node.right)
+    if mode != "always" and _exact_rows(held):
+        return None                 # its size is known: the run-time choice would be the planner's
+    moved = [mv.keys if mv.name == "hash" and p.dist != mv.dist(p) else None for mv, p in ((s[1], left), (s[2], right))]
+    by_broadcast = _joined(left.dist if right_built else REPLICATED, REPLICATED if right_built else right.dist,
+                           node.kind, keys, ids)
+    by_shuffle = _joined(s[1].dist(left), s[2].dist(right), node.kind, keys, ids)
+    join = hash_join_exec(node, left.node, right.node, keys, right_built, ctx.rows(node))
+    return Planned(AdaptiveJoinExec.of(join, left_shuffle=moved[0], right_shuffle=moved[1], probe_rows=ctx.rows(probe),
+                                       probe_bytes=ctx.nbytes(probe), row_bytes=row_bytes(held.schema),
+                                       hosts=ctx.cost.hosts),
+                   by_broadcast if by_broadcast == by_shuffle else PARTITIONED)
+
+
+def _exact_rows(node: L.LogicalNode) -> bool:
+    """Whether the estimate of the node's rows is exact: a table's columns."""
+    if isinstance(node, L.Project):
+        return _exact_rows(node.child)
+    return isinstance(node, L.Scan)
 
 
 def _matching_keys(d: Distribution, side_keys: tuple, ids: list[int]) -> list[int] | None:

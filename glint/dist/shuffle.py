@@ -1,14 +1,20 @@
 """Shuffle: every row to the rank its keys hash to.
 
-Each rank reads its input to the end, computes each row's destination
-(``partition_of(hash_columns(keys), ranks)``, the hash the out-of-core
-operators partition by: equal values hash alike across types, devices and
-processes), groups its rows by destination, and the ranks exchange them in
-one uneven all-to-all per column buffer after the size exchange
-(:func:`glint.dist.exchange.exchange`). Afterwards all rows with equal keys
-are on one rank: the output is ``hash(keys)`` distributed.
+Each rank computes each row's destination (``partition_of(hash_columns(keys),
+ranks)``, the hash the out-of-core operators partition by: equal values hash
+alike across types, devices and processes), groups its rows by destination,
+and the ranks exchange them, one uneven all-to-all per column buffer after
+the size exchange (:mod:`glint.dist.exchange`). It runs in rounds
+(:mod:`glint.dist.rounds`): each round takes up to ``round_bytes`` of each
+rank's input (0: a size from the rank's memory budget), and the rows
+received in a round go downstream while the next round is read and hashed.
+Afterwards all rows with equal keys are on one rank: the output is
+``hash(keys)`` distributed.
 
 ``source="root"``: the input is ``single`` (rank 0's rows); only rank 0 sends.
+``hold_input``: the input is read to its end (and held) before the first
+round, because it may take exchange steps of its own after its first batch
+(set by the planner, :func:`glint.dist.steps.settle`).
 """
 from __future__ import annotations
 
@@ -18,18 +24,18 @@ from ..exec.base import PhysicalNode
 from ..exec.expr_eval import evaluate
 from ..kernels.hashing import hash_columns, partition_of
 from ..plan.expr import Expr
-from ..storage.column import rechunk
-from .exchange import by_destination, collect, communicator, exchange
+from .exchange import by_destination, communicator
+from .rounds import InRounds, exchange_rounds, round_size
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class ShuffleExec(PhysicalNode):
+class ShuffleExec(InRounds, PhysicalNode):
     child: PhysicalNode
     keys: tuple[Expr, ...]
     source: str = "all"              # all | root
     est_rows: float = 0.0
-    breaker = True
-    exchange = True                  # a step every rank takes together (see planner._has_exchange)
+    round_bytes: int = 0             # input bytes per rank and round (0: from the rank's memory budget)
+    hold_input: bool = False         # read the input to its end before the first round
 
     def describe(self):
         src = " from rank 0" if self.source == "root" else ""
@@ -37,8 +43,10 @@ class ShuffleExec(PhysicalNode):
 
     def stream(self, ctx, inp):
         comm = communicator(ctx, self)
-        batch = collect(inp, keep=self.source == "all" or comm.rank == 0)
-        dest = partition_of(hash_columns([evaluate(k, batch) for k in self.keys]), comm.size)
-        batch, counts = by_destination(batch, dest, comm.size)
-        out = exchange(comm, batch, counts, "alltoall", "shuffle", self.describe())
-        yield from rechunk([out], ctx.chunk_rows)
+
+        def split(batch):
+            dest = partition_of(hash_columns([evaluate(k, batch) for k in self.keys]), comm.size)
+            return by_destination(batch, dest, comm.size)
+        yield from exchange_rounds(ctx, comm, inp, split, "alltoall", "shuffle", self.describe(),
+                                   limit=round_size(ctx.memory, self.round_bytes),
+                                   keep=self.source == "all" or comm.rank == 0, hold=self.hold_input)

@@ -5,7 +5,11 @@ waiting for the other ranks to reach it (``wait_s``: skew or a slow rank), the
 time of its own work (packing, the collectives, unpacking: ``seconds``), and
 the rows, bytes and messages it sent and received (a message is one
 rank-to-rank transfer of a non-empty buffer; the size exchange through the
-store is not counted). A rank's ``compute_s`` is its run time less its
+store is not counted); an exchange in rounds (glint.dist.rounds) is one
+record with its number of ``rounds`` and the ``round_bytes`` it took per
+round. An adaptive join's run-time choice is a record of kind ``decision``
+whose ``detail`` holds the sizes it saw and what it chose
+(glint.dist.adaptive_join). A rank's ``compute_s`` is its run time less its
 exchanges' time and waits.
 
 >>> s = RankStats(1)
@@ -21,13 +25,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("shuffle", "broadcast", "gather", "allreduce")
+KINDS = ("shuffle", "broadcast", "gather", "allreduce")       # "decision" records take no time of their own
 
 
 @dataclass
 class ExchangeStats:
     step: int
-    kind: str                       # shuffle | broadcast | gather | allreduce
+    kind: str                       # shuffle | broadcast | gather | allreduce | decision
     op: str                         # the operator, as EXPLAIN shows it
     rows_sent: int = 0
     rows_received: int = 0
@@ -37,6 +41,9 @@ class ExchangeStats:
     messages_received: int = 0
     seconds: float = 0.0            # packing, collectives, unpacking
     wait_s: float = 0.0             # waiting for the other ranks to reach the exchange
+    rounds: int = 1                 # steps it took (an exchange in rounds: one per round)
+    round_bytes: int = 0            # input bytes per round (0: one step over the whole input)
+    detail: dict | None = None      # a decision's sizes and choice
 
 
 @dataclass
@@ -77,7 +84,10 @@ def summary(rank_stats: list[dict]) -> dict:
         out[k] = max(r[k] for r in rank_stats)
     for k in ("bytes_sent", "messages_sent"):
         out[k] = sum(r[k] for r in rank_stats)
-    out["exchanges"] = len(rank_stats[0]["exchanges"])
+    ex = rank_stats[0]["exchanges"]
+    out["exchanges"] = sum(1 for e in ex if e["kind"] != "decision")
+    out["rounds"] = sum(e.get("rounds", 1) for e in ex if e["kind"] != "decision")
+    out["decisions"] = [e["detail"]["choice"] for e in ex if e["kind"] == "decision" and e.get("detail")]
     return out
 
 
@@ -94,12 +104,30 @@ def format_rank_stats(rank_stats: list[dict]) -> str:
     if ex:
         lines.append("Exchanges (rows sent / received, summed over ranks):")
         for i, e in enumerate(ex):
+            if e["kind"] == "decision":
+                lines.append(f"  {e['step']:>3}. decision  {e['op'][:70]}: {describe_decision(e.get('detail'))}")
+                continue
             sent = sum(r["exchanges"][i]["rows_sent"] for r in rank_stats if i < len(r["exchanges"]))
             got = sum(r["exchanges"][i]["rows_received"] for r in rank_stats if i < len(r["exchanges"]))
             moved = sum(r["exchanges"][i]["bytes_sent"] for r in rank_stats if i < len(r["exchanges"]))
+            rounds = f" in {e['rounds']} rounds of {_bytes(e['round_bytes'])}" if e.get("round_bytes") else ""
             lines.append(f"  {e['step']:>3}. {e['kind']:<9} {sent:>12,} / {got:<12,} {_bytes(moved):>11} "
-                         f"between ranks  {e['op'][:70]}")
+                         f"between ranks{rounds}  {e['op'][:70]}")
     return "\n".join(lines)
+
+
+def describe_decision(d: dict | None) -> str:
+    """An adaptive join's choice and the sizes it saw, in a line.
+
+    >>> describe_decision({"choice": "broadcast right", "side": "right", "rows": [3, 0], "bytes": [96, 0],
+    ...                    "probe_rows_est": 1000, "broadcast_cost": 48.0, "shuffle_cost": 4024.0, "reason": "eq. 3"})
+    'broadcast right (right: 3 rows, 96 B on the ranks [3, 0]; other side ~1,000 rows est.; broadcast 48 vs shuffle 4,024: eq. 3)'
+    """
+    if not d:
+        return "?"
+    return (f"{d['choice']} ({d['side']}: {sum(d['rows']):,} rows, {_bytes(sum(d['bytes']))} on the ranks "
+            f"{d['rows']}; other side ~{d['probe_rows_est']:,} rows est.; broadcast {d['broadcast_cost']:,.0f} "
+            f"vs shuffle {d['shuffle_cost']:,.0f}: {d['reason']})")
 
 
 def _bytes(n: int) -> str:

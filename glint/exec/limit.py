@@ -1,5 +1,8 @@
 """LIMIT / OFFSET over a stream: rows are counted as chunks pass, and the
-input is not read any further once the limit is reached."""
+input is not read any further once the limit is reached, unless ``drain``:
+on the ranks of a distributed plan, an exchange below may still have steps
+to take with the other ranks (rounds of a gather), so the rest of the input
+is read and dropped."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +17,7 @@ class LimitExec(PhysicalNode):
     limit: int | None
     offset: int = 0
     est_rows: float = 0.0
+    drain: bool = False               # read the input to its end after the limit
 
     def describe(self):
         return f"Limit {self.limit if self.limit is not None else 'ALL'} OFFSET {self.offset}"
@@ -26,6 +30,8 @@ class LimitExec(PhysicalNode):
             if empty is None:
                 empty = slice_batch(batch, 0, 0)
             if left is not None and left <= 0:
+                if self.drain:
+                    continue
                 break
             n = batch.num_rows
             if skip >= n:
