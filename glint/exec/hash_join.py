@@ -126,12 +126,12 @@ class HashJoinExec(PhysicalNode):
 
     def _grace(self, ctx, held: PartitionedBatches, first, probe_inp, res, build_flags):
         bexprs, pexprs = self._partition_keys()
-        size = held.nbytes() + BUILD_ROW_BYTES * held.rows()
+        size = JOIN_FACTOR * held.nbytes() + BUILD_ROW_BYTES * held.rows()
         budget = max(1, ctx.memory.limit - ctx.memory.headroom)
         parts = 4
         while parts < MAX_PARTITIONS and size / parts > budget / 4:
             parts *= 2
-        ctx.note(self, f"build side {format_bytes(size)} over budget: grace join, {parts} partitions")
+        ctx.note(self, f"build side {format_bytes(held.nbytes())} over budget: grace join, {parts} partitions")
         scalar_in = self.null_aware is not None and len(self.left_keys) == 1 and self.residual is None
         flags = build_flags if scalar_in and self.build_right else None
         bparts = PartitionedBatches(parts, ctx.spill, res)
@@ -152,16 +152,62 @@ class HashJoinExec(PhysicalNode):
         if scalar_in and not self.build_right:
             flags = (rows > 0, has_null)
         try:
-            for p in range(parts):
-                bl = bparts.take(p)
-                build = concat_batches(bl) if bl else first
-                pl = list(coalesce(pparts.take(p), ctx.chunk_rows))
-                probe = pl if pl else [probe_first]
-                yield from _JoinRun(self, ctx, build, flags).run(iter(probe))
+            yield from self._join_partitions(ctx, bparts, pparts, (first, probe_first), res, flags, 0)
         finally:
             bparts.drop()
             pparts.drop()
         ctx.io.spilled_bytes = ctx.spill.spilled_bytes
+
+    def _join_partitions(self, ctx, bparts, pparts, empty, res, flags, depth):
+        """Join each pair of partitions in memory, the memory its join needs
+        reserved first (other partitions spill to make room); a partition whose
+        join does not fit even then is split again on other hash bits."""
+        first, probe_first = empty
+        for p in range(bparts.parts):
+            need = JOIN_FACTOR * bparts.nbytes(p) + BUILD_ROW_BYTES * bparts.rows(p)
+            got = _reserve(res, need, (bparts, pparts), p)
+            if not got and depth < MAX_DEPTH and bparts.rows(p) >= MIN_SPLIT_ROWS:
+                ctx.note(self, f"partition of {format_bytes(bparts.nbytes(p))} split again (level {depth + 1})")
+                bexprs, pexprs = self._partition_keys()
+                sub = [_split(bparts, p, bexprs, ctx, res, depth + 1), _split(pparts, p, pexprs, ctx, res, depth + 1)]
+                try:
+                    yield from self._join_partitions(ctx, *sub, empty, res, flags, depth + 1)
+                finally:
+                    for s in sub:
+                        s.drop()
+                continue
+            try:
+                bl = list(bparts.drain(p))
+                build = concat_batches(bl) if bl else first
+                del bl
+                probe = coalesce(pparts.drain(p), ctx.chunk_rows) if pparts.rows(p) else iter([probe_first])
+                yield from _JoinRun(self, ctx, build, flags).run(probe)
+            finally:
+                res.shrink(got)
+
+
+JOIN_FACTOR = 3            # device bytes an in-memory join of a partition needs per byte of its build rows
+MAX_DEPTH = 3              # grace partitions split again at most this often
+MIN_SPLIT_ROWS = 1 << 16   # smaller partitions are joined whatever their reservation says
+SPLIT_PARTS = 8
+
+
+def _reserve(res, need: int, partitioned, keep: int) -> int:
+    """Grow ``res`` by ``need`` (spilling the device partitions other than
+    ``keep`` when it cannot); the bytes it grew by (0: it could not)."""
+    if res.grow(need):
+        return need
+    for pb in partitioned:
+        pb.spill_others(keep)
+    return need if res.grow(need) else 0
+
+
+def _split(pb: PartitionedBatches, p: int, exprs, ctx, res, level: int) -> PartitionedBatches:
+    """Partition ``p`` of ``pb`` split into SPLIT_PARTS by other hash bits."""
+    out = PartitionedBatches(SPLIT_PARTS, ctx.spill, res)
+    for b in pb.drain(p):
+        out.add(b, partition_of(hash_columns([evaluate(e, b) for e in exprs]), SPLIT_PARTS, level))
+    return out
 
 
 def _compact(b: Batch) -> Batch:

@@ -304,6 +304,12 @@ class PartitionedBatches:
             self.reservation.shrink(h.spill())
         self._dev[p] = 0
 
+    def spill_others(self, keep: int = -1) -> None:
+        """Spill every partition still on the device but ``keep``."""
+        for p in range(self.parts):
+            if p != keep and self._dev[p]:
+                self._spill_partition(p)
+
     def _make_room(self, nbytes: int) -> bool:
         if self.reservation.grow(nbytes):
             return True

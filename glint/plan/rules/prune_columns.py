@@ -38,7 +38,12 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
             return node
         return L.Values(tuple(tuple(r[i] for i in keep) for r in node.rows), tuple(node.fields[i] for i in keep))
     if isinstance(node, L.Filter):
-        return L.Filter(_prune(node.child, need | _refs([node.predicate])), node.predicate)
+        f = L.Filter(_prune(node.child, need | _refs([node.predicate])), node.predicate)
+        keep = tuple((x, ColRef(x)) for x in f.schema if x.id in need)
+        if keep and len(keep) < len(f.schema) and not top:
+            # columns only the predicate reads end here (a breaker above need not hold them)
+            return L.Project(f, keep)
+        return f
     if isinstance(node, L.Project):
         exprs = tuple((f, e) for f, e in node.exprs if f.id in need or top)
         child = _prune(node.child, _refs(e for _, e in exprs))

@@ -93,7 +93,7 @@ class StringFunctions:
             sep = self._lit(self.r.choice([",", "", " - "])) if self.chance(0.85) else self.sub_e("str", scope, d, sub)
             k = self.r.choice(["str", "str", "int", "dec", "date"])
             b = self.sub_e(k, scope, d, sub)
-            if b.t.ts:
+            if b.t.kind == "TIMESTAMP":
                 b = self.sub_e("str", scope, d, sub)
             return self._m(f"concat_ws({sep.sql}, {a.sql}, {b.sql})", VARCHAR, a, b, sep)
         if fn == "trim":
