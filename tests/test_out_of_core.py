@@ -313,3 +313,26 @@ def test_unwritable_spill_directory_is_a_clear_error(tmp_path):
     con.register("big", _data(6000, 3))
     with pytest.raises(glint.OutOfMemory, match="spill directory"):
         con.sql("SELECT * FROM big ORDER BY x").arrow()
+
+
+def test_grace_partition_split_again(device, monkeypatch):
+    """A grace partition whose join cannot reserve its memory is split again on
+    other hash bits (here: 4 partitions at most, so each is too large)."""
+    from glint.exec import hash_join
+    monkeypatch.setattr(hash_join, "MAX_PARTITIONS", 4)
+    monkeypatch.setattr(hash_join, "MIN_SPLIT_ROWS", 0)
+    rng = np.random.default_rng(7)
+    n = 3000
+    t = pa.table({"k": rng.integers(0, n // 2, n), "x": rng.normal(size=n),
+                  "g": pa.array([None if v % 13 == 0 else v % 97 for v in range(n)], pa.int64())})
+    duck = duckdb.connect()
+    duck.execute("SET disabled_optimizers = 'join_filter_pushdown'")
+    duck.register("t", t)
+    con = glint.connect(device=device, chunk_rows=512, memory_limit="16KB")
+    con.register("t", t)
+    for sql in ["SELECT count(*), sum(b.x), sum(a.g) FROM t a JOIN t b ON a.k = b.k AND a.x < b.x",
+                "SELECT count(*) FROM t a WHERE EXISTS (SELECT 1 FROM t b WHERE b.k = a.k AND b.x > a.x)",
+                "SELECT a.k, b.g FROM t a LEFT JOIN t b ON a.k = b.k AND b.g <> a.g"]:
+        _check(con, duck, sql)
+    notes = _notes(con.sql("SELECT count(*) FROM t a JOIN t b ON a.k = b.k"))
+    assert any("split again (level 1)" in x for x in notes), notes

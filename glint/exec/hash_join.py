@@ -188,7 +188,7 @@ class HashJoinExec(PhysicalNode):
 
 JOIN_FACTOR = 3            # device bytes an in-memory join of a partition needs per byte of its build rows
 MAX_DEPTH = 3              # grace partitions split again at most this often
-MIN_SPLIT_ROWS = 1 << 16   # smaller partitions are joined whatever their reservation says
+MIN_SPLIT_ROWS = 1 << 12   # smaller partitions are joined whatever their reservation says
 SPLIT_PARTS = 8
 
 
