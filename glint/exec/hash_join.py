@@ -95,18 +95,22 @@ class HashJoinExec(PhysicalNode):
                     build_null_y = build_null_y or (y.valid is not None and bool((~y.valid).any()))
                 if b.num_rows:
                     held.add_part(0, _compact(b))
-            fits = not held.spilled and res.grow(BUILD_ROW_BYTES * held.rows())
+            # in memory the build rows are held, copied into one batch, and their keys encoded and sorted
+            # (the rows themselves are reserved already)
+            nbytes = held.nbytes()
+            fits = not held.spilled and res.grow((JOIN_FACTOR - 1) * nbytes + BUILD_ROW_BYTES * held.rows())
             if fits or not self.left_keys:
                 if not fits:
                     res.release()
-                    need = held.nbytes()
-                    if not res.grow(need):
+                    if not res.grow(nbytes):
                         raise OutOfMemory(
                             f"a join without equality conditions keeps its build input in memory: "
-                            f"{format_bytes(need)} do not fit the memory budget "
+                            f"{format_bytes(nbytes)} do not fit the memory budget "
                             f"({format_bytes(ctx.memory.limit)}) in {self.describe()[:80]}")
-                parts = held.take(0)
+                parts = held.take(0)            # (gives back the rows' device bytes: taken again below)
+                res.grow(nbytes)
                 build = concat_batches(parts) if parts else first
+                del parts
                 yield from _JoinRun(self, ctx, build).run(probe_inp)
                 return
             yield from self._grace(ctx, held, first, probe_inp, res, (held.rows() > 0, build_null_y))
