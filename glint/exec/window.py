@@ -139,10 +139,10 @@ class SortedRows:
         def sorted_keys(keys):
             return [(v[self.perm], None if valid is None else valid[self.perm]) for v, valid in keys]
 
-        parts = K.boundaries(sorted_keys(pkeys), n)
+        parts = K.boundaries(sorted_keys(pkeys), n, dev)
         sorted_order = sorted_keys(okeys)
         self.order, self.first_key = order, sorted_order[0] if order else None
-        self.peers = parts | K.boundaries(sorted_order, n)
+        self.peers = parts | K.boundaries(sorted_order, n, dev)
         self.part_id = torch.cumsum(parts.long(), 0) - 1
         self.part_start, self.part_end = K.segment_start(parts), K.segment_end(parts)
         self.peer_start, self.peer_end = K.segment_start(self.peers), K.segment_end(self.peers)

@@ -24,12 +24,13 @@ from .groupby import LIMB_BITS, LIMB_MASK
 from .sort import float_order_key
 
 
-def boundaries(keys, n: int) -> torch.Tensor:
+def boundaries(keys, n: int, device=None) -> torch.Tensor:
     """True where a sorted row starts a new run of equal keys. keys =
     [(values, validity or None)]: NULLs equal each other, floats compare as
     DuckDB orders them (NaN equals NaN, -0.0 equals 0.0); values may be (n,)
-    or (n, 2) for wide decimals."""
-    dev = keys[0][0].device if keys else None
+    or (n, 2) for wide decimals. ``device``: where the flags live when there
+    are no keys (a window without PARTITION BY on CUDA)."""
+    dev = keys[0][0].device if keys else device
     flags = torch.zeros(n, dtype=torch.bool, device=dev)
     if n == 0:
         return flags
