@@ -255,9 +255,12 @@ def _bind_trunc(node, ctx):
     if part not in DATE_TRUNC_PARTS and part not in ("microseconds", "milliseconds", "second", "minute", "hour",
                                                      "epoch"):
         raise BinderError("Not implemented Error: Specifier type not implemented for DATETRUNC")
-    folded = fold_expr(v)
+    # DuckDB folds a constant argument before typing the call DATE: a NULL TIMESTAMP. An
+    # argument that reads a column is not folded there, even one that is always NULL
+    # (CASE WHEN FALSE THEN ts END): that call stays a DATE
+    folded = fold_expr(v) if not v.fields() else v
     if isinstance(folded, Literal) and folded.value is None:
-        return Literal(None, T.TIMESTAMP)      # DuckDB folds it before typing it DATE: a NULL TIMESTAMP
+        return Literal(None, T.TIMESTAMP)
     return Call("date_trunc", (v,), T.DATE if part in DATE_TRUNC_PARTS else T.TIMESTAMP, (part,))
 
 
