@@ -14,7 +14,7 @@ done < /tmp/ids
 python3 -m pytest --collect-only -q tests/test_groupsets.py --device cuda 2>/dev/null | grep "::" | sed -n '1,25p' > /tmp/ids0
 split -n l/4 /tmp/ids0 /tmp/ids0.
 for f in /tmp/ids0.*; do
-  ( timeout -s INT ${LIMIT:-330} python3 -m pytest -q -p no:cacheprovider --device cuda $(cat $f) > $OUT/groupsets/first-$(basename $f).log 2>&1; echo "rc=$?" >> $OUT/groupsets/first-$(basename $f).log ) &
+  ( mapfile -t a < $f; timeout -s INT ${LIMIT:-330} python3 -m pytest -q -p no:cacheprovider --device cuda "${a[@]}" > $OUT/groupsets/first-$(basename $f).log 2>&1; echo "rc=$?" >> $OUT/groupsets/first-$(basename $f).log ) &
 done
 wait
 cd $OUT && tar czf groupsets.tgz groupsets && rm -rf groupsets
