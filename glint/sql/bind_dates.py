@@ -245,6 +245,18 @@ def _(node: exp.TimestampFromParts, ctx):
                 T.TIMESTAMP)
 
 
+@_bind.register
+def _(node: exp.DateFromParts, ctx):
+    nodes = [node.args.get(k) for k in ("year", "month", "day")]
+    if any(n is None for n in nodes):
+        raise NotSupported("make_date with other than three parts (year, month, day)")
+    args = [bind(n, ctx) for n in nodes]
+    for a in args:
+        if not (a.type.is_integer or a.type.kind == "NULL") or a.type.kind == "HUGEINT":
+            raise TypeMismatch(f"Type mismatch: make_date needs BIGINT parts, got {ty.show(a)} of type {a.type}")
+    return Call("make_date", tuple(ty.cast(a, T.BIGINT) for a in args), T.DATE)
+
+
 # ------------------------------------------------------------------ date_trunc / date_diff / date_sub
 def _bind_trunc(node, ctx):
     part = _const_part(node.args["unit"], ctx, "date_trunc")

@@ -396,9 +396,39 @@ class Binder:
                 raise BinderError("JOIN without FROM")
             return L.OneRow(), scope
         plan = self._bind_source(from_.this, scope)
-        for j in sel.args.get("joins") or []:
-            plan = self._bind_join(plan, j, scope)
+        for group in _comma_groups(sel.args.get("joins") or []):
+            if group[0] is not None and _binds_apart(group):
+                plan = self._bind_comma_group(plan, group, scope)
+                continue
+            for j in group:
+                if j is not None:
+                    plan = self._bind_join(plan, j, scope)
         return plan, scope
+
+    def _bind_comma_group(self, left, group, scope: Scope) -> L.LogicalNode:
+        """``FROM a, b RIGHT JOIN c ON ...``: a JOIN binds tighter than the comma,
+        so ``b RIGHT JOIN c`` is joined first, on its own, and then crossed with
+        what came before the comma (WHERE's conditions become the join's later).
+        Joining left to right would keep c's unmatched rows once instead of once per
+        row of a. The tables before the comma are not visible in the group's ON
+        conditions (as in PostgreSQL; DuckDB refuses such a condition too)."""
+        before = set(scope.sources)
+        gscope = Scope(scope.parent)
+        plan = self._bind_source(group[0].this, gscope)
+        for j in group[1:]:
+            on = j.args.get("on")
+            for c in on.find_all(exp.Column) if on is not None else ():
+                if c.table and c.table in before and c.table not in gscope.sources \
+                        and j.this.alias_or_name != c.table:
+                    side = (j.side or j.kind or "INNER").upper()
+                    raise BinderError(
+                        f'the ON condition of a {side} JOIN refers to "{c.table}", a table before a comma in the '
+                        f'same FROM: a JOIN binds tighter than the comma, so "{c.table}" is not '
+                        f'visible there (move the condition to WHERE, or join "{c.table}" with JOIN ... ON)')
+            plan = self._bind_join(plan, j, gscope)
+        scope.sources.update(gscope.sources)
+        scope.outer_refs |= gscope.outer_refs
+        return L.Join(left, plan, "inner", None)
 
     def _bind_source(self, src, scope: Scope) -> L.LogicalNode:
         if isinstance(src, exp.Table):
@@ -623,3 +653,22 @@ def _ast_conjuncts(node) -> list:
 
 def _contains_subquery(node) -> bool:
     return any(isinstance(n, (exp.Select, exp.Subquery, exp.Exists)) for n in node.walk())
+
+
+def _comma_groups(joins) -> list[list]:
+    """Split a FROM's joins at its commas: the first group continues the FROM's
+    first item (its head is None), each later one starts with a comma item."""
+    groups: list[list] = [[None]]
+    for j in joins:
+        side, kind = (j.side or "").upper(), (j.kind or "").upper()
+        if not side and not kind and not j.args.get("on") and not j.args.get("using"):
+            groups.append([j])
+        else:
+            groups[-1].append(j)
+    return groups
+
+
+def _binds_apart(group) -> bool:
+    """Whether a comma group must be joined on its own before the cross product:
+    only a RIGHT or FULL join in it differs from joining left to right."""
+    return any((j.side or "").upper() in ("RIGHT", "FULL") for j in group[1:])

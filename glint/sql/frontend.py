@@ -117,9 +117,11 @@ def check_tables(ast: exp.Expression, catalog) -> None:
 
 
 def check_join_precedence(ast: exp.Expression) -> None:
-    """JOIN binds tighter than a comma (FROM a, b JOIN c is a, (b JOIN c)); glint
-    joins left to right, which is the same for inner and left joins with ON, but
-    not for USING, RIGHT or FULL joins after a comma, or USING after a SEMI/ANTI join."""
+    """JOIN binds tighter than a comma (FROM a, b JOIN c is a, (b JOIN c)). The
+    binder joins RIGHT and FULL joins after a comma on their own first
+    (Binder._bind_comma_group); USING is resolved by sqlglot's qualify, which looks
+    at every table before it, so USING after a comma (or after a SEMI/ANTI join,
+    whose right side is not visible later) is refused."""
     for sel in ast.find_all(exp.Select):
         comma = semi = False
         for j in sel.args.get("joins") or []:
@@ -127,8 +129,6 @@ def check_join_precedence(ast: exp.Expression) -> None:
             plain = not side and not kind and not j.args.get("on") and not j.args.get("using")
             if j.args.get("using") and (comma or semi):
                 raise NotSupported("JOIN ... USING after a comma join or a SEMI/ANTI JOIN in the same FROM")
-            if side in ("RIGHT", "FULL") and comma:
-                raise NotSupported(f"{side} JOIN after a comma join in the same FROM (write a subquery)")
             comma |= plain
             semi |= kind in ("SEMI", "ANTI")
 

@@ -473,6 +473,7 @@ CALLS = {
     "date_sub": lambda e, cols: sub(e.params[0], *cols),
     "epoch_unit": lambda e, cols: epoch_unit(e.params[0], cols[0]),
     "make_timestamp": lambda e, cols: make_timestamp(cols),
+    "make_date": lambda e, cols: dates.make_date(*cols),
     "timestamp_from_micros": lambda e, cols: from_micros(cols[0]),
     "timestamp_from_epoch_ms": lambda e, cols: from_epoch_ms(cols[0]),
     "calendar_name": lambda e, cols: calendar_name(*e.params, cols[0]),

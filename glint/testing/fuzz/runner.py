@@ -520,6 +520,7 @@ _CAST_DECIMAL = re.compile(r'Casting value "(-?\d+(?:\.\d+)?)" to type (DECIMAL\
 _CAST_STRING = re.compile(r"Could not convert string '([^']*)' to (\w+)")
 _CAST_DECIMAL_VALUE = re.compile(r"Failed to cast decimal value (-?\d+) to type (\w+)")
 _CAST_VALUE = re.compile(r"Could not cast value (-?\d+(?:\.\d+)?) to (DECIMAL\(\d+,\d+\))")
+_DATE_RANGE = re.compile(r"Date out of range: (-?\d+)-(-?\d+)-(-?\d+)\b")
 _ABS = re.compile(r"Overflow on abs\((-?\d+)\)")
 _INT_MIN = {-2**31: "INTEGER", -2**63: "BIGINT"}  # the types glint computes in
 
@@ -537,6 +538,8 @@ def error_probe(duck_error: str) -> str | None:
     'SELECT CAST(-2147483648 AS INTEGER) // CAST(-1 AS INTEGER)'
     >>> error_probe("Out of Range Error: Overflow on abs(-9223372036854775808)")
     'SELECT ABS(CAST(-9223372036854775808 AS BIGINT))'
+    >>> error_probe("Conversion Error: Date out of range: 2021-2-30")
+    'SELECT make_date(2021, 2, 30)'
     >>> error_probe("Conversion Error: Unimplemented type for cast") is None
     True
     """
@@ -572,6 +575,9 @@ def error_probe(duck_error: str) -> str | None:
     m = _ABS.search(duck_error)
     if m and int(m.group(1)) in _INT_MIN:
         return f"SELECT ABS(CAST({m.group(1)} AS {_INT_MIN[int(m.group(1))]}))"
+    m = _DATE_RANGE.search(duck_error)       # make_date / make_timestamp of a day that does not exist
+    if m:
+        return f"SELECT make_date({m.group(1)}, {m.group(2)}, {m.group(3)})"
     return None
 
 
