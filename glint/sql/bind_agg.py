@@ -262,17 +262,20 @@ def _quantile(c: _Call, v: Expr, filt, bind_inner) -> AggCall:
         descending = not descending
     spec = Quantile(abs(q), None if exact is None else abs(exact[0]), 1 if exact is None else exact[1], descending)
     fn = c.fn
-    if t.kind == "DATE" and fn != "quantile_disc":
-        raise NotSupported(f"{c.fn.upper()} of a DATE (DuckDB returns a TIMESTAMP, which glint has no type for)")
+    temporal = t.kind in ("DATE", "TIMESTAMP")
     if fn == "median":
-        fn = "quantile_cont" if t.is_numeric or t.kind == "NULL" else "quantile_disc"
+        fn = "quantile_cont" if t.is_numeric or t.kind == "NULL" or temporal else "quantile_disc"
+    if fn == "quantile_cont" and temporal:
+        # interpolated between TIMESTAMPs (a DATE is cast first), as DuckDB
+        return AggCall(fn, (ty.cast(v, T.TIMESTAMP),), T.TIMESTAMP, c.distinct, filt, (), (spec,))
     if fn == "quantile_cont":
         if not (t.is_numeric or t.kind == "NULL"):
             raise _no_function(c.fn, t, "DECIMAL(2,1)")
         out = t if t.is_decimal else T.DOUBLE
         arg = v if t.is_decimal else ty.cast(v, T.DOUBLE)
     else:
-        if t.kind not in ("INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "DECIMAL", "DATE", "VARCHAR", "BOOLEAN", "NULL"):
+        if t.kind not in ("INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN",
+                          "NULL"):
             raise _no_function(c.fn, t)
         out, arg = t, v
     return AggCall(fn, (arg,), out, c.distinct, filt, (), (spec,))
