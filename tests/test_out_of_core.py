@@ -336,3 +336,49 @@ def test_grace_partition_split_again(device, monkeypatch):
         _check(con, duck, sql)
     notes = _notes(con.sql("SELECT count(*) FROM t a JOIN t b ON a.k = b.k"))
     assert any("split again (level 1)" in x for x in notes), notes
+
+
+# ------------------------------------------------------------------ held batches
+def _held(tmp_path, limit, pieces, rows=1000):
+    from glint import types as T
+    from glint.storage.column import Batch, Column
+    from glint.storage.memory import MemoryManager
+    from glint.storage.spill import PartitionedBatches, SpillSpace
+    mm = MemoryManager(torch.device("cpu"), limit=limit)
+    res = mm.reservation("test")
+    pb = PartitionedBatches(1, SpillSpace(str(tmp_path)), res)
+    for i in range(pieces):
+        pb.add_part(0, Batch({1: Column(T.BIGINT, torch.arange(rows) + i * rows)}, rows))
+    return mm, res, pb
+
+
+def test_drain_keeps_pieces_not_yet_handed_over_reserved(tmp_path):
+    """Each piece on the device leaves the reservation as it is handed over, not
+    all at the start (the pieces still waiting are in memory)."""
+    mm, res, pb = _held(tmp_path, 1 << 20, 4)
+    assert not pb.spilled and res.bytes == 4 * 8000
+    seen = []
+    for b in pb.drain(0):
+        seen.append((b.num_rows, res.bytes))
+    assert seen == [(1000, 24000), (1000, 16000), (1000, 8000), (1000, 0)]
+    # a consumer that stops early: the rest is released and dropped
+    mm, res, pb = _held(tmp_path, 1 << 20, 3)
+    it = pb.drain(0)
+    next(it)
+    assert res.bytes == 16000
+    it.close()
+    assert res.bytes == 0 and mm.reserved() == 0
+
+
+def test_spilled_partition_is_written_in_bounded_pieces(tmp_path, monkeypatch):
+    """Spilling merges a partition's small pieces, but only up to
+    SPILL_MERGE_BYTES a piece: reading a piece back needs it on the device whole."""
+    from glint.storage import spill
+    monkeypatch.setattr(spill, "SPILL_MERGE_BYTES", 20000)
+    mm, res, pb = _held(tmp_path, 1 << 20, 5)
+    pb.spill_others()
+    assert [h.tier for h in pb.held[0]] == ["disk"] * 3          # 2 + 2 + 1 pieces of 8000 bytes
+    assert [h.num_rows for h in pb.held[0]] == [2000, 2000, 1000]
+    assert res.bytes == 0
+    out = torch.cat([b.columns[1].data for b in pb.drain(0)])
+    assert torch.equal(out, torch.arange(5000))
