@@ -5,9 +5,9 @@ arithmetic:
 
 - discrete: the value itself (any orderable type: numbers, DATE, VARCHAR by
   byte order, BOOLEAN);
-- continuous over DOUBLE (integers are cast first): lo + (hi - lo) * f;
+- continuous over DOUBLE (integers are cast first): lo * (1 - f) + hi * f;
 - continuous over TIMESTAMP (a DATE is cast first): llround(lo * (1 - f) + hi * f)
-  in doubles, as DuckDB;
+  in doubles;
 - continuous over DECIMAL: lo + trunc(double(hi - lo) * f), in the DECIMAL's
   own scale (so 0.1 and 0.2 interpolate to 0.1, -0.1 and -0.2 to -0.2).
 
@@ -69,11 +69,12 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
     if out_type.is_decimal:
         step = torch.trunc((hi - lo).double() * frac).long()
         return Column(out_type, torch.where(same, lo, lo + step), has)
+    # DuckDB interpolates as lo * (1 - f) + hi * f (so two infinities give an infinity, where
+    # lo + (hi - lo) * f gives NaN; finite values round as DuckDB's do)
+    x = lo.double() * (1.0 - frac) + hi.double() * frac
     if out_type.kind == "TIMESTAMP":
-        # DuckDB: llround(lo * (1 - f) + hi * f) in doubles, so microseconds are lost far from 1970
-        # (half away from zero; torch.round would round half to even)
-        x = lo.double() * (1.0 - frac) + hi.double() * frac
+        # llround of that in doubles, so microseconds are lost far from 1970 (half away from
+        # zero; torch.round would round half to even)
         r = torch.where(x >= 0, torch.floor(x + 0.5), torch.ceil(x - 0.5)).long()
         return Column(out_type, torch.where(same, lo, r), has)
-    lo, hi = lo.double(), hi.double()
-    return Column(out_type, torch.where(same, lo, lo + (hi - lo) * frac), has)
+    return Column(out_type, torch.where(same, lo.double(), x), has)
