@@ -145,11 +145,40 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    bound = (binder or Binder(catalog)).bind_query(q)
+    bound = (binder or Binder(catalog)).bind_query(expand_order_by_all(q))
     if names is not None and len(names) == len(bound.outputs):
         bound.outputs = [(n if generated.startswith("_col_") else generated, f)
                          for n, (generated, f) in zip(names, bound.outputs)]
     return bound
+
+
+def expand_order_by_all(ast: exp.Expression) -> exp.Expression:
+    """DuckDB's ``ORDER BY ALL [DESC] [NULLS ...]``: every output column, left to
+    right, with the one direction (after qualify, so that * is expanded).
+
+    >>> q = sqlglot.parse_one("SELECT a, b FROM t ORDER BY ALL DESC", dialect="duckdb")
+    >>> expand_order_by_all(q).sql(dialect="duckdb")
+    'SELECT a, b FROM t ORDER BY 1 DESC, 2 DESC'
+    """
+    for node in list(ast.find_all(exp.Select, exp.SetOperation)):
+        order = node.args.get("order")
+        if order is None or not any(isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL"
+                                    for o in order.expressions):
+            continue
+        if len(order.expressions) > 1:
+            raise BinderError("ORDER BY ALL cannot be combined with other ORDER BY terms")
+        left = node
+        while isinstance(left, exp.SetOperation):
+            left = left.this
+        while isinstance(left, exp.Subquery):
+            left = left.this
+        n = len(left.expressions) if isinstance(left, exp.Select) else 0
+        if n == 0:
+            raise NotSupported("ORDER BY ALL here")
+        o = order.expressions[0]
+        order.set("expressions", [exp.Ordered(this=exp.Literal.number(i + 1), desc=o.args.get("desc"),
+                                              nulls_first=o.args.get("nulls_first")) for i in range(n)])
+    return ast
 
 
 def _output_names(ast) -> list[str] | None:
