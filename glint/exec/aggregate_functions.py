@@ -89,8 +89,19 @@ def sum_input(x: Column) -> tuple[torch.Tensor, bool]:
 
 
 def _no_wide(agg: AggCall, x: Column) -> None:
-    if x.is_wide:
+    if x.is_wide and agg.fn not in A.AS_EXTREME and agg.fn not in ("sum", "avg"):
         raise NotSupported(f"{agg.fn.upper()} over values beyond 64 bits")
+
+
+def wide_ranks(data: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(distinct values in order, each row's rank among them) of wide [hi, lo]
+    rows: 0 <= lo < 2**32, so the rows' lexicographic order is their numeric order.
+
+    >>> v, r = wide_ranks(torch.tensor([[1, 0], [-1, 5], [0, 7], [-1, 5]]))
+    >>> v.tolist(), r.tolist()
+    ([[-1, 5], [0, 7], [1, 0]], [2, 0, 1, 0])
+    """
+    return torch.unique(data, dim=0, return_inverse=True)
 
 
 # ------------------------------------------------------------------ partial states
@@ -118,6 +129,10 @@ def states_of(agg: AggCall, x: Column, slots: G.Slots) -> list[Column]:
     data, floating = sum_input(x)
     if floating:
         return [Column(T.DOUBLE, G.float_sum(data, slots)), Column(T.BIGINT, counts)]
+    if x.is_wide:
+        # the hi limbs add in int64: a sum past the wide range is DuckDB's overflow error
+        W.check_magnitude(G.float_sum(W.to_double(data), slots), None, f"{agg.fn.upper()} of {x.dtype}")
+        return [Column(T.HUGEINT, G.exact_sum_wide(data, slots)), Column(T.BIGINT, counts)]
     return [Column(T.HUGEINT, G.exact_sum(data, slots)), Column(T.BIGINT, counts)]
 
 
@@ -127,6 +142,12 @@ def extreme(x: Column, slots: G.Slots, largest: bool, has: torch.Tensor) -> Colu
     data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
     if x.dtype.is_string:               # by byte order, not by dictionary code
         return strings.extreme_rows(x, slots, largest, has)
+    if x.is_wide:                       # the extreme rank, then its value
+        if data.shape[0] == 0:
+            return Column(x.dtype, torch.zeros((slots.n, 2), dtype=torch.int64, device=data.device), has)
+        values, ranks = wide_ranks(data)
+        best = G.extreme(ranks, s, largest).clamp(0, values.shape[0] - 1)
+        return Column(x.dtype, values[best], has)
     return Column(x.dtype, G.extreme(data, s, largest), has, x.dictionary)
 
 

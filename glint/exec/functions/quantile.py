@@ -32,8 +32,8 @@ from __future__ import annotations
 import torch
 
 from ... import types as T
-from ...errors import NotSupported
 from ...kernels import groupby as G
+from ...kernels import wide as W
 from ...kernels.quantiles import continuous_position, discrete_position, group_starts, sort_in_groups
 from ...storage.column import Column
 from . import strings
@@ -42,8 +42,6 @@ from . import strings
 def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataType) -> Column:
     """The quantile ``q`` (a glint.plan.aggregates.Quantile) of the non-NULL
     values of ``x`` in each group of ``slots``; NULL for groups without any."""
-    if x.is_wide:
-        raise NotSupported("quantiles of values beyond 64 bits")
     dev, n = x.device, slots.n
     counts = G.count(slots, x.valid)
     rows = x.validity().nonzero().squeeze(1)
@@ -51,7 +49,10 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
     if m == 0 or n == 0:
         return Column.nulls(out_type, n, dev)
     xv = x.take(rows)
-    key = strings.order_ranks(xv) if xv.dtype.is_string else xv.data
+    if xv.is_wide:                      # wide [hi, lo] rows: ordered by their rank
+        key = torch.unique(xv.data, dim=0, return_inverse=True)[1]
+    else:
+        key = strings.order_ranks(xv) if xv.dtype.is_string else xv.data
     perm = sort_in_groups(slots.gid[rows], key, q.descending)
     starts = group_starts(counts)
     has = counts > 0
@@ -66,6 +67,11 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
     lo_pos, hi_pos, frac = continuous_position(counts, q.value)
     lo, hi = at(lo_pos).data, at(hi_pos).data
     same = lo_pos == hi_pos
+    if lo.dim() == 2:
+        # a DECIMAL wider than 64 bits: DuckDB (a HUGEINT underneath) interpolates in doubles,
+        # lo * (1 - f) + hi * f, truncated back, so digits past a double's are lost
+        x = torch.trunc(W.to_double(lo) * (1.0 - frac) + W.to_double(hi) * frac)
+        return Column(out_type, torch.where(same[:, None], lo, W.from_double(x)), has)
     if out_type.is_decimal:
         step = torch.trunc((hi - lo).double() * frac).long()
         return Column(out_type, torch.where(same, lo, lo + step), has)
