@@ -155,8 +155,8 @@ def from_arrow(t: pa.DataType) -> DataType:
     if pa.types.is_floating(t):
         return DOUBLE
     if pa.types.is_decimal(t):
-        if t.precision > MAX_INT64_DECIMAL_PRECISION:
-            raise NotSupported(f"DECIMAL({t.precision},{t.scale}) columns wider than 18 digits")
+        if t.precision > 38:
+            raise NotSupported(f"DECIMAL({t.precision},{t.scale}) columns wider than 38 digits")
         return DECIMAL(t.precision, t.scale)
     if pa.types.is_date(t):
         return DATE

@@ -468,6 +468,10 @@ def _wide_decimal_column(arr: pa.Array, dtype: DataType, valid) -> Column:
         hi[~valid.numpy()] = 0
     if bool(np.all(hi == (lo >> 63))):
         return Column(dtype, _tensor_view(lo), valid)
+    if not bool(np.all((hi >= -(1 << 29)) & (hi < (1 << 29)))):
+        # glint's wide values hold 95 bits (glint.kernels.wide): past 2**93 they would wrap
+        raise NotSupported(f"{dtype} values of 28 digits or more (beyond 2**93 unscaled): glint's "
+                           "exact integers hold about 93 bits")
     # value = hi * 2**64 + unsigned(lo) = (hi * 2**32 + (lo >> 32 unsigned)) * 2**32 + (lo & 0xffffffff)
     ulo = lo.view(np.uint64)
     whi = hi * (1 << 32) + (ulo >> np.uint64(32)).astype(np.int64)
