@@ -73,6 +73,14 @@ def _(node: exp.Column, ctx):
 
 
 @_bind.register
+def _(node: exp.Typeof, ctx):
+    """typeof(x): the name of x's type as DuckDB spells it (a constant; x is bound
+    for its type and never evaluated)."""
+    t = bind(node.this, ctx).type
+    return Literal('"NULL"' if t.kind == "NULL" else str(t), T.VARCHAR)
+
+
+@_bind.register
 def _(node: exp.Literal, ctx):
     if node.is_string:
         return Literal(node.this, T.VARCHAR)
