@@ -132,6 +132,20 @@ def _round_div(v: torch.Tensor, d: int) -> torch.Tensor:
     return torch.where(v < 0, -q, q)
 
 
+def _round_div_wide(v: torch.Tensor, d: int) -> torch.Tensor:
+    """Wide v / d rounded half away from zero (d a power of ten above 1).
+
+    >>> W.to_python(_round_div_wide(W.to_wide(torch.tensor([15, -15, 14, -25])), 10))
+    [2, -2, 1, -3]
+    """
+    neg = v[:, 0] < 0
+    mag = torch.where(neg[:, None], W.neg(v), v)
+    half = W.to_wide(torch.full((v.shape[0],), d // 2, dtype=torch.int64, device=v.device)) \
+        if d // 2 < 2**63 else W.scale(torch.ones(v.shape[0], dtype=torch.int64, device=v.device), d // 2)
+    q = W.floordiv(W.add(mag, half), d)
+    return torch.where(neg[:, None], W.neg(q), q)
+
+
 def _round_half_away(x: torch.Tensor) -> torch.Tensor:
     """Round half away from zero, keeping the sign of zero (ROUND(-0.01, 1) is -0.0)."""
     # as C's round(): floor(|x| + 0.5) is wrong above 2**52, where |x| + 0.5 itself rounds
@@ -169,6 +183,20 @@ def cast_column(c: Column, to: T.DataType) -> Column:
                 if to.precision <= 18:
                     return Column(to, W.narrow(c.data), c.valid)
             return Column(to, c.data, c.valid)
+        to_scale = to.scale if to.is_decimal else 0
+        if (to.is_decimal or to.kind in ("INTEGER", "BIGINT")) and to_scale < _scale(src):
+            # fewer digits after the point (an integer has none): rounded half away from zero
+            # as DuckDB rounds, then cast at the same scale
+            v = _round_div_wide(c.data, 10 ** (_scale(src) - to_scale))
+            mid = T.DECIMAL(38, to_scale) if to.is_decimal else T.HUGEINT
+            return cast_column(Column(mid, v, c.valid), to)
+        if to.kind in ("INTEGER", "BIGINT"):
+            fits = (c.data[:, 0] >= -(1 << 31)) & (c.data[:, 0] < (1 << 31))
+            if c.valid is not None:
+                fits |= ~c.valid
+            if not bool(fits.all()):
+                raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
+            return cast_column(Column(T.BIGINT, W.narrow(c.data), c.valid), to)
         raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
     d = c.data
     if to.kind == "DOUBLE":
@@ -463,11 +491,13 @@ def _floor(e, batch):
 
 def _round(e, batch):
     (a,) = _args(e, batch)
-    _no_wide(a)
     digits = e.params[0]
     if a.dtype.is_decimal:
         drop = a.dtype.scale - e.type.scale
-        v = _round_div(a.data, _POW10[drop]) if drop > 0 else a.data
+        if a.is_wide:
+            v = _round_div_wide(a.data, 10 ** drop) if drop > 0 else a.data
+        else:
+            v = _round_div(a.data, _POW10[drop]) if drop > 0 else a.data
         if digits < e.type.scale or digits < 0:
             raise NotSupported("ROUND of a DECIMAL to negative digits")
         return Column(e.type, v, a.valid)
