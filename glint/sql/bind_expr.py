@@ -73,6 +73,19 @@ def _(node: exp.Column, ctx):
 
 
 @_bind.register
+def _(node: exp.Dot, ctx):
+    """sqlglot's qualify reads ``v.c`` in a SEMI / ANTI join's ON as a field of a
+    column ``v.v`` when the joined table's alias is also one of its column names
+    (``(VALUES ...) AS v(a, v)``): that is the column ``v.c`` (glint has no STRUCT
+    fields to access)."""
+    col, field = node.this, node.expression
+    if isinstance(col, exp.Column) and isinstance(field, exp.Identifier) and col.table \
+            and col.table == col.name:
+        return bind(exp.Column(this=field.copy(), table=exp.to_identifier(col.table)), ctx)
+    raise NotSupported(f"field access {node.sql(dialect='duckdb')[:80]} (glint has no STRUCT values)")
+
+
+@_bind.register
 def _(node: exp.Typeof, ctx):
     """typeof(x): the name of x's type as DuckDB spells it (a constant; x is bound
     for its type and never evaluated)."""
