@@ -739,16 +739,46 @@ def _case_by_rows(e: Case, batch) -> Column:
         pieces.append((idx, evaluate(val, batch.take(idx))))
     idx = remaining.nonzero().squeeze(1)
     pieces.append((idx, evaluate(e.default, batch.take(idx))))
-    cols = _same_layout([p[1] for p in pieces], e.type)
+    return _in_row_order(pieces, n, e.type, batch.device)
+
+
+def _in_row_order(pieces, n: int, dtype: T.DataType, device) -> Column:
+    """One column of n rows from (row positions, values for them) pieces that
+    cover every row once."""
+    cols = _same_layout([p[1] for p in pieces], dtype)
     from ..storage.column import concat_columns
     whole = concat_columns(cols)
-    order = torch.empty(n, dtype=torch.int64, device=batch.device)
-    order[torch.cat([p[0] for p in pieces])] = torch.arange(n, device=batch.device)
+    order = torch.empty(n, dtype=torch.int64, device=device)
+    order[torch.cat([p[0] for p in pieces])] = torch.arange(n, device=device)
     return whole.take(order)
 
 
+def _coalesce_by_rows(e, batch) -> Column:
+    """COALESCE evaluating each argument only for the rows all earlier ones left
+    NULL, as SQL defines it (CASE WHEN a IS NOT NULL THEN a ELSE ... END): an
+    overflow in COALESCE(x, CAST(y AS INTEGER)) on a row where x is set is not one."""
+    n = batch.num_rows
+    remaining = torch.ones(n, dtype=torch.bool, device=batch.device)
+    pieces = []
+    last = len(e.args) - 1
+    for i, a in enumerate(e.args):
+        idx = remaining.nonzero().squeeze(1)
+        v = evaluate(a, batch.take(idx))
+        if i < last:
+            has = v.validity().nonzero().squeeze(1)
+            pieces.append((idx[has], v.take(has)))
+            remaining[idx[has]] = False
+        else:
+            pieces.append((idx, v))
+    return _in_row_order(pieces, n, e.type, batch.device)
+
+
 def _coalesce(e, batch):
-    values = _same_layout([evaluate(a, batch) for a in e.args], e.type)
+    try:
+        values = _same_layout([evaluate(a, batch) for a in e.args], e.type)
+    except ExecutionError:
+        # as CASE: an error may come from rows an argument is not needed for
+        return _coalesce_by_rows(e, batch)
     out = values[-1]
     data, valid = out.data, out.validity()
     for v in reversed(values[:-1]):
