@@ -73,10 +73,26 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         child_need = (need & {f.id for f in node.child.schema}) | {f.id for _, w in funcs for f in w.fields()}
         child = _prune(node.child, child_need)
         return L.Window(child, funcs) if funcs else child
+    if isinstance(node, L.SetOp) and node.kind == "union" and node.all and not top:
+        # UNION ALL keeps its rows whatever the columns: the columns nobody reads go on
+        # both sides (by position), down to the scans; at least one stays for the row count
+        keep = [i for i, f in enumerate(node.fields) if f.id in need] or [0]
+        if len(keep) < len(node.fields):
+            return L.SetOp(*(_prune_positions(side, keep) for side in (node.left, node.right)),
+                           node.kind, node.all, tuple(node.fields[i] for i in keep))
     if isinstance(node, L.SetOp):
         return L.SetOp(_prune(node.left, {f.id for f in node.left.schema}),
                        _prune(node.right, {f.id for f in node.right.schema}), node.kind, node.all, node.fields)
     raise TypeError(f"prune_columns: unknown node {type(node).__name__}")
+
+
+def _prune_positions(node: L.LogicalNode, keep: list[int]) -> L.LogicalNode:
+    """``node`` pruned to exactly the columns at positions ``keep``, in order
+    (a set operation's inputs line up by position)."""
+    fields = [node.schema[i] for i in keep]
+    child = _prune(node, {f.id for f in fields})
+    exprs = tuple((f, ColRef(f)) for f in fields)
+    return child if _is_identity(exprs, child) else L.Project(child, exprs)
 
 
 def _is_identity(exprs, child) -> bool:
