@@ -130,6 +130,9 @@ def _fold_node(e: Expr) -> Expr:
                 return e
             return _evaluate_constant(e)
         if e.fn in _DATE_CMP:
+            moved = move_constant(e)
+            if moved is not e:
+                return moved
             return date_against_timestamp(e)
     if isinstance(e, Case):
         whens = [(c, v) for c, v in e.whens if c != _FALSE and not (isinstance(c, Literal) and c.value is None)]
@@ -145,6 +148,51 @@ def _fold_node(e: Expr) -> Expr:
 _DATE_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}   # op -> op with sides swapped
 _MICROS_PER_DAY = 86_400_000_000
 _DATE_LIMIT = 2**31 - 2
+
+
+_INT_RANGE = {"INTEGER": (-2**31, 2**31 - 1), "BIGINT": (-2**63, 2**63 - 1)}
+
+
+def move_constant(e: Call) -> Expr:
+    """``x + c1 op c2`` as ``x op c2 - c1`` (also ``x - c1`` and ``c1 - x``, the
+    constant on either side) for INTEGER / BIGINT, as DuckDB's optimizer does:
+    the column is compared bare (so scans prune by it) and ``x - 1`` is never
+    computed, so it cannot overflow. Left alone when the new constant does not
+    fit the type.
+
+    >>> from glint.plan.expr import ColRef, Field
+    >>> x = ColRef(Field(1, "x", T.INTEGER))
+    >>> one, zero = Literal(1, T.INTEGER), Literal(0, T.INTEGER)
+    >>> move_constant(Call("ne", (zero, Call("sub", (x, one), T.INTEGER)), T.BOOLEAN))
+    (x#1 <> 1)
+    >>> move_constant(Call("lt", (Call("sub", (Literal(10, T.INTEGER), x), T.INTEGER), one), T.BOOLEAN))
+    (x#1 > 9)
+    >>> big = Literal(2**31 - 1, T.INTEGER)
+    >>> move_constant(Call("eq", (Call("add", (x, one), T.INTEGER), Literal(-2**31, T.INTEGER)), T.BOOLEAN))
+    ((x#1 + 1) = -2147483648)
+    """
+    a, b = e.args
+    op = e.fn
+    if isinstance(a, Literal) and not isinstance(b, Literal):
+        a, b, op = b, a, _DATE_CMP[op]
+    if not (isinstance(a, Call) and a.fn in ("add", "sub") and isinstance(b, Literal) and b.value is not None
+            and a.type.kind in _INT_RANGE and b.type == a.type and all(x.type == a.type for x in a.args)):
+        return e
+    x, y = a.args
+    if isinstance(y, Literal) and not isinstance(x, Literal) and y.value is not None:
+        c = b.value - y.value if a.fn == "add" else b.value + y.value          # x + y op b / x - y op b
+        col = x
+    elif isinstance(x, Literal) and not isinstance(y, Literal) and x.value is not None:
+        if a.fn == "add":
+            c, col = b.value - x.value, y                                      # x + y op b, x constant
+        else:
+            c, col, op = x.value - b.value, y, _DATE_CMP[op]                   # x - y op b: y op' x - b
+    else:
+        return e
+    lo, hi = _INT_RANGE[a.type.kind]
+    if not lo <= c <= hi:
+        return e
+    return Call(op, (col, Literal(c, a.type)), e.type)
 
 
 def date_against_timestamp(e: Call) -> Expr:
