@@ -7,6 +7,7 @@ printed. Run more with ``glint fuzz --seed S --queries N``.
 """
 from __future__ import annotations
 
+import datetime
 import time
 from collections import Counter
 
@@ -277,6 +278,29 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
         e._check_evaluation_order(o2)
         assert o2.status == "mismatch"
         e.glint = real
+    finally:
+        e.close()
+
+
+def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
+    """DuckDB 1.4's expression rewriter folds date_trunc('day', dt) <= '1995-01-05'
+    to TRUE for dt = 1995-01-06 (seed 607 q280) and date_trunc compared with a
+    constant to TRUE for a NULL (seeds 602, 606, 610): without the rewriter DuckDB
+    answers as glint does, so the outcome is an oracle bug, not a mismatch. A real
+    difference stays a mismatch."""
+    from glint.testing.fuzz.runner import Engines, FuzzData
+    t = pa.table({"dt": pa.array([datetime.date(1995, 1, 6), None], pa.date32()),
+                  "ts": pa.array([None, None], pa.timestamp("us"))})
+    e = Engines(FuzzData(tables={"t": t}, info=None), "cpu", 60, in_process=True)
+    try:
+        for sql in ("SELECT dt FROM t WHERE date_trunc('day', dt) <= '1995-01-05'",
+                    "SELECT date_trunc('century', ts) <> '2000-01-31' FROM t"):
+            o = e.run(sql)
+            assert o.status == "oracle_bug", (sql, o.status, o.details)
+        o = classify("SELECT 1", ("ok", pa.table({"x": [1]})), ("ok", pa.table({"x": [2]})))
+        assert o.status == "mismatch"
+        e._check_oracle(o)
+        assert o.status == "mismatch"
     finally:
         e.close()
 
