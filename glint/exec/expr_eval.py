@@ -209,7 +209,7 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             ds = to.scale - _scale(src)
             src_whole = 38 if src.kind == "HUGEINT" else src.precision - src.scale
             if to.precision - to.scale < src_whole:
-                _check_range(d, 10 ** (to.precision - to.scale + _scale(src)), c.valid, f"{src} to {to}")
+                _check_range(d, 10 ** (to.precision - to.scale + _scale(src)), c.valid, f"{src} to {to}", True)
             if ds > 0 and _out_of_range(d, 2**63 // 10 ** ds, c.valid):
                 if to.precision <= 18:
                     raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
@@ -220,15 +220,15 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             v = _round_half_away(d * float(10 ** to.scale))
             if to.precision > 18 and _out_of_range(v, 2**63, c.valid):
                 # the double's exact integer value, split into limbs (division by 2**32 is exact)
-                _check_range(v, 10 ** to.precision, c.valid, f"DOUBLE to {to}")
+                _check_range(v, 10 ** to.precision, c.valid, f"DOUBLE to {to}", True)
                 v = torch.where(torch.isfinite(v), v, torch.zeros_like(v))
                 hi = torch.floor(v / 4294967296.0)
                 return Column(to, torch.stack([hi.long(), (v - hi * 4294967296.0).long()], dim=1), c.valid)
-            _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}")
+            _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}", to.precision <= 18)
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
             if src.kind != "BOOLEAN" and to.precision - to.scale < 19:
-                _check_range(d.long(), 10 ** (to.precision - to.scale), c.valid, f"{src} to {to}")
+                _check_range(d.long(), 10 ** (to.precision - to.scale), c.valid, f"{src} to {to}", True)
             if to.scale and src.kind != "BOOLEAN" and _out_of_range(d.long(), 2**63 // 10 ** to.scale, c.valid):
                 if to.precision <= 18:
                     raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
@@ -269,21 +269,24 @@ def _check_finite(v: torch.Tensor, valid, to: T.DataType) -> None:
         raise ExecutionError(f"Conversion Error: Could not cast value {x} to {to}")
 
 
-def _out_of_range(v: torch.Tensor, bound: int, valid) -> bool:
+def _out_of_range(v: torch.Tensor, bound: int, valid, digits: bool = False) -> bool:
+    """Whether a valid value is outside -bound <= v < bound (a two's-complement
+    range: 2**31, 2**63), or with ``digits`` (a DECIMAL's 10**p) outside
+    |v| < bound on both sides: -1000 does not fit DECIMAL(4,1)."""
     if bound >= 2**63 and not v.is_floating_point():
         return False            # no int64 value reaches it
     if v.is_floating_point():
         bound = float(bound)
-    bad = (v >= bound) | (v < -bound)
+    bad = (v >= bound) | ((v <= -bound) if digits else (v < -bound))
     if valid is not None:
         bad &= valid
     return bool(bad.any())
 
 
-def _check_range(v: torch.Tensor, bound: int, valid, what: str):
+def _check_range(v: torch.Tensor, bound: int, valid, what: str, digits: bool = False):
     if v.dim() == 2:
         return                  # wide values are range-checked where they are made
-    if _out_of_range(v, bound, valid):
+    if _out_of_range(v, bound, valid, digits):
         raise ExecutionError(f"Conversion Error: value out of range in CAST from {what}")
 
 
