@@ -546,6 +546,7 @@ _CAST_DECIMAL = re.compile(r'Casting value "(-?\d+(?:\.\d+)?)" to type (DECIMAL\
 _CAST_STRING = re.compile(r"Could not convert string '([^']*)' to (\w+)")
 _CAST_DECIMAL_VALUE = re.compile(r"Failed to cast decimal value (-?\d+) to type (\w+)")
 _CAST_VALUE = re.compile(r"Could not cast value (-?\d+(?:\.\d+)?) to (DECIMAL\(\d+,\d+\))")
+_TIME_RANGE = re.compile(r"Time out of range: (-?\d+):(-?\d+):(-?\d+(?:\.\d+)?)")
 _DATE_RANGE = re.compile(r"Date out of range: (-?\d+)-(-?\d+)-(-?\d+)\b")
 _ABS = re.compile(r"Overflow on abs\((-?\d+)\)")
 _INT_MIN = {-2**31: "INTEGER", -2**63: "BIGINT"}  # the types glint computes in
@@ -566,6 +567,8 @@ def error_probe(duck_error: str) -> str | None:
     'SELECT ABS(CAST(-9223372036854775808 AS BIGINT))'
     >>> error_probe("Conversion Error: Date out of range: 2021-2-30")
     'SELECT make_date(2021, 2, 30)'
+    >>> error_probe("Conversion Error: Time out of range: 25:1:7.500000")
+    'SELECT make_timestamp(2000, 1, 1, 25, 1, 7.500000)'
     >>> error_probe("Conversion Error: Unimplemented type for cast") is None
     True
     """
@@ -604,6 +607,9 @@ def error_probe(duck_error: str) -> str | None:
     m = _DATE_RANGE.search(duck_error)       # make_date / make_timestamp of a day that does not exist
     if m:
         return f"SELECT make_date({m.group(1)}, {m.group(2)}, {m.group(3)})"
+    m = _TIME_RANGE.search(duck_error)       # make_timestamp of a time that does not exist
+    if m:
+        return f"SELECT make_timestamp(2000, 1, 1, {m.group(1)}, {m.group(2)}, {m.group(3)})"
     return None
 
 
