@@ -305,6 +305,22 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
         e.close()
 
 
+def test_range_frame_bounds_of_a_ranking_function_are_evaluation_order():
+    """DuckDB computes RANGE frame bounds for CUME_DIST / RANK (which ignore
+    them) and fails past the TIMESTAMP range (seed 614 q1639); glint answers.
+    Evaluation order, because glint raises as soon as a function reads the frame."""
+    from glint.testing.fuzz.runner import Engines, FuzzData
+    t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
+    e = Engines(FuzzData(tables={"t3": t}, info=None), "cpu", 60, in_process=True)
+    try:
+        o = e.run("SELECT CUME_DIST() OVER (ORDER BY tx DESC RANGE BETWEEN INTERVAL '3' HOUR PRECEDING "
+                  "AND INTERVAL '1' MINUTE FOLLOWING) AS c0 FROM t3")
+        assert o.status == "eval_order", o.details
+        assert "COUNT(*) OVER" in o.details[0]
+    finally:
+        e.close()
+
+
 def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
     """DuckDB 1.4 pushes a join's run-time filter below a TOP_N (duckdb/duckdb#22924):
     seed 133 q18 joined a value that is not among the subquery's 10 smallest. The

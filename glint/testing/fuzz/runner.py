@@ -614,6 +614,27 @@ def error_probe(duck_error: str) -> str | None:
     return None
 
 
+_FRAMELESS = re.compile(r"\b(?:RANK|DENSE_RANK|PERCENT_RANK|CUME_DIST|ROW_NUMBER)\(\s*\)|\bNTILE\(\s*\d+\s*\)", re.I)
+
+
+def frame_probe(sql: str, duck_error: str) -> str | None:
+    """DuckDB computes a RANGE frame's bounds (key ± INTERVAL) also for the
+    ranking functions, which ignore the frame, and fails where a bound leaves
+    the TIMESTAMP range (seeds 607 q119, 610 q488, 614 q1639); glint does not
+    compute them. The probe: the same query with those functions as COUNT(*),
+    which reads the frame, so glint computes the bounds and must raise too.
+
+    >>> frame_probe("SELECT CUME_DIST() OVER (ORDER BY t RANGE BETWEEN INTERVAL 3 HOUR PRECEDING "
+    ...             "AND CURRENT ROW) FROM x", "Conversion Error: Date and time not in timestamp range")
+    'SELECT COUNT(*) OVER (ORDER BY t RANGE BETWEEN INTERVAL 3 HOUR PRECEDING AND CURRENT ROW) FROM x'
+    """
+    if "not in timestamp range" not in duck_error or not re.search(r"\bRANGE\s+BETWEEN\b[^)]*\bINTERVAL\b",
+                                                                    sql, re.I):
+        return None
+    probe = _FRAMELESS.sub("COUNT(*)", sql)
+    return probe if probe != sql else None
+
+
 def _before_caret(msg: str) -> str:
     """The query text DuckDB quotes before its ^ marker ('' without one)."""
     lines = msg.splitlines()
@@ -800,6 +821,8 @@ class Engines:
         """glint answered where DuckDB raised a run-time error: an evaluation-order
         difference if glint raises too when it computes the failing operation."""
         probe = error_probe(o.duck_error) if _RUNTIME_ERROR.match(o.duck_error) else None
+        if probe is None:
+            probe = frame_probe(o.sql, o.duck_error)
         if probe is None:
             return
         d = self.duck.query(probe, self.time_limit)
