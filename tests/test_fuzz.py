@@ -321,6 +321,21 @@ def test_range_frame_bounds_of_a_ranking_function_are_evaluation_order():
         e.close()
 
 
+def test_a_cte_duckdb_materialises_but_nobody_reads_is_evaluation_order():
+    """DuckDB computes a CTE read only under CASE NULL WHEN ... and fails on it
+    (seed 610 q1807); glint never computes it, and raises when it does."""
+    from glint.testing.fuzz.runner import Engines, FuzzData
+    t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
+    e = Engines(FuzzData(tables={"t3": t}, info=None), "cpu", 60, in_process=True)
+    try:
+        o = e.run("WITH w7 AS (SELECT tx - INTERVAL '-2' QUARTER AS c0 FROM t3) SELECT NULL AS c1 FROM "
+                  "(SELECT CASE NULL WHEN 'x' THEN split_part((SELECT NULL FROM w7), ',', 3) END AS c0 FROM t3) q")
+        assert o.status == "eval_order", o.details
+        assert "SELECT * FROM w7" in o.details[0]
+    finally:
+        e.close()
+
+
 def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
     """DuckDB 1.4 pushes a join's run-time filter below a TOP_N (duckdb/duckdb#22924):
     seed 133 q18 joined a value that is not among the subquery's 10 smallest. The

@@ -823,6 +823,8 @@ class Engines:
         probe = error_probe(o.duck_error) if _RUNTIME_ERROR.match(o.duck_error) else None
         if probe is None:
             probe = frame_probe(o.sql, o.duck_error)
+        if probe is None and _RUNTIME_ERROR.match(o.duck_error):
+            probe = self._cte_probe(o)
         if probe is None:
             return
         d = self.duck.query(probe, self.time_limit)
@@ -832,6 +834,28 @@ class Engines:
             o.details = [f"evaluation order: DuckDB raised {o.duck_error.splitlines()[0][:200]}; glint answered "
                          f"({o.glint_table.num_rows} rows) without computing that value, and raises on it too "
                          f"({probe}: {g[1]}: {g[2][:120]})"]
+
+    def _cte_probe(self, o: Outcome) -> str | None:
+        """DuckDB materialises a CTE even where the query never reads its rows
+        (seed 610 q1807: a CTE under CASE NULL WHEN ...), and fails on it; glint
+        does not compute it. The probe: the first CTE DuckDB fails on read
+        whole (WITH ... SELECT * FROM it), which glint must fail on too."""
+        import sqlglot
+        from sqlglot import exp
+        try:
+            tree = sqlglot.parse_one(o.sql, read=DIALECT)
+        except Exception:  # noqa: BLE001
+            return None
+        with_ = tree.args.get("with") or tree.args.get("with_")
+        if with_ is None:
+            return None
+        head = with_.sql(dialect="duckdb")
+        for cte in with_.expressions:
+            probe = f"{head} SELECT * FROM {exp.to_identifier(cte.alias_or_name).sql(dialect='duckdb')}"
+            d = self.duck.query(probe, self.time_limit)
+            if d[0] == "error" and d[1].splitlines()[0] == o.duck_error.splitlines()[0]:
+                return probe
+        return None
 
     def close(self) -> None:
         self.glint.close()
