@@ -67,11 +67,14 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
     lo_pos, hi_pos, frac = continuous_position(counts, q.value)
     lo, hi = at(lo_pos).data, at(hi_pos).data
     same = lo_pos == hi_pos
-    if lo.dim() == 2:
-        # a DECIMAL wider than 64 bits: DuckDB (a HUGEINT underneath) interpolates in doubles,
-        # lo * (1 - f) + hi * f, truncated back, so digits past a double's are lost
+    if lo.dim() == 2 or out_type.is_decimal and out_type.precision > 18:
+        # a DECIMAL of more than 18 digits is a HUGEINT underneath in DuckDB, which interpolates
+        # those in doubles, lo * (1 - f) + hi * f, truncated back, so digits past a double's are
+        # lost (MEDIAN of DECIMAL(21,1) values near 10**15: fuzz seed 620 q775)
         x = torch.trunc(W.to_double(lo) * (1.0 - frac) + W.to_double(hi) * frac)
-        return Column(out_type, torch.where(same[:, None], lo, W.from_double(x)), has)
+        if lo.dim() == 2 or bool((x.abs() >= 2.0 ** 62).any()):
+            return Column(out_type, torch.where(same[:, None], W.to_wide(lo), W.from_double(x)), has)
+        return Column(out_type, torch.where(same, lo, x.long()), has)
     if out_type.is_decimal:
         step = torch.trunc((hi - lo).double() * frac).long()
         return Column(out_type, torch.where(same, lo, lo + step), has)
