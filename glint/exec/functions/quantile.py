@@ -8,8 +8,10 @@ arithmetic:
 - continuous over DOUBLE (integers are cast first): lo * (1 - f) + hi * f;
 - continuous over TIMESTAMP (a DATE is cast first): llround(lo * (1 - f) + hi * f)
   in doubles;
-- continuous over DECIMAL: lo + trunc(double(hi - lo) * f), in the DECIMAL's
-  own scale (so 0.1 and 0.2 interpolate to 0.1, -0.1 and -0.2 to -0.2).
+- continuous over DECIMAL(p <= 18): lo + trunc(double(hi - lo) * f), in the
+  DECIMAL's own scale (so 0.1 and 0.2 interpolate to 0.1, -0.1 and -0.2 to -0.2);
+  over DECIMAL(p > 18) (a HUGEINT in DuckDB): trunc(lo * (1 - f) + hi * f) in
+  doubles.
 
 NaN sorts above every number (as DuckDB orders doubles).
 
