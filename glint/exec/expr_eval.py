@@ -338,10 +338,12 @@ def _arith(op):
         if t.kind == "DOUBLE":
             if op == "div":
                 out = x / y
-            elif op == "mod":
+            elif op == "intdiv":            # DuckDB's // of DOUBLEs: a division, NULL by 0
                 zero = y == 0
-                out = torch.fmod(x, torch.where(zero, torch.ones_like(y), y))
+                out = x / torch.where(zero, torch.ones_like(y), y)
                 valid = and_valid(valid, ~zero)
+            elif op == "mod":               # fmod: x % 0 is NaN for DOUBLEs in DuckDB (NULL for integers)
+                out = torch.fmod(x, y)
             else:
                 out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](x, y)
             return Column(t, _x86_nan(out, x, y), valid)
@@ -412,6 +414,9 @@ def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
             return Column(t, out, valid)
     if t.kind == "DOUBLE":
         x, y = _to_double(a), _to_double(b)
+        if op == "intdiv":                  # as in _arith: NULL where the divisor is 0
+            zero = y == 0
+            return Column(t, x / torch.where(zero, torch.ones_like(y), y), and_valid(valid, ~zero))
         return Column(t, _x86_nan({"div": torch.div, "mul": torch.mul}[op](x, y), x, y), valid)
     if op == "mod" and not a.is_wide:
         # |a| < 2**63 <= |b| where b does not fit int64: a % b is a itself
@@ -421,9 +426,42 @@ def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
         bn = torch.where(zero | (bn == -1), torch.ones_like(bn), bn)
         out = torch.where(fits, torch.fmod(a.data.long(), bn), a.data.long())
         return Column(t, out, and_valid(valid, ~(zero & fits)))
+    if op in ("mod", "intdiv"):
+        return _wide_divmod(op, a, b, t, valid)
     if op == "mul":
         W.check_magnitude(_to_double(a) * _to_double(b), valid, f"multiplication of {t}")
     raise NotSupported(f"{op} of two DECIMAL/HUGEINT values that are both beyond 64 bits")
+
+
+def _wide_divmod(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
+    """// and % of wide values (both beyond int64), truncated toward zero as the
+    int64 forms; x // 0 and x % 0 are NULL. Rare (values past 18 digits on both
+    sides), so done exactly with Python integers on the host.
+
+    >>> x = Column(T.HUGEINT, W.scale(torch.tensor([-7, 7, 5]), 10**12))
+    >>> y = Column(T.HUGEINT, W.scale(torch.tensor([2, -2, 0]), 10**12))
+    >>> W.to_python(_wide_divmod("intdiv", x, y, T.HUGEINT, None).data)
+    [-3, -3, 0]
+    >>> c = _wide_divmod("mod", x, y, T.HUGEINT, None); W.to_python(c.data), c.valid.tolist()
+    ([-1000000000000, 1000000000000, 0], [True, True, False])
+    """
+    if t.is_decimal and a.dtype.is_decimal and b.dtype.is_decimal and a.dtype.scale != b.dtype.scale:
+        raise NotSupported("// and % on DECIMALs of different scales")
+    xs, ys = W.to_python(W.to_wide(a.data)), W.to_python(W.to_wide(b.data))
+    out, ok = [], []
+    for x, y in zip(xs, ys):
+        if y == 0:
+            out.append(0)
+            ok.append(False)
+            continue
+        q = abs(x) // abs(y)
+        q = q if (x < 0) == (y < 0) else -q              # toward zero
+        out.append(q if op == "intdiv" else x - q * y)   # the remainder has x's sign
+        ok.append(True)
+    data = torch.tensor([[v >> W.BITS, v & W.MASK] for v in out], dtype=torch.int64).reshape(-1, 2)
+    zero_ok = torch.tensor(ok, dtype=torch.bool)
+    dev = a.data.device
+    return Column(t, data.to(dev), and_valid(valid, zero_ok.to(dev)))
 
 
 def _shift32(w: torch.Tensor) -> torch.Tensor:

@@ -113,9 +113,9 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
     if op == "div":
         return Call("div", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
     if "DOUBLE" in (ta.kind, tb.kind) or (op == "intdiv" and (ta.is_decimal or tb.is_decimal)):
-        # DuckDB: // with a DOUBLE or DECIMAL operand is DOUBLE division (7.5 // 2 = 3.75)
-        fn = "div" if op == "intdiv" else op
-        return Call(fn, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
+        # DuckDB: // with a DOUBLE or DECIMAL operand is DOUBLE division (7.5 // 2 = 3.75), but
+        # NULL where the divisor is 0 (/ gives inf or NaN there): "intdiv" of DOUBLEs
+        return Call(op, (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
     if ta.is_integer and tb.is_integer:
         # an integer literal takes the other operand's narrower type when its value fits
         # (DuckDB's integer literals: INTEGER * -2147483648 is an INT32 product)
