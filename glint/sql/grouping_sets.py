@@ -87,10 +87,18 @@ def _sets_of(e: exp.Expression, select_items, top: bool = False) -> list[list[ex
 def _unit(e: exp.Expression, select_items) -> list[exp.Expression]:
     """The expressions of one element: a parenthesised list is several."""
     if isinstance(e, exp.Tuple):
-        return [_ordinal(x, select_items) for x in e.expressions]
+        # an element of a set in parentheses is the expression itself: ((x + 7), NULL) groups
+        # by x + 7 (fuzz seed 623 q1927: it was a key of its own, so GROUPING(x + 7) saw it absent)
+        return [_ordinal(_unparen(x), select_items) for x in e.expressions]
     if isinstance(e, exp.Paren):
         return _unit(e.this, select_items)
     return [_ordinal(e, select_items)]
+
+
+def _unparen(e: exp.Expression) -> exp.Expression:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    return e
 
 
 def _ordinal(e: exp.Expression, select_items) -> exp.Expression:
