@@ -305,33 +305,25 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
         e.close()
 
 
-def test_range_frame_bounds_of_a_ranking_function_are_evaluation_order():
-    """DuckDB computes RANGE frame bounds for CUME_DIST / RANK (which ignore
-    them) and fails past the TIMESTAMP range (seed 614 q1639); glint answers.
-    Evaluation order, because glint raises as soon as a function reads the frame."""
+@pytest.mark.parametrize("sql, probe", [
+    # DuckDB computes RANGE frame bounds for CUME_DIST / RANK, which ignore them, and fails past
+    # the TIMESTAMP range (seed 614 q1639): the probe reads the frame with COUNT(*)
+    ("SELECT CUME_DIST() OVER (ORDER BY tx DESC RANGE BETWEEN INTERVAL '3' HOUR PRECEDING "
+     "AND INTERVAL '1' MINUTE FOLLOWING) AS c0 FROM t3", "COUNT(*) OVER"),
+    # DuckDB computes a CTE read only under CASE NULL WHEN ... (seed 610 q1807): the probe reads it
+    ("WITH w7 AS (SELECT tx - INTERVAL '-2' QUARTER AS c0 FROM t3) SELECT NULL AS c1 FROM "
+     "(SELECT CASE NULL WHEN 'x' THEN split_part((SELECT NULL FROM w7), ',', 3) END AS c0 FROM t3) q",
+     "SELECT * FROM w7"),
+])
+def test_values_only_duckdb_computes_are_evaluation_order(sql, probe):
+    """glint never computes the value DuckDB fails on, and raises as soon as it does."""
     from glint.testing.fuzz.runner import Engines, FuzzData
     t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
     e = Engines(FuzzData(tables={"t3": t}, info=None), "cpu", 60, in_process=True)
     try:
-        o = e.run("SELECT CUME_DIST() OVER (ORDER BY tx DESC RANGE BETWEEN INTERVAL '3' HOUR PRECEDING "
-                  "AND INTERVAL '1' MINUTE FOLLOWING) AS c0 FROM t3")
+        o = e.run(sql)
         assert o.status == "eval_order", o.details
-        assert "COUNT(*) OVER" in o.details[0]
-    finally:
-        e.close()
-
-
-def test_a_cte_duckdb_materialises_but_nobody_reads_is_evaluation_order():
-    """DuckDB computes a CTE read only under CASE NULL WHEN ... and fails on it
-    (seed 610 q1807); glint never computes it, and raises when it does."""
-    from glint.testing.fuzz.runner import Engines, FuzzData
-    t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
-    e = Engines(FuzzData(tables={"t3": t}, info=None), "cpu", 60, in_process=True)
-    try:
-        o = e.run("WITH w7 AS (SELECT tx - INTERVAL '-2' QUARTER AS c0 FROM t3) SELECT NULL AS c1 FROM "
-                  "(SELECT CASE NULL WHEN 'x' THEN split_part((SELECT NULL FROM w7), ',', 3) END AS c0 FROM t3) q")
-        assert o.status == "eval_order", o.details
-        assert "SELECT * FROM w7" in o.details[0]
+        assert probe in o.details[0]
     finally:
         e.close()
 

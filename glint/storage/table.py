@@ -248,7 +248,14 @@ class Table:
     def convert(self, data: pa.Table, columns: Sequence[str], contiguous: bool = True) -> dict[str, Column]:
         """Host columns from decoded Arrow data, in glint's types (strided
         views allowed with ``contiguous=False``: see Column.from_arrow)."""
-        return {c: Column.from_arrow(data.column(c), self.schema[c], contiguous) for c in columns}
+        return {c: self._column(c, data.column(c), contiguous) for c in columns}
+
+    def _column(self, name: str, arr, contiguous: bool) -> Column:
+        """One column from Arrow; a value glint cannot hold names the column."""
+        try:
+            return Column.from_arrow(arr, self.schema[name], contiguous)
+        except NotSupported as e:
+            raise NotSupported(f"column {self.name}.{name}: {e.construct}") from None
 
     def convert_parts(self, data: pa.Table, columns: Sequence[str]) -> dict[str, list[Column]]:
         """Host columns from decoded Arrow data, one per Arrow chunk (row
@@ -261,7 +268,7 @@ class Table:
             arr = data.column(c)
             chunks = [x for x in arr.chunks if len(x)] or [arr.chunk(0) if arr.num_chunks else
                                                            pa.array([], arr.type)]
-            out[c] = [Column.from_arrow(x, self.schema[c], False) for x in chunks]
+            out[c] = [self._column(c, x, False) for x in chunks]
         return out
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
