@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import torch
 
+from .. import trace
 from ..plan.expr import Field
 from ..storage.column import Batch, Column
 from ..storage.spill import column_nbytes
@@ -148,6 +149,15 @@ def _units(chunk, fragments, target_rows: int):
         yield run
 
 
+def _trace_copy_done(event, t0: float, table: str) -> None:
+    """Tracing only: a span from the upload's start to its copies' end on
+    the GPU (a thread waits for the event)."""
+    def wait():
+        event.synchronize()
+        trace.add("copies done", t0, time.perf_counter(), table=table)
+    threading.Thread(target=wait, name="glint-trace-copy", daemon=True).start()
+
+
 class ChunkReader:
     """Iterates (chunk, {column: Column on the device}) for the given chunks,
     reading ahead on background threads. Closing it stops the threads."""
@@ -193,7 +203,9 @@ class ChunkReader:
                     self._start(self.chunks[first_miss:])
                 t0 = time.perf_counter()
                 item = self._get(self._ready)
-                io.scan_wait_s += time.perf_counter() - t0
+                t1 = time.perf_counter()
+                io.scan_wait_s += t1 - t0
+                trace.add("scan wait", t0, t1, table=self.table.name, chunk=chunk.index)
                 got_chunk, cols, event, uploaded = item
                 assert got_chunk is chunk
                 if event is not None:
@@ -207,7 +219,9 @@ class ChunkReader:
                     mm.cache_put(self._key(chunk, c), cols[c], nb)
                 io.chunks += 1
                 io.scanned_bytes += sum(column_nbytes(v) for v in cols.values())
+                t0 = time.perf_counter()
                 yield chunk, cols
+                trace.add("compute", t0, time.perf_counter(), table=self.table.name, chunk=chunk.index)
         finally:
             self.close()
 
@@ -331,6 +345,8 @@ class ChunkReader:
             host.update(held)
             held_bytes = sum(_nbytes(v) for v in held.values())
         t2 = time.perf_counter()
+        trace.add("decode", t0, t1, table=self.table.name, rows=sum(self.table.fragments[f].rows for f in frags))
+        trace.add("convert", t1, t2, table=self.table.name)
         with self._lock:
             io = self.ctx.io
             io.host_cache_bytes += held_bytes
@@ -351,12 +367,16 @@ class ChunkReader:
             with self._lock:
                 io.stage_s += seconds
 
+        t0 = time.perf_counter()
         try:
             up.start(staging_pool(), counted)
             cols, self._last_event = up.finish()
         except BaseException:
             up.cancel()
             raise
+        if trace.active():
+            trace.add("upload", t0, time.perf_counter(), table=self.table.name, bytes=up.bytes)
+            _trace_copy_done(self._last_event, t0, self.table.name)
         with self._lock:
             io.h2d_bytes += up.bytes
         return cols

@@ -23,6 +23,7 @@ import time
 import numpy as np
 import torch
 
+from .. import trace
 from .column import Column
 
 BUFFER_BYTES = 16 << 20
@@ -468,6 +469,7 @@ class StackedUpload:
     def _window(self, dst, writes, w: int, size: int, k: int, on_window) -> None:
         t0 = time.perf_counter()
         buf = self.pool.acquire()
+        trace.add("pinned wait", t0, time.perf_counter())
         try:
             _fill_window(buf.numpy(), w, size, writes, k)
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
@@ -478,8 +480,10 @@ class StackedUpload:
             self.pool.put_back(buf)
             raise
         self.pool.release(buf, ev)
+        t1 = time.perf_counter()
+        trace.add("stage", t0, t1, bytes=size)
         if on_window is not None:
-            on_window(size, time.perf_counter() - t0)
+            on_window(size, t1 - t0)
 
     def cancel(self) -> None:
         for f in self._futures:
