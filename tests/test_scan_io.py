@@ -178,6 +178,17 @@ def test_stacked_upload_layout_equals_concatenation(window):
         assert got[k].to_arrow().type == want.type
 
 
+class _FakeStream:
+    """Records when the copies' stream was made to wait (and how many
+    buffers were out then)."""
+
+    def __init__(self, pool):
+        self.pool, self.waits = pool, []
+
+    def wait_event(self, ev):
+        self.waits.append(self.pool.out)
+
+
 class _FakePool:
     """The pinned pool's interface over ordinary host buffers, for running the
     stacked upload's logic on the CPU (tensors 'on the device' are host ones)."""
@@ -185,7 +196,7 @@ class _FakePool:
     def __init__(self, buffer_bytes):
         self.buffer_bytes = buffer_bytes
         self.device = torch.device("cpu")
-        self.stream = None
+        self.stream = _FakeStream(self)
         self.free = [torch.empty(buffer_bytes, dtype=torch.uint8) for _ in range(3)]
         self.out = 0
 
@@ -234,6 +245,36 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
         up.start(ex, lambda n, s: seen.append(n))
         got, ev = up.finish()
     assert pool.out == 0 and sum(seen) == up.bytes
+    # the copies' stream waited for the allocating stream before any window was taken
+    assert pool.stream.waits == [0]
     for k, parts in cols.items():
         assert repr(got[k].to_arrow().to_pylist()) == repr(concat_columns(parts).to_arrow().to_pylist()), k
     assert got["k"].data.untyped_storage().data_ptr() != got["s"].data.untyped_storage().data_ptr()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads():
+    """A block freed on the compute stream goes back to the allocator while
+    kernels queued before the free still read it; the upload's copies (on
+    the pinned pool's stream) into a buffer the allocator hands out from that
+    block must wait for them. Without the wait this read 1s instead of 7s."""
+    from concurrent.futures import ThreadPoolExecutor
+    from glint.storage import transfer
+    from glint.storage.column import Column
+
+    n = 1 << 21
+    stream = torch.cuda.current_stream()
+    parts = [Column(glint.types.BIGINT, torch.ones(n, dtype=torch.int64), None, None)]
+    for _ in range(5):
+        x = torch.full((n,), 7, dtype=torch.int64, device="cuda")
+        torch.cuda._sleep(20_000_000)           # the compute stream is busy ...
+        y = x.clone()                           # ... then reads x
+        del x                                   # freed while the read is still queued
+        up = transfer.StackedUpload(transfer.pinned_pool(torch.device("cuda")), None, {"c": parts}, stream)
+        with ThreadPoolExecutor(2) as ex:
+            up.start(ex)
+            cols, ev = up.finish()
+        stream.wait_event(ev)
+        assert int((y != 7).sum()) == 0
+        assert int(cols["c"].data.sum()) == n

@@ -456,10 +456,25 @@ class StackedUpload:
         dev = self.pool.device
         up = Uploader(self.pool, self.memory)
         cap = self.pool.buffer_bytes
+        alloc_stream = self.stream or torch.cuda.default_stream(dev)
         for key, layout in self.layouts.items():
-            with torch.cuda.device(dev), torch.cuda.stream(self.stream or torch.cuda.default_stream(dev)):
+            with torch.cuda.device(dev), torch.cuda.stream(alloc_stream):
                 dst = self.dst[key] = up._empty((max(layout.total, 1),), torch.uint8)
             dst.record_stream(self.pool.stream)          # the copies write it on the pool's stream
+        if self.layouts:
+            # The caching allocator hands out a block freed on the compute
+            # stream as soon as the free is queued, which is safe for that
+            # stream only: kernels queued there before may still read the
+            # block's old tensor. The copies write it from the pool's stream,
+            # so that stream first waits for the compute stream's queued work
+            # (without this, TPC-H Q1 at SF 100 under 16 GB read group ids
+            # overwritten by a later chunk's copy: a device-side assert in
+            # scatter_add; CUDA_LAUNCH_BLOCKING=1 hid it).
+            ready = torch.cuda.Event()
+            ready.record(alloc_stream)
+            self.pool.stream.wait_event(ready)
+        for key, layout in self.layouts.items():
+            dst = self.dst[key]
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
             for w in range(0, layout.total, cap):
                 k = bisect.bisect_right(ends, w)
