@@ -1,4 +1,4 @@
-# usage (on the device): bash bench/device/session5c.sh -- the upload race fix checked, then TPC-H SF100 under 16 GB
+# usage (on the device): bash bench/device/session5c.sh -- the upload race fix checked (racecheck.py), then TPC-H SF100 under 16 GB
 source bench/device/setup.sh
 t0=$(date +%s)
 ( python3 -c "from glint.bench import tpch; tpch.ensure_tpch_data(100, progress=False)" > $OUT/gen.log 2>&1 ) &

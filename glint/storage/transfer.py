@@ -439,6 +439,19 @@ class StackedUpload:
     def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None):
         self.pool, self.memory, self.cols = pool, memory, cols
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
+        # ... and the copies into them run on it too. The caching allocator
+        # hands out a block freed on a stream as soon as the free is queued,
+        # which is safe for work on that stream only: kernels queued there
+        # before may still read the block's old tensor. Copies on another
+        # stream raced them (TPC-H Q1 at SF 100 under 16 GB read group ids
+        # overwritten by a later chunk's copy: a device-side assert in
+        # scatter_add, which CUDA_LAUNCH_BLOCKING=1 hid); making the copies'
+        # stream wait for the consumer's instead held freed blocks back until
+        # that wait passed, and the same query went out of memory three
+        # times. In the consumer's stream order the copies overlap the
+        # host's decoding, not the chunk's kernels, which cold scans never
+        # outpace anyway.
+        self.copy_stream = stream if stream is not None else pool.stream
         self.layouts = {}
         self.specs = {}
         self.wide = {}
@@ -456,25 +469,9 @@ class StackedUpload:
         dev = self.pool.device
         up = Uploader(self.pool, self.memory)
         cap = self.pool.buffer_bytes
-        alloc_stream = self.stream or torch.cuda.default_stream(dev)
         for key, layout in self.layouts.items():
-            with torch.cuda.device(dev), torch.cuda.stream(alloc_stream):
+            with torch.cuda.device(dev), torch.cuda.stream(self.copy_stream):
                 dst = self.dst[key] = up._empty((max(layout.total, 1),), torch.uint8)
-            dst.record_stream(self.pool.stream)          # the copies write it on the pool's stream
-        if self.layouts:
-            # The caching allocator hands out a block freed on the compute
-            # stream as soon as the free is queued, which is safe for that
-            # stream only: kernels queued there before may still read the
-            # block's old tensor. The copies write it from the pool's stream,
-            # so that stream first waits for the compute stream's queued work
-            # (without this, TPC-H Q1 at SF 100 under 16 GB read group ids
-            # overwritten by a later chunk's copy: a device-side assert in
-            # scatter_add; CUDA_LAUNCH_BLOCKING=1 hid it).
-            ready = torch.cuda.Event()
-            ready.record(alloc_stream)
-            self.pool.stream.wait_event(ready)
-        for key, layout in self.layouts.items():
-            dst = self.dst[key]
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
             for w in range(0, layout.total, cap):
                 k = bisect.bisect_right(ends, w)
@@ -487,10 +484,10 @@ class StackedUpload:
         trace.add("pinned wait", t0, time.perf_counter())
         try:
             _fill_window(buf.numpy(), w, size, writes, k)
-            with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
+            with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
                 dst[w:w + size].copy_(buf[:size], non_blocking=True)
                 ev = torch.cuda.Event()
-                ev.record(self.pool.stream)
+                ev.record(self.copy_stream)
         except BaseException:
             self.pool.put_back(buf)
             raise
