@@ -117,18 +117,29 @@ class _FakeCuda(MemoryManager):
 
 
 def test_working_reserve_keeps_the_cache_out_of_a_chunks_way():
-    m = _FakeCuda(limit=10_000, headroom=100)
+    m = _FakeCuda(limit=16_000, headroom=100)
     m.chunk_rows = 4
     m.working_per_row = 500                      # 2,000 bytes kept for a chunk
     assert m.working_reserve() == 2000
-    assert m.cache_put("a", object(), 5000) and m.cache_put("b", object(), 3000)
-    assert m.cache_bytes() == 8000               # 10,000 - 2,000
-    assert m.cache_put("c", object(), 3000)      # evicts "a" to fit
-    assert m.cache_get("a") is None and m.cache_bytes() == 6000
+    assert m.slack() == 2000                     # an eighth for what the allocator holds unseen
+    assert m.cache_put("a", object(), 7000) and m.cache_put("b", object(), 5000)
+    assert m.cache_bytes() == 12000              # 16,000 - 2,000 - 2,000
+    assert m.cache_put("c", object(), 5000)      # evicts "a" to fit
+    assert m.cache_get("a") is None and m.cache_bytes() == 10000
     r = m.reservation("Sort")
-    assert r.grow(2000) and m.cache_bytes() == 6000          # beside the cache and the chunk's reserve
-    assert r.grow(1000) and m.cache_bytes() == 3000          # the cache gives way, the reserve does not
-    assert not r.grow(6000)
+    assert r.grow(2000) and m.cache_bytes() == 10000         # beside the cache and the chunk's reserve
+    assert r.grow(3000) and m.cache_bytes() == 5000          # the cache gives way, the reserve does not
+    assert not r.grow(8000)
+
+
+def test_making_room_evicts_oldest_first_and_skips_kept_entries():
+    m = _FakeCuda(limit=16_000)
+    for k in "abcd":
+        assert m.cache_put(k, object(), 3000)
+    assert m.cache_get("a") is not None          # "a" is now the newest
+    assert m._make_room(5000, keep={"b"})        # 2,000 were free: "c" goes ("b" is kept)
+    assert m.cache_keys() == ["b", "d", "a"]
+    assert not m._make_room(50_000, keep={"b"}) and m.cache_keys() == ["b"]
 
 
 def test_an_out_of_memory_step_raises_the_working_reserve():
