@@ -445,12 +445,12 @@ class StackedUpload:
         # before may still read the block's old tensor. Copies on another
         # stream raced them (TPC-H Q1 at SF 100 under 16 GB read group ids
         # overwritten by a later chunk's copy: a device-side assert in
-        # scatter_add, which CUDA_LAUNCH_BLOCKING=1 hid); making the copies'
-        # stream wait for the consumer's instead held freed blocks back until
-        # that wait passed, and the same query went out of memory three
-        # times. In the consumer's stream order the copies overlap the
-        # host's decoding, not the chunk's kernels, which cold scans never
-        # outpace anyway.
+        # scatter_add, which CUDA_LAUNCH_BLOCKING=1 hid). Making the pool's
+        # stream wait for the consumer's would also do, but would hold every
+        # later copy on that shared stream (other scans', the host tier's)
+        # behind the consumer's queue. In the consumer's stream order the
+        # copies overlap the host's decoding, not the chunk's kernels, which
+        # cold scans never outpace anyway.
         self.copy_stream = stream if stream is not None else pool.stream
         self.layouts = {}
         self.specs = {}
