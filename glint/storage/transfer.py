@@ -505,6 +505,9 @@ class StackedUpload:
         for f in self._futures:
             f.result()
         out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
+        # the event covers the wide parts' copies (on the pool's stream), or
+        # else the windows' copies (on the copy stream)
+        last = self.pool.stream if self.wide else self.copy_stream
         with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
             if self.wide:
                 from .column import concat_columns
@@ -514,7 +517,7 @@ class StackedUpload:
                     out[key] = concat_columns([got[i] for i in range(len(parts))])
                 self.bytes += up.bytes
             ev = torch.cuda.Event()
-            ev.record(self.pool.stream)
+            ev.record(last)
         return out, ev
 
 
