@@ -151,6 +151,7 @@ class Connection:
         # pipelines hold a few chunks at a time beside what breakers reserve
         headroom = min(limit // 4, 6 * chunk_rows * 64)
         self.memory = MemoryManager(self.device, limit, headroom)
+        self.memory.allocator_capped = self._capped is not None
         if host_cache_limit is None:
             host_cache_limit = env_size("GLINT_HOST_CACHE_LIMIT")
         host_cache = (default_host_cache_limit(self.device) if host_cache_limit is None

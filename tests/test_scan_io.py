@@ -108,9 +108,10 @@ def test_host_cache_is_bounded():
 class _FakeCuda(MemoryManager):
     """The CUDA accounting with a stand-in for the allocator's count."""
 
-    def __init__(self, limit, headroom=0):
+    def __init__(self, limit, headroom=0, capped=True):
         super().__init__(torch.device("cuda"), limit, headroom)
         self.live = 0               # a pipeline's working tensors
+        self.allocator_capped = capped
 
     def used(self):
         return self._cache_bytes + self._reserved + self.live
@@ -130,6 +131,9 @@ def test_working_reserve_keeps_the_cache_out_of_a_chunks_way():
     assert r.grow(2000) and m.cache_bytes() == 10000         # beside the cache and the chunk's reserve
     assert r.grow(3000) and m.cache_bytes() == 5000          # the cache gives way, the reserve does not
     assert not r.grow(8000)
+    # no cap on the allocator (no limit set by the user): no slack
+    assert _FakeCuda(limit=16_000, capped=False).slack() == 0
+    assert MemoryManager(torch.device("cpu"), 16_000).slack() == 0
 
 
 def test_making_room_evicts_oldest_first_and_skips_kept_entries():

@@ -196,6 +196,7 @@ class MemoryManager:
         self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
         self.cache_enabled = True                       # off for a query's last out-of-memory retry
         self.pressure = False                           # a reservation failed in the run in progress
+        self.allocator_capped = False                   # the CUDA allocator stops at the limit (see slack)
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -229,14 +230,16 @@ class MemoryManager:
         return self.limit - max(self.used() + self.headroom, held + self.working_reserve() + self.slack())
 
     def slack(self) -> int:
-        """On CUDA, an eighth of the limit kept beside the working reserve for
-        what the caching allocator holds beyond the bytes allocated (blocks
-        split or cached for other sizes and streams, which glint's counts do
-        not see but the allocator's cap does): with the table cache filled to
-        the limit less the working reserve, TPC-H Q1 at SF 100 under 16 GB had
-        14.2 GiB allocated and 16.0 GiB held, and went out of memory asking
-        for 32 MiB."""
-        return self.limit // 8 if self.device.type == "cuda" else 0
+        """When the CUDA allocator is capped at the limit (a limit the user
+        set), an eighth of it kept beside the working reserve for what the
+        caching allocator holds beyond the bytes allocated (blocks split or
+        cached for other sizes and streams, which glint's counts do not see
+        but the cap does): with the table cache filled to the limit less the
+        working reserve, TPC-H Q1 at SF 100 under 16 GB had 14.2 GiB allocated
+        and 16.0 GiB held, and went out of memory asking for 32 MiB. Without a
+        cap the allocator may grow past glint's limit (the free memory less
+        5%), and the whole of SF 100's columns stay cached on an 80 GB card."""
+        return self.limit // 8 if self.device.type == "cuda" and self.allocator_capped else 0
 
     def describe_use(self) -> str:
         """Where the memory is, for an out-of-memory message."""
