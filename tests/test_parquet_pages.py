@@ -2,6 +2,7 @@
 for row (NULLs included, floats bit for bit) with what pyarrow reads."""
 import collections
 import os
+import random
 import zlib
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from glint.errors import GlintIOError, NotSupported
+from glint.storage import parquet_pages as pp
 from glint.storage.parquet_meta import raw_footer
 from glint.storage.parquet_pages import (
     DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, PLAIN, RLE_DICTIONARY,
@@ -299,3 +301,117 @@ def test_corrupt_chunk(tmp_path):
     b = read_chunk_bytes(path, cc)
     with pytest.raises(GlintIOError, match="'x'"):
         parse_pages(b[:-10], "UNCOMPRESSED", column="x")
+
+
+# ------------------------------------------------------------------ many streams at once (the GPU kernel's input)
+def _encode_hybrid(rng, width: int, count: int) -> tuple[bytes, list[int]]:
+    """A random RLE / bit-packed hybrid stream of ``count`` values and the values."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            if v < 0x80:
+                return bytes(out + bytes([v]))
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+    out, values = bytearray(), []
+    while len(values) < count:
+        if rng.random() < 0.5:                                  # RLE
+            n = rng.randint(1, 300)
+            v = rng.getrandbits(width) if width else 0
+            out += varint(n << 1) + v.to_bytes((width + 7) // 8, "little")
+            values += [v] * n
+        else:                                                   # bit-packed, groups of 8
+            groups = rng.randint(1, 70)
+            vs = [rng.getrandbits(width) if width else 0 for _ in range(groups * 8)]
+            packed = 0
+            for i, v in enumerate(vs):
+                packed |= v << (i * width)
+            out += varint((groups << 1) | 1) + packed.to_bytes(groups * width, "little")
+            values += vs
+    return bytes(out), values[:count]
+
+
+def hybrid_streams(seed: int, n: int):
+    """n random streams in one buffer: (data, starts, ends, widths, counts) and
+    the expected values are what decode_streams' reference gives (checked in
+    test_decode_streams_reference)."""
+    rng = random.Random(seed)
+    buf, starts, ends, widths, counts = bytearray(), [], [], [], []
+    for s in range(n):
+        w = [0, 1, 2, 3, 7, 8, 9, 13, 16, 17, 24, 31, 32][s % 13]
+        b, vals = _encode_hybrid(rng, w, rng.randint(1, 3000))
+        starts.append(len(buf))
+        buf += b
+        ends.append(len(buf))
+        widths.append(w)
+        counts.append(len(vals))
+        buf += bytes(rng.randint(0, 5))                         # gaps between streams
+    data = torch.frombuffer(bytearray(buf + bytes(8)), dtype=torch.uint8)
+    return data, starts, ends, widths, counts
+
+
+def page_index_streams(tmp=None):
+    """The dictionary-index streams of the data pages of a file pyarrow wrote
+    (no NULLs: each page's count is its number of values)."""
+    import tempfile
+    rng = random.Random(5)
+    d = tmp or tempfile.mkdtemp()
+    path = f"{d}/streams.parquet"
+    pq.write_table(pa.table({"x": pa.array([rng.randint(0, 5000) for _ in range(30_000)], pa.int64())}), path,
+                   data_page_size=2048, write_batch_size=256, compression="snappy")
+    cc = pq.read_metadata(path).row_group(0).column(0)
+    buf, starts, ends, widths, counts = bytearray(), [], [], [], []
+    for p in pp.parse_pages(pp.read_chunk_bytes(path, cc), "SNAPPY"):
+        if p.kind == pp.DICTIONARY_PAGE or p.encoding not in (pp.PLAIN_DICTIONARY, pp.RLE_DICTIONARY):
+            continue
+        body = p.body
+        if p.kind == pp.DATA_PAGE:      # v1: the optional column's levels first
+            ln = int.from_bytes(body[:4], "little")
+            body = body[4 + ln:]
+        widths.append(body[0])
+        starts.append(len(buf))
+        buf += body[1:]
+        ends.append(len(buf))
+        counts.append(p.num_values)
+    return torch.frombuffer(bytearray(buf + bytes(8)), dtype=torch.uint8), starts, ends, widths, counts
+
+
+def test_decode_streams_reference():
+    rng = random.Random(11)
+    for w in (0, 1, 5, 8, 12, 32):
+        b, vals = _encode_hybrid(rng, w, 2000)
+        data = torch.frombuffer(bytearray(b + bytes(8)), dtype=torch.uint8)
+        assert pp.decode_streams(data, [0], [len(b)], [w], [2000], use_triton=False).tolist() == \
+            [v - (1 << 32) if v >= 1 << 31 else v for v in vals]          # int32
+    data, starts, ends, widths, counts = hybrid_streams(seed=1, n=26)
+    got = pp.decode_streams(data, starts, ends, widths, counts, use_triton=False)
+    one_by_one = torch.cat([pp.decode_hybrid(data[s:e], w, c) for s, e, w, c in zip(starts, ends, widths, counts)])
+    assert torch.equal(got, one_by_one) and got.numel() == sum(counts)
+    data, starts, ends, widths, counts = page_index_streams()
+    assert len(starts) > 10 and sum(counts) == 30_000
+    idx = pp.decode_streams(data, starts, ends, widths, counts, use_triton=False)
+    assert int(idx.min()) >= 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_decode_streams_on_cuda_equal_the_reference():
+    for data, starts, ends, widths, counts in [hybrid_streams(seed=7, n=300), page_index_streams()]:
+        ref = pp.decode_streams(data, starts, ends, widths, counts, use_triton=False)
+        got = pp.decode_streams(data.cuda(), starts, ends, widths, counts)
+        assert torch.equal(got.cpu(), ref)
+
+
+def test_hybrid_kernel_compiles_for_hopper_without_a_gpu():
+    """The interpreter does not type-check what compiled Triton does (the
+    names both branches of an `if` assign must agree in type, loop bounds
+    must be integers, ...): compile the kernel for sm_90 on the CPU."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from glint.kernels.hybrid import _hybrid_kernel
+    sig = {"data": "*u8", "starts": "*i64", "ends": "*i64", "widths": "*i64", "counts": "*i64",
+           "out_offsets": "*i64", "out": "*i32", "BLOCK": "constexpr"}
+    k = triton.compile(ASTSource(fn=_hybrid_kernel, signature=sig, constexprs={"BLOCK": 512}),
+                       target=GPUTarget("cuda", 90, 32))
+    assert "ptx" in k.asm

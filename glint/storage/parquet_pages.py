@@ -317,6 +317,39 @@ def decode_hybrid(data, bit_width: int, count: int) -> torch.Tensor:
     return runs.expand(padded).to(torch.int32)
 
 
+def decode_streams(data: torch.Tensor, starts, ends, widths, counts, use_triton: bool | None = None) -> torch.Tensor:
+    """Several hybrid streams of one buffer at once: stream s is
+    ``data[starts[s]:ends[s]]`` (``data`` a uint8 tensor ending in at least 8
+    zero bytes), ``counts[s]`` values of ``widths[s]`` bits; their values one
+    after the other, as int32 on data's device. On CUDA (or with
+    ``use_triton``) one Triton program per stream walks the run headers
+    (glint.kernels.hybrid); otherwise the headers are parsed on the host and
+    the runs expanded with torch, the reference the kernel is tested against.
+
+    >>> data = torch.tensor([0x06, 0x05, 0x03, 0b10001000, 0b11000110, 0b11111010] + [0] * 8, dtype=torch.uint8)
+    >>> decode_streams(data, [0, 2], [2, 6], [3, 3], [3, 8]).tolist()
+    [5, 5, 5, 0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    dev = data.device
+    meta = [torch.as_tensor(x, dtype=torch.int64) for x in (starts, ends, widths, counts)]
+    if any(int(w) < 0 or int(w) > _MAX_WIDTH for w in meta[2].tolist()):
+        raise ValueError(f"bit width outside 0..{_MAX_WIDTH}")
+    total = int(meta[3].sum())
+    if use_triton is None:
+        use_triton = dev.type == "cuda"
+    if use_triton:
+        from ..kernels.hybrid import decode_streams_triton
+        starts_t, ends_t, widths_t, counts_t = (m.to(dev) for m in meta)
+        offsets = torch.cumsum(counts_t, 0) - counts_t
+        out = torch.zeros(total, dtype=torch.int32, device=dev)
+        return decode_streams_triton(data, starts_t, ends_t, widths_t, counts_t, offsets, out)
+    b = bytes(data.cpu().numpy())
+    runs = _Runs()
+    for s, e, w, c in zip(*(m.tolist() for m in meta)):
+        _parse_hybrid(b, s, e, w, c, runs)
+    return runs.expand(data).to(torch.int32)
+
+
 # ------------------------------------------------------------------ column chunks
 def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
                         metadata: pq.FileMetaData | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:

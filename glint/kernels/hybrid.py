@@ -1,0 +1,99 @@
+"""Parquet's RLE / bit-packed hybrid streams (dictionary indices, definition
+levels) decoded on the GPU: one Triton program per stream walks its run
+headers (a ULEB128 varint each: bit 0 set, a bit-packed run of 8 * (h >> 1)
+values of ``width`` bits, LSB first; clear, h >> 1 copies of one value in
+ceil(width / 8) bytes) and writes each run's values with block-wide vector
+stores. Walking the headers is sequential within a stream but streams are
+many (a Parquet page each, about 20,000 values), so the GPU runs thousands of
+them side by side, where the host would parse millions of run headers one by
+one (the torch reference in glint.storage.parquet_pages does exactly that,
+for the CPU and the tests).
+
+Contract of :func:`decode_streams_triton`: ``data`` a uint8 CUDA tensor
+followed by at least 8 zero bytes; per stream s: its bytes are
+``data[starts[s]:ends[s]]``, its values ``widths[s]`` bits wide (0..32), it
+yields ``counts[s]`` values (a last bit-packed run's padding is dropped),
+written as int32 to ``out[out_offsets[s]:...]``. A stream that ends before
+its count leaves the rest of its output untouched (the caller checks the
+values it needs against the bytes it had: see parquet_pages).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+    HAS_TRITON = True
+except ImportError:             # pragma: no cover - Triton comes with CUDA builds of torch
+    HAS_TRITON = False
+
+BLOCK = 512                     # values a program writes per step (a bit-packed run holds up to 504 in practice)
+
+
+if HAS_TRITON:
+    @triton.jit
+    def _hybrid_kernel(data, starts, ends, widths, counts, out_offsets, out, BLOCK: tl.constexpr):
+        s = tl.program_id(0)
+        pos = tl.load(starts + s).to(tl.int64)
+        end = tl.load(ends + s).to(tl.int64)
+        w = tl.load(widths + s).to(tl.int64)
+        left = tl.load(counts + s).to(tl.int64)
+        o = tl.load(out_offsets + s).to(tl.int64)
+        lanes = tl.arange(0, BLOCK).to(tl.int64)
+        mask_w = (tl.full((), 1, tl.int64) << w) - 1
+        vbytes = (w + 7) // 8
+        while (left > 0) & (pos < end):
+            # the run header: a ULEB128 varint
+            h = tl.full((), 0, tl.int64)
+            shift = tl.full((), 0, tl.int64)
+            more = tl.full((), 1, tl.int64)
+            while (more != 0) & (pos < end):
+                b = tl.load(data + pos).to(tl.int64)
+                pos += 1
+                h = h | ((b & 0x7F) << shift)
+                shift += 7
+                more = b >> 7
+            n = h >> 1
+            if (h & 1) != 0:                            # bit-packed: 8 * n values
+                take = tl.minimum(n * 8, left)
+                first = pos * 8
+                for j in range(0, take, BLOCK):
+                    k = j + lanes
+                    m = k < take
+                    bit = first + k * w
+                    byte = bit >> 3
+                    word = tl.load(data + byte, mask=m, other=0).to(tl.int64)
+                    word = word | (tl.load(data + byte + 1, mask=m, other=0).to(tl.int64) << 8)
+                    word = word | (tl.load(data + byte + 2, mask=m, other=0).to(tl.int64) << 16)
+                    word = word | (tl.load(data + byte + 3, mask=m, other=0).to(tl.int64) << 24)
+                    word = word | (tl.load(data + byte + 4, mask=m, other=0).to(tl.int64) << 32)
+                    packed = (word >> (bit & 7)) & mask_w
+                    tl.store(out + o + k, packed.to(tl.int32), mask=m)
+                pos += n * w
+            else:                                       # RLE: n copies of one value
+                # (names apart from the other branch's: compiled Triton merges
+                # the names both branches assign, and their types must agree)
+                rle = tl.full((), 0, tl.int64)
+                for t in range(0, vbytes):
+                    rle = rle | (tl.load(data + pos + t).to(tl.int64) << (8 * t))
+                pos += vbytes
+                take = tl.minimum(n, left)
+                for j in range(0, take, BLOCK):
+                    k = j + lanes
+                    tl.store(out + o + k, tl.zeros((BLOCK,), tl.int32) + rle.to(tl.int32), mask=k < take)
+            o += take
+            left -= take
+
+
+def decode_streams_triton(data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, widths: torch.Tensor,
+                          counts: torch.Tensor, out_offsets: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Decode every stream into ``out`` (int32) with one program per stream
+    (see the module's docstring for the contract)."""
+    n = starts.shape[0]
+    if n:
+        with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
+            _hybrid_kernel[(n,)](data, starts, ends, widths, counts, out_offsets, out, BLOCK=BLOCK)
+    return out
