@@ -36,14 +36,14 @@ def expected(pf: pq.ParquetFile, rg: int, column: int):
     return np.asarray(arr.fill_null(0)), valid
 
 
-def check_file(path: str, columns=None, pf: pq.ParquetFile | None = None):
+def check_file(path: str, columns=None, pf: pq.ParquetFile | None = None, use_triton: bool | None = None):
     """Every (given) column of every row group of the file decodes as pyarrow reads it."""
     pf = pf or pq.ParquetFile(path)
     meta = pf.metadata
     columns = range(meta.num_columns) if columns is None else columns
     for rg in range(meta.num_row_groups):
         for c in columns:
-            values, valid = decode_column_chunk(path, rg, c, metadata=meta)
+            values, valid = decode_column_chunk(path, rg, c, metadata=meta, use_triton=use_triton)
             want, want_valid = expected(pf, rg, c)
             assert values.dtype == {4: torch.int32, 8: torch.int64}.get(want.itemsize) or values.is_floating_point()
             got = values.numpy()

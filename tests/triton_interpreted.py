@@ -99,3 +99,28 @@ def test_parquet_hybrid_streams():
     data, starts, ends, widths, counts = page_index_streams()
     assert torch.equal(decode_streams(data, starts, ends, widths, counts, use_triton=True),
                        decode_streams(data, starts, ends, widths, counts, use_triton=False))
+
+
+def test_parquet_column_chunks_with_the_hybrid_kernel(tmp_path, monkeypatch):
+    """decode_column_chunk with the dictionary indices decoded by the Triton
+    kernel equals pyarrow: NULLs (v1 and v2 pages), wide dictionaries, a
+    chunk that falls back to PLAIN pages (decoded on the host path), codecs."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from glint.kernels import hybrid
+    from test_parquet_pages import check_file, random_array
+    calls = []
+    real = hybrid.decode_streams_triton
+    monkeypatch.setattr(hybrid, "decode_streams_triton", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(4)
+    for i, (version, distinct, nulls, codec) in enumerate([("1.0", 100, 0.2, "snappy"), ("2.0", 70000, 0.0, "zstd"),
+                                                          ("2.0", 3, 0.5, "none"), ("1.0", None, 0.1, "gzip")]):
+        t = pa.table({"x": random_array(rng, "int64", 5000, distinct, nulls),
+                      "f": random_array(rng, "float64", 5000, distinct, nulls, nans=True),
+                      "d": random_array(rng, "int32", 5000, distinct, 0.0)})
+        path = str(tmp_path / f"t{i}.parquet")
+        pq.write_table(t, path, data_page_version=version, compression=codec, data_page_size=1024,
+                       write_batch_size=128, row_group_size=3000, dictionary_pagesize_limit=4000)
+        check_file(path, use_triton=True)
+    assert len(calls) >= 6          # the chunks whose pages are all dictionary-encoded

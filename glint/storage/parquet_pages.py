@@ -352,11 +352,15 @@ def decode_streams(data: torch.Tensor, starts, ends, widths, counts, use_triton:
 
 # ------------------------------------------------------------------ column chunks
 def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
-                        metadata: pq.FileMetaData | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                        metadata: pq.FileMetaData | None = None,
+                        use_triton: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Column ``column`` (leaf index) of row group ``rg`` of a Parquet file:
     (values, valid). values: int32 / int64 / float32 / float64 on ``device``,
     0 where NULL; valid: a bool tensor, or None when the column cannot hold
     NULLs (max definition level 0). ``metadata``: the file's, when already read.
+    ``use_triton`` (default: on CUDA): the dictionary indices of the chunk's
+    pages are decoded by one Triton program per page (glint.kernels.hybrid)
+    instead of from run headers parsed on the host.
 
     >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile
     >>> d = tempfile.mkdtemp()
@@ -383,7 +387,10 @@ def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
     if codec == "UNKNOWN":
         codec = "UNKNOWN (Hadoop-framed LZ4 or another codec pyarrow does not name)"
     pages = parse_pages(read_chunk_bytes(path, cc), codec, column=name)
-    values, valid = _decode_pages(pages, dtype, col.max_definition_level, torch.device(device), name)
+    device = torch.device(device)
+    if use_triton is None:
+        use_triton = device.type == "cuda"
+    values, valid = _decode_pages(pages, dtype, col.max_definition_level, device, name, use_triton)
     if values.numel() != cc.num_values:
         raise GlintIOError(f"Parquet column {name!r}: pages hold {values.numel()} values, "
                            f"the column chunk {cc.num_values}")
@@ -391,13 +398,16 @@ def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
 
 
 def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: torch.device,
-                  column: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+                  column: str, use_triton: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     size = dtype.itemsize
     hyb = bytearray()           # hybrid streams (levels, indices): bit offsets point here
     vals = bytearray()          # dictionary entries, then the values of PLAIN pages
     levels, index = _Runs(), _Runs()
     dict_n = None
     total = stored = 0
+    # each page's indices into the values, in page order: a dictionary page's
+    # hybrid stream (start, end, width, count), a PLAIN page's (None, base, 0, count)
+    streams: list[tuple] = []
     try:
         for p in pages:
             if p.kind == DICTIONARY_PAGE:
@@ -436,7 +446,7 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
             if p.encoding == PLAIN:
                 if len(body) < k * size:
                     raise ValueError("PLAIN page shorter than its values")
-                index.add(k, base=len(vals) // size, step=1)
+                streams.append((None, len(vals) // size, 0, k))       # indices base, base + 1, ...
                 vals += body[:k * size]
             elif p.encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
                 if dict_n is None:
@@ -446,7 +456,7 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
                         raise ValueError("bad dictionary index bit width")
                     at = len(hyb)
                     hyb += body[1:]
-                    _parse_hybrid(hyb, at, len(hyb), body[0], k, index, limit=dict_n)
+                    streams.append((at, len(hyb), body[0], k))
             else:
                 raise NotSupported(f"Parquet column {column!r}: value encoding {_encoding_name(p.encoding)}")
             total += n
@@ -457,7 +467,22 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
         blob = hyb + bytes(pad) + vals + bytes(8)           # + zero bytes the bit gathers may touch
         data = torch.frombuffer(blob, dtype=torch.uint8).to(device, copy=True)
         source = data[start:start + len(vals)].view(dtype)
-        values = source if dict_n is None else source[index.expand(data)]
+        if dict_n is None:
+            values = source
+        elif use_triton and all(st[0] is not None for st in streams):     # every page dictionary-encoded
+            idx = decode_streams(data, *zip(*streams), use_triton=True) if streams else \
+                torch.zeros(0, dtype=torch.int32, device=device)
+            # (one sync: an index past the dictionary would be a device-side assert in the gather)
+            if idx.numel() and bool(((idx < 0) | (idx >= dict_n)).any()):
+                raise ValueError("a dictionary index past the dictionary")
+            values = source[idx]
+        else:
+            for at, end, width, k in streams:           # run headers parsed on the host
+                if at is None:
+                    index.add(k, base=end, step=1)
+                else:
+                    _parse_hybrid(hyb, at, end, width, k, index, limit=dict_n)
+            values = source[index.expand(data)]
         if not max_def:
             return values, None
         valid = levels.expand(data) == 1
