@@ -54,3 +54,32 @@ def test_join_pair_chunking_gives_same_results(monkeypatch, n):
     duck = tpch.duckdb_tpch_connection(d)
     sql = tpch.tpch_query(n)
     assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql)) == []
+
+
+@pytest.fixture(scope="module")
+def pages_env():
+    d = tpch.ensure_tpch_data(0.01, progress=False)
+    duck = tpch.duckdb_tpch_connection(d)
+    yield d, duck
+    duck.close()
+
+
+@pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
+def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n):
+    """GLINT_PARQUET_DECODE=device: the numeric columns decoded from their
+    Parquet pages by glint.storage.parquet_pages (torch on the scan's device)
+    instead of pyarrow, with chunks that cut row groups (pieces of one row
+    group in two chunks); every query as DuckDB answers it."""
+    from glint import trace
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
+    d, duck = pages_env
+    con = glint.connect(device="cpu", chunk_rows=5000)
+    tpch.load_tpch(con, directory=d, progress=False)
+    sql = tpch.tpch_query(n)
+    trace.start()
+    try:
+        actual = con.sql(sql).arrow()
+    finally:
+        events = trace.stop()
+    assert compare_query_result(sql, actual, tpch.duckdb_arrow(duck, sql)) == []
+    assert any(e["name"] == "device decode" for e in events)        # the path was taken

@@ -12,6 +12,7 @@ manager has room for them; evicted chunks are read again from the source.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -179,6 +180,10 @@ class ChunkReader:
         # alive beside the chunks made of them, so a scan of N bytes held 2N.)
         self._futures: set = set()
         self._lock = threading.Lock()
+        # columns decoded from their Parquet pages on the scan's device
+        # (experimental, GLINT_PARQUET_DECODE=device: glint.storage.parquet_pages)
+        self.device_cols = frozenset(table.device_columns(self.columns)) \
+            if os.environ.get("GLINT_PARQUET_DECODE") == "device" else frozenset()
 
     def _key(self, chunk, column):
         return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)
@@ -283,12 +288,13 @@ class ChunkReader:
                         held = self._host_get(frag_list, start, stop, missing)
                         need = tuple(c for c in missing if c not in held)
                         decoded.update(need)
+                        on_host = tuple(c for c in need if c not in self.device_cols)
                         read = None
-                        if need and not isinstance(run, list):   # part of a fragment other chunks share
+                        if on_host and not isinstance(run, list):   # part of a fragment other chunks share
                             f = run[0]
-                            if (f, need) not in reads:
-                                reads[(f, need)] = self._submit(pool, self.table.read_fragments, [f], need)
-                            read = reads[(f, need)]
+                            if (f, on_host) not in reads:
+                                reads[(f, on_host)] = self._submit(pool, self.table.read_fragments, [f], on_host)
+                            read = reads[(f, on_host)]
                         pieces.append(self._submit(pool, self._piece, read, frag_list, start, stop, need, held))
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces)):
@@ -329,6 +335,8 @@ class ChunkReader:
         if self._stop.is_set():
             return {}
         t0 = time.perf_counter()
+        on_device = [c for c in columns if c in self.device_cols]
+        columns = [c for c in columns if c not in self.device_cols]
         data = None
         if columns:
             data = self.table.read_fragments(frags, columns) if read is None else \
@@ -340,6 +348,8 @@ class ChunkReader:
         if hc is not None:
             for c, v in host.items():
                 hc.put(self._host_key(frags, start, stop, c), v, _nbytes(v))
+        for c in on_device:                 # decoded from the pages on the device: no host copy
+            host[c] = [self._device_part(frags, start, stop, c)]
         held_bytes = 0
         if held:
             host.update(held)
@@ -354,6 +364,24 @@ class ChunkReader:
             io.read_s += t1 - t0
             io.convert_s += t2 - t1
         return host
+
+    def _device_part(self, frags: list[int], start: int, stop: int, column: str) -> Column:
+        """One piece of a column decoded from its Parquet pages on the scan's
+        device (room made in the budget first: it is taken outside any
+        reservation, like the read-ahead's copies)."""
+        rows = sum(self.table.fragments[f].rows for f in frags)
+        mm = self.ctx.memory
+        if self.cuda:
+            with mm.allocating():
+                mm.make_room(rows * 24)         # values, indices and the page bytes
+        t0 = time.perf_counter()
+        col = self.table.read_device(frags, column, self.device)
+        if stop > start:                    # rows start..stop of one fragment
+            col = Column(col.dtype, col.data[start:stop], None if col.valid is None else col.valid[start:stop])
+        trace.add("device decode", t0, time.perf_counter(), table=self.table.name, column=column, rows=rows)
+        with self._lock:
+            self.ctx.io.decoded_bytes += column_nbytes(col)
+        return col
 
     def _upload(self, host: dict) -> dict:
         """A chunk's host parts as columns in one device buffer (see
@@ -408,8 +436,14 @@ class ChunkReader:
                 if missing:
                     host = {c: [x for p in parts for x in p[c]] for c in missing}
                     if self.cuda:
-                        cols.update(self._upload(host))
-                        event = self._last_event
+                        # parts decoded on the device are put together there
+                        on_device = {c: v for c, v in host.items() if v[0].data.is_cuda}
+                        for c, v in on_device.items():
+                            cols[c] = v[0] if len(v) == 1 else concat_columns(v)
+                        staged = {c: v for c, v in host.items() if c not in on_device}
+                        if staged:
+                            cols.update(self._upload(staged))
+                            event = self._last_event
                     else:
                         for c in missing:
                             cols[c] = _contiguous(concat_columns(host[c]))

@@ -236,6 +236,7 @@ class ParquetSource:
                 self.fragments.append(Fragment(m.row_group(g).num_rows, _RowGroupStats(self, i)))
         self._dict_columns = self._dictionary_columns(metas)
         self._raw: dict[int, tuple] = {}        # file index -> (raw footer, columns it may read)
+        self._device_ok: dict[str, bool] = {}   # column -> decodable from its pages by torch
         self._raw_lock = threading.Lock()
 
     def _dictionary_columns(self, metas) -> set[str]:
@@ -359,6 +360,79 @@ class ParquetSource:
             reason = str(e).strip() or type(e).__name__
             where = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {groups[0]}-{groups[-1]}"
             raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, {where}: {reason}") from None
+
+    # ------------------------------------------------------------- pages decoded by torch
+    def device_decodable(self, name: str, dtype) -> bool:
+        """Whether column ``name`` (glint type ``dtype``) can be decoded from
+        its pages by glint.storage.parquet_pages in every file: a flat INT32 /
+        INT64 / FLOAT / DOUBLE column whose values are glint's as stored
+        (signed integers, DATE days, DECIMAL(p <= 18) unscaled integers,
+        floating point), no TIMESTAMP (units) or unsigned integers."""
+        ok = self._device_ok.get(name)
+        if ok is None:
+            ok = self._device_ok[name] = all(self._device_leaf(m, name, dtype) is not None for m in self.metas)
+        return ok
+
+    @staticmethod
+    def _device_leaf(meta, name: str, dtype):
+        from .. import types as T
+        sch = meta.schema
+        leaf = next((i for i in range(len(sch)) if sch.column(i).path == name), None)
+        if leaf is None:
+            return None
+        col = sch.column(leaf)
+        if col.max_repetition_level or col.max_definition_level > 1:
+            return None
+        import json
+        logical = json.loads(col.logical_type.to_json())
+        lt = logical.get("Type")
+        phys, kind = col.physical_type, dtype.kind
+        plain_int = lt == "None" or (lt == "Int" and logical.get("isSigned", True))
+        if kind == "INTEGER" and phys == "INT32" and plain_int:
+            return leaf
+        if kind == "BIGINT" and phys in ("INT32", "INT64") and plain_int:
+            return leaf
+        if kind == "DATE" and phys == "INT32" and lt == "Date":
+            return leaf
+        if dtype.is_decimal and dtype.precision <= T.MAX_INT64_DECIMAL_PRECISION and phys in ("INT32", "INT64") \
+                and lt == "Decimal" and logical.get("scale") == dtype.scale:
+            return leaf
+        if kind == "DOUBLE" and phys in ("FLOAT", "DOUBLE") and lt == "None":
+            return leaf
+        return None
+
+    def read_device(self, fragments, name: str, dtype, device):
+        """Column ``name`` of the given fragments (row groups), decoded from
+        its pages into tensors on ``device`` (see device_decodable): (values
+        in glint's storage type, valid or None)."""
+        import torch
+        from .parquet_pages import decode_column_chunk
+        datas, valids, rows = [], [], []
+        for i in fragments:
+            fi, g = self._where[i]
+            meta = self.metas[fi]
+            leaf = self._device_leaf(meta, name, dtype)
+            try:
+                v, ok = decode_column_chunk(str(self.files[fi]), g, leaf, device=device, metadata=meta)
+            except FileNotFoundError:
+                raise GlintIOError(f"No such file: {_short(self.files[fi])!r} (it was there when the table "
+                                   f"was registered)") from None
+            except OSError as e:
+                raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+                                   f"{e}") from None
+            datas.append(v)
+            valids.append(ok)
+            rows.append(v.shape[0])
+        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
+            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
+        data = datas[0] if len(datas) == 1 else torch.cat(datas)
+        if data.dtype != want:
+            data = data.to(want)
+        valid = None
+        if any(x is not None for x in valids):
+            valid = torch.cat([x if x is not None else torch.ones(n, dtype=torch.bool, device=data.device)
+                               for x, n in zip(valids, rows)])
+        return data, valid
 
     def _column_chunk(self, i: int, name: str):
         ci = self._col_index.get(name)

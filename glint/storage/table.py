@@ -271,6 +271,24 @@ class Table:
             out[c] = [self._column(c, x, False) for x in chunks]
         return out
 
+    def device_columns(self, columns: Sequence[str]) -> list[str]:
+        """The columns whose Parquet pages glint decodes with torch on the
+        scan's device (GLINT_PARQUET_DECODE=device; see
+        glint.storage.parquet_pages): none unless the table is Parquet files
+        as registered (no rows appended or changed)."""
+        src = self._src
+        if not hasattr(src, "device_decodable"):
+            return []
+        return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
+
+    def read_device(self, fragments: Sequence[int], column: str, device) -> Column:
+        """A column of consecutive fragments decoded from its Parquet pages on ``device``."""
+        data, valid = self._src.read_device(list(fragments), column, self.schema[column], device)
+        rows = sum(self.fragments[f].rows for f in fragments)
+        if data.shape[0] != rows:
+            raise GlintError(f"table {self.name!r} changed on disk: a part has {data.shape[0]} rows, expected {rows}")
+        return Column(self.schema[column], data, valid)
+
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""
         return self._src.bytes_of(sorted({f for f, _, _ in chunk.pieces}), columns)
