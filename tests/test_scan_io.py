@@ -343,3 +343,22 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
         (want, want_rows), (agg, all_rows) = got
         assert want.num_rows == 6 and want_rows.num_rows == n          # g = 0..4 and NULL
         assert agg.equals(want) and all_rows.equals(want_rows)
+
+
+def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
+    """A dictionary-index bit width past 32 in a data page: with the pages
+    decoded by glint (GLINT_PARQUET_DECODE=device) the error names the file,
+    the row group and the column, not a traceback from inside the decoder."""
+    from glint.errors import GlintIOError
+    from glint.storage.parquet_meta import _fields
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"x": [i % 7 for i in range(1000)]}), path, compression="none")
+    off = pq.read_metadata(path).row_group(0).column(0).data_page_offset
+    raw = bytearray(path.read_bytes())
+    _, body = _fields(bytes(raw[off:off + 4096]), 0)        # the data page's header ends here
+    raw[off + body] = 0x40                                  # the indices' bit width: 64
+    path.write_bytes(bytes(raw))
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
+    con = glint.connect(device="cpu")
+    with pytest.raises(GlintIOError, match=r"bad\.parquet.*row group 0.*'x'.*bit width"):
+        con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()

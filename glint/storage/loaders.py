@@ -383,7 +383,6 @@ class ParquetSource:
         col = sch.column(leaf)
         if col.max_repetition_level or col.max_definition_level > 1:
             return None
-        import json
         logical = json.loads(col.logical_type.to_json())
         lt = logical.get("Type")
         phys, kind = col.physical_type, dtype.kind
@@ -404,7 +403,11 @@ class ParquetSource:
     def read_device(self, fragments, name: str, dtype, device):
         """Column ``name`` of the given fragments (row groups), decoded from
         its pages into tensors on ``device`` (see device_decodable): (values
-        in glint's storage type, valid or None)."""
+        in glint's storage type, valid or None). Experimental and not yet
+        measured on a GPU: each row group's column is copied up from pageable
+        memory and its dictionary indices checked, one host sync each (pinned
+        staging and a per-piece check are the next steps); a piece that is
+        part of a row group decodes the whole row group."""
         import torch
         from .parquet_pages import decode_column_chunk
         datas, valids, rows = [], [], []
@@ -414,6 +417,9 @@ class ParquetSource:
             leaf = self._device_leaf(meta, name, dtype)
             try:
                 v, ok = decode_column_chunk(str(self.files[fi]), g, leaf, device=device, metadata=meta)
+            except GlintIOError as e:        # bad page data: which file and row group
+                raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+                                   f"{e}") from None
             except FileNotFoundError:
                 raise GlintIOError(f"No such file: {_short(self.files[fi])!r} (it was there when the table "
                                    f"was registered)") from None
