@@ -415,3 +415,34 @@ def test_hybrid_kernel_compiles_for_hopper_without_a_gpu():
     k = triton.compile(ASTSource(fn=_hybrid_kernel, signature=sig, constexprs={"BLOCK": 512}),
                        target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm
+
+
+@pytest.mark.parametrize("vt", ["i32", "i64", "fp32", "fp64"])
+def test_pages_kernel_compiles_for_hopper_without_a_gpu(vt):
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from glint.kernels.hybrid import _pages_kernel
+    sig = {"data": "*u8", "values": f"*{vt}", "table": "*i64", "out": f"*{vt}", "err": "*i32", "BLOCK": "constexpr"}
+    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512}),
+                       target=GPUTarget("cuda", 90, 32))
+    assert "ptx" in k.asm
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_decode_plans_on_cuda_equal_pyarrow(tmp_path):
+    rng = np.random.default_rng(9)
+    for dtype in ("int32", "int64", "float32", "float64"):
+        plans, want = [], []
+        for i, (distinct, nulls) in enumerate([(50, 0.0), (None, 0.2), (70000, 0.0), (2, 0.5)]):
+            path = str(tmp_path / f"{dtype}{i}.parquet")
+            pq.write_table(pa.table({"x": random_array(rng, dtype, 5000, distinct, nulls, nans=True)}), path,
+                           data_page_size=2048, row_group_size=2000, dictionary_pagesize_limit=8000)
+            pf = pq.ParquetFile(path)
+            for rg in range(pf.metadata.num_row_groups):
+                plans.append(pp.plan_column_chunk(path, rg, 0, pf.metadata))
+                want.append(expected(pf, rg, 0)[0])
+        got, valid, err = pp.decode_plans(plans, "cuda")
+        pp.check_decoded(err)
+        assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()

@@ -102,17 +102,17 @@ def test_parquet_hybrid_streams():
 
 
 def test_parquet_column_chunks_with_the_hybrid_kernel(tmp_path, monkeypatch):
-    """decode_column_chunk with the dictionary indices decoded by the Triton
-    kernel equals pyarrow: NULLs (v1 and v2 pages), wide dictionaries, a
-    chunk that falls back to PLAIN pages (decoded on the host path), codecs."""
+    """decode_column_chunk with the pages decoded by the Triton kernel equals
+    pyarrow: NULLs (v1 and v2 pages), wide dictionaries, a chunk that falls
+    back to PLAIN pages, codecs."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
     from glint.kernels import hybrid
     from test_parquet_pages import check_file, random_array
     calls = []
-    real = hybrid.decode_streams_triton
-    monkeypatch.setattr(hybrid, "decode_streams_triton", lambda *a: calls.append(1) or real(*a))
+    real = hybrid.decode_pages_triton
+    monkeypatch.setattr(hybrid, "decode_pages_triton", lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(4)
     for i, (version, distinct, nulls, codec) in enumerate([("1.0", 100, 0.2, "snappy"), ("2.0", 70000, 0.0, "zstd"),
                                                           ("2.0", 3, 0.5, "none"), ("1.0", None, 0.1, "gzip")]):
@@ -123,4 +123,60 @@ def test_parquet_column_chunks_with_the_hybrid_kernel(tmp_path, monkeypatch):
         pq.write_table(t, path, data_page_version=version, compression=codec, data_page_size=1024,
                        write_batch_size=128, row_group_size=3000, dictionary_pagesize_limit=4000)
         check_file(path, use_triton=True)
-    assert len(calls) >= 6          # the chunks whose pages are all dictionary-encoded
+    assert len(calls) >= 12         # every chunk, the PLAIN pages of the fallback included
+
+
+def test_parquet_pages_kernel_many_chunks(tmp_path):
+    """glint.kernels.hybrid's page kernel (indices decoded and values gathered
+    per page, PLAIN pages copied) over the plans of many column chunks at
+    once equals the torch reference and pyarrow: NULLs (v1 and v2 pages),
+    dictionary-to-PLAIN fallback, widths 0 to 17, several files."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from glint.storage import parquet_pages as pp
+    from test_parquet_pages import expected, random_array
+    rng = np.random.default_rng(6)
+    for dtype in ("int64", "float64", "int32"):
+        plans, want, want_valid = [], [], []
+        for i, (version, distinct, nulls) in enumerate([("1.0", 100, 0.2), ("2.0", 70000, 0.0), ("2.0", 1, 0.5),
+                                                        ("1.0", None, 0.1), ("2.0", 3, 0.0)]):
+            t = pa.table({"x": random_array(rng, dtype, 4000, distinct, nulls, nans=True)})
+            path = str(tmp_path / f"{dtype}{i}.parquet")
+            pq.write_table(t, path, data_page_version=version, data_page_size=1024, write_batch_size=128,
+                           row_group_size=1500, dictionary_pagesize_limit=4000)
+            pf = pq.ParquetFile(path)
+            for rg in range(pf.metadata.num_row_groups):
+                plans.append(pp.plan_column_chunk(path, rg, 0, pf.metadata))
+                v, ok = expected(pf, rg, 0)
+                want.append(v)
+                want_valid.append(ok)
+        got, valid, err = pp.decode_plans(plans, use_triton=True)
+        pp.check_decoded(err)
+        ref, ref_valid, _ = pp.decode_plans(plans, use_triton=False)
+        assert got.numpy().tobytes() == ref.numpy().tobytes() == np.concatenate(want).tobytes()
+        assert torch.equal(valid, ref_valid) and valid.numpy().tolist() == np.concatenate(want_valid).tolist()
+
+
+def test_parquet_pages_kernel_flags_bad_indices(tmp_path):
+    """An index past the dictionary sets the kernel's error flag (and reads
+    nothing); so does an index stream that ends before its page's values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from glint.errors import GlintIOError
+    from glint.storage import parquet_pages as pp
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
+    plan = pp.plan_column_chunk(path, 0, 0)
+    pp.check_decoded(pp.decode_plans([plan], use_triton=True)[2])
+    small = pp.ChunkPlan(plan.dtype, plan.rows, plan.stored, 3, plan.hyb, plan.vals, plan.vals_bytes,
+                         plan.streams, plan.levels)          # a dictionary of 3 entries: indices 3, 4 are past it
+    with pytest.raises(GlintIOError, match="past the dictionary"):
+        pp.check_decoded(pp.decode_plans([small], use_triton=True)[2], "x")
+    with pytest.raises(GlintIOError, match="'x'"):
+        pp.decode_plans([small], use_triton=False, column="x")
+    st, end, w, k = plan.streams[0]
+    short = pp.ChunkPlan(plan.dtype, plan.rows, plan.stored, plan.dict_n, plan.hyb, plan.vals, plan.vals_bytes,
+                         [(st, st + 2, w, k)] + plan.streams[1:], plan.levels)
+    with pytest.raises(GlintIOError):
+        pp.check_decoded(pp.decode_plans([short], use_triton=True)[2])

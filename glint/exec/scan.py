@@ -22,6 +22,7 @@ import pyarrow as pa
 import torch
 
 from .. import trace
+from ..errors import GlintIOError
 from ..plan.expr import Field
 from ..storage.column import Batch, Column
 from ..storage.spill import column_nbytes
@@ -269,6 +270,7 @@ class ChunkReader:
         pool = _decode_pool()
         workers = pool._max_workers
         reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
+        plans: dict = {}                    # (fragment, column) -> future of its ChunkPlan (pages on the host)
         try:
             for chunk in chunks:
                 if self._stop.is_set():
@@ -276,28 +278,43 @@ class ChunkReader:
                 cached = {c: mm.cache_get(self._key(chunk, c)) for c in self.columns}
                 missing = tuple(c for c, v in cached.items() if v is None)
                 pieces = []
+                chunk_plans = {}
                 if missing:
                     frags = {f for f, _, _ in chunk.pieces}
                     for k in [k for k in reads if k[0] not in frags]:
                         with self._lock:
                             self._futures.discard(reads.pop(k))
-                    decoded = set()                 # columns some piece of the chunk decodes from its file
+                    for k in [k for k in plans if k[0] not in frags]:
+                        with self._lock:
+                            self._futures.discard(plans.pop(k))
+                    on_device = tuple(c for c in missing if c in self.device_cols)
+                    host_cols = tuple(c for c in missing if c not in self.device_cols)
+                    decoded = set(on_device)        # columns some piece of the chunk decodes from its file
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
                         # the host tier first: what is there is only copied up
-                        held = self._host_get(frag_list, start, stop, missing)
-                        need = tuple(c for c in missing if c not in held)
+                        held = self._host_get(frag_list, start, stop, host_cols)
+                        need = tuple(c for c in host_cols if c not in held)
                         decoded.update(need)
-                        on_host = tuple(c for c in need if c not in self.device_cols)
                         read = None
-                        if on_host and not isinstance(run, list):   # part of a fragment other chunks share
+                        if need and not isinstance(run, list):   # part of a fragment other chunks share
                             f = run[0]
-                            if (f, on_host) not in reads:
-                                reads[(f, on_host)] = self._submit(pool, self.table.read_fragments, [f], on_host)
-                            read = reads[(f, on_host)]
-                        pieces.append(self._submit(pool, self._piece, read, frag_list, start, stop, need, held))
+                            if (f, need) not in reads:
+                                reads[(f, need)] = self._submit(pool, self.table.read_fragments, [f], need)
+                            read = reads[(f, need)]
+                        if need or held:
+                            pieces.append(self._submit(pool, self._piece, read, frag_list, start, stop, need, held))
+                    # columns decoded from their pages on the device: each
+                    # fragment's pages read and decompressed by the pool (a
+                    # fragment two chunks share, once), decoded per chunk
+                    order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
+                    for c in on_device:
+                        for f in order:
+                            if (f, c) not in plans:
+                                plans[(f, c)] = self._submit(pool, self._plan, f, c)
+                        chunk_plans[c] = (order, [plans[(f, c)] for f in order])
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
-                if not self._put(self._decoded, (chunk, cached, missing, pieces)):
+                if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
                     return
             self._put(self._decoded, _DONE)
         except BaseException as e:          # handed to the consumer, which raises it
@@ -335,8 +352,6 @@ class ChunkReader:
         if self._stop.is_set():
             return {}
         t0 = time.perf_counter()
-        on_device = [c for c in columns if c in self.device_cols]
-        columns = [c for c in columns if c not in self.device_cols]
         data = None
         if columns:
             data = self.table.read_fragments(frags, columns) if read is None else \
@@ -348,8 +363,6 @@ class ChunkReader:
         if hc is not None:
             for c, v in host.items():
                 hc.put(self._host_key(frags, start, stop, c), v, _nbytes(v))
-        for c in on_device:                 # decoded from the pages on the device: no host copy
-            host[c] = [self._device_part(frags, start, stop, c)]
         held_bytes = 0
         if held:
             host.update(held)
@@ -365,30 +378,67 @@ class ChunkReader:
             io.convert_s += t2 - t1
         return host
 
-    def _device_part(self, frags: list[int], start: int, stop: int, column: str) -> Column:
-        """One piece of a column decoded from its Parquet pages on the scan's
-        device (room made in the budget first: it is taken outside any
-        reservation, like the read-ahead's copies)."""
-        rows = sum(self.table.fragments[f].rows for f in frags)
-        mm = self.ctx.memory
-        if self.cuda:
-            with mm.allocating():
-                mm.make_room(rows * 24)         # values, indices and the page bytes
+    def _plan(self, fragment: int, column: str):
+        """The host's part of decoding one fragment's column from its Parquet
+        pages (read, page headers, decompression: see glint.storage.parquet_pages)."""
+        if self._stop.is_set():
+            return None
         t0 = time.perf_counter()
-        col = self.table.read_device(frags, column, self.device)
-        if stop > start:                    # rows start..stop of one fragment
-            col = Column(col.dtype, col.data[start:stop], None if col.valid is None else col.valid[start:stop])
+        plan = self.table.device_plan(fragment, column)
+        t1 = time.perf_counter()
+        trace.add("pages", t0, t1, table=self.table.name, column=column, bytes=plan.nbytes)
+        with self._lock:
+            self.ctx.io.read_s += t1 - t0
+        return plan
+
+    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None):
+        """A chunk's column from its fragments' plans, decoded on the scan's
+        device (``data``: the plans' bytes already there): (Column, err)."""
+        rows = sum(p.rows for p in plans)
+        mm = self.ctx.memory
+        t0 = time.perf_counter()
+        if self.cuda:
+            with mm.allocating():           # outside any reservation, like the read-ahead's copies
+                mm.make_room(rows * 17)
+                col, err = self.table.decode_device(plans, column, self.device, data, layout)
+        else:
+            col, err = self.table.decode_device(plans, column, self.device)
+        # the chunk's rows of the decoded fragments
+        first, at = {}, 0
+        for f, p in zip(order, plans):
+            first[f] = at
+            at += p.rows
+        ranges: list[list[int]] = []
+        for f, start, stop in chunk.pieces:
+            a, b = first[f] + start, first[f] + stop
+            if ranges and ranges[-1][1] == a:
+                ranges[-1][1] = b
+            else:
+                ranges.append([a, b])
+        if ranges != [[0, at]]:
+            def part(a, b):
+                return col.data[a:b], (None if col.valid is None else col.valid[a:b])
+            if len(ranges) == 1:
+                d, v = part(*ranges[0])
+                if 2 * d.shape[0] < at:         # most of the buffer is not the chunk's: not kept
+                    d, v = d.clone(), (None if v is None else v.clone())
+            else:
+                got = [part(a, b) for a, b in ranges]
+                d = torch.cat([x for x, _ in got])
+                v = None if col.valid is None else torch.cat([y for _, y in got])
+            col = Column(col.dtype, d, v)
         trace.add("device decode", t0, time.perf_counter(), table=self.table.name, column=column, rows=rows)
         with self._lock:
             self.ctx.io.decoded_bytes += column_nbytes(col)
-        return col
+        return col, err
 
-    def _upload(self, host: dict) -> dict:
+    def _upload(self, host: dict, raw: dict | None = None) -> dict:
         """A chunk's host parts as columns in one device buffer (see
-        glint.storage.transfer.StackedUpload); the event covering the copies
-        is left in self._last_event."""
+        glint.storage.transfer.StackedUpload; ``raw``: more buffers copied up
+        as they are); the event covering the copies is left in
+        self._last_event."""
         from ..storage.transfer import StackedUpload, staging_pool
-        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream)
+        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw)
         io = self.ctx.io
 
         def counted(nbytes, seconds):
@@ -409,6 +459,47 @@ class ChunkReader:
             io.h2d_bytes += up.bytes
         return cols
 
+    def _to_device(self, chunk, host: dict, plans: dict, cols: dict):
+        """A chunk's missing columns on the device (into ``cols``): host
+        parts staged through pinned buffers, and columns decoded from their
+        pages (the pages' bytes staged the same way, then one kernel per
+        column). Returns the event the consumer waits for."""
+        from ..storage.parquet_pages import layout_plans
+        layouts, raw = {}, {}
+        for c, (order, pl) in plans.items():
+            if all(p.dtype == pl[0].dtype for p in pl):
+                la = layouts[c] = layout_plans(pl)
+                raw[("pages", c)] = (la.total, la.segments)
+        if not host and not raw:
+            got, event = {}, None
+        else:
+            got = self._upload(host, raw)
+            event = self._last_event
+        cols.update((c, got[c]) for c in host)
+        if not plans:
+            return event
+        errs = []
+        with torch.cuda.device(self.device), torch.cuda.stream(self.compute_stream):
+            for c, (order, pl) in plans.items():
+                col, err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)), layouts.get(c))
+                cols[c] = col
+                if err is not None:
+                    errs.append(err)
+            del got
+            event = torch.cuda.Event()
+            event.record(self.compute_stream)
+            # Bad page data (an index past its dictionary, a stream that ends
+            # short) reads nothing but would give wrong values: checked here,
+            # on the reader's thread, before the chunk is handed on. This waits
+            # for the compute stream to reach the decoding (the chunk's copies
+            # queue behind the previous chunk's kernels anyway).
+            if errs and int(sum(errs).item()):
+                frags = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
+                raise GlintIOError(f"Cannot read {self.table.describe_fragments(frags)}: bad page data "
+                                   f"in column(s) {', '.join(sorted(plans))} (a dictionary index past the "
+                                   "dictionary, or an index stream shorter than its page)")
+        return event
+
     def _upload_loop(self, n: int) -> None:
         """Puts each chunk together from its pieces, in order (on CUDA on the
         copies' stream, so the event it hands on covers copies and concat)."""
@@ -424,9 +515,10 @@ class ChunkReader:
                 if isinstance(item, BaseException):
                     self._put(self._ready, item)
                     return
-                chunk, cached, missing, pieces = item
+                chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
+                plans = {c: (order, [f.result() for f in futs]) for c, (order, futs) in chunk_plans.items()}
                 with self._lock:
                     self._futures.difference_update(pieces)
                 del item, pieces
@@ -434,20 +526,16 @@ class ChunkReader:
                     return
                 event = None
                 if missing:
-                    host = {c: [x for p in parts for x in p[c]] for c in missing}
+                    host = {c: [x for p in parts for x in p[c]] for c in missing if c not in plans}
                     if self.cuda:
-                        # parts decoded on the device are put together there
-                        on_device = {c: v for c, v in host.items() if v[0].data.is_cuda}
-                        for c, v in on_device.items():
-                            cols[c] = v[0] if len(v) == 1 else concat_columns(v)
-                        staged = {c: v for c, v in host.items() if c not in on_device}
-                        if staged:
-                            cols.update(self._upload(staged))
-                            event = self._last_event
+                        event = self._to_device(chunk, host, plans, cols)
                     else:
-                        for c in missing:
+                        for c in host:
                             cols[c] = _contiguous(concat_columns(host[c]))
+                        for c, (order, pl) in plans.items():
+                            cols[c] = self._decode_pages(chunk, c, order, pl)[0]
                     del host
+                del plans
                 del parts               # the pieces, now in the chunk's columns
                 if not self._put(self._ready, (chunk, cols, event, list(missing))):
                     return

@@ -97,3 +97,99 @@ def decode_streams_triton(data: torch.Tensor, starts: torch.Tensor, ends: torch.
         with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
             _hybrid_kernel[(n,)](data, starts, ends, widths, counts, out_offsets, out, BLOCK=BLOCK)
     return out
+
+
+# ------------------------------------------------------------------ whole pages: indices and values
+# Columns of the page table handed to decode_pages_triton (int64, one row per page)
+PAGE_START, PAGE_END, PAGE_WIDTH, PAGE_COUNT, PAGE_OUT, PAGE_BASE, PAGE_LIMIT = range(7)
+PAGE_FIELDS = 7
+
+if HAS_TRITON:
+    @triton.jit
+    def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr):
+        # one program per data page: its values, ``count`` of them, written to
+        # out[o:o + count]. A PLAIN page (width -1) copies values[base:base +
+        # count]; a dictionary-encoded page decodes its index stream (the
+        # hybrid walk of _hybrid_kernel) and gathers values[base + index],
+        # where an index at or past ``limit`` (the dictionary's size) reads
+        # nothing and sets err[0], as does a stream that ends short.
+        s = tl.program_id(0)
+        row = table + s * 7
+        pos = tl.load(row + 0)
+        end = tl.load(row + 1)
+        w = tl.load(row + 2)
+        left = tl.load(row + 3)
+        o = tl.load(row + 4)
+        base = tl.load(row + 5)
+        limit = tl.load(row + 6)
+        lanes = tl.arange(0, BLOCK).to(tl.int64)
+        if w < 0:                                       # PLAIN: a straight copy
+            for j in range(0, left, BLOCK):
+                k = j + lanes
+                m = k < left
+                tl.store(out + o + k, tl.load(values + base + k, mask=m), mask=m)
+        else:
+            mask_w = (tl.full((), 1, tl.int64) << w) - 1
+            vbytes = (w + 7) // 8
+            bad = tl.full((), 0, tl.int32)
+            while (left > 0) & (pos < end):
+                h = tl.full((), 0, tl.int64)
+                shift = tl.full((), 0, tl.int64)
+                more = tl.full((), 1, tl.int64)
+                while (more != 0) & (pos < end):
+                    b = tl.load(data + pos).to(tl.int64)
+                    pos += 1
+                    h = h | ((b & 0x7F) << shift)
+                    shift += 7
+                    more = b >> 7
+                n = h >> 1
+                if (h & 1) != 0:                        # bit-packed: 8 * n indices
+                    take = tl.minimum(n * 8, left)
+                    first = pos * 8
+                    for j in range(0, take, BLOCK):
+                        k = j + lanes
+                        m = k < take
+                        bit = first + k * w
+                        byte = bit >> 3
+                        word = tl.load(data + byte, mask=m, other=0).to(tl.int64)
+                        word = word | (tl.load(data + byte + 1, mask=m, other=0).to(tl.int64) << 8)
+                        word = word | (tl.load(data + byte + 2, mask=m, other=0).to(tl.int64) << 16)
+                        word = word | (tl.load(data + byte + 3, mask=m, other=0).to(tl.int64) << 24)
+                        word = word | (tl.load(data + byte + 4, mask=m, other=0).to(tl.int64) << 32)
+                        idx = (word >> (bit & 7)) & mask_w
+                        ok = m & (idx < limit)
+                        bad = bad | tl.max((m & (idx >= limit)).to(tl.int32), axis=0)
+                        tl.store(out + o + k, tl.load(values + base + idx, mask=ok), mask=m)
+                    pos += n * w
+                else:                                   # RLE: n copies of one index
+                    rle = tl.full((), 0, tl.int64)
+                    for t in range(0, vbytes):
+                        rle = rle | (tl.load(data + pos + t).to(tl.int64) << (8 * t))
+                    pos += vbytes
+                    take = tl.minimum(n, left)
+                    in_range = rle < limit
+                    bad = bad | ((take > 0) & (rle >= limit)).to(tl.int32)
+                    v = tl.load(values + base + rle, mask=in_range, other=0)
+                    for j in range(0, take, BLOCK):
+                        k = j + lanes
+                        tl.store(out + o + k, tl.zeros((BLOCK,), out.dtype.element_ty) + v, mask=k < take)
+                o += take
+                left -= take
+            bad = bad | (left > 0).to(tl.int32)
+            tl.store(err, bad, mask=bad != 0)
+
+
+def decode_pages_triton(data: torch.Tensor, values: torch.Tensor, table: torch.Tensor, out: torch.Tensor,
+                        err: torch.Tensor) -> torch.Tensor:
+    """Every page of ``table`` (an int64 [pages, PAGE_FIELDS] tensor: stream
+    start and end in ``data``, index bit width or -1 for a PLAIN page, value
+    count, output offset, base in ``values``, dictionary size) decoded into
+    ``out`` (``values``' dtype) by one program per page; err[0] (int32) is set
+    to 1 when an index is past its dictionary or a stream ends short (what
+    was read is then not the page's: the caller raises). ``data``: uint8,
+    followed by at least 8 bytes the bit gathers may read."""
+    n = table.shape[0]
+    if n:
+        with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
+            _pages_kernel[(n,)](data, values, table, out, err, BLOCK=BLOCK)
+    return out

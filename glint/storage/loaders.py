@@ -400,45 +400,35 @@ class ParquetSource:
             return leaf
         return None
 
-    def read_device(self, fragments, name: str, dtype, device):
-        """Column ``name`` of the given fragments (row groups), decoded from
-        its pages into tensors on ``device`` (see device_decodable): (values
-        in glint's storage type, valid or None). Experimental and not yet
-        measured on a GPU: each row group's column is copied up from pageable
-        memory and its dictionary indices checked, one host sync each (pinned
-        staging and a per-piece check are the next steps); a piece that is
-        part of a row group decodes the whole row group."""
-        import torch
-        from .parquet_pages import decode_column_chunk
-        datas, valids, rows = [], [], []
-        for i in fragments:
-            fi, g = self._where[i]
-            meta = self.metas[fi]
-            leaf = self._device_leaf(meta, name, dtype)
-            try:
-                v, ok = decode_column_chunk(str(self.files[fi]), g, leaf, device=device, metadata=meta)
-            except GlintIOError as e:        # bad page data: which file and row group
-                raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
-                                   f"{e}") from None
-            except FileNotFoundError:
-                raise GlintIOError(f"No such file: {_short(self.files[fi])!r} (it was there when the table "
-                                   f"was registered)") from None
-            except OSError as e:
-                raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
-                                   f"{e}") from None
-            datas.append(v)
-            valids.append(ok)
-            rows.append(v.shape[0])
-        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
-            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
-        data = datas[0] if len(datas) == 1 else torch.cat(datas)
-        if data.dtype != want:
-            data = data.to(want)
-        valid = None
-        if any(x is not None for x in valids):
-            valid = torch.cat([x if x is not None else torch.ones(n, dtype=torch.bool, device=data.device)
-                               for x, n in zip(valids, rows)])
-        return data, valid
+    def plan_device(self, fragment: int, name: str, dtype):
+        """The host's part of decoding column ``name`` of one fragment (row
+        group) from its pages (glint.storage.parquet_pages.ChunkPlan: read,
+        page headers, decompression); errors name the file and row group."""
+        from .parquet_pages import plan_column_chunk
+        fi, g = self._where[fragment]
+        meta = self.metas[fi]
+        leaf = self._device_leaf(meta, name, dtype)
+        try:
+            return plan_column_chunk(str(self.files[fi]), g, leaf, metadata=meta)
+        except GlintIOError as e:        # bad page data: which file and row group
+            raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+                               f"{e}") from None
+        except FileNotFoundError:
+            raise GlintIOError(f"No such file: {_short(self.files[fi])!r} (it was there when the table "
+                               f"was registered)") from None
+        except OSError as e:
+            raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+                               f"{e}") from None
+
+    def describe_fragments(self, fragments) -> str:
+        """The files (and row groups) of some fragments, for error messages."""
+        where = [self._where[f] for f in fragments]
+        files = sorted({fi for fi, _ in where})
+        if len(files) == 1:
+            groups = [g for _, g in where]
+            rg = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {min(groups)}-{max(groups)}"
+            return f"Parquet file {_short(self.files[files[0]])!r}, {rg}"
+        return f"Parquet files {_short(self.files[files[0]])!r} ... {_short(self.files[files[-1]])!r}"
 
     def _column_chunk(self, i: int, name: str):
         ci = self._col_index.get(name)

@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 import torch
 
 from ..errors import GlintIOError, NotSupported
-from .parquet_meta import ThriftError, _fields, _int_value, _varint
+from .parquet_meta import ThriftError, _skip, _varint
 
 # PageType
 DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
@@ -111,9 +111,43 @@ def read_chunk_bytes(path: str, cc) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _struct(b, f) -> dict:
-    """The fields of the struct value of field f, by field id."""
-    return {x[0]: x for x in _fields(b, f[3])[0]}
+# PageHeader's struct fields that are parsed (the data page headers); any
+# other struct (statistics, ...) is skipped
+_PAGE_STRUCTS = frozenset((5, 7, 8))
+
+
+def _header_fields(b, i: int, structs=frozenset()) -> tuple[dict, int]:
+    """The integer and bool fields of the Thrift compact struct at i, by field
+    id (the fields with ids in ``structs`` parsed as structs the same way,
+    everything else skipped), and the position after the struct: a page
+    header's few fields without the generic parser's lists (this runs once
+    per page, holding the GIL)."""
+    out = {}
+    fid = 0
+    while True:
+        h = b[i]
+        i += 1
+        if h == 0:
+            return out, i
+        t = h & 15
+        if h >> 4:
+            fid += h >> 4
+        else:
+            v, i = _varint(b, i)
+            fid = (v >> 1) ^ -(v & 1)
+        if 4 <= t <= 6:                             # i16 / i32 / i64: zigzag varint
+            v = b[i]
+            if v < 0x80:
+                i += 1
+            else:
+                v, i = _varint(b, i)
+            out[fid] = (v >> 1) ^ -(v & 1)
+        elif t == 1 or t == 2:                      # bool: the value is the type
+            out[fid] = t == 1
+        elif t == 12 and fid in structs:
+            out[fid], i = _header_fields(b, i)
+        else:
+            i = _skip(b, i, t)
 
 
 def _required(d: dict, fid: int, what: str):
@@ -157,11 +191,10 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
     i = 0
     try:
         while i < len(buf):
-            fl, j = _fields(buf, i)
-            d = {f[0]: f for f in fl}
-            kind = _int_value(buf, _required(d, 1, "type"))
-            usize = _int_value(buf, _required(d, 2, "uncompressed_page_size"))
-            csize = _int_value(buf, _required(d, 3, "compressed_page_size"))
+            d, j = _header_fields(buf, i, _PAGE_STRUCTS)
+            kind = _required(d, 1, "type")
+            usize = _required(d, 2, "uncompressed_page_size")
+            csize = _required(d, 3, "compressed_page_size")
             i = j + csize
             if csize < 0 or usize < 0 or i > len(buf):
                 raise ThriftError("page runs past the end of the column chunk")
@@ -169,33 +202,30 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
             if kind == INDEX_PAGE:
                 continue
             if kind == DATA_PAGE:
-                h = _struct(buf, _required(d, 5, "data_page_header"))
+                h = _required(d, 5, "data_page_header")
                 pages.append(Page(
-                    DATA_PAGE, _int_value(buf, _required(h, 1, "num_values")),
-                    _int_value(buf, _required(h, 2, "encoding")), inflate(raw, usize),
-                    def_encoding=_int_value(buf, h[3]) if 3 in h else RLE))
+                    DATA_PAGE, _required(h, 1, "num_values"), _required(h, 2, "encoding"), inflate(raw, usize),
+                    def_encoding=h.get(3, RLE)))
             elif kind == DICTIONARY_PAGE:
-                h = _struct(buf, _required(d, 7, "dictionary_page_header"))
+                h = _required(d, 7, "dictionary_page_header")
                 pages.append(Page(
-                    DICTIONARY_PAGE, _int_value(buf, _required(h, 1, "num_values")),
-                    _int_value(buf, _required(h, 2, "encoding")), inflate(raw, usize)))
+                    DICTIONARY_PAGE, _required(h, 1, "num_values"), _required(h, 2, "encoding"),
+                    inflate(raw, usize)))
             elif kind == DATA_PAGE_V2:
-                h = _struct(buf, _required(d, 8, "data_page_header_v2"))
-                dl = _int_value(buf, _required(h, 5, "definition_levels_byte_length"))
-                rl = _int_value(buf, _required(h, 6, "repetition_levels_byte_length"))
+                h = _required(d, 8, "data_page_header_v2")
+                dl = _required(h, 5, "definition_levels_byte_length")
+                rl = _required(h, 6, "repetition_levels_byte_length")
                 if dl < 0 or rl < 0 or dl + rl > min(csize, usize):
                     raise ThriftError("levels longer than the page")
-                compressed = h[7][1] == 1 if 7 in h else True     # bool: the value is the type
+                compressed = h.get(7, True)
                 rest = raw[dl + rl:]
                 body = inflate(rest, usize - dl - rl) if compressed else bytes(rest)
                 pages.append(Page(
-                    DATA_PAGE_V2, _int_value(buf, _required(h, 1, "num_values")),
-                    _int_value(buf, _required(h, 4, "encoding")), body,
-                    def_bytes=bytes(raw[rl:rl + dl]),
-                    num_nulls=_int_value(buf, _required(h, 2, "num_nulls"))))
+                    DATA_PAGE_V2, _required(h, 1, "num_values"), _required(h, 4, "encoding"), body,
+                    def_bytes=bytes(raw[rl:rl + dl]), num_nulls=_required(h, 2, "num_nulls")))
             else:
                 raise ThriftError(f"unknown page type {kind}")
-    except (ThriftError, IndexError) as e:
+    except (ThriftError, IndexError, TypeError, AttributeError) as e:
         raise GlintIOError(f"Parquet column {column!r}: bad page: {e}") from None
     except pa.ArrowException as e:
         raise GlintIOError(f"Parquet column {column!r}: page does not decompress: {e}") from None
@@ -219,12 +249,28 @@ class _Runs:
         self.checked = False
 
     def add(self, length: int, base: int = 0, step: int = 0, bit: int = 0, width: int = 0, limit: int = 0):
+        """``limit`` > 0: the run's values (base included) must be below it;
+        checked when the field's width allows values at or past ``limit -
+        base``."""
         for row, v in zip(self.rows, (length, base, step, bit, width, limit)):
             row.append(v)
         self.total += length
         self.max_width = max(self.max_width, width)
         self.stepped |= step != 0
-        self.checked |= limit > 0 and (1 << width) > limit
+        self.checked |= limit > 0 and base + (1 << width) > limit
+
+    def extend(self, other: "_Runs", bit_shift: int = 0) -> None:
+        """Append other's runs, their bit offsets moved by ``bit_shift``."""
+        for mine, theirs in zip(self.rows, other.rows):
+            mine.extend(theirs)
+        if bit_shift:
+            bits = self.rows[3]
+            for j in range(len(bits) - len(other.rows[3]), len(bits)):
+                bits[j] += bit_shift
+        self.total += other.total
+        self.max_width = max(self.max_width, other.max_width)
+        self.stepped |= other.stepped
+        self.checked |= other.checked
 
     def expand(self, data: torch.Tensor) -> torch.Tensor:
         """The values of all runs, in order (int64 on data's device). ``data``:
@@ -259,11 +305,14 @@ class _Runs:
         return out
 
 
-def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limit: int = 0) -> int | None:
+def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limit: int = 0,
+                  offset: int = 0) -> int | None:
     """Parse the run headers of the RLE / bit-packed hybrid stream in b[i:end]
-    (``count`` values of ``width`` bits) into ``runs``; bit offsets are
-    positions in b. Returns the number of ones when width is 1 (definition
-    levels of a column with max level 1: the non-NULL count), else None."""
+    (``count`` values of ``width`` bits) into ``runs``, each value plus
+    ``offset``; bit offsets are positions in b; ``limit`` > 0: every value
+    (before the offset) must be below it. Returns the number of ones when
+    width is 1 (definition levels of a column with max level 1: the non-NULL
+    count), else None."""
     vbytes = (width + 7) // 8
     ones = 0
     left = count
@@ -278,7 +327,7 @@ def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limi
             if i + need > end:
                 raise ValueError("bit-packed run runs past its stream")
             if take:
-                runs.add(take, bit=i * 8, width=width, limit=limit)
+                runs.add(take, base=offset, bit=i * 8, width=width, limit=limit and offset + limit)
                 if width == 1:
                     ones += (int.from_bytes(b[i:i + need], "little") & ((1 << take) - 1)).bit_count()
             i += n * width
@@ -291,7 +340,7 @@ def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limi
             if limit and v >= limit:
                 raise ValueError(f"RLE value {v} out of range (limit {limit})")
             if take:
-                runs.add(take, base=v)
+                runs.add(take, base=v + offset)
                 ones += v * take
         left -= take
     return ones if width == 1 else None
@@ -351,6 +400,69 @@ def decode_streams(data: torch.Tensor, starts, ends, widths, counts, use_triton:
 
 
 # ------------------------------------------------------------------ column chunks
+@dataclass
+class ChunkPlan:
+    """A column chunk's pages with the host's part of the decoding done:
+    headers parsed, bodies decompressed, definition level runs parsed; the
+    values are decoded by :func:`decode_plans`, for many chunks at once.
+
+    ``hyb``: the chunk's hybrid streams (definition levels, dictionary
+    indices) one after the other; ``vals``: the dictionary's entries, then
+    every PLAIN page's values (buffers, ``vals_bytes`` in all; ``vals_n``
+    values); ``streams``: each data page's indices into the values in page
+    order, ``(start, end, width, count)`` of a dictionary-encoded page's
+    stream in ``hyb``, ``(None, first, 0, count)`` for a PLAIN page (indices
+    first, first + 1, ...); ``levels``: the definition level runs (bit
+    offsets into ``hyb``), None for a required column."""
+    dtype: torch.dtype
+    rows: int
+    stored: int
+    dict_n: int | None
+    hyb: bytearray
+    vals: list
+    vals_bytes: int
+    streams: list
+    levels: _Runs | None
+
+    @property
+    def vals_n(self) -> int:
+        return self.vals_bytes // self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes copied to the device for this chunk."""
+        return len(self.hyb) + self.vals_bytes
+
+
+def _check_column(meta, column: int):
+    col = meta.schema.column(column)
+    name = col.path
+    dtype = _DTYPES.get(col.physical_type)
+    if dtype is None:
+        raise NotSupported(f"Parquet column {name!r}: physical type {col.physical_type} "
+                           "(only INT32, INT64, FLOAT and DOUBLE are decoded)")
+    if col.max_repetition_level or col.max_definition_level > 1:
+        raise NotSupported(f"Parquet column {name!r}: nested column (max repetition level "
+                           f"{col.max_repetition_level}, max definition level {col.max_definition_level})")
+    return name, dtype, col.max_definition_level
+
+
+def plan_column_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None) -> ChunkPlan:
+    """The host's part of decoding column ``column`` (leaf index) of row
+    group ``rg``: read, page headers, decompression (see ChunkPlan)."""
+    meta = metadata if metadata is not None else pq.read_metadata(path)
+    name, dtype, max_def = _check_column(meta, column)
+    cc = meta.row_group(rg).column(column)
+    codec = _FROM_PYARROW.get(cc.compression, cc.compression)
+    if codec == "UNKNOWN":
+        codec = "UNKNOWN (Hadoop-framed LZ4 or another codec pyarrow does not name)"
+    plan = plan_pages(parse_pages(read_chunk_bytes(path, cc), codec, column=name), dtype, max_def, name)
+    if plan.rows != cc.num_values:
+        raise GlintIOError(f"Parquet column {name!r}: pages hold {plan.rows} values, "
+                           f"the column chunk {cc.num_values}")
+    return plan
+
+
 def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
                         metadata: pq.FileMetaData | None = None,
                         use_triton: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -358,9 +470,9 @@ def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
     (values, valid). values: int32 / int64 / float32 / float64 on ``device``,
     0 where NULL; valid: a bool tensor, or None when the column cannot hold
     NULLs (max definition level 0). ``metadata``: the file's, when already read.
-    ``use_triton`` (default: on CUDA): the dictionary indices of the chunk's
-    pages are decoded by one Triton program per page (glint.kernels.hybrid)
-    instead of from run headers parsed on the host.
+    ``use_triton`` (default: on CUDA): the pages are decoded by one Triton
+    program per page (glint.kernels.hybrid) instead of from run headers
+    parsed on the host.
 
     >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile
     >>> d = tempfile.mkdtemp()
@@ -373,40 +485,23 @@ def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
     glint.errors.NotSupported: Not supported: Parquet column 's': physical type BYTE_ARRAY (only INT32, INT64, FLOAT and DOUBLE are decoded)
     """
     meta = metadata if metadata is not None else pq.read_metadata(path)
-    col = meta.schema.column(column)
-    name = col.path
-    dtype = _DTYPES.get(col.physical_type)
-    if dtype is None:
-        raise NotSupported(f"Parquet column {name!r}: physical type {col.physical_type} "
-                           "(only INT32, INT64, FLOAT and DOUBLE are decoded)")
-    if col.max_repetition_level or col.max_definition_level > 1:
-        raise NotSupported(f"Parquet column {name!r}: nested column (max repetition level "
-                           f"{col.max_repetition_level}, max definition level {col.max_definition_level})")
-    cc = meta.row_group(rg).column(column)
-    codec = _FROM_PYARROW.get(cc.compression, cc.compression)
-    if codec == "UNKNOWN":
-        codec = "UNKNOWN (Hadoop-framed LZ4 or another codec pyarrow does not name)"
-    pages = parse_pages(read_chunk_bytes(path, cc), codec, column=name)
-    device = torch.device(device)
-    if use_triton is None:
-        use_triton = device.type == "cuda"
-    values, valid = _decode_pages(pages, dtype, col.max_definition_level, device, name, use_triton)
-    if values.numel() != cc.num_values:
-        raise GlintIOError(f"Parquet column {name!r}: pages hold {values.numel()} values, "
-                           f"the column chunk {cc.num_values}")
+    plan = plan_column_chunk(path, rg, column, meta)
+    name = meta.schema.column(column).path
+    values, valid, err = decode_plans([plan], device, use_triton=use_triton, column=name)
+    check_decoded(err, name)
     return values, valid
 
 
-def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: torch.device,
-                  column: str, use_triton: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str) -> ChunkPlan:
+    """A column chunk's parsed pages as a ChunkPlan; malformed pages raise
+    GlintIOError, encodings not handled NotSupported (naming ``column``)."""
     size = dtype.itemsize
     hyb = bytearray()           # hybrid streams (levels, indices): bit offsets point here
-    vals = bytearray()          # dictionary entries, then the values of PLAIN pages
-    levels, index = _Runs(), _Runs()
+    vals = []                   # dictionary entries, then the values of PLAIN pages
+    vals_bytes = 0
+    levels = _Runs() if max_def else None
     dict_n = None
     total = stored = 0
-    # each page's indices into the values, in page order: a dictionary page's
-    # hybrid stream (start, end, width, count), a PLAIN page's (None, base, 0, count)
     streams: list[tuple] = []
     try:
         for p in pages:
@@ -418,7 +513,8 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
                                        f"{_encoding_name(p.encoding)}")
                 if p.num_values < 0 or len(p.body) < p.num_values * size:
                     raise ValueError("dictionary page shorter than its entries")
-                vals += memoryview(p.body)[:p.num_values * size]
+                vals.append(memoryview(p.body)[:p.num_values * size])
+                vals_bytes += p.num_values * size
                 dict_n = p.num_values
                 continue
             n = p.num_values
@@ -446,8 +542,9 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
             if p.encoding == PLAIN:
                 if len(body) < k * size:
                     raise ValueError("PLAIN page shorter than its values")
-                streams.append((None, len(vals) // size, 0, k))       # indices base, base + 1, ...
-                vals += body[:k * size]
+                streams.append((None, vals_bytes // size, 0, k))     # indices first, first + 1, ...
+                vals.append(body[:k * size])
+                vals_bytes += k * size
             elif p.encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
                 if dict_n is None:
                     raise ValueError("a dictionary-encoded page without a dictionary page")
@@ -461,31 +558,137 @@ def _decode_pages(pages: list[Page], dtype: torch.dtype, max_def: int, device: t
                 raise NotSupported(f"Parquet column {column!r}: value encoding {_encoding_name(p.encoding)}")
             total += n
             stored += k
-
-        pad = -len(hyb) % 8                                 # values start 8-byte aligned
-        start = len(hyb) + pad
-        blob = hyb + bytes(pad) + vals + bytes(8)           # + zero bytes the bit gathers may touch
-        data = torch.frombuffer(blob, dtype=torch.uint8).to(device, copy=True)
-        source = data[start:start + len(vals)].view(dtype)
-        if dict_n is None:
-            values = source
-        elif use_triton and all(st[0] is not None for st in streams):     # every page dictionary-encoded
-            idx = decode_streams(data, *zip(*streams), use_triton=True) if streams else \
-                torch.zeros(0, dtype=torch.int32, device=device)
-            # (one sync: an index past the dictionary would be a device-side assert in the gather)
-            if idx.numel() and bool(((idx < 0) | (idx >= dict_n)).any()):
-                raise ValueError("a dictionary index past the dictionary")
-            values = source[idx]
-        else:
-            for at, end, width, k in streams:           # run headers parsed on the host
-                if at is None:
-                    index.add(k, base=end, step=1)
-                else:
-                    _parse_hybrid(hyb, at, end, width, k, index, limit=dict_n)
-            values = source[index.expand(data)]
-        if not max_def:
-            return values, None
-        valid = levels.expand(data) == 1
-        return torch.zeros(total, dtype=dtype, device=device).masked_scatter_(valid, values), valid
     except (ValueError, ThriftError, IndexError) as e:
         raise GlintIOError(f"Parquet column {column!r}: bad page data: {e}") from None
+    return ChunkPlan(dtype, total, stored, dict_n, hyb, vals, vals_bytes, streams, levels)
+
+
+@dataclass
+class PlanLayout:
+    """Where the plans of one decode_plans call lie in the one buffer copied
+    to the device: ``[every plan's hyb][pad to 8][every plan's vals][8 zero
+    bytes]``. ``segments``: (offset, buffer) pairs to fill it with; ``table``:
+    the page table of glint.kernels.hybrid.decode_pages_triton (int64)."""
+    total: int
+    vals_at: int
+    segments: list
+    table: torch.Tensor
+    hyb_at: list
+    vals_base: list
+    out_at: list
+    rows: int
+    stored: int
+
+
+def layout_plans(plans: list[ChunkPlan]) -> PlanLayout:
+    """The layout of the plans' bytes in one buffer (see PlanLayout)."""
+    size = plans[0].dtype.itemsize
+    segments, hyb_at, vals_base, out_at = [], [], [], []
+    at = 0
+    for p in plans:
+        hyb_at.append(at)
+        if p.hyb:
+            segments.append((at, p.hyb))
+        at += len(p.hyb)
+    vals_at = (at + 7) // 8 * 8
+    at = vals_at
+    for p in plans:
+        vals_base.append((at - vals_at) // size)
+        for v in p.vals:
+            if len(v):
+                segments.append((at, v))
+            at += len(v)
+    rows = []
+    out = 0
+    for p, h, vb in zip(plans, hyb_at, vals_base):
+        out_at.append(out)
+        o = out
+        for st, end, width, k in p.streams:
+            if st is None:          # PLAIN
+                rows.append((0, 0, -1, k, o, vb + end, 0))
+            else:
+                rows.append((h + st, h + end, width, k, o, vb, p.dict_n))
+            o += k
+        out += p.stored
+    table = torch.tensor(rows, dtype=torch.int64).reshape(-1, 7)
+    return PlanLayout(at + 8, vals_at, segments, table, hyb_at, vals_base, out_at,
+                      sum(p.rows for p in plans), out)
+
+
+def fill_layout(layout: PlanLayout) -> torch.Tensor:
+    """The layout's buffer on the host (uint8)."""
+    buf = bytearray(layout.total)
+    mv = memoryview(buf)
+    for at, seg in layout.segments:
+        mv[at:at + len(seg)] = seg
+    return torch.frombuffer(buf, dtype=torch.uint8) if layout.total else torch.zeros(0, dtype=torch.uint8)
+
+
+def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None = None,
+                 data: torch.Tensor | None = None, layout: PlanLayout | None = None, column: str = "?",
+                 valid_when_no_nulls: bool = True):
+    """The values of several column chunks (plans of one dtype) one after
+    the other: (values, valid, err). ``data``: the layout's buffer already
+    on the device (the scan copies it up through pinned memory), else it is
+    copied from pageable memory. ``use_triton`` (default: on CUDA): one
+    Triton program per page decodes and gathers the values; otherwise the
+    run headers are parsed on the host and expanded with torch (the
+    reference, and the CPU path). ``err``: None when the pages were checked
+    already (the torch path), else an int32 device tensor that is nonzero
+    when a page's data was bad: see :func:`check_decoded` (checking it
+    waits for the device, so the caller picks when). ``valid``: None for
+    required columns, and with ``valid_when_no_nulls=False`` also when no
+    value is NULL."""
+    device = torch.device(device)
+    dtype = plans[0].dtype
+    if any(p.dtype != dtype for p in plans):
+        raise ValueError("decode_plans: plans of different dtypes")
+    if layout is None:
+        layout = layout_plans(plans)
+    if data is None:
+        data = fill_layout(layout).to(device)
+    device = data.device
+    if use_triton is None:
+        use_triton = device.type == "cuda"
+    source = data[layout.vals_at:layout.total - 8].view(dtype) if layout.total else \
+        torch.zeros(0, dtype=dtype, device=device)
+    err = None
+    try:
+        if use_triton:
+            from ..kernels.hybrid import decode_pages_triton
+            values = torch.empty(layout.stored, dtype=dtype, device=device)
+            err = torch.zeros(1, dtype=torch.int32, device=device)
+            decode_pages_triton(data, source, layout.table.to(device), values, err)
+        else:
+            index = _Runs()
+            for p, h, vb in zip(plans, layout.hyb_at, layout.vals_base):
+                local = _Runs()                 # bit offsets into p.hyb, then into the buffer
+                for st, end, width, k in p.streams:
+                    if st is None:
+                        local.add(k, base=vb + end, step=1)
+                    else:
+                        _parse_hybrid(p.hyb, st, end, width, k, local, limit=p.dict_n, offset=vb)
+                index.extend(local, bit_shift=8 * h)
+            values = source[index.expand(data)] if index.total else torch.zeros(0, dtype=dtype, device=device)
+        if all(p.levels is None for p in plans):
+            return values, None, err
+        if layout.stored == layout.rows and not valid_when_no_nulls:
+            return values, None, err
+        levels = _Runs()
+        for p, h in zip(plans, layout.hyb_at):
+            if p.levels is None:
+                levels.add(p.rows, base=1)
+            else:
+                levels.extend(p.levels, bit_shift=8 * h)
+        valid = levels.expand(data) == 1
+        return torch.zeros(layout.rows, dtype=dtype, device=device).masked_scatter_(valid, values), valid, err
+    except (ValueError, ThriftError, IndexError) as e:
+        raise GlintIOError(f"Parquet column {column!r}: bad page data: {e}") from None
+
+
+def check_decoded(err: torch.Tensor | None, column: str = "?") -> None:
+    """Raise GlintIOError if decode_plans' kernel found bad page data (waits
+    for the device)."""
+    if err is not None and int(err.item()):
+        raise GlintIOError(f"Parquet column {column!r}: bad page data: a dictionary index past the "
+                           "dictionary, or an index stream shorter than its page")

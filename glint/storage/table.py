@@ -281,13 +281,51 @@ class Table:
             return []
         return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
 
-    def read_device(self, fragments: Sequence[int], column: str, device) -> Column:
-        """A column of consecutive fragments decoded from its Parquet pages on ``device``."""
-        data, valid = self._src.read_device(list(fragments), column, self.schema[column], device)
-        rows = sum(self.fragments[f].rows for f in fragments)
-        if data.shape[0] != rows:
-            raise GlintError(f"table {self.name!r} changed on disk: a part has {data.shape[0]} rows, expected {rows}")
-        return Column(self.schema[column], data, valid)
+    def device_plan(self, fragment: int, column: str):
+        """The host's part of decoding a column of one fragment from its
+        Parquet pages (see device_columns and glint.storage.parquet_pages)."""
+        plan = self._src.plan_device(fragment, column, self.schema[column])
+        if plan.rows != self.fragments[fragment].rows:
+            raise GlintError(f"table {self.name!r} changed on disk: a part has {plan.rows} rows, "
+                             f"expected {self.fragments[fragment].rows}")
+        return plan
+
+    def describe_fragments(self, fragments: Sequence[int]) -> str:
+        """Where some fragments' rows come from, for error messages."""
+        f = getattr(self._src, "describe_fragments", None)
+        return f(fragments) if f is not None else f"table {self.name!r}"
+
+    def decode_device(self, plans, column: str, device, data=None, layout=None):
+        """Column ``column`` of consecutive fragments from their plans (see
+        device_plan), decoded on ``device`` (``data``: the plans' buffer,
+        laid out by ``layout``, already there): (Column, err) where err is
+        None or a device flag for glint.storage.parquet_pages.check_decoded.
+        Fragments whose files store the column in different physical types
+        are decoded in runs of one type."""
+        import torch
+        from .parquet_pages import decode_plans
+        dtype = self.schema[column]
+        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
+            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
+        if any(p.dtype != plans[0].dtype for p in plans):
+            runs, errs = [], []
+            for i, p in enumerate(plans):
+                if i == 0 or p.dtype != plans[i - 1].dtype:
+                    runs.append([])
+                runs[-1].append(p)
+            cols = []
+            for run in runs:
+                c, e = self.decode_device(run, column, device)
+                cols.append(c)
+                errs.append(e)
+            from .column import concat_columns
+            errs = [e for e in errs if e is not None]
+            return concat_columns(cols), (sum(errs) if errs else None)
+        data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
+                                          column=f"{self.name}.{column}", valid_when_no_nulls=False)
+        if data_t.dtype != want:
+            data_t = data_t.to(want)
+        return Column(dtype, data_t, valid), err
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""

@@ -436,7 +436,11 @@ class StackedUpload:
     (wide) values go through :meth:`Uploader.columns` and are put together
     on the device."""
 
-    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None):
+    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None):
+        """``raw``: more buffers to copy up as they are, key -> (size in
+        bytes, [(offset, bytes-like)]): finish() gives each as a uint8
+        device tensor of that size (bytes not covered are left as they
+        were; glint.storage.parquet_pages' page bytes come this way)."""
         self.pool, self.memory, self.cols = pool, memory, cols
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
@@ -461,6 +465,13 @@ class StackedUpload:
             else:
                 layout = self.layouts[key] = _StackLayout()
                 self.specs[key] = layout.add(parts)
+        self.raw = []
+        for key, (size, segments) in (raw or {}).items():
+            layout = self.layouts[key] = _StackLayout()
+            layout.total = size
+            layout.writes = [_Write(off, np.uint8, src=np.frombuffer(seg, dtype=np.uint8))
+                             for off, seg in segments if len(seg)]
+            self.raw.append(key)
         self.bytes = sum(la.total for la in self.layouts.values())
         self.dst: dict = {}
         self._futures = []
@@ -505,6 +516,7 @@ class StackedUpload:
         for f in self._futures:
             f.result()
         out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
+        out.update((key, self.dst[key]) for key in self.raw)
         # the event covers the wide parts' copies (on the pool's stream), or
         # else the windows' copies (on the copy stream)
         last = self.pool.stream if self.wide else self.copy_stream
