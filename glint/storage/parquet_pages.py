@@ -36,6 +36,7 @@ naming the column; malformed bytes raise :class:`glint.errors.GlintIOError`.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -87,28 +88,42 @@ class Page:
     num_nulls: int | None = None
 
 
-def read_chunk_bytes(path: str, cc) -> bytes:
+_READ_BUFFERS = threading.local()
+_REUSE_MAX = 64 << 20           # a thread keeps a read buffer of at most this size
+
+
+def read_chunk_bytes(path: str, cc, reuse: bool = False):
     """The bytes of a column chunk (``cc``: pyarrow's ColumnChunkMetaData), page
     headers included: from the dictionary page when there is one, else from the
-    first data page, ``total_compressed_size`` bytes."""
+    first data page, ``total_compressed_size`` bytes. ``reuse``: read into
+    the calling thread's own buffer and return a memoryview of it, valid
+    until the thread's next call (fresh memory for every chunk made the
+    decoding threads queue on the kernel's page faults: 16 threads ran no
+    faster than one on the GPU host)."""
     start = cc.data_page_offset
     if cc.has_dictionary_page and cc.dictionary_page_offset:
         start = cc.dictionary_page_offset
     n = cc.total_compressed_size
+    if reuse and n <= _REUSE_MAX:
+        buf = getattr(_READ_BUFFERS, "buf", None)
+        if buf is None or len(buf) < n:
+            buf = _READ_BUFFERS.buf = bytearray(max(n, 1 << 20))
+    else:
+        buf = bytearray(n)
+    mv = memoryview(buf)
     fd = os.open(path, os.O_RDONLY)
     try:
-        parts, got = [], 0
+        got = 0
         while got < n:
-            b = os.pread(fd, n - got, start + got)
-            if not b:
+            k = os.preadv(fd, [mv[got:n]], start + got)
+            if not k:
                 break
-            parts.append(b)
-            got += len(b)
+            got += k
     finally:
         os.close(fd)
     if got != n:
         raise GlintIOError(f"{path}: column chunk at {start} runs past the end of the file")
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return mv[:n] if reuse else bytes(buf)
 
 
 # PageHeader's struct fields that are parsed (the data page headers); any
@@ -176,12 +191,14 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
     dec = pa.Codec(_CODECS[name]) if _CODECS[name] else None
 
     def inflate(raw, size: int) -> bytes:
+        # (into pyarrow's memory pool, which keeps its memory, not into a
+        # fresh bytes object: see read_chunk_bytes)
         if dec is None:
             out = bytes(raw)
         elif size == 0:
             out = b""
         else:
-            out = dec.decompress(raw, decompressed_size=size, asbytes=True)
+            out = memoryview(dec.decompress(raw, decompressed_size=size)).cast("B")
         if len(out) != size:
             raise ThriftError(f"page body is {len(out)} bytes, its header says {size}")
         return out
@@ -407,7 +424,7 @@ class ChunkPlan:
     values are decoded by :func:`decode_plans`, for many chunks at once.
 
     ``hyb``: the chunk's hybrid streams (definition levels, dictionary
-    indices) one after the other; ``vals``: the dictionary's entries, then
+    indices), buffers taken one after the other; ``vals``: the dictionary's entries, then
     every PLAIN page's values (buffers, ``vals_bytes`` in all; ``vals_n``
     values); ``streams``: each data page's indices into the values in page
     order, ``(start, end, width, count)`` of a dictionary-encoded page's
@@ -418,7 +435,7 @@ class ChunkPlan:
     rows: int
     stored: int
     dict_n: int | None
-    hyb: bytearray
+    hyb: list
     vals: list
     vals_bytes: int
     streams: list
@@ -429,9 +446,13 @@ class ChunkPlan:
         return self.vals_bytes // self.dtype.itemsize
 
     @property
+    def hyb_bytes(self) -> int:
+        return sum(len(x) for x in self.hyb)
+
+    @property
     def nbytes(self) -> int:
         """Bytes copied to the device for this chunk."""
-        return len(self.hyb) + self.vals_bytes
+        return self.hyb_bytes + self.vals_bytes
 
 
 def _check_column(meta, column: int):
@@ -456,7 +477,7 @@ def plan_column_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData
     codec = _FROM_PYARROW.get(cc.compression, cc.compression)
     if codec == "UNKNOWN":
         codec = "UNKNOWN (Hadoop-framed LZ4 or another codec pyarrow does not name)"
-    plan = plan_pages(parse_pages(read_chunk_bytes(path, cc), codec, column=name), dtype, max_def, name)
+    plan = plan_pages(parse_pages(read_chunk_bytes(path, cc, reuse=True), codec, column=name), dtype, max_def, name)
     if plan.rows != cc.num_values:
         raise GlintIOError(f"Parquet column {name!r}: pages hold {plan.rows} values, "
                            f"the column chunk {cc.num_values}")
@@ -496,7 +517,8 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
     """A column chunk's parsed pages as a ChunkPlan; malformed pages raise
     GlintIOError, encodings not handled NotSupported (naming ``column``)."""
     size = dtype.itemsize
-    hyb = bytearray()           # hybrid streams (levels, indices): bit offsets point here
+    hyb = []                    # hybrid streams (levels, indices): positions count from the first
+    hyb_len = 0
     vals = []                   # dictionary entries, then the values of PLAIN pages
     vals_bytes = 0
     levels = _Runs() if max_def else None
@@ -534,9 +556,11 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
                     body = body[4 + ln:]
                 else:
                     lv = p.def_bytes
-                at = len(hyb)
-                hyb += lv
-                k = _parse_hybrid(hyb, at, len(hyb), 1, n, levels, limit=max_def + 1)
+                page_levels = _Runs()
+                k = _parse_hybrid(lv, 0, len(lv), 1, n, page_levels, limit=max_def + 1)
+                levels.extend(page_levels, bit_shift=8 * hyb_len)
+                hyb.append(lv)
+                hyb_len += len(lv)
                 if p.num_nulls is not None and p.num_nulls != n - k:
                     raise ValueError(f"page says {p.num_nulls} NULLs, its levels {n - k}")
             if p.encoding == PLAIN:
@@ -551,9 +575,9 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
                 if k:
                     if not len(body) or body[0] > _MAX_WIDTH:
                         raise ValueError("bad dictionary index bit width")
-                    at = len(hyb)
-                    hyb += body[1:]
-                    streams.append((at, len(hyb), body[0], k))
+                    hyb.append(body[1:])
+                    streams.append((hyb_len, hyb_len + len(body) - 1, body[0], k))
+                    hyb_len += len(body) - 1
             else:
                 raise NotSupported(f"Parquet column {column!r}: value encoding {_encoding_name(p.encoding)}")
             total += n
@@ -587,9 +611,10 @@ def layout_plans(plans: list[ChunkPlan]) -> PlanLayout:
     at = 0
     for p in plans:
         hyb_at.append(at)
-        if p.hyb:
-            segments.append((at, p.hyb))
-        at += len(p.hyb)
+        for x in p.hyb:
+            if len(x):
+                segments.append((at, x))
+            at += len(x)
     vals_at = (at + 7) // 8 * 8
     at = vals_at
     for p in plans:
@@ -663,11 +688,12 @@ def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None =
             index = _Runs()
             for p, h, vb in zip(plans, layout.hyb_at, layout.vals_base):
                 local = _Runs()                 # bit offsets into p.hyb, then into the buffer
+                hyb = b"".join(p.hyb)
                 for st, end, width, k in p.streams:
                     if st is None:
                         local.add(k, base=vb + end, step=1)
                     else:
-                        _parse_hybrid(p.hyb, st, end, width, k, local, limit=p.dict_n, offset=vb)
+                        _parse_hybrid(hyb, st, end, width, k, local, limit=p.dict_n, offset=vb)
                 index.extend(local, bit_shift=8 * h)
             values = source[index.expand(data)] if index.total else torch.zeros(0, dtype=dtype, device=device)
         if all(p.levels is None for p in plans):
