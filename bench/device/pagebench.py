@@ -42,7 +42,8 @@ for threads in (1, 16):
 
 torch.zeros(1, device="cuda")
 per = max(1, (1 << 24) // meta.row_group(0).num_rows)        # row groups per batch: 16M rows
-batches = [plans[i:i + per] for i in range(0, len(plans), per)]
+ng = meta.num_row_groups
+batches = [plans[c * ng:(c + 1) * ng][i:i + per] for c in range(len(leaves)) for i in range(0, ng, per)]
 pinned = torch.empty(max(pp.layout_plans(b).total for b in batches), dtype=torch.uint8, pin_memory=True)
 for rep in range(2):
     t_layout = t_fill = 0.0

@@ -4,7 +4,7 @@ source bench/device/setup.sh
 t0=$(date +%s)
 python3 -c "from glint.bench import tpch; tpch.ensure_tpch_data(10, progress=False)" > $OUT/gen.log 2>&1
 echo "data ready after $(( $(date +%s) - t0 )) s"
-python3 -m pytest -q -x -p no:cacheprovider tests/test_parquet_pages.py 2>&1 | tail -2
+python3 -m pytest -q -x -p no:cacheprovider tests/test_parquet_pages.py 2>&1 | grep -E "^E |passed|failed" | head -12
 timeout 150 python3 bench/device/pagebench.py 10 2>&1 | grep -v Warn | tail -9
 mkdir -p $OUT/trace
 GLINT_PARQUET_DECODE=device OUT=$OUT/trace timeout 60 python3 bench/device/tracerun.py 10 1,6 2>&1 | grep -v Warn | tail -4
