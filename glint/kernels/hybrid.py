@@ -169,10 +169,15 @@ if HAS_TRITON:
                     take = tl.minimum(n, left)
                     in_range = rle < limit
                     bad = bad | ((take > 0) & (rle >= limit)).to(tl.int32)
-                    v = tl.load(values + base + rle, mask=in_range, other=0)
+                    # the value loaded by every lane (not zeros + value: on the
+                    # GPU arithmetic turns a NaN's payload into 0x7fffffff, and
+                    # the bits must stay the file's)
+                    # (an index past the dictionary reads entry 0, or the 8 bytes
+                    # that follow the values: the flag makes the caller raise)
+                    v = tl.load(values + base + tl.where(in_range, rle, 0) + lanes * 0)
                     for j in range(0, take, BLOCK):
                         k = j + lanes
-                        tl.store(out + o + k, tl.zeros((BLOCK,), out.dtype.element_ty) + v, mask=k < take)
+                        tl.store(out + o + k, v, mask=k < take)
                 o += take
                 left -= take
             bad = bad | (left > 0).to(tl.int32)
