@@ -518,10 +518,13 @@ _POOL = None
 
 
 def _decode_pool():
-    """Threads that decode row groups side by side (pyarrow releases the GIL)."""
+    """Threads that decode row groups side by side (pyarrow releases the GIL):
+    one per core, or GLINT_DECODE_THREADS."""
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="glint-decode")
+        n = os.environ.get("GLINT_DECODE_THREADS")
+        n = int(n) if n and n.isdigit() and int(n) > 0 else max(2, os.cpu_count() or 2)
+        _POOL = ThreadPoolExecutor(max_workers=n, thread_name_prefix="glint-decode")
     return _POOL
 
 
