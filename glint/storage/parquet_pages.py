@@ -97,9 +97,9 @@ def read_chunk_bytes(path: str, cc, reuse: bool = False):
     headers included: from the dictionary page when there is one, else from the
     first data page, ``total_compressed_size`` bytes. ``reuse``: read into
     the calling thread's own buffer and return a memoryview of it, valid
-    until the thread's next call (fresh memory for every chunk made the
-    decoding threads queue on the kernel's page faults: 16 threads ran no
-    faster than one on the GPU host)."""
+    until the thread's next call (no fresh allocation per chunk; this did
+    not, as first supposed, make 16 planning threads scale: what holds them
+    back is the GIL, see bench/results/streaming-6)."""
     start = cc.data_page_offset
     if cc.has_dictionary_page and cc.dictionary_page_offset:
         start = cc.dictionary_page_offset
