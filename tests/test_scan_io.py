@@ -362,3 +362,16 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
     con = glint.connect(device="cpu")
     with pytest.raises(GlintIOError, match=r"bad\.parquet.*row group 0.*'x'.*bit width"):
         con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
+
+
+def test_decode_threads_from_the_environment():
+    """GLINT_DECODE_THREADS sets the decoding pool's size (a fresh process:
+    the pool is made once); a value that is not a positive integer is ignored."""
+    import os
+    import subprocess
+    import sys
+    code = "from glint.storage.loaders import _decode_pool; print(_decode_pool()._max_workers)"
+    for value, want in [("3", 3), ("zero", max(2, os.cpu_count() or 2)), ("0", max(2, os.cpu_count() or 2))]:
+        out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
+                             capture_output=True, text=True, check=True).stdout
+        assert int(out) == want
