@@ -405,14 +405,15 @@ def test_decode_streams_on_cuda_equal_the_reference():
 def test_hybrid_kernel_compiles_for_hopper_without_a_gpu():
     """The interpreter does not type-check what compiled Triton does (the
     names both branches of an `if` assign must agree in type, loop bounds
-    must be integers, ...): compile the kernel for sm_90 on the CPU."""
+    must be integers, ...): compile the kernel's bare-stream form for sm_90
+    on the CPU (the page form: the next test)."""
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    from glint.kernels.hybrid import _hybrid_kernel
-    sig = {"data": "*u8", "starts": "*i64", "ends": "*i64", "widths": "*i64", "counts": "*i64",
-           "out_offsets": "*i64", "out": "*i32", "BLOCK": "constexpr"}
-    k = triton.compile(ASTSource(fn=_hybrid_kernel, signature=sig, constexprs={"BLOCK": 512}),
+    from glint.kernels.hybrid import _pages_kernel
+    sig = {"data": "*u8", "values": "*i32", "table": "*i64", "out": "*i32", "err": "*i32",
+           "BLOCK": "constexpr", "GATHER": "constexpr"}
+    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": False}),
                        target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm
 
@@ -423,8 +424,9 @@ def test_pages_kernel_compiles_for_hopper_without_a_gpu(vt):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from glint.kernels.hybrid import _pages_kernel
-    sig = {"data": "*u8", "values": f"*{vt}", "table": "*i64", "out": f"*{vt}", "err": "*i32", "BLOCK": "constexpr"}
-    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512}),
+    sig = {"data": "*u8", "values": f"*{vt}", "table": "*i64", "out": f"*{vt}", "err": "*i32",
+           "BLOCK": "constexpr", "GATHER": "constexpr"}
+    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": True}),
                        target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm
 

@@ -9,13 +9,10 @@ them side by side, where the host would parse millions of run headers one by
 one (the torch reference in glint.storage.parquet_pages does exactly that,
 for the CPU and the tests).
 
-Contract of :func:`decode_streams_triton`: ``data`` a uint8 CUDA tensor
-followed by at least 8 zero bytes; per stream s: its bytes are
-``data[starts[s]:ends[s]]``, its values ``widths[s]`` bits wide (0..32), it
-yields ``counts[s]`` values (a last bit-packed run's padding is dropped),
-written as int32 to ``out[out_offsets[s]:...]``. A stream that ends before
-its count leaves the rest of its output untouched (the caller checks the
-values it needs against the bytes it had: see parquet_pages).
+One kernel, two uses: :func:`decode_pages_triton` decodes whole data pages
+(a dictionary-encoded page's indices, each replaced by its dictionary value;
+a PLAIN page's values copied), :func:`decode_streams_triton` writes the
+decoded values of bare streams (the indices themselves).
 """
 from __future__ import annotations
 
@@ -33,72 +30,6 @@ except ImportError:             # pragma: no cover - Triton comes with CUDA buil
 BLOCK = 512                     # values a program writes per step (a bit-packed run holds up to 504 in practice)
 
 
-if HAS_TRITON:
-    @triton.jit
-    def _hybrid_kernel(data, starts, ends, widths, counts, out_offsets, out, BLOCK: tl.constexpr):
-        s = tl.program_id(0)
-        pos = tl.load(starts + s).to(tl.int64)
-        end = tl.load(ends + s).to(tl.int64)
-        w = tl.load(widths + s).to(tl.int64)
-        left = tl.load(counts + s).to(tl.int64)
-        o = tl.load(out_offsets + s).to(tl.int64)
-        lanes = tl.arange(0, BLOCK).to(tl.int64)
-        mask_w = (tl.full((), 1, tl.int64) << w) - 1
-        vbytes = (w + 7) // 8
-        while (left > 0) & (pos < end):
-            # the run header: a ULEB128 varint
-            h = tl.full((), 0, tl.int64)
-            shift = tl.full((), 0, tl.int64)
-            more = tl.full((), 1, tl.int64)
-            while (more != 0) & (pos < end):
-                b = tl.load(data + pos).to(tl.int64)
-                pos += 1
-                h = h | ((b & 0x7F) << shift)
-                shift += 7
-                more = b >> 7
-            n = h >> 1
-            if (h & 1) != 0:                            # bit-packed: 8 * n values
-                take = tl.minimum(n * 8, left)
-                first = pos * 8
-                for j in range(0, take, BLOCK):
-                    k = j + lanes
-                    m = k < take
-                    bit = first + k * w
-                    byte = bit >> 3
-                    word = tl.load(data + byte, mask=m, other=0).to(tl.int64)
-                    word = word | (tl.load(data + byte + 1, mask=m, other=0).to(tl.int64) << 8)
-                    word = word | (tl.load(data + byte + 2, mask=m, other=0).to(tl.int64) << 16)
-                    word = word | (tl.load(data + byte + 3, mask=m, other=0).to(tl.int64) << 24)
-                    word = word | (tl.load(data + byte + 4, mask=m, other=0).to(tl.int64) << 32)
-                    packed = (word >> (bit & 7)) & mask_w
-                    tl.store(out + o + k, packed.to(tl.int32), mask=m)
-                pos += n * w
-            else:                                       # RLE: n copies of one value
-                # (names apart from the other branch's: compiled Triton merges
-                # the names both branches assign, and their types must agree)
-                rle = tl.full((), 0, tl.int64)
-                for t in range(0, vbytes):
-                    rle = rle | (tl.load(data + pos + t).to(tl.int64) << (8 * t))
-                pos += vbytes
-                take = tl.minimum(n, left)
-                for j in range(0, take, BLOCK):
-                    k = j + lanes
-                    tl.store(out + o + k, tl.zeros((BLOCK,), tl.int32) + rle.to(tl.int32), mask=k < take)
-            o += take
-            left -= take
-
-
-def decode_streams_triton(data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, widths: torch.Tensor,
-                          counts: torch.Tensor, out_offsets: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """Decode every stream into ``out`` (int32) with one program per stream
-    (see the module's docstring for the contract)."""
-    n = starts.shape[0]
-    if n:
-        with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
-            _hybrid_kernel[(n,)](data, starts, ends, widths, counts, out_offsets, out, BLOCK=BLOCK)
-    return out
-
-
 # ------------------------------------------------------------------ whole pages: indices and values
 # Columns of the page table handed to decode_pages_triton (int64, one row per page)
 PAGE_START, PAGE_END, PAGE_WIDTH, PAGE_COUNT, PAGE_OUT, PAGE_BASE, PAGE_LIMIT = range(7)
@@ -106,13 +37,14 @@ PAGE_FIELDS = 7
 
 if HAS_TRITON:
     @triton.jit
-    def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr):
+    def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr, GATHER: tl.constexpr):
         # one program per data page: its values, ``count`` of them, written to
         # out[o:o + count]. A PLAIN page (width -1) copies values[base:base +
-        # count]; a dictionary-encoded page decodes its index stream (the
-        # hybrid walk of _hybrid_kernel) and gathers values[base + index],
-        # where an index at or past ``limit`` (the dictionary's size) reads
-        # nothing and sets err[0], as does a stream that ends short.
+        # count]; a dictionary-encoded page decodes its index stream (a
+        # hybrid stream) and gathers values[base + index], where an index at
+        # or past ``limit`` (the dictionary's size) reads nothing and sets
+        # err[0], as does a stream that ends short. GATHER false: the
+        # indices themselves are written (``values`` and ``limit`` unused).
         s = tl.program_id(0)
         row = table + s * 7
         pos = tl.load(row + 0)
@@ -157,9 +89,12 @@ if HAS_TRITON:
                         word = word | (tl.load(data + byte + 3, mask=m, other=0).to(tl.int64) << 24)
                         word = word | (tl.load(data + byte + 4, mask=m, other=0).to(tl.int64) << 32)
                         idx = (word >> (bit & 7)) & mask_w
-                        ok = m & (idx < limit)
-                        bad = bad | tl.max((m & (idx >= limit)).to(tl.int32), axis=0)
-                        tl.store(out + o + k, tl.load(values + base + idx, mask=ok), mask=m)
+                        if GATHER:
+                            ok = m & (idx < limit)
+                            bad = bad | tl.max((m & (idx >= limit)).to(tl.int32), axis=0)
+                            tl.store(out + o + k, tl.load(values + base + idx, mask=ok), mask=m)
+                        else:
+                            tl.store(out + o + k, idx.to(out.dtype.element_ty), mask=m)
                     pos += n * w
                 else:                                   # RLE: n copies of one index
                     rle = tl.full((), 0, tl.int64)
@@ -167,14 +102,17 @@ if HAS_TRITON:
                         rle = rle | (tl.load(data + pos + t).to(tl.int64) << (8 * t))
                     pos += vbytes
                     take = tl.minimum(n, left)
-                    in_range = rle < limit
-                    bad = bad | ((take > 0) & (rle >= limit)).to(tl.int32)
-                    # the value loaded by every lane (not zeros + value: on the
-                    # GPU arithmetic turns a NaN's payload into 0x7fffffff, and
-                    # the bits must stay the file's)
-                    # (an index past the dictionary reads entry 0, or the 8 bytes
-                    # that follow the values: the flag makes the caller raise)
-                    v = tl.load(values + base + tl.where(in_range, rle, 0) + lanes * 0)
+                    if GATHER:
+                        in_range = rle < limit
+                        bad = bad | ((take > 0) & (rle >= limit)).to(tl.int32)
+                        # the value loaded by every lane (not zeros + value: on the
+                        # GPU arithmetic turns a NaN's payload into 0x7fffffff, and
+                        # the bits must stay the file's); an index past the
+                        # dictionary reads entry 0, or the 8 bytes that follow the
+                        # values: the flag makes the caller raise
+                        v = tl.load(values + base + tl.where(in_range, rle, 0) + lanes * 0)
+                    else:
+                        v = (rle + lanes * 0).to(out.dtype.element_ty)
                     for j in range(0, take, BLOCK):
                         k = j + lanes
                         tl.store(out + o + k, v, mask=k < take)
@@ -196,5 +134,23 @@ def decode_pages_triton(data: torch.Tensor, values: torch.Tensor, table: torch.T
     n = table.shape[0]
     if n:
         with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
-            _pages_kernel[(n,)](data, values, table, out, err, BLOCK=BLOCK)
+            _pages_kernel[(n,)](data, values, table, out, err, BLOCK=BLOCK, GATHER=True)
+    return out
+
+
+def decode_streams_triton(data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, widths: torch.Tensor,
+                          counts: torch.Tensor, out_offsets: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """The values of bare hybrid streams (int32 ``out``): stream s is
+    ``data[starts[s]:ends[s]]`` (``data`` followed by at least 8 bytes),
+    ``widths[s]`` bits wide (0..32), ``counts[s]`` values (a last bit-packed
+    run's padding dropped) written to ``out[out_offsets[s]:]``. A stream that
+    ends before its count leaves the rest of its output untouched (the
+    caller checks the values it needs against the bytes it had)."""
+    n = starts.shape[0]
+    if n:
+        zero = torch.zeros_like(starts)
+        table = torch.stack([starts, ends, widths, counts, out_offsets, zero, zero], 1).to(torch.int64).contiguous()
+        err = torch.zeros(1, dtype=torch.int32, device=data.device)
+        with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
+            _pages_kernel[(n,)](data, out, table, out, err, BLOCK=BLOCK, GATHER=False)
     return out
