@@ -375,3 +375,29 @@ def test_decode_threads_from_the_environment():
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
                              capture_output=True, text=True, check=True).stdout
         assert int(out) == want
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs CUDA")])])
+def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypatch, device):
+    """Pages whose dictionary indices point past the dictionary (here: the
+    plan made to claim a 3-entry dictionary for indices 0-4): on the CPU the
+    torch decoder raises, on CUDA the kernel's flag is checked before the
+    chunk is handed on; both name the file, the row group and the column."""
+    from glint.errors import GlintIOError
+    from glint.storage import parquet_pages as pp
+    from glint.storage.loaders import ParquetSource
+    path = tmp_path / "idx.parquet"
+    pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
+    real = ParquetSource.plan_device
+
+    def shrunk(self, fragment, name, dtype):
+        p = real(self, fragment, name, dtype)
+        return pp.ChunkPlan(p.dtype, p.rows, p.stored, 3, p.hyb, p.vals, p.vals_bytes, p.streams, p.levels)
+    monkeypatch.setattr(ParquetSource, "plan_device", shrunk)
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
+    con = glint.connect(device=device)
+    with pytest.raises(GlintIOError, match=r"idx\.parquet.*row group 0.*(past the dictionary|out of range)"):
+        con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
+    monkeypatch.setattr(ParquetSource, "plan_device", real)
+    assert con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow().column(0)[0].as_py() == 2000

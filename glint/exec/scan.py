@@ -397,12 +397,15 @@ class ChunkReader:
         rows = sum(p.rows for p in plans)
         mm = self.ctx.memory
         t0 = time.perf_counter()
-        if self.cuda:
-            with mm.allocating():           # outside any reservation, like the read-ahead's copies
-                mm.make_room(rows * 17)
-                col, err = self.table.decode_device(plans, column, self.device, data, layout)
-        else:
-            col, err = self.table.decode_device(plans, column, self.device)
+        try:
+            if self.cuda:
+                with mm.allocating():       # outside any reservation, like the read-ahead's copies
+                    mm.make_room(rows * 17)
+                    col, err = self.table.decode_device(plans, column, self.device, data, layout)
+            else:
+                col, err = self.table.decode_device(plans, column, self.device)
+        except GlintIOError as e:           # bad page data found on the host: which files
+            raise GlintIOError(f"Cannot read {self.table.describe_fragments(order)}: {e}") from None
         # the chunk's rows of the decoded fragments
         first, at = {}, 0
         for f, p in zip(order, plans):
