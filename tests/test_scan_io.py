@@ -391,8 +391,8 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     real = ParquetSource.plan_device
 
-    def shrunk(self, fragment, name, dtype):
-        p = real(self, fragment, name, dtype)
+    def shrunk(self, fragment, name, dtype, raw=False):
+        p = real(self, fragment, name, dtype)           # (a plan made on the host, never a raw chunk)
         return pp.ChunkPlan(p.dtype, p.rows, p.stored, 3, p.hyb, p.vals, p.vals_bytes, p.streams, p.levels)
     monkeypatch.setattr(ParquetSource, "plan_device", shrunk)
     monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")

@@ -384,7 +384,7 @@ class ChunkReader:
         if self._stop.is_set():
             return None
         t0 = time.perf_counter()
-        plan = self.table.device_plan(fragment, column)
+        plan = self.table.device_plan(fragment, column, raw=True)
         t1 = time.perf_counter()
         trace.add("pages", t0, t1, table=self.table.name, column=column, bytes=plan.nbytes)
         with self._lock:
@@ -404,7 +404,9 @@ class ChunkReader:
                     col, err = self.table.decode_device(plans, column, self.device, data, layout)
             else:
                 col, err = self.table.decode_device(plans, column, self.device)
-        except GlintIOError as e:           # bad page data found on the host: which files
+        except GlintIOError as e:           # bad page data: which files (unless it says already)
+            if str(e).startswith("Cannot read "):
+                raise
             raise GlintIOError(f"Cannot read {self.table.describe_fragments(order)}: {e}") from None
         # the chunk's rows of the decoded fragments
         first, at = {}, 0
@@ -467,11 +469,11 @@ class ChunkReader:
         parts staged through pinned buffers, and columns decoded from their
         pages (the pages' bytes staged the same way, then one kernel per
         column). Returns the event the consumer waits for."""
-        from ..storage.parquet_pages import layout_plans
+        from ..storage.parquet_pages import RawChunk, layout_plans, layout_raw
         layouts, raw = {}, {}
         for c, (order, pl) in plans.items():
-            if all(p.dtype == pl[0].dtype for p in pl):
-                la = layouts[c] = layout_plans(pl)
+            if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
+                la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
                 raw[("pages", c)] = (la.total, la.segments)
         if not host and not raw:
             got, event = {}, None

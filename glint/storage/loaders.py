@@ -400,15 +400,22 @@ class ParquetSource:
             return leaf
         return None
 
-    def plan_device(self, fragment: int, name: str, dtype):
+    def plan_device(self, fragment: int, name: str, dtype, raw: bool = False):
         """The host's part of decoding column ``name`` of one fragment (row
         group) from its pages (glint.storage.parquet_pages.ChunkPlan: read,
-        page headers, decompression); errors name the file and row group."""
-        from .parquet_pages import plan_column_chunk
+        page headers, decompression); errors name the file and row group.
+        ``raw``: where the chunk allows, only its bytes as stored
+        (glint.storage.parquet_pages.RawChunk: the device does the rest)."""
+        from .parquet_pages import plan_column_chunk, read_raw_chunk
         fi, g = self._where[fragment]
         meta = self.metas[fi]
         leaf = self._device_leaf(meta, name, dtype)
         try:
+            if raw:
+                got = read_raw_chunk(str(self.files[fi]), g, leaf, meta,
+                                     where=f"Parquet file {_short(self.files[fi])!r}, row group {g}")
+                if got is not None:
+                    return got
             return plan_column_chunk(str(self.files[fi]), g, leaf, metadata=meta)
         except GlintIOError as e:        # bad page data: which file and row group
             raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "

@@ -718,3 +718,164 @@ def check_decoded(err: torch.Tensor | None, column: str = "?") -> None:
     if err is not None and int(err.item()):
         raise GlintIOError(f"Parquet column {column!r}: bad page data: a dictionary index past the "
                            "dictionary, or an index stream shorter than its page")
+
+
+# ------------------------------------------------------------------ column chunks as stored
+# what the GPU walks from the bytes as stored (glint.kernels.parquet_raw):
+# codecs, and the encodings a chunk's metadata may list (RLE / BIT_PACKED:
+# levels, which a column without definition levels has none of)
+RAW_CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1}
+_RAW_CODEC_NAMES = {0: "UNCOMPRESSED", 1: "SNAPPY"}
+RAW_ENCODINGS = frozenset(("PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"))
+
+
+@dataclass
+class RawChunk:
+    """A column chunk's bytes as stored (page headers, compressed bodies),
+    which :func:`decode_raw` decodes (on CUDA: headers, decompression and
+    values all on the GPU). ``rows``: its values; ``usize``: the metadata's
+    total_uncompressed_size (a bound of its bodies decompressed);
+    ``where``: the file and row group, for errors."""
+    dtype: torch.dtype
+    rows: int
+    codec: int
+    usize: int
+    buf: bytes
+    where: str = ""
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes copied to the device for this chunk."""
+        return len(self.buf)
+
+
+def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
+    """Whether the GPU can decode this column chunk from its bytes as stored:
+    a flat INT32 / INT64 / FLOAT / DOUBLE column without definition levels
+    (max definition level 0: NULLs cannot occur), snappy or uncompressed,
+    PLAIN or dictionary-encoded pages (by the chunk's metadata)."""
+    col = meta.schema.column(column)
+    if col.physical_type not in _DTYPES or col.max_repetition_level or col.max_definition_level:
+        return False
+    cc = meta.row_group(rg).column(column)
+    return cc.compression in RAW_CODECS and set(cc.encodings) <= RAW_ENCODINGS
+
+
+def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
+                   where: str = "") -> RawChunk | None:
+    """Column ``column`` (leaf index) of row group ``rg`` as stored (one
+    ``pread``), or None when :func:`raw_readable` says no."""
+    meta = metadata if metadata is not None else pq.read_metadata(path)
+    if not raw_readable(meta, rg, column):
+        return None
+    cc = meta.row_group(rg).column(column)
+    return RawChunk(_DTYPES[meta.schema.column(column).physical_type], cc.num_values,
+                    RAW_CODECS[cc.compression], cc.total_uncompressed_size, read_chunk_bytes(path, cc), where)
+
+
+@dataclass
+class RawLayout:
+    """Where raw chunks lie in the one buffer copied to the device: each at
+    an 8-byte aligned offset (``at``), 8 zero bytes at the end. ``segments``:
+    (offset, buffer) pairs to fill it with (see fill_layout)."""
+    total: int
+    at: list
+    segments: list
+
+
+def layout_raw(chunks: list[RawChunk]) -> RawLayout:
+    at, segments, o = [], [], 0
+    for c in chunks:
+        at.append(o)
+        if len(c.buf):
+            segments.append((o, c.buf))
+        o += (len(c.buf) + 7) // 8 * 8
+    return RawLayout(o + 8, at, segments)
+
+
+def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
+    """decode_raw on the host: headers parsed and bodies decompressed by
+    parse_pages (``pa.Codec``), values by decode_plans' torch path."""
+    plans = []
+    for c in chunks:
+        try:
+            plan = plan_pages(parse_pages(c.buf, _RAW_CODEC_NAMES[c.codec], column), c.dtype, 0, column)
+            if plan.rows != c.rows:
+                raise GlintIOError(f"Parquet column {column!r}: pages hold {plan.rows} values, "
+                                   f"the column chunk {c.rows}")
+        except GlintIOError as e:
+            raise GlintIOError(f"Cannot read {c.where}: {e}" if c.where else str(e)) from None
+        plans.append(plan)
+    values, _, _ = decode_plans(plans, device, use_triton=False, column=column)
+    return values
+
+
+def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None = None,
+               layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?"):
+    """The values of several raw column chunks (one dtype) one after the
+    other: (values, err). ``data``: the layout's buffer already on the
+    device, else copied from pageable memory.
+
+    With ``use_triton`` (default: on CUDA) everything runs on the device
+    (glint.kernels.parquet_raw): one program per chunk walks its page
+    headers, first counting the pages (one wait for the device, which also
+    finds bad headers and names the chunk), then writing the page tables;
+    one program per page decompresses it into one buffer, 8-byte aligned;
+    glint.kernels.hybrid's page kernel gathers the values. ``err`` is then an
+    int32 device flag for :func:`check_decoded` (a body that does not
+    decompress to its size, an index past the dictionary). Otherwise the
+    host parses and decompresses (the reference): ``err`` is None."""
+    if not chunks:
+        raise ValueError("decode_raw: no chunks")
+    dtype = chunks[0].dtype
+    if any(c.dtype != dtype for c in chunks):
+        raise ValueError("decode_raw: chunks of different dtypes")
+    if layout is None:
+        layout = layout_raw(chunks)
+    if data is None:
+        data = fill_layout(layout).to(device)
+    device = data.device
+    if use_triton is None:
+        use_triton = device.type == "cuda"
+    if not use_triton:
+        return _raw_reference(chunks, device, column), None
+    from ..kernels import parquet_raw as K
+    from ..kernels.hybrid import decode_pages_triton
+    item = dtype.itemsize
+    rows = [c.rows for c in chunks]
+    out_at = [0] * len(chunks)
+    for i in range(1, len(chunks)):
+        out_at[i] = out_at[i - 1] + rows[i - 1]
+    table = torch.tensor([[a, a + len(c.buf), o, 0, 1 << 62, 0, c.rows, c.codec]
+                          for a, c, o in zip(layout.at, chunks, out_at)], dtype=torch.int64)
+    counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
+    for c, k in zip(chunks, counts):
+        if k < 0:
+            where = f"Cannot read {c.where}: " if c.where else ""
+            raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
+                               "parse, a page past the column chunk's end, page values that do not add up to "
+                               "the chunk's, or a page encoding other than PLAIN or dictionary)")
+    dst = page = 0
+    for i, (c, k) in enumerate(zip(chunks, counts)):
+        span = (c.usize + 7) // 8 * 8 + 8 * k
+        table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
+        dst += span
+        page += k
+    table = table.to(device)
+    pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+    dec = torch.empty((page, 7), dtype=torch.int64, device=device)
+    K.walk_chunks_triton(data, table, item, pages, dec)
+    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+    err = torch.zeros(1, dtype=torch.int32, device=device)
+    K.inflate_pages_triton(data, buf, pages, err)
+    # a dictionary-encoded page's index width: the first byte of its body
+    # (more than 32 bits is bad data: flagged, and read as width 0)
+    w = dec[:, 2]
+    is_idx = w == K.WIDTH_FROM_DATA
+    first = buf[(dec[:, 0] - 1).clamp_(min=0)].to(torch.int64)
+    too_wide = is_idx & (first > _MAX_WIDTH)
+    err += too_wide.any().to(torch.int32)
+    dec[:, 2] = torch.where(is_idx, torch.where(too_wide, 0, first), w)
+    values = torch.empty(sum(rows), dtype=dtype, device=device)
+    decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
+    return values, err

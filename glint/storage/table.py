@@ -281,10 +281,11 @@ class Table:
             return []
         return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
 
-    def device_plan(self, fragment: int, column: str):
+    def device_plan(self, fragment: int, column: str, raw: bool = False):
         """The host's part of decoding a column of one fragment from its
-        Parquet pages (see device_columns and glint.storage.parquet_pages)."""
-        plan = self._src.plan_device(fragment, column, self.schema[column])
+        Parquet pages (see device_columns and glint.storage.parquet_pages;
+        ``raw``: only the chunk's bytes where the device can do the rest)."""
+        plan = self._src.plan_device(fragment, column, self.schema[column], raw)
         if plan.rows != self.fragments[fragment].rows:
             raise GlintError(f"table {self.name!r} changed on disk: a part has {plan.rows} rows, "
                              f"expected {self.fragments[fragment].rows}")
@@ -303,14 +304,17 @@ class Table:
         Fragments whose files store the column in different physical types
         are decoded in runs of one type."""
         import torch
-        from .parquet_pages import decode_plans
+        from .parquet_pages import RawChunk, decode_plans, decode_raw
         dtype = self.schema[column]
         want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
             torch.float64 if dtype.kind == "DOUBLE" else torch.int32
-        if any(p.dtype != plans[0].dtype for p in plans):
+
+        def kind(p):
+            return type(p), p.dtype
+        if any(kind(p) != kind(plans[0]) for p in plans):
             runs, errs = [], []
             for i, p in enumerate(plans):
-                if i == 0 or p.dtype != plans[i - 1].dtype:
+                if i == 0 or kind(p) != kind(plans[i - 1]):
                     runs.append([])
                 runs[-1].append(p)
             cols = []
@@ -321,8 +325,12 @@ class Table:
             from .column import concat_columns
             errs = [e for e in errs if e is not None]
             return concat_columns(cols), (sum(errs) if errs else None)
-        data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
-                                          column=f"{self.name}.{column}", valid_when_no_nulls=False)
+        if isinstance(plans[0], RawChunk):
+            valid = None
+            data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}")
+        else:
+            data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
+                                              column=f"{self.name}.{column}", valid_when_no_nulls=False)
         if data_t.dtype != want:
             data_t = data_t.to(want)
         return Column(dtype, data_t, valid), err

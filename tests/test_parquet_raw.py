@@ -1,0 +1,209 @@
+"""Column chunks decoded from their bytes as stored (glint.storage.parquet_pages
+.decode_raw; on CUDA glint.kernels.parquet_raw walks the page headers and
+decompresses snappy on the GPU), compared with what pyarrow reads. The
+kernels run interpreted on the CPU in tests/triton_interpreted.py, compiled
+here for sm_90 without a GPU, and on CUDA where there is one."""
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import glint
+from glint.errors import GlintIOError
+from glint.storage import parquet_pages as pp
+
+from test_parquet_pages import TPCH_LINEITEM, expected, random_array
+
+CUDA = torch.cuda.is_available()
+_ARROW = {"int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64()}
+
+
+def raw_file(path, dtype, rng, version="1.0", codec="snappy", distincts=(50, None, 3000, 1), n=3000):
+    """A file of one required column ``x`` with row groups of several kinds
+    (small and large dictionaries, a dictionary that falls back to PLAIN,
+    one value): its raw chunks and pyarrow's values."""
+    chunks, want = [], []
+    schema = pa.schema([pa.field("x", _ARROW[dtype], nullable=False)])
+    for i, distinct in enumerate(distincts):
+        p = f"{path}{i}.parquet"
+        t = pa.table({"x": random_array(rng, dtype, n, distinct, 0.0, nans=True)}, schema=schema)
+        pq.write_table(t, p, compression=codec, data_page_version=version, data_page_size=1024,
+                       write_batch_size=128, row_group_size=1400, dictionary_pagesize_limit=4000)
+        pf = pq.ParquetFile(p)
+        for rg in range(pf.metadata.num_row_groups):
+            c = pp.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
+            assert c is not None
+            chunks.append(c)
+            want.append(expected(pf, rg, 0)[0])
+    return chunks, np.concatenate(want)
+
+
+def tpch_raw_columns():
+    """(name, raw chunks, pyarrow's values) of the integer columns of TPC-H's
+    lineitem at SF 0.01 (DECIMALs as their unscaled integers: read through
+    a footer without the DECIMAL annotations)."""
+    import os
+    from glint.storage.parquet_meta import raw_footer
+    if not os.path.exists(TPCH_LINEITEM):
+        pytest.skip("TPC-H sf0.01 lineitem.parquet not generated")
+    raw = raw_footer(TPCH_LINEITEM)
+    pf = pq.ParquetFile(TPCH_LINEITEM, metadata=raw.metadata if raw else None)
+    meta = pf.metadata
+    for c in range(meta.num_columns):
+        if meta.schema.column(c).physical_type in ("INT32", "INT64"):
+            chunks = [pp.read_raw_chunk(TPCH_LINEITEM, rg, c, meta) for rg in range(meta.num_row_groups)]
+            want = np.concatenate([expected(pf, rg, c)[0] for rg in range(meta.num_row_groups)])
+            yield meta.schema.column(c).name, chunks, want
+
+
+@pytest.mark.parametrize("codec", ["snappy", "none"])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_reference_equals_pyarrow(tmp_path, dtype, version, codec):
+    rng = np.random.default_rng(len(dtype) + len(version) + len(codec))
+    chunks, want = raw_file(str(tmp_path / "t"), dtype, rng, version, codec)
+    got, err = pp.decode_raw(chunks, use_triton=False)
+    assert err is None and got.numpy().tobytes() == want.tobytes()
+
+
+def test_tpch_lineitem_reference():
+    for name, chunks, want in tpch_raw_columns():
+        got, _ = pp.decode_raw(chunks, use_triton=False, column=name)
+        assert got.numpy().tobytes() == want.tobytes(), name
+
+
+def test_which_chunks_are_raw(tmp_path):
+    """Only flat numeric columns without definition levels, snappy or
+    uncompressed, PLAIN or dictionary pages: everything else is planned on
+    the host (or read by pyarrow)."""
+    schema = pa.schema([pa.field("req", pa.int64(), nullable=False), pa.field("opt", pa.int64()),
+                        pa.field("s", pa.string(), nullable=False), pa.field("f", pa.float32(), nullable=False)])
+    t = pa.table({"req": list(range(100)), "opt": list(range(100)), "s": ["a"] * 100,
+                  "f": [float(i) for i in range(100)]}, schema=schema)
+    for codec, ok in [("snappy", True), ("none", True), ("zstd", False), ("gzip", False)]:
+        p = str(tmp_path / f"{codec}.parquet")
+        pq.write_table(t, p, compression=codec)
+        meta = pq.read_metadata(p)
+        assert [pp.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, False, ok], codec
+        assert (pp.read_raw_chunk(p, 0, 1) is None) and (pp.read_raw_chunk(p, 0, 0) is None) == (not ok)
+    p = str(tmp_path / "delta.parquet")
+    pq.write_table(t, p, use_dictionary=False, column_encoding={"req": "DELTA_BINARY_PACKED"})
+    assert not pp.raw_readable(pq.read_metadata(p), 0, 0)
+
+
+def _corrupt_header(path: str) -> None:
+    """Overwrite the first data page header's type field with a page kind
+    that does not exist (7)."""
+    cc = pq.read_metadata(path).row_group(0).column(0)
+    raw = bytearray(open(path, "rb").read())
+    off = cc.data_page_offset
+    assert raw[off] == 0x15                 # field 1 (type), i32
+    raw[off + 1] = 14                       # zigzag(7)
+    open(path, "wb").write(bytes(raw))
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    not CUDA, reason="needs CUDA")])])
+def test_bad_page_header_names_the_file_and_row_group(tmp_path, monkeypatch, device):
+    path = tmp_path / "hdr.parquet"
+    schema = pa.schema([pa.field("x", pa.int64(), nullable=False)])
+    pq.write_table(pa.table({"x": list(range(1000))}, schema=schema), path, use_dictionary=False)
+    _corrupt_header(str(path))
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
+    con = glint.connect(device=device)
+    with pytest.raises(GlintIOError, match=r"hdr\.parquet.*row group 0.*'.*x'.*(bad page|page type)"):
+        con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
+
+
+@pytest.mark.parametrize("fn,sig", [
+    ("_walk_kernel", {"data": "*u8", "chunks": "*i64", "counts": "*i64", "pages": "*i64", "dec": "*i64",
+                      "ITEM": "constexpr", "WRITE": "constexpr"}),
+    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "BLOCK": "constexpr"})])
+@pytest.mark.parametrize("variant", [0, 1])
+def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
+    """Compiled Triton type-checks what the interpreter does not (both
+    branches of an `if` assigning one type, loop bounds): sm_90, on the CPU."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from glint.kernels import parquet_raw as K
+    consts = {"ITEM": (4, 8)[variant], "WRITE": bool(variant)} if fn == "_walk_kernel" else {"BLOCK": K.INFLATE_BLOCK}
+    k = triton.compile(ASTSource(fn=getattr(K, fn), signature=sig, constexprs=consts),
+                       target=GPUTarget("cuda", 90, 32))
+    assert "ptx" in k.asm
+
+
+# ------------------------------------------------------------------ on CUDA
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_cuda_equals_pyarrow(tmp_path, dtype, version):
+    rng = np.random.default_rng(7)
+    chunks, want = [], []
+    for codec in ("snappy", "none"):
+        c, w = raw_file(str(tmp_path / codec), dtype, rng, version, codec)
+        chunks += c
+        want.append(w)
+    got, err = pp.decode_raw(chunks, "cuda")
+    pp.check_decoded(err)
+    assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_cuda_tpch_lineitem():
+    for name, chunks, want in tpch_raw_columns():
+        got, err = pp.decode_raw(chunks, "cuda", column=name)
+        pp.check_decoded(err, name)
+        assert got.cpu().numpy().tobytes() == want.tobytes(), name
+
+
+def snappy_cases(small: bool = False):
+    """Inputs whose snappy forms have every kind of element: literals with
+    their length in the tag and in 1-3 more bytes, copies with 1-, 2- and
+    4-byte offsets (4: only past 64 KiB, not for ``small``: the interpreter
+    takes a while per element), overlapping copies."""
+    rng = np.random.default_rng(0)
+    k = 10 if small else 1
+    out = [b"", b"a", b"abcd" * (1000 // k), bytes(5000), rng.integers(0, 256, 70000, dtype=np.uint8).tobytes(),
+           np.arange(3000 // k, dtype=np.int64).tobytes(), rng.integers(0, 10**6, 4000 // k).astype(np.int64).tobytes(),
+           b"xyz" + bytes(300) + b"hello world " * 50 + rng.integers(0, 256, 300, dtype=np.uint8).tobytes() * 3]
+    if not small:
+        out.append(rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 4000 + bytes(70000) +
+                   rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 100)
+    return out
+
+
+def inflate(inputs, device, damage=None):
+    """The inputs compressed by pa.Codec('snappy'), decompressed by the
+    kernel: (outputs, err). ``damage(rows)``: changes the page table first."""
+    from glint.kernels import parquet_raw as K
+    codec = pa.Codec("snappy")
+    src, rows, o, outs = [], [], 0, 0
+    for x in inputs:
+        c = codec.compress(x, asbytes=True)
+        rows.append([o, len(c), outs, len(x), K.SNAPPY])
+        src.append(c)
+        o += len(c)
+        outs += (len(x) + 7) // 8 * 8
+    if damage:
+        damage(rows)
+    data = torch.frombuffer(bytearray(b"".join(src) + bytes(8)), dtype=torch.uint8).to(device)
+    dst = torch.zeros(outs + 16, dtype=torch.uint8, device=device)
+    err = torch.zeros(1, dtype=torch.int32, device=device)
+    K.inflate_pages_triton(data, dst, torch.tensor(rows, dtype=torch.int64).to(device), err)
+    b = bytes(dst.cpu().numpy())
+    return [b[r[2]:r[2] + len(x)] for x, r in zip(inputs, rows)], int(err.item())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_cuda_snappy_equals_pyarrow():
+    cases = snappy_cases()
+    got, err = inflate(cases, "cuda")
+    assert err == 0 and got == cases
+    for damage in (lambda r: r[2].__setitem__(3, r[2][3] - 1),       # the header's size too small
+                   lambda r: r[2].__setitem__(1, r[2][1] - 3)):      # the body cut short
+        assert inflate(cases[:3], "cuda", damage)[1] == 1
