@@ -14,8 +14,6 @@ import pyarrow.parquet as pq
 import torch
 
 from glint.bench import tpch
-from glint.kernels import parquet_raw as K
-from glint.kernels.hybrid import decode_pages_triton
 from glint.storage import parquet_pages as pp
 from glint.storage.loaders import ParquetSource
 
@@ -71,7 +69,7 @@ def sync():
 
 
 for rep in range(2):
-    t = dict(fill=0.0, copy=0.0, count=0.0, write=0.0, inflate=0.0, pages=0.0, total=0.0)
+    t = dict(fill=0.0, copy=0.0, decode=0.0, total=0.0)
     t0 = sync()
     for b in batches:
         a = time.perf_counter()
@@ -82,37 +80,10 @@ for rep in range(2):
         a1 = time.perf_counter()
         data = pinned[:lay.total].to(dev, non_blocking=True)
         a2 = sync()
-        dtype, item = b[0].dtype, b[0].dtype.itemsize
-        out_at = np.cumsum([0] + [r.rows for r in b])[:-1].tolist()
-        table = torch.tensor([[x, x + len(r.buf), o, 0, 1 << 62, 0, r.rows, r.codec]
-                              for x, r, o in zip(lay.at, b, out_at)], dtype=torch.int64)
-        counts = K.walk_chunks_triton(data, table.to(dev), item).cpu().tolist()
-        a3 = time.perf_counter()
-        dst = page = 0
-        for i, (r, k) in enumerate(zip(b, counts)):
-            span = (r.usize + 7) // 8 * 8 + 8 * k
-            table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
-            dst += span
-            page += k
-        table = table.to(dev)
-        pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=dev)
-        dec = torch.empty((page, 7), dtype=torch.int64, device=dev)
-        K.walk_chunks_triton(data, table, item, pages, dec)
-        a4 = sync()
-        buf = torch.empty(dst + 16, dtype=torch.uint8, device=dev)
-        err = torch.zeros(1, dtype=torch.int32, device=dev)
-        K.inflate_pages_triton(data, buf, pages, err)
-        a5 = sync()
-        w = dec[:, 2]
-        is_idx = w == K.WIDTH_FROM_DATA
-        first = buf[(dec[:, 0] - 1).clamp_(min=0)].to(torch.int64)
-        dec[:, 2] = torch.where(is_idx, first, w)
-        values = torch.empty(sum(r.rows for r in b), dtype=dtype, device=dev)
-        decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
-        a6 = sync()
+        values, err = pp.decode_raw(b, dev, data=data, layout=lay, exact=False)
+        a3 = sync()
         assert int(err.item()) == 0
-        for k, v in (("fill", a1 - a), ("copy", a2 - a1), ("count", a3 - a2), ("write", a4 - a3),
-                     ("inflate", a5 - a4), ("pages", a6 - a5)):
+        for k, v in (("fill", a1 - a), ("copy", a2 - a1), ("decode", a3 - a2)):
             t[k] += v
     t["total"] = sync() - t0
     print(f"rep {rep}: {len(batches)} batches, " + ", ".join(f"{k} {v:.3f} s" for k, v in t.items()) +

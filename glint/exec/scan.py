@@ -391,9 +391,10 @@ class ChunkReader:
             self.ctx.io.read_s += t1 - t0
         return plan
 
-    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None):
+    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None, exact: bool = True):
         """A chunk's column from its fragments' plans, decoded on the scan's
-        device (``data``: the plans' bytes already there): (Column, err)."""
+        device (``data``: the plans' bytes already there; ``exact``: see
+        glint.storage.parquet_pages.decode_raw): (Column, err)."""
         rows = sum(p.rows for p in plans)
         mm = self.ctx.memory
         t0 = time.perf_counter()
@@ -401,7 +402,7 @@ class ChunkReader:
             if self.cuda:
                 with mm.allocating():       # outside any reservation, like the read-ahead's copies
                     mm.make_room(rows * 17)
-                    col, err = self.table.decode_device(plans, column, self.device, data, layout)
+                    col, err = self.table.decode_device(plans, column, self.device, data, layout, exact)
             else:
                 col, err = self.table.decode_device(plans, column, self.device)
         except GlintIOError as e:           # bad page data: which files (unless it says already)
@@ -483,26 +484,43 @@ class ChunkReader:
         cols.update((c, got[c]) for c in host)
         if not plans:
             return event
-        errs = []
+        errs = {}
         with torch.cuda.device(self.device), torch.cuda.stream(self.compute_stream):
             for c, (order, pl) in plans.items():
-                col, err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)), layouts.get(c))
+                col, err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)), layouts.get(c),
+                                              exact=False)
                 cols[c] = col
                 if err is not None:
-                    errs.append(err)
-            del got
-            event = torch.cuda.Event()
-            event.record(self.compute_stream)
+                    errs[c] = err
             # Bad page data (an index past its dictionary, a stream that ends
-            # short) reads nothing but would give wrong values: checked here,
-            # on the reader's thread, before the chunk is handed on. This waits
-            # for the compute stream to reach the decoding (the chunk's copies
-            # queue behind the previous chunk's kernels anyway).
-            if errs and int(sum(errs).item()):
+            # short, a body that does not decompress) reads nothing but would
+            # give wrong values: checked here, on the reader's thread, before
+            # the chunk is handed on. This waits for the compute stream to
+            # reach the decoding (the chunk's copies queue behind the previous
+            # chunk's kernels anyway). A column decoded from its bytes as
+            # stored is decoded again, exactly, when its flag is set: it may
+            # only have had more pages than the tables held; if not, that
+            # names what is wrong.
+            flags = torch.cat([e.reshape(1) for e in errs.values()]).tolist() if errs else []
+            bad = []
+            for (c, _), flag in zip(errs.items(), flags):
+                if flag:
+                    order, pl = plans[c]
+                    if all(isinstance(p, RawChunk) for p in pl):
+                        cols[c], err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)),
+                                                          layouts.get(c), exact=True)
+                        flag = int(err.item()) if err is not None else 0
+                    if flag:
+                        bad.append(c)
+            del got
+            if bad:
                 frags = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
                 raise GlintIOError(f"Cannot read {self.table.describe_fragments(frags)}: bad page data "
-                                   f"in column(s) {', '.join(sorted(plans))} (a dictionary index past the "
-                                   "dictionary, or an index stream shorter than its page)")
+                                   f"in column(s) {', '.join(sorted(bad))} (a dictionary index past the "
+                                   "dictionary, an index stream shorter than its page, or a page that does not "
+                                   "decompress to its size)")
+            event = torch.cuda.Event()
+            event.record(self.compute_stream)
         return event
 
     def _upload_loop(self, n: int) -> None:

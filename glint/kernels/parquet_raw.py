@@ -75,9 +75,10 @@ if HAS_TRITON:
         return v, pos, more
 
     @triton.jit
-    def _walk_kernel(data, chunks, counts, pages, dec, ITEM: tl.constexpr, WRITE: tl.constexpr):
+    def _walk_kernel(data, chunks, counts, pages, dec, cap, ITEM: tl.constexpr, WRITE: tl.constexpr):
         # one program per column chunk: its page headers walked; counts[c] =
-        # the pages written (index pages are skipped), -1 when the bytes are
+        # its pages (index pages are skipped; rows are written for the first
+        # ``cap`` of them, from the chunk's first row), -1 when the bytes are
         # not a good chunk (a header that does not parse, a page past the
         # chunk's end, values that do not add up to the chunk's, an encoding
         # or page kind not handled here).
@@ -197,7 +198,7 @@ if HAS_TRITON:
                                      (plain & (usize < nv * ITEM)) | (dic & (dict_base < 0)) |
                                      (dic & (nv > 0) & (usize < 1))).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
-                    if WRITE:
+                    if WRITE & (npages < cap):
                         prow = pages + p * 5
                         tl.store(prow + 0, body)
                         tl.store(prow + 1, csize)
@@ -300,15 +301,16 @@ def _on(t: torch.Tensor):
 
 
 def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, pages: torch.Tensor | None = None,
-                       dec: torch.Tensor | None = None) -> torch.Tensor:
+                       dec: torch.Tensor | None = None, cap: int = 1 << 62) -> torch.Tensor:
     """Walk the page headers of every column chunk of ``chunks`` (int64
     [n, CHUNK_FIELDS]: its bytes in ``data``, its output row, the span of the
     decompression buffer it may use, its first row in the page tables, its
     value count, its codec). Without ``pages`` only counts; with them writes
     each page's row of ``pages`` ([P, PAGE_FIELDS]) and of ``dec`` ([P, 7],
     glint.kernels.hybrid's page table; a dictionary-encoded page's width is
-    WIDTH_FROM_DATA: the first byte of its decompressed body). Returns the
-    pages per chunk (int64 [n]; -1 for a chunk whose bytes are bad)."""
+    WIDTH_FROM_DATA: the first byte of its decompressed body), at most
+    ``cap`` rows per chunk. Returns the pages per chunk (int64 [n]; -1 for a
+    chunk whose bytes are bad)."""
     n = chunks.shape[0]
     counts = torch.empty(n, dtype=torch.int64, device=data.device)
     if n:
@@ -316,7 +318,7 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
         if not write:
             pages = dec = torch.empty(0, dtype=torch.int64, device=data.device)
         with _on(data):
-            _walk_kernel[(n,)](data, chunks, counts, pages, dec, ITEM=item, WRITE=write, num_warps=1)
+            _walk_kernel[(n,)](data, chunks, counts, pages, dec, cap, ITEM=item, WRITE=write, num_warps=1)
     return counts
 
 

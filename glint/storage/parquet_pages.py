@@ -92,14 +92,15 @@ _READ_BUFFERS = threading.local()
 _REUSE_MAX = 64 << 20           # a thread keeps a read buffer of at most this size
 
 
-def read_chunk_bytes(path: str, cc, reuse: bool = False):
+def read_chunk_bytes(path: str, cc, reuse: bool | None = False):
     """The bytes of a column chunk (``cc``: pyarrow's ColumnChunkMetaData), page
     headers included: from the dictionary page when there is one, else from the
     first data page, ``total_compressed_size`` bytes. ``reuse``: read into
     the calling thread's own buffer and return a memoryview of it, valid
     until the thread's next call (no fresh allocation per chunk; this did
     not, as first supposed, make 16 planning threads scale: what holds them
-    back is the GIL, see bench/results/streaming-6)."""
+    back is the GIL, see bench/results/streaming-6). ``reuse=None``: into a
+    buffer of pyarrow's memory pool, returned as a memoryview."""
     start = cc.data_page_offset
     if cc.has_dictionary_page and cc.dictionary_page_offset:
         start = cc.dictionary_page_offset
@@ -108,6 +109,11 @@ def read_chunk_bytes(path: str, cc, reuse: bool = False):
         buf = getattr(_READ_BUFFERS, "buf", None)
         if buf is None or len(buf) < n:
             buf = _READ_BUFFERS.buf = bytearray(max(n, 1 << 20))
+    elif reuse is None:
+        # pyarrow's memory pool, which keeps freed memory for the next
+        # allocation: a fresh bytearray per chunk page-faults its memory in
+        # (on the device host 16 threads reading fresh buffers moved 0.8 GB/s)
+        buf = pa.allocate_buffer(n)
     else:
         buf = bytearray(n)
     mv = memoryview(buf)
@@ -123,6 +129,8 @@ def read_chunk_bytes(path: str, cc, reuse: bool = False):
         os.close(fd)
     if got != n:
         raise GlintIOError(f"{path}: column chunk at {start} runs past the end of the file")
+    if reuse is None:
+        return mv.cast("B")         # (pyarrow's buffers are signed chars)
     return mv[:n] if reuse else bytes(buf)
 
 
@@ -769,8 +777,9 @@ def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | 
     if not raw_readable(meta, rg, column):
         return None
     cc = meta.row_group(rg).column(column)
+    buf = read_chunk_bytes(path, cc, reuse=None)
     return RawChunk(_DTYPES[meta.schema.column(column).physical_type], cc.num_values,
-                    RAW_CODECS[cc.compression], cc.total_uncompressed_size, read_chunk_bytes(path, cc), where)
+                    RAW_CODECS[cc.compression], cc.total_uncompressed_size, buf, where)
 
 
 @dataclass
@@ -810,21 +819,28 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
     return values
 
 
+RAW_PAGES = 64      # pages per column chunk the device's tables hold without counting them first
+
+
 def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None = None,
-               layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?"):
+               layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?",
+               exact: bool = True):
     """The values of several raw column chunks (one dtype) one after the
     other: (values, err). ``data``: the layout's buffer already on the
     device, else copied from pageable memory.
 
     With ``use_triton`` (default: on CUDA) everything runs on the device
     (glint.kernels.parquet_raw): one program per chunk walks its page
-    headers, first counting the pages (one wait for the device, which also
-    finds bad headers and names the chunk), then writing the page tables;
-    one program per page decompresses it into one buffer, 8-byte aligned;
-    glint.kernels.hybrid's page kernel gathers the values. ``err`` is then an
-    int32 device flag for :func:`check_decoded` (a body that does not
-    decompress to its size, an index past the dictionary). Otherwise the
-    host parses and decompresses (the reference): ``err`` is None."""
+    headers and writes the page tables; one program per page decompresses
+    it into one buffer, 8-byte aligned; glint.kernels.hybrid's page kernel
+    gathers the values. ``err`` is then an int32 device flag for
+    :func:`check_decoded`. With ``exact`` the walk first counts each
+    chunk's pages (one wait for the device, which also finds bad headers and
+    names the chunk); without, the tables hold RAW_PAGES pages a chunk and
+    nothing waits: ``err`` is also set when a chunk has more pages or bad
+    headers, and the caller decodes again with ``exact`` to get the values
+    or the error (the scan does). Otherwise the host parses and
+    decompresses (the reference): ``err`` is None."""
     if not chunks:
         raise ValueError("decode_raw: no chunks")
     dtype = chunks[0].dtype
@@ -848,25 +864,37 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
         out_at[i] = out_at[i - 1] + rows[i - 1]
     table = torch.tensor([[a, a + len(c.buf), o, 0, 1 << 62, 0, c.rows, c.codec]
                           for a, c, o in zip(layout.at, chunks, out_at)], dtype=torch.int64)
-    counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
-    for c, k in zip(chunks, counts):
-        if k < 0:
-            where = f"Cannot read {c.where}: " if c.where else ""
-            raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
-                               "parse, a page past the column chunk's end, page values that do not add up to "
-                               "the chunk's, or a page encoding other than PLAIN or dictionary)")
+    if exact:
+        counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
+        for c, k in zip(chunks, counts):
+            if k < 0:
+                where = f"Cannot read {c.where}: " if c.where else ""
+                raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
+                                   "parse, a page past the column chunk's end, page values that do not add up "
+                                   "to the chunk's, or a page encoding other than PLAIN or dictionary)")
+        cap = 1 << 62
+    else:
+        counts, cap = [RAW_PAGES] * len(chunks), RAW_PAGES
     dst = page = 0
     for i, (c, k) in enumerate(zip(chunks, counts)):
         span = (c.usize + 7) // 8 * 8 + 8 * k
         table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
         dst += span
         page += k
-    table = table.to(device)
-    pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
-    dec = torch.empty((page, 7), dtype=torch.int64, device=device)
-    K.walk_chunks_triton(data, table, item, pages, dec)
-    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+    table = table.to(device, non_blocking=True)
     err = torch.zeros(1, dtype=torch.int32, device=device)
+    if exact:
+        pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+        dec = torch.empty((page, 7), dtype=torch.int64, device=device)
+        K.walk_chunks_triton(data, table, item, pages, dec)
+    else:
+        # rows past a chunk's pages copy nothing and decode nothing
+        pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+        dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
+        dec[:, 2] = -1
+        got = K.walk_chunks_triton(data, table, item, pages, dec, cap)
+        err += ((got < 0) | (got > cap)).any().to(torch.int32)
+    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err)
     # a dictionary-encoded page's index width: the first byte of its body
     # (more than 32 bits is bad data: flagged, and read as width 0)

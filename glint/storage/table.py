@@ -296,13 +296,14 @@ class Table:
         f = getattr(self._src, "describe_fragments", None)
         return f(fragments) if f is not None else f"table {self.name!r}"
 
-    def decode_device(self, plans, column: str, device, data=None, layout=None):
+    def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True):
         """Column ``column`` of consecutive fragments from their plans (see
         device_plan), decoded on ``device`` (``data``: the plans' buffer,
         laid out by ``layout``, already there): (Column, err) where err is
         None or a device flag for glint.storage.parquet_pages.check_decoded.
         Fragments whose files store the column in different physical types
-        are decoded in runs of one type."""
+        are decoded in runs of one type. ``exact``: see
+        glint.storage.parquet_pages.decode_raw."""
         import torch
         from .parquet_pages import RawChunk, decode_plans, decode_raw
         dtype = self.schema[column]
@@ -327,7 +328,8 @@ class Table:
             return concat_columns(cols), (sum(errs) if errs else None)
         if isinstance(plans[0], RawChunk):
             valid = None
-            data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}")
+            data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}",
+                                     exact=exact)
         else:
             data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
                                               column=f"{self.name}.{column}", valid_when_no_nulls=False)
