@@ -238,6 +238,7 @@ class ParquetSource:
         self._raw: dict[int, tuple] = {}        # file index -> (raw footer, columns it may read)
         self._device_ok: dict[str, bool] = {}   # column -> decodable from its pages by torch
         self._raw_lock = threading.Lock()
+        self._leaves: dict = {}                 # (file index, column) -> (leaf, raw index), see _leaf_index
 
     def _dictionary_columns(self, metas) -> set[str]:
         """String columns with few distinct values, read as dictionaries
@@ -406,16 +407,14 @@ class ParquetSource:
         page headers, decompression); errors name the file and row group.
         ``raw``: where the chunk allows, only its bytes as stored
         (glint.storage.parquet_pages.RawChunk: the device does the rest)."""
-        from .parquet_pages import plan_column_chunk, read_raw_chunk
+        from .parquet_pages import plan_column_chunk, read_raw
         fi, g = self._where[fragment]
         meta = self.metas[fi]
-        leaf = self._device_leaf(meta, name, dtype)
+        leaf, index = self._leaf_index(fi, name, dtype)
         try:
-            if raw:
-                got = read_raw_chunk(str(self.files[fi]), g, leaf, meta,
-                                     where=f"Parquet file {_short(self.files[fi])!r}, row group {g}")
-                if got is not None:
-                    return got
+            if raw and index is not None and index[g] is not None:
+                return read_raw(str(self.files[fi]), index[g],
+                                where=f"Parquet file {_short(self.files[fi])!r}, row group {g}")
             return plan_column_chunk(str(self.files[fi]), g, leaf, metadata=meta)
         except GlintIOError as e:        # bad page data: which file and row group
             raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
@@ -426,6 +425,20 @@ class ParquetSource:
         except OSError as e:
             raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
                                f"{e}") from None
+
+    def _leaf_index(self, fi: int, name: str, dtype):
+        """(leaf index, glint.storage.parquet_pages.raw_index) of a column in
+        file ``fi``, made once."""
+        got = self._leaves.get((fi, name))
+        if got is None:
+            from .parquet_pages import raw_index
+            with self._raw_lock:
+                got = self._leaves.get((fi, name))
+                if got is None:
+                    meta = self.metas[fi]
+                    leaf = self._device_leaf(meta, name, dtype)
+                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(meta, leaf))
+        return got
 
     def describe_fragments(self, fragments) -> str:
         """The files (and row groups) of some fragments, for error messages."""

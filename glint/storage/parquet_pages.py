@@ -101,10 +101,18 @@ def read_chunk_bytes(path: str, cc, reuse: bool | None = False):
     not, as first supposed, make 16 planning threads scale: what holds them
     back is the GIL, see bench/results/streaming-6). ``reuse=None``: into a
     buffer of pyarrow's memory pool, returned as a memoryview."""
-    start = cc.data_page_offset
+    return read_bytes(path, _chunk_start(cc), cc.total_compressed_size, reuse)
+
+
+def _chunk_start(cc) -> int:
+    """Where a column chunk's bytes start: its dictionary page, if any."""
     if cc.has_dictionary_page and cc.dictionary_page_offset:
-        start = cc.dictionary_page_offset
-    n = cc.total_compressed_size
+        return cc.dictionary_page_offset
+    return cc.data_page_offset
+
+
+def read_bytes(path: str, start: int, n: int, reuse: bool | None = False):
+    """``n`` bytes of a file from ``start`` (see read_chunk_bytes)."""
     if reuse and n <= _REUSE_MAX:
         buf = getattr(_READ_BUFFERS, "buf", None)
         if buf is None or len(buf) < n:
@@ -777,9 +785,35 @@ def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | 
     if not raw_readable(meta, rg, column):
         return None
     cc = meta.row_group(rg).column(column)
-    buf = read_chunk_bytes(path, cc, reuse=None)
-    return RawChunk(_DTYPES[meta.schema.column(column).physical_type], cc.num_values,
-                    RAW_CODECS[cc.compression], cc.total_uncompressed_size, buf, where)
+    return read_raw(path, (_DTYPES[meta.schema.column(column).physical_type], _chunk_start(cc),
+                           cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
+                           cc.total_uncompressed_size), where)
+
+
+def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
+    """For each row group of a file, what :func:`read_raw` needs to read
+    column ``column`` (leaf index) as stored, or None where
+    :func:`raw_readable` says no; None for a column that never is. (Made
+    once per file and column: pyarrow's metadata objects cost tens of
+    microseconds an access, under the GIL, and a scan reads thousands of
+    chunks.)"""
+    col = meta.schema.column(column)
+    dtype = _DTYPES.get(col.physical_type)
+    if dtype is None or col.max_repetition_level or col.max_definition_level:
+        return None
+    out = []
+    for g in range(meta.num_row_groups):
+        cc = meta.row_group(g).column(column)
+        ok = cc.compression in RAW_CODECS and set(cc.encodings) <= RAW_ENCODINGS
+        out.append((dtype, _chunk_start(cc), cc.total_compressed_size, cc.num_values,
+                    RAW_CODECS[cc.compression], cc.total_uncompressed_size) if ok else None)
+    return out
+
+
+def read_raw(path: str, entry: tuple, where: str = "") -> RawChunk:
+    """A column chunk as stored, from its raw_index entry."""
+    dtype, start, size, rows, codec, usize = entry
+    return RawChunk(dtype, rows, codec, usize, read_bytes(path, start, size, reuse=None), where)
 
 
 @dataclass
