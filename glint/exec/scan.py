@@ -25,6 +25,7 @@ from .. import trace
 from ..errors import GlintIOError
 from ..plan.expr import Field
 from ..storage.column import Batch, Column
+from ..storage.parquet_pages import RawChunk
 from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
@@ -308,11 +309,14 @@ class ChunkReader:
                     # fragment's pages read and decompressed by the pool (a
                     # fragment two chunks share, once), decoded per chunk
                     order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
+                    # the fragments no later chunk reads: their bytes are let go after this one's upload
+                    final = tuple(not any(g == f and stop < self.table.fragments[f].rows
+                                          for g, _, stop in chunk.pieces) for f in order)
                     for c in on_device:
                         for f in order:
                             if (f, c) not in plans:
                                 plans[(f, c)] = self._submit(pool, self._plan, f, c)
-                        chunk_plans[c] = (order, [plans[(f, c)] for f in order])
+                        chunk_plans[c] = (order, [plans[(f, c)] for f in order], final)
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
                     return
@@ -470,7 +474,7 @@ class ChunkReader:
         parts staged through pinned buffers, and columns decoded from their
         pages (the pages' bytes staged the same way, then one kernel per
         column). Returns the event the consumer waits for."""
-        from ..storage.parquet_pages import RawChunk, layout_plans, layout_raw
+        from ..storage.parquet_pages import layout_plans, layout_raw
         layouts, raw = {}, {}
         for c, (order, pl) in plans.items():
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
@@ -541,7 +545,8 @@ class ChunkReader:
                 chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
-                plans = {c: (order, [f.result() for f in futs]) for c, (order, futs) in chunk_plans.items()}
+                plans = {c: (order, [f.result() for f in futs]) for c, (order, futs, _) in chunk_plans.items()}
+                finals = {c: final for c, (_, _, final) in chunk_plans.items()}
                 with self._lock:
                     self._futures.difference_update(pieces)
                 del item, pieces
@@ -557,6 +562,11 @@ class ChunkReader:
                             cols[c] = _contiguous(concat_columns(host[c]))
                         for c, (order, pl) in plans.items():
                             cols[c] = self._decode_pages(chunk, c, order, pl)[0]
+                    # raw chunks' bytes are on the device now: their buffers are reused
+                    for c, (order, pl) in plans.items():
+                        for p, final in zip(pl, finals[c]):
+                            if final and isinstance(p, RawChunk):
+                                p.release()
                     del host
                 del plans
                 del parts               # the pieces, now in the chunk's columns
