@@ -697,6 +697,21 @@ def fill_layout(layout: PlanLayout) -> torch.Tensor:
     return torch.frombuffer(buf, dtype=torch.uint8) if layout.total else torch.zeros(0, dtype=torch.uint8)
 
 
+def _on_device(items, make_layout, layout, data, device, use_triton, what: str):
+    """decode_plans' and decode_raw's common start: (the items' one dtype,
+    their layout, its buffer on the device, whether Triton decodes)."""
+    dtype = items[0].dtype
+    if any(x.dtype != dtype for x in items):
+        raise ValueError(f"decode: {what} of different dtypes")
+    if layout is None:
+        layout = make_layout(items)
+    if data is None:
+        data = fill_layout(layout).to(torch.device(device))
+    if use_triton is None:
+        use_triton = data.device.type == "cuda"
+    return dtype, layout, data, use_triton
+
+
 def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None = None,
                  data: torch.Tensor | None = None, layout: PlanLayout | None = None, column: str = "?",
                  valid_when_no_nulls: bool = True):
@@ -712,17 +727,8 @@ def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None =
     waits for the device, so the caller picks when). ``valid``: None for
     required columns, and with ``valid_when_no_nulls=False`` also when no
     value is NULL."""
-    device = torch.device(device)
-    dtype = plans[0].dtype
-    if any(p.dtype != dtype for p in plans):
-        raise ValueError("decode_plans: plans of different dtypes")
-    if layout is None:
-        layout = layout_plans(plans)
-    if data is None:
-        data = fill_layout(layout).to(device)
+    dtype, layout, data, use_triton = _on_device(plans, layout_plans, layout, data, device, use_triton, "plans")
     device = data.device
-    if use_triton is None:
-        use_triton = device.type == "cuda"
     source = data[layout.vals_at:layout.total - 8].view(dtype) if layout.total else \
         torch.zeros(0, dtype=dtype, device=device)
     err = None
@@ -811,11 +817,25 @@ def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
     a flat INT32 / INT64 / FLOAT / DOUBLE column without definition levels
     (max definition level 0: NULLs cannot occur), snappy or uncompressed,
     PLAIN or dictionary-encoded pages (by the chunk's metadata)."""
+    dtype = _raw_dtype(meta, column)
+    return dtype is not None and _raw_entry(meta.row_group(rg).column(column), dtype) is not None
+
+
+def _raw_dtype(meta: pq.FileMetaData, column: int):
+    """The torch dtype of a column the GPU may decode as stored, else None."""
     col = meta.schema.column(column)
-    if col.physical_type not in _DTYPES or col.max_repetition_level or col.max_definition_level:
-        return False
-    cc = meta.row_group(rg).column(column)
-    return cc.compression in RAW_CODECS and set(cc.encodings) <= RAW_ENCODINGS
+    if col.max_repetition_level or col.max_definition_level:
+        return None
+    return _DTYPES.get(col.physical_type)
+
+
+def _raw_entry(cc, dtype) -> tuple | None:
+    """What read_raw needs of a column chunk (pyarrow's ColumnChunkMetaData),
+    or None when its codec or encodings are not the GPU's."""
+    if cc.compression not in RAW_CODECS or not set(cc.encodings) <= RAW_ENCODINGS:
+        return None
+    return (dtype, _chunk_start(cc), cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
+            cc.total_uncompressed_size)
 
 
 def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
@@ -823,12 +843,9 @@ def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | 
     """Column ``column`` (leaf index) of row group ``rg`` as stored (one
     ``pread``), or None when :func:`raw_readable` says no."""
     meta = metadata if metadata is not None else pq.read_metadata(path)
-    if not raw_readable(meta, rg, column):
-        return None
-    cc = meta.row_group(rg).column(column)
-    return read_raw(path, (_DTYPES[meta.schema.column(column).physical_type], _chunk_start(cc),
-                           cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
-                           cc.total_uncompressed_size), where)
+    dtype = _raw_dtype(meta, column)
+    entry = None if dtype is None else _raw_entry(meta.row_group(rg).column(column), dtype)
+    return None if entry is None else read_raw(path, entry, where)
 
 
 def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
@@ -838,17 +855,10 @@ def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
     once per file and column: pyarrow's metadata objects cost tens of
     microseconds an access, under the GIL, and a scan reads thousands of
     chunks.)"""
-    col = meta.schema.column(column)
-    dtype = _DTYPES.get(col.physical_type)
-    if dtype is None or col.max_repetition_level or col.max_definition_level:
+    dtype = _raw_dtype(meta, column)
+    if dtype is None:
         return None
-    out = []
-    for g in range(meta.num_row_groups):
-        cc = meta.row_group(g).column(column)
-        ok = cc.compression in RAW_CODECS and set(cc.encodings) <= RAW_ENCODINGS
-        out.append((dtype, _chunk_start(cc), cc.total_compressed_size, cc.num_values,
-                    RAW_CODECS[cc.compression], cc.total_uncompressed_size) if ok else None)
-    return out
+    return [_raw_entry(meta.row_group(g).column(column), dtype) for g in range(meta.num_row_groups)]
 
 
 def read_raw(path: str, entry: tuple, where: str = "") -> RawChunk:
@@ -918,16 +928,8 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     decompresses (the reference): ``err`` is None."""
     if not chunks:
         raise ValueError("decode_raw: no chunks")
-    dtype = chunks[0].dtype
-    if any(c.dtype != dtype for c in chunks):
-        raise ValueError("decode_raw: chunks of different dtypes")
-    if layout is None:
-        layout = layout_raw(chunks)
-    if data is None:
-        data = fill_layout(layout).to(device)
+    dtype, layout, data, use_triton = _on_device(chunks, layout_raw, layout, data, device, use_triton, "chunks")
     device = data.device
-    if use_triton is None:
-        use_triton = device.type == "cuda"
     if not use_triton:
         return _raw_reference(chunks, device, column), None
     from ..kernels import parquet_raw as K
