@@ -16,6 +16,7 @@ import time
 import pyarrow as pa
 import torch
 
+from . import trace
 from .errors import CatalogError, GlintError, GlintIOError, NotSupported, OutOfMemory, did_you_mean
 from .exec.base import ExecContext
 from .plan.optimizer import RULE_NAMES, optimize
@@ -385,7 +386,10 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, con.disabled_rules, self.timings)
+        t1 = time.perf_counter()
         self.physical = con._plan_physical(self.logical)
+        self.timings["physical"] = time.perf_counter() - t1
+        trace.add("plan", t0, time.perf_counter())
 
     @staticmethod
     def from_arrow(con, table: pa.Table) -> "Result":

@@ -27,6 +27,7 @@ from typing import Iterator
 
 import torch
 
+from .. import trace
 from ..errors import OutOfMemory
 from ..storage.column import Batch, concat_batches
 from ..storage.memory import MemoryManager, format_bytes, parse_size
@@ -149,7 +150,9 @@ class ExecContext:
                     raise
                 if sync:
                     torch.cuda.synchronize(self.device)
-                st.seconds += time.perf_counter() - t0
+                t1 = time.perf_counter()
+                st.seconds += t1 - t0
+                trace.add(_name(node), t0, t1)     # nested: an operator's span holds its inputs'
                 st.rows += batch.num_rows
                 st.batches += 1
                 yield batch

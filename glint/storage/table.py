@@ -395,30 +395,36 @@ class Table:
         from .appended import unify
         parts = unify(self._src.read(picks, [name]), self.schema)
         arrays = [t.column(name).slice(0, per) for t in parts]
-        col = Column.from_arrow(pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type)
-                                if arrays else pa.chunked_array([], self._src.schema.field(name).type),
-                                self.schema[name])
-        n = len(col)
+        sample = pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type) \
+            if arrays else pa.chunked_array([], self._src.schema.field(name).type)
+        n = len(sample)
         if n == 0:
             return 0, 0.0, None, None
-        valid = col.valid
-        nulls = 0 if valid is None else int((~valid).sum())
-        if col.dtype.is_string:
-            from ..kernels.hashing import value_bits
-            data = value_bits(col)
-        else:
-            data = col.data
-        if valid is not None:
-            data = data[valid]
-        m = data.shape[0]
-        if m == 0:
-            return 0, nulls / n, None, None
-        counts = (torch.unique(data, dim=0, return_counts=True) if data.dim() == 2
-                  else torch.unique(data, return_counts=True))[1]
-        d, f1 = int(counts.numel()), int((counts == 1).sum())
         lo = hi = None
-        if not col.dtype.is_string and data.dtype != torch.bool and data.dim() == 1:
-            lo, hi = data.min().item(), data.max().item()
+        if self.schema[name].is_string:
+            # Arrow's hash table over the strings (C++, one pass): the planner
+            # runs this for every string key column of a cold query
+            if pa.types.is_dictionary(sample.type):
+                sample = sample.cast(sample.type.value_type)
+            nulls = sample.null_count
+            m = n - nulls
+            if m == 0:
+                return 0, nulls / n, None, None
+            counts = pc.value_counts(pc.drop_null(sample)).field("counts").to_numpy(zero_copy_only=False)
+            d, f1 = int(counts.size), int((counts == 1).sum())
+        else:
+            col = Column.from_arrow(sample, self.schema[name])
+            valid = col.valid
+            nulls = 0 if valid is None else int((~valid).sum())
+            data = col.data if valid is None else col.data[valid]
+            m = data.shape[0]
+            if m == 0:
+                return 0, nulls / n, None, None
+            counts = (torch.unique(data, dim=0, return_counts=True) if data.dim() == 2
+                      else torch.unique(data, return_counts=True))[1]
+            d, f1 = int(counts.numel()), int((counts == 1).sum())
+            if data.dtype != torch.bool and data.dim() == 1:
+                lo, hi = data.min().item(), data.max().item()
         total = self.num_rows * (1 - nulls / n)
         if total > m:
             # Haas & Stokes' Duj1 estimator: d / (1 - (1 - m/total) * f1/m), f1 the

@@ -1,0 +1,46 @@
+"""Cold TPC-H queries, twice, in this fresh process (after the bench's
+warm-up), each on a fresh connection, with where the scan's time went:
+python3 bench/device/coldpass.py SF QUERIES [PASSES]
+Pass 1 is what the bench's cold phase measures; pass 2 has every kernel
+loaded and the process's allocators warm (the page cache is warm in both)."""
+import os
+import sys
+import time
+
+import torch
+
+import glint
+from glint.api import resolve_device
+from glint.bench import harness, tpch
+
+sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
+passes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+d = tpch.ensure_tpch_data(sf, progress=False)
+dev = resolve_device(os.environ.get("DEV", "cuda"))
+dev.type == "cuda" and torch.zeros(1, device=dev)
+harness.warm_up_process(dev)
+tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_")))
+for p in range(passes):
+    tot, tot_reg, tot_plan, line = 0.0, 0.0, 0.0, []
+    for q in qs:
+        con = glint.connect(device=dev)
+        dev.type == "cuda" and torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        tpch.load_tpch(con, directory=d, progress=False)
+        t1 = time.perf_counter()
+        r = con.sql(tpch.tpch_query(q))
+        r.arrow()
+        dev.type == "cuda" and torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        io = r.io
+        tot += dt
+        tot_reg += t1 - t0
+        plan = sum(v for k, v in r.timings.items() if k != "execute")
+        tot_plan += plan
+        line.append(f"Q{q} {dt:.2f} [reg {t1 - t0:.2f} plan {plan:.2f} wait {io.scan_wait_s:.2f} rd {io.read_s:.1f} cv {io.convert_s:.1f} "
+                    f"st {io.stage_s:.1f} h2d {io.h2d_bytes / 2**20:.0f}M]")
+        con.close()
+        harness._release(dev)
+    print(f"pass {p + 1} {tag}: total {tot:.2f} s (register {tot_reg:.2f} s, plan {tot_plan:.2f} s)", flush=True)
+    for x in line:
+        print("   ", x, flush=True)

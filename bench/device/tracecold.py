@@ -1,0 +1,37 @@
+"""Traces of cold queries as the bench runs them (fresh process, the bench's
+warm-up, then each query once on a fresh connection):
+python3 bench/device/tracecold.py SF QUERIES  (traces to $OUT, a summary to stdout)"""
+import os
+import subprocess
+import sys
+import time
+
+import torch
+
+import glint
+from glint import trace
+from glint.api import resolve_device
+from glint.bench import harness, tpch
+
+sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
+out = os.environ.get("OUT", "/tmp")
+d = tpch.ensure_tpch_data(sf, progress=False)
+dev = resolve_device("cuda")
+torch.zeros(1, device=dev)
+harness.warm_up_process(dev)
+for q in qs:
+    con = glint.connect(device=dev)
+    tpch.load_tpch(con, directory=d, progress=False)
+    torch.cuda.synchronize()
+    trace.start()
+    t0 = time.perf_counter()
+    r = con.sql(tpch.tpch_query(q))
+    r.arrow()
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    path = f"{out}/trace_cold_sf{sys.argv[1]}_q{q}.json"
+    trace.stop(path)
+    print(f"=== Q{q} cold {dt:.3f} s timings {({k: round(v, 3) for k, v in r.timings.items()})}", flush=True)
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "traceview.py"), path])
+    con.close()
+    harness._release(dev)
