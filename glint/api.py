@@ -19,6 +19,7 @@ import torch
 from . import trace
 from .errors import CatalogError, GlintError, GlintIOError, NotSupported, OutOfMemory, did_you_mean
 from .exec.base import ExecContext
+from .exec.scan import start_scans
 from .plan.optimizer import RULE_NAMES, optimize
 from .plan.physical_planner import plan_physical
 from .sql import frontend
@@ -284,7 +285,11 @@ class Connection:
     def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
         """(the result as Arrow, the run's ExecContext)."""
         ctx = self.execution_context(self, profile, chunk_rows)
-        return stream_to_arrow(ctx, ctx.open(physical), fields, names), ctx
+        start_scans(ctx, physical)
+        try:
+            return stream_to_arrow(ctx, ctx.open(physical), fields, names), ctx
+        finally:
+            ctx.close_read_ahead()
 
     def sql(self, query: str) -> "Result | None":
         """Run one or more ;-separated statements; returns the last query's Result."""

@@ -401,3 +401,128 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
         con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
     monkeypatch.setattr(ParquetSource, "plan_device", real)
     assert con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow().column(0)[0].as_py() == 2000
+
+
+def _three_tables(tmp_path, rows=3000):
+    """Parquet files of a small star: fact f, dimensions a and b."""
+    f = pa.table({"fa": pa.array([i % 50 for i in range(rows)], pa.int64()),
+                  "fb": pa.array([i % 7 for i in range(rows)], pa.int64()),
+                  "v": pa.array([D(i) / 100 for i in range(rows)], pa.decimal128(12, 2))})
+    a = pa.table({"ak": pa.array(range(50), pa.int64()), "an": pa.array([f"a{i % 5}" for i in range(50)])})
+    b = pa.table({"bk": pa.array(range(7), pa.int64()), "bn": pa.array([f"b{i}" for i in range(7)])})
+    paths = {}
+    for name, t in (("f", f), ("a", a), ("b", b)):
+        paths[name] = str(tmp_path / f"{name}.parquet")
+        pq.write_table(t, paths[name], row_group_size=500)
+    return paths
+
+
+STAR = ("SELECT an, bn, sum(v) AS s, count(*) AS n FROM f JOIN a ON fa = ak JOIN b ON fb = bk "
+        "WHERE bn <> 'b3' GROUP BY an, bn ORDER BY an, bn")
+
+
+def _scan_threads():
+    import threading
+    return [t for t in threading.enumerate() if t.name.startswith("glint-scan") and t.is_alive()]
+
+
+@pytest.mark.parametrize("read_ahead", ["1", "0"])
+def test_scans_read_ahead_from_the_start_of_the_run(tmp_path, monkeypatch, read_ahead):
+    """Every scan of a multi-table query starts reading when the run starts
+    (build sides first, one reader per table); results equal DuckDB's either
+    way, and no reader thread outlives the run."""
+    from glint.exec import scan as S
+    monkeypatch.setenv("GLINT_READ_AHEAD", read_ahead)
+    paths = _three_tables(tmp_path)
+    con = glint.connect(device="cpu", chunk_rows=700)
+    for n, p in paths.items():
+        con.read_parquet(p, n)
+    started = []
+    real = S.start_scans
+
+    def spy(ctx, root):
+        real(ctx, root)
+        started.append([(r.table.name, len(r.chunks)) for r in ctx.read_ahead.values()])
+    monkeypatch.setattr("glint.api.start_scans", spy)
+    duck = duckdb.connect()
+    for n, p in paths.items():
+        duck.execute(f"CREATE VIEW {n} AS SELECT * FROM '{p}'")
+    want = duck.execute(STAR).fetchall()
+    assert con.sql(STAR).fetchall() == want
+    if read_ahead == "1":
+        f_chunks = len(con.table("f").chunks(700))
+        assert sorted(started[0]) == [("a", 1), ("b", 1), ("f", f_chunks)] and f_chunks > 1
+    else:
+        assert started == [[]]
+    assert not _scan_threads()
+    # warm: every first chunk is cached, nothing is read ahead
+    assert con.sql(STAR).fetchall() == want
+    assert started[-1] == []
+
+
+def test_scans_in_run_order_read_build_sides_first(tmp_path):
+    paths = _three_tables(tmp_path)
+    con = glint.connect(device="cpu")
+    for n, p in paths.items():
+        con.read_parquet(p, n)
+    from glint.exec.scan import _scans_in_run_order
+    from glint.exec.hash_join import HashJoinExec
+    physical = con.sql(STAR).physical
+
+    def first_asked(node, out):      # what the run opens first: a join's build side
+        kids = list(node.children)
+        if isinstance(node, HashJoinExec) and node.build_right:
+            kids.reverse()
+        if not kids:
+            out.append(node)
+        for k in kids:
+            first_asked(k, out)
+        return out
+    order = [s.table for s in _scans_in_run_order(physical, [])]
+    assert order == [s.table for s in first_asked(physical, []) if hasattr(s, "table")]
+    assert order[-1] == "f"          # the fact table is probed, after both dimensions are built
+
+
+def test_an_unread_read_ahead_is_closed_with_the_run(tmp_path, monkeypatch):
+    """A scan that the run never asks for (an empty build side ends the
+    join) is stopped when the run ends, and the result is still right."""
+    monkeypatch.setenv("GLINT_READ_AHEAD", "1")
+    paths = _three_tables(tmp_path)
+    con = glint.connect(device="cpu", chunk_rows=700)
+    for n, p in paths.items():
+        con.read_parquet(p, n)
+    sql = "SELECT count(*) FROM f JOIN a ON fa = ak JOIN b ON fb = bk WHERE bn = 'none'"
+    assert con.sql(sql).fetchall() == [(0,)]
+    assert not _scan_threads()
+
+
+def test_planner_statistics_are_computed_side_by_side(tmp_path, monkeypatch):
+    """The columns that filters, join conditions and grouping keys read get
+    their statistics before the rules run (in parallel), and the plan is the
+    one the rules choose when they compute them one at a time."""
+    import glint.plan.optimizer as O
+    paths = _three_tables(tmp_path)
+
+    def plan(prefetch):
+        con = glint.connect(device="cpu")
+        for n, p in paths.items():
+            con.read_parquet(p, n)
+        if not prefetch:
+            monkeypatch.setattr(O, "prefetch_stats", lambda *a: None)
+        seen = {}
+        real = O.reorder_joins if hasattr(O, "reorder_joins") else None
+
+        def first_rule(plan_, catalog):
+            seen.update({n: set(catalog.table(n)._stats) for n in paths})
+            return real(plan_, catalog)
+        if prefetch and real is not None:
+            rules = [(n, first_rule if r is real else r) for n, r in O.RULES]
+            monkeypatch.setattr(O, "RULES", rules)
+        r = con.sql(STAR)
+        monkeypatch.undo()
+        return r.physical.explain(), seen
+    with_prefetch, seen = plan(True)
+    without, _ = plan(False)
+    assert with_prefetch == without
+    assert {"fa", "fb"} <= seen["f"] and "ak" in seen["a"] and {"bk", "bn"} <= seen["b"]
+    assert "v" not in seen["f"]          # only aggregated: no statistics asked for

@@ -115,6 +115,14 @@ class ExecContext:
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
         self.dist = None            # the rank's communicator in a distributed run (glint.dist.comm)
+        # scans started before the run asks for them: id(ScanExec) -> ChunkReader (scan.start_scans)
+        self.read_ahead: dict = {}
+
+    def close_read_ahead(self) -> None:
+        """Stops the read-ahead of scans the run did not ask for."""
+        readers, self.read_ahead = list(self.read_ahead.values()), {}
+        for r in readers:
+            r.close()
 
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""

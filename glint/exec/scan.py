@@ -51,14 +51,20 @@ class ScanExec(PhysicalNode):
             p = " prune [" + ", ".join(f"{c} {sym[op]} {v!r}" for c, op, v in self.prune) + "]"
         return f"Scan {self.table} [{', '.join(self.columns)}]{p}"
 
-    def stream(self, ctx):
+    def chunks_to_read(self, ctx):
+        """(the table, its chunks that the pruning conjuncts do not rule out, how many chunks it has)."""
         t = ctx.catalog.table(self.table)
         t.check_readable(self.columns)
         chunks = t.chunks(ctx.chunk_rows)
         keep = [c for c in chunks if not any(_ruled_out(t.chunk_stats(c, col), op, v) for col, op, v in self.prune)]
-        ctx.io.chunks_skipped += len(chunks) - len(keep)
-        if len(keep) < len(chunks):
-            ctx.note(self, f"{len(chunks) - len(keep)} of {len(chunks)} chunks skipped by statistics")
+        return t, keep, len(chunks)
+
+    def stream(self, ctx):
+        reader = ctx.read_ahead.pop(id(self), None)
+        t, keep, n = self.chunks_to_read(ctx)
+        ctx.io.chunks_skipped += n - len(keep)
+        if len(keep) < n:
+            ctx.note(self, f"{n - len(keep)} of {n} chunks skipped by statistics")
         if not keep or not self.columns:
             if not self.columns:
                 for c in keep:
@@ -67,7 +73,7 @@ class ScanExec(PhysicalNode):
                     return
             yield self._empty(ctx, t)
             return
-        for chunk, cols in ChunkReader(ctx, t, self.columns, keep):
+        for chunk, cols in reader if reader is not None else ChunkReader(ctx, t, self.columns, keep):
             yield Batch({f.id: cols[c] for c, f in zip(self.columns, self.fields)}, chunk.rows, ctx.device)
 
     def _empty(self, ctx, t) -> Batch:
@@ -75,6 +81,63 @@ class ScanExec(PhysicalNode):
         cols = {f.id: Column.from_arrow(pa.array([], types[c]), t.schema[c]).to(ctx.device)
                 for c, f in zip(self.columns, self.fields)}
         return Batch(cols, 0, ctx.device)
+
+
+def _scans_in_run_order(node, out: list) -> list:
+    """The plan's scans in the order the run first asks them for a chunk: a
+    hash join reads its whole build side before its probe side."""
+    kids = list(node.children)
+    if getattr(node, "build_right", False) and len(kids) == 2:
+        kids = [kids[1], kids[0]]
+    if isinstance(node, ScanExec):
+        out.append(node)
+    for k in kids:
+        _scans_in_run_order(k, out)
+    return out
+
+
+# bytes a chunk's row is counted at per column when read-ahead weighs the
+# chunks it would hold on the device (decoded, uploaded and ready: PREFETCH +1)
+_READ_AHEAD_ROW_BYTES = 8
+
+
+def start_scans(ctx, root) -> None:
+    """Starts reading every scan of the plan at once, before the first
+    operator runs (the cold run's main cost is decoding Parquet on CPU
+    threads, and the scans of a multi-table query otherwise start one after
+    another: each waits for the joins over the tables before it). Only the
+    first scan of each table (a later one mostly finds its chunks cached),
+    only scans whose first chunk is not cached, and only while the chunks they
+    would hold ahead fit in a quarter of the memory the cache could still
+    take. GLINT_READ_AHEAD=0 turns it off. A scan the run never asks for is
+    closed with the run (ExecContext.close_read_ahead)."""
+    if os.environ.get("GLINT_READ_AHEAD", "1") == "0":
+        return
+    scans = _scans_in_run_order(root, [])
+    if len(scans) < 2:
+        return
+    budget = ctx.memory.available() // 4
+    seen = set()
+    for node in scans:
+        if node.table in seen or not node.columns or id(node) in ctx.read_ahead:
+            continue
+        seen.add(node.table)
+        try:
+            t, keep, _ = node.chunks_to_read(ctx)
+        except Exception:       # the scan raises it itself when the run gets there
+            continue
+        if not keep:
+            continue
+        rows = max(c.rows for c in keep)
+        est = (PREFETCH + 1) * rows * _READ_AHEAD_ROW_BYTES * len(node.columns)
+        if est > budget:
+            break
+        reader = ChunkReader(ctx, t, node.columns, keep)
+        if reader.first_chunk_cached():
+            continue
+        budget -= est
+        reader.start()
+        ctx.read_ahead[id(node)] = reader
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -192,9 +255,11 @@ class ChunkReader:
 
     def __iter__(self):
         mm, io = self.ctx.memory, self.ctx.io
-        # chunks already resident in full need no threads at all
-        first_miss = next((i for i, c in enumerate(self.chunks)
-                           if any(mm.cache_get(self._key(c, col)) is None for col in self.columns)), None)
+        # chunks already resident in full need no threads at all (a reader
+        # started ahead of the query reads from the first chunk)
+        first_miss = 0 if self._threads else next(
+            (i for i, c in enumerate(self.chunks)
+             if any(mm.cache_get(self._key(c, col)) is None for col in self.columns)), None)
         try:
             for i, chunk in enumerate(self.chunks):
                 if first_miss is None or i < first_miss:
@@ -231,6 +296,15 @@ class ChunkReader:
                 trace.add("compute", t0, time.perf_counter(), table=self.table.name, chunk=chunk.index)
         finally:
             self.close()
+
+    def first_chunk_cached(self) -> bool:
+        mm = self.ctx.memory
+        return all(mm.cache_get(self._key(self.chunks[0], col)) is not None for col in self.columns)
+
+    def start(self) -> None:
+        """Starts reading now, from the first chunk (read-ahead: start_scans)."""
+        if not self._threads:
+            self._start(self.chunks)
 
     # -------------------------------------------------------------- threads
     def _start(self, chunks) -> None:

@@ -329,3 +329,52 @@ def _is_upper(c: Call) -> bool:
     """Whether the conjunct bounds its column from above (col < v or v > col)."""
     col_left = not isinstance(c.args[0], Literal)
     return (c.fn in ("lt", "le")) == col_left
+
+
+def prefetch_stats(plan: L.LogicalNode, catalog) -> None:
+    """Has the tables compute, side by side, the statistics the estimator
+    will ask for one at a time: those of the scanned columns that filters,
+    join conditions and grouping keys read (directly or renamed by
+    projections). A hint: what it misses is computed when asked for."""
+    scanned: dict[int, tuple[str, str]] = {}
+    renamed: dict[int, int] = {}
+    used: set[int] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, L.Scan):
+            for c, f in zip(node.columns, node.fields):
+                scanned[f.id] = (node.table, c)
+        elif isinstance(node, L.Filter):
+            used.update(f.id for f in node.predicate.fields())
+        elif isinstance(node, L.Join) and node.condition is not None:
+            used.update(f.id for f in node.condition.fields())
+        elif isinstance(node, L.Aggregate):
+            used.update(f.id for _, e in node.groups for f in e.fields())
+        elif isinstance(node, L.Project):
+            for f, e in node.exprs:
+                if isinstance(e, ColRef):
+                    renamed[f.id] = e.field.id
+        for k in node.children:
+            visit(k)
+
+    visit(plan)
+    per_table: dict[str, list[str]] = {}
+    for fid in used:
+        seen = set()
+        while fid in renamed and fid not in seen:
+            seen.add(fid)
+            fid = renamed[fid]
+        if fid in scanned:
+            t, c = scanned[fid]
+            per_table.setdefault(t, []).append(c)
+    wanted = []
+    for t, cols in per_table.items():
+        try:
+            table = catalog.table(t)
+        except Exception:       # noqa: BLE001 -- the binder or the run names it
+            continue
+        if hasattr(table, "start_stats"):
+            wanted.append((table, cols))
+    if sum(len(c) for _, c in wanted) > 1:
+        from ..storage.table import prefetch_stats as compute
+        compute(wanted)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import itertools
+import os
 import threading
 from dataclasses import dataclass
 from typing import Sequence
@@ -348,6 +349,13 @@ class Table:
             s = self._stats[name] = self._compute_stats(name)
         return s
 
+    def start_stats(self, names: Sequence[str]) -> list:
+        """Starts computing these columns' statistics on the statistics
+        threads: (table, column, Future) for each not computed yet (see
+        :func:`prefetch_stats`)."""
+        todo = [n for n in dict.fromkeys(names) if n not in self._stats and n in self.schema]
+        return [(self, n, _stats_pool().submit(self._compute_stats, n)) for n in todo]
+
     def _compute_stats(self, name: str) -> ColumnStats:
         self.check_readable([name])
         dtype = self.schema[name]
@@ -432,6 +440,34 @@ class Table:
             # linear scaling overestimated TPC-H foreign keys up to 12x)
             d = int(d / (1 - (1 - m / total) * f1 / m))
         return d, nulls / n, lo, hi
+
+
+_STATS_POOL = None
+
+
+def _stats_pool():
+    """Threads that compute columns' statistics side by side. Their own: a
+    sample's Parquet read waits for the decoding pool, which must not be
+    filled with tasks that wait for it."""
+    global _STATS_POOL
+    if _STATS_POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _STATS_POOL = ThreadPoolExecutor(max_workers=min(8, max(2, os.cpu_count() or 2)),
+                                         thread_name_prefix="glint-stats")
+    return _STATS_POOL
+
+
+def prefetch_stats(wanted) -> None:
+    """Computes the statistics of the (table, columns) pairs side by side (a
+    cold query's planner asks for a dozen columns' samples, each a Parquet
+    read and a hash table, one after another), so that Table.stats finds
+    them. Errors are left for Table.stats to raise where it is asked."""
+    started = [x for t, names in wanted for x in t.start_stats(names)]
+    for t, n, f in started:
+        try:
+            t._stats.setdefault(n, f.result())
+        except Exception:       # noqa: BLE001 -- raised again by stats() when it matters
+            pass
 
 
 @dataclass(frozen=True, slots=True)
