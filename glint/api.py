@@ -162,6 +162,9 @@ class Connection:
             self.memory.host = HostCache(host_cache)
         self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
                                 parse_size(host_spill_limit) if host_spill_limit is not None else None)
+        if self.device.type == "cuda":       # the scans' pinned buffers, pinned while the tables are registered
+            from .storage.transfer import pinned_pool
+            pinned_pool(self.device).fill_in_background()
 
     # ------------------------------------------------------------ catalog
     def has_table(self, name: str) -> bool:

@@ -526,3 +526,23 @@ def test_planner_statistics_are_computed_side_by_side(tmp_path, monkeypatch):
     assert with_prefetch == without
     assert {"fa", "fb"} <= seen["f"] and "ak" in seen["a"] and {"bk", "bn"} <= seen["b"]
     assert "v" not in seen["f"]          # only aggregated: no statistics asked for
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_pinned_buffers_are_pinned_in_the_background():
+    """A fresh pool fills itself on its own thread; acquire() meanwhile
+    waits for a buffer or pins one, never more than the pool's count."""
+    import time as _time
+    from glint.storage.transfer import PinnedPool
+    pool = PinnedPool(torch.device("cuda", torch.cuda.current_device()), buffer_bytes=1 << 20, count=4)
+    pool.fill_in_background()
+    pool.fill_in_background()            # once
+    got = [pool.acquire() for _ in range(4)]
+    assert all(b.is_pinned() and b.numel() == 1 << 20 for b in got)
+    assert pool._made == 4
+    for b in got:
+        pool.release(b, None)
+    deadline = _time.time() + 10
+    while len(pool._free) < 4 and _time.time() < deadline:
+        _time.sleep(0.01)
+    assert len(pool._free) == 4 and pool._made == 4

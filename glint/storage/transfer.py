@@ -40,6 +40,7 @@ class PinnedPool:
         self._free: list[tuple[torch.Tensor, torch.cuda.Event | None]] = []
         self._made = 0
         self._cv = threading.Condition()
+        self._filling = False
         self.stream = torch.cuda.Stream(self.device)
 
     def acquire(self) -> torch.Tensor:
@@ -54,6 +55,32 @@ class PinnedPool:
         if ev is not None:
             ev.synchronize()            # the last copy out of this buffer is done
         return buf
+
+    def fill_in_background(self) -> None:
+        """Pins the pool's buffers on a thread of their own, once (a
+        connection starts it: pinning 256 MiB takes a good part of a second,
+        which the first scan would otherwise wait for, while the connection's
+        tables are registered and its first query planned)."""
+        with self._cv:
+            if self._filling or self._made >= self.count:
+                return
+            self._filling = True
+
+        def fill():
+            while True:
+                with self._cv:
+                    if self._made >= self.count:
+                        return
+                    self._made += 1         # counted before the (slow) pinning, outside the lock
+                try:
+                    buf = torch.empty(self.buffer_bytes, dtype=torch.uint8, pin_memory=True)
+                except Exception:       # noqa: BLE001 -- acquire() pins its own, and raises if it cannot
+                    with self._cv:
+                        self._made -= 1
+                        self._cv.notify()
+                    return
+                self.release(buf, None)
+        threading.Thread(target=fill, name="glint-pin", daemon=True).start()
 
     def put_back(self, buf: torch.Tensor) -> None:
         """Return a buffer whose copy never started (its staging failed):
