@@ -102,7 +102,8 @@ class Connection:
       as the cache's second tier (GPU connections; default 40% of the host's
       memory, ``GLINT_HOST_CACHE_LIMIT``; 0 turns it off): chunks that do not
       stay on the GPU are copied up again from there rather than decoded
-      from their files again.
+      from their files again. With the default budget, pieces are kept only
+      once the GPU cache has had to evict; with a limit given, always.
     """
 
     def __init__(self, device: str = "auto", optimizer: dict | None = None, *,
@@ -155,11 +156,11 @@ class Connection:
         self.memory = MemoryManager(self.device, limit, headroom)
         self.memory.allocator_capped = self._capped is not None
         if host_cache_limit is None:
-            host_cache_limit = env_size("GLINT_HOST_CACHE_LIMIT")
+            host_cache_limit = os.environ.get("GLINT_HOST_CACHE_LIMIT") or None     # ("0": off, as the argument)
         host_cache = (default_host_cache_limit(self.device) if host_cache_limit is None
                       else 0 if host_cache_limit in (0, "0") else parse_size(host_cache_limit))
         if host_cache > 0:              # (on the CPU only when asked for: its device cache is host memory)
-            self.memory.host = HostCache(host_cache)
+            self.memory.host = HostCache(host_cache, always=host_cache_limit is not None)
         self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
                                 parse_size(host_spill_limit) if host_spill_limit is not None else None)
         if self.device.type == "cuda":       # the scans' pinned buffers, pinned while the tables are registered

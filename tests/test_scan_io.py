@@ -546,3 +546,23 @@ def test_pinned_buffers_are_pinned_in_the_background():
     while len(pool._free) < 4 and _time.time() < deadline:
         _time.sleep(0.01)
     assert len(pool._free) == 4 and pool._made == 4
+
+
+def test_default_host_tier_holds_pieces_once_the_device_cache_evicts(tmp_path):
+    """With the default budget the host tier keeps decoded pieces only after
+    the device cache has had to evict (until then a host copy only keeps the
+    decoded memory from being reused); with a limit given, always."""
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_table(5000), path, row_group_size=500, store_decimal_as_integer=True)
+    sql = "SELECT flag, sum(d64) AS s, count(*) AS c FROM t GROUP BY flag ORDER BY flag"
+    want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
+    con = glint.connect(device="cpu", chunk_rows=1000)
+    con.read_parquet(path, "t")
+    con.memory.host = HostCache(64 << 20, always=False)      # as a CUDA connection's default tier
+    assert con.sql(sql).fetchall() == want
+    assert con.memory.evictions == 0 and con.memory.host.bytes == 0
+    con.memory.evictions = 1                                  # the device cache has evicted
+    con.memory.cache_drop()
+    assert con.sql(sql).fetchall() == want
+    assert con.memory.host.bytes > 0
+    assert HostCache(1, always=True).admits(MemoryManager(torch.device("cpu"), 1 << 20))

@@ -438,7 +438,7 @@ class ChunkReader:
         host = self.table.convert_parts(data, columns) if columns else {}
         nbytes = sum(_nbytes(v) for v in host.values())
         hc = self.ctx.memory.host
-        if hc is not None:
+        if hc is not None and hc.admits(self.ctx.memory):
             for c, v in host.items():
                 hc.put(self._host_key(frags, start, stop, c), v, _nbytes(v))
         held_bytes = 0

@@ -386,12 +386,23 @@ class HostCache:
     (False, 60, 0)
     """
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, always: bool = True):
         self.limit = int(limit)
+        # False (the default budget): pieces are kept only once the device
+        # cache has had to evict (MemoryManager.evictions). Until then every
+        # chunk stays on the device, and a host copy of each piece only kept
+        # its memory from being reused: each decode then wrote into fresh
+        # pages (TPC-H SF 100, five cold queries on an H200: 26.4 s with the
+        # copies, 23.8 s without)
+        self.always = always
         self.bytes = 0
         self.hits = 0
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
+
+    def admits(self, manager: "MemoryManager") -> bool:
+        """Whether the scan keeps its decoded pieces here now."""
+        return self.always or manager.evictions > 0
 
     def get(self, key):
         with self._lock:
