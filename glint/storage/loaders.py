@@ -195,7 +195,9 @@ class ParquetSource:
         self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
         try:
             metas = [pq.read_metadata(f) for f in self.files]
-            self.schema = pq.read_schema(self.files[0])
+            # (from the footer already parsed: pq.read_schema parses it again,
+            # ~0.1 s for lineitem's 5,000 row groups at SF 100, per connection)
+            self.schema = metas[0].schema.to_arrow_schema()
         except (pa.ArrowException, OSError, ValueError) as e:
             reason = str(e).strip() or type(e).__name__
             if "magic bytes" in reason.lower() or "file size is 0" in reason.lower():
