@@ -315,7 +315,7 @@ class _Write:
 
 class _Spec:
     """Where one column's components lie in the piece's device buffer."""
-    __slots__ = ("dtype", "rows", "data", "valid", "offsets", "bytes", "sorted_unique")
+    __slots__ = ("dtype", "rows", "data", "valid", "offsets", "bytes", "sorted_unique", "wide")
 
     def column(self, dst: torch.Tensor):
         from .column import Column, Dictionary
@@ -359,14 +359,21 @@ class _StackLayout:
         self.total = off + count * dtype.itemsize
         return off, count, dtype
 
-    def add(self, parts) -> _Spec:
+    def add(self, parts, narrow=None) -> _Spec:
+        """``narrow``: a narrower signed integer type that holds every value
+        of the parts (their min and max, from the file's statistics): the
+        values travel in it and are widened on the device (see widen)."""
         spec = _Spec()
         spec.dtype = parts[0].dtype
         rows = sum(len(p) for p in parts)
         spec.rows = rows
         srcs = [_np(p.data) for p in parts]
-        spec.data = self._place(rows, srcs[0].dtype)
         strings = parts[0].dictionary is not None
+        dt = srcs[0].dtype
+        spec.wide = None
+        if narrow is not None and not strings and dt.kind == "i" and np.dtype(narrow).itemsize < dt.itemsize:
+            dt, spec.wide = np.dtype(narrow), dt
+        spec.data = self._place(rows, dt)
         if strings:
             # entries and bytes of each part's dictionary (a part's offsets may
             # start past 0: a slice of a larger Arrow buffer)
@@ -417,6 +424,39 @@ class _StackLayout:
         return spec
 
 
+def widen(col, wide: np.dtype, empty=None):
+    """A column whose values travelled narrowed (_StackLayout.add), with
+    its values in ``wide`` again: one conversion kernel on the current
+    stream; its validity copied out of the upload's buffer too, so that the
+    buffer (narrow values and all) is given back. ``empty(shape, dtype)``
+    allocates the device memory (Uploader._empty: room made in the budget)."""
+    from .column import Column
+    empty = empty or (lambda shape, dt: torch.empty(shape, dtype=dt, device=col.data.device))
+    data = empty(tuple(col.data.shape), _TORCH_OF[np.dtype(wide)])
+    data.copy_(col.data)
+    valid = None
+    if col.valid is not None:
+        valid = empty(tuple(col.valid.shape), torch.bool)
+        valid.copy_(col.valid)
+    return Column(col.dtype, data, valid, col.dictionary)
+
+
+def narrow_type(lo, hi, itemsize: int):
+    """The narrowest signed integer type (of fewer than ``itemsize`` bytes)
+    holding every value in [lo, hi], or None.
+
+    >>> narrow_type(1, 50, 8), narrow_type(-129, 5, 8), narrow_type(0, 2**31, 8), narrow_type(0, 9, 1)
+    (dtype('int8'), dtype('int16'), None, None)
+    """
+    if not isinstance(lo, int) or not isinstance(hi, int) or isinstance(lo, bool) or isinstance(hi, bool):
+        return None
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if np.dtype(dt).itemsize < itemsize and info.min <= lo and hi <= info.max:
+            return np.dtype(dt)
+    return None
+
+
 def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int) -> int:
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
@@ -463,11 +503,15 @@ class StackedUpload:
     (wide) values go through :meth:`Uploader.columns` and are put together
     on the device."""
 
-    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None):
+    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None,
+                 narrow: dict | None = None):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
-        were; glint.storage.parquet_pages' page bytes come this way)."""
+        were; glint.storage.parquet_pages' page bytes come this way).
+        ``narrow``: key -> a narrower integer type that holds all of the
+        column's values: they are copied up in it and widened on the device
+        (fewer bytes written into the pinned buffers and over the bus)."""
         self.pool, self.memory, self.cols = pool, memory, cols
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
@@ -491,7 +535,7 @@ class StackedUpload:
                 self.wide[key] = parts
             else:
                 layout = self.layouts[key] = _StackLayout()
-                self.specs[key] = layout.add(parts)
+                self.specs[key] = layout.add(parts, (narrow or {}).get(key))
         self.raw = []
         for key, (size, segments) in (raw or {}).items():
             layout = self.layouts[key] = _StackLayout()
@@ -543,6 +587,14 @@ class StackedUpload:
         for f in self._futures:
             f.result()
         out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
+        narrowed = [key for key, spec in self.specs.items() if spec.wide is not None]
+        if narrowed:
+            # after the windows' copies, in their stream's order
+            up = Uploader(self.pool, self.memory)
+            with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
+                for key in narrowed:
+                    out[key] = widen(out[key], self.specs[key].wide, up._empty)
+                    self.dst[key] = None        # the narrow buffer goes back to the allocator
         out.update((key, self.dst[key]) for key in self.raw)
         # the event covers the wide parts' copies (on the pool's stream), or
         # else the windows' copies (on the copy stream)
@@ -560,7 +612,7 @@ class StackedUpload:
         return out, ev
 
 
-def stack_on_host(cols: dict, window: int = BUFFER_BYTES) -> dict:
+def stack_on_host(cols: dict, window: int = BUFFER_BYTES, narrow: dict | None = None) -> dict:
     """What :class:`StackedUpload` builds on the device, built in host
     memory through windows of ``window`` bytes (the same layout and fill):
     the CPU reference the tests compare the parts' concatenation with.
@@ -572,7 +624,7 @@ def stack_on_host(cols: dict, window: int = BUFFER_BYTES) -> dict:
     ['ab', None, 'c']
     """
     layout = _StackLayout()
-    specs = {key: layout.add(parts) for key, parts in cols.items()}
+    specs = {key: layout.add(parts, (narrow or {}).get(key)) for key, parts in cols.items()}
     dst = torch.empty(max(layout.total, 1), dtype=torch.uint8)
     k = 0
     for w in range(0, layout.total, window):
@@ -580,4 +632,5 @@ def stack_on_host(cols: dict, window: int = BUFFER_BYTES) -> dict:
         buf = np.empty(window, dtype=np.uint8)
         k = _fill_window(buf, w, size, layout.writes, k)
         dst[w:w + size] = torch.from_numpy(buf[:size])
-    return {key: spec.column(dst) for key, spec in specs.items()}
+    out = {key: spec.column(dst) for key, spec in specs.items()}
+    return {key: widen(c, specs[key].wide) if specs[key].wide is not None else c for key, c in out.items()}
