@@ -10,6 +10,8 @@ import time
 import torch
 
 import glint
+if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
+    sys.setswitchinterval(float(os.environ["SWITCH"]))
 from glint.api import resolve_device
 from glint.bench import harness, tpch
 
@@ -22,7 +24,7 @@ d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device(os.environ.get("DEV", "cuda"))
 dev.type == "cuda" and torch.zeros(1, device=dev)
 harness.warm_up_process(dev)
-tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_", "NOPREFETCH")))
+tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_", "NOPREFETCH", "SWITCH")))
 for p in range(passes):
     tot, tot_reg, tot_plan, line = 0.0, 0.0, 0.0, []
     for q in qs:

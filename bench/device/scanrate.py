@@ -9,6 +9,8 @@ import pyarrow.parquet as pq
 import torch
 
 import glint
+if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
+    sys.setswitchinterval(float(os.environ["SWITCH"]))
 from glint.api import resolve_device
 from glint.bench import harness, tpch
 
