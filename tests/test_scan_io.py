@@ -637,3 +637,28 @@ def test_narrowed_uploads_equal_duckdb_and_move_fewer_bytes(tmp_path, monkeypatc
         moved[flag] = r.io.h2d_bytes
         con.close()
     assert moved["1"] < moved["0"] * 0.75
+
+
+def test_read_ahead_stays_within_a_quarter_of_the_free_memory(tmp_path, monkeypatch):
+    """Under a small budget the run does not read ahead (the chunks held
+    ahead would not fit in a quarter of what the cache could still take);
+    the result is the same."""
+    from glint.exec import scan as S
+    monkeypatch.setenv("GLINT_READ_AHEAD", "1")
+    paths = _three_tables(tmp_path)
+    con = glint.connect(device="cpu", memory_limit="128KB", chunk_rows=700)
+    for n, p in paths.items():
+        con.read_parquet(p, n)
+    started = []
+    real = S.start_scans
+
+    def spy(ctx, root):
+        real(ctx, root)
+        started.append(len(ctx.read_ahead))
+    monkeypatch.setattr("glint.api.start_scans", spy)
+    duck = duckdb.connect()
+    for n, p in paths.items():
+        duck.execute(f"CREATE VIEW {n} AS SELECT * FROM '{p}'")
+    assert con.sql(STAR).fetchall() == duck.execute(STAR).fetchall()
+    assert started and started[0] < 3
+    assert not _scan_threads()
