@@ -436,15 +436,12 @@ def _scan_threads():
     return [t for t in threading.enumerate() if t.name.startswith("glint-scan") and t.is_alive()]
 
 
-@pytest.mark.parametrize("read_ahead", ["1", "0"])
-def test_scans_read_ahead_from_the_start_of_the_run(tmp_path, monkeypatch, read_ahead):
-    """Every scan of a multi-table query starts reading when the run starts
-    (build sides first, one reader per table); results equal DuckDB's either
-    way, and no reader thread outlives the run."""
+def _star_with_spy(tmp_path, monkeypatch, **connect):
+    """A connection over the star's files whose runs record which scans they
+    read ahead (table, chunks), and STAR's answer from DuckDB."""
     from glint.exec import scan as S
-    monkeypatch.setenv("GLINT_READ_AHEAD", read_ahead)
     paths = _three_tables(tmp_path)
-    con = glint.connect(device="cpu", chunk_rows=700)
+    con = glint.connect(device="cpu", chunk_rows=700, **connect)
     for n, p in paths.items():
         con.read_parquet(p, n)
     started = []
@@ -457,7 +454,16 @@ def test_scans_read_ahead_from_the_start_of_the_run(tmp_path, monkeypatch, read_
     duck = duckdb.connect()
     for n, p in paths.items():
         duck.execute(f"CREATE VIEW {n} AS SELECT * FROM '{p}'")
-    want = duck.execute(STAR).fetchall()
+    return con, started, duck.execute(STAR).fetchall()
+
+
+@pytest.mark.parametrize("read_ahead", ["1", "0"])
+def test_scans_read_ahead_from_the_start_of_the_run(tmp_path, monkeypatch, read_ahead):
+    """Every scan of a multi-table query starts reading when the run starts
+    (build sides first, one reader per table); results equal DuckDB's either
+    way, and no reader thread outlives the run."""
+    monkeypatch.setenv("GLINT_READ_AHEAD", read_ahead)
+    con, started, want = _star_with_spy(tmp_path, monkeypatch)
     assert con.sql(STAR).fetchall() == want
     if read_ahead == "1":
         f_chunks = len(con.table("f").chunks(700))
@@ -643,22 +649,8 @@ def test_read_ahead_stays_within_a_quarter_of_the_free_memory(tmp_path, monkeypa
     """Under a small budget the run does not read ahead (the chunks held
     ahead would not fit in a quarter of what the cache could still take);
     the result is the same."""
-    from glint.exec import scan as S
     monkeypatch.setenv("GLINT_READ_AHEAD", "1")
-    paths = _three_tables(tmp_path)
-    con = glint.connect(device="cpu", memory_limit="128KB", chunk_rows=700)
-    for n, p in paths.items():
-        con.read_parquet(p, n)
-    started = []
-    real = S.start_scans
-
-    def spy(ctx, root):
-        real(ctx, root)
-        started.append(len(ctx.read_ahead))
-    monkeypatch.setattr("glint.api.start_scans", spy)
-    duck = duckdb.connect()
-    for n, p in paths.items():
-        duck.execute(f"CREATE VIEW {n} AS SELECT * FROM '{p}'")
-    assert con.sql(STAR).fetchall() == duck.execute(STAR).fetchall()
-    assert started and started[0] < 3
+    con, started, want = _star_with_spy(tmp_path, monkeypatch, memory_limit="128KB")
+    assert con.sql(STAR).fetchall() == want
+    assert started and 0 < len(started[0]) < 3         # the dimensions, not the fact table
     assert not _scan_threads()
