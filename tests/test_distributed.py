@@ -7,6 +7,7 @@ One connection (one set of rank processes) serves all queries of a
 configuration."""
 import time
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -601,3 +602,39 @@ def test_string_function_error_in_one_rank(string_con):
     with pytest.raises(ExecutionError, match=r"missing \): \("):
         string_con.sql("SELECT count(*) FROM pats WHERE regexp_matches(s, p)").arrow()
     assert string_con.sql("SELECT count(*) FROM pats WHERE s LIKE p").fetchall() == [(3,)]
+
+
+def test_ranks_read_every_scan_ahead(tmp_path, monkeypatch):
+    """Each rank starts reading all of its scans when its run starts, as one
+    process does (rank 0 is this process: its readers are seen here); the
+    result equals DuckDB's and no reader thread outlives the run."""
+    import threading
+
+    import pyarrow.parquet as pq
+    from glint.dist import rank as R
+    n = 4000
+    fact = pa.table({"fk": pa.array([i % 40 for i in range(n)], pa.int64()),
+                     "v": pa.array([i % 97 for i in range(n)], pa.int64())})
+    dim = pa.table({"dk": pa.array(range(40), pa.int64()), "g": pa.array([f"g{i % 4}" for i in range(40)])})
+    for name, t in (("fact", fact), ("dim", dim)):
+        pq.write_table(t, str(tmp_path / f"{name}.parquet"), row_group_size=500)
+    seen = []
+    real = R.start_scans
+
+    def spy(ctx, root):
+        real(ctx, root)
+        seen.append(sorted(r.table.name for r in ctx.read_ahead.values()))
+    monkeypatch.setattr(R, "start_scans", spy)
+    sql = "SELECT g, sum(v) AS s, count(*) AS c FROM fact JOIN dim ON fk = dk GROUP BY g ORDER BY g"
+    duck = duckdb.connect()
+    for name in ("fact", "dim"):
+        duck.execute(f"CREATE VIEW {name} AS SELECT * FROM '{tmp_path / name}.parquet'")
+    con = _connect(2, "ranges", chunk_rows=512)
+    try:
+        for name in ("fact", "dim"):
+            con.read_parquet(str(tmp_path / f"{name}.parquet"), name)
+        assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+    finally:
+        con.close()
+    assert seen and "fact" in seen[0]
+    assert not [t for t in threading.enumerate() if t.name.startswith("glint-scan") and t.is_alive()]

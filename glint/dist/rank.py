@@ -21,6 +21,7 @@ import pyarrow as pa
 import torch.distributed as dist
 
 from ..errors import CatalogError, did_you_mean
+from ..exec.scan import start_scans
 from ..plan.expr import ColRef, Field
 from ..storage.column import concat_batches
 from ..storage.loaders import table_from_ipc
@@ -150,8 +151,12 @@ class Rank:
             ctx = self.engine.execution_context(self.catalog, profile)
             ctx.dist = comm
             t0 = time.perf_counter()
-            stream = ctx.open(plan)
-            out = consume(ctx, stream) if consume is not None else _drain(stream)
+            start_scans(ctx, plan)          # every scan of the rank's share starts reading now
+            try:
+                stream = ctx.open(plan)
+                out = consume(ctx, stream) if consume is not None else _drain(stream)
+            finally:
+                ctx.close_read_ahead()
         comm.stats.finish(time.perf_counter() - t0, ctx.io.as_dict())
         return out, ctx
 
