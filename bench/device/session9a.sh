@@ -2,9 +2,7 @@
 # and planner statistics computed side by side: 22 cold queries at SF 10 before/after (alternating),
 # traces of Q10 and Q9, then the TPC-H SF 10 report (cold and warm beside DuckDB)
 source bench/device/setup.sh
-t0=$(date +%s)
-python3 -c "from glint.bench import tpch; tpch.ensure_tpch_data(10, progress=False)" > $OUT/gen.log 2>&1
-echo "data ready after $(( $(date +%s) - t0 )) s"
+tpch_data 10
 python3 -m pytest -q -p no:cacheprovider -x tests/test_scan_io.py 2>&1 | grep -E "^E |passed|failed" | head -20
 all=$(seq -s, 1 22)
 run() { env "$@" python3 bench/device/coldpass.py 10 $all 1 2>&1 | tee -a $OUT/coldpass.log | head -1; }

@@ -1,9 +1,7 @@
 # usage (on the device): bash bench/device/session9d.sh -- integer columns copied up narrowed (GLINT_NARROW_UPLOADS):
 # CUDA tests, the scan rate and cold queries both ways (alternating fresh processes), then the SF 10 report
 source bench/device/setup.sh
-t0=$(date +%s)
-python3 -c "from glint.bench import tpch; tpch.ensure_tpch_data(100, progress=False); tpch.ensure_tpch_data(10, progress=False)" > $OUT/gen.log 2>&1
-echo "data ready after $(( $(date +%s) - t0 )) s"
+tpch_data 100 10
 python3 -m pytest -q -p no:cacheprovider -x tests/test_scan_io.py 2>&1 | grep -E "^E |passed|failed" | head -20
 for n in 1 0; do echo "== narrow $n"; GLINT_NARROW_UPLOADS=$n python3 bench/device/scanrate.py 100 2>&1 | tail -2; done
 run() { env "$@" python3 bench/device/coldpass.py $SF $QS 1 2>&1 | tee -a $OUT/coldpass_sf$SF.log | head -1; }

@@ -7,3 +7,10 @@ fi
 export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH
 export GLINT_DATA=${GLINT_DATA:-/tmp/glint-data}
 glint() { python3 -m glint.cli "$@"; }
+# tpch_data SF...: the TPC-H data of these scale factors (generated once per machine; log in $OUT/gen.log);
+# sets t0, the start of the call's timed part
+tpch_data() {
+    t0=$(date +%s)
+    python3 -c "import sys; from glint.bench import tpch; [tpch.ensure_tpch_data(float(s), progress=False) for s in sys.argv[1:]]" "$@" > $OUT/gen.log 2>&1
+    echo "data ready after $(( $(date +%s) - t0 )) s"
+}
