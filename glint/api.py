@@ -18,7 +18,7 @@ import torch
 
 from . import trace
 from .errors import CatalogError, GlintError, GlintIOError, NotSupported, OutOfMemory, did_you_mean
-from .exec.base import ExecContext
+from .exec.base import DecodeRedo, ExecContext
 from .exec.scan import start_scans
 from .plan.optimizer import RULE_NAMES, optimize
 from .plan.physical_planner import plan_physical
@@ -289,9 +289,24 @@ class Connection:
     def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
         """(the result as Arrow, the run's ExecContext)."""
         ctx = self.execution_context(self, profile, chunk_rows)
+        ctx.decode_checks = []          # the scans' decoding checked once, at the end (ExecContext.verify_decoding)
         start_scans(ctx, physical)
         try:
-            return stream_to_arrow(ctx, ctx.open(physical), fields, names), ctx
+            try:
+                out = stream_to_arrow(ctx, ctx.open(physical), fields, names)
+            except Exception:
+                # values of a chunk that failed its check may be what went wrong
+                ctx.close_read_ahead()
+                try:
+                    ctx.verify_decoding()
+                except DecodeRedo:
+                    raise
+                except Exception:       # noqa: BLE001 - the run's own error is the one to report
+                    pass
+                raise
+            ctx.close_read_ahead()
+            ctx.verify_decoding()
+            return out, ctx
         finally:
             ctx.close_read_ahead()
 
@@ -434,6 +449,18 @@ class Result:
                 return self._execute(profile, chunk_rows)
             except ResultTooLarge:
                 raise
+            except DecodeRedo as e:
+                # chunks decoded on the device failed their checks: again, with
+                # those columns checked chunk by chunk (and nothing cached from this run)
+                new = {(t, c) for t, c in e.columns if c not in t.exact_decode}
+                if not new:
+                    raise GlintError(f"decoding {e} failed its checks twice") from None
+                for t, c in new:
+                    t.exact_decode.add(c)
+                _log.info("device decoding of %s failed its checks; running the query again", e)
+                con.drop_cache()
+                _release_garbage(con.device)
+                continue
             except OutOfMemory as e:
                 # Again without the cached table chunks (they may be what was in
                 # the way; the memory manager has also learned, from the failed

@@ -97,6 +97,18 @@ class IOStats:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+class DecodeRedo(Exception):
+    """A run decoded column chunks on the device without checking each
+    before use, and some check failed (more pages than the page tables
+    held, or bad page data): the run is void and is done again with those
+    columns checked chunk by chunk (which decodes them exactly, or names
+    the bad file). ``columns``: {(storage Table, column name)}."""
+
+    def __init__(self, columns):
+        super().__init__(", ".join(sorted(f"{t.name}.{c}" for t, c in columns)))
+        self.columns = columns
+
+
 class ExecContext:
     """Everything one run of a plan creates: the device, the memory manager
     and spill space of the connection, per-operator statistics and IO counters."""
@@ -117,6 +129,22 @@ class ExecContext:
         self.dist = None            # the rank's communicator in a distributed run (glint.dist.comm)
         # scans started before the run asks for them: id(ScanExec) -> ChunkReader (scan.start_scans)
         self.read_ahead: dict = {}
+        # a list: the scans' device decoding flags are collected here and
+        # checked at the end of the run (verify_decoding); None: each chunk's
+        # are checked before it is handed on
+        self.decode_checks: list | None = None
+
+    def verify_decoding(self) -> None:
+        """Checks the collected decoding flags (one wait for the device):
+        raises DecodeRedo naming the (table, column) pairs whose chunks
+        must be decoded again, checked chunk by chunk."""
+        checks, self.decode_checks = self.decode_checks, ([] if self.decode_checks is not None else None)
+        if not checks:
+            return
+        flags = torch.cat([e.reshape(1) for e, _, _ in checks]).tolist()
+        bad = {(t, c) for (_, t, c), f in zip(checks, flags) if f}
+        if bad:
+            raise DecodeRedo(bad)
 
     def close_read_ahead(self) -> None:
         """Stops the read-ahead of scans the run did not ask for."""

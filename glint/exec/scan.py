@@ -16,6 +16,7 @@ import os
 import queue
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -389,7 +390,7 @@ class ChunkReader:
                     for c in on_device:
                         for f in order:
                             if (f, c) not in plans:
-                                plans[(f, c)] = self._submit(pool, self._plan, f, c)
+                                plans[(f, c)] = self._raw_or_plan(pool, f, c)
                         chunk_plans[c] = (order, [plans[(f, c)] for f in order], final)
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
@@ -455,6 +456,17 @@ class ChunkReader:
             io.read_s += t1 - t0
             io.convert_s += t2 - t1
         return host
+
+    def _raw_or_plan(self, pool, fragment: int, column: str):
+        """A future of a fragment's column for the device decoder: its bytes
+        as stored, left in the file for the staging to read (no work here),
+        or else the pool's _plan."""
+        raw = self.table.raw_chunk(fragment, column)
+        if raw is None:
+            return self._submit(pool, self._plan, fragment, column)
+        fut = Future()
+        fut.set_result(raw)
+        return fut
 
     def _plan(self, fragment: int, column: str):
         """The host's part of decoding one fragment's column from its Parquet
@@ -594,13 +606,22 @@ class ChunkReader:
                     errs[c] = err
             # Bad page data (an index past its dictionary, a stream that ends
             # short, a body that does not decompress) reads nothing but would
-            # give wrong values: checked here, on the reader's thread, before
-            # the chunk is handed on. This waits for the compute stream to
-            # reach the decoding (the chunk's copies queue behind the previous
-            # chunk's kernels anyway). A column decoded from its bytes as
-            # stored is decoded again, exactly, when its flag is set: it may
-            # only have had more pages than the tables held; if not, that
-            # names what is wrong.
+            # give wrong values, and a column decoded from its bytes as stored
+            # may have had more pages than its page tables held. A run that
+            # collects its checks (ctx.decode_checks: Connection._execute_plan)
+            # gets the flags, and checks them all, in one wait, before its
+            # result is handed out (a set flag re-runs the query with those
+            # columns checked here): so nothing here waits for the device, and
+            # the reader runs ahead of the chunks' kernels. Otherwise, and for
+            # the columns a re-run checks, they are checked here, on the
+            # reader's thread, before the chunk is handed on (this waits for
+            # the compute stream to reach the decoding).
+            checks = self.ctx.decode_checks
+            if checks is not None:
+                late = {c: e for c, e in errs.items() if c not in self.table.exact_decode}
+                with self._lock:
+                    checks.extend((e, self.table, c) for c, e in late.items())
+                errs = {c: e for c, e in errs.items() if c not in late}
             flags = torch.cat([e.reshape(1) for e in errs.values()]).tolist() if errs else []
             bad = []
             for (c, _), flag in zip(errs.items(), flags):

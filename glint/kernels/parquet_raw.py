@@ -49,8 +49,8 @@ except ImportError:             # pragma: no cover - Triton comes with CUDA buil
     HAS_TRITON = False
 
 # column chunk table (int64, one row per chunk)
-C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC = range(8)
-CHUNK_FIELDS = 8
+C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP = range(9)
+CHUNK_FIELDS = 9
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -75,15 +75,15 @@ if HAS_TRITON:
         return v, pos, more
 
     @triton.jit
-    def _walk_kernel(data, chunks, counts, pages, dec, cap, ITEM: tl.constexpr, WRITE: tl.constexpr):
+    def _walk_kernel(data, chunks, counts, pages, dec, ITEM: tl.constexpr, WRITE: tl.constexpr):
         # one program per column chunk: its page headers walked; counts[c] =
         # its pages (index pages are skipped; rows are written for the first
-        # ``cap`` of them, from the chunk's first row), -1 when the bytes are
+        # C_CAP of them, from the chunk's first row), -1 when the bytes are
         # not a good chunk (a header that does not parse, a page past the
         # chunk's end, values that do not add up to the chunk's, an encoding
         # or page kind not handled here).
         c = tl.program_id(0)
-        row = chunks + c * 8
+        row = chunks + c * 9
         pos = tl.load(row + 0)
         end = tl.load(row + 1)
         out = tl.load(row + 2)
@@ -92,6 +92,7 @@ if HAS_TRITON:
         p = tl.load(row + 5)
         want = tl.load(row + 6)
         codec = tl.load(row + 7)
+        cap = tl.load(row + 8)
         zero = tl.full((), 0, tl.int64)
         npages = zero
         seen = zero                             # values of the data pages so far
@@ -301,7 +302,7 @@ def _on(t: torch.Tensor):
 
 
 def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, pages: torch.Tensor | None = None,
-                       dec: torch.Tensor | None = None, cap: int = 1 << 62) -> torch.Tensor:
+                       dec: torch.Tensor | None = None) -> torch.Tensor:
     """Walk the page headers of every column chunk of ``chunks`` (int64
     [n, CHUNK_FIELDS]: its bytes in ``data``, its output row, the span of the
     decompression buffer it may use, its first row in the page tables, its
@@ -309,7 +310,7 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
     each page's row of ``pages`` ([P, PAGE_FIELDS]) and of ``dec`` ([P, 7],
     glint.kernels.hybrid's page table; a dictionary-encoded page's width is
     WIDTH_FROM_DATA: the first byte of its decompressed body), at most
-    ``cap`` rows per chunk. Returns the pages per chunk (int64 [n]; -1 for a
+    the chunk's C_CAP rows. Returns the pages per chunk (int64 [n]; -1 for a
     chunk whose bytes are bad)."""
     n = chunks.shape[0]
     counts = torch.empty(n, dtype=torch.int64, device=data.device)
@@ -318,7 +319,7 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
         if not write:
             pages = dec = torch.empty(0, dtype=torch.int64, device=data.device)
         with _on(data):
-            _walk_kernel[(n,)](data, chunks, counts, pages, dec, cap, ITEM=item, WRITE=write, num_warps=1)
+            _walk_kernel[(n,)](data, chunks, counts, pages, dec, ITEM=item, WRITE=write, num_warps=1)
     return counts
 
 

@@ -428,6 +428,17 @@ class ParquetSource:
             raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
                                f"{e}") from None
 
+    def raw_chunk(self, fragment: int, name: str, dtype):
+        """Column ``name`` of one fragment as a lazy RawChunk (its bytes left
+        in the file), or None where the device cannot decode it as stored."""
+        from .parquet_pages import read_raw
+        fi, g = self._where[fragment]
+        leaf, index = self._leaf_index(fi, name, dtype)
+        if index is None or index[g] is None:
+            return None
+        return read_raw(str(self.files[fi]), index[g], where=f"Parquet file {_short(self.files[fi])!r}, "
+                        f"row group {g}", lazy=True)
+
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.storage.parquet_pages.raw_index) of a column in
         file ``fi``, made once."""

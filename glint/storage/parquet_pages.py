@@ -693,7 +693,10 @@ def fill_layout(layout: PlanLayout) -> torch.Tensor:
     buf = bytearray(layout.total)
     mv = memoryview(buf)
     for at, seg in layout.segments:
-        mv[at:at + len(seg)] = seg
+        if isinstance(seg, FileRange):
+            seg.read_into(mv[at:at + len(seg)])
+        else:
+            mv[at:at + len(seg)] = seg
     return torch.frombuffer(buf, dtype=torch.uint8) if layout.total else torch.zeros(0, dtype=torch.uint8)
 
 
@@ -783,29 +786,91 @@ _RAW_CODEC_NAMES = {0: "UNCOMPRESSED", 1: "SNAPPY"}
 RAW_ENCODINGS = frozenset(("PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"))
 
 
+@dataclass(frozen=True)
+class FileRange:
+    """Bytes of a file not read yet: ``size`` bytes from ``start``. The
+    scan's staging reads them straight into its pinned buffers
+    (glint.storage.transfer: no host copy in between); :meth:`read` reads
+    them into host memory (the reference path, the tests)."""
+    path: str
+    start: int
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self) -> bytes:
+        return read_bytes(self.path, self.start, self.size)
+
+    def read_into(self, out, at: int = 0) -> None:
+        """Bytes [at, at + len(out)) of the range into ``out`` (a writable
+        contiguous buffer: a numpy view of a pinned buffer)."""
+        read_file_into(self.path, self.start + at, out)
+
+
+def read_file_into(path: str, start: int, out) -> None:
+    """``len(out)`` bytes of a file from ``start`` into the writable buffer
+    ``out`` (``preadv``: the GIL is released while the kernel copies);
+    errors name the file."""
+    mv = memoryview(out).cast("B")
+    n = len(mv)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise GlintIOError(f"No such file: {path!r} (it was there when the table was registered)") from None
+    try:
+        got = 0
+        while got < n:
+            k = os.preadv(fd, [mv[got:]], start + got)
+            if not k:
+                break
+            got += k
+    finally:
+        os.close(fd)
+    if got != n:
+        raise GlintIOError(f"{path}: the bytes at {start}..{start + n} run past the end of the file "
+                           "(it changed after it was registered)")
+
+
 @dataclass
 class RawChunk:
     """A column chunk's bytes as stored (page headers, compressed bodies),
     which :func:`decode_raw` decodes (on CUDA: headers, decompression and
     values all on the GPU). ``rows``: its values; ``usize``: the metadata's
     total_uncompressed_size (a bound of its bodies decompressed);
-    ``where``: the file and row group, for errors."""
+    ``where``: the file and row group, for errors. ``source``: the bytes,
+    or a :class:`FileRange` where they are still in the file (the scan's
+    chunks: read straight into the pinned buffers they are copied up from)."""
     dtype: torch.dtype
     rows: int
     codec: int
     usize: int
-    buf: bytes
+    source: object
     where: str = ""
 
     @property
     def nbytes(self) -> int:
         """Bytes copied to the device for this chunk."""
-        return len(self.buf)
+        return len(self.source)
+
+    @property
+    def buf(self):
+        """The bytes (read from the file if they are still there)."""
+        if isinstance(self.source, FileRange):
+            self.source = self.source.read()
+        return self.source
+
+    def pages_cap(self) -> int:
+        """How many pages the device's page tables hold for this chunk
+        without counting them first: RAW_PAGES, or more for a large chunk
+        (writers cut pages at about 1 MiB or 20,000 values; a chunk with
+        more pages than this is decoded again, exactly: see decode_raw)."""
+        return max(RAW_PAGES, self.rows // 5000 + self.usize // 65536 + 8)
 
     def release(self) -> None:
         """Give the bytes' buffer back to RAW_BUFFERS (the chunk is not read
         again: its bytes are on the device)."""
-        buf, self.buf = self.buf, b""
+        buf, self.source = self.source, b""
         if isinstance(buf, memoryview) and isinstance(buf.obj, bytearray):
             obj = buf.obj
             buf.release()
@@ -861,10 +926,12 @@ def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
     return [_raw_entry(meta.row_group(g).column(column), dtype) for g in range(meta.num_row_groups)]
 
 
-def read_raw(path: str, entry: tuple, where: str = "") -> RawChunk:
-    """A column chunk as stored, from its raw_index entry."""
+def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> RawChunk:
+    """A column chunk as stored, from its raw_index entry (``lazy``: its
+    bytes left in the file, a :class:`FileRange`)."""
     dtype, start, size, rows, codec, usize = entry
-    return RawChunk(dtype, rows, codec, usize, read_bytes(path, start, size, reuse=None), where)
+    src = FileRange(path, start, size) if lazy else read_bytes(path, start, size, reuse=None)
+    return RawChunk(dtype, rows, codec, usize, src, where)
 
 
 @dataclass
@@ -881,9 +948,9 @@ def layout_raw(chunks: list[RawChunk]) -> RawLayout:
     at, segments, o = [], [], 0
     for c in chunks:
         at.append(o)
-        if len(c.buf):
-            segments.append((o, c.buf))
-        o += (len(c.buf) + 7) // 8 * 8
+        if c.nbytes:
+            segments.append((o, c.source))
+        o += (c.nbytes + 7) // 8 * 8
     return RawLayout(o + 8, at, segments)
 
 
@@ -921,8 +988,8 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     gathers the values. ``err`` is then an int32 device flag for
     :func:`check_decoded`. With ``exact`` the walk first counts each
     chunk's pages (one wait for the device, which also finds bad headers and
-    names the chunk); without, the tables hold RAW_PAGES pages a chunk and
-    nothing waits: ``err`` is also set when a chunk has more pages or bad
+    names the chunk); without, the tables hold RawChunk.pages_cap pages a
+    chunk and nothing waits: ``err`` is also set when a chunk has more pages or bad
     headers, and the caller decodes again with ``exact`` to get the values
     or the error (the scan does). Otherwise the host parses and
     decompresses (the reference): ``err`` is None."""
@@ -939,7 +1006,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     out_at = [0] * len(chunks)
     for i in range(1, len(chunks)):
         out_at[i] = out_at[i - 1] + rows[i - 1]
-    table = torch.tensor([[a, a + len(c.buf), o, 0, 1 << 62, 0, c.rows, c.codec]
+    table = torch.tensor([[a, a + c.nbytes, o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62]
                           for a, c, o in zip(layout.at, chunks, out_at)], dtype=torch.int64)
     if exact:
         counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
@@ -949,13 +1016,14 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
                 raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
                                    "parse, a page past the column chunk's end, page values that do not add up "
                                    "to the chunk's, or a page encoding other than PLAIN or dictionary)")
-        cap = 1 << 62
     else:
-        counts, cap = [RAW_PAGES] * len(chunks), RAW_PAGES
+        counts = [c.pages_cap() for c in chunks]
     dst = page = 0
     for i, (c, k) in enumerate(zip(chunks, counts)):
         span = (c.usize + 7) // 8 * 8 + 8 * k
         table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
+        if not exact:
+            table[i, K.C_CAP] = k
         dst += span
         page += k
     table = table.to(device, non_blocking=True)
@@ -969,8 +1037,8 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
         pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
         dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
         dec[:, 2] = -1
-        got = K.walk_chunks_triton(data, table, item, pages, dec, cap)
-        err += ((got < 0) | (got > cap)).any().to(torch.int32)
+        got = K.walk_chunks_triton(data, table, item, pages, dec)
+        err += ((got < 0) | (got > table[:, K.C_CAP])).any().to(torch.int32)
     buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err)
     # a dictionary-encoded page's index width: the first byte of its body

@@ -102,7 +102,7 @@ class Table:
     is read per chunk by the executor's scans (see glint.exec.scan)."""
 
     __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
-                 "_layouts", "_lock")
+                 "_layouts", "_lock", "exact_decode")
 
     def __init__(self, name: str, src, source: str = "memory", rules: "ColumnRules | None" = None,
                  types: dict[str, T.DataType] | None = None):
@@ -112,6 +112,9 @@ class Table:
         self.source = source
         self.uid = next(_uids)
         self._src = src
+        # columns whose device decoding is checked chunk by chunk (a query found
+        # a chunk with more pages than the page tables held: see glint.exec.scan)
+        self.exact_decode: set[str] = set()
         self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
         self._unsupported: dict[str, str] = {}
         seen = set()
@@ -291,6 +294,20 @@ class Table:
             raise GlintError(f"table {self.name!r} changed on disk: a part has {plan.rows} rows, "
                              f"expected {self.fragments[fragment].rows}")
         return plan
+
+    def raw_chunk(self, fragment: int, column: str):
+        """A fragment's column as a glint.storage.parquet_pages.RawChunk whose
+        bytes are still in the file (nothing is read: the scan's staging
+        reads them into its pinned buffers), or None where the device cannot
+        decode the chunk from its bytes as stored (device_plan then)."""
+        f = getattr(self._src, "raw_chunk", None)
+        if f is None:
+            return None
+        chunk = f(fragment, column, self.schema[column])
+        if chunk is not None and chunk.rows != self.fragments[fragment].rows:
+            raise GlintError(f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, "
+                             f"expected {self.fragments[fragment].rows}")
+        return chunk
 
     def describe_fragments(self, fragments: Sequence[int]) -> str:
         """Where some fragments' rows come from, for error messages."""

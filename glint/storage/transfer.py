@@ -305,11 +305,14 @@ def column_tensors(c: Column) -> list[torch.Tensor]:
 # ------------------------------------------------------------------ stacked uploads
 class _Write:
     """Elements for the device buffer at byte ``off``: ``src`` (a numpy array,
-    maybe strided), plus ``add``; or ``count`` copies of ``fill``."""
-    __slots__ = ("off", "src", "add", "fill", "count", "dtype")
+    maybe strided), plus ``add``; or ``count`` copies of ``fill``; or
+    ``count`` bytes of a file (``file``: a glint.storage.parquet_pages.FileRange,
+    read straight into the pinned buffer)."""
+    __slots__ = ("off", "src", "add", "fill", "count", "dtype", "file")
 
-    def __init__(self, off, dtype, src=None, add=0, fill=None, count=0):
+    def __init__(self, off, dtype, src=None, add=0, fill=None, count=0, file=None):
         self.off, self.dtype, self.src, self.add, self.fill = off, np.dtype(dtype), src, add, fill
+        self.file = file
         self.count = int(src.shape[0]) if src is not None else int(count)
 
 
@@ -472,7 +475,9 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
         if b1 > b0:
             out = buf[b0 - w:b1 - w].view(wr.dtype)
             e0, e1 = (b0 - wr.off) // isz, (b1 - wr.off) // isz
-            if wr.src is None:
+            if wr.file is not None:
+                wr.file.read_into(out, e0)
+            elif wr.src is None:
                 out[:] = wr.fill
             elif wr.add:
                 np.add(wr.src[e0:e1], wr.add, out=out, casting="unsafe")
@@ -540,7 +545,8 @@ class StackedUpload:
         for key, (size, segments) in (raw or {}).items():
             layout = self.layouts[key] = _StackLayout()
             layout.total = size
-            layout.writes = [_Write(off, np.uint8, src=np.frombuffer(seg, dtype=np.uint8))
+            layout.writes = [_Write(off, np.uint8, file=seg, count=len(seg)) if hasattr(seg, "read_into")
+                             else _Write(off, np.uint8, src=np.frombuffer(seg, dtype=np.uint8))
                              for off, seg in segments if len(seg)]
             self.raw.append(key)
         self.bytes = sum(la.total for la in self.layouts.values())
