@@ -119,6 +119,32 @@ def test_bad_page_header_names_the_file_and_row_group(tmp_path, monkeypatch, dev
         con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
 
 
+def test_host_dictionaries_on_the_cpu(tmp_path):
+    """RawChunk.with_host_dictionary: the dictionary page decompressed on
+    the host, the data pages left in the file; the reference decodes such
+    chunks to pyarrow's values, from bytes read or still in the file. A
+    chunk whose dictionary span is not one dictionary page is an error
+    naming it."""
+    rng = np.random.default_rng(9)
+    chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, "1.0", "snappy", (50, 300, None), n=1400)
+    host = [c.with_host_dictionary() for c in chunks]
+    with_dict = [c for c in host if c.dictionary is not None]
+    assert with_dict and all(c.dict_span == 0 and c.dict_n > 0 for c in with_dict)
+    got, err = pp.decode_raw(host, use_triton=False)
+    assert err is None and got.numpy().tobytes() == want.tobytes()
+    pf = pq.ParquetFile(str(tmp_path / "d0.parquet"))
+    entry = pp.raw_index(pf.metadata, 0)[0]
+    lazy = pp.read_raw(str(tmp_path / "d0.parquet"), entry, "d0 rg 0", lazy=True)
+    assert isinstance(lazy.source, pp.FileRange) and lazy.dict_span > 0
+    h = lazy.with_host_dictionary()
+    assert isinstance(h.source, pp.FileRange) and h.nbytes < lazy.nbytes + len(h.dictionary)
+    assert pp.decode_raw([h], use_triton=False)[0].numpy().tobytes() == want[:lazy.rows].tobytes()
+    bad = pp.RawChunk(lazy.dtype, lazy.rows, lazy.codec, lazy.usize, lazy.source, "d0 rg 0",
+                      lazy.dict_span + 7)       # the span runs into the first data page
+    with pytest.raises(GlintIOError, match="Cannot read d0 rg 0: "):
+        bad.with_host_dictionary()
+
+
 @pytest.mark.parametrize("fn,sig", [
     ("_walk_kernel", {"data": "*u8", "chunks": "*i64", "counts": "*i64", "pages": "*i64", "dec": "*i64",
                       "ITEM": "constexpr", "WRITE": "constexpr"}),
@@ -199,6 +225,20 @@ def inflate(inputs, device, damage=None):
     K.inflate_pages_triton(data, dst, torch.tensor(rows, dtype=torch.int64).to(device), err)
     b = bytes(dst.cpu().numpy())
     return [b[r[2]:r[2] + len(x)] for x, r in zip(inputs, rows)], int(err.item())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_cuda_host_dictionaries(tmp_path):
+    """On CUDA, chunks with host-decompressed dictionaries mixed with chunks
+    as stored, read from the files through the layout: pyarrow's values."""
+    rng = np.random.default_rng(10)
+    chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, "1.0", "snappy", (50, None, 300, 1), n=3000)
+    mixed = [c.with_host_dictionary() if i % 2 else c for i, c in enumerate(chunks)]
+    for exact in (True, False):
+        got, err = pp.decode_raw(mixed, "cuda", exact=exact)
+        pp.check_decoded(err)
+        assert got.cpu().numpy().tobytes() == want.tobytes()
 
 
 @pytest.mark.gpu

@@ -221,6 +221,24 @@ def test_parquet_raw_chunks(tmp_path, dtype):
             assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_parquet_raw_host_dictionaries(tmp_path, version):
+    """Chunks whose dictionary page the host decompressed (the scan's way
+    for large dictionaries: RawChunk.with_host_dictionary) decode to the
+    same values, counted first or not, mixed with chunks left as stored."""
+    import numpy as np
+    from glint.storage import parquet_pages as pp
+    from test_parquet_raw import raw_file
+    rng = np.random.default_rng(8)
+    chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, version, "snappy", (50, None, 300, 1), n=1400)
+    mixed = [c.with_host_dictionary() if i % 2 == 0 else c for i, c in enumerate(chunks)]
+    assert sum(c.dictionary is not None for c in mixed) >= 2
+    for exact in (True, False):
+        got, err = pp.decode_raw(mixed, use_triton=True, exact=exact)
+        pp.check_decoded(err)
+        assert got.numpy().tobytes() == want.tobytes()
+
+
 def test_parquet_raw_bad_header_names_the_chunk(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -27,6 +27,14 @@ from ..errors import GlintIOError
 from ..plan.expr import Field
 from ..storage.column import Batch, Column
 from ..storage.parquet_pages import RawChunk
+from ..storage.parquet_pages import RAW_CODECS as _RAW_CODECS
+
+SNAPPY = _RAW_CODECS["SNAPPY"]
+# a raw chunk's dictionary page of at least this many bytes (as stored) is
+# decompressed by the decoding threads, not on the GPU (RawChunk.with_host_dictionary);
+# GLINT_HOST_DICTIONARIES=0: all on the GPU
+HOST_DICTIONARY_BYTES = 16 << 10
+HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "1") != "0"
 from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
@@ -464,9 +472,23 @@ class ChunkReader:
         raw = self.table.raw_chunk(fragment, column)
         if raw is None:
             return self._submit(pool, self._plan, fragment, column)
+        if raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES and HOST_DICTIONARIES:
+            return self._submit(pool, self._host_dictionary, raw)
         fut = Future()
         fut.set_result(raw)
         return fut
+
+    def _host_dictionary(self, raw: RawChunk) -> RawChunk | None:
+        """A raw chunk's dictionary page decompressed here (see RawChunk.with_host_dictionary)."""
+        if self._stop.is_set():
+            return None
+        t0 = time.perf_counter()
+        out = raw.with_host_dictionary()
+        t1 = time.perf_counter()
+        trace.add("dictionary", t0, t1, table=self.table.name, bytes=raw.dict_span)
+        with self._lock:
+            self.ctx.io.read_s += t1 - t0
+        return out
 
     def _plan(self, fragment: int, column: str):
         """The host's part of decoding one fragment's column from its Parquet

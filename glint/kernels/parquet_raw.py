@@ -49,8 +49,9 @@ except ImportError:             # pragma: no cover - Triton comes with CUDA buil
     HAS_TRITON = False
 
 # column chunk table (int64, one row per chunk)
-C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP = range(9)
-CHUNK_FIELDS = 9
+C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE = \
+    range(12)
+CHUNK_FIELDS = 12
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -79,11 +80,15 @@ if HAS_TRITON:
         # one program per column chunk: its page headers walked; counts[c] =
         # its pages (index pages are skipped; rows are written for the first
         # C_CAP of them, from the chunk's first row), -1 when the bytes are
+        # not a good chunk. A chunk whose dictionary the host decompressed
+        # (C_DICT_AT >= 0: C_DICT_N entries, C_DICT_SIZE bytes, at C_DICT_AT
+        # in data) starts with that dictionary as a page to copy; its bytes
+        # from C_START on are its data pages. -1 as well when the bytes are
         # not a good chunk (a header that does not parse, a page past the
         # chunk's end, values that do not add up to the chunk's, an encoding
         # or page kind not handled here).
         c = tl.program_id(0)
-        row = chunks + c * 9
+        row = chunks + c * 12
         pos = tl.load(row + 0)
         end = tl.load(row + 1)
         out = tl.load(row + 2)
@@ -93,12 +98,38 @@ if HAS_TRITON:
         want = tl.load(row + 6)
         codec = tl.load(row + 7)
         cap = tl.load(row + 8)
+        dict_at = tl.load(row + 9)
         zero = tl.full((), 0, tl.int64)
         npages = zero
         seen = zero                             # values of the data pages so far
         dict_base = zero - 1                    # the dictionary's first entry (in ITEMs)
         dict_n = zero
         bad = zero
+        if dict_at >= 0:                        # the dictionary, decompressed by the host: copied
+            dn = tl.load(row + 10)
+            dsize = tl.load(row + 11)
+            bad = bad | ((dn < 0) | (dsize < dn * ITEM)).to(tl.int64)
+            if WRITE & (cap > 0):
+                prow = pages + p * 5
+                tl.store(prow + 0, dict_at)
+                tl.store(prow + 1, dsize)
+                tl.store(prow + 2, dst)
+                tl.store(prow + 3, dsize)
+                tl.store(prow + 4, zero)
+                drow = dec + p * 7
+                tl.store(drow + 0, zero)
+                tl.store(drow + 1, zero)
+                tl.store(drow + 2, zero - 1)
+                tl.store(drow + 3, zero)
+                tl.store(drow + 4, out)
+                tl.store(drow + 5, dst // ITEM)
+                tl.store(drow + 6, zero)
+            dict_base = dst // ITEM
+            dict_n = dn
+            p += 1
+            npages += 1
+            dst += (dsize + 7) // 8 * 8
+            bad = bad | (dst > dst_end).to(tl.int64)
         while (pos < end) & (bad == 0):
             # ---- one PageHeader: fields by id, at depth 0 (PageHeader), 1
             # (its data / dictionary / v2 header: s1 says which), 2 (statistics)

@@ -847,11 +847,43 @@ class RawChunk:
     usize: int
     source: object
     where: str = ""
+    # the first dict_span bytes of source are a dictionary page (0: none)
+    dict_span: int = 0
+    # the dictionary page's values, decompressed on the host (with_host_dictionary):
+    # source then holds only the data pages
+    dictionary: object = None
+    dict_n: int = 0
 
     @property
     def nbytes(self) -> int:
         """Bytes copied to the device for this chunk."""
-        return len(self.source)
+        return len(self.source) + (0 if self.dictionary is None else len(self.dictionary))
+
+    def with_host_dictionary(self) -> "RawChunk":
+        """The chunk with its dictionary page decompressed here (pa.Codec,
+        outside the GIL) and its data pages left as stored. Snappy decodes
+        on the GPU one element at a time, and a dictionary of ~100,000 int64
+        values (TPC-H's prices and keys: five zero bytes each, a copy
+        element per value) took one GPU program 60-70 ms: the long pole of
+        every chunk's decoding. The host does such a page in well under a
+        millisecond."""
+        if not self.dict_span or self.dictionary is not None:
+            return self
+        src = self.source
+        if isinstance(src, FileRange):
+            head = read_bytes(src.path, src.start, self.dict_span)
+            rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
+        else:
+            head, rest = src[:self.dict_span], src[self.dict_span:]
+        try:
+            pages = parse_pages(head, _RAW_CODEC_NAMES[self.codec])
+        except GlintIOError as e:
+            raise GlintIOError(f"Cannot read {self.where}: {e}" if self.where else str(e)) from None
+        if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
+            where = f"Cannot read {self.where}: " if self.where else ""
+            raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
+        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, pages[0].body,
+                        pages[0].num_values)
 
     @property
     def buf(self):
@@ -870,7 +902,7 @@ class RawChunk:
     def release(self) -> None:
         """Give the bytes' buffer back to RAW_BUFFERS (the chunk is not read
         again: its bytes are on the device)."""
-        buf, self.source = self.source, b""
+        buf, self.source, self.dictionary = self.source, b"", None
         if isinstance(buf, memoryview) and isinstance(buf.obj, bytearray):
             obj = buf.obj
             buf.release()
@@ -899,8 +931,9 @@ def _raw_entry(cc, dtype) -> tuple | None:
     or None when its codec or encodings are not the GPU's."""
     if cc.compression not in RAW_CODECS or not set(cc.encodings) <= RAW_ENCODINGS:
         return None
-    return (dtype, _chunk_start(cc), cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
-            cc.total_uncompressed_size)
+    start = _chunk_start(cc)
+    return (dtype, start, cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
+            cc.total_uncompressed_size, max(0, cc.data_page_offset - start))
 
 
 def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
@@ -929,29 +962,39 @@ def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
 def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> RawChunk:
     """A column chunk as stored, from its raw_index entry (``lazy``: its
     bytes left in the file, a :class:`FileRange`)."""
-    dtype, start, size, rows, codec, usize = entry
+    dtype, start, size, rows, codec, usize, dict_span = entry
     src = FileRange(path, start, size) if lazy else read_bytes(path, start, size, reuse=None)
-    return RawChunk(dtype, rows, codec, usize, src, where)
+    return RawChunk(dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0)
 
 
 @dataclass
 class RawLayout:
     """Where raw chunks lie in the one buffer copied to the device: each at
-    an 8-byte aligned offset (``at``), 8 zero bytes at the end. ``segments``:
-    (offset, buffer) pairs to fill it with (see fill_layout)."""
+    an 8-byte aligned offset (``at``), after its host-decompressed
+    dictionary if it has one (``dict_at``, else -1), 8 zero bytes at the
+    end. ``segments``: (offset, buffer or FileRange) pairs to fill it with
+    (see fill_layout)."""
     total: int
     at: list
     segments: list
+    dict_at: list
 
 
 def layout_raw(chunks: list[RawChunk]) -> RawLayout:
-    at, segments, o = [], [], 0
+    at, dict_at, segments, o = [], [], [], 0
     for c in chunks:
+        if c.dictionary is not None:
+            dict_at.append(o)
+            if len(c.dictionary):
+                segments.append((o, c.dictionary))
+            o += (len(c.dictionary) + 7) // 8 * 8
+        else:
+            dict_at.append(-1)
         at.append(o)
-        if c.nbytes:
+        if len(c.source):
             segments.append((o, c.source))
-        o += (c.nbytes + 7) // 8 * 8
-    return RawLayout(o + 8, at, segments)
+        o += (len(c.source) + 7) // 8 * 8
+    return RawLayout(o + 8, at, segments, dict_at)
 
 
 def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
@@ -960,7 +1003,10 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
     plans = []
     for c in chunks:
         try:
-            plan = plan_pages(parse_pages(c.buf, _RAW_CODEC_NAMES[c.codec], column), c.dtype, 0, column)
+            pages = parse_pages(c.buf, _RAW_CODEC_NAMES[c.codec], column)
+            if c.dictionary is not None:
+                pages.insert(0, Page(DICTIONARY_PAGE, c.dict_n, PLAIN, bytes(c.dictionary)))
+            plan = plan_pages(pages, c.dtype, 0, column)
             if plan.rows != c.rows:
                 raise GlintIOError(f"Parquet column {column!r}: pages hold {plan.rows} values, "
                                    f"the column chunk {c.rows}")
@@ -1006,8 +1052,9 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     out_at = [0] * len(chunks)
     for i in range(1, len(chunks)):
         out_at[i] = out_at[i - 1] + rows[i - 1]
-    table = torch.tensor([[a, a + c.nbytes, o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62]
-                          for a, c, o in zip(layout.at, chunks, out_at)], dtype=torch.int64)
+    table = torch.tensor([[a, a + len(c.source), o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62, d, c.dict_n,
+                           0 if c.dictionary is None else len(c.dictionary)]
+                          for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)], dtype=torch.int64)
     if exact:
         counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
         for c, k in zip(chunks, counts):
