@@ -221,39 +221,6 @@ def test_parquet_raw_chunks(tmp_path, dtype):
             assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
 
 
-def test_snappy_pages_split_into_blocks():
-    """split_pages_triton cuts a snappy page where an element starts at a
-    multiple of 64 KiB of output (pa.Codec's encoder compresses 64 KiB at a
-    time); a page with a copy reaching back past such a point stays whole;
-    both decompress to the input."""
-    import numpy as np
-    import pyarrow as pa
-    from glint.kernels import parquet_raw as K
-    from test_parquet_raw import inflate
-    rng = np.random.default_rng(4)
-    x = rng.integers(0, 256, 70000, dtype=np.uint8).tobytes()
-    c = pa.Codec("snappy").compress(x, asbytes=True)
-    src = torch.frombuffer(bytearray(c + bytes(8)), dtype=torch.uint8)
-    rows = K.split_pages_triton(src, torch.tensor([[0, len(c), 0, len(x), K.SNAPPY]]), len(x) + 8)
-    used = rows[rows[:, K.P_USIZE] > 0]
-    assert used[:, K.P_CODEC].tolist() == [K.SNAPPY_BLOCK, K.SNAPPY_BLOCK]
-    assert used[:, K.P_USIZE].tolist() == [65536, 70000 - 65536]
-    # a literal of 64 KiB, then a copy of 64 bytes from 64 KiB back (a 4-byte offset)
-    lit = rng.integers(0, 256, 65536, dtype=np.uint8).tobytes()
-    stream = bytes([0xC0, 0x80, 0x04]) + bytes([61 << 2]) + (65535).to_bytes(2, "little") + lit + \
-        bytes([(63 << 2) | 3]) + (65536).to_bytes(4, "little")
-    src = torch.frombuffer(bytearray(stream + bytes(8)), dtype=torch.uint8)
-    rows = K.split_pages_triton(src, torch.tensor([[0, len(stream), 0, 65600, K.SNAPPY]]), 65608)
-    used = rows[rows[:, K.P_USIZE] > 0]
-    assert used.tolist() == [[0, len(stream), 0, 65600, K.SNAPPY]]
-    dst = torch.zeros(65616, dtype=torch.uint8)
-    err = torch.zeros(1, dtype=torch.int32)
-    K.inflate_pages_triton(src, dst, torch.tensor([[0, len(stream), 0, 65600, K.SNAPPY]]), err)
-    assert int(err) == 0 and bytes(dst[:65600].numpy()) == lit + lit[:64]
-    got, err = inflate([x], "cpu")
-    assert err == 0 and got == [x]
-
-
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 def test_parquet_raw_host_dictionaries(tmp_path, version):
     """Chunks whose dictionary page the host decompressed (the scan's way

@@ -55,9 +55,8 @@ CHUNK_FIELDS = 12
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
-# codecs (SNAPPY_BLOCK: a part of a snappy page, no length preamble: split_pages_triton)
-COPY, SNAPPY, SNAPPY_BLOCK = 0, 1, 2
-SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders' 64 KiB fragments)
+# codecs
+COPY, SNAPPY = 0, 1
 INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy is at most 64)
 WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
 
@@ -260,96 +259,6 @@ if HAS_TRITON:
         tl.store(counts + c, tl.where(bad != 0, -1, npages))
 
     @triton.jit
-    def _split_kernel(src, pages, base, blocks, SPLIT: tl.constexpr):
-        # one program per page: a snappy page's elements scanned (tags and
-        # lengths only: nothing is written or read back, so no element waits
-        # for the one before it to land) and cut where an element starts at
-        # a multiple of SPLIT output bytes; written to blocks[base[p]...] as
-        # rows for _inflate_kernel (codec SNAPPY_BLOCK: no length preamble,
-        # copies within the block). The reference encoders compress 64 KiB
-        # of input at a time, copies never reaching back past it; a page
-        # whose copies do (or whose bytes are bad, which the inflate then
-        # finds) is one row, as it was, and its other rows copy nothing.
-        pid = tl.program_id(0)
-        row = pages + pid * 5
-        ip = tl.load(row + 0)
-        n = tl.load(row + 1)
-        d = tl.load(row + 2)
-        u = tl.load(row + 3)
-        codec = tl.load(row + 4)
-        out = blocks + tl.load(base + pid) * 5
-        zero = tl.full((), 0, tl.int64)
-        whole = zero + 1
-        nb = zero
-        if codec == 1:
-            end = ip + n
-            ulen, ip, more = _uvarint(src, ip, end)
-            ok = (more == 0) & (ulen == u)
-            op = zero
-            b_ip = ip
-            b_op = zero
-            while (ip < end) & ok:
-                if (op > b_op) & (op % SPLIT == 0):
-                    o = out + nb * 5
-                    tl.store(o + 0, b_ip)
-                    tl.store(o + 1, ip - b_ip)
-                    tl.store(o + 2, d + b_op)
-                    tl.store(o + 3, op - b_op)
-                    tl.store(o + 4, zero + 2)
-                    nb += 1
-                    b_ip = ip
-                    b_op = op
-                tag = tl.load(src + ip).to(tl.int64)
-                ip += 1
-                kind = tag & 3
-                if kind == 0:
-                    ln = tag >> 2
-                    if ln >= 60:
-                        nbx = ln - 59
-                        ln = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
-                        ln = ln | (tl.load(src + ip + 1, mask=(nbx > 1) & (ip + 1 < end), other=0).to(tl.int64) << 8)
-                        ln = ln | (tl.load(src + ip + 2, mask=(nbx > 2) & (ip + 2 < end), other=0).to(tl.int64) << 16)
-                        ln = ln | (tl.load(src + ip + 3, mask=(nbx > 3) & (ip + 3 < end), other=0).to(tl.int64) << 24)
-                        ip += nbx
-                    ip += ln + 1
-                    op += ln + 1
-                else:
-                    b0 = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
-                    b1 = tl.load(src + ip + 1, mask=(kind != 1) & (ip + 1 < end), other=0).to(tl.int64)
-                    b23 = tl.load(src + ip + 2, mask=(kind == 3) & (ip + 2 < end), other=0).to(tl.int64) | \
-                        (tl.load(src + ip + 3, mask=(kind == 3) & (ip + 3 < end), other=0).to(tl.int64) << 8)
-                    ln = tl.where(kind == 1, ((tag >> 2) & 7) + 4, (tag >> 2) + 1)
-                    off = tl.where(kind == 1, ((tag >> 5) << 8) | b0, b0 | (b1 << 8) | (b23 << 16))
-                    ip += tl.where(kind == 1, 1, tl.where(kind == 2, 2, 4))
-                    ok = ok & (off <= op - b_op) & (off > 0)
-                    op += ln
-                ok = ok & (ip <= end) & (op <= u) & (nb < u // SPLIT + 1)
-            if ok & (op == u):
-                o = out + nb * 5
-                tl.store(o + 0, b_ip)
-                tl.store(o + 1, end - b_ip)
-                tl.store(o + 2, d + b_op)
-                tl.store(o + 3, op - b_op)
-                tl.store(o + 4, zero + 2)
-                nb += 1
-                whole = zero
-        if whole != 0:
-            # the page as it was (a copy, an unsplit snappy page, or bad bytes
-            # for the inflate to find), the rows written before cleared
-            for k in range(1, nb + 1):
-                o = out + k * 5
-                tl.store(o + 0, zero)
-                tl.store(o + 1, zero)
-                tl.store(o + 2, zero)
-                tl.store(o + 3, zero)
-                tl.store(o + 4, zero)
-            tl.store(out + 0, tl.load(row + 0))
-            tl.store(out + 1, n)
-            tl.store(out + 2, d)
-            tl.store(out + 3, u)
-            tl.store(out + 4, codec)
-
-    @triton.jit
     def _inflate_kernel(src, dst, pages, err, BLOCK: tl.constexpr):
         # one program per page: its body, src[s:s + n], decompressed (or
         # copied) to dst[d:d + u]; err[0] set when it does not come out at
@@ -374,11 +283,8 @@ if HAS_TRITON:
                 m = k < m_n
                 tl.store(dst + d + k, tl.load(src + ip + k, mask=m), mask=m)
         else:
-            if codec == 1:                                      # a whole page: its length first
-                ulen, ip, more = _uvarint(src, ip, end)
-                bad = more | (ulen != u).to(tl.int64)
-            else:                                               # SNAPPY_BLOCK: part of a page (_split_kernel)
-                bad = (codec != 2).to(tl.int64)
+            ulen, ip, more = _uvarint(src, ip, end)
+            bad = more | (ulen != u).to(tl.int64)
             op = zero
             while (ip < end) & (bad == 0):
                 tag = tl.load(src + ip).to(tl.int64)
@@ -448,35 +354,11 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
     return counts
 
 
-def split_pages_triton(src: torch.Tensor, pages: torch.Tensor, total: int) -> torch.Tensor:
-    """The rows of ``pages`` cut into blocks of at most SPLIT output bytes
-    where the snappy stream allows (see _split_kernel), for
-    inflate_pages_triton: a page full of short copies (a dictionary of
-    int64 values) is then decompressed by many programs side by side, not
-    by one walking ~200,000 elements, each waiting for the last one's
-    bytes. ``total``: a bound of the pages' output bytes (the page tables'
-    span: no wait for the device to size the result)."""
-    n = pages.shape[0]
-    if not n:
-        return pages
-    room = pages[:, P_USIZE] // SPLIT + 2
-    base = torch.cumsum(room, 0) - room
-    blocks = torch.zeros((2 * n + total // SPLIT + 1, PAGE_FIELDS), dtype=torch.int64, device=pages.device)
-    with _on(src):
-        _split_kernel[(n,)](src, pages, base, blocks, SPLIT=SPLIT, num_warps=1)
-    return blocks
-
-
-def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor,
-                         split: bool = True) -> None:
+def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor) -> None:
     """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
-    ``dst`` (uint8), one program each (``split``: snappy pages cut into
-    blocks first, split_pages_triton); err[0] (int32) set when a page is
+    ``dst`` (uint8), one program each; err[0] (int32) set when a page is
     not what its header says (the caller raises)."""
     n = pages.shape[0]
     if n:
-        if split:
-            pages = split_pages_triton(src, pages, dst.numel())
-            n = pages.shape[0]
         with _on(src):
             _inflate_kernel[(n,)](src, dst, pages, err, BLOCK=INFLATE_BLOCK, num_warps=1)
