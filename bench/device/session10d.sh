@@ -1,4 +1,4 @@
-# usage (on the device): bash bench/device/session10d.sh -- snappy pages split at 64 KiB blocks on the GPU
+# usage (on the device): bash bench/device/session10d.sh -- (at 696e625, reverted after: see streaming-10) snappy pages split at 64 KiB blocks on the GPU
 # (split_pages_triton): tests on CUDA, 22 cold SF 10 queries (raw with and without host dictionaries,
 # pyarrow), traces of Q1 and Q6, then 5 cold SF 100 queries (raw, pyarrow)
 source bench/device/setup.sh
