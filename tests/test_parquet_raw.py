@@ -148,8 +148,7 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
 @pytest.mark.parametrize("fn,sig", [
     ("_walk_kernel", {"data": "*u8", "chunks": "*i64", "counts": "*i64", "pages": "*i64", "dec": "*i64",
                       "ITEM": "constexpr", "WRITE": "constexpr"}),
-    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "BLOCK": "constexpr",
-                         "WIN": "constexpr"})])
+    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "BLOCK": "constexpr"})])
 @pytest.mark.parametrize("variant", [0, 1])
 def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     """Compiled Triton type-checks what the interpreter does not (both
@@ -158,8 +157,7 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from glint.kernels import parquet_raw as K
-    consts = {"ITEM": (4, 8)[variant], "WRITE": bool(variant)} if fn == "_walk_kernel" else \
-        {"BLOCK": K.INFLATE_BLOCK, "WIN": K.INFLATE_WINDOW}
+    consts = {"ITEM": (4, 8)[variant], "WRITE": bool(variant)} if fn == "_walk_kernel" else {"BLOCK": K.INFLATE_BLOCK}
     k = triton.compile(ASTSource(fn=getattr(K, fn), signature=sig, constexprs=consts),
                        target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm

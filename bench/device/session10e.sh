@@ -1,4 +1,4 @@
-# usage (on the device): bash bench/device/session10e.sh -- snappy decompressed from registers (an input
+# usage (on the device): bash bench/device/session10e.sh -- (at dbbe6f5 the registers kernel, reverted after: see streaming-10) snappy decompressed from registers (an input
 # window and a ring of the last output bytes; INFLATE_WINDOW): tests on CUDA, the kernels alone
 # (snappybench.py), 22 cold SF 10 queries (raw with and without host dictionaries, pyarrow), traces of
 # Q1 and Q6, then 5 cold SF 100 queries (raw, pyarrow)

@@ -58,7 +58,6 @@ PAGE_FIELDS = 5
 # codecs
 COPY, SNAPPY = 0, 1
 INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy is at most 64)
-INFLATE_WINDOW = 128            # input bytes and last output bytes a snappy program holds in registers
 WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
 
 if HAS_TRITON:
@@ -260,7 +259,7 @@ if HAS_TRITON:
         tl.store(counts + c, tl.where(bad != 0, -1, npages))
 
     @triton.jit
-    def _inflate_kernel(src, dst, pages, err, BLOCK: tl.constexpr, WIN: tl.constexpr):
+    def _inflate_kernel(src, dst, pages, err, BLOCK: tl.constexpr):
         # one program per page: its body, src[s:s + n], decompressed (or
         # copied) to dst[d:d + u]; err[0] set when it does not come out at
         # exactly u bytes or is not snappy.
@@ -273,6 +272,7 @@ if HAS_TRITON:
         codec = tl.load(row + 4)
         end = ip + n
         lanes = tl.arange(0, BLOCK).to(tl.int64)
+        lanes32 = tl.arange(0, BLOCK)
         zero = tl.full((), 0, tl.int64)
         bad = zero
         if codec == 0:
@@ -285,80 +285,44 @@ if HAS_TRITON:
         else:
             ulen, ip, more = _uvarint(src, ip, end)
             bad = more | (ulen != u).to(tl.int64)
-            # Registers instead of round trips: each element's tag and its
-            # 1-4 more bytes come out of a window of the input held in
-            # registers (one reduction, not a dependent load per byte), and
-            # the last WIN output bytes are kept in a ring, so that a copy
-            # (TPC-H's int64 dictionaries: five zero bytes from 8 back, one
-            # per value) is a gather from registers, not a store, a barrier
-            # and a load of what was just stored. Only a copy from further
-            # back than WIN reads the output in memory.
-            w = tl.arange(0, WIN).to(tl.int64)
-            wbase = ip
-            win = tl.load(src + wbase + w, mask=wbase + w < end, other=0).to(tl.int32)
-            ring = tl.zeros([WIN], dtype=tl.int32)
             op = zero
             while (ip < end) & (bad == 0):
-                if ip + 5 > wbase + WIN:
-                    wbase = ip
-                    win = tl.load(src + wbase + w, mask=wbase + w < end, other=0).to(tl.int32)
-                dd = w - (ip - wbase)
-                hm = (dd >= 0) & (dd < 5)
-                word = tl.sum(tl.where(hm, win.to(tl.int64) << (tl.where(hm, dd, 0) * 8), 0), axis=0)
-                tag = word & 255
+                tag = tl.load(src + ip).to(tl.int64)
+                ip += 1
                 kind = tag & 3
                 if kind == 0:                                   # literal
                     ln = tag >> 2
-                    hdr = zero + 1
                     if ln >= 60:                                # its length in 1-4 more bytes
                         nb = ln - 59
-                        ln = (word >> 8) & ((tl.full((), 1, tl.int64) << (nb * 8)) - 1)
-                        hdr += nb
+                        ln = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
+                        ln = ln | (tl.load(src + ip + 1, mask=(nb > 1) & (ip + 1 < end), other=0).to(tl.int64) << 8)
+                        ln = ln | (tl.load(src + ip + 2, mask=(nb > 2) & (ip + 2 < end), other=0).to(tl.int64) << 16)
+                        ln = ln | (tl.load(src + ip + 3, mask=(nb > 3) & (ip + 3 < end), other=0).to(tl.int64) << 24)
+                        ip += nb
                     ln += 1
-                    ip += hdr
                     bad = bad | ((ip + ln > end) | (op + ln > u)).to(tl.int64)
                     if bad == 0:
-                        if (ln <= WIN - 8) & (ip + ln > wbase + WIN):
-                            wbase = ip
-                            win = tl.load(src + wbase + w, mask=wbase + w < end, other=0).to(tl.int32)
-                        # ring lane i: the last output position of the literal with i's residue
-                        q = ((op + ln - 1 - w) % WIN + WIN) % WIN
-                        pos = op + ln - 1 - q
-                        upd = pos >= op
-                        if ip + ln <= wbase + WIN:              # the bytes are in the window
-                            m = w < ln
-                            v = tl.gather(win, tl.where(m, ip - wbase + w, 0).to(tl.int32), 0)
-                            tl.store(dst + d + op + w, v.to(tl.uint8), mask=m)
-                            rv = tl.gather(win, tl.where(upd, ip - wbase + pos - op, 0).to(tl.int32), 0)
-                        else:
-                            for j in range(0, ln, BLOCK):
-                                k = j + lanes
-                                m = k < ln
-                                tl.store(dst + d + op + k, tl.load(src + ip + k, mask=m), mask=m)
-                            rv = tl.load(src + ip + tl.where(upd, pos - op, 0), mask=upd, other=0).to(tl.int32)
-                        ring = tl.where(upd, rv, ring)
+                        for j in range(0, ln, BLOCK):
+                            k = j + lanes
+                            m = k < ln
+                            tl.store(dst + d + op + k, tl.load(src + ip + k, mask=m), mask=m)
                         ip += ln
                         op += ln
                 else:                                           # copy
-                    b0 = (word >> 8) & 255
-                    b1 = (word >> 16) & 255
-                    b23 = (word >> 24) & 65535
+                    b0 = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
+                    b1 = tl.load(src + ip + 1, mask=(kind != 1) & (ip + 1 < end), other=0).to(tl.int64)
+                    b23 = tl.load(src + ip + 2, mask=(kind == 3) & (ip + 2 < end), other=0).to(tl.int64) | \
+                        (tl.load(src + ip + 3, mask=(kind == 3) & (ip + 3 < end), other=0).to(tl.int64) << 8)
                     ln = tl.where(kind == 1, ((tag >> 2) & 7) + 4, (tag >> 2) + 1)
-                    off = tl.where(kind == 1, ((tag >> 5) << 8) | b0,
-                                   tl.where(kind == 2, b0 | (b1 << 8), b0 | (b1 << 8) | (b23 << 16)))
-                    ip += tl.where(kind == 1, 2, tl.where(kind == 2, 3, 5))
+                    off = tl.where(kind == 1, ((tag >> 5) << 8) | b0, b0 | (b1 << 8) | (b23 << 16))
+                    ip += tl.where(kind == 1, 1, tl.where(kind == 2, 2, 4))
                     bad = bad | ((ip > end) | (off == 0) | (off > op) | (op + ln > u)).to(tl.int64)
                     if bad == 0:
-                        m = w < ln
-                        sp = op - off + (w % off)               # where output op + w comes from (< op)
-                        if off <= WIN:
-                            v = tl.gather(ring, tl.where(m, sp % WIN, 0).to(tl.int32), 0)
-                        else:
-                            tl.debug_barrier()                  # earlier elements' bytes are written
-                            v = tl.load(dst + d + tl.where(m, sp, 0), mask=m, other=0).to(tl.int32)
-                        tl.store(dst + d + op + w, v.to(tl.uint8), mask=m)
-                        ls = ((w - op) % WIN + WIN) % WIN       # ring lane w takes output op + ls
-                        ring = tl.where(ls < ln, tl.gather(v, ls.to(tl.int32), 0), ring)
+                        tl.debug_barrier()                      # earlier elements' bytes are written
+                        m = lanes < ln
+                        back = (lanes32 % off.to(tl.int32)).to(tl.int64)
+                        v = tl.load(dst + d + op - off + back, mask=m)
+                        tl.store(dst + d + op + lanes, v, mask=m)
                         op += ln
             bad = bad | (op != u).to(tl.int64)
         tl.store(err, bad.to(tl.int32), mask=bad != 0)
@@ -397,4 +361,4 @@ def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tens
     n = pages.shape[0]
     if n:
         with _on(src):
-            _inflate_kernel[(n,)](src, dst, pages, err, BLOCK=INFLATE_BLOCK, WIN=INFLATE_WINDOW, num_warps=1)
+            _inflate_kernel[(n,)](src, dst, pages, err, BLOCK=INFLATE_BLOCK, num_warps=1)
