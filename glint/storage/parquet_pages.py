@@ -39,6 +39,7 @@ import os
 import threading
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
@@ -865,13 +866,17 @@ class RawChunk:
         on the GPU one element at a time, and a dictionary of ~100,000 int64
         values (TPC-H's prices and keys: five zero bytes each, a copy
         element per value) took one GPU program 60-70 ms: the long pole of
-        every chunk's decoding. The host does such a page in well under a
-        millisecond."""
+        every chunk's decoding. The host does such a page in about a
+        millisecond. The page is read into the thread's own buffer and its
+        values are copied out of pa.Codec's result into a RAW_BUFFERS buffer
+        (given back by release()), which is freed at once: with 16 threads,
+        decompressing into memory held until the upload page-faulted fresh
+        memory in for every chunk."""
         if not self.dict_span or self.dictionary is not None:
             return self
         src = self.source
         if isinstance(src, FileRange):
-            head = read_bytes(src.path, src.start, self.dict_span)
+            head = read_bytes(src.path, src.start, self.dict_span, reuse=True)
             rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
         else:
             head, rest = src[:self.dict_span], src[self.dict_span:]
@@ -882,8 +887,13 @@ class RawChunk:
         if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
             where = f"Cannot read {self.where}: " if self.where else ""
             raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
-        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, pages[0].body,
-                        pages[0].num_values)
+        body, entries = pages[0].body, pages[0].num_values
+        n = len(body)
+        kept = RAW_BUFFERS.get(n)
+        np.frombuffer(kept, dtype=np.uint8, count=n)[:] = np.frombuffer(body, dtype=np.uint8)
+        del pages, body
+        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0,
+                        memoryview(kept)[:n], entries)
 
     @property
     def buf(self):
@@ -902,11 +912,13 @@ class RawChunk:
     def release(self) -> None:
         """Give the bytes' buffer back to RAW_BUFFERS (the chunk is not read
         again: its bytes are on the device)."""
-        buf, self.source, self.dictionary = self.source, b"", None
-        if isinstance(buf, memoryview) and isinstance(buf.obj, bytearray):
-            obj = buf.obj
-            buf.release()
-            RAW_BUFFERS.put(obj)
+        bufs = (self.source, self.dictionary)
+        self.source, self.dictionary = b"", None
+        for buf in bufs:
+            if isinstance(buf, memoryview) and isinstance(buf.obj, bytearray):
+                obj = buf.obj
+                buf.release()
+                RAW_BUFFERS.put(obj)
 
 
 def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
