@@ -654,3 +654,60 @@ def test_read_ahead_stays_within_a_quarter_of_the_free_memory(tmp_path, monkeypa
     assert con.sql(STAR).fetchall() == want
     assert started and 0 < len(started[0]) < 3         # the dimensions, not the fact table
     assert not _scan_threads()
+
+
+def test_decoding_checks_at_the_end_name_the_failed_columns():
+    """ExecContext.verify_decoding: the flags collected during a run are
+    read once; a set one raises DecodeRedo naming its table and column, a
+    run without collected checks has nothing to verify."""
+    from glint.exec.base import DecodeRedo, ExecContext
+
+    class T:
+        name = "t"
+    t = T()
+    ctx = ExecContext("cpu", None)
+    ctx.verify_decoding()                   # checks not collected: nothing to do
+    ctx.decode_checks = [(torch.tensor([0], dtype=torch.int32), t, "a"),
+                         (torch.tensor([2], dtype=torch.int32), t, "b"),
+                         (torch.tensor([0], dtype=torch.int32), t, "b")]
+    with pytest.raises(DecodeRedo, match=r"^t\.b$") as e:
+        ctx.verify_decoding()
+    assert e.value.columns == {(t, "b")}
+    assert ctx.decode_checks == []           # read once
+    ctx.verify_decoding()
+
+
+def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, caplog):
+    """A run whose device decoding failed a check at its end is run again
+    with those columns checked chunk by chunk (Table.exact_decode), nothing
+    cached from the failed run; the result is the query's. A check that
+    fails again for the same columns is an error, not a loop."""
+    import logging
+    from glint.errors import GlintError
+    from glint.exec.base import DecodeRedo, ExecContext
+    path = tmp_path / "t.parquet"
+    pq.write_table(_table(), path)
+    con = glint.connect(device="cpu", chunk_rows=300)
+    con.read_parquet(str(path), "t")
+    table = con.table("t")
+    sql = "SELECT flag, count(*), sum(d64) FROM t GROUP BY flag ORDER BY flag"
+    want = duckdb.sql(f"SELECT flag, count(*), sum(d64) FROM '{path}' GROUP BY flag ORDER BY flag").fetchall()
+    real = ExecContext.verify_decoding
+    runs = []
+
+    def failing_once(self):
+        runs.append(self)
+        real(self)
+        if len(runs) == 1:
+            raise DecodeRedo({(table, "d64")})
+    monkeypatch.setattr(ExecContext, "verify_decoding", failing_once)
+    with caplog.at_level(logging.INFO, logger="glint"):
+        assert con.sql(sql).fetchall() == want
+    assert len(runs) == 2 and "failed its checks; running the query again" in caplog.text
+    assert table.exact_decode == {"d64"}
+
+    def always_failing(self):
+        raise DecodeRedo({(table, "d64")})
+    monkeypatch.setattr(ExecContext, "verify_decoding", always_failing)
+    with pytest.raises(GlintError, match=r"decoding .*d64 failed its checks twice"):
+        con.sql(sql).fetchall()
