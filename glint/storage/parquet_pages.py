@@ -861,17 +861,18 @@ class RawChunk:
         return len(self.source) + (0 if self.dictionary is None else len(self.dictionary))
 
     def with_host_dictionary(self) -> "RawChunk":
-        """The chunk with its dictionary page decompressed here (pa.Codec,
-        outside the GIL) and its data pages left as stored. Snappy decodes
-        on the GPU one element at a time, and a dictionary of ~100,000 int64
-        values (TPC-H's prices and keys: five zero bytes each, a copy
-        element per value) took one GPU program 60-70 ms: the long pole of
-        every chunk's decoding. The host does such a page in about a
-        millisecond. The page is read into the thread's own buffer and its
-        values are copied out of pa.Codec's result into a RAW_BUFFERS buffer
-        (given back by release()), which is freed at once: with 16 threads,
-        decompressing into memory held until the upload page-faulted fresh
-        memory in for every chunk."""
+        """The chunk with its dictionary page decompressed here (pa.Codec)
+        and its data pages left as stored. Snappy decodes on the GPU one
+        element at a time, and a dictionary of ~100,000 int64 values
+        (TPC-H's prices and keys: five zero bytes each, a copy element per
+        value) took one GPU program 60-70 ms: the long pole of every chunk's
+        decoding. One host thread does such a page in 2-3 ms (0.33 GB/s out
+        on the device's hosts), more while other threads run Python: the
+        call waits for the GIL on its way in and out (bench/results/streaming-10).
+        The page is read into the thread's own buffer and its values are
+        copied out of pa.Codec's result into a RAW_BUFFERS buffer (given
+        back by release()), so that pa.Codec's memory is freed at once and
+        reused, not page-faulted in fresh for every chunk."""
         if not self.dict_span or self.dictionary is not None:
             return self
         src = self.source
