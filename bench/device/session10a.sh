@@ -4,8 +4,7 @@
 source bench/device/setup.sh
 tpch_data 10
 python3 -m pytest -q -p no:cacheprovider -x tests/test_parquet_raw.py 2>&1 | grep -E "^E |passed|failed" | head -10
-all=$(seq -s, 1 22)
-run() { env "$@" python3 bench/device/coldpass.py 10 $all 1 2>&1 | tee -a $OUT/coldpass.log | head -1; }
+run() { cold_sf10 coldpass.log "$@"; }
 run GLINT_PARQUET_DECODE=pyarrow; run GLINT_PARQUET_DECODE=device; run GLINT_PARQUET_DECODE=pyarrow; run GLINT_PARQUET_DECODE=device
 for m in pyarrow device; do
   mkdir -p $OUT/$m; OUT=$OUT/$m GLINT_PARQUET_DECODE=$m python3 bench/device/tracecold.py 10 1,6 > $OUT/trace_$m.txt 2>&1

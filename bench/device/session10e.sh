@@ -6,13 +6,12 @@ source bench/device/setup.sh
 tpch_data 10
 python3 -m pytest -q -p no:cacheprovider -x tests/test_parquet_raw.py tests/test_scan_io.py 2>&1 | grep -E "^E |passed|failed" | head -10
 python3 bench/device/snappybench.py 10 2>&1 | tee $OUT/snappybench_sf10.log
-all=$(seq -s, 1 22)
-run() { env "$@" python3 bench/device/coldpass.py 10 $all 1 2>&1 | tee -a $OUT/coldpass.log | head -1; }
+run() { cold_sf10 coldpass.log "$@"; }
 run GLINT_PARQUET_DECODE=device GLINT_HOST_DICTIONARIES=0; run GLINT_PARQUET_DECODE=pyarrow
 run GLINT_PARQUET_DECODE=device GLINT_HOST_DICTIONARIES=1; run GLINT_PARQUET_DECODE=device GLINT_HOST_DICTIONARIES=0
 mkdir -p $OUT/device; OUT=$OUT/device GLINT_PARQUET_DECODE=device GLINT_HOST_DICTIONARIES=0 python3 bench/device/tracecold.py 10 1,6 > $OUT/trace_device.txt 2>&1
 grep "===" $OUT/trace_device.txt
 gzip $OUT/*/*.json 2>/dev/null
 tpch_data 100
-run100() { env "$@" python3 bench/device/coldpass.py 100 1,6,3,9,18 1 2>&1 | tee -a $OUT/coldpass100.log | head -1; }
+run100() { cold_sf100 coldpass100.log "$@"; }
 run100 GLINT_PARQUET_DECODE=device GLINT_HOST_DICTIONARIES=0; run100 GLINT_PARQUET_DECODE=pyarrow

@@ -3,9 +3,8 @@
 # with GLINT_DECODE_THREADS 16 (default), 8 and 12, alternating
 source bench/device/setup.sh
 tpch_data 10
-all=$(seq -s, 1 22)
-run() { env "$@" python3 bench/device/coldpass.py 10 $all 1 2>&1 | tee -a $OUT/coldpass_threads.log | head -1; }
+run() { cold_sf10 coldpass_threads.log "$@"; }
 run GLINT_DECODE_THREADS=; run GLINT_DECODE_THREADS=8; run GLINT_DECODE_THREADS=12; run GLINT_DECODE_THREADS=; run GLINT_DECODE_THREADS=8
 tpch_data 100
-run100() { env "$@" python3 bench/device/coldpass.py 100 1,6,3,9,18 1 2>&1 | tee -a $OUT/coldpass100_threads.log | head -1; }
+run100() { cold_sf100 coldpass100_threads.log "$@"; }
 run100 GLINT_DECODE_THREADS=; run100 GLINT_DECODE_THREADS=8; run100 GLINT_DECODE_THREADS=

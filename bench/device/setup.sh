@@ -14,3 +14,8 @@ tpch_data() {
     python3 -c "import sys; from glint.bench import tpch; [tpch.ensure_tpch_data(float(s), progress=False) for s in sys.argv[1:]]" "$@" > $OUT/gen.log 2>&1
     echo "data ready after $(( $(date +%s) - t0 )) s"
 }
+# cold_sf10 LOG ENV...: the 22 TPC-H queries cold at SF 10 in a fresh process with ENV set (coldpass.py, one
+# pass; its log appended to $OUT/LOG, its total printed); cold_sf100 LOG ENV...: the same for Q1, Q6, Q3, Q9, Q18
+# at SF 100
+cold_sf10() { local log=$1; shift; env "$@" python3 bench/device/coldpass.py 10 "$(seq -s, 1 22)" 1 2>&1 | tee -a "$OUT/$log" | head -1; }
+cold_sf100() { local log=$1; shift; env "$@" python3 bench/device/coldpass.py 100 1,6,3,9,18 1 2>&1 | tee -a "$OUT/$log" | head -1; }

@@ -76,6 +76,26 @@ if HAS_TRITON:
         return v, pos, more
 
     @triton.jit
+    def _page_row(pages, dec, p, src, csize, dst, usize, codec, d0, d1, d2, d3, d4, d5, d6):
+        # page p's row of the inflate table (where its body is and goes) and of
+        # the page kernel's table (glint.kernels.hybrid: stream, width, values,
+        # output row, dictionary)
+        prow = pages + p * 5
+        tl.store(prow + 0, src)
+        tl.store(prow + 1, csize)
+        tl.store(prow + 2, dst)
+        tl.store(prow + 3, usize)
+        tl.store(prow + 4, codec)
+        drow = dec + p * 7
+        tl.store(drow + 0, d0)
+        tl.store(drow + 1, d1)
+        tl.store(drow + 2, d2)
+        tl.store(drow + 3, d3)
+        tl.store(drow + 4, d4)
+        tl.store(drow + 5, d5)
+        tl.store(drow + 6, d6)
+
+    @triton.jit
     def _walk_kernel(data, chunks, counts, pages, dec, ITEM: tl.constexpr, WRITE: tl.constexpr):
         # one program per column chunk: its page headers walked; counts[c] =
         # its pages (index pages are skipped; rows are written for the first
@@ -110,20 +130,8 @@ if HAS_TRITON:
             dsize = tl.load(row + 11)
             bad = bad | ((dn < 0) | (dsize < dn * ITEM)).to(tl.int64)
             if WRITE & (cap > 0):
-                prow = pages + p * 5
-                tl.store(prow + 0, dict_at)
-                tl.store(prow + 1, dsize)
-                tl.store(prow + 2, dst)
-                tl.store(prow + 3, dsize)
-                tl.store(prow + 4, zero)
-                drow = dec + p * 7
-                tl.store(drow + 0, zero)
-                tl.store(drow + 1, zero)
-                tl.store(drow + 2, zero - 1)
-                tl.store(drow + 3, zero)
-                tl.store(drow + 4, out)
-                tl.store(drow + 5, dst // ITEM)
-                tl.store(drow + 6, zero)
+                _page_row(pages, dec, p, dict_at, dsize, dst, dsize, zero,
+                          zero, zero, zero - 1, zero, out, dst // ITEM, zero)
             dict_base = dst // ITEM
             dict_n = dn
             p += 1
@@ -231,21 +239,11 @@ if HAS_TRITON:
                                      (dic & (nv > 0) & (usize < 1))).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
                     if WRITE & (npages < cap):
-                        prow = pages + p * 5
-                        tl.store(prow + 0, body)
-                        tl.store(prow + 1, csize)
-                        tl.store(prow + 2, dst)
-                        tl.store(prow + 3, usize)
-                        tl.store(prow + 4, pcodec)
-                        drow = dec + p * 7
                         dic_page = is_data & dic
-                        tl.store(drow + 0, tl.where(dic_page, dst + 1, 0))
-                        tl.store(drow + 1, tl.where(dic_page, dst + usize, 0))
-                        tl.store(drow + 2, tl.where(dic_page, zero - 2, zero - 1))
-                        tl.store(drow + 3, tl.where(is_data, nv, 0))
-                        tl.store(drow + 4, out + seen)
-                        tl.store(drow + 5, tl.where(dic_page, dict_base, dst // ITEM))
-                        tl.store(drow + 6, tl.where(dic_page, dict_n, 0))
+                        _page_row(pages, dec, p, body, csize, dst, usize, pcodec,
+                                  tl.where(dic_page, dst + 1, zero), tl.where(dic_page, dst + usize, zero),
+                                  tl.where(dic_page, zero - 2, zero - 1), tl.where(is_data, nv, zero), out + seen,
+                                  tl.where(dic_page, dict_base, dst // ITEM), tl.where(dic_page, dict_n, zero))
                     if is_dict:
                         dict_base = dst // ITEM
                         dict_n = nv

@@ -158,18 +158,7 @@ def read_bytes(path: str, start: int, n: int, reuse: bool | None = False):
     else:
         buf = bytearray(n)
     mv = memoryview(buf)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        got = 0
-        while got < n:
-            k = os.preadv(fd, [mv[got:n]], start + got)
-            if not k:
-                break
-            got += k
-    finally:
-        os.close(fd)
-    if got != n:
-        raise GlintIOError(f"{path}: column chunk at {start} runs past the end of the file")
+    _pread_into(path, start, mv[:n])
     if reuse is None:
         return mv[:n]
     return mv[:n] if reuse else bytes(buf)
@@ -813,14 +802,18 @@ def read_file_into(path: str, start: int, out) -> None:
     """``len(out)`` bytes of a file from ``start`` into the writable buffer
     ``out`` (``preadv``: the GIL is released while the kernel copies);
     errors name the file."""
-    mv = memoryview(out).cast("B")
-    n = len(mv)
     try:
-        fd = os.open(path, os.O_RDONLY)
+        _pread_into(path, start, memoryview(out).cast("B"))
     except FileNotFoundError:
         raise GlintIOError(f"No such file: {path!r} (it was there when the table was registered)") from None
+
+
+def _pread_into(path: str, start: int, mv: memoryview) -> None:
+    """Fills ``mv`` with the file's bytes from ``start`` (``preadv`` until
+    done); a file shorter than that is a GlintIOError naming it."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        got = 0
+        got, n = 0, len(mv)
         while got < n:
             k = os.preadv(fd, [mv[got:]], start + got)
             if not k:
