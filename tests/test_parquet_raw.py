@@ -276,3 +276,19 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
     assert "failed its checks; running the query again" in caplog.text      # the checks at the end found them
     assert got[""].equals(got["device"])
     assert got[""].column("x").equals(t.column("x")) and got[""].column("y").equals(t.column("y"))
+
+
+def test_file_ranges_name_the_file_when_it_changed(tmp_path):
+    """A raw chunk's bytes are read from the file when they are staged:
+    a file gone or cut short since registration is a GlintIOError naming it."""
+    p = tmp_path / "f.bin"
+    p.write_bytes(bytes(range(100)))
+    out = np.zeros(10, dtype=np.uint8)
+    pp.FileRange(str(p), 40, 10).read_into(out)
+    assert out.tolist() == list(range(40, 50))
+    pp.FileRange(str(p), 40, 10).read_into(out[:4], 6)
+    assert out[:4].tolist() == [46, 47, 48, 49]
+    with pytest.raises(GlintIOError, match=r"f\.bin: the bytes at 95\.\.105 run past the end of the file"):
+        pp.FileRange(str(p), 95, 10).read_into(out)
+    with pytest.raises(GlintIOError, match=r"No such file: .*gone\.bin"):
+        pp.FileRange(str(tmp_path / "gone.bin"), 0, 10).read_into(out)
