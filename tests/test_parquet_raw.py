@@ -148,8 +148,14 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
 @pytest.mark.parametrize("fn,sig", [
     ("_walk_kernel", {"data": "*u8", "chunks": "*i64", "counts": "*i64", "pages": "*i64", "dec": "*i64",
                       "ITEM": "constexpr", "WRITE": "constexpr"}),
-    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "BLOCK": "constexpr"})])
-@pytest.mark.parametrize("variant", [0, 1])
+    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "whole": "*i32",
+                         "owner": "*i64", "BLOCK": "constexpr", "MODE": "constexpr"}),
+    ("_scan_kernel", {"src": "*u8", "segs": "*i64", "n": "i64", "mark": "*i32", "exits": "*i64", "outs": "*i64",
+                      "BLOCK": "constexpr"}),
+    ("_sync_kernel", {"src": "*u8", "streams": "*i64", "segs": "*i64", "mark": "*i32", "exits": "*i64",
+                      "outs": "*i64", "entry": "*i64", "outat": "*i64", "whole": "*i32"}),
+    ("_find_kernel", {"src": "*u8", "walks": "*i64", "n": "i64", "starts": "*i64", "BLOCK": "constexpr"})])
+@pytest.mark.parametrize("variant", [0, 1, 2])
 def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     """Compiled Triton type-checks what the interpreter does not (both
     branches of an `if` assigning one type, loop bounds): sm_90, on the CPU."""
@@ -157,7 +163,14 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from glint.kernels import parquet_raw as K
-    consts = {"ITEM": (4, 8)[variant], "WRITE": bool(variant)} if fn == "_walk_kernel" else {"BLOCK": K.INFLATE_BLOCK}
+    if fn == "_walk_kernel":
+        consts = {"ITEM": (4, 8, 8)[variant], "WRITE": bool(variant)}
+    elif fn == "_inflate_kernel":
+        consts = {"BLOCK": K.INFLATE_BLOCK, "MODE": variant}
+    elif fn == "_sync_kernel":
+        consts = {}
+    else:
+        consts = {"BLOCK": K.SCAN_BLOCK}
     k = triton.compile(ASTSource(fn=getattr(K, fn), signature=sig, constexprs=consts),
                        target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm

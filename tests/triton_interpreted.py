@@ -221,6 +221,52 @@ def test_parquet_raw_chunks(tmp_path, dtype):
             assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
 
 
+def test_snappy_pages_split_into_blocks():
+    """split_pages cuts a snappy page where an element starts at a multiple
+    of 64 KiB of output (pa.Codec's encoder, like tpchgen's, compresses 64
+    KiB at a time), found by the segment scan without walking the page from
+    its start; a page with a copy reaching back past such a point, or whose
+    blocks are not at 64 KiB, is decompressed whole; all come out as the
+    input."""
+    import numpy as np
+    import pyarrow as pa
+    from glint.kernels import parquet_raw as K
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 256, 70000, dtype=np.uint8).tobytes()
+    y = rng.integers(0, 10**6, 9000).astype(np.int64).tobytes()        # short literals and copies
+    # a literal of 64 KiB, then a copy of 64 bytes from 64 KiB back (a 4-byte offset)
+    lit = rng.integers(0, 256, 65536, dtype=np.uint8).tobytes()
+    z = bytes([0xC0, 0x80, 0x04]) + bytes([61 << 2]) + (65535).to_bytes(2, "little") + lit + \
+        bytes([(63 << 2) | 3]) + (65536).to_bytes(4, "little")
+    # a literal of 65,537 bytes: no element starts at 64 KiB
+    w = rng.integers(0, 256, 65540, dtype=np.uint8).tobytes()
+    v = bytes([0x84, 0x80, 0x04]) + bytes([62 << 2]) + (65536).to_bytes(3, "little") + w[:65537] + \
+        bytes([2 << 2]) + w[65537:]
+    codec = pa.Codec("snappy")
+    streams = [codec.compress(x, asbytes=True), codec.compress(y, asbytes=True), z, v]
+    outs = [x, y, lit + lit[:64], w]
+    data, rows, o, d = b"", [], 3, 0
+    for s, out in zip(streams, outs):
+        rows.append([o, len(s), d, len(out), K.SNAPPY])
+        data += bytes(3) + s
+        o += len(s) + 3
+        d += (len(out) + 7) // 8 * 8
+    src = torch.frombuffer(bytearray(data + bytes(8)), dtype=torch.uint8)
+    pages = torch.tensor(rows)
+    blocks, owner, whole = K.split_pages(src, pages, d + 16)
+    used = blocks[:, K.P_USIZE] > 0
+    assert whole.tolist() == [0, 0, 0, 1]
+    assert owner[used].tolist() == [0, 0, 1, 1] + [2, 2]
+    assert blocks[used, K.P_USIZE].tolist() == [65536, 70000 - 65536, 65536, 72000 - 65536, 65536, 64]
+    assert blocks[used][2, K.P_SRC] == rows[1][0] + 3                        # after the 3-byte length
+    assert blocks[used][4:, K.P_SRC].tolist() == [rows[2][0] + 3, rows[2][0] + len(z) - 5]
+    dst = torch.zeros(d + 16, dtype=torch.uint8)
+    err = torch.zeros(1, dtype=torch.int32)
+    K.inflate_pages_triton(src, dst, pages, err)
+    b = bytes(dst.numpy())
+    assert int(err) == 0 and [b[r[2]:r[2] + len(out)] for r, out in zip(rows, outs)] == outs
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 def test_parquet_raw_host_dictionaries(tmp_path, version):
     """Chunks whose dictionary page the host decompressed (the scan's way

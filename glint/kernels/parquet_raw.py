@@ -38,6 +38,7 @@ reference (and the CPU path) is glint.storage.parquet_pages' host parser with
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -55,9 +56,14 @@ CHUNK_FIELDS = 12
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
-# codecs
-COPY, SNAPPY = 0, 1
+# codecs (SNAPPY_BLOCK: a block of a snappy page, no length preamble, copies within the block: split_pages)
+COPY, SNAPPY, SNAPPY_BLOCK = 0, 1, 2
 INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy is at most 64)
+SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders compress 64 KiB at a time)
+SEGMENT = 2048                  # stream bytes a lane of the tag scan starts in (even)
+SCAN_BLOCK = 128                # lanes a program of the tag scan has
+# GLINT_SNAPPY_SPLIT=0: every snappy page decompressed by one program (to measure split_pages against)
+SPLIT_PAGES = os.environ.get("GLINT_SNAPPY_SPLIT", "1") != "0"
 WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
 
 if HAS_TRITON:
@@ -257,11 +263,132 @@ if HAS_TRITON:
         tl.store(counts + c, tl.where(bad != 0, -1, npages))
 
     @triton.jit
-    def _inflate_kernel(src, dst, pages, err, BLOCK: tl.constexpr):
-        # one program per page: its body, src[s:s + n], decompressed (or
+    def _element(src, pos, end, live):
+        # the snappy element at src[pos] (one or a lane each; bytes at or past
+        # end read as 0, so an element is always 2 bytes or more): (its bytes
+        # in the stream, its bytes of output)
+        m = live & (pos < end)
+        tag = tl.load(src + pos, mask=m, other=0).to(tl.int64)
+        b1 = tl.load(src + pos + 1, mask=m & (pos + 1 < end), other=0).to(tl.int64)
+        b2 = tl.load(src + pos + 2, mask=m & (pos + 2 < end), other=0).to(tl.int64)
+        b3 = tl.load(src + pos + 3, mask=m & (pos + 3 < end), other=0).to(tl.int64)
+        b4 = tl.load(src + pos + 4, mask=m & (pos + 4 < end), other=0).to(tl.int64)
+        kind = tag & 3
+        ln = tag >> 2
+        nb = tl.where((kind == 0) & (ln >= 60), ln - 59, 0)
+        ext = b1 | tl.where(nb > 1, b2 << 8, 0) | tl.where(nb > 2, b3 << 16, 0) | tl.where(nb > 3, b4 << 24, 0)
+        lit = tl.where(nb > 0, ext, ln) + 1
+        size = tl.where(kind == 0, 1 + nb + lit, tl.where(kind == 1, 2, tl.where(kind == 2, 3, 5)))
+        out = tl.where(kind == 0, lit, tl.where(kind == 1, (ln & 7) + 4, ln + 1))
+        return size, out
+
+    @triton.jit
+    def _scan_kernel(src, segs, n, mark, exits, outs, BLOCK: tl.constexpr):
+        # a lane per segment (segs[g]: start, end, the stream's end): the
+        # elements from its start on, as if one began there, until one starts
+        # at or past its end: each start marked (mark[pos >> 1] = 2 * output
+        # bytes before it in the segment + pos's low bit + 1), where the last
+        # one ended (exits) and the output bytes (outs). Segments start at
+        # even positions (the first of a stream excepted), so two segments
+        # never share a mark.
+        g = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        live = g < n
+        a = tl.load(segs + g * 3, mask=live, other=0)
+        b = tl.load(segs + g * 3 + 1, mask=live, other=0)
+        e = tl.load(segs + g * 3 + 2, mask=live, other=0)
+        pos = a
+        out = tl.zeros([BLOCK], dtype=tl.int64)
+        act = live & (a < b)
+        while tl.max(act.to(tl.int32), 0) > 0:
+            size, o = _element(src, pos, e, act)
+            tl.store(mark + (pos >> 1), (out * 2 + (pos & 1) + 1).to(tl.int32), mask=act)
+            pos = tl.where(act, pos + size, pos)
+            out = tl.where(act, out + o, out)
+            act = act & (pos < b)
+        tl.store(exits + g, pos, mask=live)
+        tl.store(outs + g, out, mask=live)
+
+    @triton.jit
+    def _sync_kernel(src, streams, segs, mark, exits, outs, entry, outat, whole):
+        # one program per stream (streams[p]: segments, the first, start,
+        # end, output bytes): its segments in order, each entered where the
+        # true elements enter it (entry, and the output before it: outat);
+        # from there the elements are walked until one starts where the
+        # segment's scan marked one: the rest of the segment is the scan's.
+        # A stream whose elements do not end at its end with its output
+        # bytes is left whole (whole[p] = 1).
+        p = tl.program_id(0)
+        row = streams + p * 5
+        nseg = tl.load(row + 0)
+        g0 = tl.load(row + 1)
+        pos = tl.load(row + 2)
+        e = tl.load(row + 3)
+        u = tl.load(row + 4)
+        out = tl.full((), 0, tl.int64)
+        if nseg > 0:
+            for g in range(g0, g0 + nseg):
+                b = tl.load(segs + g * 3 + 1)
+                tl.store(entry + g, pos)
+                tl.store(outat + g, out)
+                if pos < b:
+                    m = tl.load(mark + (pos >> 1)).to(tl.int64)
+                    hit = ((m != 0) & (((m - 1) & 1) == (pos & 1))).to(tl.int64)
+                    while (hit == 0) & (pos < b):
+                        size, o = _element(src, pos, e, pos < e)
+                        pos += size
+                        out += o
+                        m = tl.load(mark + (pos >> 1), mask=pos < b, other=0).to(tl.int64)
+                        hit = ((pos < b) & (m != 0) & (((m - 1) & 1) == (pos & 1))).to(tl.int64)
+                    if hit != 0:
+                        out += tl.load(outs + g) - ((m - 1) >> 1)
+                        pos = tl.load(exits + g)
+            if (pos != e) | (out != u):
+                tl.store(whole + p, 1)
+
+    @triton.jit
+    def _find_kernel(src, walks, n, starts, BLOCK: tl.constexpr):
+        # a lane per block (walks[g]: a true element start, the output before
+        # it, the block's first output byte, the stream's end): the elements
+        # walked until the output reaches the block's first byte; starts[g]
+        # the element that begins there, -1 when none does.
+        g = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        live = g < n
+        pos = tl.load(walks + g * 4, mask=live, other=0)
+        out = tl.load(walks + g * 4 + 1, mask=live, other=0)
+        t = tl.load(walks + g * 4 + 2, mask=live, other=0)
+        e = tl.load(walks + g * 4 + 3, mask=live, other=0)
+        act = live & (out < t) & (pos < e)
+        while tl.max(act.to(tl.int32), 0) > 0:
+            size, o = _element(src, pos, e, act)
+            pos = tl.where(act, pos + size, pos)
+            out = tl.where(act, out + o, out)
+            act = act & (out < t) & (pos < e)
+        tl.store(starts + g, tl.where(out == t, pos, -1), mask=live)
+
+    @triton.jit
+    def _inflate_kernel(src, dst, pages, err, whole, owner, BLOCK: tl.constexpr, MODE: tl.constexpr):
+        # one program per row: its body, src[s:s + n], decompressed (or
         # copied) to dst[d:d + u]; err[0] set when it does not come out at
-        # exactly u bytes or is not snappy.
+        # exactly u bytes or is not snappy. MODE 0: every row a page; 1: only
+        # the pages p with whole[p] set; 2: rows are blocks (SNAPPY_BLOCK) of
+        # the pages owner[row], skipped when whole[page] is set, and a block
+        # that does not come out right (a copy reaching back past its start,
+        # bytes that do not end where the next block starts) sets it instead
+        # of err, for a MODE 1 run to decompress the page whole.
         pid = tl.program_id(0)
+        go = True
+        page = pid.to(tl.int64)
+        if MODE == 2:
+            page = tl.load(owner + pid)
+        if MODE != 0:
+            go = tl.load(whole + page) == 0
+            if MODE == 1:
+                go = ~go
+        if go:
+            _inflate_row(src, dst, pages, err, whole, pid, page, BLOCK, MODE)
+
+    @triton.jit
+    def _inflate_row(src, dst, pages, err, whole, pid, page, BLOCK: tl.constexpr, MODE: tl.constexpr):
         row = pages + pid * 5
         ip = tl.load(row + 0)
         n = tl.load(row + 1)
@@ -281,8 +408,11 @@ if HAS_TRITON:
                 m = k < m_n
                 tl.store(dst + d + k, tl.load(src + ip + k, mask=m), mask=m)
         else:
-            ulen, ip, more = _uvarint(src, ip, end)
-            bad = more | (ulen != u).to(tl.int64)
+            if codec == 1:                                      # a whole page: its length first
+                ulen, ip, more = _uvarint(src, ip, end)
+                bad = more | (ulen != u).to(tl.int64)
+            else:                                               # a block of a page (split_pages)
+                bad = (codec != 2).to(tl.int64)
             op = zero
             while (ip < end) & (bad == 0):
                 tag = tl.load(src + ip).to(tl.int64)
@@ -323,7 +453,10 @@ if HAS_TRITON:
                         tl.store(dst + d + op + lanes, v, mask=m)
                         op += ln
             bad = bad | (op != u).to(tl.int64)
-        tl.store(err, bad.to(tl.int32), mask=bad != 0)
+        if MODE == 2:
+            tl.store(whole + page, 1, mask=bad != 0)
+        else:
+            tl.store(err, bad.to(tl.int32), mask=bad != 0)
 
 
 def _on(t: torch.Tensor):
@@ -352,11 +485,120 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
     return counts
 
 
-def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor) -> None:
-    """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
-    ``dst`` (uint8), one program each; err[0] (int32) set when a page is
-    not what its header says (the caller raises)."""
+def _varints(src: torch.Tensor, at: torch.Tensor):
+    """The ULEB128 varints (at most 5 bytes) at src[at]: (value, bytes; 0
+    bytes when it runs on past 5)."""
+    k = torch.arange(5, device=src.device)
+    b = src[(at[:, None] + k).clamp_(0, src.numel() - 1)].to(torch.int64)
+    more = b >= 128
+    n = torch.cumprod(more, 1).sum(1) + 1
+    ok = n <= 5
+    value = ((b & 0x7F) << (7 * k)).masked_fill_(k >= n[:, None], 0).sum(1)
+    return value, torch.where(ok, n, 0)
+
+
+def _spread(counts: torch.Tensor, bound: int):
+    """Rows laid out by ``counts`` (one count per owner), at most ``bound``
+    of them: (the owner of each row, its index within its owner, whether it
+    is a row at all, each owner's first row); no wait for the device."""
+    ends = torch.cumsum(counts, 0)
+    first = ends - counts
+    g = torch.arange(bound, device=counts.device)
+    owner = torch.searchsorted(ends, g, right=True)
+    live = owner < counts.numel()
+    owner = owner.clamp_(max=max(counts.numel() - 1, 0))
+    return owner, g - first[owner], live, first
+
+
+def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
+    """The snappy pages of ``pages`` with more than SPLIT bytes of output
+    cut into blocks of SPLIT output bytes, for inflate_pages_triton: (block
+    rows, their pages, ``whole``: int32 per page, set for the pages to
+    decompress whole). The reference encoders compress 64 KiB of input at a
+    time, their copies never reaching back past it, so the blocks
+    decompress side by side: a dictionary page of ~200,000 elements is then
+    ~14 programs of ~14,000, not one (each element waits for the last).
+
+    Where the blocks start is found without walking a page from its start:
+    _scan_kernel walks every SEGMENT bytes of the stream from the segment's
+    start, as if an element began there (a lane each, all at once);
+    _sync_kernel then goes through a page's segments in order, walking from
+    where the true elements enter each one until they meet one the scan
+    marked (after a few elements, as a rule), and takes the scan's count
+    for the rest; _find_kernel walks from the segment where a block begins
+    to its first element. A page where this fails (bad bytes, an encoder
+    whose blocks are not at 64 KiB) is left whole; a block that does not
+    decompress on its own marks its page whole (the inflate checks every
+    element, so a block cut in the wrong place is never taken). ``total``:
+    a bound of the pages' output bytes (nothing waits for the device)."""
+    dev = pages.device
     n = pages.shape[0]
-    if n:
-        with _on(src):
-            _inflate_kernel[(n,)](src, dst, pages, err, BLOCK=INFLATE_BLOCK, num_warps=1)
+    at, size, u = pages[:, P_SRC], pages[:, P_SIZE], pages[:, P_USIZE]
+    ulen, vlen = _varints(src, at)
+    s0, e = at + vlen, at + size
+    split = (pages[:, P_CODEC] == SNAPPY) & (u > SPLIT) & (vlen > 0) & (ulen == u) & (s0 < e)
+    whole = (~split).to(torch.int32)
+    # segments: the first at the stream's start, the others at even positions
+    base = s0 - (s0 & 1)
+    nseg = torch.where(split, (e - base + SEGMENT - 1) // SEGMENT, 0)
+    seg_bound = src.numel() // SEGMENT + n + 1
+    sp, si, slive, sfirst = _spread(nseg, seg_bound)
+    a = torch.where(si == 0, s0[sp], base[sp] + si * SEGMENT)
+    b = torch.minimum(base[sp] + (si + 1) * SEGMENT, e[sp])
+    segs = torch.stack([a, b, e[sp]], 1).masked_fill_(~slive[:, None], 0).contiguous()
+    mark = torch.zeros(src.numel() // 2 + 1, dtype=torch.int32, device=dev)
+    exits = torch.empty(seg_bound, dtype=torch.int64, device=dev)
+    outs = torch.empty_like(exits)
+    entry = torch.zeros_like(exits)
+    outat = torch.zeros_like(exits)
+    streams = torch.stack([nseg, sfirst, s0, e, u], 1).contiguous()
+    with _on(src):
+        _scan_kernel[(triton.cdiv(seg_bound, SCAN_BLOCK),)](src, segs, seg_bound, mark, exits, outs,
+                                                             BLOCK=SCAN_BLOCK, num_warps=4)
+        _sync_kernel[(n,)](src, streams, segs, mark, exits, outs, entry, outat, whole, num_warps=1)
+    # blocks: each starts in the last segment whose true output before it
+    # is at most the block's first byte
+    nblk = torch.where(split, (u + SPLIT - 1) // SPLIT, 0)
+    blk_bound = total // SPLIT + n + 1
+    bp, bj, blive, _ = _spread(nblk, blk_bound)
+    key = torch.where(slive, sp * (1 << 40) + outat, n << 40)
+    t = bj * SPLIT
+    k = (torch.searchsorted(key, bp * (1 << 40) + t, right=True) - 1).clamp_(0, seg_bound - 1)
+    go = blive & (bj > 0) & (whole[bp] == 0)
+    walks = torch.stack([torch.where(go, entry[k], s0[bp]), torch.where(go, outat[k], 0), torch.where(go, t, 0),
+                         e[bp]], 1).contiguous()
+    starts = torch.empty(blk_bound, dtype=torch.int64, device=dev)
+    with _on(src):
+        _find_kernel[(triton.cdiv(blk_bound, SCAN_BLOCK),)](src, walks, blk_bound, starts, BLOCK=SCAN_BLOCK,
+                                                            num_warps=4)
+    missed = blive & (starts < 0)
+    whole.index_put_((bp,), missed.to(torch.int32), accumulate=True)
+    last = bj == nblk[bp] - 1
+    nxt = torch.cat([starts[1:], starts[-1:]])
+    stop = torch.where(last, e[bp], nxt)
+    ok = blive & (whole[bp] == 0)
+    rows = torch.stack([starts, stop - starts, pages[bp, P_DST] + t, torch.minimum(u[bp] - t, torch.full_like(t, SPLIT)),
+                        torch.full_like(t, SNAPPY_BLOCK)], 1)
+    rows = rows.masked_fill_(~ok[:, None], 0)
+    rows[:, P_CODEC] = SNAPPY_BLOCK
+    return rows.contiguous(), bp.contiguous(), whole
+
+
+def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor,
+                         split: bool | None = None) -> None:
+    """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
+    ``dst`` (uint8); err[0] (int32) set when a page is not what its header
+    says (the caller raises). With ``split`` the large snappy pages are cut
+    into blocks decompressed side by side (split_pages), the others one
+    program a page; nothing waits for the device."""
+    n = pages.shape[0]
+    if not n:
+        return
+    with _on(src):
+        if not (SPLIT_PAGES if split is None else split):
+            _inflate_kernel[(n,)](src, dst, pages, err, err, err, BLOCK=INFLATE_BLOCK, MODE=0, num_warps=1)
+            return
+        rows, owner, whole = split_pages(src, pages, dst.numel())
+        _inflate_kernel[(rows.shape[0],)](src, dst, rows, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=2,
+                                          num_warps=1)
+        _inflate_kernel[(n,)](src, dst, pages, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=1, num_warps=1)
