@@ -141,6 +141,10 @@ class ExecContext:
         checks, self.decode_checks = self.decode_checks, ([] if self.decode_checks is not None else None)
         if not checks:
             return
+        if self.device.type == "cuda":
+            # the flags of chunks decoded ahead on a scan's streams, which the
+            # query's stream may never have waited for
+            torch.cuda.synchronize(self.device)
         flags = torch.cat([e.reshape(1) for e, _, _ in checks]).tolist()
         bad = {(t, c) for (_, t, c), f in zip(checks, flags) if f}
         if bad:

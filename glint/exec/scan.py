@@ -30,15 +30,23 @@ from ..storage.parquet_pages import RawChunk
 from ..storage.parquet_pages import RAW_CODECS as _RAW_CODECS
 
 SNAPPY = _RAW_CODECS["SNAPPY"]
-# a raw chunk's dictionary page of at least this many bytes (as stored) is
-# decompressed by the decoding threads, not on the GPU (RawChunk.with_host_dictionary);
-# GLINT_HOST_DICTIONARIES=0: all on the GPU
+# GLINT_HOST_DICTIONARIES=1: a raw chunk's dictionary page of at least this
+# many bytes (as stored) is decompressed by the decoding threads, not on the
+# GPU (RawChunk.with_host_dictionary). Off by default since the GPU cuts
+# large snappy pages into blocks (glint.kernels.parquet_raw.split_pages):
+# 22 cold TPC-H SF 10 queries took 15.0 s with it, 8.3-8.7 s without (H200).
 HOST_DICTIONARY_BYTES = 16 << 10
-HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "1") != "0"
+HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "0") == "1"
 from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
+# CUDA streams of a scan's own (GLINT_SCAN_STREAMS, 0: none, all on the
+# consumer's stream): the chunks' copies run on the first, and the columns
+# decoded from their pages on all of them, beside the query's kernels and
+# beside each other (the decoder's kernels wait on memory, one page or block
+# a program: several columns' at once fill the GPU better than one)
+SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # rows a decoding task reads at least (whole row groups of one file in one
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
@@ -243,6 +251,7 @@ class ChunkReader:
         self.cuda = self.device.type == "cuda"
         # the stream the chunks are consumed on (their device buffers are allocated on it)
         self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
+        self.side_streams = [torch.cuda.Stream(self.device) for _ in range(SCAN_STREAMS)] if self.cuda else []
         self._last_event = None
         self._stop = threading.Event()
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
@@ -578,7 +587,8 @@ class ChunkReader:
         as they are; ``narrow``: columns copied up in a narrower integer
         type); the event covering the copies is left in self._last_event."""
         from ..storage.transfer import StackedUpload, staging_pool
-        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow)
+        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
+                           self.side_streams[0] if self.side_streams else None)
         io = self.ctx.io
 
         def counted(nbytes, seconds):
@@ -619,13 +629,31 @@ class ChunkReader:
         if not plans:
             return event
         errs = {}
-        with torch.cuda.device(self.device), torch.cuda.stream(self.compute_stream):
-            for c, (order, pl) in plans.items():
-                col, err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)), layouts.get(c),
-                                              exact=False)
+        # each column decoded on a stream of the scan's (after the copies;
+        # its pages' buffer, allocated on the consumer's stream, marked as
+        # used there; the consumer marks the columns as its own, adopt()),
+        # or all on the consumer's stream
+        sides = self.side_streams or [self.compute_stream]
+        if event is not None and self.side_streams:
+            for st in sides:
+                st.wait_event(event)
+        with torch.cuda.device(self.device):
+            for i, (c, (order, pl)) in enumerate(plans.items()):
+                st = sides[i % len(sides)]
+                buf = got.get(("pages", c))
+                if buf is not None and st is not self.compute_stream:
+                    buf.record_stream(st)
+                with torch.cuda.stream(st):
+                    col, err = self._decode_pages(chunk, c, order, pl, buf, layouts.get(c), exact=False)
                 cols[c] = col
                 if err is not None:
+                    if st is not self.compute_stream:
+                        err.record_stream(self.compute_stream)      # read there at the query's end
                     errs[c] = err
+        main = sides[0]
+        for st in sides[1:]:
+            main.wait_stream(st)
+        with torch.cuda.device(self.device), torch.cuda.stream(main):
             # Bad page data (an index past its dictionary, a stream that ends
             # short, a body that does not decompress) reads nothing but would
             # give wrong values, and a column decoded from its bytes as stored
@@ -663,7 +691,7 @@ class ChunkReader:
                                    "dictionary, an index stream shorter than its page, or a page that does not "
                                    "decompress to its size)")
             event = torch.cuda.Event()
-            event.record(self.compute_stream)
+            event.record(main)
         return event
 
     def _upload_loop(self, n: int) -> None:

@@ -705,6 +705,19 @@ def _on_device(items, make_layout, layout, data, device, use_triton, what: str):
     return dtype, layout, data, use_triton
 
 
+def to_device(t: torch.Tensor, device) -> torch.Tensor:
+    """A small host tensor (a page table) on ``device`` without waiting for
+    the device: a copy from pageable memory first waits for everything
+    queued on the stream (CUDA synchronizes the stream for it), which kept
+    the scan's reader from running ahead of the query's kernels. It goes
+    through pinned memory instead (torch's caching host allocator keeps the
+    block until the copy is done)."""
+    device = torch.device(device)
+    if device.type != "cuda" or t.is_cuda:
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
+
+
 def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None = None,
                  data: torch.Tensor | None = None, layout: PlanLayout | None = None, column: str = "?",
                  valid_when_no_nulls: bool = True):
@@ -730,7 +743,7 @@ def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None =
             from ..kernels.hybrid import decode_pages_triton
             values = torch.empty(layout.stored, dtype=dtype, device=device)
             err = torch.zeros(1, dtype=torch.int32, device=device)
-            decode_pages_triton(data, source, layout.table.to(device), values, err)
+            decode_pages_triton(data, source, to_device(layout.table, device), values, err)
         else:
             index = _Runs()
             for p, h, vb in zip(plans, layout.hyb_at, layout.vals_base):
@@ -1079,7 +1092,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
             table[i, K.C_CAP] = k
         dst += span
         page += k
-    table = table.to(device, non_blocking=True)
+    table = to_device(table, device)
     err = torch.zeros(1, dtype=torch.int32, device=device)
     if exact:
         pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)

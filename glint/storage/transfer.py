@@ -509,7 +509,7 @@ class StackedUpload:
     on the device."""
 
     def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None,
-                 narrow: dict | None = None):
+                 narrow: dict | None = None, copy_stream=None):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
@@ -531,7 +531,13 @@ class StackedUpload:
         # behind the consumer's queue. In the consumer's stream order the
         # copies overlap the host's decoding, not the chunk's kernels, which
         # cold scans never outpace anyway.
-        self.copy_stream = stream if stream is not None else pool.stream
+        # ``copy_stream`` (a scan's own stream) lets the copies overlap the
+        # consumer's kernels all the same: the buffers are still allocated on
+        # the consumer's stream, and the copy stream first waits for an event
+        # recorded there just after (so for every kernel that may still use
+        # the blocks' old tensors, and for nothing queued later); see
+        # _allocator.
+        self.copy_stream = copy_stream if copy_stream is not None else stream if stream is not None else pool.stream
         self.layouts = {}
         self.specs = {}
         self.wide = {}
@@ -553,13 +559,31 @@ class StackedUpload:
         self.dst: dict = {}
         self._futures = []
 
+    def _allocator(self, up):
+        """``empty(shape, dtype)`` for buffers the copy stream writes first:
+        allocated on the consumer's stream (see __init__), the copy stream
+        made to wait for that stream's work so far, and the block marked as
+        used by the copy stream (a buffer freed before its copies ran is not
+        handed out again under them)."""
+        home = self.stream if self.stream is not None else self.copy_stream
+
+        def empty(shape, dtype):
+            with torch.cuda.device(self.pool.device), torch.cuda.stream(home):
+                t = up._empty(shape, dtype)
+            if home is not self.copy_stream:
+                ev = torch.cuda.Event()
+                ev.record(home)
+                self.copy_stream.wait_event(ev)
+                t.record_stream(self.copy_stream)
+            return t
+        return empty
+
     def start(self, executor, on_window=None) -> None:
-        dev = self.pool.device
         up = Uploader(self.pool, self.memory)
+        empty = self._allocator(up)
         cap = self.pool.buffer_bytes
         for key, layout in self.layouts.items():
-            with torch.cuda.device(dev), torch.cuda.stream(self.copy_stream):
-                dst = self.dst[key] = up._empty((max(layout.total, 1),), torch.uint8)
+            dst = self.dst[key] = empty((max(layout.total, 1),), torch.uint8)
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
             for w in range(0, layout.total, cap):
                 k = bisect.bisect_right(ends, w)
@@ -597,9 +621,10 @@ class StackedUpload:
         if narrowed:
             # after the windows' copies, in their stream's order
             up = Uploader(self.pool, self.memory)
+            empty = self._allocator(up)
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
                 for key in narrowed:
-                    out[key] = widen(out[key], self.specs[key].wide, up._empty)
+                    out[key] = widen(out[key], self.specs[key].wide, empty)
                     self.dst[key] = None        # the narrow buffer goes back to the allocator
         out.update((key, self.dst[key]) for key in self.raw)
         # the event covers the wide parts' copies (on the pool's stream), or
