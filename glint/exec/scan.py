@@ -581,11 +581,11 @@ class ChunkReader:
                 out[c] = dt
         return out
 
-    def _upload(self, host: dict, raw: dict | None = None, narrow: dict | None = None) -> dict:
-        """A chunk's host parts as columns in one device buffer (see
-        glint.storage.transfer.StackedUpload; ``raw``: more buffers copied up
-        as they are; ``narrow``: columns copied up in a narrower integer
-        type); the event covering the copies is left in self._last_event."""
+    def _start_upload(self, host: dict, raw: dict | None = None, narrow: dict | None = None):
+        """A chunk's host parts copied up as columns in one device buffer
+        (see glint.storage.transfer.StackedUpload; ``raw``: more buffers
+        copied up as they are; ``narrow``: columns copied up in a narrower
+        integer type): the copies started; _finish_upload waits for them."""
         from ..storage.transfer import StackedUpload, staging_pool
         up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
                            self.side_streams[0] if self.side_streams else None)
@@ -598,6 +598,16 @@ class ChunkReader:
         t0 = time.perf_counter()
         try:
             up.start(staging_pool(), counted)
+        except BaseException:
+            up.cancel()
+            raise
+        return up, t0
+
+    def _finish_upload(self, started) -> dict:
+        """The columns of an upload _start_upload started; the event
+        covering the copies is left in self._last_event."""
+        up, t0 = started
+        try:
             cols, self._last_event = up.finish()
         except BaseException:
             up.cancel()
@@ -606,24 +616,33 @@ class ChunkReader:
             trace.add("upload", t0, time.perf_counter(), table=self.table.name, bytes=up.bytes)
             _trace_copy_done(self._last_event, t0, self.table.name)
         with self._lock:
-            io.h2d_bytes += up.bytes
+            self.ctx.io.h2d_bytes += up.bytes
         return cols
 
-    def _to_device(self, chunk, host: dict, plans: dict, cols: dict):
-        """A chunk's missing columns on the device (into ``cols``): host
-        parts staged through pinned buffers, and columns decoded from their
-        pages (the pages' bytes staged the same way, then one kernel per
-        column). Returns the event the consumer waits for."""
+    def _start_to_device(self, chunk, host: dict, plans: dict):
+        """The first half of _to_device: the chunk's copies started, so that
+        the staging threads fill its buffers while this thread decodes the
+        chunk before it."""
         from ..storage.parquet_pages import layout_plans, layout_raw
         layouts, raw = {}, {}
         for c, (order, pl) in plans.items():
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
                 la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
                 raw[("pages", c)] = (la.total, la.segments)
-        if not host and not raw:
+        started = self._start_upload(host, raw, self._narrow_types(chunk, host)) if host or raw else None
+        return layouts, started
+
+    def _to_device(self, chunk, host: dict, plans: dict, cols: dict, begun=None):
+        """A chunk's missing columns on the device (into ``cols``): host
+        parts staged through pinned buffers, and columns decoded from their
+        pages (the pages' bytes staged the same way, then one kernel per
+        column). ``begun``: what _start_to_device returned for the chunk.
+        Returns the event the consumer waits for."""
+        layouts, started = begun if begun is not None else self._start_to_device(chunk, host, plans)
+        if started is None:
             got, event = {}, None
         else:
-            got = self._upload(host, raw, self._narrow_types(chunk, host))
+            got = self._finish_upload(started)
             event = self._last_event
         cols.update((c, got[c]) for c in host)
         if not plans:
@@ -696,18 +715,27 @@ class ChunkReader:
 
     def _upload_loop(self, n: int) -> None:
         """Puts each chunk together from its pieces, in order (on CUDA on the
-        copies' stream, so the event it hands on covers copies and concat)."""
+        copies' stream, so the event it hands on covers copies and concat).
+        On CUDA a chunk's copies start before the chunk before it is
+        finished (its pages decoded): the staging threads fill the next
+        chunk's buffers while this thread queues the decoding."""
         from ..storage.column import concat_columns
+        pending = None          # a chunk whose copies started: handed on after the next one's start
         try:
             while not self._stop.is_set():
                 try:
-                    item = self._decoded.get(timeout=0.1)
+                    item = self._decoded.get(timeout=0.1) if pending is None else self._decoded.get_nowait()
                 except queue.Empty:
+                    if pending is not None:
+                        p, pending = pending, None
+                        if not self._hand_on(*p):
+                            return
                     continue
-                if item is _DONE:
-                    return
-                if isinstance(item, BaseException):
-                    self._put(self._ready, item)
+                if item is _DONE or isinstance(item, BaseException):
+                    if pending is not None and not self._hand_on(*pending):
+                        return
+                    if item is not _DONE:
+                        self._put(self._ready, item)
                     return
                 chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
@@ -719,28 +747,41 @@ class ChunkReader:
                 del item, pieces
                 if self._stop.is_set():
                     return
-                event = None
-                if missing:
-                    host = {c: [x for p in parts for x in p[c]] for c in missing if c not in plans}
-                    if self.cuda:
-                        event = self._to_device(chunk, host, plans, cols)
-                    else:
-                        for c in host:
-                            cols[c] = _contiguous(concat_columns(host[c]))
-                        for c, (order, pl) in plans.items():
-                            cols[c] = self._decode_pages(chunk, c, order, pl)[0]
-                    # raw chunks' bytes are on the device now: their buffers are reused
+                host = {c: [x for p in parts for x in p[c]] for c in missing if c not in plans}
+                del parts               # the pieces, now in host (and then the chunk's columns)
+                begun = None
+                if missing and self.cuda:
+                    begun = self._start_to_device(chunk, host, plans)
+                elif missing:
+                    for c in host:
+                        cols[c] = _contiguous(concat_columns(host[c]))
                     for c, (order, pl) in plans.items():
-                        for p, final in zip(pl, finals[c]):
-                            if final and isinstance(p, RawChunk):
-                                p.release()
-                    del host
-                del plans
-                del parts               # the pieces, now in the chunk's columns
-                if not self._put(self._ready, (chunk, cols, event, list(missing))):
-                    return
+                        cols[c] = self._decode_pages(chunk, c, order, pl)[0]
+                if pending is not None:
+                    p, pending = pending, None
+                    if not self._hand_on(*p):
+                        return
+                now = (chunk, cols, missing, host, plans, finals, begun)
+                if begun is None:
+                    if not self._hand_on(*now):
+                        return
+                else:
+                    pending = now
         except BaseException as e:
             self._put(self._ready, e)
+
+    def _hand_on(self, chunk, cols, missing, host, plans, finals, begun) -> bool:
+        """A chunk to the consumer (on CUDA its copies finished and its pages
+        decoded first); False when the scan stopped."""
+        event = None
+        if begun is not None:
+            event = self._to_device(chunk, host, plans, cols, begun)
+        # raw chunks' bytes are on the device now: their buffers are reused
+        for c, (order, pl) in plans.items():
+            for p, final in zip(pl, finals[c]):
+                if final and isinstance(p, RawChunk):
+                    p.release()
+        return self._put(self._ready, (chunk, cols, event, list(missing)))
 
     def close(self) -> None:
         self._stop.set()
