@@ -51,3 +51,16 @@ for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_shipdate"]:
         pp.check_decoded(err, name)
         print(f"{name:16s} {label:16s} {lay.total / 1e6:7.1f} MB: total {total * 1e3:6.1f} ms, "
               + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()), flush=True)
+
+# the kernels of one scan chunk's decode of l_extendedprice (torch.profiler)
+from torch.profiler import ProfilerActivity, profile
+leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index("l_extendedprice")
+chunks = [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, leaf)][:146]
+lay = pp.layout_raw(chunks)
+data = pp.fill_layout(lay).to(dev)
+pp.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
+torch.cuda.synchronize()
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    pp.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
+    torch.cuda.synchronize()
+print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=40))
