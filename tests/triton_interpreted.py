@@ -221,6 +221,36 @@ def test_parquet_raw_chunks(tmp_path, dtype):
             assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
 
 
+def test_parquet_raw_columns_decoded_together(tmp_path):
+    """decode_raw_many: columns of different value sizes (int64, int32,
+    float64), some chunks with host-decompressed dictionaries, laid out one
+    after the other in one buffer, decoded by one pass of the kernels:
+    pyarrow's values, each column's own."""
+    import numpy as np
+    from glint.storage import parquet_pages as pp
+    from test_parquet_raw import raw_file
+    rng = np.random.default_rng(5)
+    items, wants, bufs, base = [], [], [], 0
+    for i, dtype in enumerate(["int64", "int32", "float64"]):
+        chunks, want = raw_file(str(tmp_path / dtype), dtype, rng, ("1.0", "2.0")[i % 2], "snappy", (50, None, 1),
+                                n=1500)
+        if i == 0:
+            chunks = [c.with_host_dictionary() if c.dict_span else c for c in chunks]
+        layout = pp.layout_raw(chunks)
+        items.append((chunks, layout, base))
+        wants.append(want)
+        b = pp.fill_layout(layout)
+        bufs.append(b)
+        base += b.numel()
+        bufs.append(torch.zeros(8, dtype=torch.uint8))          # not a multiple of 8: bases need not be
+        base += 8 + 5
+        bufs.append(torch.zeros(5, dtype=torch.uint8))
+    data = torch.cat(bufs)
+    got, err = pp.decode_raw_many(items, data)
+    pp.check_decoded(err)
+    assert [g.numpy().tobytes() for g in got] == [w.tobytes() for w in wants]
+
+
 def test_snappy_pages_split_into_blocks():
     """split_pages cuts a snappy page where an element starts at a multiple
     of 64 KiB of output (pa.Codec's encoder, like tpchgen's, compresses 64

@@ -47,6 +47,11 @@ PREFETCH = 2          # chunks decoded / uploaded ahead of the one being compute
 # beside each other (the decoder's kernels wait on memory, one page or block
 # a program: several columns' at once fill the GPU better than one)
 SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
+# a chunk's columns decoded from their bytes as stored go through the page
+# kernels together (GLINT_RAW_TOGETHER=0: one column at a time): the host's
+# part of a decode (tens of torch calls and kernel launches) is paid once
+RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
+_RAW_KEY = ("raw columns",)
 # rows a decoding task reads at least (whole row groups of one file in one
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
@@ -530,7 +535,29 @@ class ChunkReader:
             if str(e).startswith("Cannot read "):
                 raise
             raise GlintIOError(f"Cannot read {self.table.describe_fragments(order)}: {e}") from None
-        # the chunk's rows of the decoded fragments
+        return self._chunk_rows(chunk, column, order, plans, col, t0), err
+
+    def _decode_raw_together(self, chunk, raws: dict, data) -> tuple[dict, object]:
+        """Several columns' raw chunks decoded in one pass of the page
+        kernels (glint.storage.parquet_pages.decode_raw_many, without
+        waiting): ``raws`` maps a column to (fragment order, raw chunks,
+        layout, where the layout starts in ``data``). Returns ({column:
+        Column}, err: one flag for them all)."""
+        from ..storage.parquet_pages import decode_raw_many
+        t0 = time.perf_counter()
+        rows = sum(sum(p.rows for p in pl) for _, pl, _, _ in raws.values())
+        mm = self.ctx.memory
+        with mm.allocating():               # outside any reservation, like the read-ahead's copies
+            mm.make_room(rows * 17)
+            values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data)
+        out = {}
+        for (c, (order, pl, _, _)), v in zip(raws.items(), values):
+            out[c] = self._chunk_rows(chunk, c, order, pl, self.table.device_column(c, v), t0)
+        return out, err
+
+    def _chunk_rows(self, chunk, column: str, order, plans, col, t0: float):
+        """The chunk's rows of a column decoded for its fragments (``order``,
+        ``plans``: see _decode_pages)."""
         first, at = {}, 0
         for f, p in zip(order, plans):
             first[f] = at
@@ -554,10 +581,10 @@ class ChunkReader:
                 d = torch.cat([x for x, _ in got])
                 v = None if col.valid is None else torch.cat([y for _, y in got])
             col = Column(col.dtype, d, v)
-        trace.add("device decode", t0, time.perf_counter(), table=self.table.name, column=column, rows=rows)
+        trace.add("device decode", t0, time.perf_counter(), table=self.table.name, column=column, rows=at)
         with self._lock:
             self.ctx.io.decoded_bytes += column_nbytes(col)
-        return col, err
+        return col
 
     def _narrow_types(self, chunk, columns) -> dict:
         """Integer columns (INTEGER, BIGINT, DATE, DECIMAL up to 18 digits)
@@ -624,13 +651,21 @@ class ChunkReader:
         the staging threads fill its buffers while this thread decodes the
         chunk before it."""
         from ..storage.parquet_pages import layout_plans, layout_raw
-        layouts, raw = {}, {}
+        layouts, raw, bases, segments, total = {}, {}, {}, [], 0
         for c, (order, pl) in plans.items():
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
                 la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
-                raw[("pages", c)] = (la.total, la.segments)
+                if isinstance(pl[0], RawChunk) and RAW_TOGETHER:
+                    # the raw columns' bytes one after the other in one buffer
+                    bases[c] = total
+                    segments += [(total + at, seg) for at, seg in la.segments]
+                    total += la.total
+                else:
+                    raw[("pages", c)] = (la.total, la.segments)
+        if bases:
+            raw[_RAW_KEY] = (total, segments)
         started = self._start_upload(host, raw, self._narrow_types(chunk, host)) if host or raw else None
-        return layouts, started
+        return layouts, started, bases
 
     def _to_device(self, chunk, host: dict, plans: dict, cols: dict, begun=None):
         """A chunk's missing columns on the device (into ``cols``): host
@@ -638,7 +673,7 @@ class ChunkReader:
         pages (the pages' bytes staged the same way, then one kernel per
         column). ``begun``: what _start_to_device returned for the chunk.
         Returns the event the consumer waits for."""
-        layouts, started = begun if begun is not None else self._start_to_device(chunk, host, plans)
+        layouts, started, bases = begun if begun is not None else self._start_to_device(chunk, host, plans)
         if started is None:
             got, event = {}, None
         else:
@@ -657,8 +692,24 @@ class ChunkReader:
             for st in sides:
                 st.wait_event(event)
         with torch.cuda.device(self.device):
-            for i, (c, (order, pl)) in enumerate(plans.items()):
-                st = sides[i % len(sides)]
+            if bases:
+                # the raw columns together, on the first stream
+                data, st = got[_RAW_KEY], sides[0]
+                for c, base in bases.items():       # (each column's bytes, for a re-decode below)
+                    got[("pages", c)] = data[base:base + layouts[c].total]
+                if st is not self.compute_stream:
+                    data.record_stream(st)
+                with torch.cuda.stream(st):
+                    decoded, err = self._decode_raw_together(
+                        chunk, {c: (*plans[c], layouts[c], base) for c, base in bases.items()}, data)
+                if st is not self.compute_stream:
+                    err.record_stream(self.compute_stream)          # read there at the query's end
+                cols.update(decoded)
+                errs.update((c, err) for c in bases)
+            rest = [c for c in plans if c not in bases]
+            for i, c in enumerate(rest):
+                order, pl = plans[c]
+                st = sides[(i + bool(bases)) % len(sides)]
                 buf = got.get(("pages", c))
                 if buf is not None and st is not self.compute_stream:
                     buf.record_stream(st)

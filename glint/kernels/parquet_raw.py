@@ -60,7 +60,7 @@ PAGE_FIELDS = 5
 COPY, SNAPPY, SNAPPY_BLOCK = 0, 1, 2
 INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy is at most 64)
 SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders compress 64 KiB at a time)
-SEGMENT = 2048                  # stream bytes a lane of the tag scan starts in (even)
+SEGMENT = 8192                  # stream bytes a lane of the tag scan starts in (even)
 SCAN_BLOCK = 128                # lanes a program of the tag scan has
 # GLINT_SNAPPY_SPLIT=0: every snappy page decompressed by one program (to measure split_pages against)
 SPLIT_PAGES = os.environ.get("GLINT_SNAPPY_SPLIT", "1") != "0"
@@ -572,7 +572,7 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
         _find_kernel[(triton.cdiv(blk_bound, SCAN_BLOCK),)](src, walks, blk_bound, starts, BLOCK=SCAN_BLOCK,
                                                             num_warps=4)
     missed = blive & (starts < 0)
-    whole.index_put_((bp,), missed.to(torch.int32), accumulate=True)
+    whole.scatter_add_(0, bp, missed.to(torch.int32))
     last = bj == nblk[bp] - 1
     nxt = torch.cat([starts[1:], starts[-1:]])
     stop = torch.where(last, e[bp], nxt)

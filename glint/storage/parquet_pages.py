@@ -1064,6 +1064,9 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     device = data.device
     if not use_triton:
         return _raw_reference(chunks, device, column), None
+    if not exact:
+        (values,), err = decode_raw_many([(chunks, layout, 0)], data)
+        return values, err
     from ..kernels import parquet_raw as K
     from ..kernels.hybrid import decode_pages_triton
     item = dtype.itemsize
@@ -1074,47 +1077,94 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     table = torch.tensor([[a, a + len(c.source), o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62, d, c.dict_n,
                            0 if c.dictionary is None else len(c.dictionary)]
                           for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)], dtype=torch.int64)
-    if exact:
-        counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
-        for c, k in zip(chunks, counts):
-            if k < 0:
-                where = f"Cannot read {c.where}: " if c.where else ""
-                raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
-                                   "parse, a page past the column chunk's end, page values that do not add up "
-                                   "to the chunk's, or a page encoding other than PLAIN or dictionary)")
-    else:
-        counts = [c.pages_cap() for c in chunks]
+    counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
+    for c, k in zip(chunks, counts):
+        if k < 0:
+            where = f"Cannot read {c.where}: " if c.where else ""
+            raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
+                               "parse, a page past the column chunk's end, page values that do not add up "
+                               "to the chunk's, or a page encoding other than PLAIN or dictionary)")
     dst = page = 0
     for i, (c, k) in enumerate(zip(chunks, counts)):
         span = (c.usize + 7) // 8 * 8 + 8 * k
         table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
-        if not exact:
-            table[i, K.C_CAP] = k
         dst += span
         page += k
     table = to_device(table, device)
     err = torch.zeros(1, dtype=torch.int32, device=device)
-    if exact:
-        pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
-        dec = torch.empty((page, 7), dtype=torch.int64, device=device)
-        K.walk_chunks_triton(data, table, item, pages, dec)
-    else:
-        # rows past a chunk's pages copy nothing and decode nothing
-        pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
-        dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
-        dec[:, 2] = -1
-        got = K.walk_chunks_triton(data, table, item, pages, dec)
-        err += ((got < 0) | (got > table[:, K.C_CAP])).any().to(torch.int32)
+    pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+    dec = torch.empty((page, 7), dtype=torch.int64, device=device)
+    K.walk_chunks_triton(data, table, item, pages, dec)
     buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err)
-    # a dictionary-encoded page's index width: the first byte of its body
-    # (more than 32 bits is bad data: flagged, and read as width 0)
+    _index_widths(buf, dec, err)
+    values = torch.empty(sum(rows), dtype=dtype, device=device)
+    decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
+    return values, err
+
+
+def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> None:
+    """A dictionary-encoded page's index width into its dec row: the first
+    byte of its decompressed body (more than 32 bits is bad data: flagged,
+    and read as width 0)."""
+    from ..kernels import parquet_raw as K
     w = dec[:, 2]
     is_idx = w == K.WIDTH_FROM_DATA
     first = buf[(dec[:, 0] - 1).clamp_(min=0)].to(torch.int64)
     too_wide = is_idx & (first > _MAX_WIDTH)
     err += too_wide.any().to(torch.int32)
     dec[:, 2] = torch.where(is_idx, torch.where(too_wide, 0, first), w)
-    values = torch.empty(sum(rows), dtype=dtype, device=device)
-    decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
-    return values, err
+
+
+def decode_raw_many(items: list, data: torch.Tensor):
+    """decode_raw's way without waiting (``exact`` off) for several columns
+    at once, so that their pages go through one pass of the kernels (the
+    page walk once per value size, one decompression, then the page kernel
+    per column): ``items`` are (raw chunks of one dtype, their RawLayout,
+    where that layout's buffer starts in ``data``). Returns ([values per
+    item], err): one flag for all of them (see decode_raw)."""
+    from ..kernels import parquet_raw as K
+    from ..kernels.hybrid import decode_pages_triton
+    device = data.device
+    order = sorted(range(len(items)), key=lambda i: items[i][0][0].dtype.itemsize)
+    rows, spans = [], {}
+    dst = page = 0
+    for i in order:
+        chunks, layout, base = items[i]
+        r0, p0, out = len(rows), page, 0
+        for a, d, c in zip(layout.at, layout.dict_at, chunks):
+            k = c.pages_cap()
+            span = (c.usize + 7) // 8 * 8 + 8 * k
+            rows.append([base + a, base + a + len(c.source), out, dst, dst + span, page, c.rows, c.codec, k,
+                         base + d if d >= 0 else -1, c.dict_n, 0 if c.dictionary is None else len(c.dictionary)])
+            out += c.rows
+            dst += span
+            page += k
+        spans[i] = (r0, len(rows), p0, page, out)
+    table = to_device(torch.tensor(rows, dtype=torch.int64).reshape(-1, K.CHUNK_FIELDS), device)
+    err = torch.zeros(1, dtype=torch.int32, device=device)
+    # rows past a chunk's pages copy nothing and decode nothing
+    pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+    dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
+    dec[:, 2] = -1
+    walks: dict[int, list] = {}                 # value size -> [first row, end row]
+    for i in order:
+        item = items[i][0][0].dtype.itemsize
+        r0, r1 = spans[i][:2]
+        walks.setdefault(item, [r0, r1])[1] = r1
+    for item, (r0, r1) in walks.items():
+        t = table[r0:r1]
+        got = K.walk_chunks_triton(data, t, item, pages, dec)
+        err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
+    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+    K.inflate_pages_triton(data, buf, pages, err)
+    _index_widths(buf, dec, err)
+    out = []
+    for i, (chunks, _, _) in enumerate(items):
+        dtype = chunks[0].dtype
+        item = dtype.itemsize
+        _, _, p0, p1, n = spans[i]
+        values = torch.empty(n, dtype=dtype, device=device)
+        decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
+        out.append(values)
+    return out, err

@@ -322,11 +322,7 @@ class Table:
         Fragments whose files store the column in different physical types
         are decoded in runs of one type. ``exact``: see
         glint.storage.parquet_pages.decode_raw."""
-        import torch
         from .parquet_pages import RawChunk, decode_plans, decode_raw
-        dtype = self.schema[column]
-        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
-            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
 
         def kind(p):
             return type(p), p.dtype
@@ -351,9 +347,18 @@ class Table:
         else:
             data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
                                               column=f"{self.name}.{column}", valid_when_no_nulls=False)
-        if data_t.dtype != want:
-            data_t = data_t.to(want)
-        return Column(dtype, data_t, valid), err
+        return self.device_column(column, data_t, valid), err
+
+    def device_column(self, column: str, values, valid=None) -> Column:
+        """Column ``column`` of values decoded from its pages (converted to
+        its type's layout where the file stores them narrower or wider)."""
+        import torch
+        dtype = self.schema[column]
+        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
+            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
+        if values.dtype != want:
+            values = values.to(want)
+        return Column(dtype, values, valid)
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""

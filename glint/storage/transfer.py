@@ -108,8 +108,8 @@ def staging_pool():
         if _STAGING is None:
             import os
             from concurrent.futures import ThreadPoolExecutor
-            _STAGING = ThreadPoolExecutor(max_workers=max(4, (os.cpu_count() or 8) // 2),
-                                          thread_name_prefix="glint-stage")
+            n = int(os.environ.get("GLINT_STAGING_THREADS", "0")) or max(4, (os.cpu_count() or 8) // 2)
+            _STAGING = ThreadPoolExecutor(max_workers=n, thread_name_prefix="glint-stage")
         return _STAGING
 
 
