@@ -43,9 +43,9 @@ from .base import PhysicalNode
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
 # CUDA streams of a scan's own (GLINT_SCAN_STREAMS, 0: none, all on the
 # consumer's stream): the chunks' copies run on the first, and the columns
-# decoded from their pages on all of them, beside the query's kernels and
+# decoded from their pages on the others, beside the query's kernels and
 # beside each other (the decoder's kernels wait on memory, one page or block
-# a program: several columns' at once fill the GPU better than one)
+# a program: several chunks' at once fill the GPU better than one)
 SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # a chunk's columns decoded from their bytes as stored go through the page
 # kernels together (GLINT_RAW_TOGETHER=0: one column at a time): the host's
@@ -257,6 +257,7 @@ class ChunkReader:
         # the stream the chunks are consumed on (their device buffers are allocated on it)
         self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
         self.side_streams = [torch.cuda.Stream(self.device) for _ in range(SCAN_STREAMS)] if self.cuda else []
+        self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._stop = threading.Event()
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
@@ -687,13 +688,23 @@ class ChunkReader:
         # its pages' buffer, allocated on the consumer's stream, marked as
         # used there; the consumer marks the columns as its own, adopt()),
         # or all on the consumer's stream
-        sides = self.side_streams or [self.compute_stream]
-        if event is not None and self.side_streams:
-            for st in sides:
-                st.wait_event(event)
+        # the decoding streams: all but the copies' one (so that the next
+        # chunk's copies do not queue behind this chunk's kernels), taken in
+        # turn chunk by chunk (so that consecutive chunks' kernels, which wait
+        # on memory more than they compute, run side by side)
+        if self.side_streams:
+            decoders = self.side_streams[1:] or self.side_streams
+            k = self._decodes % len(decoders)
+            self._decodes += 1
+            sides = decoders[k:] + decoders[:k]
+            if event is not None:
+                for st in sides:
+                    st.wait_event(event)
+        else:
+            sides = [self.compute_stream]
         with torch.cuda.device(self.device):
             if bases:
-                # the raw columns together, on the first stream
+                # the raw columns together, on the chunk's first stream
                 data, st = got[_RAW_KEY], sides[0]
                 for c, base in bases.items():       # (each column's bytes, for a re-decode below)
                     got[("pages", c)] = data[base:base + layouts[c].total]
@@ -707,9 +718,11 @@ class ChunkReader:
                 cols.update(decoded)
                 errs.update((c, err) for c in bases)
             rest = [c for c in plans if c not in bases]
+            used = []
             for i, c in enumerate(rest):
                 order, pl = plans[c]
                 st = sides[(i + bool(bases)) % len(sides)]
+                used.append(st)
                 buf = got.get(("pages", c))
                 if buf is not None and st is not self.compute_stream:
                     buf.record_stream(st)
@@ -721,8 +734,9 @@ class ChunkReader:
                         err.record_stream(self.compute_stream)      # read there at the query's end
                     errs[c] = err
         main = sides[0]
-        for st in sides[1:]:
-            main.wait_stream(st)
+        for st in used:
+            if st is not main:
+                main.wait_stream(st)
         with torch.cuda.device(self.device), torch.cuda.stream(main):
             # Bad page data (an index past its dictionary, a stream that ends
             # short, a body that does not decompress) reads nothing but would
