@@ -711,3 +711,29 @@ def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, cap
     monkeypatch.setattr(ExecContext, "verify_decoding", always_failing)
     with pytest.raises(GlintError, match=r"decoding .*d64 failed its checks twice"):
         con.sql(sql).fetchall()
+
+
+def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
+    """Table.raw_columns (the columns a CUDA scan decodes on the GPU from
+    their bytes as stored, by default): flat numeric columns without NULLs,
+    snappy or uncompressed; not a nullable column, strings, unsigned
+    integers, a zstd file's columns; by each file's first row group."""
+    n = 500
+    ints = pa.array(range(n), pa.int64())
+    t = pa.table({"k": ints, "p": pa.array([x * 25 for x in range(n)], pa.decimal128(12, 2)),
+                  "z": pa.array([None if x % 7 == 0 else x for x in range(n)], pa.int32()),
+                  "s": pa.array([str(x) for x in range(n)]), "u": pa.array(range(n), pa.uint32())})
+    schema = t.schema.set(0, pa.field("k", pa.int64(), nullable=False)).set(
+        1, pa.field("p", pa.decimal128(12, 2), nullable=False))
+    t = t.cast(schema)
+    pq.write_table(t, tmp_path / "snappy.parquet", compression="snappy", row_group_size=200,
+                   store_decimal_as_integer=True)          # (as tpchgen does: INT64)
+    pq.write_table(t, tmp_path / "zstd.parquet", compression="zstd")
+    con = glint.connect(device="cpu")
+    con.read_parquet(str(tmp_path / "snappy.parquet"), "a")
+    con.read_parquet(str(tmp_path / "zstd.parquet"), "b")
+    cols = ["k", "p", "z", "s", "u"]
+    assert con.table("a").raw_columns(cols) == ["k", "p"]
+    assert con.table("a").device_columns(cols) == ["k", "p", "z"]
+    assert con.table("b").raw_columns(cols) == []
+    con.close()

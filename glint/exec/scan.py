@@ -270,9 +270,18 @@ class ChunkReader:
         self._futures: set = set()
         self._lock = threading.Lock()
         # columns decoded from their Parquet pages on the scan's device
-        # (experimental, GLINT_PARQUET_DECODE=device: glint.storage.parquet_pages)
-        self.device_cols = frozenset(table.device_columns(self.columns)) \
-            if os.environ.get("GLINT_PARQUET_DECODE") == "device" else frozenset()
+        # (glint.storage.parquet_pages; GLINT_PARQUET_DECODE): on CUDA by
+        # default those the GPU decodes from their bytes as stored ("raw");
+        # "device" adds the numeric columns whose pages the host plans
+        # (NULLs, other codecs; on the CPU too); "host": none, all by pyarrow
+        mode = os.environ.get("GLINT_PARQUET_DECODE", "raw")
+        if mode == "device":
+            cols = table.device_columns(self.columns)
+        elif mode == "raw" and self.cuda:
+            cols = table.raw_columns(self.columns)
+        else:
+            cols = []
+        self.device_cols = frozenset(cols)
 
     def _key(self, chunk, column):
         return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)

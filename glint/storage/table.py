@@ -285,6 +285,17 @@ class Table:
             return []
         return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
 
+    def raw_columns(self, columns: Sequence[str]) -> list[str]:
+        """The device_columns that the scan's device decodes from their
+        bytes as stored (flat numeric columns without NULLs, snappy or
+        uncompressed, PLAIN or dictionary pages: see
+        glint.storage.parquet_pages.raw_index and the source's
+        raw_decodable)."""
+        src = self._src
+        if not hasattr(src, "raw_decodable"):
+            return []
+        return [c for c in self.device_columns(columns) if src.raw_decodable(c, self.schema[c])]
+
     def device_plan(self, fragment: int, column: str, raw: bool = False):
         """The host's part of decoding a column of one fragment from its
         Parquet pages (see device_columns and glint.storage.parquet_pages;
