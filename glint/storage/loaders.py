@@ -239,7 +239,7 @@ class ParquetSource:
         self._dict_columns = self._dictionary_columns(metas)
         self._raw: dict[int, tuple] = {}        # file index -> (raw footer, columns it may read)
         self._device_ok: dict[str, bool] = {}   # column -> decodable from its pages by torch
-        self._raw_ok: dict[str, bool] = {}      # column -> every chunk decodable as stored (raw_decodable)
+        self._raw_cols: dict[str, bool] = {}    # column -> decoded as stored by the device (raw_decodable)
         self._raw_lock = threading.Lock()
         self._leaves: dict = {}                 # (file index, column) -> (leaf, raw index), see _leaf_index
 
@@ -435,7 +435,7 @@ class ParquetSource:
         every row group costs ~3 us each, 16 ms a column of TPC-H SF 100's
         lineitem, on the query's critical path; a later row group that is not
         is still decoded on the device, its pages planned by the host)."""
-        ok = self._raw_ok.get(name)
+        ok = self._raw_cols.get(name)
         if ok is None:
             from .parquet_pages import raw_readable
             ok = self.device_decodable(name, dtype)
@@ -444,7 +444,7 @@ class ParquetSource:
                 if meta.num_row_groups and not raw_readable(meta, 0, leaf):
                     ok = False
                     break
-            self._raw_ok[name] = ok
+            self._raw_cols[name] = ok
         return ok
 
     def raw_chunk(self, fragment: int, name: str, dtype):
