@@ -52,6 +52,22 @@ SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # part of a decode (tens of torch calls and kernel launches) is paid once
 RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
 _RAW_KEY = ("raw columns",)
+_STREAMS: dict = {}
+_STREAMS_LOCK = threading.Lock()
+
+
+def _scan_streams(device) -> list:
+    """The scans' CUDA streams of a device (SCAN_STREAMS of them), made once
+    per process and shared by every scan (work on one stream runs in order,
+    so sharing only orders it more)."""
+    device = torch.device(device)
+    key = device.index if device.index is not None else torch.cuda.current_device()
+    device = torch.device("cuda", key)
+    with _STREAMS_LOCK:
+        got = _STREAMS.get(key)
+        if got is None:
+            got = _STREAMS[key] = [torch.cuda.Stream(device) for _ in range(SCAN_STREAMS)]
+        return got
 # rows a decoding task reads at least (whole row groups of one file in one
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
@@ -256,7 +272,7 @@ class ChunkReader:
         self.cuda = self.device.type == "cuda"
         # the stream the chunks are consumed on (their device buffers are allocated on it)
         self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
-        self.side_streams = [torch.cuda.Stream(self.device) for _ in range(SCAN_STREAMS)] if self.cuda else []
+        self.side_streams = _scan_streams(self.device) if self.cuda else []
         self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._stop = threading.Event()
