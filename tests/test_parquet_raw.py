@@ -42,6 +42,26 @@ def raw_file(path, dtype, rng, version="1.0", codec="snappy", distincts=(50, Non
     return chunks, np.concatenate(want)
 
 
+WORDS = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR", "", "ünï"]
+
+
+def string_file(path, rng, n=4500, version="1.0", codec="snappy", first=0):
+    """A file of low-cardinality required string columns, row groups of
+    1,500 rows: ``s`` dictionary-encoded throughout; ``u`` too in its first
+    row group, then with thousands of distinct values, so that the writer's
+    dictionary fills up and it falls back to PLAIN pages (a chunk the GPU
+    cannot decode as codes: flagged); ``k`` counts from ``first``. Returns
+    the table written."""
+    s = [WORDS[i] for i in rng.integers(0, len(WORDS), n)]
+    u = [f"u{i % 3}" if i < 1500 else f"unique value {i}" for i in range(n)]
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False),
+                        pa.field("u", pa.string(), nullable=False)])
+    t = pa.table({"k": np.arange(first, first + n, dtype=np.int64), "s": s, "u": u}, schema=schema)
+    pq.write_table(t, path, compression=codec, data_page_version=version, row_group_size=1500,
+                   dictionary_pagesize_limit=2000, data_page_size=1024, write_batch_size=128)
+    return t
+
+
 def tpch_raw_columns():
     """(name, raw chunks, pyarrow's values) of the integer columns of TPC-H's
     lineitem at SF 0.01 (DECIMALs as their unscaled integers: read through
@@ -88,11 +108,15 @@ def test_which_chunks_are_raw(tmp_path):
         p = str(tmp_path / f"{codec}.parquet")
         pq.write_table(t, p, compression=codec)
         meta = pq.read_metadata(p)
-        assert [pp.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, False, ok], codec
+        assert [pp.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, ok, ok], codec
         assert (pp.read_raw_chunk(p, 0, 1) is None) and (pp.read_raw_chunk(p, 0, 0) is None) == (not ok)
+        assert (pp.read_raw_chunk(p, 0, 2) is None) == (not ok)
+        assert ok is False or pp.read_raw_chunk(p, 0, 2).codes
     p = str(tmp_path / "delta.parquet")
     pq.write_table(t, p, use_dictionary=False, column_encoding={"req": "DELTA_BINARY_PACKED"})
-    assert not pp.raw_readable(pq.read_metadata(p), 0, 0)
+    meta = pq.read_metadata(p)
+    assert not pp.raw_readable(meta, 0, 0)
+    assert not pp.raw_readable(meta, 0, 2)          # strings without a dictionary page: not as codes
 
 
 def _corrupt_header(path: str) -> None:
@@ -291,6 +315,64 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
     assert got[""].column("x").equals(t.column("x")) and got[""].column("y").equals(t.column("y"))
 
 
+def _string_chunks(path, column):
+    meta = pq.read_metadata(path)
+    return [pp.read_raw_chunk(path, g, column, meta, where=f"rg {g}").with_strings()
+            for g in range(meta.num_row_groups)]
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_string_codes_reference(tmp_path, version):
+    """A string column's raw chunks (RawChunk.with_strings: the dictionary
+    page's strings read on the host) mapped into one sorted dictionary
+    (string_codes) decode to codes whose strings are pyarrow's; a chunk
+    with PLAIN pages (the writer's fallback) is not codes: an error, never
+    its string bytes taken for codes."""
+    path = str(tmp_path / "s.parquet")
+    t = string_file(path, np.random.default_rng(2), version=version)
+    chunks = _string_chunks(path, 1)
+    d, mapped = pp.string_codes(chunks)
+    assert d.sorted_unique and d.to_pylist() == sorted(set(WORDS), key=str.encode)
+    codes, err = pp.decode_raw(mapped)
+    assert err is None and d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
+    # one chunk at a time, each its own dictionary
+    for g, c in enumerate(chunks):
+        d1, (m1,) = pp.string_codes([c])
+        assert d1.to_arrow(pp.decode_raw([m1])[0]).to_pylist() == t.column("s").to_pylist()[g * 1500:(g + 1) * 1500]
+    u = _string_chunks(path, 2)
+    assert len(u[0].strings) == 3
+    d, mapped = pp.string_codes(u[:1])
+    assert d.to_arrow(pp.decode_raw(mapped)[0]).to_pylist() == t.column("u").to_pylist()[:1500]
+    with pytest.raises(GlintIOError, match="PLAIN data page"):
+        pp.decode_raw(pp.string_codes(u[1:2])[1], column="u")
+
+
+def test_dictionary_page_strings_that_do_not_parse():
+    with pytest.raises(ValueError, match="runs past"):
+        pp.plain_strings(b"\x05\x00\x00\x00abc", 1)
+    with pytest.raises(ValueError, match="2 strings"):
+        pp.plain_strings(b"\x01\x00\x00\x00a", 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_cuda_string_codes(tmp_path):
+    """On the GPU: the codes equal the reference's; a PLAIN page in a chunk
+    decoded as codes sets the flag (counted first: an error)."""
+    path = str(tmp_path / "s.parquet")
+    string_file(path, np.random.default_rng(2))
+    d, mapped = pp.string_codes(_string_chunks(path, 1))
+    want = pp.decode_raw(mapped)[0]
+    for exact in (True, False):
+        got, err = pp.decode_raw(mapped, "cuda", exact=exact)
+        pp.check_decoded(err)
+        assert torch.equal(got.cpu(), want)
+    bad = pp.string_codes(_string_chunks(path, 2)[1:2])[1]
+    assert int(pp.decode_raw(bad, "cuda", exact=False)[1].item()) != 0
+    with pytest.raises(GlintIOError, match="bad page headers"):
+        pp.decode_raw(bad, "cuda")
+
+
 def test_file_ranges_name_the_file_when_it_changed(tmp_path):
     """A raw chunk's bytes are read from the file when they are staged:
     a file gone or cut short since registration is a GlintIOError naming it."""
@@ -305,3 +387,17 @@ def test_file_ranges_name_the_file_when_it_changed(tmp_path):
         pp.FileRange(str(p), 95, 10).read_into(out)
     with pytest.raises(GlintIOError, match=r"No such file: .*gone\.bin"):
         pp.FileRange(str(tmp_path / "gone.bin"), 0, 10).read_into(out)
+
+
+def test_large_string_dictionaries_are_not_codes(tmp_path):
+    """A string column chunk whose dictionary page is over
+    STRING_DICTIONARY_BYTES is not decoded as codes (its strings would be
+    mapped one by one in Python): pyarrow reads it."""
+    p = str(tmp_path / "big.parquet")
+    schema = pa.schema([pa.field("s", pa.string(), nullable=False)])
+    pq.write_table(pa.table({"s": [f"clerk#{i:012d}" for i in range(8000)] * 2}, schema=schema), p,
+                   compression="none")
+    meta = pq.read_metadata(p)
+    cc = meta.row_group(0).column(0)
+    assert cc.has_dictionary_page and cc.data_page_offset - cc.dictionary_page_offset > pp.STRING_DICTIONARY_BYTES
+    assert not pp.raw_readable(meta, 0, 0) and pp.read_raw_chunk(p, 0, 0) is None

@@ -737,3 +737,43 @@ def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
     assert con.table("a").device_columns(cols) == ["k", "p", "z"]
     assert con.table("b").raw_columns(cols) == []
     con.close()
+
+
+@pytest.mark.parametrize("device,chunk_rows", [("cpu", 1000), ("cpu", 4000), pytest.param(
+    "cuda", 1000, marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")])])
+def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, device, chunk_rows):
+    """Low-cardinality string columns decoded from their pages as codes
+    (GLINT_PARQUET_DECODE=raw: on the CPU the reference decoder; on CUDA the
+    default): each scan chunk gets one sorted dictionary of its row groups'
+    strings. Chunks that cut row groups, row groups whose writer fell back
+    to PLAIN pages (read by pyarrow instead, for that chunk only): DuckDB's
+    answers."""
+    import sys
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from test_parquet_raw import string_file
+    from glint.exec.scan import ChunkReader
+    rng = np.random.default_rng(9)
+    for i in range(2):
+        string_file(str(tmp_path / f"f{i}.parquet"), rng, version=("1.0", "2.0")[i], first=i * 10**6)
+    if device == "cpu":
+        monkeypatch.setenv("GLINT_PARQUET_DECODE", "raw")
+    else:
+        monkeypatch.delenv("GLINT_PARQUET_DECODE", raising=False)
+    fallbacks = []
+    real = ChunkReader._host_column
+
+    def counted(self, chunk, column):
+        fallbacks.append(column)
+        return real(self, chunk, column)
+    monkeypatch.setattr(ChunkReader, "_host_column", counted)
+    con = glint.connect(device=device, chunk_rows=chunk_rows)
+    con.read_parquet(str(tmp_path), "x")
+    assert con.table("x").raw_columns(["k", "s", "u"]) == ["k", "s", "u"]
+    src = f"read_parquet('{tmp_path}/*.parquet')"
+    for sql in ["SELECT s, u, count(*), sum(k) FROM {} GROUP BY s, u ORDER BY s, u",
+                "SELECT s, min(u), max(u), count(*) FROM {} WHERE s >= 'MAIL' GROUP BY s ORDER BY s",
+                "SELECT k, s, u, length(s) FROM {} WHERE k % 97 = 0 ORDER BY k",
+                "SELECT s FROM {} WHERE s LIKE '%AI%' ORDER BY k DESC LIMIT 20"]:
+        assert con.sql(sql.format("x")).fetchall() == duckdb.sql(sql.format(src)).fetchall(), sql
+    assert fallbacks and set(fallbacks) == {"u"}
+    con.close()

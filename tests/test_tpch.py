@@ -64,14 +64,17 @@ def pages_env():
     duck.close()
 
 
+@pytest.mark.parametrize("mode", ["device", "raw"])
 @pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
-def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n):
+def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, mode):
     """GLINT_PARQUET_DECODE=device: the numeric columns decoded from their
     Parquet pages by glint.storage.parquet_pages (torch on the scan's device)
     instead of pyarrow, with chunks that cut row groups (pieces of one row
-    group in two chunks); every query as DuckDB answers it."""
+    group in two chunks); "raw": the columns the GPU decodes from their
+    bytes as stored, the low-cardinality strings as codes included (here
+    by the reference decoder); every query as DuckDB answers it."""
     from glint import trace
-    monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
     d, duck = pages_env
     con = glint.connect(device="cpu", chunk_rows=5000)
     tpch.load_tpch(con, directory=d, progress=False)

@@ -349,3 +349,23 @@ def test_parquet_raw_without_counting_first(tmp_path):
     got, err = pp.decode_raw(many, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == want_many.tobytes()
+
+
+def test_parquet_raw_string_codes(tmp_path):
+    """A string column's codes decoded by the Triton kernels (the host's
+    dictionary as int32 codes, the data pages' indices gathered through it)
+    equal the reference's; a chunk with PLAIN pages (the writer's fallback)
+    sets the flag, where the same kernels take a numeric column's PLAIN
+    pages as values."""
+    import numpy as np
+    from glint.storage import parquet_pages as pp
+    from test_parquet_raw import _string_chunks, string_file
+    path = str(tmp_path / "s.parquet")
+    t = string_file(path, np.random.default_rng(6), n=3000)
+    d, mapped = pp.string_codes(_string_chunks(path, 1))
+    for exact in (True, False):
+        got, err = pp.decode_raw(mapped, use_triton=True, exact=exact)
+        pp.check_decoded(err)
+        assert d.to_arrow(got).to_pylist() == t.column("s").to_pylist()
+    bad = pp.string_codes(_string_chunks(path, 2)[1:2])[1]
+    assert int(pp.decode_raw(bad, use_triton=True, exact=False)[1].item()) != 0

@@ -253,6 +253,20 @@ def _units(chunk, fragments, target_rows: int):
         yield run
 
 
+def _string_plans(plans: dict) -> dict:
+    """The string columns among a chunk's plans ({column: (fragment order,
+    plans)}): each one's plans replaced by its chunks with their codes in
+    the chunk's own dictionary (parquet_pages.string_codes). Returns
+    {column: that host dictionary}."""
+    from ..storage.parquet_pages import string_codes
+    dicts = {}
+    for c, (order, pl) in list(plans.items()):
+        if pl and isinstance(pl[0], RawChunk) and pl[0].codes:
+            dicts[c], pl = string_codes(pl)
+            plans[c] = (order, pl)
+    return dicts
+
+
 def _trace_copy_done(event, t0: float, table: str) -> None:
     """Tracing only: a span from the upload's start to its copies' end on
     the GPU (a thread waits for the event)."""
@@ -289,15 +303,21 @@ class ChunkReader:
         # (glint.storage.parquet_pages; GLINT_PARQUET_DECODE): on CUDA by
         # default those the GPU decodes from their bytes as stored ("raw");
         # "device" adds the numeric columns whose pages the host plans
-        # (NULLs, other codecs; on the CPU too); "host": none, all by pyarrow
-        mode = os.environ.get("GLINT_PARQUET_DECODE", "raw")
+        # (NULLs, other codecs; on the CPU too); "host": none, all by pyarrow.
+        # On the CPU "raw" only when asked for (the reference decoder: tests)
+        mode = os.environ.get("GLINT_PARQUET_DECODE")
         if mode == "device":
             cols = table.device_columns(self.columns)
-        elif mode == "raw" and self.cuda:
+            if self.cuda:
+                cols += [c for c in table.raw_columns(self.columns) if c not in cols]
+        elif (mode or "raw") == "raw" and (self.cuda or mode == "raw"):
             cols = table.raw_columns(self.columns)
         else:
             cols = []
         self.device_cols = frozenset(cols)
+        # of those, the VARCHAR columns whose codes the GPU decodes (the
+        # strings of each row group's dictionary page read by the host)
+        self.string_cols = frozenset(c for c in cols if table.schema[c].is_string)
 
     def _key(self, chunk, column):
         return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)
@@ -411,8 +431,12 @@ class ChunkReader:
                     for k in [k for k in plans if k[0] not in frags]:
                         with self._lock:
                             self._futures.discard(plans.pop(k))
-                    on_device = tuple(c for c in missing if c in self.device_cols)
-                    host_cols = tuple(c for c in missing if c not in self.device_cols)
+                    order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
+                    # (a string column's chunk whose row groups are not all
+                    # dictionary-encoded as stored: read by pyarrow)
+                    on_device = tuple(c for c in missing if c in self.device_cols and (
+                        c not in self.string_cols or all(self.table.has_raw(f, c) for f in order)))
+                    host_cols = tuple(c for c in missing if c not in on_device)
                     decoded = set(on_device)        # columns some piece of the chunk decodes from its file
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
@@ -431,7 +455,6 @@ class ChunkReader:
                     # columns decoded from their pages on the device: each
                     # fragment's pages read and decompressed by the pool (a
                     # fragment two chunks share, once), decoded per chunk
-                    order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
                     # the fragments no later chunk reads: their bytes are let go after this one's upload
                     final = tuple(not any(g == f and stop < self.table.fragments[f].rows
                                           for g, _, stop in chunk.pieces) for f in order)
@@ -512,6 +535,8 @@ class ChunkReader:
         raw = self.table.raw_chunk(fragment, column)
         if raw is None:
             return self._submit(pool, self._plan, fragment, column)
+        if raw.codes:
+            return self._submit(pool, self._strings, raw)
         if raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES and HOST_DICTIONARIES:
             return self._submit(pool, self._host_dictionary, raw)
         fut = Future()
@@ -530,6 +555,43 @@ class ChunkReader:
             self.ctx.io.read_s += t1 - t0
         return out
 
+    def _strings(self, raw: RawChunk) -> RawChunk | None:
+        """A string column's raw chunk with its dictionary page's strings
+        read here (RawChunk.with_strings)."""
+        if self._stop.is_set():
+            return None
+        t0 = time.perf_counter()
+        out = raw.with_strings()
+        t1 = time.perf_counter()
+        trace.add("dictionary", t0, t1, table=self.table.name, bytes=raw.dict_span)
+        with self._lock:
+            self.ctx.io.read_s += t1 - t0
+        return out
+
+    def _device_dictionary(self, d):
+        """A chunk's host dictionary (string_codes) on the device, copied on
+        the current stream without waiting (see parquet_pages.to_device)."""
+        from ..storage.column import Dictionary
+        from ..storage.parquet_pages import to_device
+        return Dictionary(to_device(d.offsets, self.device), to_device(d.data, self.device), d.sorted_unique)
+
+    def _host_column(self, chunk, column: str) -> Column:
+        """A chunk's column read by pyarrow and copied up (a string column
+        whose pages the device could not decode as codes: a PLAIN page, the
+        writer's fallback once its dictionary grew; or bad data, which
+        pyarrow then names)."""
+        from ..storage.column import concat_columns
+        parts = []
+        for f, start, stop in chunk.pieces:
+            t = self.table.read_fragments([f], (column,))
+            if start or stop < t.num_rows:
+                t = t.slice(start, stop - start)
+            parts += self.table.convert_parts(t, (column,))[column]
+        col = _contiguous(concat_columns(parts)).to(self.device)
+        with self._lock:
+            self.ctx.io.h2d_bytes += column_nbytes(col)
+        return col
+
     def _plan(self, fragment: int, column: str):
         """The host's part of decoding one fragment's column from its Parquet
         pages (read, page headers, decompression: see glint.storage.parquet_pages)."""
@@ -543,10 +605,12 @@ class ChunkReader:
             self.ctx.io.read_s += t1 - t0
         return plan
 
-    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None, exact: bool = True):
+    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None, exact: bool = True,
+                      dictionary=None):
         """A chunk's column from its fragments' plans, decoded on the scan's
         device (``data``: the plans' bytes already there; ``exact``: see
-        glint.storage.parquet_pages.decode_raw): (Column, err)."""
+        glint.storage.parquet_pages.decode_raw; ``dictionary``: a string
+        column's host dictionary, see string_codes): (Column, err)."""
         rows = sum(p.rows for p in plans)
         mm = self.ctx.memory
         t0 = time.perf_counter()
@@ -554,21 +618,25 @@ class ChunkReader:
             if self.cuda:
                 with mm.allocating():       # outside any reservation, like the read-ahead's copies
                     mm.make_room(rows * 17)
-                    col, err = self.table.decode_device(plans, column, self.device, data, layout, exact)
+                    if dictionary is not None:
+                        dictionary = self._device_dictionary(dictionary)
+                    col, err = self.table.decode_device(plans, column, self.device, data, layout, exact,
+                                                        dictionary)
             else:
-                col, err = self.table.decode_device(plans, column, self.device)
+                col, err = self.table.decode_device(plans, column, self.device, dictionary=dictionary)
         except GlintIOError as e:           # bad page data: which files (unless it says already)
             if str(e).startswith("Cannot read "):
                 raise
             raise GlintIOError(f"Cannot read {self.table.describe_fragments(order)}: {e}") from None
         return self._chunk_rows(chunk, column, order, plans, col, t0), err
 
-    def _decode_raw_together(self, chunk, raws: dict, data) -> tuple[dict, object]:
+    def _decode_raw_together(self, chunk, raws: dict, data, dicts=None) -> tuple[dict, object]:
         """Several columns' raw chunks decoded in one pass of the page
         kernels (glint.storage.parquet_pages.decode_raw_many, without
         waiting): ``raws`` maps a column to (fragment order, raw chunks,
-        layout, where the layout starts in ``data``). Returns ({column:
-        Column}, err: one flag for them all)."""
+        layout, where the layout starts in ``data``); ``dicts`` the string
+        columns' host dictionaries. Returns ({column: Column}, err: one flag
+        for them all)."""
         from ..storage.parquet_pages import decode_raw_many
         t0 = time.perf_counter()
         rows = sum(sum(p.rows for p in pl) for _, pl, _, _ in raws.values())
@@ -576,9 +644,11 @@ class ChunkReader:
         with mm.allocating():               # outside any reservation, like the read-ahead's copies
             mm.make_room(rows * 17)
             values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data)
+            dicts = {c: self._device_dictionary(d) for c, d in (dicts or {}).items()}
         out = {}
         for (c, (order, pl, _, _)), v in zip(raws.items(), values):
-            out[c] = self._chunk_rows(chunk, c, order, pl, self.table.device_column(c, v), t0)
+            col = self.table.device_column(c, v, None, dicts.get(c))
+            out[c] = self._chunk_rows(chunk, c, order, pl, col, t0)
         return out, err
 
     def _chunk_rows(self, chunk, column: str, order, plans, col, t0: float):
@@ -606,7 +676,7 @@ class ChunkReader:
                 got = [part(a, b) for a, b in ranges]
                 d = torch.cat([x for x, _ in got])
                 v = None if col.valid is None else torch.cat([y for _, y in got])
-            col = Column(col.dtype, d, v)
+            col = Column(col.dtype, d, v, col.dictionary)
         trace.add("device decode", t0, time.perf_counter(), table=self.table.name, column=column, rows=at)
         with self._lock:
             self.ctx.io.decoded_bytes += column_nbytes(col)
@@ -678,6 +748,7 @@ class ChunkReader:
         chunk before it."""
         from ..storage.parquet_pages import layout_plans, layout_raw
         layouts, raw, bases, segments, total = {}, {}, {}, [], 0
+        dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
                 la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
@@ -691,7 +762,7 @@ class ChunkReader:
         if bases:
             raw[_RAW_KEY] = (total, segments)
         started = self._start_upload(host, raw, self._narrow_types(chunk, host)) if host or raw else None
-        return layouts, started, bases
+        return layouts, started, bases, dicts
 
     def _to_device(self, chunk, host: dict, plans: dict, cols: dict, begun=None):
         """A chunk's missing columns on the device (into ``cols``): host
@@ -699,7 +770,7 @@ class ChunkReader:
         pages (the pages' bytes staged the same way, then one kernel per
         column). ``begun``: what _start_to_device returned for the chunk.
         Returns the event the consumer waits for."""
-        layouts, started, bases = begun if begun is not None else self._start_to_device(chunk, host, plans)
+        layouts, started, bases, dicts = begun if begun is not None else self._start_to_device(chunk, host, plans)
         if started is None:
             got, event = {}, None
         else:
@@ -737,7 +808,7 @@ class ChunkReader:
                     data.record_stream(st)
                 with torch.cuda.stream(st):
                     decoded, err = self._decode_raw_together(
-                        chunk, {c: (*plans[c], layouts[c], base) for c, base in bases.items()}, data)
+                        chunk, {c: (*plans[c], layouts[c], base) for c, base in bases.items()}, data, dicts)
                 if st is not self.compute_stream:
                     err.record_stream(self.compute_stream)          # read there at the query's end
                 cols.update(decoded)
@@ -752,7 +823,8 @@ class ChunkReader:
                 if buf is not None and st is not self.compute_stream:
                     buf.record_stream(st)
                 with torch.cuda.stream(st):
-                    col, err = self._decode_pages(chunk, c, order, pl, buf, layouts.get(c), exact=False)
+                    col, err = self._decode_pages(chunk, c, order, pl, buf, layouts.get(c), exact=False,
+                                                  dictionary=dicts.get(c))
                 cols[c] = col
                 if err is not None:
                     if st is not self.compute_stream:
@@ -786,7 +858,9 @@ class ChunkReader:
             for (c, _), flag in zip(errs.items(), flags):
                 if flag:
                     order, pl = plans[c]
-                    if all(isinstance(p, RawChunk) for p in pl):
+                    if c in dicts:
+                        cols[c], flag = self._host_column(chunk, c), 0
+                    elif all(isinstance(p, RawChunk) for p in pl):
                         cols[c], err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)),
                                                           layouts.get(c), exact=True)
                         flag = int(err.item()) if err is not None else 0
@@ -845,8 +919,14 @@ class ChunkReader:
                 elif missing:
                     for c in host:
                         cols[c] = _contiguous(concat_columns(host[c]))
+                    dicts = _string_plans(plans)
                     for c, (order, pl) in plans.items():
-                        cols[c] = self._decode_pages(chunk, c, order, pl)[0]
+                        try:
+                            cols[c] = self._decode_pages(chunk, c, order, pl, dictionary=dicts.get(c))[0]
+                        except GlintIOError:
+                            if c not in dicts:
+                                raise
+                            cols[c] = self._host_column(chunk, c)       # (see _host_column)
                 if pending is not None:
                     p, pending = pending, None
                     if not self._hand_on(*p):

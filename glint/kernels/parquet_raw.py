@@ -50,9 +50,13 @@ except ImportError:             # pragma: no cover - Triton comes with CUDA buil
     HAS_TRITON = False
 
 # column chunk table (int64, one row per chunk)
-C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE = \
-    range(12)
-CHUNK_FIELDS = 12
+C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE, \
+    C_CODES = range(13)
+CHUNK_FIELDS = 13
+# C_CODES = 1: the chunk's values are its dictionary indices mapped through
+# the dictionary the host made (a string column's codes): a PLAIN data page
+# (the writer's fallback once its dictionary grew) is bad data there, not
+# values (glint.storage.parquet_pages.RawChunk.strings)
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -112,9 +116,10 @@ if HAS_TRITON:
         # from C_START on are its data pages. -1 as well when the bytes are
         # not a good chunk (a header that does not parse, a page past the
         # chunk's end, values that do not add up to the chunk's, an encoding
-        # or page kind not handled here).
+        # or page kind not handled here, a PLAIN data page of a chunk whose
+        # C_CODES is set).
         c = tl.program_id(0)
-        row = chunks + c * 12
+        row = chunks + c * 13
         pos = tl.load(row + 0)
         end = tl.load(row + 1)
         out = tl.load(row + 2)
@@ -125,6 +130,7 @@ if HAS_TRITON:
         codec = tl.load(row + 7)
         cap = tl.load(row + 8)
         dict_at = tl.load(row + 9)
+        codes_only = tl.load(row + 12)
         zero = tl.full((), 0, tl.int64)
         npages = zero
         seen = zero                             # values of the data pages so far
@@ -241,7 +247,8 @@ if HAS_TRITON:
                                      (nv < 0) | (usize < nv * ITEM)).to(tl.int64)
                     else:
                         bad = bad | ((lv != 0) | (nv < 0) | ((~plain) & (~dic)) |
-                                     (plain & (usize < nv * ITEM)) | (dic & (dict_base < 0)) |
+                                     (plain & ((usize < nv * ITEM) | (codes_only != 0))) |
+                                     (dic & (dict_base < 0)) |
                                      (dic & (nv > 0) & (usize < 1))).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
                     if WRITE & (npages < cap):
@@ -472,7 +479,7 @@ def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, page
     each page's row of ``pages`` ([P, PAGE_FIELDS]) and of ``dec`` ([P, 7],
     glint.kernels.hybrid's page table; a dictionary-encoded page's width is
     WIDTH_FROM_DATA: the first byte of its decompressed body), at most
-    the chunk's C_CAP rows. Returns the pages per chunk (int64 [n]; -1 for a
+    the chunk's C_CAP rows (C_CODES: see there). Returns the pages per chunk (int64 [n]; -1 for a
     chunk whose bytes are bad)."""
     n = chunks.shape[0]
     counts = torch.empty(n, dtype=torch.int64, device=data.device)

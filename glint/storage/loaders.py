@@ -434,18 +434,44 @@ class ParquetSource:
         as stored (see raw_chunk), by each file's first row group (a look at
         every row group costs ~3 us each, 16 ms a column of TPC-H SF 100's
         lineitem, on the query's critical path; a later row group that is not
-        is still decoded on the device, its pages planned by the host)."""
+        is still decoded on the device, its pages planned by the host; a
+        string column's, by pyarrow: see has_raw). Strings: the
+        low-cardinality VARCHAR columns read as dictionaries
+        (_dictionary_columns), without NULLs; the device decodes their codes
+        (GLINT_RAW_STRINGS=0: pyarrow decodes them)."""
         ok = self._raw_cols.get(name)
         if ok is None:
             from .parquet_pages import raw_readable
-            ok = self.device_decodable(name, dtype)
+            if dtype.kind == "VARCHAR":
+                ok = name in self._dict_columns and os.environ.get("GLINT_RAW_STRINGS", "1") != "0"
+            else:
+                ok = self.device_decodable(name, dtype)
             for meta in self.metas if ok else ():
-                leaf = self._device_leaf(meta, name, dtype)
-                if meta.num_row_groups and not raw_readable(meta, 0, leaf):
+                leaf = self._raw_leaf(meta, name, dtype)
+                if leaf is None or (meta.num_row_groups and not raw_readable(meta, 0, leaf)):
                     ok = False
                     break
             self._raw_cols[name] = ok
         return ok
+
+    def _raw_leaf(self, meta, name: str, dtype):
+        """The leaf of column ``name`` that raw_decodable looks at: a
+        numeric column's as _device_leaf says, a VARCHAR column's where it
+        is BYTE_ARRAY (strings, or bytes without a logical type)."""
+        if dtype.kind != "VARCHAR":
+            return self._device_leaf(meta, name, dtype)
+        sch = meta.schema
+        leaf = next((i for i in range(len(sch)) if sch.column(i).path == name), None)
+        if leaf is None or sch.column(leaf).physical_type != "BYTE_ARRAY":
+            return None
+        return leaf if json.loads(sch.column(leaf).logical_type.to_json()).get("Type") in ("String", "None") \
+            else None
+
+    def has_raw(self, fragment: int, name: str, dtype) -> bool:
+        """Whether raw_chunk gives a RawChunk for this fragment's column."""
+        fi, g = self._where[fragment]
+        index = self._leaf_index(fi, name, dtype)[1]
+        return index is not None and index[g] is not None
 
     def raw_chunk(self, fragment: int, name: str, dtype):
         """Column ``name`` of one fragment as a lazy RawChunk (its bytes left
@@ -468,7 +494,7 @@ class ParquetSource:
                 got = self._leaves.get((fi, name))
                 if got is None:
                     meta = self.metas[fi]
-                    leaf = self._device_leaf(meta, name, dtype)
+                    leaf = self._raw_leaf(meta, name, dtype)
                     got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(meta, leaf))
         return got
 

@@ -860,11 +860,55 @@ class RawChunk:
     # source then holds only the data pages
     dictionary: object = None
     dict_n: int = 0
+    # a string column's chunk (BYTE_ARRAY, every data page dictionary-encoded):
+    # its values are the codes of its dictionary's strings; ``strings``: the
+    # dictionary page's entries once read (with_strings), and ``dictionary``
+    # then the int32 codes they map to in the scan chunk's own dictionary
+    # (string_codes), which the decoder gathers the indices through
+    codes: bool = False
+    strings: list | None = None
 
     @property
     def nbytes(self) -> int:
         """Bytes copied to the device for this chunk."""
         return len(self.source) + (0 if self.dictionary is None else len(self.dictionary))
+
+    def _dictionary_page(self):
+        """(the dictionary page parsed and decompressed on the host, the
+        chunk's data pages as they are stored: bytes or a FileRange)."""
+        src = self.source
+        if isinstance(src, FileRange):
+            head = read_bytes(src.path, src.start, self.dict_span, reuse=True)
+            rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
+        else:
+            head, rest = src[:self.dict_span], src[self.dict_span:]
+        try:
+            pages = parse_pages(head, _RAW_CODEC_NAMES[self.codec])
+        except GlintIOError as e:
+            raise GlintIOError(f"Cannot read {self.where}: {e}" if self.where else str(e)) from None
+        if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
+            where = f"Cannot read {self.where}: " if self.where else ""
+            raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
+        return pages[0], rest
+
+    def with_strings(self) -> "RawChunk":
+        """A string column's chunk (``codes``) with its dictionary page's
+        entries read here (``strings``: a list of bytes, a few per chunk of
+        the low-cardinality columns routed here) and its data pages left as
+        stored: the GPU decodes only their indices (see string_codes)."""
+        if not self.codes or self.strings is not None:
+            return self
+        if not self.dict_span:
+            where = f"Cannot read {self.where}: " if self.where else ""
+            raise GlintIOError(f"{where}a string column chunk without a dictionary page")
+        page, rest = self._dictionary_page()
+        try:
+            strings = plain_strings(page.body, page.num_values)
+        except ValueError as e:
+            where = f"Cannot read {self.where}: " if self.where else ""
+            raise GlintIOError(f"{where}bad dictionary page: {e}") from None
+        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings),
+                        True, strings)
 
     def with_host_dictionary(self) -> "RawChunk":
         """The chunk with its dictionary page decompressed here (pa.Codec)
@@ -879,26 +923,14 @@ class RawChunk:
         copied out of pa.Codec's result into a RAW_BUFFERS buffer (given
         back by release()), so that pa.Codec's memory is freed at once and
         reused, not page-faulted in fresh for every chunk."""
-        if not self.dict_span or self.dictionary is not None:
+        if not self.dict_span or self.dictionary is not None or self.codes:
             return self
-        src = self.source
-        if isinstance(src, FileRange):
-            head = read_bytes(src.path, src.start, self.dict_span, reuse=True)
-            rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
-        else:
-            head, rest = src[:self.dict_span], src[self.dict_span:]
-        try:
-            pages = parse_pages(head, _RAW_CODEC_NAMES[self.codec])
-        except GlintIOError as e:
-            raise GlintIOError(f"Cannot read {self.where}: {e}" if self.where else str(e)) from None
-        if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
-            where = f"Cannot read {self.where}: " if self.where else ""
-            raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
-        body, entries = pages[0].body, pages[0].num_values
+        page, rest = self._dictionary_page()
+        body, entries = page.body, page.num_values
         n = len(body)
         kept = RAW_BUFFERS.get(n)
         np.frombuffer(kept, dtype=np.uint8, count=n)[:] = np.frombuffer(body, dtype=np.uint8)
-        del pages, body
+        del page, body
         return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0,
                         memoryview(kept)[:n], entries)
 
@@ -930,29 +962,90 @@ class RawChunk:
 
 def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
     """Whether the GPU can decode this column chunk from its bytes as stored:
-    a flat INT32 / INT64 / FLOAT / DOUBLE column without definition levels
-    (max definition level 0: NULLs cannot occur), snappy or uncompressed,
-    PLAIN or dictionary-encoded pages (by the chunk's metadata)."""
-    dtype = _raw_dtype(meta, column)
-    return dtype is not None and _raw_entry(meta.row_group(rg).column(column), dtype) is not None
+    a flat column without definition levels (max definition level 0: NULLs
+    cannot occur), snappy or uncompressed; INT32 / INT64 / FLOAT / DOUBLE
+    with PLAIN or dictionary-encoded pages, or BYTE_ARRAY (strings, as
+    codes) with a dictionary page (by the chunk's metadata: a string chunk's
+    PLAIN data pages, which the metadata cannot rule out, are found by the
+    GPU's page walk and flagged)."""
+    dtype, codes = _raw_kind(meta, column)
+    return dtype is not None and _raw_entry(meta.row_group(rg).column(column), dtype, codes) is not None
 
 
-def _raw_dtype(meta: pq.FileMetaData, column: int):
-    """The torch dtype of a column the GPU may decode as stored, else None."""
+def _raw_kind(meta: pq.FileMetaData, column: int):
+    """(the torch dtype a column the GPU may decode as stored is decoded to,
+    whether that is a string column's codes), or (None, False)."""
     col = meta.schema.column(column)
     if col.max_repetition_level or col.max_definition_level:
-        return None
-    return _DTYPES.get(col.physical_type)
+        return None, False
+    if col.physical_type == "BYTE_ARRAY":
+        return torch.int32, True
+    return _DTYPES.get(col.physical_type), False
 
 
-def _raw_entry(cc, dtype) -> tuple | None:
+def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
     """What read_raw needs of a column chunk (pyarrow's ColumnChunkMetaData),
-    or None when its codec or encodings are not the GPU's."""
+    or None when its codec or encodings are not the GPU's (or, of a string
+    column, when it has no dictionary page)."""
     if cc.compression not in RAW_CODECS or not set(cc.encodings) <= RAW_ENCODINGS:
         return None
     start = _chunk_start(cc)
+    dict_span = max(0, cc.data_page_offset - start)
+    if codes and not (cc.has_dictionary_page and 0 < dict_span <= min(STRING_DICTIONARY_BYTES,
+                                                                       cc.total_compressed_size - 1)):
+        return None
     return (dtype, start, cc.total_compressed_size, cc.num_values, RAW_CODECS[cc.compression],
-            cc.total_uncompressed_size, max(0, cc.data_page_offset - start))
+            cc.total_uncompressed_size, dict_span, codes)
+
+
+# a string column chunk is decoded as codes only when its dictionary page
+# (as stored) is at most this big: its strings are read, and mapped into the
+# scan chunk's dictionary, by Python on the host (a few to a few hundred per
+# row group in TPC-H's columns routed here; a column of 100,000 clerks is not)
+STRING_DICTIONARY_BYTES = 64 << 10
+
+
+def plain_strings(body, n: int) -> list[bytes]:
+    """The ``n`` entries of a PLAIN BYTE_ARRAY stream (each a 4-byte
+    little-endian length, then its bytes): a dictionary page's strings.
+    ValueError when the bytes do not hold them.
+
+    >>> plain_strings(b"\\x01\\x00\\x00\\x00A\\x02\\x00\\x00\\x00BC", 2)
+    [b'A', b'BC']
+    """
+    mv = memoryview(body)
+    out, i, end = [], 0, len(mv)
+    for _ in range(n):
+        if i + 4 > end:
+            raise ValueError(f"{n} strings say the page, its bytes end after {len(out)}")
+        k = int.from_bytes(mv[i:i + 4], "little")
+        i += 4
+        if i + k > end:
+            raise ValueError(f"string {len(out)} of {k} bytes runs past the page")
+        out.append(bytes(mv[i:i + k]))
+        i += k
+    return out
+
+
+def string_codes(chunks: list[RawChunk]):
+    """A scan chunk's dictionary for string column chunks read with_strings:
+    (the strings of all of them, each once, sorted by bytes (so that codes
+    compare as the strings do), as a host Dictionary; the chunks, each with
+    ``dictionary`` the int32 code of each of its entries in it). A chunk
+    shared by two scan chunks gets its codes twice, one copy each."""
+    from .column import Dictionary
+    ordered = sorted({s for c in chunks for s in c.strings})
+    code = {s: i for i, s in enumerate(ordered)}
+    out = []
+    for c in chunks:
+        remap = np.fromiter((code[s] for s in c.strings), dtype=np.int32, count=len(c.strings)).tobytes()
+        out.append(RawChunk(c.dtype, c.rows, c.codec, c.usize, c.source, c.where, 0, remap, len(c.strings),
+                            True, c.strings))
+    lengths = np.fromiter((len(s) for s in ordered), dtype=np.int64, count=len(ordered))
+    offsets = np.zeros(len(ordered) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(ordered), dtype=np.uint8).copy()
+    return Dictionary(torch.from_numpy(offsets), torch.from_numpy(data), sorted_unique=True), out
 
 
 def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
@@ -960,8 +1053,8 @@ def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | 
     """Column ``column`` (leaf index) of row group ``rg`` as stored (one
     ``pread``), or None when :func:`raw_readable` says no."""
     meta = metadata if metadata is not None else pq.read_metadata(path)
-    dtype = _raw_dtype(meta, column)
-    entry = None if dtype is None else _raw_entry(meta.row_group(rg).column(column), dtype)
+    dtype, codes = _raw_kind(meta, column)
+    entry = None if dtype is None else _raw_entry(meta.row_group(rg).column(column), dtype, codes)
     return None if entry is None else read_raw(path, entry, where)
 
 
@@ -972,18 +1065,18 @@ def raw_index(meta: pq.FileMetaData, column: int) -> list | None:
     once per file and column: pyarrow's metadata objects cost tens of
     microseconds an access, under the GIL, and a scan reads thousands of
     chunks.)"""
-    dtype = _raw_dtype(meta, column)
+    dtype, codes = _raw_kind(meta, column)
     if dtype is None:
         return None
-    return [_raw_entry(meta.row_group(g).column(column), dtype) for g in range(meta.num_row_groups)]
+    return [_raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
 
 
 def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> RawChunk:
     """A column chunk as stored, from its raw_index entry (``lazy``: its
     bytes left in the file, a :class:`FileRange`)."""
-    dtype, start, size, rows, codec, usize, dict_span = entry
+    dtype, start, size, rows, codec, usize, dict_span, codes = entry
     src = FileRange(path, start, size) if lazy else read_bytes(path, start, size, reuse=None)
-    return RawChunk(dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0)
+    return RawChunk(dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0, codes=codes)
 
 
 @dataclass
@@ -1025,6 +1118,9 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
             pages = parse_pages(c.buf, _RAW_CODEC_NAMES[c.codec], column)
             if c.dictionary is not None:
                 pages.insert(0, Page(DICTIONARY_PAGE, c.dict_n, PLAIN, bytes(c.dictionary)))
+            if c.codes and any(p.kind != DICTIONARY_PAGE and p.encoding == PLAIN for p in pages):
+                raise GlintIOError(f"Parquet column {column!r}: a PLAIN data page in a string column chunk "
+                                   "decoded as dictionary codes")
             plan = plan_pages(pages, c.dtype, 0, column)
             if plan.rows != c.rows:
                 raise GlintIOError(f"Parquet column {column!r}: pages hold {plan.rows} values, "
@@ -1075,7 +1171,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     for i in range(1, len(chunks)):
         out_at[i] = out_at[i - 1] + rows[i - 1]
     table = torch.tensor([[a, a + len(c.source), o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62, d, c.dict_n,
-                           0 if c.dictionary is None else len(c.dictionary)]
+                           0 if c.dictionary is None else len(c.dictionary), int(c.codes)]
                           for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)], dtype=torch.int64)
     counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
     for c, k in zip(chunks, counts):
@@ -1136,7 +1232,8 @@ def decode_raw_many(items: list, data: torch.Tensor):
             k = c.pages_cap()
             span = (c.usize + 7) // 8 * 8 + 8 * k
             rows.append([base + a, base + a + len(c.source), out, dst, dst + span, page, c.rows, c.codec, k,
-                         base + d if d >= 0 else -1, c.dict_n, 0 if c.dictionary is None else len(c.dictionary)])
+                         base + d if d >= 0 else -1, c.dict_n, 0 if c.dictionary is None else len(c.dictionary),
+                         int(c.codes)])
             out += c.rows
             dst += span
             page += k

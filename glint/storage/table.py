@@ -294,7 +294,14 @@ class Table:
         src = self._src
         if not hasattr(src, "raw_decodable"):
             return []
-        return [c for c in self.device_columns(columns) if src.raw_decodable(c, self.schema[c])]
+        numeric = set(self.device_columns(columns))
+        return [c for c in columns if (c in numeric or (self.schema[c] is not None and self.schema[c].is_string))
+                and src.raw_decodable(c, self.schema[c])]
+
+    def has_raw(self, fragment: int, column: str) -> bool:
+        """Whether raw_chunk gives a chunk for this fragment's column (of
+        the raw_columns)."""
+        return self._src.has_raw(fragment, column, self.schema[column])
 
     def device_plan(self, fragment: int, column: str, raw: bool = False):
         """The host's part of decoding a column of one fragment from its
@@ -325,14 +332,16 @@ class Table:
         f = getattr(self._src, "describe_fragments", None)
         return f(fragments) if f is not None else f"table {self.name!r}"
 
-    def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True):
+    def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True,
+                      dictionary=None):
         """Column ``column`` of consecutive fragments from their plans (see
         device_plan), decoded on ``device`` (``data``: the plans' buffer,
         laid out by ``layout``, already there): (Column, err) where err is
         None or a device flag for glint.storage.parquet_pages.check_decoded.
         Fragments whose files store the column in different physical types
         are decoded in runs of one type. ``exact``: see
-        glint.storage.parquet_pages.decode_raw."""
+        glint.storage.parquet_pages.decode_raw. ``dictionary``: a VARCHAR
+        column's (its plans decode to codes into it: string_codes)."""
         from .parquet_pages import RawChunk, decode_plans, decode_raw
 
         def kind(p):
@@ -358,13 +367,16 @@ class Table:
         else:
             data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
                                               column=f"{self.name}.{column}", valid_when_no_nulls=False)
-        return self.device_column(column, data_t, valid), err
+        return self.device_column(column, data_t, valid, dictionary), err
 
-    def device_column(self, column: str, values, valid=None) -> Column:
+    def device_column(self, column: str, values, valid=None, dictionary=None) -> Column:
         """Column ``column`` of values decoded from its pages (converted to
-        its type's layout where the file stores them narrower or wider)."""
+        its type's layout where the file stores them narrower or wider; a
+        VARCHAR column's values are codes into ``dictionary``)."""
         import torch
         dtype = self.schema[column]
+        if dtype.is_string:
+            return Column(dtype, values, valid, dictionary)
         want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
             torch.float64 if dtype.kind == "DOUBLE" else torch.int32
         if values.dtype != want:
