@@ -376,6 +376,14 @@ class Table:
         import torch
         dtype = self.schema[column]
         if dtype.is_string:
+            # Codes are clamped into the dictionary: the scan checks a
+            # chunk's decoding flags only at the query's end (a page the
+            # GPU could not decode as codes, rows its page tables had no room
+            # for), and until then every code must be one the string
+            # kernels may look up (a wrong code gives a wrong string, which
+            # the re-run replaces; a code past the dictionary would read
+            # past its offsets)
+            values = values.clamp_(0, max(len(dictionary) - 1, 0))
             return Column(dtype, values, valid, dictionary)
         want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
             torch.float64 if dtype.kind == "DOUBLE" else torch.int32
