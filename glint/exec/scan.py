@@ -858,12 +858,18 @@ class ChunkReader:
             for (c, _), flag in zip(errs.items(), flags):
                 if flag:
                     order, pl = plans[c]
-                    if c in dicts:
+                    if all(isinstance(p, RawChunk) for p in pl):
+                        try:
+                            cols[c], err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)),
+                                                              layouts.get(c), exact=True, dictionary=dicts.get(c))
+                            flag = int(err.item()) if err is not None else 0
+                        except GlintIOError:
+                            if c not in dicts:
+                                raise
+                            flag = 1
+                    if flag and c in dicts:
+                        # a string column whose pages are not all codes (or bad): pyarrow's
                         cols[c], flag = self._host_column(chunk, c), 0
-                    elif all(isinstance(p, RawChunk) for p in pl):
-                        cols[c], err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)),
-                                                          layouts.get(c), exact=True)
-                        flag = int(err.item()) if err is not None else 0
                     if flag:
                         bad.append(c)
             del got
