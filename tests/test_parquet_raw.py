@@ -4,6 +4,7 @@ decompresses snappy on the GPU), compared with what pyarrow reads. The
 kernels run interpreted on the CPU in tests/triton_interpreted.py, compiled
 here for sm_90 without a GPU, and on CUDA where there is one."""
 import logging
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -317,8 +318,8 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
 
 def _string_chunks(path, column):
     meta = pq.read_metadata(path)
-    return [pp.read_raw_chunk(path, g, column, meta, where=f"rg {g}").with_strings()
-            for g in range(meta.num_row_groups)]
+    return [pp.read_raw(path, e, where=f"rg {g}", lazy=True).with_strings()
+            for g, e in enumerate(pp.raw_index(meta, column))]
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -401,3 +402,63 @@ def test_large_string_dictionaries_are_not_codes(tmp_path):
     cc = meta.row_group(0).column(0)
     assert cc.has_dictionary_page and cc.data_page_offset - cc.dictionary_page_offset > pp.STRING_DICTIONARY_BYTES
     assert not pp.raw_readable(meta, 0, 0) and pp.read_raw_chunk(p, 0, 0) is None
+
+
+@pytest.mark.parametrize("window", [1 << 20, 4096, 1000])
+def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, window):
+    """layout_raw_together: several columns' raw chunks in one buffer, row
+    group by row group, so that the staging (transfer._fill_window) reads a
+    row group's neighbouring columns with one preadv (the small gap of a
+    string chunk's dictionary page read and dropped); windows that cut
+    chunks anywhere; the file handles of a scan (FileHandles) or a fresh
+    open per read. Every column decodes from the buffer to pyarrow's values."""
+    import os
+    from glint.storage.transfer import _fill_window, _Write
+    path = str(tmp_path / "t.parquet")
+    t = string_file(path, np.random.default_rng(4), n=4500)
+    meta = pq.read_metadata(path)
+    cols = {"k": [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)], "s": _string_chunks(path, 1)}
+    d, cols["s"] = pp.string_codes(cols["s"])
+    lays, total, segments = pp.layout_raw_together(cols)
+    assert lays["k"].total == lays["s"].total == total
+    assert [a for a in lays["k"].at] < [a for a in lays["s"].at] and lays["s"].at[0] < lays["k"].at[1]
+    writes = [_Write(o, np.uint8, file=seg, count=len(seg)) if isinstance(seg, pp.FileRange)
+              else _Write(o, np.uint8, src=np.frombuffer(seg, dtype=np.uint8)) for o, seg in segments]
+    want = np.zeros(total, dtype=np.uint8)
+    for o, seg in segments:
+        want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, pp.FileRange) else seg, dtype=np.uint8)
+    calls = []
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(len(bufs)) or real(fd, bufs, at))
+    for files in (pp.FileHandles(), None):
+        calls.clear()
+        got = np.zeros(total, dtype=np.uint8)
+        k = 0
+        for w in range(0, total, window):
+            buf = np.zeros(window, dtype=np.uint8)
+            k = _fill_window(buf, w, min(window, total - w), writes, k, files)
+            got[w:w + window] = buf[:min(window, total - w)]
+        assert np.array_equal(got, want)
+        if window == 1 << 20:
+            # a row group's k and s (the dictionary page between) in one read, and
+            # the next row group's too (the column between is smaller than _GAP_BYTES)
+            assert len(calls) == 1 and calls[0] > len(segments) - 3
+        if files is not None:
+            files.close()
+    data = torch.from_numpy(got)
+    assert pp.decode_raw(cols["k"], data=data, layout=lays["k"])[0].numpy().tolist() == t.column("k").to_pylist()
+    codes = pp.decode_raw(cols["s"], data=data, layout=lays["s"])[0]
+    assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
+
+
+def test_file_handles_close_once_unused(tmp_path):
+    p = tmp_path / "f.bin"
+    p.write_bytes(bytes(range(100)))
+    files = pp.FileHandles()
+    out = np.zeros(4, dtype=np.uint8)
+    with files.fd(str(p)) as fd:
+        files.close()                       # in use: closed when the read is done
+        assert os.pread(fd, 2, 10) == bytes([10, 11])
+    assert files._fds == {}
+    pp.read_file_into(str(p), 20, out, files)        # after close: a fresh open of its own
+    assert out.tolist() == [20, 21, 22, 23]

@@ -290,6 +290,8 @@ class ChunkReader:
         self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._stop = threading.Event()
+        from ..storage.parquet_pages import FileHandles
+        self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
@@ -561,7 +563,7 @@ class ChunkReader:
         if self._stop.is_set():
             return None
         t0 = time.perf_counter()
-        out = raw.with_strings()
+        out = raw.with_strings(self._files)
         t1 = time.perf_counter()
         trace.add("dictionary", t0, t1, table=self.table.name, bytes=raw.dict_span)
         with self._lock:
@@ -711,7 +713,7 @@ class ChunkReader:
         integer type): the copies started; _finish_upload waits for them."""
         from ..storage.transfer import StackedUpload, staging_pool
         up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
-                           self.side_streams[0] if self.side_streams else None)
+                           self.side_streams[0] if self.side_streams else None, self._files)
         io = self.ctx.io
 
         def counted(nbytes, seconds):
@@ -746,20 +748,22 @@ class ChunkReader:
         """The first half of _to_device: the chunk's copies started, so that
         the staging threads fill its buffers while this thread decodes the
         chunk before it."""
-        from ..storage.parquet_pages import layout_plans, layout_raw
-        layouts, raw, bases, segments, total = {}, {}, {}, [], 0
+        from ..storage.parquet_pages import layout_plans, layout_raw, layout_raw_together
+        layouts, raw, bases, together = {}, {}, {}, {}
         dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
-                la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
                 if isinstance(pl[0], RawChunk) and RAW_TOGETHER:
-                    # the raw columns' bytes one after the other in one buffer
-                    bases[c] = total
-                    segments += [(total + at, seg) for at, seg in la.segments]
-                    total += la.total
-                else:
-                    raw[("pages", c)] = (la.total, la.segments)
-        if bases:
+                    together[c] = pl
+                    continue
+                la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
+                raw[("pages", c)] = (la.total, la.segments)
+        if together:
+            # the raw columns' bytes in one buffer, row group by row group
+            # (each column's layout in the whole buffer: base 0)
+            lays, total, segments = layout_raw_together(together)
+            layouts.update(lays)
+            bases = dict.fromkeys(together, 0)
             raw[_RAW_KEY] = (total, segments)
         started = self._start_upload(host, raw, self._narrow_types(chunk, host)) if host or raw else None
         return layouts, started, bases, dicts
@@ -968,3 +972,4 @@ class ChunkReader:
         for t in self._threads:
             t.join(timeout=30)
         self._threads = []
+        self._files.close()

@@ -35,6 +35,7 @@ naming the column; malformed bytes raise :class:`glint.errors.GlintIOError`.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -144,8 +145,9 @@ def _chunk_start(cc) -> int:
     return cc.data_page_offset
 
 
-def read_bytes(path: str, start: int, n: int, reuse: bool | None = False):
-    """``n`` bytes of a file from ``start`` (see read_chunk_bytes)."""
+def read_bytes(path: str, start: int, n: int, reuse: bool | None = False, files: "FileHandles | None" = None):
+    """``n`` bytes of a file from ``start`` (see read_chunk_bytes;
+    ``files``: see FileHandles)."""
     if reuse and n <= _REUSE_MAX:
         buf = getattr(_READ_BUFFERS, "buf", None)
         if buf is None or len(buf) < n:
@@ -158,7 +160,7 @@ def read_bytes(path: str, start: int, n: int, reuse: bool | None = False):
     else:
         buf = bytearray(n)
     mv = memoryview(buf)
-    _pread_into(path, start, mv[:n])
+    _pread_into(path, start, mv[:n], files)
     if reuse is None:
         return mv[:n]
     return mv[:n] if reuse else bytes(buf)
@@ -805,38 +807,119 @@ class FileRange:
     def read(self) -> bytes:
         return read_bytes(self.path, self.start, self.size)
 
-    def read_into(self, out, at: int = 0) -> None:
+    def read_into(self, out, at: int = 0, files: "FileHandles | None" = None) -> None:
         """Bytes [at, at + len(out)) of the range into ``out`` (a writable
         contiguous buffer: a numpy view of a pinned buffer)."""
-        read_file_into(self.path, self.start + at, out)
+        read_file_into(self.path, self.start + at, out, files)
 
 
-def read_file_into(path: str, start: int, out) -> None:
+def read_file_into(path: str, start: int, out, files: "FileHandles | None" = None) -> None:
     """``len(out)`` bytes of a file from ``start`` into the writable buffer
-    ``out`` (``preadv``: the GIL is released while the kernel copies);
-    errors name the file."""
+    ``out`` (``preadv``: the GIL is released while the kernel copies); or,
+    ``out`` a list of such buffers, into them one after the other (one
+    system call); errors name the file."""
     try:
-        _pread_into(path, start, memoryview(out).cast("B"))
+        bufs = [memoryview(b).cast("B") for b in out] if isinstance(out, list) else [memoryview(out).cast("B")]
+        _preadv(path, start, bufs, files)
     except FileNotFoundError:
         raise GlintIOError(f"No such file: {path!r} (it was there when the table was registered)") from None
 
 
-def _pread_into(path: str, start: int, mv: memoryview) -> None:
+def _pread_into(path: str, start: int, mv: memoryview, files: "FileHandles | None" = None) -> None:
     """Fills ``mv`` with the file's bytes from ``start`` (``preadv`` until
-    done); a file shorter than that is a GlintIOError naming it."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        got, n = 0, len(mv)
-        while got < n:
-            k = os.preadv(fd, [mv[got:]], start + got)
-            if not k:
-                break
-            got += k
-    finally:
-        os.close(fd)
+    done; ``files``: through its open file, else opened for this read); a
+    file shorter than that is a GlintIOError naming it."""
+    _preadv(path, start, [mv], files)
+
+
+def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = None) -> None:
+    """Fills the buffers (memoryviews of bytes), one after the other, with
+    the file's bytes from ``start``: one ``preadv`` for them all (more when
+    the kernel returns less)."""
+    n = sum(len(b) for b in bufs)
+    if files is None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got = _preadv_fd(fd, start, bufs, n)
+        finally:
+            os.close(fd)
+    else:
+        with files.fd(path) as fd:
+            got = _preadv_fd(fd, start, bufs, n)
     if got != n:
         raise GlintIOError(f"{path}: the bytes at {start}..{start + n} run past the end of the file "
                            "(it changed after it was registered)")
+
+
+_IOV_MAX = 1024
+
+
+def _preadv_fd(fd: int, start: int, bufs: list, n: int) -> int:
+    got = 0
+    while got < n:
+        k = os.preadv(fd, bufs[:_IOV_MAX], start + got)
+        if not k:
+            break
+        got += k
+        while bufs and k >= len(bufs[0]):           # the buffers filled
+            k -= len(bufs[0])
+            bufs = bufs[1:]
+        if k:
+            bufs = [bufs[0][k:]] + bufs[1:]
+    return got
+
+
+class FileHandles:
+    """Files kept open for the reads of one scan (its staging's preads,
+    its dictionary pages): a read costs one system call, not three (open,
+    pread, close). Each system call gives up the GIL, and taking it back
+    waits for the thread that holds it, up to the interpreter's switch
+    interval (5 ms) when that thread runs Python: with the decoding threads
+    busy, the staging of TPC-H Q1 at SF 100 (2,000 column chunks a scan
+    chunk) moved 0.33 GB/s a thread (bench/results/streaming-12).
+    :meth:`close` closes them once no read is using them (a read after it
+    opens its own)."""
+
+    def __init__(self):
+        self._fds: dict[str, int] = {}
+        self._users = 0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def fd(self, path: str):
+        with self._lock:
+            fd = None
+            if not self._closed:
+                fd = self._fds.get(path)
+                if fd is None:
+                    fd = self._fds[path] = os.open(path, os.O_RDONLY)
+                self._users += 1
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                yield fd
+            finally:
+                os.close(fd)
+            return
+        try:
+            yield fd
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._closed and not self._users:
+                    self._close_all()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if not self._users:
+                self._close_all()
+
+    def _close_all(self) -> None:
+        fds, self._fds = list(self._fds.values()), {}
+        for fd in fds:
+            os.close(fd)
 
 
 @dataclass
@@ -873,12 +956,12 @@ class RawChunk:
         """Bytes copied to the device for this chunk."""
         return len(self.source) + (0 if self.dictionary is None else len(self.dictionary))
 
-    def _dictionary_page(self):
+    def _dictionary_page(self, files: "FileHandles | None" = None):
         """(the dictionary page parsed and decompressed on the host, the
         chunk's data pages as they are stored: bytes or a FileRange)."""
         src = self.source
         if isinstance(src, FileRange):
-            head = read_bytes(src.path, src.start, self.dict_span, reuse=True)
+            head = read_bytes(src.path, src.start, self.dict_span, reuse=True, files=files)
             rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
         else:
             head, rest = src[:self.dict_span], src[self.dict_span:]
@@ -891,7 +974,7 @@ class RawChunk:
             raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
         return pages[0], rest
 
-    def with_strings(self) -> "RawChunk":
+    def with_strings(self, files: "FileHandles | None" = None) -> "RawChunk":
         """A string column's chunk (``codes``) with its dictionary page's
         entries read here (``strings``: a list of bytes, a few per chunk of
         the low-cardinality columns routed here) and its data pages left as
@@ -901,7 +984,7 @@ class RawChunk:
         if not self.dict_span:
             where = f"Cannot read {self.where}: " if self.where else ""
             raise GlintIOError(f"{where}a string column chunk without a dictionary page")
-        page, rest = self._dictionary_page()
+        page, rest = self._dictionary_page(files)
         try:
             strings = plain_strings(page.body, page.num_values)
         except ValueError as e:
@@ -1107,6 +1190,40 @@ def layout_raw(chunks: list[RawChunk]) -> RawLayout:
             segments.append((o, c.source))
         o += (len(c.source) + 7) // 8 * 8
     return RawLayout(o + 8, at, segments, dict_at)
+
+
+def layout_raw_together(columns: dict) -> tuple[dict, int, list]:
+    """One buffer for several columns' raw chunks ({column: [RawChunk]}, a
+    chunk per fragment): (a RawLayout per column, its offsets into the whole
+    buffer and ``total`` the whole buffer's; the buffer's size; its
+    (offset, bytes or FileRange) segments). The bytes held in host memory
+    (dictionaries) come first, then the chunks still in their files,
+    fragment by fragment: a row group's columns lie one after the other in
+    its file, so the staging reads the columns of a row group that a query
+    asks for, when they are neighbours, with one system call
+    (glint.storage.transfer._fill_window)."""
+    o, segments = 0, []
+    at = {c: [] for c in columns}
+    dict_at = {c: [] for c in columns}
+    for c, chunks in columns.items():
+        for ch in chunks:
+            if ch.dictionary is None:
+                dict_at[c].append(-1)
+                continue
+            dict_at[c].append(o)
+            if len(ch.dictionary):
+                segments.append((o, ch.dictionary))
+            o += (len(ch.dictionary) + 7) // 8 * 8
+    for j in range(max((len(v) for v in columns.values()), default=0)):
+        for c, chunks in columns.items():
+            if j < len(chunks):
+                src = chunks[j].source
+                at[c].append(o)
+                if len(src):
+                    segments.append((o, src))
+                o += (len(src) + 7) // 8 * 8
+    total = o + 8
+    return {c: RawLayout(total, at[c], [], dict_at[c]) for c in columns}, total, segments
 
 
 def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:

@@ -460,10 +460,47 @@ def narrow_type(lo, hi, itemsize: int):
     return None
 
 
-def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int) -> int:
+# file bytes between two file writes that are read (into a scratch buffer)
+# so that both are one read (see _file_run)
+_GAP_BYTES = 64 << 10
+_SCRATCH = threading.local()
+
+
+def _file_run(buf: np.ndarray, w: int, end: int, writes: list[_Write], k: int, files) -> int:
+    """Reads writes[k] (a file range wholly inside the window [w, end)) and
+    the file writes after it that continue it in the same file (after at
+    most _GAP_BYTES not wanted) with one system call; returns the index of
+    the first write not read."""
+    first = writes[k].file
+    bufs = [buf[writes[k].off - w:writes[k].off + writes[k].count - w]]
+    pos = first.start + first.size
+    j = k + 1
+    while j < len(writes):
+        nx = writes[j]
+        f = nx.file
+        if f is None or f.path != first.path or nx.off + nx.count > end:
+            break
+        gap = f.start - pos
+        if gap < 0 or gap > _GAP_BYTES:
+            break
+        if gap:
+            scratch = getattr(_SCRATCH, "buf", None)
+            if scratch is None:
+                scratch = _SCRATCH.buf = np.empty(_GAP_BYTES, dtype=np.uint8)
+            bufs.append(scratch[:gap])
+        bufs.append(buf[nx.off - w:nx.off + nx.count - w])
+        pos = f.start + f.size
+        j += 1
+    from .parquet_pages import read_file_into
+    read_file_into(first.path, first.start, bufs, files)
+    return j
+
+
+def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int, files=None) -> int:
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
-    finished (it goes on in the next window)."""
+    finished (it goes on in the next window). ``files``: the files' open
+    handles (glint.storage.parquet_pages.FileHandles)."""
     end = w + size
     while k < len(writes):
         wr = writes[k]
@@ -471,12 +508,15 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
             return k
         isz = wr.dtype.itemsize
         stop = wr.off + wr.count * isz
+        if wr.file is not None and wr.off >= w and stop <= end:
+            k = _file_run(buf, w, end, writes, k, files)
+            continue
         b0, b1 = max(wr.off, w), min(stop, end)
         if b1 > b0:
             out = buf[b0 - w:b1 - w].view(wr.dtype)
             e0, e1 = (b0 - wr.off) // isz, (b1 - wr.off) // isz
             if wr.file is not None:
-                wr.file.read_into(out, e0)
+                wr.file.read_into(out, e0, files)
             elif wr.src is None:
                 out[:] = wr.fill
             elif wr.add:
@@ -509,7 +549,7 @@ class StackedUpload:
     on the device."""
 
     def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None,
-                 narrow: dict | None = None, copy_stream=None):
+                 narrow: dict | None = None, copy_stream=None, files=None):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
@@ -518,6 +558,7 @@ class StackedUpload:
         column's values: they are copied up in it and widened on the device
         (fewer bytes written into the pinned buffers and over the bus)."""
         self.pool, self.memory, self.cols = pool, memory, cols
+        self.files = files                  # the raw segments' open files (parquet_pages.FileHandles)
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
         # hands out a block freed on a stream as soon as the free is queued,
@@ -595,7 +636,7 @@ class StackedUpload:
         buf = self.pool.acquire()
         trace.add("pinned wait", t0, time.perf_counter())
         try:
-            _fill_window(buf.numpy(), w, size, writes, k)
+            _fill_window(buf.numpy(), w, size, writes, k, self.files)
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
                 dst[w:w + size].copy_(buf[:size], non_blocking=True)
                 ev = torch.cuda.Event()
