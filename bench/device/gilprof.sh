@@ -2,6 +2,8 @@
 # during a cold query (py-spy, carried in .whl; --gil: only samples of the thread holding it), summed by
 # thread and by function (bench/device/gilview.py)
 sf=$1; q=$2
+[ -x /tmp/pyspy/bin/py-spy ] || python3 -m pip install -q --no-index --no-deps --target /tmp/pyspy .whl/py_spy-*.whl
+export PATH=/tmp/pyspy/bin:$PATH
 py-spy record --gil --threads --rate 1000 --format raw -o $OUT/gil_sf${sf}_q$q.raw -- \
     python3 bench/device/tracecold.py $sf $q > $OUT/gilprof.log 2>&1 || tail -5 $OUT/gilprof.log
 python3 bench/device/gilview.py $OUT/gil_sf${sf}_q$q.raw > $OUT/gil_sf${sf}_q$q.txt; head -60 $OUT/gil_sf${sf}_q$q.txt
