@@ -1,6 +1,7 @@
 """Traces of cold queries as the bench runs them (fresh process, the bench's
 warm-up, then each query once on a fresh connection):
-python3 bench/device/tracecold.py SF QUERIES  (traces to $OUT, a summary to stdout)"""
+python3 bench/device/tracecold.py SF QUERIES  (traces to $OUT, a summary to stdout)
+GIL_MARK=FILE: before each query the pid is written to FILE, then 2 s of sleep (a profiler attaches)"""
 import os
 import subprocess
 import sys
@@ -19,10 +20,14 @@ d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
 harness.warm_up_process(dev)
+mark = os.environ.get("GIL_MARK")        # a profiler attaches here (gilprof.sh): the pid written, 2 s to attach
 for q in qs:
     con = glint.connect(device=dev)
     tpch.load_tpch(con, directory=d, progress=False)
     torch.cuda.synchronize()
+    if mark:
+        open(mark, "w").write(str(os.getpid()))
+        time.sleep(2)
     trace.start()
     t0 = time.perf_counter()
     r = con.sql(tpch.tpch_query(q))

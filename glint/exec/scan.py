@@ -253,6 +253,15 @@ def _units(chunk, fragments, target_rows: int):
         yield run
 
 
+def _resolve(plan):
+    """A chunk's plan for a fragment's column: a RawChunk as it is, a
+    future's result, or (a future, i): item i of its result."""
+    if isinstance(plan, tuple):
+        got = plan[0].result()
+        return None if got is None else got[plan[1]]
+    return plan.result() if isinstance(plan, Future) else plan
+
+
 def _string_plans(plans: dict) -> dict:
     """The string columns among a chunk's plans ({column: (fragment order,
     plans)}): each one's plans replaced by its chunks with their codes in
@@ -431,8 +440,11 @@ class ChunkReader:
                         with self._lock:
                             self._futures.discard(reads.pop(k))
                     for k in [k for k in plans if k[0] not in frags]:
-                        with self._lock:
-                            self._futures.discard(plans.pop(k))
+                        x = plans.pop(k)
+                        x = x[0] if isinstance(x, tuple) else x
+                        if isinstance(x, Future):
+                            with self._lock:
+                                self._futures.discard(x)
                     order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
                     # (a string column's chunk whose row groups are not all
                     # dictionary-encoded as stored: read by pyarrow)
@@ -458,11 +470,16 @@ class ChunkReader:
                     # fragment's pages read and decompressed by the pool (a
                     # fragment two chunks share, once), decoded per chunk
                     # the fragments no later chunk reads: their bytes are let go after this one's upload
-                    final = tuple(not any(g == f and stop < self.table.fragments[f].rows
-                                          for g, _, stop in chunk.pieces) for f in order)
+                    cut = {g for g, _, stop in chunk.pieces if stop < self.table.fragments[g].rows}
+                    final = tuple(f not in cut for f in order)
                     for c in on_device:
-                        for f in order:
-                            if (f, c) not in plans:
+                        new = [f for f in order if (f, c) not in plans]
+                        if new and c in self.string_cols:
+                            # the dictionary pages of the chunk's row groups: one task
+                            fut = self._submit(pool, self._strings, [self.table.raw_chunk(f, c) for f in new])
+                            plans.update(((f, c), (fut, i)) for i, f in enumerate(new))
+                        else:
+                            for f in new:
                                 plans[(f, c)] = self._raw_or_plan(pool, f, c)
                         chunk_plans[c] = (order, [plans[(f, c)] for f in order], final)
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
@@ -531,19 +548,15 @@ class ChunkReader:
         return host
 
     def _raw_or_plan(self, pool, fragment: int, column: str):
-        """A future of a fragment's column for the device decoder: its bytes
-        as stored, left in the file for the staging to read (no work here),
-        or else the pool's _plan."""
+        """A fragment's column for the device decoder: its bytes as stored,
+        left in the file for the staging to read (a RawChunk: no work here),
+        or else a future of the pool's _plan (see _resolve)."""
         raw = self.table.raw_chunk(fragment, column)
         if raw is None:
             return self._submit(pool, self._plan, fragment, column)
-        if raw.codes:
-            return self._submit(pool, self._strings, raw)
         if raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES and HOST_DICTIONARIES:
             return self._submit(pool, self._host_dictionary, raw)
-        fut = Future()
-        fut.set_result(raw)
-        return fut
+        return raw
 
     def _host_dictionary(self, raw: RawChunk) -> RawChunk | None:
         """A raw chunk's dictionary page decompressed here (see RawChunk.with_host_dictionary)."""
@@ -557,15 +570,16 @@ class ChunkReader:
             self.ctx.io.read_s += t1 - t0
         return out
 
-    def _strings(self, raw: RawChunk) -> RawChunk | None:
-        """A string column's raw chunk with its dictionary page's strings
-        read here (RawChunk.with_strings)."""
+    def _strings(self, raws: list) -> list | None:
+        """A string column's raw chunks with their dictionary pages' strings
+        read here (RawChunk.with_strings; the same page bytes parsed once)."""
         if self._stop.is_set():
             return None
         t0 = time.perf_counter()
-        out = raw.with_strings(self._files)
+        seen: dict = {}
+        out = [raw.with_strings(self._files, seen) for raw in raws]
         t1 = time.perf_counter()
-        trace.add("dictionary", t0, t1, table=self.table.name, bytes=raw.dict_span)
+        trace.add("dictionary", t0, t1, table=self.table.name, chunks=len(raws))
         with self._lock:
             self.ctx.io.read_s += t1 - t0
         return out
@@ -914,7 +928,7 @@ class ChunkReader:
                 chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
-                plans = {c: (order, [f.result() for f in futs]) for c, (order, futs, _) in chunk_plans.items()}
+                plans = {c: (order, [_resolve(f) for f in futs]) for c, (order, futs, _) in chunk_plans.items()}
                 finals = {c: final for c, (_, _, final) in chunk_plans.items()}
                 with self._lock:
                     self._futures.difference_update(pieces)

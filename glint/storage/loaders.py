@@ -521,8 +521,14 @@ class ParquetSource:
             for c in columns:
                 n = self._size_cache.get((i, c))
                 if n is None:
-                    cc = self._column_chunk(i, c)
-                    n = self._size_cache[(i, c)] = 0 if cc is None else cc.total_compressed_size
+                    fi, g = self._where[i]
+                    index = self._leaves.get((fi, c), (None, None))[1]      # (read already, when the scan has it)
+                    if index is not None and index[g] is not None:
+                        n = index[g][2]
+                    else:
+                        cc = self._column_chunk(i, c)
+                        n = 0 if cc is None else cc.total_compressed_size
+                    self._size_cache[(i, c)] = n
                 total += n
         return total
 

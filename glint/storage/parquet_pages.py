@@ -959,12 +959,20 @@ class RawChunk:
     def _dictionary_page(self, files: "FileHandles | None" = None):
         """(the dictionary page parsed and decompressed on the host, the
         chunk's data pages as they are stored: bytes or a FileRange)."""
+        head, rest = self._dictionary_bytes(files)
+        return self._parse_dictionary(head), rest
+
+    def _dictionary_bytes(self, files: "FileHandles | None" = None):
+        """(the dictionary page as stored, the data pages: bytes or a FileRange)."""
         src = self.source
         if isinstance(src, FileRange):
             head = read_bytes(src.path, src.start, self.dict_span, reuse=True, files=files)
             rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
         else:
             head, rest = src[:self.dict_span], src[self.dict_span:]
+        return head, rest
+
+    def _parse_dictionary(self, head) -> Page:
         try:
             pages = parse_pages(head, _RAW_CODEC_NAMES[self.codec])
         except GlintIOError as e:
@@ -972,24 +980,32 @@ class RawChunk:
         if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
             where = f"Cannot read {self.where}: " if self.where else ""
             raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
-        return pages[0], rest
+        return pages[0]
 
-    def with_strings(self, files: "FileHandles | None" = None) -> "RawChunk":
+    def with_strings(self, files: "FileHandles | None" = None, seen: dict | None = None) -> "RawChunk":
         """A string column's chunk (``codes``) with its dictionary page's
         entries read here (``strings``: a list of bytes, a few per chunk of
         the low-cardinality columns routed here) and its data pages left as
-        stored: the GPU decodes only their indices (see string_codes)."""
+        stored: the GPU decodes only their indices (see string_codes).
+        ``seen``: dictionary pages already parsed, by their bytes as stored
+        (row groups of a low-cardinality column often store the same page)."""
         if not self.codes or self.strings is not None:
             return self
         if not self.dict_span:
             where = f"Cannot read {self.where}: " if self.where else ""
             raise GlintIOError(f"{where}a string column chunk without a dictionary page")
-        page, rest = self._dictionary_page(files)
-        try:
-            strings = plain_strings(page.body, page.num_values)
-        except ValueError as e:
-            where = f"Cannot read {self.where}: " if self.where else ""
-            raise GlintIOError(f"{where}bad dictionary page: {e}") from None
+        head, rest = self._dictionary_bytes(files)
+        key = bytes(head) if seen is not None else None
+        strings = None if key is None else seen.get(key)
+        if strings is None:
+            page = self._parse_dictionary(head)
+            try:
+                strings = plain_strings(page.body, page.num_values)
+            except ValueError as e:
+                where = f"Cannot read {self.where}: " if self.where else ""
+                raise GlintIOError(f"{where}bad dictionary page: {e}") from None
+            if key is not None:
+                seen[key] = strings
         return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings),
                         True, strings)
 
