@@ -1,7 +1,9 @@
-"""Where a cold query's GPU time goes: python3 bench/device/gpuprof.py SF QUERY
+"""Where a cold query's GPU time goes: python3 bench/device/gpuprof.py SF QUERY [cpu]
 (fresh process, the bench's warm-up, the query once on a fresh connection
 under torch.profiler with CUDA activity): kernel time per kernel name, the
-GPU's busy time (the union of its kernels and copies) against the wall."""
+GPU's busy time (the union of its kernels and copies) against the wall.
+With ``cpu``: also the host's torch ops and CUDA runtime calls (all
+threads), by their own time."""
 import sys
 import time
 
@@ -20,7 +22,8 @@ harness.warm_up_process(dev)
 con = glint.connect(device=dev)
 tpch.load_tpch(con, directory=d, progress=False)
 torch.cuda.synchronize()
-with profile(activities=[ProfilerActivity.CUDA]) as prof:
+cpu = len(sys.argv) > 3 and sys.argv[3] == "cpu"
+with profile(activities=[ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if cpu else [])) as prof:
     t0 = time.perf_counter()
     con.sql(tpch.tpch_query(q)).arrow()
     torch.cuda.synchronize()
@@ -50,3 +53,5 @@ for a, b, n in spans:
     tot[k] = (c + 1, t + (b - a))
 for k, (c, t) in sorted(tot.items(), key=lambda x: -x[1][1])[:25]:
     print(f"  {t / 1e3:9.1f} ms {c:7d}x  {k}")
+if cpu:
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=35, max_name_column_width=60))
