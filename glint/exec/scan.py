@@ -12,6 +12,7 @@ manager has room for them; evicted chunks are read again from the source.
 """
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import threading
@@ -41,6 +42,10 @@ from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
+# on CUDA, chunks whose copies are started before the oldest started one is
+# decoded and handed on (GLINT_UPLOAD_AHEAD): the staging threads always have
+# a chunk's windows to fill while the upload thread queues the decoding
+UPLOAD_AHEAD = max(1, int(os.environ.get("GLINT_UPLOAD_AHEAD", "2")))
 # CUDA streams of a scan's own (GLINT_SCAN_STREAMS, 0: none, all on the
 # consumer's stream): the chunks' copies run on the first, and the columns
 # decoded from their pages on the others, beside the query's kernels and
@@ -908,20 +913,22 @@ class ChunkReader:
         finished (its pages decoded): the staging threads fill the next
         chunk's buffers while this thread queues the decoding."""
         from ..storage.column import concat_columns
-        pending = None          # a chunk whose copies started: handed on after the next one's start
+        # chunks whose copies started, handed on (decoded) in order: the
+        # oldest once UPLOAD_AHEAD later ones have started, or when no
+        # chunk is ready to start
+        pending: collections.deque = collections.deque()
         try:
             while not self._stop.is_set():
                 try:
-                    item = self._decoded.get(timeout=0.1) if pending is None else self._decoded.get_nowait()
+                    item = self._decoded.get(timeout=0.1) if not pending else self._decoded.get_nowait()
                 except queue.Empty:
-                    if pending is not None:
-                        p, pending = pending, None
-                        if not self._hand_on(*p):
-                            return
+                    if pending and not self._hand_on(*pending.popleft()):
+                        return
                     continue
                 if item is _DONE or isinstance(item, BaseException):
-                    if pending is not None and not self._hand_on(*pending):
-                        return
+                    while pending:
+                        if not self._hand_on(*pending.popleft()):
+                            return
                     if item is not _DONE:
                         self._put(self._ready, item)
                     return
@@ -951,16 +958,17 @@ class ChunkReader:
                             if c not in dicts:
                                 raise
                             cols[c] = self._host_column(chunk, c)       # (see _host_column)
-                if pending is not None:
-                    p, pending = pending, None
-                    if not self._hand_on(*p):
-                        return
                 now = (chunk, cols, missing, host, plans, finals, begun)
                 if begun is None:
+                    while pending:
+                        if not self._hand_on(*pending.popleft()):
+                            return
                     if not self._hand_on(*now):
                         return
-                else:
-                    pending = now
+                    continue
+                if len(pending) >= UPLOAD_AHEAD and not self._hand_on(*pending.popleft()):
+                    return
+                pending.append(now)
         except BaseException as e:
             self._put(self._ready, e)
 
