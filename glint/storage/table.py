@@ -42,6 +42,7 @@ from .column import Column
 _uids = itertools.count(1)
 ARROW_FRAGMENT_ROWS = 1 << 20       # in-memory tables are cut into fragments of this many rows
 SAMPLE_ROWS = 200_000               # rows read to estimate a column's distinct count
+STATS_FRAGMENTS = 256               # fragments whose footer statistics a column's estimates look at
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,15 +418,29 @@ class Table:
         lo = hi = None
         nulls = 0
         have_all = True
-        for fr in self.fragments:
+        # the footers' statistics of at most STATS_FRAGMENTS fragments, spread
+        # evenly (with the first and the last): these are estimates for the
+        # planner, and each fragment's costs ~6 us of Python under the GIL
+        # (TPC-H SF 100's lineitem has 5,000 row groups: 0.1-0.2 s a query)
+        frs = self.fragments
+        step = max(1, -(-len(frs) // STATS_FRAGMENTS))
+        picked = list(range(0, len(frs), step))
+        if picked[-1] != len(frs) - 1:
+            picked.append(len(frs) - 1)
+        rows = 0
+        for i in picked:
+            fr = frs[i]
             s = fr.stats.get(name) if fr.stats else None
             if s is None:
                 have_all = False
                 break
             nulls += s[2]
+            rows += fr.rows
             if s[0] is not None:
                 lo = s[0] if lo is None else min(lo, s[0])
                 hi = s[1] if hi is None else max(hi, s[1])
+        if have_all and rows and len(picked) < len(frs):
+            nulls = round(nulls * self.num_rows / rows)
         if not have_all and hasattr(self._src, "column_arrow"):
             arr = self._src.column_arrow(name)
             nulls = arr.null_count
