@@ -201,6 +201,26 @@ def test_statistics_follow_appends(con):
     assert (s.min, s.max, s.null_count) == (-3, 1, 1)
 
 
+def test_statistics_of_many_fragments_from_a_spread_of_them(con, tmp_path):
+    """A file of more row groups than STATS_FRAGMENTS: the planner's
+    estimates come from an even spread of them, the first and the last
+    included (so a sorted column's range is exact), NULLs scaled to the
+    table; few row groups: every one."""
+    from glint.storage import table as T
+    n = 700 * 10
+    a = list(range(n))
+    pq.write_table(pa.table({"a": a, "b": [None if i % 10 == 0 else i for i in a]}), tmp_path / "m.parquet",
+                   row_group_size=10)
+    con.read_parquet(str(tmp_path / "m.parquet"), "m")
+    assert len(con.table("m").fragments) == 700 > T.STATS_FRAGMENTS
+    s = con.table("m").stats("a")
+    assert (s.min, s.max, s.null_count) == (0, n - 1, 0)
+    assert con.table("m").stats("b").null_count == 700            # 1 in 10, scaled from the spread
+    pq.write_table(pa.table({"a": a}), tmp_path / "f.parquet", row_group_size=n // 5)
+    con.read_parquet(str(tmp_path / "f.parquet"), "f")
+    assert (con.table("f").stats("a").min, con.table("f").stats("a").max) == (0, n - 1)
+
+
 def test_insert_into_tables_read_from_files(con, tmp_path):
     """A Parquet table (an int8 column is INTEGER in glint) takes rows; the file is left alone."""
     path = tmp_path / "t.parquet"
