@@ -424,21 +424,3 @@ def test_random_writes_match_duckdb(device, duck, seed):
                 assert con.sql(f"SELECT * FROM {t}").fetchall() == duck.execute(f"SELECT * FROM {t}").fetchall(), sql
     finally:
         con.close()
-
-
-def test_chunks_ramp_up_from_an_eighth(monkeypatch):
-    """With chunks of a million rows or more, a table's first chunks are an
-    eighth, a quarter and a half of a chunk (a cold scan's pipeline starts
-    sooner); fragments larger than a chunk are cut; the layout of a prefix
-    of the fragments is a prefix of the layout (appends keep cached
-    chunks); small chunk sizes are left as they are."""
-    from glint.storage import table as T
-    frags = [T.Fragment(100_000, None) for _ in range(100)] + [T.Fragment(5_000_000, None)]
-    got = T._layout(frags, 2_000_000)
-    assert [c.rows for c in got[:4]] == [200_000, 500_000, 1_000_000, 2_000_000]
-    assert sum(c.rows for c in got) == 15_000_000 and max(c.rows for c in got) <= 2_000_000
-    assert [c.pieces for c in T._layout(frags[:30], 2_000_000)][:3] == [c.pieces for c in got[:3]]
-    assert [c.rows for c in got[-3:]] == [2_000_000, 2_000_000, 1_000_000]
-    assert [c.rows for c in T._layout(frags, 1000)][:2] == [1000, 1000]
-    monkeypatch.setattr(T, "CHUNK_RAMP", 0)
-    assert T._layout(frags, 2_000_000)[0].rows == 2_000_000

@@ -550,28 +550,11 @@ class ColumnRules:
         return dict(self.defaults).get(column)
 
 
-# With chunks of at least RAMP_MIN_ROWS rows, a table's first chunks are
-# smaller: 1/2**CHUNK_RAMP of chunk_rows, then twice that, ... up to
-# chunk_rows (GLINT_CHUNK_RAMP=0: all of chunk_rows). A cold scan's first
-# chunk is read, copied up and decoded before any operator has work (2**25
-# rows on an H200: a whole TPC-H SF 10 lineitem in two chunks); smaller first
-# chunks start the pipeline sooner. (Whatever the table's size, so that an
-# append leaves the chunks before it as they were.)
-CHUNK_RAMP = max(0, int(os.environ.get("GLINT_CHUNK_RAMP", "3")))
-RAMP_MIN_ROWS = 1 << 20
-
-
 def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
-    """Group fragments into chunks of at most chunk_rows rows (the first
-    ones smaller: CHUNK_RAMP)."""
+    """Group fragments into chunks of at most chunk_rows rows."""
     chunks: list[Chunk] = []
     pieces: list[tuple[int, int, int]] = []
     rows = 0
-    ramp = CHUNK_RAMP if chunk_rows >= RAMP_MIN_ROWS else 0
-
-    def limit() -> int:
-        k = len(chunks)
-        return max(1, chunk_rows >> (ramp - k)) if k < ramp else chunk_rows
 
     def flush():
         nonlocal pieces, rows
@@ -582,15 +565,13 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
     for i, fr in enumerate(fragments):
         if fr.rows == 0:
             continue
-        if fr.rows > limit():
+        if fr.rows > chunk_rows:
             flush()
-            s = 0
-            while s < fr.rows:
-                e = min(fr.rows, s + limit())
+            for s in range(0, fr.rows, chunk_rows):
+                e = min(fr.rows, s + chunk_rows)
                 chunks.append(Chunk(len(chunks), ((i, s, e),), e - s))
-                s = e
             continue
-        if rows + fr.rows > limit():
+        if rows + fr.rows > chunk_rows:
             flush()
         pieces.append((i, 0, fr.rows))
         rows += fr.rows
