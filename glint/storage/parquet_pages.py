@@ -916,6 +916,12 @@ class FileHandles:
             if not self._users:
                 self._close_all()
 
+    def __del__(self):          # a scan dropped without closing: its files are not left open
+        try:
+            self.close()
+        except Exception:       # noqa: BLE001 - interpreter shutdown
+            pass
+
     def _close_all(self) -> None:
         fds, self._fds = list(self._fds.values()), {}
         for fd in fds:
