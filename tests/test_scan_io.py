@@ -777,3 +777,24 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
         assert con.sql(sql.format("x")).fetchall() == duckdb.sql(sql.format(src)).fetchall(), sql
     assert fallbacks and set(fallbacks) == {"u"}
     con.close()
+
+
+def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
+    """A string column decoded as codes whose dictionary page does not hold
+    its strings: a GlintIOError naming the file and row group."""
+    from glint.errors import GlintIOError
+    path = tmp_path / "d.parquet"
+    schema = pa.schema([pa.field("s", pa.string(), nullable=False)])
+    pq.write_table(pa.table({"s": ["alpha", "beta"] * 500}, schema=schema), path, compression="none")
+    cc = pq.read_metadata(path).row_group(0).column(0)
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b"\x05\x00\x00\x00alpha", cc.dictionary_page_offset, cc.data_page_offset)
+    raw[at] = 0x7F                          # the first string's length: past the page
+    path.write_bytes(bytes(raw))
+    monkeypatch.setenv("GLINT_PARQUET_DECODE", "raw")
+    con = glint.connect(device="cpu")
+    con.read_parquet(str(path), "d")
+    assert con.table("d").raw_columns(["s"]) == ["s"]
+    with pytest.raises(GlintIOError, match=r"d\.parquet'?, row group 0.*bad dictionary page"):
+        con.sql("SELECT count(*), min(s) FROM d").fetchall()
+    con.close()
