@@ -76,8 +76,6 @@ m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
 base = np.frombuffer(m, dtype=np.uint8).ctypes.data
 warnings.filterwarnings("ignore")
 host = torch.frombuffer(m, dtype=torch.uint8)
-print(f"mmap base {base:#x}; attr HostRegisterReadOnlySupported="
-      f"{torch.cuda.get_device_properties(0).__dict__.get('host_register_read_only', '?')}", flush=True)
 for win_mb in (64, 256):
     W = win_mb << 20
     gpu = torch.empty(W, dtype=torch.uint8, device=dev)
