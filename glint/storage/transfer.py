@@ -17,6 +17,7 @@ their memory out early.
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 import time
 
@@ -106,7 +107,6 @@ def staging_pool():
     global _STAGING
     with _POOLS_LOCK:
         if _STAGING is None:
-            import os
             from concurrent.futures import ThreadPoolExecutor
             n = int(os.environ.get("GLINT_STAGING_THREADS", "0")) or max(4, (os.cpu_count() or 8) // 2)
             _STAGING = ThreadPoolExecutor(max_workers=n, thread_name_prefix="glint-stage")
@@ -461,8 +461,8 @@ def narrow_type(lo, hi, itemsize: int):
 
 
 # file bytes between two file writes that are read (into a scratch buffer)
-# so that both are one read (see _file_run)
-_GAP_BYTES = 64 << 10
+# so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes)
+_GAP_BYTES = int(os.environ.get("GLINT_READ_GAP", 64 << 10))
 _SCRATCH = threading.local()
 
 
