@@ -28,7 +28,9 @@ from .. import trace
 from .column import Column
 
 BUFFER_BYTES = 16 << 20
-BUFFERS = 16         # one per decoding thread (16 cores on the device host)
+# pinned buffers per device (GLINT_PINNED_BUFFERS): a window's buffer is
+# reused once its copy is done
+BUFFERS = int(os.environ.get("GLINT_PINNED_BUFFERS", 16))
 
 
 class PinnedPool:
@@ -461,8 +463,15 @@ def narrow_type(lo, hi, itemsize: int):
 
 
 # file bytes between two file writes that are read (into a scratch buffer)
-# so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes)
-_GAP_BYTES = int(os.environ.get("GLINT_READ_GAP", 64 << 10))
+# so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes).
+# Each read costs the staging thread a trip through the GIL, which the
+# query's other threads hold most of the time, while the page cache gives a
+# thread 6-8 GB/s: on the device host TPC-H Q6's columns at SF 100 (5,232 row
+# groups) staged at 7.5 GB/s with 64 KiB (10,666 reads), 11.1 GB/s with 1 MiB
+# (5,507 reads: a row group's four columns in one), and the five SF 100
+# queries of coldpass.py took 11.2 s against 11.5-13.9 s
+# (bench/results/streaming-13)
+_GAP_BYTES = int(os.environ.get("GLINT_READ_GAP", 1 << 20))
 _SCRATCH = threading.local()
 
 
