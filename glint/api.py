@@ -257,7 +257,8 @@ class Connection:
             for name, path in items:
                 self.read_parquet(path, name)
             return self
-        with ThreadPoolExecutor(min(8, len(items)), thread_name_prefix="glint-footers") as ex:
+        threads = int(os.environ.get("GLINT_FOOTER_THREADS", 8))
+        with ThreadPoolExecutor(max(1, min(threads, len(items))), thread_name_prefix="glint-footers") as ex:
             srcs = list(ex.map(lambda item: ParquetSource(item[1]), items))
         for (name, path), src in zip(items, srcs):
             self._add(name or _stem(path), src, str(path))

@@ -57,7 +57,7 @@ SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # part of a decode (tens of torch calls and kernel launches) is paid once
 RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
 _RAW_KEY = ("raw columns",)
-STRING_TASK_GROUPS = 64
+STRING_TASK_GROUPS = int(os.environ.get("GLINT_STRING_TASK_GROUPS", 64))     # (env: experiments)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
 

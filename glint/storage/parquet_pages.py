@@ -1199,7 +1199,7 @@ class RawIndex(Sequence):
         return self._entries[g]
 
 
-RAW_INDEX_BLOCK = 64
+RAW_INDEX_BLOCK = int(os.environ.get("GLINT_RAW_INDEX_BLOCK", 64))           # (env: experiments)
 
 
 def raw_index(meta: pq.FileMetaData, column: int) -> RawIndex | None:
