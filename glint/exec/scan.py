@@ -57,6 +57,9 @@ SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # part of a decode (tens of torch calls and kernel launches) is paid once
 RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
 _RAW_KEY = ("raw columns",)
+# the scans' tasks ordered by when the query needs them (ChunkReader.rank);
+# GLINT_SCAN_PRIORITY=0: first come, first served
+SCAN_PRIORITY = os.environ.get("GLINT_SCAN_PRIORITY", "1") != "0"
 STRING_TASK_GROUPS = int(os.environ.get("GLINT_STRING_TASK_GROUPS", 64))     # (env: experiments)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
@@ -162,7 +165,7 @@ def start_scans(ctx, root) -> None:
         return
     budget = ctx.memory.available() // 4
     seen = set()
-    for node in scans:
+    for rank, node in enumerate(scans):
         if node.table in seen or not node.columns or id(node) in ctx.read_ahead:
             continue
         seen.add(node.table)
@@ -180,6 +183,7 @@ def start_scans(ctx, root) -> None:
         if reader.first_chunk_cached():
             continue
         budget -= est
+        reader.rank = rank
         reader.start()
         ctx.read_ahead[id(node)] = reader
 
@@ -307,6 +311,13 @@ class ChunkReader:
         self._stop = threading.Event()
         from ..storage.parquet_pages import FileHandles
         self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
+        # the scan's place among the query's scans in the order the run asks
+        # for them (start_scans sets it; 0: a scan asked for now): its tasks
+        # in the shared decoding and staging pools go before those of the
+        # scans needed after it, a chunk's before the next chunk's
+        # (glint.storage.priority_pool)
+        self.rank = 0
+        self._priority = (0, 0)         # of the chunk the decoding loop is at
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
@@ -436,6 +447,7 @@ class ChunkReader:
             for chunk in chunks:
                 if self._stop.is_set():
                     return
+                self._priority = self._priority_of(chunk)
                 cached = {c: mm.cache_get(self._key(chunk, c)) for c in self.columns}
                 missing = tuple(c for c, v in cached.items() if v is None)
                 pieces = []
@@ -500,8 +512,11 @@ class ChunkReader:
             self._put(self._decoded, e)
             self._put(self._ready, e)
 
+    def _priority_of(self, chunk):
+        return (self.rank, chunk.index) if SCAN_PRIORITY else (0, 0)
+
     def _submit(self, pool, fn, *args):
-        fut = pool.submit(fn, *args)
+        fut = pool.submit(fn, *args, priority=self._priority)
         with self._lock:
             self._futures.add(fut)
         return fut
@@ -730,7 +745,7 @@ class ChunkReader:
                 out[c] = dt
         return out
 
-    def _start_upload(self, host: dict, raw: dict | None = None, narrow: dict | None = None):
+    def _start_upload(self, host: dict, raw: dict | None = None, narrow: dict | None = None, priority=None):
         """A chunk's host parts copied up as columns in one device buffer
         (see glint.storage.transfer.StackedUpload; ``raw``: more buffers
         copied up as they are; ``narrow``: columns copied up in a narrower
@@ -746,7 +761,7 @@ class ChunkReader:
 
         t0 = time.perf_counter()
         try:
-            up.start(staging_pool(), counted)
+            up.start(staging_pool(), counted, priority)
         except BaseException:
             up.cancel()
             raise
@@ -789,7 +804,8 @@ class ChunkReader:
             layouts.update(lays)
             bases = dict.fromkeys(together, 0)
             raw[_RAW_KEY] = (total, segments)
-        started = self._start_upload(host, raw, self._narrow_types(chunk, host)) if host or raw else None
+        started = self._start_upload(host, raw, self._narrow_types(chunk, host), self._priority_of(chunk)) \
+            if host or raw else None
         return layouts, started, bases, dicts
 
     def _to_device(self, chunk, host: dict, plans: dict, cols: dict, begun=None):

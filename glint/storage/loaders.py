@@ -608,7 +608,8 @@ def _decode_pool():
     if _POOL is None:
         n = os.environ.get("GLINT_DECODE_THREADS")
         n = int(n) if n and n.isdigit() and int(n) > 0 else max(2, os.cpu_count() or 2)
-        _POOL = ThreadPoolExecutor(max_workers=n, thread_name_prefix="glint-decode")
+        from .priority_pool import PriorityPool
+        _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
     return _POOL
 
 

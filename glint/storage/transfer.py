@@ -120,13 +120,14 @@ _STAGING = None
 def staging_pool():
     """Threads that fill pinned windows and start their copies (memory-bound
     work, apart from the decoding threads so that a chunk's copies never
-    queue behind the decoding of the chunks after it)."""
+    queue behind the decoding of the chunks after it); the windows of the
+    chunk the query needs soonest first (glint.storage.priority_pool)."""
     global _STAGING
     with _POOLS_LOCK:
         if _STAGING is None:
-            from concurrent.futures import ThreadPoolExecutor
+            from .priority_pool import PriorityPool
             n = int(os.environ.get("GLINT_STAGING_THREADS", "0")) or max(4, (os.cpu_count() or 8) // 2)
-            _STAGING = ThreadPoolExecutor(max_workers=n, thread_name_prefix="glint-stage")
+            _STAGING = PriorityPool(n, "glint-stage")
         return _STAGING
 
 
@@ -643,8 +644,11 @@ class StackedUpload:
             return t
         return empty
 
-    def start(self, executor, on_window=None) -> None:
+    def start(self, executor, on_window=None, priority=None) -> None:
+        """Submits the windows to ``executor`` (with ``priority`` when given:
+        a glint.storage.priority_pool.PriorityPool)."""
         up = Uploader(self.pool, self.memory)
+        extra = {} if priority is None else {"priority": priority}
         empty = self._allocator(up)
         cap = self.pool.buffer_bytes
         for key, layout in self.layouts.items():
@@ -653,7 +657,7 @@ class StackedUpload:
             for w in range(0, layout.total, cap):
                 k = bisect.bisect_right(ends, w)
                 self._futures.append(executor.submit(self._window, dst, layout.writes, w,
-                                                     min(cap, layout.total - w), k, on_window))
+                                                     min(cap, layout.total - w), k, on_window, **extra))
 
     def _window(self, dst, writes, w: int, size: int, k: int, on_window) -> None:
         t0 = time.perf_counter()
