@@ -13,6 +13,7 @@ manager has room for them; evicted chunks are read again from the source.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import queue
 import threading
@@ -680,12 +681,18 @@ class ChunkReader:
         for them all)."""
         from ..storage.parquet_pages import decode_raw_many
         t0 = time.perf_counter()
-        rows = sum(sum(p.rows for p in pl) for _, pl, _, _ in raws.values())
         mm = self.ctx.memory
-        with mm.allocating():               # outside any reservation, like the read-ahead's copies
-            mm.make_room(rows * 17)
-            values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data)
-            dicts = {c: self._device_dictionary(d) for c, d in (dicts or {}).items()}
+
+        @contextlib.contextmanager
+        def room(nbytes):                   # outside any reservation, like the read-ahead's copies
+            with mm.allocating():
+                mm.make_room(nbytes)
+                yield
+        values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data, room)
+        dicts = dicts or {}
+        if dicts:
+            with room(sum(d.offsets.numel() * 8 + d.data.numel() for d in dicts.values())):
+                dicts = {c: self._device_dictionary(d) for c, d in dicts.items()}
         out = {}
         for (c, (order, pl, _, _)), v in zip(raws.items(), values):
             col = self.table.device_column(c, v, None, dicts.get(c))

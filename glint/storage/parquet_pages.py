@@ -1387,13 +1387,17 @@ def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> No
     dec[:, 2] = torch.where(is_idx, torch.where(too_wide, 0, first), w)
 
 
-def decode_raw_many(items: list, data: torch.Tensor):
+def decode_raw_many(items: list, data: torch.Tensor, room=None):
     """decode_raw's way without waiting (``exact`` off) for several columns
     at once, so that their pages go through one pass of the kernels (the
     page walk once per value size, one decompression, then the page kernel
     per column): ``items`` are (raw chunks of one dtype, their RawLayout,
     where that layout's buffer starts in ``data``). Returns ([values per
-    item], err): one flag for all of them (see decode_raw)."""
+    item], err): one flag for all of them (see decode_raw). ``room(nbytes)``:
+    a context manager held while the decode's device memory (``nbytes``) is
+    allocated, and only then (the scan's memory manager makes room; its lock
+    held over the kernels' launches too kept a small table's decode waiting
+    for a large one's)."""
     from ..kernels import parquet_raw as K
     from ..kernels.hybrid import decode_pages_triton
     device = data.device
@@ -1413,11 +1417,16 @@ def decode_raw_many(items: list, data: torch.Tensor):
             dst += span
             page += k
         spans[i] = (r0, len(rows), p0, page, out)
-    table = to_device(torch.tensor(rows, dtype=torch.int64).reshape(-1, K.CHUNK_FIELDS), device)
-    err = torch.zeros(1, dtype=torch.int32, device=device)
-    # rows past a chunk's pages copy nothing and decode nothing
-    pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
-    dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
+    nbytes = dst + 16 + 8 * (len(rows) * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
+        sum(spans[i][4] * items[i][0][0].dtype.itemsize for i in order)
+    with room(nbytes) if room is not None else contextlib.nullcontext():
+        table = to_device(torch.tensor(rows, dtype=torch.int64).reshape(-1, K.CHUNK_FIELDS), device)
+        err = torch.zeros(1, dtype=torch.int32, device=device)
+        # rows past a chunk's pages copy nothing and decode nothing
+        pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+        dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
+        buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+        outs = {i: torch.empty(spans[i][4], dtype=items[i][0][0].dtype, device=device) for i in range(len(items))}
     dec[:, 2] = -1
     walks: dict[int, list] = {}                 # value size -> [first row, end row]
     for i in order:
@@ -1428,7 +1437,6 @@ def decode_raw_many(items: list, data: torch.Tensor):
         t = table[r0:r1]
         got = K.walk_chunks_triton(data, t, item, pages, dec)
         err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
-    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err)
     _index_widths(buf, dec, err)
     out = []
@@ -1436,7 +1444,7 @@ def decode_raw_many(items: list, data: torch.Tensor):
         dtype = chunks[0].dtype
         item = dtype.itemsize
         _, _, p0, p1, n = spans[i]
-        values = torch.empty(n, dtype=dtype, device=device)
+        values = outs.pop(i)
         decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
         out.append(values)
     return out, err
