@@ -58,9 +58,10 @@ SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
 # part of a decode (tens of torch calls and kernel launches) is paid once
 RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
 _RAW_KEY = ("raw columns",)
-# the scans' tasks ordered by when the query needs them (ChunkReader.rank);
-# GLINT_SCAN_PRIORITY=0: first come, first served
-SCAN_PRIORITY = os.environ.get("GLINT_SCAN_PRIORITY", "1") != "0"
+# the scans' tasks ordered by when the query needs them: 1, by (the scan's
+# rank, the chunk); 2, by (the chunk, the scan's rank): every scan's first
+# chunk first; 0: first come, first served (GLINT_SCAN_PRIORITY)
+SCAN_PRIORITY = int(os.environ.get("GLINT_SCAN_PRIORITY", "1"))
 STRING_TASK_GROUPS = int(os.environ.get("GLINT_STRING_TASK_GROUPS", 64))     # (env: experiments)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
@@ -514,6 +515,8 @@ class ChunkReader:
             self._put(self._ready, e)
 
     def _priority_of(self, chunk):
+        if SCAN_PRIORITY == 2:
+            return (chunk.index, self.rank)
         return (self.rank, chunk.index) if SCAN_PRIORITY else (0, 0)
 
     def _submit(self, pool, fn, *args):
