@@ -61,7 +61,7 @@ _RAW_KEY = ("raw columns",)
 # the scans' tasks ordered by when the query needs them: 1, by (the scan's
 # rank, the chunk); 2, by (the chunk, the scan's rank): every scan's first
 # chunk first; 0: first come, first served (GLINT_SCAN_PRIORITY)
-SCAN_PRIORITY = int(os.environ.get("GLINT_SCAN_PRIORITY", "1"))
+SCAN_PRIORITY = int(os.environ.get("GLINT_SCAN_PRIORITY", "2"))
 STRING_TASK_GROUPS = int(os.environ.get("GLINT_STRING_TASK_GROUPS", 64))     # (env: experiments)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
