@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import glint
 from glint.errors import GlintError, GlintIOError
 from glint.storage.loaders import load_csv, load_parquet, sniff_delimiter, tables_in_directory, to_arrow_table
 
@@ -428,3 +429,23 @@ def test_duckdb_connection_on_tpchgen_data_matches_answers(tmp_path, monkeypatch
             continue
         got = tpch.duckdb_arrow(con, q)
         assert compare_query_result(q, got.select(cols), answer.select(cols)) == [], n
+
+
+def test_read_parquet_tables_reads_footers_side_by_side(tmp_path):
+    """Connection.read_parquet_tables: several tables registered at once
+    (their footers read on threads), each as read_parquet registers it; an
+    unreadable file raises naming it and registers none of them."""
+    for i in range(3):
+        pq.write_table(pa.table({"k": list(range(i * 10, i * 10 + 10)), "v": [f"s{i}"] * 10}),
+                       tmp_path / f"t{i}.parquet", row_group_size=4)
+    con = glint.connect()
+    con.read_parquet_tables({f"t{i}": str(tmp_path / f"t{i}.parquet") for i in range(3)})
+    got = con.sql("SELECT sum(t0.k) AS s, min(t1.v) AS v, max(t2.v) AS w, count(*) AS n FROM t0 "
+                  "JOIN t1 ON t1.k = t0.k + 10 JOIN t2 ON t2.k = t1.k + 10").arrow().to_pylist()
+    assert got == [{"s": 45, "v": "s1", "w": "s2", "n": 10}]
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    con2 = glint.connect()
+    with pytest.raises(GlintIOError, match="bad.parquet"):
+        con2.read_parquet_tables({"good": str(tmp_path / "t0.parquet"), "bad": str(tmp_path / "bad.parquet")})
+    with pytest.raises(Exception, match="good"):
+        con2.sql("SELECT * FROM good").arrow()

@@ -462,3 +462,23 @@ def test_file_handles_close_once_unused(tmp_path):
     assert files._fds == {}
     pp.read_file_into(str(p), 20, out, files)        # after close: a fresh open of its own
     assert out.tolist() == [20, 21, 22, 23]
+
+
+def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
+    """RawIndex: a row group's entry made on first use, RAW_INDEX_BLOCK row
+    groups at a time (a cold scan's first chunk waited for the whole file's),
+    the same entries as the footer says."""
+    monkeypatch.setattr(pp, "RAW_INDEX_BLOCK", 4)
+    path = str(tmp_path / "t.parquet")
+    schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False)])
+    pq.write_table(pa.table({"a": np.arange(1000, dtype=np.int64), "s": ["x", "y"] * 500}, schema=schema), path,
+                   row_group_size=50, compression="snappy")
+    meta = pq.read_metadata(path)
+    for column in (0, 1):
+        dtype, codes = pp._raw_kind(meta, column)
+        want = [pp._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
+        idx = pp.raw_index(meta, column)
+        assert len(idx) == 20 and bytes(idx._done) == bytes(5)
+        assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"       # only row groups 8-11 made
+        assert idx[-1] == want[-1] and idx[3:7] == want[3:7] and list(idx) == want and all(idx._done)
+        assert all(e is not None for e in want)

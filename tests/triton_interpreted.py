@@ -246,9 +246,17 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
         base += 8 + 5
         bufs.append(torch.zeros(5, dtype=torch.uint8))
     data = torch.cat(bufs)
-    got, err = pp.decode_raw_many(items, data)
+    import contextlib
+    asked = []
+
+    @contextlib.contextmanager
+    def room(nbytes):           # the scan's memory manager makes room for this much (and holds its lock)
+        asked.append(nbytes)
+        yield
+    got, err = pp.decode_raw_many(items, data, room)
     pp.check_decoded(err)
     assert [g.numpy().tobytes() for g in got] == [w.tobytes() for w in wants]
+    assert len(asked) == 1 and asked[0] >= sum(g.numel() * g.element_size() for g in got)
 
 
 def test_snappy_pages_split_into_blocks():

@@ -1,0 +1,66 @@
+"""glint.storage.priority_pool: the decoding and staging threads' pool, which
+runs the most urgent task first (a scan's tasks carry (chunk, scan) ranks)."""
+import threading
+
+import pytest
+
+from glint.storage.priority_pool import URGENT, PriorityPool
+
+
+def _blocked(pool, workers):
+    """Occupies every thread of the pool until the returned event is set."""
+    gate, started = threading.Event(), threading.Barrier(workers + 1)
+
+    def hold():
+        started.wait()
+        gate.wait()
+    held = [pool.submit(hold) for _ in range(workers)]
+    started.wait()
+    return gate, held
+
+
+def test_lowest_priority_first_and_equal_ones_in_order():
+    pool = PriorityPool(1, "t")
+    gate, held = _blocked(pool, 1)
+    order = []
+    futs = [pool.submit(order.append, name, priority=p)
+            for name, p in [("c0", (2, 0)), ("a0", (0, 0)), ("b0", (1, 0)), ("a1", (0, 0)), ("urgent", URGENT)]]
+    gate.set()
+    for f in held + futs:
+        f.result(timeout=10)
+    assert order == ["urgent", "a0", "a1", "b0", "c0"]
+
+
+def test_results_exceptions_map_and_cancel():
+    pool = PriorityPool(3, "t")
+    assert pool.submit(lambda a, b=0: a + b, 2, b=3).result(timeout=10) == 5
+    with pytest.raises(ZeroDivisionError):
+        pool.submit(lambda: 1 / 0).result(timeout=10)
+    assert list(pool.map(lambda x, y: x * y, range(5), range(5))) == [0, 1, 4, 9, 16]
+    gate, held = _blocked(pool, 3)
+    ran = []
+    late = pool.submit(ran.append, "late", priority=(5,))
+    assert late.cancel()                   # not started: cancelled, never run
+    gate.set()
+    for f in held:
+        f.result(timeout=10)
+    assert pool.submit(lambda: "after").result(timeout=10) == "after" and ran == [] and late.cancelled()
+
+
+def test_a_task_waiting_for_an_earlier_one_of_its_rank_finishes():
+    """A chunk's pieces wait for the row-group reads submitted before them
+    with the same priority: with one thread the read still runs first."""
+    pool = PriorityPool(2, "t")
+    read = pool.submit(lambda: 41, priority=(0, 1))
+    piece = pool.submit(lambda: read.result(timeout=10) + 1, priority=(0, 1))
+    assert piece.result(timeout=10) == 42
+
+
+def test_threads_grow_up_to_the_limit_only():
+    pool = PriorityPool(3, "t")
+    gate, held = _blocked(pool, 3)
+    extra = [pool.submit(lambda: None) for _ in range(10)]
+    assert len(pool._threads) == 3
+    gate.set()
+    for f in held + extra:
+        f.result(timeout=10)
