@@ -1,6 +1,8 @@
 """glint.storage.priority_pool: the decoding and staging threads' pool, which
 runs the most urgent task first (a scan's tasks carry (chunk, scan) ranks)."""
+import os
 import threading
+import warnings
 
 import pytest
 
@@ -64,3 +66,24 @@ def test_threads_grow_up_to_the_limit_only():
     gate.set()
     for f in held + extra:
         f.result(timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_threads():
+    pool = PriorityPool(2, "t")
+    assert pool.submit(lambda: 1).result(timeout=10) == 1          # threads started in the parent
+    r, w = os.pipe()
+    with warnings.catch_warnings():     # (Python 3.12 warns that the process has threads: the point here)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:                # the child: the parent's threads are not there
+        try:
+            ok = pool.submit(lambda: 7).result(timeout=10) == 7
+        except BaseException:   # noqa: BLE001
+            ok = False
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 1)
+    os.waitpid(pid, 0)
+    assert got == b"1"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import threading
 from concurrent.futures import Future
 
@@ -49,9 +50,19 @@ class PriorityPool:
         self._cv = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._idle = 0
+        self._pid = os.getpid()
+
+    def _after_fork(self) -> None:
+        """A forked child has none of the parent's threads: start afresh
+        (the parent's queued tasks are the parent's)."""
+        self._heap, self._threads, self._idle = [], [], 0
+        self._cv = threading.Condition()
+        self._pid = os.getpid()
 
     def submit(self, fn, /, *args, priority=URGENT, **kwargs) -> Future:
         fut: Future = Future()
+        if self._pid != os.getpid():
+            self._after_fork()
         with self._cv:
             heapq.heappush(self._heap, (priority, next(self._seq), fut, fn, args, kwargs))
             if len(self._heap) > self._idle and len(self._threads) < self._max_workers:
