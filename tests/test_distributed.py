@@ -638,3 +638,18 @@ def test_ranks_read_every_scan_ahead(tmp_path, monkeypatch):
         con.close()
     assert seen and "fact" in seen[0]
     assert not [t for t in threading.enumerate() if t.name.startswith("glint-scan") and t.is_alive()]
+
+
+def test_registering_many_tables_on_ranks_reads_each_ranks_share(tpch_data):
+    """Connection.read_parquet_tables (the bench's registration) on a
+    distributed connection registers each table its own way (each rank its
+    share of the row groups): the counts are the tables' counts."""
+    d, duck = tpch_data
+    con = _connect(2, "ranges")
+    try:
+        tpch.load_tpch(con, directory=d, progress=False)
+        for t in ("lineitem", "orders", "nation"):
+            sql = f"SELECT count(*) AS n FROM {t}"
+            assert con.sql(sql).arrow().column("n").to_pylist() == [duck.sql(sql).fetchone()[0]]
+    finally:
+        con.close()
