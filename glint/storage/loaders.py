@@ -30,6 +30,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from ..errors import GlintError, GlintIOError
+from .parquet_pages import read_raw as _read_raw
 
 __all__ = ["load_parquet", "load_csv", "to_arrow_table", "tables_in_directory", "resolve_files",
            "sniff_delimiter", "table_to_ipc", "table_from_ipc", "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
@@ -242,6 +243,7 @@ class ParquetSource:
         self._raw_cols: dict[str, bool] = {}    # column -> decoded as stored by the device (raw_decodable)
         self._raw_lock = threading.Lock()
         self._leaves: dict = {}                 # (file index, column) -> (leaf, raw index), see _leaf_index
+        self._raw_names: dict = {}              # file index -> (its path, its raw chunks' error prefix)
 
     def _dictionary_columns(self, metas) -> set[str]:
         """String columns with few distinct values, read as dictionaries
@@ -475,14 +477,18 @@ class ParquetSource:
 
     def raw_chunk(self, fragment: int, name: str, dtype):
         """Column ``name`` of one fragment as a lazy RawChunk (its bytes left
-        in the file), or None where the device cannot decode it as stored."""
-        from .parquet_pages import read_raw
+        in the file), or None where the device cannot decode it as stored.
+        (A scan asks for one per row group and column, under the GIL: the
+        file's path and error prefix are made once per file.)"""
         fi, g = self._where[fragment]
-        leaf, index = self._leaf_index(fi, name, dtype)
-        if index is None or index[g] is None:
+        index = self._leaf_index(fi, name, dtype)[1]
+        entry = None if index is None else index[g]
+        if entry is None:
             return None
-        return read_raw(str(self.files[fi]), index[g], where=f"Parquet file {_short(self.files[fi])!r}, "
-                        f"row group {g}", lazy=True)
+        named = self._raw_names.get(fi)
+        if named is None:
+            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
+        return _read_raw(named[0], entry, where=named[1] + str(g), lazy=True)
 
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.storage.parquet_pages.raw_index) of a column in
