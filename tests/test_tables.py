@@ -424,3 +424,36 @@ def test_random_writes_match_duckdb(device, duck, seed):
                 assert con.sql(f"SELECT * FROM {t}").fetchall() == duck.execute(f"SELECT * FROM {t}").fetchall(), sql
     finally:
         con.close()
+
+
+def test_sample_distinct_counts_match_sorting_and_hashing():
+    """The planner's sample statistics: distinct values and values seen
+    once by a count per value (small integer ranges) are those of
+    torch.unique; a dictionary-encoded string sample's counts (NULLs,
+    strings repeated across row groups' dictionaries and within one) are
+    those of Arrow's hash table over the strings."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import torch
+
+    from glint.storage.table import _distinct_and_singles, _string_counts
+    rng = np.random.default_rng(3)
+    for lo, span, n in [(-50, 100, 1000), (10**12, 5000, 2000), (0, 10**9, 3000), (-(2**62), 2**62, 500)]:
+        x = torch.from_numpy(rng.integers(0, span, n, dtype=np.int64) + lo)
+        counts = torch.unique(x, return_counts=True)[1]
+        want = (int(counts.numel()), int((counts == 1).sum()))
+        assert _distinct_and_singles(x, int(x.min()), int(x.max())) == want
+        assert _distinct_and_singles(x, None, None) == want
+    chunks, plain = [], []
+    for k in range(4):
+        words = pa.array([f"w{rng.integers(0, 30)}" if rng.random() > 0.1 else None for _ in range(500)])
+        enc = words.dictionary_encode()
+        # a dictionary with an entry twice (a writer may repeat one)
+        dup = pa.concat_arrays([enc.dictionary, enc.dictionary.slice(0, 1)])
+        idx = pc.if_else(pc.equal(enc.indices, 0), pa.scalar(len(enc.dictionary), pa.int32()), enc.indices) \
+            if k % 2 else enc.indices
+        chunks.append(pa.DictionaryArray.from_arrays(idx, dup))
+        plain.append(words)
+    got = _string_counts(pa.chunked_array(chunks))
+    want = pc.value_counts(pc.drop_null(pa.chunked_array(plain))).field("counts").to_numpy(zero_copy_only=False)
+    assert sorted(got.tolist()) == sorted(want.tolist())

@@ -482,18 +482,7 @@ class Table:
             m = n - nulls
             if m == 0:
                 return 0, nulls / n, None, None
-            if pa.types.is_dictionary(sample.type):
-                # the row groups' dictionaries unified (each string once), then
-                # a count per entry: the strings' counts without hashing them
-                # again, or decoding them
-                u = sample.unify_dictionaries()
-                idx = [pc.drop_null(c.indices).to_numpy(zero_copy_only=False) for c in u.chunks]
-                counts = np.bincount(np.concatenate(idx).astype(np.int64, copy=False))
-                counts = counts[counts > 0]
-            else:
-                # Arrow's hash table over the strings (C++, one pass): the planner
-                # runs this for every string key column of a cold query
-                counts = pc.value_counts(pc.drop_null(sample)).field("counts").to_numpy(zero_copy_only=False)
+            counts = _string_counts(sample)
             d, f1 = int(counts.size), int((counts == 1).sum())
         else:
             col = Column.from_arrow(sample, self.schema[name])
@@ -513,6 +502,25 @@ class Table:
             # linear scaling overestimated TPC-H foreign keys up to 12x)
             d = int(d / (1 - (1 - m / total) * f1 / m))
         return d, nulls / n, lo, hi
+
+
+def _string_counts(sample: pa.ChunkedArray) -> np.ndarray:
+    """How often each distinct string of a sample occurs (NULLs left out).
+    Dictionary-encoded: the row groups' dictionaries unified (each string
+    once), then a count per entry, without decoding or hashing the strings
+    again; else Arrow's hash table over the strings (C++, one pass).
+
+    >>> a = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, None]), pa.array(["x", "x", "y"]))
+    >>> b = pa.DictionaryArray.from_arrays(pa.array([0, 0]), pa.array(["y"]))
+    >>> sorted(_string_counts(pa.chunked_array([a, b])).tolist()), sorted(_string_counts(pa.chunked_array([["x", None, "z"]])).tolist())
+    ([2, 3], [1, 1])
+    """
+    if pa.types.is_dictionary(sample.type):
+        u = sample.unify_dictionaries()
+        idx = [pc.drop_null(c.indices).to_numpy(zero_copy_only=False) for c in u.chunks]
+        counts = np.bincount(np.concatenate(idx).astype(np.int64, copy=False)) if idx else np.zeros(0, np.int64)
+        return counts[counts > 0]
+    return pc.value_counts(pc.drop_null(sample)).field("counts").to_numpy(zero_copy_only=False)
 
 
 def _distinct_and_singles(data: torch.Tensor, lo, hi) -> tuple[int, int]:
