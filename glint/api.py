@@ -22,6 +22,7 @@ from .exec.base import DecodeRedo, ExecContext
 from .exec.scan import start_scans
 from .plan.optimizer import RULE_NAMES, optimize
 from .plan.physical_planner import plan_physical
+from .settings import env_int
 from .sql import frontend
 from .storage.column import Batch
 from .storage.table import Table
@@ -258,7 +259,7 @@ class Connection:
             for name, path in items:
                 self.read_parquet(path, name)
             return self
-        threads = int(os.environ.get("GLINT_FOOTER_THREADS", 8))
+        threads = env_int("GLINT_FOOTER_THREADS", 8, 1)
         with ThreadPoolExecutor(max(1, min(threads, len(items))), thread_name_prefix="glint-footers") as ex:
             srcs = list(ex.map(lambda item: ParquetSource(item[1]), items))
         for (name, path), src in zip(items, srcs):

@@ -798,3 +798,22 @@ def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
     with pytest.raises(GlintIOError, match=r"d\.parquet'?, row group 0.*bad dictionary page"):
         con.sql("SELECT count(*), min(s) FROM d").fetchall()
     con.close()
+
+
+@pytest.mark.parametrize("var,value,message", [
+    ("GLINT_READ_GAP", "1MB", "GLINT_READ_GAP must be a whole number, got '1MB'"),
+    ("GLINT_SCAN_PRIORITY", "3", "GLINT_SCAN_PRIORITY must be between 0 and 2, got 3"),
+    ("GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
+])
+def test_a_bad_tuning_variable_is_named(var, value, message):
+    """The scan's GLINT_* knobs are checked where they are read: a bad value
+    is a GlintError naming the variable, not a ValueError or a silent
+    misreading."""
+    import os
+    import subprocess
+    import sys
+    code = ("import glint\ntry:\n    import glint.exec.scan, glint.storage.transfer\n"
+            "except glint.GlintError as e:\n    print('ERR', e)\n")
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and f"ERR {message}" in r.stdout, r.stdout + r.stderr

@@ -27,6 +27,7 @@ import torch
 from .. import trace
 from ..errors import GlintIOError
 from ..plan.expr import Field
+from ..settings import env_int
 from ..storage.column import Batch, Column
 from ..storage.parquet_pages import RawChunk
 from ..storage.parquet_pages import RAW_CODECS as _RAW_CODECS
@@ -46,13 +47,13 @@ PREFETCH = 2          # chunks decoded / uploaded ahead of the one being compute
 # on CUDA, chunks whose copies are started before the oldest started one is
 # decoded and handed on (GLINT_UPLOAD_AHEAD): the staging threads always have
 # a chunk's windows to fill while the upload thread queues the decoding
-UPLOAD_AHEAD = max(1, int(os.environ.get("GLINT_UPLOAD_AHEAD", "2")))
+UPLOAD_AHEAD = env_int("GLINT_UPLOAD_AHEAD", 2, 1)
 # CUDA streams of a scan's own (GLINT_SCAN_STREAMS, 0: none, all on the
 # consumer's stream): the chunks' copies run on the first, and the columns
 # decoded from their pages on the others, beside the query's kernels and
 # beside each other (the decoder's kernels wait on memory, one page or block
 # a program: several chunks' at once fill the GPU better than one)
-SCAN_STREAMS = int(os.environ.get("GLINT_SCAN_STREAMS", "4"))
+SCAN_STREAMS = env_int("GLINT_SCAN_STREAMS", 4, 1)
 # a chunk's columns decoded from their bytes as stored go through the page
 # kernels together (GLINT_RAW_TOGETHER=0: one column at a time): the host's
 # part of a decode (tens of torch calls and kernel launches) is paid once
@@ -61,8 +62,8 @@ _RAW_KEY = ("raw columns",)
 # the scans' tasks ordered by when the query needs them: 1, by (the scan's
 # rank, the chunk); 2, by (the chunk, the scan's rank): every scan's first
 # chunk first; 0: first come, first served (GLINT_SCAN_PRIORITY)
-SCAN_PRIORITY = int(os.environ.get("GLINT_SCAN_PRIORITY", "2"))
-STRING_TASK_GROUPS = int(os.environ.get("GLINT_STRING_TASK_GROUPS", 64))     # (env: experiments)
+SCAN_PRIORITY = env_int("GLINT_SCAN_PRIORITY", 2, 0, 2)
+STRING_TASK_GROUPS = env_int("GLINT_STRING_TASK_GROUPS", 64, 1)     # (env: experiments)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
 

@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 import torch
 
 from ..errors import GlintIOError, NotSupported
+from ..settings import env_int
 from .parquet_meta import ThriftError, _skip, _varint
 
 # PageType
@@ -1199,7 +1200,7 @@ class RawIndex(Sequence):
         return self._entries[g]
 
 
-RAW_INDEX_BLOCK = int(os.environ.get("GLINT_RAW_INDEX_BLOCK", 64))           # (env: experiments)
+RAW_INDEX_BLOCK = env_int("GLINT_RAW_INDEX_BLOCK", 64, 1)           # (env: experiments)
 
 
 def raw_index(meta: pq.FileMetaData, column: int) -> RawIndex | None:

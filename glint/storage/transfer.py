@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from .. import trace
+from ..settings import env_int
 from .column import Column
 
 BUFFER_BYTES = 16 << 20
@@ -45,7 +46,7 @@ def _default_buffers() -> int:
 
 # pinned buffers per device (GLINT_PINNED_BUFFERS sets it): a window's
 # buffer is reused once its copy is done
-BUFFERS = int(os.environ.get("GLINT_PINNED_BUFFERS", 0)) or _default_buffers()
+BUFFERS = env_int("GLINT_PINNED_BUFFERS", 0, 0) or _default_buffers()
 
 
 class PinnedPool:
@@ -126,7 +127,7 @@ def staging_pool():
     with _POOLS_LOCK:
         if _STAGING is None:
             from .priority_pool import PriorityPool
-            n = int(os.environ.get("GLINT_STAGING_THREADS", "0")) or max(4, (os.cpu_count() or 8) // 2)
+            n = env_int("GLINT_STAGING_THREADS", 0, 0) or max(4, (os.cpu_count() or 8) // 2)
             _STAGING = PriorityPool(n, "glint-stage")
         return _STAGING
 
@@ -487,7 +488,7 @@ def narrow_type(lo, hi, itemsize: int):
 # (5,507 reads: a row group's four columns in one), and the five SF 100
 # queries of coldpass.py took 11.2 s against 11.5-13.9 s
 # (bench/results/streaming-13)
-_GAP_BYTES = int(os.environ.get("GLINT_READ_GAP", 1 << 20))
+_GAP_BYTES = env_int("GLINT_READ_GAP", 1 << 20, 0)
 _SCRATCH = threading.local()
 
 
