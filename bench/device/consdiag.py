@@ -1,13 +1,16 @@
 """Where a cold query's consumer time goes (fresh process, the bench's
 warm-up, each query once on a fresh connection):
-python3 bench/device/consdiag.py SF QUERIES [sync]
+python3 bench/device/consdiag.py SF QUERIES [sync|warm]
 Per query: the wall, the process's CPU seconds (user + system, all threads:
 near 16 x wall means the host's cores are the bound), the main thread's CPU
 seconds, the consumer's wait for chunks, and with ``sync`` the time the
 consumer waited for each handed-on chunk's device work (copies and page
 decoding) before computing on it (an event.synchronize() put in front of the
 consumer's wait_event: the device's latency for a chunk, not hidden by
-the consumer's own work)."""
+the consumer's own work); with ``warm`` the same for each query's second
+run on its connection (its columns cached on the device).
+GIL_MARK=FILE: before each query the pid is written to FILE, then 2 s of
+sleep (a profiler attaches: bench/device/blockprof.sh)."""
 import os
 import resource
 import sys
@@ -21,7 +24,9 @@ from glint.api import resolve_device
 from glint.bench import harness, tpch
 
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
-sync = len(sys.argv) > 3 and sys.argv[3] == "sync"
+mode = sys.argv[3] if len(sys.argv) > 3 else "plain"
+sync, warm = mode == "sync", mode == "warm"
+mark = os.environ.get("GIL_MARK")
 d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device(os.environ.get("DEV", "cuda"))
 dev.type == "cuda" and torch.zeros(1, device=dev)
@@ -46,6 +51,12 @@ for q in qs:
     con = glint.connect(device=dev)
     tpch.load_tpch(con, directory=d, progress=False)
     dev.type == "cuda" and torch.cuda.synchronize()
+    if warm:
+        con.sql(tpch.tpch_query(q)).arrow()
+        dev.type == "cuda" and torch.cuda.synchronize()
+    if mark:
+        open(mark, "w").write(str(os.getpid()))
+        time.sleep(2)
     waited[:] = [0.0, 0]
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     m0 = time.thread_time()
@@ -66,6 +77,6 @@ for q in qs:
                  f"ctx switches vol {r1.ru_nvcsw - r0.ru_nvcsw} invol {r1.ru_nivcsw - r0.ru_nivcsw}")
     con.close()
     harness._release(dev)
-print(f"{'sync' if sync else 'plain'} {tag}: total {tot:.2f} s", flush=True)
+print(f"{mode} {tag}: total {tot:.2f} s", flush=True)
 for x in lines:
     print("   ", x, flush=True)
