@@ -464,6 +464,43 @@ def test_file_handles_close_once_unused(tmp_path):
     assert out.tolist() == [20, 21, 22, 23]
 
 
+def test_file_handles_threads_and_close(tmp_path):
+    """FileHandles takes no lock on a read's way: threads read through one
+    scan's handles while it is closed midway; every read gets its bytes,
+    and once all are done no file is left open."""
+    import threading
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"f{i}.bin"
+        p.write_bytes(bytes((i * 7 + j) % 256 for j in range(4096)))
+        paths.append(str(p))
+    fds_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    files = pp.FileHandles()
+    errors = []
+    started = threading.Barrier(9)
+
+    def reader(k):
+        started.wait()
+        out = np.zeros(16, dtype=np.uint8)
+        for n in range(400):
+            i = (k + n) % 3
+            at = (k * 31 + n * 17) % 4000
+            pp.read_file_into(paths[i], at, out, files)
+            if out.tolist() != [(i * 7 + at + j) % 256 for j in range(16)]:
+                errors.append((k, n))
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    started.wait()
+    files.close()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert files._fds == {} and not files._active
+    if fds_before is not None:
+        assert len(os.listdir("/proc/self/fd")) == fds_before
+
+
 def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
     """RawIndex: a row group's entry made on first use, RAW_INDEX_BLOCK row
     groups at a time (a cold scan's first chunk waited for the whole file's),

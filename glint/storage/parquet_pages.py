@@ -36,6 +36,7 @@ naming the column; malformed bytes raise :class:`glint.errors.GlintIOError`.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from collections.abc import Sequence
@@ -884,20 +885,35 @@ class FileHandles:
 
     def __init__(self):
         self._fds: dict[str, int] = {}
-        self._users = 0
+        self._active: set = set()           # the reads using an fd now (a token each)
+        self._tokens = itertools.count()
         self._closed = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()       # (opening a file, closing them all)
 
     @contextlib.contextmanager
     def fd(self, path: str):
-        with self._lock:
-            fd = None
+        # No lock on the way of a read (a dozen staging and decoding threads
+        # read through one scan's handles; a lock whose holder lost the GIL
+        # inside it held them all up): the token goes into the set before
+        # ``_closed`` is read, and close() sets ``_closed`` before it looks
+        # at the set, so a read that sees the handles open is seen by close()
+        # (set.add / discard and next() on a count are single steps under the GIL).
+        token = next(self._tokens)
+        self._active.add(token)
+        fd = None
+        try:
             if not self._closed:
                 fd = self._fds.get(path)
                 if fd is None:
-                    fd = self._fds[path] = os.open(path, os.O_RDONLY)
-                self._users += 1
-        if fd is None:
+                    with self._lock:
+                        fd = self._fds.get(path)
+                        if fd is None:
+                            fd = self._fds[path] = os.open(path, os.O_RDONLY)
+        except BaseException:
+            self._done(token)
+            raise
+        if fd is None:                      # closed: a fresh open of this read's own
+            self._done(token)
             fd = os.open(path, os.O_RDONLY)
             try:
                 yield fd
@@ -907,16 +923,17 @@ class FileHandles:
         try:
             yield fd
         finally:
-            with self._lock:
-                self._users -= 1
-                if self._closed and not self._users:
-                    self._close_all()
+            self._done(token)
+
+    def _done(self, token) -> None:
+        self._active.discard(token)
+        if self._closed and not self._active:
+            self._close_all()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            if not self._users:
-                self._close_all()
+        self._closed = True
+        if not self._active:
+            self._close_all()
 
     def __del__(self):          # a scan dropped without closing: its files are not left open
         try:
@@ -925,7 +942,8 @@ class FileHandles:
             pass
 
     def _close_all(self) -> None:
-        fds, self._fds = list(self._fds.values()), {}
+        with self._lock:
+            fds, self._fds = list(self._fds.values()), {}
         for fd in fds:
             os.close(fd)
 
