@@ -794,15 +794,26 @@ _RAW_CODEC_NAMES = {0: "UNCOMPRESSED", 1: "SNAPPY"}
 RAW_ENCODINGS = frozenset(("PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"))
 
 
-@dataclass(frozen=True)
 class FileRange:
     """Bytes of a file not read yet: ``size`` bytes from ``start``. The
     scan's staging reads them straight into its pinned buffers
     (glint.storage.transfer: no host copy in between); :meth:`read` reads
-    them into host memory (the reference path, the tests)."""
-    path: str
-    start: int
-    size: int
+    them into host memory (the reference path, the tests). (A plain class
+    with slots: a cold scan makes one per row group and column, under the
+    GIL, and a frozen dataclass's constructor cost several times more.)"""
+    __slots__ = ("path", "start", "size")
+
+    def __init__(self, path: str, start: int, size: int):
+        self.path, self.start, self.size = path, start, size
+
+    def __repr__(self) -> str:
+        return f"FileRange({self.path!r}, {self.start}, {self.size})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FileRange) and (self.path, self.start, self.size) == \
+            (other.path, other.start, other.size)
+
+    __hash__ = None
 
     def __len__(self) -> int:
         return self.size
@@ -822,10 +833,17 @@ def read_file_into(path: str, start: int, out, files: "FileHandles | None" = Non
     ``out`` a list of such buffers, into them one after the other (one
     system call); errors name the file."""
     try:
-        bufs = [memoryview(b).cast("B") for b in out] if isinstance(out, list) else [memoryview(out).cast("B")]
+        bufs = [_byte_view(b) for b in out] if isinstance(out, list) else [_byte_view(out)]
         _preadv(path, start, bufs, files)
     except FileNotFoundError:
         raise GlintIOError(f"No such file: {path!r} (it was there when the table was registered)") from None
+
+
+def _byte_view(b) -> memoryview:
+    """A writable buffer as a memoryview of bytes (no new view when it is one)."""
+    if type(b) is memoryview and b.format == "B":
+        return b
+    return memoryview(b).cast("B")
 
 
 def _pread_into(path: str, start: int, mv: memoryview, files: "FileHandles | None" = None) -> None:
@@ -847,8 +865,11 @@ def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = Non
         finally:
             os.close(fd)
     else:
-        with files.fd(path) as fd:
+        fd, token = files.acquire(path)
+        try:
             got = _preadv_fd(fd, start, bufs, n)
+        finally:
+            files.release(fd, token)
     if got != n:
         raise GlintIOError(f"{path}: the bytes at {start}..{start + n} run past the end of the file "
                            "(it changed after it was registered)")
@@ -892,6 +913,15 @@ class FileHandles:
 
     @contextlib.contextmanager
     def fd(self, path: str):
+        fd, token = self.acquire(path)
+        try:
+            yield fd
+        finally:
+            self.release(fd, token)
+
+    def acquire(self, path: str) -> tuple[int, object]:
+        """(an open fd of the file, a token for release()): the scan's, or a
+        fresh one of this read's own once the handles are closed."""
         # No lock on the way of a read (a dozen staging and decoding threads
         # read through one scan's handles; a lock whose holder lost the GIL
         # inside it held them all up): the token goes into the set before
@@ -900,7 +930,6 @@ class FileHandles:
         # (set.add / discard and next() on a count are single steps under the GIL).
         token = next(self._tokens)
         self._active.add(token)
-        fd = None
         try:
             if not self._closed:
                 fd = self._fds.get(path)
@@ -909,20 +938,17 @@ class FileHandles:
                         fd = self._fds.get(path)
                         if fd is None:
                             fd = self._fds[path] = os.open(path, os.O_RDONLY)
+                return fd, token
         except BaseException:
             self._done(token)
             raise
-        if fd is None:                      # closed: a fresh open of this read's own
-            self._done(token)
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                yield fd
-            finally:
-                os.close(fd)
-            return
-        try:
-            yield fd
-        finally:
+        self._done(token)
+        return os.open(path, os.O_RDONLY), None
+
+    def release(self, fd: int, token) -> None:
+        if token is None:
+            os.close(fd)
+        else:
             self._done(token)
 
     def _done(self, token) -> None:
@@ -1406,6 +1432,46 @@ def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> No
     dec[:, 2] = torch.where(is_idx, torch.where(too_wide, 0, first), w)
 
 
+def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.ndarray:
+    """The page walk's chunk table rows (glint.kernels.parquet_raw's
+    CHUNK_FIELDS) of one column's raw chunks: their bytes at ``base`` +
+    ``layout.at`` in the buffer, their decompressed bodies from ``dst`` on,
+    their pages' rows from ``page`` on, each chunk RawChunk.pages_cap page
+    rows (built with numpy: a cold scan chunk has thousands of raw chunks,
+    and a row of Python per chunk, under the GIL, held up the query's own
+    thread)."""
+    from ..kernels import parquet_raw as K
+    n = len(chunks)
+    out = np.empty((n, K.CHUNK_FIELDS), dtype=np.int64)
+    if not n:
+        return out
+    fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
+                        c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
+                       for c in chunks], dtype=np.int64).reshape(n, 7)
+    rows, usize = fields[:, 0], fields[:, 1]
+    at = np.asarray(layout.at, dtype=np.int64) + base
+    dict_at = np.asarray(layout.dict_at, dtype=np.int64)
+    cap = np.maximum(RAW_PAGES, rows // 5000 + usize // 65536 + 8)          # RawChunk.pages_cap
+    span = (usize + 7) // 8 * 8 + 8 * cap
+    dst_end = dst + np.cumsum(span)
+    page_end = page + np.cumsum(cap)
+    out_end = np.cumsum(rows)
+    out[:, K.C_START] = at
+    out[:, K.C_END] = at + fields[:, 2]
+    out[:, K.C_OUT] = out_end - rows
+    out[:, K.C_DST] = dst_end - span
+    out[:, K.C_DST_END] = dst_end
+    out[:, K.C_PAGE] = page_end - cap
+    out[:, K.C_VALUES] = rows
+    out[:, K.C_CODEC] = fields[:, 3]
+    out[:, K.C_CAP] = cap
+    out[:, K.C_DICT_AT] = np.where(dict_at >= 0, dict_at + base, -1)
+    out[:, K.C_DICT_N] = fields[:, 4]
+    out[:, K.C_DICT_SIZE] = fields[:, 5]
+    out[:, K.C_CODES] = fields[:, 6]
+    return out
+
+
 def decode_raw_many(items: list, data: torch.Tensor, room=None):
     """decode_raw's way without waiting (``exact`` off) for several columns
     at once, so that their pages go through one pass of the kernels (the
@@ -1421,25 +1487,22 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
     from ..kernels.hybrid import decode_pages_triton
     device = data.device
     order = sorted(range(len(items)), key=lambda i: items[i][0][0].dtype.itemsize)
-    rows, spans = [], {}
-    dst = page = 0
+    blocks, spans = [], {}
+    n_rows = dst = page = 0
     for i in order:
         chunks, layout, base = items[i]
-        r0, p0, out = len(rows), page, 0
-        for a, d, c in zip(layout.at, layout.dict_at, chunks):
-            k = c.pages_cap()
-            span = (c.usize + 7) // 8 * 8 + 8 * k
-            rows.append([base + a, base + a + len(c.source), out, dst, dst + span, page, c.rows, c.codec, k,
-                         base + d if d >= 0 else -1, c.dict_n, 0 if c.dictionary is None else len(c.dictionary),
-                         int(c.codes)])
-            out += c.rows
-            dst += span
-            page += k
-        spans[i] = (r0, len(rows), p0, page, out)
-    nbytes = dst + 16 + 8 * (len(rows) * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
+        block = _chunk_table(chunks, layout, base, dst, page)
+        blocks.append(block)
+        r0, p0 = n_rows, page
+        n_rows += len(chunks)
+        dst = int(block[-1, K.C_DST_END]) if len(chunks) else dst
+        page += int(block[:, K.C_CAP].sum())
+        spans[i] = (r0, n_rows, p0, page, int(block[:, K.C_VALUES].sum()))
+    nbytes = dst + 16 + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
         sum(spans[i][4] * items[i][0][0].dtype.itemsize for i in order)
     with room(nbytes) if room is not None else contextlib.nullcontext():
-        table = to_device(torch.tensor(rows, dtype=torch.int64).reshape(-1, K.CHUNK_FIELDS), device)
+        rows = np.concatenate(blocks) if blocks else np.zeros((0, K.CHUNK_FIELDS), dtype=np.int64)
+        table = to_device(torch.from_numpy(rows), device)
         err = torch.zeros(1, dtype=torch.int32, device=device)
         # rows past a chunk's pages copy nothing and decode nothing
         pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
