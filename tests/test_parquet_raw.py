@@ -519,3 +519,28 @@ def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
         assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"       # only row groups 8-11 made
         assert idx[-1] == want[-1] and idx[3:7] == want[3:7] and list(idx) == want and all(idx._done)
         assert all(e is not None for e in want)
+
+
+def test_raw_chunks_in_one_call_equal_one_by_one(tmp_path):
+    """Table.raw_chunks (a cold scan chunk's thousands of row groups in one
+    loop) gives what raw_chunk gives fragment by fragment: the same lazy
+    chunks (file, offset, sizes, codec, dictionary span, codes), None where
+    the device cannot decode one, over several files."""
+    import glint
+    for i in range(2):
+        rng = np.random.default_rng(i)
+        schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False),
+                            pa.field("f", pa.float64(), nullable=False)])
+        pq.write_table(pa.table({"a": rng.integers(0, 1000, 900), "s": [f"v{x}" for x in rng.integers(0, 5, 900)],
+                                 "f": rng.random(900)}, schema=schema), str(tmp_path / f"p{i}.parquet"),
+                       row_group_size=200, compression=["snappy", "none"][i])
+    con = glint.connect(device="cpu")
+    con.read_parquet(str(tmp_path / "*.parquet"), "t")
+    t = con.table("t")
+    frags = list(range(len(t.fragments)))[::-1] + [0, 3]
+    assert len(t.fragments) == 10
+    for c in ("a", "s", "f"):
+        got = t.raw_chunks(frags, c)
+        want = [t.raw_chunk(f, c) for f in frags]
+        assert got == want and all(g is not None for g in got), c
+        assert {g.source.path for g in got} == {str(tmp_path / f"p{i}.parquet") for i in range(2)}

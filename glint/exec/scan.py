@@ -469,8 +469,12 @@ class ChunkReader:
                     order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
                     # (a string column's chunk whose row groups are not all
                     # dictionary-encoded as stored: read by pyarrow)
+                    # the string columns' raw chunks, made here for the check
+                    # (and used below for the fragments not planned yet)
+                    string_raws = {c: self.table.raw_chunks(order, c) for c in missing
+                                   if c in self.device_cols and c in self.string_cols}
                     on_device = tuple(c for c in missing if c in self.device_cols and (
-                        c not in self.string_cols or all(self.table.has_raw(f, c) for f in order)))
+                        c not in self.string_cols or all(r is not None for r in string_raws[c])))
                     host_cols = tuple(c for c in missing if c not in on_device)
                     decoded = set(on_device)        # columns some piece of the chunk decodes from its file
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
@@ -499,13 +503,14 @@ class ChunkReader:
                             # the dictionary pages of the chunk's row groups: a task per
                             # STRING_TASK_GROUPS of them (a chunk's first upload waits
                             # for all of them: one task took 70 ms for TPC-H Q1's 292)
+                            by_frag = dict(zip(order, string_raws[c]))
                             for a in range(0, len(new), STRING_TASK_GROUPS):
                                 part = new[a:a + STRING_TASK_GROUPS]
-                                fut = self._submit(pool, self._strings, [self.table.raw_chunk(f, c) for f in part])
+                                fut = self._submit(pool, self._strings, [by_frag[f] for f in part])
                                 plans.update(((f, c), (fut, i)) for i, f in enumerate(part))
-                        else:
-                            for f in new:
-                                plans[(f, c)] = self._raw_or_plan(pool, f, c)
+                        elif new:
+                            for f, raw in zip(new, self.table.raw_chunks(new, c)):
+                                plans[(f, c)] = self._raw_or_plan(pool, f, c, raw)
                         chunk_plans[c] = (order, [plans[(f, c)] for f in order], final)
                     io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
                 if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
@@ -577,14 +582,14 @@ class ChunkReader:
             io.convert_s += t2 - t1
         return host
 
-    def _raw_or_plan(self, pool, fragment: int, column: str):
-        """A fragment's column for the device decoder: its bytes as stored,
-        left in the file for the staging to read (a RawChunk: no work here),
-        or else a future of the pool's _plan (see _resolve)."""
-        raw = self.table.raw_chunk(fragment, column)
+    def _raw_or_plan(self, pool, fragment: int, column: str, raw: RawChunk | None):
+        """A fragment's column for the device decoder: its bytes as stored
+        (``raw``, from Table.raw_chunks), left in the file for the staging
+        to read (no work here), or else a future of the pool's _plan (see
+        _resolve)."""
         if raw is None:
             return self._submit(pool, self._plan, fragment, column)
-        if raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES and HOST_DICTIONARIES:
+        if HOST_DICTIONARIES and raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES:
             return self._submit(pool, self._host_dictionary, raw)
         return raw
 

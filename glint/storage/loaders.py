@@ -490,6 +490,30 @@ class ParquetSource:
             named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
         return _read_raw(named[0], entry, where=named[1] + str(g), lazy=True)
 
+    def raw_chunks(self, fragments, name: str, dtype) -> list:
+        """raw_chunk of each fragment (a cold scan chunk asks for thousands:
+        one loop with the lookups made once per file)."""
+        from .parquet_pages import FileRange, RawChunk
+        where, names, out = self._where, self._raw_names, []
+        last, index, named = None, None, None
+        for fragment in fragments:
+            fi, g = where[fragment]
+            if fi != last:
+                last = fi
+                index = self._leaf_index(fi, name, dtype)[1]
+                named = names.get(fi)
+                if named is None:
+                    named = names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
+            entry = None if index is None else index[g]
+            if entry is None:
+                out.append(None)
+                continue
+            # (read_raw, lazy, inlined)
+            dt, start, size, rows, codec, usize, dict_span, codes = entry
+            out.append(RawChunk(dt, rows, codec, usize, FileRange(named[0], start, size), named[1] + str(g),
+                                dict_span if dict_span < size else 0, None, 0, codes))
+        return out
+
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.storage.parquet_pages.raw_index) of a column in
         file ``fi``, made once."""

@@ -392,6 +392,20 @@ class Table:
             values = values.to(want)
         return Column(dtype, values, valid)
 
+    def raw_chunks(self, fragments: Sequence[int], column: str) -> list:
+        """raw_chunk of each of these fragments (None where the device
+        cannot decode one as stored), in one call."""
+        f = getattr(self._src, "raw_chunks", None)
+        if f is None:
+            return [self.raw_chunk(g, column) for g in fragments]
+        out = f(fragments, column, self.schema[column])
+        frags = self.fragments
+        for g, chunk in zip(fragments, out):
+            if chunk is not None and chunk.rows != frags[g].rows:
+                raise GlintError(f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, "
+                                 f"expected {frags[g].rows}")
+        return out
+
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
         """Bytes the source reads from its files for these columns of the chunk."""
         return self._src.bytes_of(sorted({f for f, _, _ in chunk.pieces}), columns)

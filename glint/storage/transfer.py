@@ -335,6 +335,31 @@ class _Write:
         self.count = int(src.shape[0]) if src is not None else int(count)
 
 
+_U8 = np.dtype(np.uint8)
+
+
+def _raw_writes(segments) -> list[_Write]:
+    """_Writes of (offset, bytes or glint.storage.parquet_pages.FileRange)
+    segments, empty ones left out (made without _Write's general
+    constructor: a cold scan chunk has thousands, made under the GIL)."""
+    from .parquet_pages import FileRange
+    out = []
+    new = _Write.__new__
+    for off, seg in segments:
+        if type(seg) is FileRange:
+            n = seg.size
+            if not n:
+                continue
+            w = new(_Write)
+            w.off, w.dtype, w.src, w.add, w.fill, w.count, w.file = off, _U8, None, 0, None, n, seg
+        else:
+            if not len(seg):
+                continue
+            w = _Write(off, _U8, src=np.frombuffer(seg, dtype=np.uint8))
+        out.append(w)
+    return out
+
+
 class _Spec:
     """Where one column's components lie in the piece's device buffer."""
     __slots__ = ("dtype", "rows", "data", "valid", "offsets", "bytes", "sorted_unique", "wide")
@@ -492,33 +517,38 @@ _GAP_BYTES = env_int("GLINT_READ_GAP", 1 << 20, 0)
 _SCRATCH = threading.local()
 
 
-def _file_run(buf: np.ndarray, w: int, end: int, writes: list[_Write], k: int, files) -> int:
+def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int:
     """Reads writes[k] (a file range wholly inside the window [w, end)) and
     the file writes after it that continue it in the same file (after at
     most _GAP_BYTES not wanted) with one system call; returns the index of
-    the first write not read."""
-    first = writes[k].file
-    bufs = [buf[writes[k].off - w:writes[k].off + writes[k].count - w]]
+    the first write not read. ``buf``: the window's pinned buffer (a
+    memoryview of bytes)."""
+    wr = writes[k]
+    first = wr.file
+    path = first.path
+    bufs = [buf[wr.off - w:wr.off + wr.count - w]]
     pos = first.start + first.size
     j = k + 1
-    while j < len(writes):
+    n = len(writes)
+    while j < n:
         nx = writes[j]
         f = nx.file
-        if f is None or f.path != first.path or nx.off + nx.count > end:
+        if f is None or f.path != path:
             break
+        stop = nx.off + nx.count
         gap = f.start - pos
-        if gap < 0 or gap > _GAP_BYTES:
+        if stop > end or gap < 0 or gap > _GAP_BYTES:
             break
         if gap:
             scratch = getattr(_SCRATCH, "buf", None)
             if scratch is None:
-                scratch = _SCRATCH.buf = np.empty(_GAP_BYTES, dtype=np.uint8)
+                scratch = _SCRATCH.buf = memoryview(np.empty(_GAP_BYTES, dtype=np.uint8)).cast("B")
             bufs.append(scratch[:gap])
-        bufs.append(buf[nx.off - w:nx.off + nx.count - w])
+        bufs.append(buf[nx.off - w:stop - w])
         pos = f.start + f.size
         j += 1
     from .parquet_pages import read_file_into
-    read_file_into(first.path, first.start, bufs, files)
+    read_file_into(path, first.start, bufs, files)
     return j
 
 
@@ -528,6 +558,7 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
     finished (it goes on in the next window). ``files``: the files' open
     handles (glint.storage.parquet_pages.FileHandles)."""
     end = w + size
+    view = None
     while k < len(writes):
         wr = writes[k]
         if wr.off >= end:
@@ -535,7 +566,9 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
         isz = wr.dtype.itemsize
         stop = wr.off + wr.count * isz
         if wr.file is not None and wr.off >= w and stop <= end:
-            k = _file_run(buf, w, end, writes, k, files)
+            if view is None:
+                view = memoryview(buf).cast("B")
+            k = _file_run(view, w, end, writes, k, files)
             continue
         b0, b1 = max(wr.off, w), min(stop, end)
         if b1 > b0:
@@ -618,9 +651,7 @@ class StackedUpload:
         for key, (size, segments) in (raw or {}).items():
             layout = self.layouts[key] = _StackLayout()
             layout.total = size
-            layout.writes = [_Write(off, np.uint8, file=seg, count=len(seg)) if hasattr(seg, "read_into")
-                             else _Write(off, np.uint8, src=np.frombuffer(seg, dtype=np.uint8))
-                             for off, seg in segments if len(seg)]
+            layout.writes = _raw_writes(segments)
             self.raw.append(key)
         self.bytes = sum(la.total for la in self.layouts.values())
         self.dst: dict = {}
