@@ -544,3 +544,10 @@ def test_raw_chunks_in_one_call_equal_one_by_one(tmp_path):
         want = [t.raw_chunk(f, c) for f in frags]
         assert got == want and all(g is not None for g in got), c
         assert {g.source.path for g in got} == {str(tmp_path / f"p{i}.parquet") for i in range(2)}
+    # the IO counter's bytes (ParquetSource.bytes_of: an array per column), a fragment counted as often as named
+    metas = [pq.read_metadata(str(tmp_path / f"p{i}.parquet")) for i in range(2)]
+    sizes = [m.row_group(g).column(j).total_compressed_size for m in metas for g in range(m.num_row_groups)
+             for j in (0, 2)]
+    per_frag = [sizes[2 * f] + sizes[2 * f + 1] for f in range(10)]
+    assert t._src.bytes_of(frags, ["a", "f"]) == sum(per_frag[f] for f in frags)
+    assert t._src.bytes_of([], ["a"]) == 0 and t._src.bytes_of([1], ["nope"]) == 0

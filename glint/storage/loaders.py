@@ -25,6 +25,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -546,20 +547,22 @@ class ParquetSource:
         return self.metas[fi].row_group(g).column(ci)
 
     def bytes_of(self, fragments, columns) -> int:
+        """Compressed bytes of these columns in these fragments (the scan's
+        IO counter: a cold scan asks once per chunk, for thousands of row
+        groups, so each column's sizes are an array made once)."""
+        idx = np.fromiter(fragments, dtype=np.int64)
         total = 0
-        for i in fragments:
-            for c in columns:
-                n = self._size_cache.get((i, c))
-                if n is None:
-                    fi, g = self._where[i]
-                    index = self._leaves.get((fi, c), (None, None))[1]      # (read already, when the scan has it)
-                    if index is not None and index[g] is not None:
-                        n = index[g][2]
-                    else:
-                        cc = self._column_chunk(i, c)
-                        n = 0 if cc is None else cc.total_compressed_size
-                    self._size_cache[(i, c)] = n
-                total += n
+        for c in columns:
+            sizes = self._size_cache.get(c)
+            if sizes is None:
+                ci = self._col_index.get(c)
+                sizes = np.zeros(len(self._where), dtype=np.int64)
+                if ci is not None:
+                    metas, where = self.metas, self._where
+                    for i, (fi, g) in enumerate(where):
+                        sizes[i] = metas[fi].row_group(g).column(ci).total_compressed_size
+                self._size_cache[c] = sizes
+            total += int(sizes[idx].sum())
         return total
 
     def column_stats(self, i: int, name: str):

@@ -122,12 +122,17 @@ def staging_pool():
     """Threads that fill pinned windows and start their copies (memory-bound
     work, apart from the decoding threads so that a chunk's copies never
     queue behind the decoding of the chunks after it); the windows of the
-    chunk the query needs soonest first (glint.storage.priority_pool)."""
+    chunk the query needs soonest first (glint.storage.priority_pool).
+    A quarter of the cores, at least 4 (GLINT_STAGING_THREADS): a cold
+    query's threads hold the GIL 85-97% of its wall (py-spy --gil, TPC-H
+    SF 100 Q1 and Q12 on the device), so more staging threads only wait for
+    it; five SF 100 queries were no slower with 4 than with 8 on a 16-core
+    host, and 2 was worse once (bench/results/streaming-14)."""
     global _STAGING
     with _POOLS_LOCK:
         if _STAGING is None:
             from .priority_pool import PriorityPool
-            n = env_int("GLINT_STAGING_THREADS", 0, 0) or max(4, (os.cpu_count() or 8) // 2)
+            n = env_int("GLINT_STAGING_THREADS", 0, 0) or max(4, (os.cpu_count() or 16) // 4)
             _STAGING = PriorityPool(n, "glint-stage")
         return _STAGING
 
