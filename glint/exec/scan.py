@@ -43,6 +43,9 @@ HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "0") == "1"
 from ..storage.spill import column_nbytes
 from .base import PhysicalNode
 
+# a scan keeps at most this many string dictionary pages parsed (past it, a
+# task's own; a page is at most parquet_pages.STRING_DICTIONARY_BYTES)
+SEEN_PAGES = 4096
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
 # on CUDA, chunks whose copies are started before the oldest started one is
 # decoded and handed on (GLINT_UPLOAD_AHEAD): the staging threads always have
@@ -314,6 +317,10 @@ class ChunkReader:
         self._stop = threading.Event()
         from ..storage.parquet_pages import FileHandles
         self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
+        # string dictionary pages parsed so far, by their bytes as stored
+        # (RawChunk.with_strings' ``seen``), shared by the scan's tasks: a
+        # column of a few values stores the same few pages over and over
+        self._seen_pages: dict = {}
         # the scan's place among the query's scans in the order the run asks
         # for them (start_scans sets it; 0: a scan asked for now): its tasks
         # in the shared decoding and staging pools go before those of the
@@ -611,7 +618,7 @@ class ChunkReader:
         if self._stop.is_set():
             return None
         t0 = time.perf_counter()
-        seen: dict = {}
+        seen = self._seen_pages if len(self._seen_pages) < SEEN_PAGES else {}
         out = [raw.with_strings(self._files, seen) for raw in raws]
         t1 = time.perf_counter()
         trace.add("dictionary", t0, t1, table=self.table.name, chunks=len(raws))
