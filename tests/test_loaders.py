@@ -449,3 +449,42 @@ def test_read_parquet_tables_reads_footers_side_by_side(tmp_path):
         con2.read_parquet_tables({"good": str(tmp_path / "t0.parquet"), "bad": str(tmp_path / "bad.parquet")})
     with pytest.raises(Exception, match="good"):
         con2.sql("SELECT * FROM good").arrow()
+
+
+def test_parquet_bounds_as_stored_equal_logical(tmp_path, monkeypatch):
+    """ParquetSource.column_stats takes a DATE's and an integer-stored
+    DECIMAL's min/max as stored (min_raw: no date or Decimal built) when
+    they are glint's values; the same bounds as through pyarrow's logical
+    values, for INT32 and INT64 decimals with negatives, and a wide
+    (fixed-length) decimal left to the logical path."""
+    import datetime
+    import decimal
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from glint.storage.loaders import ParquetSource
+    rng = np.random.default_rng(3)
+    n = 600
+    days = rng.integers(-800, 20000, n)
+    t = pa.table({
+        "d": pa.array([datetime.date(1970, 1, 1) + datetime.timedelta(days=int(x)) for x in days], pa.date32()),
+        "p": pa.array([decimal.Decimal(int(x)).scaleb(-2) for x in rng.integers(-10**8, 10**8, n)], pa.decimal128(9, 2)),
+        "q": pa.array([decimal.Decimal(int(x)).scaleb(-3) for x in rng.integers(-10**13, 10**13, n)],
+                      pa.decimal128(15, 3)),
+        "w": pa.array([decimal.Decimal(int(x)).scaleb(-4) for x in rng.integers(-10**15, 10**15, n)],
+                      pa.decimal128(30, 4)),
+    })
+    path = str(tmp_path / "b.parquet")
+    pq.write_table(t, path, row_group_size=100, store_decimal_as_integer=True)
+    meta = pq.read_metadata(path)
+    assert [meta.schema.column(i).physical_type for i in range(4)] == ["INT32", "INT32", "INT64",
+                                                                      "FIXED_LEN_BYTE_ARRAY"]
+    fast, slow = ParquetSource(path), ParquetSource(path)
+    monkeypatch.setattr(slow, "_raw_bounds", lambda *a: False)
+    for name in ("d", "p", "q", "w"):
+        got = [fast.column_stats(i, name) for i in range(6)]
+        assert got == [slow.column_stats(i, name) for i in range(6)], name
+        assert all(g is not None for g in got)
+    assert [fast._raw_bounds(0, c, fast._types[c]) for c in "dpqw"] == [True, True, True, False]
+    lo = min(fast.column_stats(i, "d")[0] for i in range(6))
+    assert lo == int(days.min())

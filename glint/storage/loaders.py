@@ -231,6 +231,7 @@ class ParquetSource:
             self._col_index = {rg.column(ci).path_in_schema: ci for ci in range(rg.num_columns)}
         self._stat_cache: dict = {}
         self._size_cache: dict = {}
+        self._raw_bound_kinds: dict = {}    # (file, column) -> whether its min/max are glint's values as stored
         self.fragments = []
         self._where = []                    # fragment -> (file index, row group)
         for fi, m in enumerate(metas):
@@ -565,6 +566,30 @@ class ParquetSource:
             total += int(sizes[idx].sum())
         return total
 
+    def _raw_bounds(self, fi: int, name: str, t) -> bool:
+        """Whether file ``fi`` stores column ``name``'s min/max as glint's own
+        values: a DATE as INT32 days, a DECIMAL as INT32/INT64 unscaled at
+        the column's scale. Then the statistics' raw values are taken as
+        they are: pyarrow's logical ``min`` builds a date or a Decimal first
+        (2 us each), and a scan's chunks_to_read, on the query's thread
+        before its scans start, reads every row group's bounds of each
+        pruning column (15 us a row group and column; TPC-H Q6 at SF 100:
+        three columns of 5,232 row groups)."""
+        key = (fi, name)
+        got = self._raw_bound_kinds.get(key)
+        if got is None:
+            got = False
+            ci = self._col_index.get(name)
+            if ci is not None and (t.kind == "DATE" or t.is_decimal):
+                col = self.metas[fi].schema.column(ci)
+                kind = col.logical_type.type
+                if t.kind == "DATE":
+                    got = kind == "DATE" and col.physical_type == "INT32"
+                else:
+                    got = kind == "DECIMAL" and col.physical_type in ("INT32", "INT64") and col.scale == t.scale
+            self._raw_bound_kinds[key] = got
+        return got
+
     def column_stats(self, i: int, name: str):
         """(min, max, null count) of a column in fragment i in glint's value
         representation, or None when the file has no usable statistics."""
@@ -580,6 +605,9 @@ class ParquetSource:
                 lo, hi = _timestamp_bound(st, st.min_raw), _timestamp_bound(st, st.max_raw)
                 if lo is not None and hi is not None:
                     out = (lo, hi, st.null_count)
+            elif st.has_min_max and self._raw_bounds(self._where[i][0], name, t):
+                lo, hi = int(st.min_raw), int(st.max_raw)
+                out = (lo, hi, st.null_count)
             elif st.has_min_max:
                 lo, hi = self._to_internal(st.min, t), self._to_internal(st.max, t)
                 if lo is not None and hi is not None:
