@@ -479,23 +479,13 @@ class ParquetSource:
 
     def raw_chunk(self, fragment: int, name: str, dtype):
         """Column ``name`` of one fragment as a lazy RawChunk (its bytes left
-        in the file), or None where the device cannot decode it as stored.
-        (A scan asks for one per row group and column, under the GIL: the
-        file's path and error prefix are made once per file.)"""
-        fi, g = self._where[fragment]
-        index = self._leaf_index(fi, name, dtype)[1]
-        entry = None if index is None else index[g]
-        if entry is None:
-            return None
-        named = self._raw_names.get(fi)
-        if named is None:
-            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
-        return _read_raw(named[0], entry, where=named[1] + str(g), lazy=True)
+        in the file), or None where the device cannot decode it as stored."""
+        return self.raw_chunks([fragment], name, dtype)[0]
 
     def raw_chunks(self, fragments, name: str, dtype) -> list:
-        """raw_chunk of each fragment (a cold scan chunk asks for thousands:
-        one loop with the lookups made once per file)."""
-        from .parquet_pages import FileRange, RawChunk
+        """raw_chunk of each fragment. A cold scan chunk asks for thousands,
+        under the GIL: one loop, with the raw index, the file's path and the
+        error prefix looked up once per file."""
         where, names, out = self._where, self._raw_names, []
         last, index, named = None, None, None
         for fragment in fragments:
@@ -507,13 +497,7 @@ class ParquetSource:
                 if named is None:
                     named = names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
             entry = None if index is None else index[g]
-            if entry is None:
-                out.append(None)
-                continue
-            # (read_raw, lazy, inlined)
-            dt, start, size, rows, codec, usize, dict_span, codes = entry
-            out.append(RawChunk(dt, rows, codec, usize, FileRange(named[0], start, size), named[1] + str(g),
-                                dict_span if dict_span < size else 0, None, 0, codes))
+            out.append(None if entry is None else _read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
         return out
 
     def _leaf_index(self, fi: int, name: str, dtype):

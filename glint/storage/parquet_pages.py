@@ -1097,7 +1097,7 @@ class RawChunk:
         without counting them first: RAW_PAGES, or more for a large chunk
         (writers cut pages at about 1 MiB or 20,000 values; a chunk with
         more pages than this is decoded again, exactly: see decode_raw)."""
-        return max(RAW_PAGES, self.rows // 5000 + self.usize // 65536 + 8)
+        return max(RAW_PAGES, _pages_cap(self.rows, self.usize))
 
     def release(self) -> None:
         """Give the bytes' buffer back to RAW_BUFFERS (the chunk is not read
@@ -1109,6 +1109,11 @@ class RawChunk:
                 obj = buf.obj
                 buf.release()
                 RAW_BUFFERS.put(obj)
+
+
+def _pages_cap(rows, usize):
+    """RawChunk.pages_cap before its floor of RAW_PAGES (ints or numpy arrays)."""
+    return rows // 5000 + usize // 65536 + 8
 
 
 def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
@@ -1451,7 +1456,7 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     rows, usize = fields[:, 0], fields[:, 1]
     at = np.asarray(layout.at, dtype=np.int64) + base
     dict_at = np.asarray(layout.dict_at, dtype=np.int64)
-    cap = np.maximum(RAW_PAGES, rows // 5000 + usize // 65536 + 8)          # RawChunk.pages_cap
+    cap = np.maximum(RAW_PAGES, _pages_cap(rows, usize))                   # RawChunk.pages_cap
     span = (usize + 7) // 8 * 8 + 8 * cap
     dst_end = dst + np.cumsum(span)
     page_end = page + np.cumsum(cap)
