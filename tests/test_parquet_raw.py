@@ -404,51 +404,123 @@ def test_large_string_dictionaries_are_not_codes(tmp_path):
     assert not pp.raw_readable(meta, 0, 0) and pp.read_raw_chunk(p, 0, 0) is None
 
 
+def _staged(segments, total, window, files):
+    """The buffer the staging fills from layout segments, a window at a time
+    (transfer._fill_window over transfer._raw_writes)."""
+    from glint.storage.transfer import _fill_window, _raw_writes
+    writes = _raw_writes(segments)
+    got = np.zeros(total, dtype=np.uint8)
+    k = 0
+    for w in range(0, total, window):
+        buf = np.zeros(window, dtype=np.uint8)
+        k = _fill_window(buf, w, min(window, total - w), writes, k, files)
+        got[w:w + window] = buf[:min(window, total - w)]
+    assert k == len(writes)
+    return got
+
+
 @pytest.mark.parametrize("window", [1 << 20, 4096, 1000])
 def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, window):
-    """layout_raw_together: several columns' raw chunks in one buffer, row
-    group by row group, so that the staging (transfer._fill_window) reads a
-    row group's neighbouring columns with one preadv (the small gap of a
-    string chunk's dictionary page read and dropped); windows that cut
-    chunks anywhere; the file handles of a scan (FileHandles) or a fresh
-    open per read. Every column decodes from the buffer to pyarrow's values."""
+    """layout_raw_together: several columns' raw chunks in one buffer, the
+    host's bytes (string codes) first, then the file's bytes as they lie
+    there, in runs: a row group's columns, the dictionary page between, and
+    the next row groups' (gaps under RUN_GAP) in one range, one pread per
+    range and window; windows that cut ranges anywhere; the file handles of
+    a scan (FileHandles) or a fresh open per read. Every column decodes from
+    the buffer to pyarrow's values, given as chunk lists or as a RawSet."""
     import os
-    from glint.storage.transfer import _fill_window, _Write
+    import glint
     path = str(tmp_path / "t.parquet")
     t = string_file(path, np.random.default_rng(4), n=4500)
     meta = pq.read_metadata(path)
-    cols = {"k": [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)], "s": _string_chunks(path, 1)}
-    d, cols["s"] = pp.string_codes(cols["s"])
-    lays, total, segments = pp.layout_raw_together(cols)
-    assert lays["k"].total == lays["s"].total == total
-    assert [a for a in lays["k"].at] < [a for a in lays["s"].at] and lays["s"].at[0] < lays["k"].at[1]
-    writes = [_Write(o, np.uint8, file=seg, count=len(seg)) if isinstance(seg, pp.FileRange)
-              else _Write(o, np.uint8, src=np.frombuffer(seg, dtype=np.uint8)) for o, seg in segments]
-    want = np.zeros(total, dtype=np.uint8)
-    for o, seg in segments:
-        want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, pp.FileRange) else seg, dtype=np.uint8)
-    calls = []
-    real = os.preadv
-    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(len(bufs)) or real(fd, bufs, at))
-    for files in (pp.FileHandles(), None):
-        calls.clear()
-        got = np.zeros(total, dtype=np.uint8)
-        k = 0
-        for w in range(0, total, window):
-            buf = np.zeros(window, dtype=np.uint8)
-            k = _fill_window(buf, w, min(window, total - w), writes, k, files)
-            got[w:w + window] = buf[:min(window, total - w)]
-        assert np.array_equal(got, want)
-        if window == 1 << 20:
-            # a row group's k and s (the dictionary page between) in one read, and
-            # the next row group's too (the column between is smaller than _GAP_BYTES)
-            assert len(calls) == 1 and calls[0] > len(segments) - 3
-        if files is not None:
-            files.close()
-    data = torch.from_numpy(got)
-    assert pp.decode_raw(cols["k"], data=data, layout=lays["k"])[0].numpy().tolist() == t.column("k").to_pylist()
-    codes = pp.decode_raw(cols["s"], data=data, layout=lays["s"])[0]
-    assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    as_set = con.table("t").raw_set([0, 1, 2], "k")
+    assert isinstance(as_set, pp.RawSet) and len(as_set) == 3 and con.table("t").raw_set([0], "s") is None
+    for k_chunks in ([pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)], as_set):
+        cols = {"k": k_chunks, "s": _string_chunks(path, 1)}
+        d, cols["s"] = pp.string_codes(cols["s"])
+        lays, total, segments = pp.layout_raw_together(cols)
+        assert lays["k"].total == lays["s"].total == total
+        # the codes first, then one range: the file from row group 0's k to row group 2's s
+        runs = segments[-1][1]
+        assert isinstance(runs, pp.FileRuns) and len(runs.start) == 1 and all(isinstance(s_, bytes)
+                                                                                for _, s_ in segments[:-1])
+        assert lays["k"].at < lays["s"].at and lays["s"].at[0] < lays["k"].at[1]
+        want = np.zeros(total, dtype=np.uint8)
+        for o, seg in segments:
+            want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, pp.FileRuns) else seg, dtype=np.uint8)
+        calls = []
+        real = os.preadv
+        monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(len(bufs)) or real(fd, bufs, at))
+        for files in (pp.FileHandles(), None):
+            calls.clear()
+            got = _staged(segments, total, window, files)
+            assert np.array_equal(got, want)
+            assert len(calls) == -(-total // window) + (window < total) or len(calls) <= -(-total // window) + 2
+            if window == 1 << 20:
+                assert calls == [1]
+            if files is not None:
+                files.close()
+        monkeypatch.setattr(os, "preadv", real)
+        data = torch.from_numpy(got)
+        assert pp.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == \
+            t.column("k").to_pylist()
+        codes = pp.decode_raw(cols["s"], data=data, layout=lays["s"])[0]
+        assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
+
+
+def test_runs_cut_at_gaps_and_files(tmp_path):
+    """layout_raw_together's runs: a gap of more than ``gap`` bytes between
+    two chunks' ranges starts a new range, a range never spans two files,
+    chunks given out of file order are laid out in it, and each chunk's
+    offset in the buffer holds its bytes."""
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"f{i}.bin"
+        p.write_bytes(bytes((i * 7 + j) % 251 for j in range(10_000)))
+        paths.append(str(p))
+
+    def chunk(f, start, size):
+        return pp.RawChunk(torch.int64, 1, 0, size, pp.FileRange(paths[f], start, size))
+    cols = {"a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
+            "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)]}
+    for gap, n_runs in ((0, 6), (5, 5), (150, 3), (10_000, 2)):
+        lays, total, segments = pp.layout_raw_together(cols, gap=gap)
+        (o, runs), = segments
+        assert len(runs.start) == n_runs and list(np.unique(runs.file)) == [0, 1]
+        assert all(a % 8 == 0 for a in runs.off) and total >= o + len(runs) + 8
+        got = _staged(segments, total, 64, None)
+        for c, chunks in cols.items():
+            for ch, at in zip(chunks, lays[c].at):
+                assert got[at:at + ch.source.size].tobytes() == ch.source.read()
+
+
+def test_raw_set_equals_raw_chunks(tmp_path):
+    """Table.raw_set: a scan chunk's numeric column as arrays, the same
+    chunks as raw_chunks (over two files, in any order); None for a string
+    column, or where a fragment has no raw chunk (NULLs); a row count that differs
+    from the fragment's is a clear error."""
+    import glint
+    for i in range(2):
+        rng = np.random.default_rng(i)
+        schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("f", pa.float64(), nullable=True)])
+        f = rng.random(900)
+        pq.write_table(pa.table({"a": rng.integers(0, 1000, 900), "f": pa.array(f, mask=(f < 0.1) if i else None)},
+                                schema=schema), str(tmp_path / f"p{i}.parquet"), row_group_size=200,
+                       compression=["snappy", "none"][i])
+    con = glint.connect(device="cpu")
+    con.read_parquet(str(tmp_path / "*.parquet"), "t")
+    t = con.table("t")
+    frags = list(range(len(t.fragments)))[::-1] + [0, 3]
+    got = t.raw_set(frags, "a")
+    assert list(got) == t.raw_chunks(frags, "a") and got.nbytes == sum(len(c.source) for c in got)
+    assert got[0].where.startswith("Parquet file '") and got[0].where.endswith("p1.parquet', row group 4")
+    assert t.raw_set(frags, "f") is None and t.raw_chunks(frags, "f") == [None] * len(frags)   # NULLs
+    t._src._leaves[(0, "a")][1]._fields[2, 1] += 1          # a row group's rows, as if the file changed
+    t._src._where_np = None
+    with pytest.raises(glint.GlintError, match="changed on disk"):
+        t.raw_set([0, 1], "a")
 
 
 def test_file_handles_close_once_unused(tmp_path):

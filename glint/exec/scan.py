@@ -29,7 +29,7 @@ from ..errors import GlintIOError
 from ..plan.expr import Field
 from ..settings import env_int
 from ..storage.column import Batch, Column
-from ..storage.parquet_pages import RawChunk
+from ..storage.parquet_pages import RawChunk, RawSet
 from ..storage.parquet_pages import RAW_CODECS as _RAW_CODECS
 
 SNAPPY = _RAW_CODECS["SNAPPY"]
@@ -286,7 +286,7 @@ def _string_plans(plans: dict) -> dict:
     from ..storage.parquet_pages import string_codes
     dicts = {}
     for c, (order, pl) in list(plans.items()):
-        if pl and isinstance(pl[0], RawChunk) and pl[0].codes:
+        if type(pl) is not RawSet and pl and isinstance(pl[0], RawChunk) and pl[0].codes:
             dicts[c], pl = string_codes(pl)
             plans[c] = (order, pl)
     return dicts
@@ -505,6 +505,11 @@ class ChunkReader:
                     cut = {g for g, _, stop in chunk.pieces if stop < self.table.fragments[g].rows}
                     final = tuple(f not in cut for f in order)
                     for c in on_device:
+                        # a numeric column's chunks all still in their files: one RawSet (arrays)
+                        rs = None if HOST_DICTIONARIES or c in self.string_cols else self.table.raw_set(order, c)
+                        if rs is not None:
+                            chunk_plans[c] = (order, rs, final)
+                            continue
                         new = [f for f in order if (f, c) not in plans]
                         if new and c in self.string_cols:
                             # the dictionary pages of the chunk's row groups: a task per
@@ -719,9 +724,9 @@ class ChunkReader:
         """The chunk's rows of a column decoded for its fragments (``order``,
         ``plans``: see _decode_pages)."""
         first, at = {}, 0
-        for f, p in zip(order, plans):
+        for f, rows in zip(order, plans.rows.tolist() if type(plans) is RawSet else [p.rows for p in plans]):
             first[f] = at
-            at += p.rows
+            at += rows
         ranges: list[list[int]] = []
         for f, start, stop in chunk.pieces:
             a, b = first[f] + start, first[f] + stop
@@ -814,6 +819,9 @@ class ChunkReader:
         layouts, raw, bases, together = {}, {}, {}, {}
         dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():
+            if type(pl) is RawSet and RAW_TOGETHER:
+                together[c] = pl
+                continue
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
                 if isinstance(pl[0], RawChunk) and RAW_TOGETHER:
                     together[c] = pl
@@ -979,7 +987,8 @@ class ChunkReader:
                 chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
-                plans = {c: (order, [_resolve(f) for f in futs]) for c, (order, futs, _) in chunk_plans.items()}
+                plans = {c: (order, futs if type(futs) is RawSet else [_resolve(f) for f in futs])
+                         for c, (order, futs, _) in chunk_plans.items()}
                 finals = {c: final for c, (_, _, final) in chunk_plans.items()}
                 with self._lock:
                     self._futures.difference_update(pieces)
@@ -994,6 +1003,7 @@ class ChunkReader:
                 elif missing:
                     for c in host:
                         cols[c] = _contiguous(concat_columns(host[c]))
+                    plans = {c: (order, list(pl)) for c, (order, pl) in plans.items()}   # (RawSets: the reference)
                     dicts = _string_plans(plans)
                     for c, (order, pl) in plans.items():
                         try:
@@ -1024,6 +1034,8 @@ class ChunkReader:
             event = self._to_device(chunk, host, plans, cols, begun)
         # raw chunks' bytes are on the device now: their buffers are reused
         for c, (order, pl) in plans.items():
+            if type(pl) is RawSet:          # (its bytes were never read into host buffers)
+                continue
             for p, final in zip(pl, finals[c]):
                 if final and isinstance(p, RawChunk):
                     p.release()

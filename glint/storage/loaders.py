@@ -246,6 +246,7 @@ class ParquetSource:
         self._raw_lock = threading.Lock()
         self._leaves: dict = {}                 # (file index, column) -> (leaf, raw index), see _leaf_index
         self._raw_names: dict = {}              # file index -> (its path, its raw chunks' error prefix)
+        self._where_np = None                   # _where as two arrays (file index, row group), see raw_set
 
     def _dictionary_columns(self, metas) -> set[str]:
         """String columns with few distinct values, read as dictionaries
@@ -486,19 +487,60 @@ class ParquetSource:
         """raw_chunk of each fragment. A cold scan chunk asks for thousands,
         under the GIL: one loop, with the raw index, the file's path and the
         error prefix looked up once per file."""
-        where, names, out = self._where, self._raw_names, []
+        where, out = self._where, []
         last, index, named = None, None, None
         for fragment in fragments:
             fi, g = where[fragment]
             if fi != last:
                 last = fi
                 index = self._leaf_index(fi, name, dtype)[1]
-                named = names.get(fi)
-                if named is None:
-                    named = names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
+                named = self._named(fi)
             entry = None if index is None else index[g]
             out.append(None if entry is None else _read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
         return out
+
+    def _named(self, fi: int) -> tuple[str, str]:
+        """(file ``fi``'s path, its raw chunks' error prefix), made once."""
+        named = self._raw_names.get(fi)
+        if named is None:
+            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
+        return named
+
+    def raw_set(self, fragments, name: str, dtype):
+        """raw_chunks of these fragments as one
+        glint.storage.parquet_pages.RawSet (numpy arrays: no RawChunk, no
+        Python, per fragment), or None where that cannot be: a fragment the
+        device cannot decode as stored, a string column (its chunks'
+        dictionary pages are read one by one), files that store the column
+        in different types."""
+        if dtype.kind == "VARCHAR":
+            return None
+        from .parquet_pages import RawSet
+        if self._where_np is None:
+            w = np.array(self._where, dtype=np.int64).reshape(-1, 2)
+            self._where_np = (w[:, 0].copy(), w[:, 1].copy())
+        frags = np.asarray(fragments, dtype=np.int64)
+        fis, gs = self._where_np[0][frags], self._where_np[1][frags]
+        files = np.unique(fis).tolist()
+        n = len(frags)
+        fields = np.empty((6, n), dtype=np.int64)
+        file_of = np.zeros(n, dtype=np.int64)
+        kind, paths, where = None, [], []
+        for k, fi in enumerate(files):
+            index = self._leaf_index(fi, name, dtype)[1]
+            if index is None or index.codes or (kind is not None and index.dtype != kind):
+                return None
+            kind = index.dtype
+            sel = slice(None) if len(files) == 1 else fis == fi
+            ok, got = index.arrays(gs[sel])
+            if not ok.all():
+                return None
+            fields[:, sel] = got
+            file_of[sel] = k
+            path, prefix = self._named(fi)
+            paths.append(path)
+            where.append(prefix)
+        return RawSet(kind, paths, file_of, *fields, where, gs)
 
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.storage.parquet_pages.raw_index) of a column in

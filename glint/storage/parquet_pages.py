@@ -1221,18 +1221,34 @@ class RawIndex(Sequence):
     time: pyarrow's metadata objects cost a few microseconds an access, under
     the GIL, so the whole file's (TPC-H SF 100's lineitem: 5,232 row groups,
     ~0.15 s for Q1's seven columns) was on the critical path of a cold scan's
-    first chunk; now that chunk waits for its own row groups' only."""
+    first chunk; now that chunk waits for its own row groups' only. The same
+    entries are kept as numpy arrays too (:meth:`arrays`: a scan chunk's
+    hundreds of row groups as one :class:`RawSet`)."""
 
-    __slots__ = ("_meta", "_column", "_dtype", "_codes", "_entries", "_done")
+    __slots__ = ("_meta", "_column", "dtype", "codes", "_entries", "_done", "_ok", "_fields")
 
     def __init__(self, meta: pq.FileMetaData, column: int, dtype, codes: bool):
-        self._meta, self._column, self._dtype, self._codes = meta, column, dtype, codes
+        self._meta, self._column, self.dtype, self.codes = meta, column, dtype, codes
         n = meta.num_row_groups
         self._entries: list = [None] * n
         self._done = bytearray(-(-n // RAW_INDEX_BLOCK))
+        self._ok = np.zeros(n, dtype=bool)
+        # start, size, rows, codec, usize, dict_span of each row group's entry
+        self._fields = np.zeros((6, n), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def _block(self, b: int) -> None:
+        # (two threads may make a block at once: the same entries)
+        lo, hi = b * RAW_INDEX_BLOCK, min(len(self._entries), (b + 1) * RAW_INDEX_BLOCK)
+        meta, col, dt, codes = self._meta, self._column, self.dtype, self.codes
+        got = [_raw_entry(meta.row_group(i).column(col), dt, codes) for i in range(lo, hi)]
+        self._ok[lo:hi] = [e is not None for e in got]
+        self._fields[:, lo:hi] = np.array([e[1:7] if e is not None else (0,) * 6 for e in got],
+                                          dtype=np.int64).reshape(hi - lo, 6).T
+        self._entries[lo:hi] = got
+        self._done[b] = 1
 
     def __getitem__(self, g):
         if isinstance(g, slice):
@@ -1241,12 +1257,17 @@ class RawIndex(Sequence):
             g += len(self._entries)
         b = g // RAW_INDEX_BLOCK
         if not self._done[b]:
-            # (two threads may make a block at once: the same entries)
-            lo, hi = b * RAW_INDEX_BLOCK, min(len(self._entries), (b + 1) * RAW_INDEX_BLOCK)
-            meta, col, dt, codes = self._meta, self._column, self._dtype, self._codes
-            self._entries[lo:hi] = [_raw_entry(meta.row_group(i).column(col), dt, codes) for i in range(lo, hi)]
-            self._done[b] = 1
+            self._block(b)
         return self._entries[g]
+
+    def arrays(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(whether each of these row groups has an entry, their entries'
+        fields: start, size, rows, codec, usize, dict_span, one row each)."""
+        done = self._done
+        for b in np.unique(groups // RAW_INDEX_BLOCK).tolist():
+            if not done[b]:
+                self._block(b)
+        return self._ok[groups], self._fields[:, groups]
 
 
 RAW_INDEX_BLOCK = env_int("GLINT_RAW_INDEX_BLOCK", 64, 1)           # (env: experiments)
@@ -1268,6 +1289,91 @@ def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> Ra
     dtype, start, size, rows, codec, usize, dict_span, codes = entry
     src = FileRange(path, start, size) if lazy else read_bytes(path, start, size, reuse=None)
     return RawChunk(dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0, codes=codes)
+
+
+class RawSet:
+    """A scan chunk's column chunks of one column (one dtype, not string
+    codes), all with their bytes still in their files: numpy arrays, one
+    entry per chunk, where a list of :class:`RawChunk` costs a Python object
+    (and a dozen more Python steps on the scan's threads, under the GIL) per
+    row group and column: TPC-H Q1 at SF 100 has 36,000. The layout
+    (:func:`layout_raw_together`), the staging (:class:`FileRuns`) and the
+    page walk's chunk table (:func:`_chunk_table`) take it whole. It is also
+    a sequence of RawChunk, made on demand (the exact re-decode, the CPU's
+    reference decoder, errors)."""
+
+    __slots__ = ("dtype", "paths", "file", "start", "size", "rows", "codec", "usize", "dict_span", "where",
+                 "groups")
+
+    def __init__(self, dtype, paths: list, file, start, size, rows, codec, usize, dict_span, where: list, groups):
+        self.dtype, self.paths, self.file, self.where, self.groups = dtype, paths, file, where, groups
+        self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = \
+            start, size, rows, codec, usize, dict_span
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        f, size, span = int(self.file[i]), int(self.size[i]), int(self.dict_span[i])
+        return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]),
+                        FileRange(self.paths[f], int(self.start[i]), size),
+                        f"{self.where[f]}{int(self.groups[i])}", span if span < size else 0)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.size.sum())
+
+
+class FileRuns:
+    """Byte ranges of files (``paths[file[i]]`` from ``start[i]``,
+    ``length[i]`` bytes) at offsets ``off[i]`` of a buffer of ``size``
+    bytes (what lies between them is left as it was). The staging reads a
+    window of it at a time (:meth:`read_into`: one ``pread`` per range in the
+    window), where a write per column chunk cost Python per row group and
+    column under the GIL."""
+
+    __slots__ = ("paths", "file", "start", "off", "length", "size", "_ends")
+
+    def __init__(self, paths: list, file, start, off, length, size: int):
+        self.paths, self.file, self.start, self.off, self.length, self.size = \
+            paths, file, start, off, length, size
+        self._ends = off + length
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read_into(self, out, at: int = 0, files: "FileHandles | None" = None) -> None:
+        """Bytes [at, at + len(out)) of the buffer into ``out`` (the ranges'
+        bytes there; the rest of ``out`` is left as it was)."""
+        mv = _byte_view(out)
+        lo, hi = at, at + len(mv)
+        i0 = int(np.searchsorted(self._ends, lo, side="right"))
+        i1 = int(np.searchsorted(self.off, hi, side="left"))
+        if i1 <= i0:
+            return
+        paths = self.paths
+        for f, s, a, e in zip(self.file[i0:i1].tolist(), self.start[i0:i1].tolist(),
+                              self.off[i0:i1].tolist(), self._ends[i0:i1].tolist()):
+            a0, e0 = max(a, lo), min(e, hi)
+            if e0 > a0:
+                read_file_into(paths[f], s + a0 - a, mv[a0 - lo:e0 - lo], files)
+
+    def read(self) -> bytes:
+        out = bytearray(self.size)
+        self.read_into(memoryview(out))
+        return bytes(out)
+
+
+# file bytes between two ranges a scan chunk reads (its columns of one row
+# group, or the next row group's) up to which they are read in one run, the
+# bytes between staged and copied up with them (a gap costs a system call and
+# a range; its bytes, PCIe bandwidth and device memory)
+RUN_GAP = env_int("GLINT_RUN_GAP", 256 << 10, 0)
 
 
 @dataclass
@@ -1300,38 +1406,87 @@ def layout_raw(chunks: list[RawChunk]) -> RawLayout:
     return RawLayout(o + 8, at, segments, dict_at)
 
 
-def layout_raw_together(columns: dict) -> tuple[dict, int, list]:
-    """One buffer for several columns' raw chunks ({column: [RawChunk]}, a
-    chunk per fragment): (a RawLayout per column, its offsets into the whole
-    buffer and ``total`` the whole buffer's; the buffer's size; its
-    (offset, bytes or FileRange) segments). The bytes held in host memory
-    (dictionaries) come first, then the chunks still in their files,
-    fragment by fragment: a row group's columns lie one after the other in
-    its file, so the staging reads the columns of a row group that a query
-    asks for, when they are neighbours, with one system call
-    (glint.storage.transfer._fill_window)."""
+def layout_raw_together(columns: dict, gap: int | None = None) -> tuple[dict, int, list]:
+    """One buffer for several columns' raw chunks ({column: [RawChunk] or a
+    RawSet}, a chunk per fragment): (a RawLayout per column, its offsets
+    into the whole buffer and ``total`` the whole buffer's; the buffer's
+    size; its (offset, bytes or FileRuns) segments). The bytes held in host
+    memory (dictionaries) come first, then the bytes still in the files, as
+    they lie there: the chunks' ranges, sorted, are cut into runs where more
+    than ``gap`` (RUN_GAP) bytes lie between two, and each run is laid out
+    whole, the bytes between its chunks too (a row group's columns lie one
+    after the other in its file, so the staging reads the columns of a row
+    group that a query asks for, and often the next row group's, with one
+    system call: one FileRuns segment, see glint.storage.transfer). Built
+    with numpy for RawSets: no Python per row group and column."""
+    gap = RUN_GAP if gap is None else gap
     o, segments = 0, []
-    at = {c: [] for c in columns}
-    dict_at = {c: [] for c in columns}
+    at: dict = {}
+    dict_at: dict = {}
+    paths: dict = {}                        # path -> its index in the runs
+    parts = []                              # (column, chunk positions, file index, start, size)
     for c, chunks in columns.items():
-        for ch in chunks:
-            if ch.dictionary is None:
-                dict_at[c].append(-1)
-                continue
-            dict_at[c].append(o)
-            if len(ch.dictionary):
-                segments.append((o, ch.dictionary))
-            o += (len(ch.dictionary) + 7) // 8 * 8
-    for j in range(max((len(v) for v in columns.values()), default=0)):
-        for c, chunks in columns.items():
-            if j < len(chunks):
-                src = chunks[j].source
-                at[c].append(o)
+        n = len(chunks)
+        a = at[c] = np.zeros(n, dtype=np.int64)
+        d = dict_at[c] = np.full(n, -1, dtype=np.int64)
+        if type(chunks) is RawSet:
+            ids = np.array([paths.setdefault(p, len(paths)) for p in chunks.paths], dtype=np.int64)
+            parts.append((c, np.arange(n), ids[chunks.file], chunks.start, chunks.size))
+            continue
+        pos, fi, st, sz = [], [], [], []
+        for j, ch in enumerate(chunks):
+            if ch.dictionary is not None:
+                d[j] = o
+                if len(ch.dictionary):
+                    segments.append((o, ch.dictionary))
+                o += (len(ch.dictionary) + 7) // 8 * 8
+            src = ch.source
+            if type(src) is FileRange:
+                pos.append(j)
+                fi.append(paths.setdefault(src.path, len(paths)))
+                st.append(src.start)
+                sz.append(src.size)
+            else:
+                a[j] = o
                 if len(src):
                     segments.append((o, src))
                 o += (len(src) + 7) // 8 * 8
+        if pos:
+            parts.append((c, np.array(pos, dtype=np.int64), np.array(fi, dtype=np.int64),
+                          np.array(st, dtype=np.int64), np.array(sz, dtype=np.int64)))
+    if parts:
+        fi = np.concatenate([p[2] for p in parts])
+        st = np.concatenate([p[3] for p in parts])
+        sz = np.concatenate([p[4] for p in parts])
+        # one line of positions for all files, each file past the one before
+        # by more than ``gap``: a run never spans two
+        width = int((st + sz).max()) + gap + 1
+        key = st + fi * width
+        order = np.argsort(key, kind="stable")
+        k, e = key[order], (key + sz)[order]
+        reach = np.maximum.accumulate(e)
+        first = np.empty(len(k), dtype=bool)
+        first[0] = True
+        first[1:] = k[1:] > reach[:-1] + gap
+        run = np.cumsum(first) - 1
+        heads = np.flatnonzero(first)
+        r_start = k[heads]
+        r_len = np.maximum.reduceat(e, heads) - r_start
+        padded = (r_len + 7) // 8 * 8
+        r_off = np.zeros(len(heads), dtype=np.int64)
+        np.cumsum(padded[:-1], out=r_off[1:])
+        placed = np.empty(len(k), dtype=np.int64)
+        placed[order] = o + r_off[run] + k - r_start[run]
+        i = 0
+        for c, pos, _, _, size in parts:
+            at[c][pos] = placed[i:i + len(pos)]
+            i += len(pos)
+        r_file = r_start // width
+        segments.append((o, FileRuns(list(paths), r_file, r_start - r_file * width, r_off, r_len,
+                                     int(padded.sum()))))
+        o += int(padded.sum())
     total = o + 8
-    return {c: RawLayout(total, at[c], [], dict_at[c]) for c in columns}, total, segments
+    return {c: RawLayout(total, at[c].tolist(), [], dict_at[c].tolist()) for c in columns}, total, segments
 
 
 def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
@@ -1450,9 +1605,13 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     out = np.empty((n, K.CHUNK_FIELDS), dtype=np.int64)
     if not n:
         return out
-    fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
-                        c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
-                       for c in chunks], dtype=np.int64).reshape(n, 7)
+    if type(chunks) is RawSet:
+        fields = np.zeros((n, 7), dtype=np.int64)          # (no host dictionaries, no codes)
+        fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
+    else:
+        fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
+                            c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
+                           for c in chunks], dtype=np.int64).reshape(n, 7)
     rows, usize = fields[:, 0], fields[:, 1]
     at = np.asarray(layout.at, dtype=np.int64) + base
     dict_at = np.asarray(layout.dict_at, dtype=np.int64)
@@ -1477,6 +1636,11 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     return out
 
 
+def _dtype_of(chunks) -> torch.dtype:
+    """The dtype of raw chunks of one column (a list of RawChunk or a RawSet)."""
+    return chunks.dtype if type(chunks) is RawSet else chunks[0].dtype
+
+
 def decode_raw_many(items: list, data: torch.Tensor, room=None):
     """decode_raw's way without waiting (``exact`` off) for several columns
     at once, so that their pages go through one pass of the kernels (the
@@ -1491,7 +1655,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
     from ..kernels import parquet_raw as K
     from ..kernels.hybrid import decode_pages_triton
     device = data.device
-    order = sorted(range(len(items)), key=lambda i: items[i][0][0].dtype.itemsize)
+    order = sorted(range(len(items)), key=lambda i: _dtype_of(items[i][0]).itemsize)
     blocks, spans = [], {}
     n_rows = dst = page = 0
     for i in order:
@@ -1504,7 +1668,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
         page += int(block[:, K.C_CAP].sum())
         spans[i] = (r0, n_rows, p0, page, int(block[:, K.C_VALUES].sum()))
     nbytes = dst + 16 + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
-        sum(spans[i][4] * items[i][0][0].dtype.itemsize for i in order)
+        sum(spans[i][4] * _dtype_of(items[i][0]).itemsize for i in order)
     with room(nbytes) if room is not None else contextlib.nullcontext():
         rows = np.concatenate(blocks) if blocks else np.zeros((0, K.CHUNK_FIELDS), dtype=np.int64)
         table = to_device(torch.from_numpy(rows), device)
@@ -1513,11 +1677,11 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
         pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
         dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
         buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
-        outs = {i: torch.empty(spans[i][4], dtype=items[i][0][0].dtype, device=device) for i in range(len(items))}
+        outs = {i: torch.empty(spans[i][4], dtype=_dtype_of(items[i][0]), device=device) for i in range(len(items))}
     dec[:, 2] = -1
     walks: dict[int, list] = {}                 # value size -> [first row, end row]
     for i in order:
-        item = items[i][0][0].dtype.itemsize
+        item = _dtype_of(items[i][0]).itemsize
         r0, r1 = spans[i][:2]
         walks.setdefault(item, [r0, r1])[1] = r1
     for item, (r0, r1) in walks.items():
@@ -1528,7 +1692,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
     _index_widths(buf, dec, err)
     out = []
     for i, (chunks, _, _) in enumerate(items):
-        dtype = chunks[0].dtype
+        dtype = _dtype_of(chunks)
         item = dtype.itemsize
         _, _, p0, p1, n = spans[i]
         values = outs.pop(i)

@@ -103,7 +103,7 @@ class Table:
     is read per chunk by the executor's scans (see glint.exec.scan)."""
 
     __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
-                 "_layouts", "_lock", "exact_decode")
+                 "_layouts", "_lock", "exact_decode", "_fragment_rows")
 
     def __init__(self, name: str, src, source: str = "memory", rules: "ColumnRules | None" = None,
                  types: dict[str, T.DataType] | None = None):
@@ -139,6 +139,7 @@ class Table:
         self._stats: dict[str, ColumnStats] = {}
         self._layouts: dict[int, list[Chunk]] = {}
         self._lock = threading.Lock()
+        self._fragment_rows = None          # each fragment's rows as an array (raw_set's check)
 
     @staticmethod
     def from_arrow(name: str, tbl: pa.Table, source: str = "memory", rules: "ColumnRules | None" = None,
@@ -391,6 +392,24 @@ class Table:
         if values.dtype != want:
             values = values.to(want)
         return Column(dtype, values, valid)
+
+    def raw_set(self, fragments: Sequence[int], column: str):
+        """raw_chunks of these fragments as one
+        glint.storage.parquet_pages.RawSet (arrays, not an object per
+        fragment), or None where the source cannot make one (see
+        ParquetSource.raw_set): then raw_chunks."""
+        f = getattr(self._src, "raw_set", None)
+        out = None if f is None else f(fragments, column, self.schema[column])
+        if out is not None:
+            if self._fragment_rows is None:
+                self._fragment_rows = np.array([fr.rows for fr in self.fragments], dtype=np.int64)
+            want = self._fragment_rows[np.asarray(fragments, dtype=np.int64)]
+            bad = np.flatnonzero(out.rows != want)
+            if len(bad):
+                i = int(bad[0])
+                raise GlintError(f"table {self.name!r} changed on disk: a part has {int(out.rows[i])} rows, "
+                                 f"expected {int(want[i])}")
+        return out
 
     def raw_chunks(self, fragments: Sequence[int], column: str) -> list:
         """raw_chunk of each of these fragments (None where the device

@@ -330,8 +330,8 @@ def column_tensors(c: Column) -> list[torch.Tensor]:
 class _Write:
     """Elements for the device buffer at byte ``off``: ``src`` (a numpy array,
     maybe strided), plus ``add``; or ``count`` copies of ``fill``; or
-    ``count`` bytes of a file (``file``: a glint.storage.parquet_pages.FileRange,
-    read straight into the pinned buffer)."""
+    ``count`` bytes of files (``file``: a glint.storage.parquet_pages.FileRange
+    or FileRuns, read straight into the pinned buffer)."""
     __slots__ = ("off", "src", "add", "fill", "count", "dtype", "file")
 
     def __init__(self, off, dtype, src=None, add=0, fill=None, count=0, file=None):
@@ -344,14 +344,14 @@ _U8 = np.dtype(np.uint8)
 
 
 def _raw_writes(segments) -> list[_Write]:
-    """_Writes of (offset, bytes or glint.storage.parquet_pages.FileRange)
-    segments, empty ones left out (made without _Write's general
+    """_Writes of (offset, bytes or glint.storage.parquet_pages.FileRange or
+    FileRuns) segments, empty ones left out (made without _Write's general
     constructor: a cold scan chunk has thousands, made under the GIL)."""
-    from .parquet_pages import FileRange
+    from .parquet_pages import FileRange, FileRuns
     out = []
     new = _Write.__new__
     for off, seg in segments:
-        if type(seg) is FileRange:
+        if type(seg) is FileRange or type(seg) is FileRuns:
             n = seg.size
             if not n:
                 continue
@@ -528,6 +528,7 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
     most _GAP_BYTES not wanted) with one system call; returns the index of
     the first write not read. ``buf``: the window's pinned buffer (a
     memoryview of bytes)."""
+    from .parquet_pages import FileRange, read_file_into
     wr = writes[k]
     first = wr.file
     path = first.path
@@ -538,7 +539,7 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
     while j < n:
         nx = writes[j]
         f = nx.file
-        if f is None or f.path != path:
+        if type(f) is not FileRange or f.path != path:
             break
         stop = nx.off + nx.count
         gap = f.start - pos
@@ -552,7 +553,6 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
         bufs.append(buf[nx.off - w:stop - w])
         pos = f.start + f.size
         j += 1
-    from .parquet_pages import read_file_into
     read_file_into(path, first.start, bufs, files)
     return j
 
@@ -561,7 +561,10 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
     finished (it goes on in the next window). ``files``: the files' open
-    handles (glint.storage.parquet_pages.FileHandles)."""
+    handles (glint.storage.parquet_pages.FileHandles). A write's ``file``
+    is a FileRange (read with its neighbours: _file_run) or a FileRuns
+    (its ranges in the window read one by one)."""
+    from .parquet_pages import FileRange
     end = w + size
     view = None
     while k < len(writes):
@@ -570,7 +573,7 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
             return k
         isz = wr.dtype.itemsize
         stop = wr.off + wr.count * isz
-        if wr.file is not None and wr.off >= w and stop <= end:
+        if type(wr.file) is FileRange and wr.off >= w and stop <= end:
             if view is None:
                 view = memoryview(buf).cast("B")
             k = _file_run(view, w, end, writes, k, files)
