@@ -109,7 +109,19 @@ class ScanExec(PhysicalNode):
         t = ctx.catalog.table(self.table)
         t.check_readable(self.columns)
         chunks = t.chunks(ctx.chunk_rows)
-        keep = [c for c in chunks if not any(_ruled_out(t.chunk_stats(c, col), op, v) for col, op, v in self.prune)]
+        if not self.prune:
+            return t, chunks, len(chunks)
+        by_col: dict = {}                   # (a column's bounds looked up once per chunk for all its conjuncts)
+        for col, op, v in self.prune:
+            by_col.setdefault(col, []).append((op, v))
+        keep = []
+        for c in chunks:
+            for col, tests in by_col.items():
+                st = t.chunk_stats(c, col)
+                if any(_ruled_out(st, op, v) for op, v in tests):
+                    break
+            else:
+                keep.append(c)
         return t, keep, len(chunks)
 
     def stream(self, ctx):
@@ -484,6 +496,7 @@ class ChunkReader:
                         c not in self.string_cols or all(r is not None for r in string_raws[c])))
                     host_cols = tuple(c for c in missing if c not in on_device)
                     decoded = set(on_device)        # columns some piece of the chunk decodes from its file
+                    set_bytes = 0                   # (of those, the RawSets': counted as they are made)
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
                         # the host tier first: what is there is only copied up
@@ -509,6 +522,8 @@ class ChunkReader:
                         rs = None if HOST_DICTIONARIES or c in self.string_cols else self.table.raw_set(order, c)
                         if rs is not None:
                             chunk_plans[c] = (order, rs, final)
+                            decoded.discard(c)
+                            set_bytes += rs.nbytes
                             continue
                         new = [f for f in order if (f, c) not in plans]
                         if new and c in self.string_cols:
@@ -524,7 +539,7 @@ class ChunkReader:
                             for f, raw in zip(new, self.table.raw_chunks(new, c)):
                                 plans[(f, c)] = self._raw_or_plan(pool, f, c, raw)
                         chunk_plans[c] = (order, [plans[(f, c)] for f in order], final)
-                    io.file_bytes += self.table.read_bytes(chunk, sorted(decoded))
+                    io.file_bytes += set_bytes + (self.table.read_bytes(chunk, sorted(decoded)) if decoded else 0)
                 if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
                     return
             self._put(self._decoded, _DONE)
