@@ -435,11 +435,20 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
     meta = pq.read_metadata(path)
     con = glint.connect(device="cpu")
     con.read_parquet(path, "t")
-    as_set = con.table("t").raw_set([0, 1, 2], "k")
-    assert isinstance(as_set, pp.RawSet) and len(as_set) == 3 and con.table("t").raw_set([0], "s") is None
-    for k_chunks in ([pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)], as_set):
-        cols = {"k": k_chunks, "s": _string_chunks(path, 1)}
-        d, cols["s"] = pp.string_codes(cols["s"])
+    k_set, s_set = con.table("t").raw_set([0, 1, 2], "k"), con.table("t").raw_set([0, 1, 2], "s")
+    assert isinstance(k_set, pp.RawSet) and len(k_set) == 3 and not k_set.codes and s_set.codes
+    for as_sets in (False, True):
+        if as_sets:
+            cols = {"k": k_set, "s": s_set.with_strings(pp.FileHandles(), {})}
+            def fields(c):
+                return c.source, c.rows, c.codec, c.usize, c.dict_n, c.codes, c.strings
+            # the same chunks as one by one, made on demand
+            assert [fields(c) for c in cols["s"]] == [fields(c) for c in _string_chunks(path, 1)]
+            d, cols["s"] = cols["s"].with_codes()
+        else:
+            cols = {"k": [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)],
+                    "s": _string_chunks(path, 1)}
+            d, cols["s"] = pp.string_codes(cols["s"])
         lays, total, segments = pp.layout_raw_together(cols)
         assert lays["k"].total == lays["s"].total == total
         # the codes first, then one range: the file from row group 0's k to row group 2's s
@@ -466,8 +475,10 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
         data = torch.from_numpy(got)
         assert pp.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == \
             t.column("k").to_pylist()
-        codes = pp.decode_raw(cols["s"], data=data, layout=lays["s"])[0]
+        codes = pp.decode_raw(list(cols["s"]), data=data, layout=lays["s"])[0]
         assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
+        table = pp._chunk_table(cols["s"], lays["s"], 0, 0, 0)
+        assert np.array_equal(table, pp._chunk_table(list(cols["s"]), lays["s"], 0, 0, 0))
 
 
 def test_runs_cut_at_gaps_and_files(tmp_path):
@@ -650,3 +661,28 @@ def test_small_reads_hold_the_gil(tmp_path, monkeypatch):
     files.close()
     with pytest.raises(OSError):
         pp._pread_held(-1, 0, memoryview(bytearray(4)), 4)
+
+
+def test_string_set_errors_name_the_row_group(tmp_path):
+    """RawSet.with_strings: a dictionary page that does not parse is a
+    GlintIOError naming the file and row group; pages seen before (the
+    scan's ``seen``) are not parsed again; FileRuns past a file's end (it
+    was cut short) is a GlintIOError naming the file."""
+    import glint
+    path = str(tmp_path / "t.parquet")
+    string_file(path, np.random.default_rng(5), n=3000)
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    rs = con.table("t").raw_set([0, 1], "s")
+    seen: dict = {}
+    got = rs.with_strings(None, seen)
+    assert len(seen) == len(got.pages) and sorted(got.page_of.tolist()) == got.page_of.tolist()
+    fake = {k: [b"from seen"] * len(v) for k, v in seen.items()}
+    assert all(p[0] == b"from seen" for p in rs.with_strings(None, fake).pages)
+    bad = rs._like(rs.start, rs.size, rs.dict_span)
+    bad.start = rs.start + 1                    # the dictionary page's header read from its second byte
+    with pytest.raises(GlintIOError, match=r"Cannot read Parquet file '.*t\.parquet', row group 0: "):
+        bad.with_strings()
+    runs = pp.FileRuns([path], np.array([0]), np.array([os.path.getsize(path) - 4]), np.array([0]), np.array([8]), 8)
+    with pytest.raises(GlintIOError, match=r"t\.parquet: the bytes at .* run past the end of the file"):
+        runs.read_into(np.zeros(8, dtype=np.uint8), 0, pp.FileHandles())

@@ -290,6 +290,17 @@ def _resolve(plan):
     return plan.result() if isinstance(plan, Future) else plan
 
 
+def _resolve_all(plans):
+    """A chunk's plans for a column: a RawSet as it is, a future's RawSet
+    (a string column's, see ChunkReader._string_set), or each fragment's
+    (_resolve)."""
+    if type(plans) is RawSet:
+        return plans
+    if isinstance(plans, Future):
+        return plans.result()
+    return [_resolve(f) for f in plans]
+
+
 def _string_plans(plans: dict) -> dict:
     """The string columns among a chunk's plans ({column: (fragment order,
     plans)}): each one's plans replaced by its chunks with their codes in
@@ -298,7 +309,12 @@ def _string_plans(plans: dict) -> dict:
     from ..storage.parquet_pages import string_codes
     dicts = {}
     for c, (order, pl) in list(plans.items()):
-        if type(pl) is not RawSet and pl and isinstance(pl[0], RawChunk) and pl[0].codes:
+        if type(pl) is RawSet:
+            if pl.codes:
+                dicts[c], pl = pl.with_codes()
+                plans[c] = (order, pl)
+            continue
+        if pl and isinstance(pl[0], RawChunk) and pl[0].codes:
             dicts[c], pl = string_codes(pl)
             plans[c] = (order, pl)
     return dicts
@@ -488,12 +504,17 @@ class ChunkReader:
                     order = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
                     # (a string column's chunk whose row groups are not all
                     # dictionary-encoded as stored: read by pyarrow)
-                    # the string columns' raw chunks, made here for the check
-                    # (and used below for the fragments not planned yet)
-                    string_raws = {c: self.table.raw_chunks(order, c) for c in missing
-                                   if c in self.device_cols and c in self.string_cols}
+                    # the string columns' raw chunks, made here for the check:
+                    # a RawSet, or where none can be made a list (used below
+                    # for the fragments not planned yet)
+                    string_raws = {}
+                    for c in missing:
+                        if c in self.device_cols and c in self.string_cols:
+                            rs = self.table.raw_set(order, c)
+                            string_raws[c] = rs if rs is not None else self.table.raw_chunks(order, c)
                     on_device = tuple(c for c in missing if c in self.device_cols and (
-                        c not in self.string_cols or all(r is not None for r in string_raws[c])))
+                        c not in self.string_cols or type(string_raws[c]) is RawSet
+                        or all(r is not None for r in string_raws[c])))
                     host_cols = tuple(c for c in missing if c not in on_device)
                     decoded = set(on_device)        # columns some piece of the chunk decodes from its file
                     set_bytes = 0                   # (of those, the RawSets': counted as they are made)
@@ -518,10 +539,13 @@ class ChunkReader:
                     cut = {g for g, _, stop in chunk.pieces if stop < self.table.fragments[g].rows}
                     final = tuple(f not in cut for f in order)
                     for c in on_device:
-                        # a numeric column's chunks all still in their files: one RawSet (arrays)
-                        rs = None if HOST_DICTIONARIES or c in self.string_cols else self.table.raw_set(order, c)
-                        if rs is not None:
-                            chunk_plans[c] = (order, rs, final)
+                        # the column's chunks all still in their files: one RawSet (arrays;
+                        # a string column's dictionary pages read by one task of the pool)
+                        rs = string_raws.get(c) if c in self.string_cols else \
+                            None if HOST_DICTIONARIES else self.table.raw_set(order, c)
+                        if type(rs) is RawSet:
+                            chunk_plans[c] = (order, self._submit(pool, self._string_set, rs) if rs.codes else rs,
+                                              final)
                             decoded.discard(c)
                             set_bytes += rs.nbytes
                             continue
@@ -642,6 +666,21 @@ class ChunkReader:
         out = [raw.with_strings(self._files, seen) for raw in raws]
         t1 = time.perf_counter()
         trace.add("dictionary", t0, t1, table=self.table.name, chunks=len(raws))
+        with self._lock:
+            self.ctx.io.read_s += t1 - t0
+        return out
+
+    def _string_set(self, rs: RawSet) -> RawSet | None:
+        """A string column's RawSet with its chunks' dictionary pages read
+        here (RawSet.with_strings; pages parsed before, by this scan's
+        tasks, are not parsed again)."""
+        if self._stop.is_set():
+            return None
+        t0 = time.perf_counter()
+        seen = self._seen_pages if len(self._seen_pages) < SEEN_PAGES else {}
+        out = rs.with_strings(self._files, seen)
+        t1 = time.perf_counter()
+        trace.add("dictionary", t0, t1, table=self.table.name, chunks=len(rs))
         with self._lock:
             self.ctx.io.read_s += t1 - t0
         return out
@@ -1002,11 +1041,11 @@ class ChunkReader:
                 chunk, cached, missing, pieces, chunk_plans = item
                 cols = {c: v for c, v in cached.items() if v is not None}
                 parts = [p.result() for p in pieces]
-                plans = {c: (order, futs if type(futs) is RawSet else [_resolve(f) for f in futs])
-                         for c, (order, futs, _) in chunk_plans.items()}
+                plans = {c: (order, _resolve_all(futs)) for c, (order, futs, _) in chunk_plans.items()}
                 finals = {c: final for c, (_, _, final) in chunk_plans.items()}
                 with self._lock:
                     self._futures.difference_update(pieces)
+                    self._futures.difference_update(f for _, f, _ in chunk_plans.values() if isinstance(f, Future))
                 del item, pieces
                 if self._stop.is_set():
                     return

@@ -509,12 +509,10 @@ class ParquetSource:
     def raw_set(self, fragments, name: str, dtype):
         """raw_chunks of these fragments as one
         glint.storage.parquet_pages.RawSet (numpy arrays: no RawChunk, no
-        Python, per fragment), or None where that cannot be: a fragment the
-        device cannot decode as stored, a string column (its chunks'
-        dictionary pages are read one by one), files that store the column
-        in different types."""
-        if dtype.kind == "VARCHAR":
-            return None
+        Python, per fragment; a string column's as codes, see
+        RawSet.with_strings), or None where that cannot be: a fragment the
+        device cannot decode as stored, files that store the column in
+        different types."""
         from .parquet_pages import RawSet
         if self._where_np is None:
             w = np.array(self._where, dtype=np.int64).reshape(-1, 2)
@@ -522,15 +520,17 @@ class ParquetSource:
         frags = np.asarray(fragments, dtype=np.int64)
         fis, gs = self._where_np[0][frags], self._where_np[1][frags]
         files = np.unique(fis).tolist()
+        if not files:
+            return None
         n = len(frags)
         fields = np.empty((6, n), dtype=np.int64)
         file_of = np.zeros(n, dtype=np.int64)
         kind, paths, where = None, [], []
         for k, fi in enumerate(files):
             index = self._leaf_index(fi, name, dtype)[1]
-            if index is None or index.codes or (kind is not None and index.dtype != kind):
+            if index is None or (kind is not None and (index.dtype, index.codes) != kind):
                 return None
-            kind = index.dtype
+            kind = (index.dtype, index.codes)
             sel = slice(None) if len(files) == 1 else fis == fi
             ok, got = index.arrays(gs[sel])
             if not ok.all():
@@ -540,7 +540,7 @@ class ParquetSource:
             path, prefix = self._named(fi)
             paths.append(path)
             where.append(prefix)
-        return RawSet(kind, paths, file_of, *fields, where, gs)
+        return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1])
 
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.storage.parquet_pages.raw_index) of a column in

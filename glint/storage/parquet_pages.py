@@ -1063,14 +1063,7 @@ class RawChunk:
         return head, rest
 
     def _parse_dictionary(self, head) -> Page:
-        try:
-            pages = parse_pages(head, _RAW_CODEC_NAMES[self.codec])
-        except GlintIOError as e:
-            raise GlintIOError(f"Cannot read {self.where}: {e}" if self.where else str(e)) from None
-        if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
-            where = f"Cannot read {self.where}: " if self.where else ""
-            raise GlintIOError(f"{where}the column chunk's dictionary page is not one PLAIN dictionary page")
-        return pages[0]
+        return _dictionary_page(head, _RAW_CODEC_NAMES[self.codec], self.where)
 
     def with_strings(self, files: "FileHandles | None" = None, seen: dict | None = None) -> "RawChunk":
         """A string column's chunk (``codes``) with its dictionary page's
@@ -1088,12 +1081,7 @@ class RawChunk:
         key = bytes(head) if seen is not None else None
         strings = None if key is None else seen.get(key)
         if strings is None:
-            page = self._parse_dictionary(head)
-            try:
-                strings = plain_strings(page.body, page.num_values)
-            except ValueError as e:
-                where = f"Cannot read {self.where}: " if self.where else ""
-                raise GlintIOError(f"{where}bad dictionary page: {e}") from None
+            strings = _dictionary_strings(head, _RAW_CODEC_NAMES[self.codec], self.where)
             if key is not None:
                 seen[key] = strings
         return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings),
@@ -1241,7 +1229,6 @@ def string_codes(chunks: list[RawChunk]):
     compare as the strings do), as a host Dictionary; the chunks, each with
     ``dictionary`` the int32 code of each of its entries in it). A chunk
     shared by two scan chunks gets its codes twice, one copy each."""
-    from .column import Dictionary
     ordered = sorted({s for c in chunks for s in c.strings})
     code = {s: i for i, s in enumerate(ordered)}
     out = []
@@ -1249,11 +1236,40 @@ def string_codes(chunks: list[RawChunk]):
         remap = np.fromiter((code[s] for s in c.strings), dtype=np.int32, count=len(c.strings)).tobytes()
         out.append(RawChunk(c.dtype, c.rows, c.codec, c.usize, c.source, c.where, 0, remap, len(c.strings),
                             True, c.strings))
+    return _sorted_dictionary(ordered), out
+
+
+def _sorted_dictionary(ordered: list):
+    """A host Dictionary of sorted distinct strings (bytes)."""
+    from .column import Dictionary
     lengths = np.fromiter((len(s) for s in ordered), dtype=np.int64, count=len(ordered))
     offsets = np.zeros(len(ordered) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     data = np.frombuffer(b"".join(ordered), dtype=np.uint8).copy()
-    return Dictionary(torch.from_numpy(offsets), torch.from_numpy(data), sorted_unique=True), out
+    return Dictionary(torch.from_numpy(offsets), torch.from_numpy(data), sorted_unique=True)
+
+
+def _dictionary_page(head, codec: str, where: str = "") -> Page:
+    """A column chunk's dictionary page as stored (``head``: its header and
+    body) parsed and decompressed; errors name ``where``."""
+    prefix = f"Cannot read {where}: " if where else ""
+    try:
+        pages = parse_pages(head, codec)
+    except GlintIOError as e:
+        raise GlintIOError(f"{prefix}{e}") from None
+    if len(pages) != 1 or pages[0].kind != DICTIONARY_PAGE or pages[0].encoding not in (PLAIN, PLAIN_DICTIONARY):
+        raise GlintIOError(f"{prefix}the column chunk's dictionary page is not one PLAIN dictionary page")
+    return pages[0]
+
+
+def _dictionary_strings(head, codec: str, where: str = "") -> list[bytes]:
+    """The strings of a string column chunk's dictionary page as stored."""
+    page = _dictionary_page(head, codec, where)
+    try:
+        return plain_strings(page.body, page.num_values)
+    except ValueError as e:
+        raise GlintIOError(f"Cannot read {where}: bad dictionary page: {e}" if where else
+                           f"bad dictionary page: {e}") from None
 
 
 def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
@@ -1345,23 +1361,32 @@ def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> Ra
 
 
 class RawSet:
-    """A scan chunk's column chunks of one column (one dtype, not string
-    codes), all with their bytes still in their files: numpy arrays, one
-    entry per chunk, where a list of :class:`RawChunk` costs a Python object
-    (and a dozen more Python steps on the scan's threads, under the GIL) per
-    row group and column: TPC-H Q1 at SF 100 has 36,000. The layout
-    (:func:`layout_raw_together`), the staging (:class:`FileRuns`) and the
-    page walk's chunk table (:func:`_chunk_table`) take it whole. It is also
-    a sequence of RawChunk, made on demand (the exact re-decode, the CPU's
-    reference decoder, errors)."""
+    """A scan chunk's column chunks of one column (one dtype), all with their
+    bytes still in their files: numpy arrays, one entry per chunk, where a
+    list of :class:`RawChunk` costs a Python object (and a dozen more Python
+    steps on the scan's threads, under the GIL) per row group and column:
+    TPC-H Q1 at SF 100 has 36,000. The layout (:func:`layout_raw_together`),
+    the staging (:class:`FileRuns`) and the page walk's chunk table
+    (:func:`_chunk_table`) take it whole. It is also a sequence of RawChunk,
+    made on demand (the exact re-decode, the CPU's reference decoder,
+    errors).
+
+    A string column's (``codes``) goes through :meth:`with_strings` (each
+    chunk's dictionary page read on the host: ``pages``, the distinct pages'
+    strings, and ``page_of``, each chunk's page; the ranges then cover the
+    data pages only) and :meth:`with_codes` (the scan chunk's dictionary, and
+    ``remap``: each distinct page's int32 codes in it, at ``remap_at``)."""
 
     __slots__ = ("dtype", "paths", "file", "start", "size", "rows", "codec", "usize", "dict_span", "where",
-                 "groups")
+                 "groups", "codes", "pages", "page_of", "remap", "remap_at")
 
-    def __init__(self, dtype, paths: list, file, start, size, rows, codec, usize, dict_span, where: list, groups):
+    def __init__(self, dtype, paths: list, file, start, size, rows, codec, usize, dict_span, where: list, groups,
+                 codes: bool = False):
         self.dtype, self.paths, self.file, self.where, self.groups = dtype, paths, file, where, groups
         self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = \
             start, size, rows, codec, usize, dict_span
+        self.codes = codes
+        self.pages = self.page_of = self.remap = self.remap_at = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -1370,9 +1395,19 @@ class RawSet:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         f, size, span = int(self.file[i]), int(self.size[i]), int(self.dict_span[i])
-        return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]),
-                        FileRange(self.paths[f], int(self.start[i]), size),
-                        f"{self.where[f]}{int(self.groups[i])}", span if span < size else 0)
+        src = FileRange(self.paths[f], int(self.start[i]), size)
+        where = f"{self.where[f]}{int(self.groups[i])}"
+        if self.page_of is None:
+            return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]), src, where,
+                            span if span < size else 0, codes=self.codes)
+        k = int(self.page_of[i])
+        strings = self.pages[k]
+        remap = None
+        if self.remap is not None:
+            at = int(self.remap_at[k])
+            remap = self.remap[at:at + 4 * len(strings)]
+        return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]), src, where, 0,
+                        remap, len(strings), True, strings)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -1380,6 +1415,59 @@ class RawSet:
     @property
     def nbytes(self) -> int:
         return int(self.size.sum())
+
+    def _like(self, start, size, dict_span) -> "RawSet":
+        out = RawSet(self.dtype, self.paths, self.file, start, size, self.rows, self.codec, self.usize, dict_span,
+                     self.where, self.groups, self.codes)
+        out.pages, out.page_of, out.remap, out.remap_at = self.pages, self.page_of, self.remap, self.remap_at
+        return out
+
+    def with_strings(self, files: "FileHandles | None" = None, seen: dict | None = None) -> "RawSet":
+        """A string column's set with each chunk's dictionary page read here
+        (RawChunk.with_strings, one small read per chunk: ``seen``, pages
+        already parsed by their bytes as stored, and the set's own distinct
+        pages are parsed once) and its ranges cut to the data pages."""
+        if not self.codes or self.page_of is not None:
+            return self
+        pages: list = []
+        index: dict = {}
+        page_of = np.empty(len(self), dtype=np.int64)
+        paths, where, codec_names = self.paths, self.where, _RAW_CODEC_NAMES
+        for i, (f, s, span, size, codec) in enumerate(zip(self.file.tolist(), self.start.tolist(),
+                                                          self.dict_span.tolist(), self.size.tolist(),
+                                                          self.codec.tolist())):
+            if not 0 < span < size:
+                raise GlintIOError(f"Cannot read {where[f]}{int(self.groups[i])}: a string column chunk without "
+                                   "a dictionary page")
+            key = bytes(read_bytes(paths[f], s, span, reuse=True, files=files))
+            k = index.get(key)
+            if k is None:
+                strings = None if seen is None else seen.get(key)
+                if strings is None:
+                    strings = _dictionary_strings(key, codec_names[codec], f"{where[f]}{int(self.groups[i])}")
+                    if seen is not None:
+                        seen[key] = strings
+                k = index[key] = len(pages)
+                pages.append(strings)
+            page_of[i] = k
+        out = self._like(self.start + self.dict_span, self.size - self.dict_span, np.zeros_like(self.dict_span))
+        out.pages, out.page_of = pages, page_of
+        return out
+
+    def with_codes(self):
+        """(the scan chunk's dictionary: the strings of all its chunks' pages,
+        each once, sorted, as a host Dictionary; the set with ``remap``, each
+        distinct page's entries' int32 codes in it) (string_codes' way, once
+        per distinct page, not per chunk)."""
+        ordered = sorted({s for p in self.pages for s in p})
+        code = {s: i for i, s in enumerate(ordered)}
+        lengths = np.array([len(p) for p in self.pages], dtype=np.int64)
+        out = self._like(self.start, self.size, self.dict_span)
+        out.remap_at = np.zeros(len(lengths), dtype=np.int64)
+        np.cumsum(4 * lengths[:-1], out=out.remap_at[1:])
+        out.remap = np.fromiter((code[s] for p in self.pages for s in p), dtype=np.int32,
+                                count=int(lengths.sum())).tobytes()
+        return _sorted_dictionary(ordered), out
 
 
 class FileRuns:
@@ -1483,6 +1571,11 @@ def layout_raw_together(columns: dict, gap: int | None = None) -> tuple[dict, in
         a = at[c] = np.zeros(n, dtype=np.int64)
         d = dict_at[c] = np.full(n, -1, dtype=np.int64)
         if type(chunks) is RawSet:
+            if chunks.remap is not None:            # a string column's codes of its distinct pages, one segment
+                if chunks.remap:
+                    segments.append((o, chunks.remap))
+                d[:] = o + chunks.remap_at[chunks.page_of]
+                o += (len(chunks.remap) + 7) // 8 * 8
             ids = np.array([paths.setdefault(p, len(paths)) for p in chunks.paths], dtype=np.int64)
             parts.append((c, np.arange(n), ids[chunks.file], chunks.start, chunks.size))
             continue
@@ -1659,8 +1752,11 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     if not n:
         return out
     if type(chunks) is RawSet:
-        fields = np.zeros((n, 7), dtype=np.int64)          # (no host dictionaries, no codes)
+        fields = np.zeros((n, 7), dtype=np.int64)
         fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
+        if chunks.remap is not None:                        # a string column's codes (RawSet.with_codes)
+            entries = np.array([len(p) for p in chunks.pages], dtype=np.int64)[chunks.page_of]
+            fields[:, 4], fields[:, 5], fields[:, 6] = entries, 4 * entries, 1
     else:
         fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
                             c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
