@@ -509,7 +509,9 @@ def narrow_type(lo, hi, itemsize: int):
     return None
 
 
-# file bytes between two file writes that are read (into a scratch buffer)
+# file bytes between two FileRange writes (a column's chunks laid out by
+# parquet_pages.layout_raw, where the scan's layout_raw_together makes
+# FileRuns, see parquet_pages.RUN_GAP) that are read into a scratch buffer
 # so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes).
 # Each read costs the staging thread a trip through the GIL, which the
 # query's other threads hold most of the time, while the page cache gives a
