@@ -1,5 +1,5 @@
 """The Triton string kernels under the Triton interpreter, against the torch
-code they replace. Run by tests/test_string_kernels.py in a process started
+code they replace, and the Parquet page kernels against pyarrow. Run by tests/test_string_kernels.py in a process started
 with TRITON_INTERPRET=1 (the variable must be set before Triton is first
 imported); not collected on its own (no test_ prefix)."""
 from __future__ import annotations
@@ -377,3 +377,55 @@ def test_parquet_raw_string_codes(tmp_path):
         assert d.to_arrow(got).to_pylist() == t.column("s").to_pylist()
     bad = pp.string_codes(_string_chunks(path, 2)[1:2])[1]
     assert int(pp.decode_raw(bad, use_triton=True, exact=False)[1].item()) != 0
+
+
+def test_parquet_raw_decode_of_raw_sets(tmp_path):
+    """The page kernels (glint.kernels.parquet_raw: page walk, snappy,
+    values) over one scan chunk's raw columns laid out together and staged
+    as the GPU's scan does it (RawSets of three value sizes and a string
+    column's codes, FileRuns read window by window): pyarrow's values, and
+    the flag set only where a row group's writer fell back to PLAIN pages
+    in a column decoded as codes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import glint
+    from glint.storage import parquet_pages as pp
+    from glint.storage.transfer import _fill_window, _raw_writes
+    from test_parquet_raw import WORDS
+    rng = np.random.default_rng(3)
+    n = 3000
+    schema = pa.schema([pa.field(c, t, nullable=False) for c, t in
+                        (("k", pa.int64()), ("i", pa.int32()), ("f", pa.float64()), ("s", pa.string()),
+                         ("u", pa.string()))])
+    t = pa.table({"k": np.arange(n, dtype=np.int64) * 7, "i": rng.integers(-5, 5, n).astype(np.int32),
+                  "f": rng.random(n), "s": [WORDS[j] for j in rng.integers(0, len(WORDS), n)],
+                  "u": [f"u{j % 3}" if j < 1500 else f"unique {j}" for j in range(n)]}, schema=schema)
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(t, path, row_group_size=1500, compression="snappy", data_page_size=2048,
+                   dictionary_pagesize_limit=4000)
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    tb = con.table("t")
+    sets = {c: tb.raw_set([0, 1], c) for c in ("k", "i", "f", "s", "u")}
+    dicts = {}
+    for c in ("s", "u"):
+        dicts[c], sets[c] = sets[c].with_strings(pp.FileHandles(), {}).with_codes()
+    lays, total, segments = pp.layout_raw_together(sets)
+    buf = np.zeros(total, dtype=np.uint8)
+    k = 0
+    for w in range(0, total, 4096):
+        k = _fill_window(buf[w:w + 4096], w, min(4096, total - w), _raw_writes(segments), k)
+    data = torch.from_numpy(buf)
+    names = ["k", "i", "f", "s"]
+    values, err = pp.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
+    assert int(err) == 0
+    for c, v in zip(names, values):
+        want = t.column(c).to_pylist()
+        assert (dicts[c].to_arrow(v).to_pylist() if c == "s" else v.tolist()) == want, c
+    (u,), err = pp.decode_raw_many([(sets["u"], lays["u"], 0)], data)
+    assert int(err) == 1                    # row group 1's PLAIN pages: flagged, never read as codes
+    first = pp.RawLayout(total, lays["u"].at[:1], [], lays["u"].dict_at[:1])
+    (u,), err = pp.decode_raw_many([(sets["u"][:1], first, 0)], data)
+    assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]
