@@ -636,33 +636,6 @@ def test_raw_chunks_in_one_call_equal_one_by_one(tmp_path):
     assert t._src.bytes_of([], ["a"]) == 0 and t._src.bytes_of([1], ["nope"]) == 0
 
 
-def test_small_reads_hold_the_gil(tmp_path, monkeypatch):
-    """A read of at most HELD_READ bytes through a scan's handles calls
-    pread with the GIL held (no os.preadv): the same bytes, and a file
-    shorter than the read is the same clear error; larger reads, or reads
-    without handles, go through os.preadv."""
-    from glint.errors import GlintIOError
-    p = tmp_path / "f.bin"
-    data = bytes(range(256)) * 300
-    p.write_bytes(data)
-    calls = []
-    real = os.preadv
-    monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(at) or real(fd, bufs, at))
-    files = pp.FileHandles()
-    for start, n in ((0, 1), (5, 100), (1000, pp.HELD_READ), (3, pp.HELD_READ + 1)):
-        for f in (files, None):
-            calls.clear()
-            out = bytearray(n)
-            pp._pread_into(str(p), start, memoryview(out), f)
-            assert bytes(out) == data[start:start + n]
-            assert bool(calls) == (f is None or n > pp.HELD_READ)
-    with pytest.raises(GlintIOError, match="run past the end of the file"):
-        pp._pread_into(str(p), len(data) - 10, memoryview(bytearray(20)), files)
-    files.close()
-    with pytest.raises(OSError):
-        pp._pread_held(-1, 0, memoryview(bytearray(4)), 4)
-
-
 def test_string_set_errors_name_the_row_group(tmp_path):
     """RawSet.with_strings: a dictionary page that does not parse is a
     GlintIOError naming the file and row group; pages seen before (the

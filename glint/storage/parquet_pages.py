@@ -856,8 +856,7 @@ def _pread_into(path: str, start: int, mv: memoryview, files: "FileHandles | Non
 def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = None) -> None:
     """Fills the buffers (memoryviews of bytes), one after the other, with
     the file's bytes from ``start``: one ``preadv`` for them all (more when
-    the kernel returns less); a small read into one buffer through an open
-    handle with the GIL held (_pread_held)."""
+    the kernel returns less)."""
     n = sum(len(b) for b in bufs)
     if files is None:
         fd = os.open(path, os.O_RDONLY)
@@ -868,8 +867,7 @@ def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = Non
     else:
         fd, token = files.acquire(path)
         try:
-            got = _pread_held(fd, start, bufs[0], n) if n <= HELD_READ and len(bufs) == 1 else \
-                _preadv_fd(fd, start, bufs, n)
+            got = _preadv_fd(fd, start, bufs, n)
         finally:
             files.release(fd, token)
     if got != n:
@@ -878,42 +876,6 @@ def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = Non
 
 
 _IOV_MAX = 1024
-
-# Reads of at most this many bytes (a string column chunk's dictionary page,
-# one per row group) call the C library's pread with the GIL held: os.pread
-# gives the GIL up for the system call, and under a cold scan's contention
-# taking it back waits for whichever thread runs Python then (up to the
-# interpreter's switch interval), where a small read from the page cache
-# takes a few microseconds. GLINT_HELD_READ=0: every read through os.preadv.
-HELD_READ = env_int("GLINT_HELD_READ", 32 << 10, 0)
-_LIBC_HELD = None
-
-
-def _pread_held(fd: int, start: int, buf: memoryview, n: int) -> int:
-    """pread(2) into ``buf`` (a writable memoryview of bytes) with the GIL
-    held (ctypes.PyDLL: the call does not release it): the bytes read."""
-    global _LIBC_HELD
-    f = _LIBC_HELD
-    if f is None:
-        import ctypes
-        f = ctypes.PyDLL(None, use_errno=True).pread
-        f.restype, f.argtypes = ctypes.c_ssize_t, (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64)
-        _LIBC_HELD = f
-    import ctypes
-    got = 0
-    while got < n:
-        view = buf[got:n]
-        ptr = (ctypes.c_char * (n - got)).from_buffer(view)
-        k = f(fd, ctypes.addressof(ptr), n - got, start + got)
-        del ptr
-        view.release()
-        if k < 0:
-            e = ctypes.get_errno()
-            raise OSError(e, os.strerror(e))
-        if not k:
-            break
-        got += k
-    return got
 
 
 def _preadv_fd(fd: int, start: int, bufs: list, n: int) -> int:
