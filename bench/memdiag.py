@@ -14,8 +14,8 @@ otherwise dominates at this scale.
 """
 import gc, sys, time, collections, traceback
 import torch, glint
-from glint.bench import tpch
-from glint.storage import memory as M
+from glint.workloads import tpch
+from glint.runtime import memory as M
 
 sf = float(sys.argv[1]); lim = sys.argv[2]; chunk = int(sys.argv[3]); qn = int(sys.argv[4]) if len(sys.argv) > 4 else 21
 con = glint.connect(memory_limit=lim, chunk_rows=chunk)
@@ -51,7 +51,7 @@ def grow(self, n):
         live = sum(v[0] for v in extra.values())
         unacc = live - self._reserved - self._cache_bytes
         if unacc > worst[0]:
-            from glint.storage.spill import HeldBatch
+            from glint.runtime.spill import HeldBatch
             hb0 = set()
             for o in gc.get_objects():
                 if isinstance(o, HeldBatch) and o.tier == "device" and o._batch is not None:
@@ -75,7 +75,7 @@ def grow(self, n):
                     if isinstance(o, _types.GeneratorType):
                         chain.append(["gen:" + o.gi_code.co_name + ":" + str(o.gi_frame.f_lineno if o.gi_frame else -1)]); break
                 desc.append((nb, tuple(t.shape), str(t.dtype), chain))
-            from glint.storage.spill import HeldBatch
+            from glint.runtime.spill import HeldBatch
             hb = set()
             for o in gc.get_objects():
                 if isinstance(o, HeldBatch) and o.tier == "device" and o._batch is not None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from glint.bench import harness
-from glint.cli import main
+from glint.__main__ import main
 from glint.errors import ExecutionError
 
 REPORT_KEYS = {"benchmark", "sf", "device", "ranks", "glint_version", "queries", "glint_warm_total_s",
@@ -61,7 +61,7 @@ def test_bench_tpch(tmp_path, capsys):
     assert md.startswith("# TPC-H SF 0.01 on cpu") and "| Q01 | 4 |" in md and "22/22 ok" in md
 
 
-@pytest.mark.skipif(importlib.util.find_spec("glint.bench.ssb") is None, reason="glint.bench.ssb not present")
+@pytest.mark.skipif(importlib.util.find_spec("glint.workloads.ssb") is None, reason="glint.workloads.ssb not present")
 def test_bench_ssb(tmp_path, capsys):
     out = tmp_path / "res"
     assert main(["bench", "ssb", *FAST, "--cold-queries", "1.1,4.3", "--out", str(out)]) == 0
@@ -135,8 +135,8 @@ def test_bench_ssb_query_names():
 
 
 def test_duckdb_compressed_in_memory():
-    from glint.bench import tpch
-    from glint.storage.loaders import tables_in_directory
+    from glint.workloads import tpch
+    from glint.io.loaders import tables_in_directory
 
     found = tables_in_directory(tpch.ensure_tpch_data(0.01, progress=False))
     con = harness.duckdb_connection(found, ["nation", "region"], views=False, compress=True)

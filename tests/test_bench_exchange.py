@@ -9,7 +9,7 @@ import torch
 
 import glint
 from glint.bench.exchange import CHECKS, KEY, checksums, destinations, make_batch, parse_sizes
-from glint.cli import main
+from glint.__main__ import main
 
 SIZES = "64KB,1MB"
 
@@ -66,7 +66,7 @@ def test_bench_exchange_catches_wrong_rows(monkeypatch):
     """The ranks' own check fails when the shuffle loses a row (so a passing
     report means the rows were checked)."""
     from glint.bench import exchange as ex
-    from glint.dist import shuffle as sh
+    from glint.distributed import shuffle as sh
 
     real = sh.ShuffleExec.stream
 

@@ -10,8 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from glint import cli
-from glint.cli import main, parse_query_list, split_statements
+from glint.cli import sql as cli_sql
+from glint.__main__ import main
+from glint.cli.common import parse_query_list
+from glint.cli.shell import split_statements
 from glint.errors import GlintError
 
 
@@ -66,7 +68,7 @@ def test_sql_no_query(capsys, monkeypatch):
 def test_internal_error_exit_code_2(capsys, monkeypatch):
     def boom(device, args=None):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(cli, "_connect", boom)
+    monkeypatch.setattr(cli_sql, "connect_from_args", boom)
     monkeypatch.delenv("GLINT_DEBUG", raising=False)
     assert main(["sql", "SELECT 1"]) == 2
     c = capsys.readouterr()

@@ -7,8 +7,14 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from glint.testing.compare import (compare_query_result, compare_tables, order_by_columns, ordered_by_query,
-                                   query_limit, values_equal)
+from glint.testing.compare import (
+    compare_query_result,
+    compare_tables,
+    order_by_columns,
+    ordered_by_query,
+    query_limit,
+    values_equal,
+)
 
 D = Decimal
 
@@ -205,7 +211,7 @@ def test_order_by_columns_and_limit():
 
 
 def test_tpch_queries_ordering():
-    from glint.bench.tpch import tpch_query
+    from glint.workloads.tpch import tpch_query
 
     unordered = {n for n in range(1, 23) if not ordered_by_query(tpch_query(n))}
     assert unordered == {6, 14, 17, 19}
@@ -227,7 +233,7 @@ def test_values_equal():
 @pytest.fixture(scope="module")
 def reference():
     duckdb = pytest.importorskip("duckdb")
-    from glint.bench import tpch
+    from glint.workloads import tpch
     from glint.errors import GlintError
 
     try:
@@ -243,7 +249,7 @@ def reference():
 def test_official_answers_match_duckdb_dbgen(reference):
     """DuckDB's answers at SF 0.01 equal DuckDB's results on its own dbgen data:
     checks the answer parsing (types, NULLs, trailing spaces) and the comparison."""
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     for n in range(1, 23):
         q = tpch.tpch_query(n)
@@ -255,7 +261,7 @@ def test_official_answers_match_duckdb_dbgen(reference):
 
 def test_official_answer_types():
     pytest.importorskip("duckdb")
-    from glint.bench import tpch
+    from glint.workloads import tpch
     from glint.errors import GlintError
 
     try:

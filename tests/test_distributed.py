@@ -1,4 +1,4 @@
-"""Distributed execution (glint.dist) on Gloo CPU ranks: every TPC-H and SSB
+"""Distributed execution (glint.distributed) on Gloo CPU ranks: every TPC-H and SSB
 query at a tiny scale factor on 2 and 3 ranks, compared row for row with
 DuckDB (decimals exact), under several table partitionings; what a rank
 failure, a hang and an error in one rank's rows do; and planning decisions.
@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint.bench import ssb, tpch
+from glint.workloads import ssb, tpch
 from glint.errors import ExecutionError, GlintError, ParseError, RankFailure
-from glint.storage.loaders import tables_in_directory
+from glint.io.loaders import tables_in_directory
 from glint.testing.compare import compare_query_result
 
 SF = 0.01
@@ -413,7 +413,7 @@ def test_bad_arguments():
 @pytest.fixture(scope="module")
 def planning():
     """A plain connection as the planner's catalog, with a partitioning per table."""
-    from glint.dist.catalog import TablePartitioning
+    from glint.distributed.catalog import TablePartitioning
     con = glint.connect(device="cpu")
     n = 100_000
     con.register("fact", pa.table({"k": list(range(n)), "d": [i % 1000 for i in range(n)], "v": [1.0] * n}))
@@ -428,8 +428,8 @@ def planning():
 
 def _plan_text(planning, sql: str, ranks: int = 4, **parts) -> str:
     import re
-    from glint.dist.catalog import TablePartitioning
-    from glint.dist.planner import plan_distributed
+    from glint.distributed.catalog import TablePartitioning
+    from glint.distributed.planner import plan_distributed
     con, table_parts = planning
     table_parts.clear()
     table_parts.update({t: TablePartitioning("hash", k) for t, k in parts.items()})
@@ -515,7 +515,7 @@ def test_plan_grouping_sets(planning):
 # ------------------------------------------------------------------ command line and benchmark
 def test_cli_sql_and_bench_on_ranks(tmp_path, tpch_data, capsys):
     import json
-    from glint.cli import main
+    from glint.__main__ import main
     d = tpch_data[0]
     assert main(["sql", "SELECT count(*) AS n FROM lineitem", "--parquet", str(d), "--device", "cpu",
                  "--ranks", "2", "--timer"]) == 0
@@ -534,14 +534,14 @@ def test_cli_sql_and_bench_on_ranks(tmp_path, tpch_data, capsys):
 
 
 def test_torchrun_entry(tpch_data):
-    """``torchrun ... -m glint.dist.run <glint command>``: rank 0 runs the command
+    """``torchrun ... -m glint <command> --ranks env``: rank 0 runs the command
     over all the ranks torchrun started; the others serve it and leave."""
     import subprocess
     import sys
     sql = "SELECT l_returnflag, count(*) AS n FROM lineitem GROUP BY 1 ORDER BY 1"
     p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                        "-m", "glint.dist.run", "sql", sql, "--parquet", str(tpch_data[0]), "--device", "cpu",
-                        "--timer"], capture_output=True, text=True, timeout=120)
+                        "-m", "glint", "sql", sql, "--parquet", str(tpch_data[0]), "--device", "cpu",
+                        "--timer", "--ranks", "env"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     expected = tpch.duckdb_arrow(tpch_data[1], sql).to_pylist()
     for row in expected:
@@ -611,7 +611,7 @@ def test_ranks_read_every_scan_ahead(tmp_path, monkeypatch):
     import threading
 
     import pyarrow.parquet as pq
-    from glint.dist import rank as R
+    from glint.distributed import rank as R
     n = 4000
     fact = pa.table({"fk": pa.array([i % 40 for i in range(n)], pa.int64()),
                      "v": pa.array([i % 97 for i in range(n)], pa.int64())})

@@ -1,4 +1,4 @@
-"""glint.exec.functions.dates checked row by row against DuckDB running the
+"""glint.functions.dates checked row by row against DuckDB running the
 same SQL on the same dates."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 import torch
 
-from glint import types as T
+from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported
-from glint.exec.functions import dates as D
-from glint.storage.column import Column
+from glint.functions import dates as D
+from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 _DUCK = duckdb.connect()

@@ -1,4 +1,4 @@
-"""glint.exec.functions.strings checked row by row against DuckDB running the
+"""glint.functions.strings checked row by row against DuckDB running the
 same SQL function on the same values."""
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pyarrow.compute as pc
 import pytest
 import torch
 
-from glint import types as T
+from glint.columnar import types as T
 from glint.errors import ExecutionError
-from glint.exec.functions import strings as S
-from glint.storage.column import Column
+from glint.functions import strings as S
+from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -163,7 +163,7 @@ def test_result_types(words):
 
 
 def assert_valid_dictionary(c: Column) -> None:
-    """The VARCHAR layout's invariants (glint.storage.column): Arrow-layout
+    """The VARCHAR layout's invariants (glint.columnar.column): Arrow-layout
     tensors on the codes' device, every code (NULL rows too) a valid entry,
     and sorted_unique only where it is true."""
     d = c.dictionary
@@ -381,7 +381,7 @@ def test_from_python(device):
 
 
 def test_to_varchar_wide_decimal_and_hugeint(device):
-    from glint.storage.column import to_wide
+    from glint.columnar.column import to_wide
     v = torch.tensor([123456789012, -5, 0, 10**17], dtype=torch.int64, device=device)
     wide = Column(T.DECIMAL(38, 2), to_wide(v))
     assert rows(S.to_varchar(wide)) == ["1234567890.12", "-0.05", "0.00", "1000000000000000.00"]

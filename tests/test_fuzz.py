@@ -18,8 +18,15 @@ import sqlglot
 from glint.testing.fuzz import data as fdata
 from glint.testing.fuzz.generator import QueryGenerator
 from glint.testing.fuzz.reduce import reduce_sql, referenced_columns, table_statements, sqllogic_text, trim_rows
-from glint.testing.fuzz.runner import (Outcome, classify, compare_results, failure_signature, generate_query,
-                                       print_summary, run_fuzz)
+from glint.testing.fuzz.runner import (
+    Outcome,
+    classify,
+    compare_results,
+    failure_signature,
+    generate_query,
+    print_summary,
+    run_fuzz,
+)
 
 FUZZ_SEED = 20240611
 FUZZ_QUERIES = 500

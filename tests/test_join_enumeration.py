@@ -10,15 +10,15 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint import types as T
-from glint.bench.tpch import duckdb_arrow
+from glint.columnar import types as T
+from glint.workloads.tpch import duckdb_arrow
 from glint.plan import logical as L
 from glint.plan.cardinality import Estimator
 from glint.plan.expr import Call, ColRef, Field, Literal
 from glint.plan.join_enumerators import JoinCost, dp_ccp, greedy_operator_ordering, linearized_dp
 from glint.plan.join_graph import JoinGraph, flatten_inner_joins
 from glint.plan.rules.reorder_joins import plan_table
-from glint.storage.table import ColumnStats
+from glint.io.table import ColumnStats
 from glint.testing.compare import compare_query_result
 
 

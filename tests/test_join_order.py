@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint.bench.tpch import duckdb_arrow
+from glint.workloads.tpch import duckdb_arrow
 from glint.plan import logical as L
 from glint.plan.expr import conjuncts
-from glint.plan.physical_planner import equi_key
+from glint.exec.physical_planner import equi_key
 from glint.testing.compare import compare_query_result
 
 N_FACT = 60_000

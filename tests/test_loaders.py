@@ -14,7 +14,7 @@ import pytest
 
 import glint
 from glint.errors import GlintError, GlintIOError
-from glint.storage.loaders import load_csv, load_parquet, sniff_delimiter, tables_in_directory, to_arrow_table
+from glint.io.loaders import load_csv, load_parquet, sniff_delimiter, tables_in_directory, to_arrow_table
 
 
 def _t(start: int, n: int) -> pa.Table:
@@ -287,7 +287,7 @@ def test_tables_in_directory_errors(tmp_path):
 
 # ------------------------------------------------------------------ TPC-H data (tpchgen-cli)
 def _tpchgen_or_skip():
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     try:
         return tpch.find_tpchgen()
@@ -296,7 +296,7 @@ def _tpchgen_or_skip():
 
 
 def test_ensure_tpch_data(tmp_path, monkeypatch):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     _tpchgen_or_skip()
     monkeypatch.setenv("GLINT_DATA", str(tmp_path))
@@ -313,7 +313,7 @@ def test_ensure_tpch_data(tmp_path, monkeypatch):
 
 
 def test_ensure_tpch_data_parts_layout(tmp_path, monkeypatch):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     _tpchgen_or_skip()
     monkeypatch.setenv("GLINT_DATA", str(tmp_path))
@@ -325,7 +325,7 @@ def test_ensure_tpch_data_parts_layout(tmp_path, monkeypatch):
 
 
 def test_ensure_tpch_data_refuses_incomplete_cache(tmp_path, monkeypatch):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     monkeypatch.setenv("GLINT_DATA", str(tmp_path))
     target = tpch.data_dir(0.5)
@@ -336,7 +336,7 @@ def test_ensure_tpch_data_refuses_incomplete_cache(tmp_path, monkeypatch):
 
 
 def test_ensure_tpch_data_without_tpchgen(tmp_path, monkeypatch):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     monkeypatch.setenv("GLINT_DATA", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
@@ -347,7 +347,7 @@ def test_ensure_tpch_data_without_tpchgen(tmp_path, monkeypatch):
 
 
 def test_ensure_tpch_data_failure_leaves_nothing(tmp_path, monkeypatch):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     fake = tmp_path / "bin" / "tpchgen-cli"
     fake.parent.mkdir()
@@ -365,7 +365,7 @@ def test_ensure_tpch_data_failure_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_data_dir_default(monkeypatch, tmp_path):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     monkeypatch.delenv("GLINT_DATA", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -375,7 +375,7 @@ def test_data_dir_default(monkeypatch, tmp_path):
 
 
 def test_tpch_queries_are_packaged():
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     qs = tpch.tpch_queries()
     assert sorted(qs) == list(range(1, 23))
@@ -395,7 +395,7 @@ class _RecordingCon:
 
 
 def test_load_tpch_registers_all_tables(tmp_path):
-    from glint.bench import tpch
+    from glint.workloads import tpch
 
     for t in tpch.tpch_tables:
         pq.write_table(_t(0, 1), tmp_path / f"{t}.parquet")
@@ -411,7 +411,7 @@ def test_duckdb_connection_on_tpchgen_data_matches_answers(tmp_path, monkeypatch
     """DuckDB on tpchgen-cli's Parquet files agrees with tpch_answers() (without
     the random-text columns, which DuckDB's dbgen generates differently)."""
     pytest.importorskip("duckdb")
-    from glint.bench import tpch
+    from glint.workloads import tpch
     from glint.testing.compare import compare_query_result
 
     _tpchgen_or_skip()
@@ -462,7 +462,7 @@ def test_parquet_bounds_as_stored_equal_logical(tmp_path, monkeypatch):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from glint.storage.loaders import ParquetSource
+    from glint.io.loaders import ParquetSource
     rng = np.random.default_rng(3)
     n = 600
     days = rng.integers(-800, 20000, n)

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import glint
-from glint.bench import ssb, tpch
+from glint.workloads import ssb, tpch
 from glint.errors import GlintError
 from glint.testing.compare import compare_query_result
 
@@ -274,7 +274,7 @@ def test_default_chunk_rows():
     at most a third of it; on the CPU 1/16 of it at 64 bytes a row, a quarter
     of that under a limit the user set; powers of two within 2**14 .. 2**25
     (2**21 on the CPU)."""
-    from glint.storage.memory import default_chunk_rows
+    from glint.runtime.memory import default_chunk_rows
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
     assert default_chunk_rows(gpu, 133 << 30) == 1 << 25
     assert default_chunk_rows(gpu, 16 << 30) == 1 << 22
@@ -340,10 +340,10 @@ def test_grace_partition_split_again(device, monkeypatch):
 
 # ------------------------------------------------------------------ held batches
 def _held(tmp_path, limit, pieces, rows=1000):
-    from glint import types as T
-    from glint.storage.column import Batch, Column
-    from glint.storage.memory import MemoryManager
-    from glint.storage.spill import PartitionedBatches, SpillSpace
+    from glint.columnar import types as T
+    from glint.columnar.column import Batch, Column
+    from glint.runtime.memory import MemoryManager
+    from glint.runtime.spill import PartitionedBatches, SpillSpace
     mm = MemoryManager(torch.device("cpu"), limit=limit)
     res = mm.reservation("test")
     pb = PartitionedBatches(1, SpillSpace(str(tmp_path)), res)
@@ -373,7 +373,7 @@ def test_drain_keeps_pieces_not_yet_handed_over_reserved(tmp_path):
 def test_spilled_partition_is_written_in_bounded_pieces(tmp_path, monkeypatch):
     """Spilling merges a partition's small pieces, but only up to
     SPILL_MERGE_BYTES a piece: reading a piece back needs it on the device whole."""
-    from glint.storage import spill
+    from glint.runtime import spill
     monkeypatch.setattr(spill, "SPILL_MERGE_BYTES", 20000)
     mm, res, pb = _held(tmp_path, 1 << 20, 5)
     pb.spill_others()

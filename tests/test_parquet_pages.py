@@ -1,4 +1,4 @@
-"""glint.storage.parquet_pages: column chunks decoded with torch, compared row
+"""glint.io.parquet_pages: column chunks decoded with torch, compared row
 for row (NULLs included, floats bit for bit) with what pyarrow reads."""
 import collections
 import os
@@ -12,11 +12,19 @@ import pytest
 import torch
 
 from glint.errors import GlintIOError, NotSupported
-from glint.storage import parquet_pages as pp
-from glint.storage.parquet_meta import raw_footer
-from glint.storage.parquet_pages import (
-    DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, PLAIN, RLE_DICTIONARY,
-    decode_column_chunk, decode_hybrid, parse_pages, read_chunk_bytes)
+from glint.io import parquet_pages as pp
+from glint.io.parquet_meta import raw_footer
+from glint.io.parquet_pages import (
+    DATA_PAGE,
+    DATA_PAGE_V2,
+    DICTIONARY_PAGE,
+    PLAIN,
+    RLE_DICTIONARY,
+    decode_column_chunk,
+    decode_hybrid,
+    parse_pages,
+    read_chunk_bytes,
+)
 
 TPCH_LINEITEM = "/root/.cache/glint/tpch/sf0.01/lineitem.parquet"
 _PHYSICAL = {"INT32": pa.int32(), "INT64": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64()}

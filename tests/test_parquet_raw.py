@@ -1,4 +1,4 @@
-"""Column chunks decoded from their bytes as stored (glint.storage.parquet_pages
+"""Column chunks decoded from their bytes as stored (glint.io.parquet_pages
 .decode_raw; on CUDA glint.kernels.parquet_raw walks the page headers and
 decompresses snappy on the GPU), compared with what pyarrow reads. The
 kernels run interpreted on the CPU in tests/triton_interpreted.py, compiled
@@ -14,7 +14,7 @@ import torch
 
 import glint
 from glint.errors import GlintIOError
-from glint.storage import parquet_pages as pp
+from glint.io import parquet_pages as pp
 
 from test_parquet_pages import TPCH_LINEITEM, expected, random_array
 
@@ -68,7 +68,7 @@ def tpch_raw_columns():
     lineitem at SF 0.01 (DECIMALs as their unscaled integers: read through
     a footer without the DECIMAL annotations)."""
     import os
-    from glint.storage.parquet_meta import raw_footer
+    from glint.io.parquet_meta import raw_footer
     if not os.path.exists(TPCH_LINEITEM):
         pytest.skip("TPC-H sf0.01 lineitem.parquet not generated")
     raw = raw_footer(TPCH_LINEITEM)
@@ -407,7 +407,7 @@ def test_large_string_dictionaries_are_not_codes(tmp_path):
 def _staged(segments, total, window, files):
     """The buffer the staging fills from layout segments, a window at a time
     (transfer._fill_window over transfer._raw_writes)."""
-    from glint.storage.transfer import _fill_window, _raw_writes
+    from glint.io.transfer import _fill_window, _raw_writes
     writes = _raw_writes(segments)
     got = np.zeros(total, dtype=np.uint8)
     k = 0

@@ -1,4 +1,4 @@
-"""glint.storage.priority_pool: the decoding and staging threads' pool, which
+"""glint.runtime.priority_pool: the decoding and staging threads' pool, which
 runs the most urgent task first (a scan's tasks carry (chunk, scan) ranks)."""
 import os
 import threading
@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from glint.storage.priority_pool import URGENT, PriorityPool
+from glint.runtime.priority_pool import URGENT, PriorityPool
 
 
 def _blocked(pool, workers):

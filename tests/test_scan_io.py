@@ -11,9 +11,9 @@ import pytest
 import torch
 
 import glint
-from glint.storage.loaders import ParquetSource
-from glint.storage.memory import HostCache, MemoryManager
-from glint.storage.parquet_meta import dictionary_entries, raw_footer
+from glint.io.loaders import ParquetSource
+from glint.runtime.memory import HostCache, MemoryManager
+from glint.io.parquet_meta import dictionary_entries, raw_footer
 
 D = decimal.Decimal
 
@@ -169,8 +169,8 @@ def test_stacked_upload_layout_equals_concatenation(window):
     codes and offsets rebased) builds the columns that concatenating the
     parts does, for every column kind, parts sliced out of larger buffers
     and windows that cut through components."""
-    from glint.storage.column import concat_columns
-    from glint.storage.transfer import stack_on_host
+    from glint.columnar.column import concat_columns
+    from glint.io.transfer import stack_on_host
     t = _table(300)
     d = pa.array(["x", "yy", None, "x", "zzz"] * 60).dictionary_encode()
     parts = {
@@ -182,10 +182,10 @@ def test_stacked_upload_layout_equals_concatenation(window):
         "f": [pa.array([1.5, None]), pa.array([float("nan"), -0.0, 2.0])],
         "empty": [pa.array([], pa.string()), pa.array(["only"])],
     }
-    types = {"k": glint.types.BIGINT, "d64": glint.types.DECIMAL(15, 2), "s": glint.types.VARCHAR,
-             "dict": glint.types.VARCHAR, "b": glint.types.BOOLEAN, "f": glint.types.DOUBLE,
-             "empty": glint.types.VARCHAR}
-    from glint.storage.column import Column
+    types = {"k": glint.columnar.types.BIGINT, "d64": glint.columnar.types.DECIMAL(15, 2), "s": glint.columnar.types.VARCHAR,
+             "dict": glint.columnar.types.VARCHAR, "b": glint.columnar.types.BOOLEAN, "f": glint.columnar.types.DOUBLE,
+             "empty": glint.columnar.types.VARCHAR}
+    from glint.columnar.column import Column
     cols = {k: [Column.from_arrow(a, types[k], False) for a in v] for k, v in parts.items()}
     got = stack_on_host(cols, window=window)
     # integers copied up narrowed (as the scan does where the file's statistics allow), then widened
@@ -227,8 +227,8 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     stubbed: the columns equal the parts' concatenation."""
     import contextlib
     from concurrent.futures import ThreadPoolExecutor
-    from glint.storage import transfer
-    from glint.storage.column import Column, concat_columns
+    from glint.io import transfer
+    from glint.columnar.column import Column, concat_columns
 
     class Ev:
         def record(self, stream=None):
@@ -246,10 +246,10 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     monkeypatch.setattr(torch.Tensor, "record_stream", lambda self, s: None)
     t = _table(400)
     cols = {
-        "k": [Column.from_arrow(t.column("k").chunk(0).slice(a, 100), glint.types.BIGINT, False) for a in (0, 100, 200)],
-        "d": [Column.from_arrow(t.column("d64").chunk(0).slice(a, 130), glint.types.DECIMAL(15, 2), False)
+        "k": [Column.from_arrow(t.column("k").chunk(0).slice(a, 100), glint.columnar.types.BIGINT, False) for a in (0, 100, 200)],
+        "d": [Column.from_arrow(t.column("d64").chunk(0).slice(a, 130), glint.columnar.types.DECIMAL(15, 2), False)
               for a in (0, 130)],
-        "s": [Column.from_arrow(t.column("s").chunk(0).slice(a, 90), glint.types.VARCHAR, False) for a in (5, 200)],
+        "s": [Column.from_arrow(t.column("s").chunk(0).slice(a, 90), glint.columnar.types.VARCHAR, False) for a in (5, 200)],
     }
     pool = _FakePool(window)
     mem = MemoryManager(torch.device("cpu"), 1 << 30)
@@ -280,12 +280,12 @@ def test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads()
     the pinned pool's stream) into a buffer the allocator hands out from that
     block must wait for them. Without the wait this read 1s instead of 7s."""
     from concurrent.futures import ThreadPoolExecutor
-    from glint.storage import transfer
-    from glint.storage.column import Column
+    from glint.io import transfer
+    from glint.columnar.column import Column
 
     n = 1 << 21
     stream = torch.cuda.current_stream()
-    parts = [Column(glint.types.BIGINT, torch.ones(n, dtype=torch.int64), None, None)]
+    parts = [Column(glint.columnar.types.BIGINT, torch.ones(n, dtype=torch.int64), None, None)]
     for _ in range(5):
         x = torch.full((n,), 7, dtype=torch.int64, device="cuda")
         torch.cuda._sleep(20_000_000)           # the compute stream is busy ...
@@ -308,8 +308,8 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
     import datetime
 
     import numpy as np
-    from glint import trace
-    from glint.storage.loaders import ParquetSource
+    from glint.runtime import trace
+    from glint.io.loaders import ParquetSource
     rng = np.random.default_rng(9)
     n = 3000
     nulls = rng.random(n) < 0.2
@@ -332,7 +332,7 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
     src = ParquetSource(str(path))
     con = glint.connect(device="cpu")
     con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
-    tbl_types = {f.name: glint.types.from_arrow(f.type) for f in src.schema}
+    tbl_types = {f.name: glint.columnar.types.from_arrow(f.type) for f in src.schema}
     decodable = sorted(c for c, ty in tbl_types.items() if src.device_decodable(c, ty))
     assert decodable == ["b", "d", "dt", "f", "g", "i", "p18", "p9"]
     sql = ("SELECT g, count(i), sum(i), sum(b), sum(f), sum(d), min(dt), max(dt), sum(p9), sum(p18), "
@@ -360,7 +360,7 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
     decoded by glint (GLINT_PARQUET_DECODE=device) the error names the file,
     the row group and the column, not a traceback from inside the decoder."""
     from glint.errors import GlintIOError
-    from glint.storage.parquet_meta import _fields
+    from glint.io.parquet_meta import _fields
     path = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"x": [i % 7 for i in range(1000)]}), path, compression="none")
     off = pq.read_metadata(path).row_group(0).column(0).data_page_offset
@@ -380,7 +380,7 @@ def test_decode_threads_from_the_environment():
     import os
     import subprocess
     import sys
-    code = "from glint.storage.loaders import _decode_pool; print(_decode_pool()._max_workers)"
+    code = "from glint.io.loaders import _decode_pool; print(_decode_pool()._max_workers)"
     for value, want in [("3", 3), ("zero", max(2, os.cpu_count() or 2)), ("0", max(2, os.cpu_count() or 2))]:
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
                              capture_output=True, text=True, check=True).stdout
@@ -395,8 +395,8 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     torch decoder raises, on CUDA the kernel's flag is checked before the
     chunk is handed on; both name the file, the row group and the column."""
     from glint.errors import GlintIOError
-    from glint.storage import parquet_pages as pp
-    from glint.storage.loaders import ParquetSource
+    from glint.io import parquet_pages as pp
+    from glint.io.loaders import ParquetSource
     path = tmp_path / "idx.parquet"
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     real = ParquetSource.plan_device
@@ -450,7 +450,7 @@ def _star_with_spy(tmp_path, monkeypatch, **connect):
     def spy(ctx, root):
         real(ctx, root)
         started.append([(r.table.name, len(r.chunks)) for r in ctx.read_ahead.values()])
-    monkeypatch.setattr("glint.api.start_scans", spy)
+    monkeypatch.setattr("glint.engine.connection.start_scans", spy)
     duck = duckdb.connect()
     for n, p in paths.items():
         duck.execute(f"CREATE VIEW {n} AS SELECT * FROM '{p}'")
@@ -549,7 +549,7 @@ def test_pinned_buffers_are_pinned_in_the_background():
     """A fresh pool fills itself on its own thread; acquire() meanwhile
     waits for a buffer or pins one, never more than the pool's count."""
     import time as _time
-    from glint.storage.transfer import PinnedPool
+    from glint.io.transfer import PinnedPool
     pool = PinnedPool(torch.device("cuda", torch.cuda.current_device()), buffer_bytes=1 << 20, count=4)
     pool.fill_in_background()
     pool.fill_in_background()            # once
@@ -812,7 +812,7 @@ def test_a_bad_tuning_variable_is_named(var, value, message):
     import os
     import subprocess
     import sys
-    code = ("import glint\ntry:\n    import glint.exec.scan, glint.storage.transfer\n"
+    code = ("import glint\ntry:\n    import glint.exec.scan, glint.io.transfer\n"
             "except glint.GlintError as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
                        timeout=120)

@@ -8,9 +8,9 @@ import pyarrow.compute as pc
 import pytest
 
 import glint
-from glint.bench import ssb
+from glint.workloads import ssb
 from glint.errors import GlintError, GlintIOError
-from glint.storage.loaders import load_parquet, tables_in_directory
+from glint.io.loaders import load_parquet, tables_in_directory
 from glint.testing.compare import compare_query_result
 
 SF = 0.01

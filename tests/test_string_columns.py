@@ -1,4 +1,4 @@
-"""The VARCHAR layout (glint.storage.column): Arrow-layout dictionaries as
+"""The VARCHAR layout (glint.columnar.column): Arrow-layout dictionaries as
 tensors, loading without sorting, gathering only codes, compaction, moves,
 concatenation, and the per-row keys built on it (hash64, equality keys,
 order ranks) across dictionaries and chunks."""
@@ -14,11 +14,11 @@ import pytest
 import torch
 
 import glint
-from glint import types as T
-from glint.exec.functions import strings as S
+from glint.columnar import types as T
+from glint.functions import strings as S
 from glint.kernels.strings import columns as K
-from glint.storage.column import Column, Dictionary, concat_columns
-from glint.storage.table import Table
+from glint.columnar.column import Column, Dictionary, concat_columns
+from glint.io.table import Table
 
 from test_functions_strings import assert_valid_dictionary
 from test_string_kernels import random_strings
@@ -300,7 +300,7 @@ def test_folding_chunks_keeps_dictionaries_small():
     """Top-k and partial aggregation fold each chunk into a running result
     (concatenate, keep a few rows, concatenate again): the dictionary of the
     result holds its rows' strings, not every string every chunk brought."""
-    from glint.storage.column import Column, concat_columns
+    from glint.columnar.column import Column, concat_columns
     best = None
     for k in range(50):
         chunk = Column.from_arrow(pa.array([f"c{k}-{i}" for i in range(3000)]))
@@ -311,8 +311,8 @@ def test_folding_chunks_keeps_dictionaries_small():
 
 
 def test_shared_dictionaries_counted_once():
-    from glint.storage.column import Batch, Column
-    from glint.storage.spill import batch_nbytes, batches_nbytes, compact_strings
+    from glint.columnar.column import Batch, Column
+    from glint.runtime.spill import batch_nbytes, batches_nbytes, compact_strings
     col = Column.from_arrow(pa.array([f"s{i}" for i in range(5000)]))
     parts = [Batch({"s": col.take(torch.arange(i, i + 10))}, 10) for i in range(0, 50, 10)]
     one = batch_nbytes(parts[0])

@@ -206,7 +206,7 @@ def test_statistics_of_many_fragments_from_a_spread_of_them(con, tmp_path):
     estimates come from an even spread of them, the first and the last
     included (so a sorted column's range is exact), NULLs scaled to the
     table; few row groups: every one."""
-    from glint.storage import table as T
+    from glint.io import table as T
     n = 700 * 10
     a = list(range(n))
     pq.write_table(pa.table({"a": a, "b": [None if i % 10 == 0 else i for i in a]}), tmp_path / "m.parquet",
@@ -436,7 +436,7 @@ def test_sample_distinct_counts_match_sorting_and_hashing():
     import pyarrow.compute as pc
     import torch
 
-    from glint.storage.table import _distinct_and_singles, _string_counts
+    from glint.io.table import _distinct_and_singles, _string_counts
     rng = np.random.default_rng(3)
     for lo, span, n in [(-50, 100, 1000), (10**12, 5000, 2000), (0, 10**9, 3000), (-(2**62), 2**62, 500)]:
         x = torch.from_numpy(rng.integers(0, span, n, dtype=np.int64) + lo)

@@ -17,10 +17,18 @@ import torch
 
 import glint
 from glint.errors import GlintError, NotSupported
-from glint.exec.functions import timestamps as TS
-from glint.exec.functions.timestamp_text import (FORMAT, NON_UTC, OK, RANGE, TS_INFINITY, format_timestamps,
-                                                 parse_timestamp, parse_timestamps)
-from glint.storage.column import Column
+from glint.functions import timestamps as TS
+from glint.columnar.timestamp_text import (
+    FORMAT,
+    NON_UTC,
+    OK,
+    RANGE,
+    TS_INFINITY,
+    format_timestamps,
+    parse_timestamp,
+    parse_timestamps,
+)
+from glint.columnar.column import Column
 from glint.testing.compare import compare_query_result
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -276,7 +284,7 @@ def test_fetchall_values_python_cannot_hold():
 
 # ------------------------------------------------------------------ DATE filters against TIMESTAMP constants
 def test_tpch_date_filters_stay_prunable_date_comparisons():
-    from glint.bench import tpch
+    from glint.workloads import tpch
     d = tpch.ensure_tpch_data(0.01, progress=False)
     con = glint.connect(device="cpu")
     tpch.load_tpch(con, directory=d, progress=False)

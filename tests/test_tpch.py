@@ -3,7 +3,7 @@ files (decimals exact, doubles to 1e-9 relative), at SF 0.01 and 0.1."""
 import pytest
 
 import glint
-from glint.bench import tpch
+from glint.workloads import tpch
 from glint.testing.compare import compare_query_result
 
 SFS = [0.01, 0.1]
@@ -68,12 +68,12 @@ def pages_env():
 @pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
 def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, mode):
     """GLINT_PARQUET_DECODE=device: the numeric columns decoded from their
-    Parquet pages by glint.storage.parquet_pages (torch on the scan's device)
+    Parquet pages by glint.io.parquet_pages (torch on the scan's device)
     instead of pyarrow, with chunks that cut row groups (pieces of one row
     group in two chunks); "raw": the columns the GPU decodes from their
     bytes as stored, the low-cardinality strings as codes included (here
     by the reference decoder); every query as DuckDB answers it."""
-    from glint import trace
+    from glint.runtime import trace
     monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
     d, duck = pages_env
     con = glint.connect(device="cpu", chunk_rows=5000)

@@ -1,11 +1,11 @@
-"""glint.trace: the scan's timeline in Chrome's trace format."""
+"""glint.runtime.trace: the scan's timeline in Chrome's trace format."""
 import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 import glint
-from glint import trace
+from glint.runtime import trace
 
 
 def test_spans_are_recorded_only_while_started(tmp_path):

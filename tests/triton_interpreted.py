@@ -92,7 +92,7 @@ def test_parquet_hybrid_streams():
     the dictionary-index streams of pages pyarrow wrote."""
     from test_parquet_pages import hybrid_streams, page_index_streams
     data, starts, ends, widths, counts = hybrid_streams(seed=3, n=40)
-    from glint.storage.parquet_pages import decode_streams
+    from glint.io.parquet_pages import decode_streams
     ref = decode_streams(data, starts, ends, widths, counts, use_triton=False)
     got = decode_streams(data, starts, ends, widths, counts, use_triton=True)
     assert torch.equal(got, ref)
@@ -134,7 +134,7 @@ def test_parquet_pages_kernel_many_chunks(tmp_path):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_pages import expected, random_array
     rng = np.random.default_rng(6)
     for dtype in ("int64", "float64", "int32"):
@@ -164,7 +164,7 @@ def test_parquet_pages_kernel_flags_bad_indices(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
     from glint.errors import GlintIOError
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     path = str(tmp_path / "t.parquet")
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     plan = pp.plan_column_chunk(path, 0, 0)
@@ -201,7 +201,7 @@ def test_parquet_raw_chunks(tmp_path, dtype):
     values gathered) equals pyarrow: v1 and v2 pages, snappy and
     uncompressed, dictionaries falling back to PLAIN, TPC-H's lineitem."""
     import numpy as np
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import raw_file, tpch_raw_columns
     rng = np.random.default_rng(3)
     chunks, want = [], []
@@ -227,7 +227,7 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
     after the other in one buffer, decoded by one pass of the kernels:
     pyarrow's values, each column's own."""
     import numpy as np
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import raw_file
     rng = np.random.default_rng(5)
     items, wants, bufs, base = [], [], [], 0
@@ -311,7 +311,7 @@ def test_parquet_raw_host_dictionaries(tmp_path, version):
     for large dictionaries: RawChunk.with_host_dictionary) decode to the
     same values, counted first or not, mixed with chunks left as stored."""
     import numpy as np
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import raw_file
     rng = np.random.default_rng(8)
     chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, version, "snappy", (50, None, 300, 1), n=1400)
@@ -327,7 +327,7 @@ def test_parquet_raw_bad_header_names_the_chunk(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
     from glint.errors import GlintIOError
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import _corrupt_header
     p = str(tmp_path / "h.parquet")
     pq.write_table(pa.table({"x": list(range(500))}, schema=pa.schema([pa.field("x", pa.int64(), nullable=False)])),
@@ -343,7 +343,7 @@ def test_parquet_raw_without_counting_first(tmp_path):
     chunk, no wait for the device. A chunk with more pages sets the flag
     (and the exact decode then gives every value)."""
     import numpy as np
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import raw_file
     rng = np.random.default_rng(5)
     few, want_few = raw_file(str(tmp_path / "few"), "int64", rng, distincts=(50, None), n=1000)
@@ -366,7 +366,7 @@ def test_parquet_raw_string_codes(tmp_path):
     sets the flag, where the same kernels take a numeric column's PLAIN
     pages as values."""
     import numpy as np
-    from glint.storage import parquet_pages as pp
+    from glint.io import parquet_pages as pp
     from test_parquet_raw import _string_chunks, string_file
     path = str(tmp_path / "s.parquet")
     t = string_file(path, np.random.default_rng(6), n=3000)
@@ -391,8 +391,8 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     import pyarrow.parquet as pq
 
     import glint
-    from glint.storage import parquet_pages as pp
-    from glint.storage.transfer import _fill_window, _raw_writes
+    from glint.io import parquet_pages as pp
+    from glint.io.transfer import _fill_window, _raw_writes
     from test_parquet_raw import WORDS
     rng = np.random.default_rng(3)
     n = 3000

@@ -11,8 +11,9 @@ if len(sys.argv) > 3:
 import torch
 
 import glint
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 dev = resolve_device("cuda")

@@ -12,8 +12,9 @@ import torch
 import glint
 if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
     sys.setswitchinterval(float(os.environ["SWITCH"]))
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 if os.environ.get("NOPREFETCH") == "1":      # the planner asks for its statistics one at a time (before session 9)
     import glint.plan.optimizer

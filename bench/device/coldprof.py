@@ -10,7 +10,7 @@ import glint
 
 sys.path.insert(0, os.path.dirname(__file__))
 from sampler import Sampler  # noqa: E402
-from glint.bench import ssb, tpch
+from glint.workloads import ssb, tpch
 
 suite, sf, names = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(",")
 dev = sys.argv[4] if len(sys.argv) > 4 else ("cuda" if torch.cuda.is_available() else "cpu")

@@ -20,8 +20,9 @@ import time
 import torch
 
 import glint
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
 mode = sys.argv[3] if len(sys.argv) > 3 else "plain"

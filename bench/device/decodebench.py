@@ -30,7 +30,7 @@ def child(sf: float, cuda: bool) -> dict:
     from concurrent.futures import ThreadPoolExecutor
     if os.environ.get("GLINT_JE_DECAY"):
         pa.jemalloc_set_decay_ms(int(os.environ["GLINT_JE_DECAY"]))
-    from glint.bench import tpch
+    from glint.workloads import tpch
     d = tpch.ensure_tpch_data(sf, progress=False)
     f = str(d / "lineitem.parquet")
     cols = ["l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate"]

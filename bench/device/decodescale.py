@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from glint.bench import tpch
+from glint.workloads import tpch
 
 sf = float(sys.argv[1])
 d = tpch.ensure_tpch_data(sf, progress=False)

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from glint.bench import tpch
-from glint.storage import parquet_pages as pp
+from glint.workloads import tpch
+from glint.io import parquet_pages as pp
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")

@@ -11,8 +11,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import glint
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 sf, q = float(sys.argv[1]), int(sys.argv[2])
 d = tpch.ensure_tpch_data(sf, progress=False)

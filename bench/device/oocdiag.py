@@ -10,7 +10,7 @@ import time
 import torch
 
 import glint
-from glint.bench import ssb, tpch
+from glint.workloads import ssb, tpch
 
 suite, sf, qs, limit = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 stack_every = float(sys.argv[5]) if len(sys.argv) > 5 else 30

@@ -1,4 +1,4 @@
-"""Parquet pages decoded on the GPU (glint.storage.parquet_pages: host plans,
+"""Parquet pages decoded on the GPU (glint.io.parquet_pages: host plans,
 then one Triton program per page) against pyarrow on the host, for
 lineitem's Q1 columns: python3 bench/device/pagebench.py SF
 
@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow.parquet as pq
 import torch
 
-from glint.bench import tpch
-from glint.storage import parquet_pages as pp
+from glint.workloads import tpch
+from glint.io import parquet_pages as pp
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")

@@ -2,7 +2,7 @@
 python3 bench/device/plantime.py SF [p]  (p: a cProfile of it)"""
 import sys, time, cProfile, pstats, os
 import glint
-from glint.bench import tpch
+from glint.workloads import tpch
 sf = float(sys.argv[1]); prof = len(sys.argv) > 2
 d = tpch.ensure_tpch_data(sf, progress=False)
 con = glint.connect(device=os.environ.get("DEV", "cuda")); tpch.load_tpch(con, directory=d, progress=False); con.sql(tpch.tpch_query(1)); con.close()

@@ -1,5 +1,5 @@
 import sys, time, glint, traceback
-from glint.bench import tpch
+from glint.workloads import tpch
 sf = float(sys.argv[1]); lim = sys.argv[2]; qs = [int(x) for x in sys.argv[3].split(",")]
 d = tpch.ensure_tpch_data(sf, progress=False)
 con = glint.connect(device="cuda", gpu_memory_limit=lim)

@@ -9,9 +9,9 @@ import time
 import torch
 
 import glint
-from glint import trace
-from glint.bench import tpch
-from glint.storage import transfer
+from glint.runtime import trace
+from glint.workloads import tpch
+from glint.io import transfer
 
 sf, lim, q, variant = float(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 if variant == "old":

@@ -1,7 +1,7 @@
 """The stacked upload's copies on the consumer's stream, shown to matter:
 the GPU test with the copies on the pinned pool's own stream (the old way)
 must fail. python3 bench/device/racecheck.py"""
-from glint.storage import transfer
+from glint.io import transfer
 import tests.test_scan_io as t
 
 t.test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads()

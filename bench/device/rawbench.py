@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import torch
 
-from glint.bench import tpch
-from glint.storage import parquet_pages as pp
-from glint.storage.loaders import ParquetSource
+from glint.workloads import tpch
+from glint.io import parquet_pages as pp
+from glint.io.loaders import ParquetSource
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")

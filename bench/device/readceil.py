@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from glint.bench import tpch
+from glint.workloads import tpch
 
 BLOCK = 16 << 20
 sf = float(sys.argv[1])

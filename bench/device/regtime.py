@@ -5,8 +5,8 @@ import time
 
 import pyarrow.parquet as pq
 
-from glint.bench import tpch
-from glint.storage.loaders import ParquetSource
+from glint.workloads import tpch
+from glint.io.loaders import ParquetSource
 
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 ParquetSource(os.path.join(d, "nation.parquet"))

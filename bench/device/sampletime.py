@@ -1,8 +1,8 @@
 """The planner's sample statistics, per column (read, sample, whole): python3 bench/device/sampletime.py SF"""
 import sys, time
 import glint
-from glint.bench import tpch
-from glint.storage import table as T
+from glint.workloads import tpch
+from glint.io import table as T
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 con = glint.connect(device="cpu"); tpch.load_tpch(con, directory=d, progress=False)
 for tn, cols in [("lineitem", ["l_orderkey","l_partkey","l_suppkey","l_shipdate","l_returnflag","l_shipmode"]), ("orders", ["o_orderkey","o_custkey","o_orderdate","o_comment"]), ("part", ["p_partkey","p_name","p_type","p_brand"]), ("customer",["c_custkey","c_mktsegment","c_nationkey"])]:

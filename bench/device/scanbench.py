@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import torch
 
 import glint
-from glint.bench import tpch
-from glint.storage.column import Column
+from glint.workloads import tpch
+from glint.columnar.column import Column
 
 sf = float(sys.argv[1])
 d = tpch.ensure_tpch_data(sf, progress=False)

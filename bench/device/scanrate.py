@@ -11,8 +11,9 @@ import torch
 import glint
 if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
     sys.setswitchinterval(float(os.environ["SWITCH"]))
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 sf = float(sys.argv[1])
 d = tpch.ensure_tpch_data(sf, progress=False)

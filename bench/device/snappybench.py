@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from glint.bench import tpch
+from glint.workloads import tpch
 from glint.kernels import parquet_raw as K
-from glint.storage import parquet_pages as pp
+from glint.io import parquet_pages as pp
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")

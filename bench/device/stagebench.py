@@ -9,11 +9,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import torch
 
-from glint import types as T
-from glint.bench import tpch
-from glint.storage.column import Column
-from glint.storage.loaders import ParquetSource
-from glint.storage.transfer import Uploader, pinned_pool
+from glint.columnar import types as T
+from glint.workloads import tpch
+from glint.columnar.column import Column
+from glint.io.loaders import ParquetSource
+from glint.io.transfer import Uploader, pinned_pool
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 dev = torch.device("cuda")

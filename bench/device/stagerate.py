@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 import glint
-from glint.bench import tpch
-from glint.storage import transfer
-from glint.storage.parquet_pages import FileHandles, layout_raw_together
-from glint.storage.transfer import StackedUpload, pinned_pool
+from glint.workloads import tpch
+from glint.io import transfer
+from glint.io.parquet_pages import FileHandles, layout_raw_together
+from glint.io.transfer import StackedUpload, pinned_pool
 
 sf = float(sys.argv[1])
 per = int(sys.argv[2]) if len(sys.argv) > 2 else 150

@@ -10,9 +10,10 @@ import time
 import torch
 
 import glint
-from glint import trace
-from glint.api import resolve_device
-from glint.bench import harness, tpch
+from glint.runtime import trace
+from glint.engine.connection import resolve_device
+from glint.bench import harness
+from glint.workloads import tpch
 
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
 out = os.environ.get("OUT", "/tmp")

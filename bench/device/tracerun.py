@@ -1,7 +1,7 @@
 import sys, time, json, os
 import glint
-from glint import trace
-from glint.bench import tpch
+from glint.runtime import trace
+from glint.workloads import tpch
 sf = float(sys.argv[1]); qs = [int(q) for q in sys.argv[2].split(",")]
 dev = sys.argv[3] if len(sys.argv) > 3 else "cuda"
 out = os.environ.get("OUT", "/tmp")

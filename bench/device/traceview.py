@@ -1,4 +1,4 @@
-"""Summarise a glint trace (glint.trace): busy time per span name and thread
+"""Summarise a glint trace (glint.runtime.trace): busy time per span name and thread
 kind, and the main thread's timeline. python3 bench/device/traceview.py FILE"""
 import collections
 import json

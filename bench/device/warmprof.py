@@ -7,7 +7,7 @@ import time
 import torch
 
 import glint
-from glint.bench import ssb, tpch
+from glint.workloads import ssb, tpch
 
 suite, sf = sys.argv[1], float(sys.argv[2])
 opts = {}

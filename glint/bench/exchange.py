@@ -7,13 +7,13 @@ DECIMAL(15,2) price, VARCHAR comment of 8 to 24 distinct bytes per row: the
 column buffers, strings in Arrow layout), and the ranks time, each after a
 barrier and an untimed warm-up, the median of ``--runs``:
 
-- ``glint shuffle``: :class:`~glint.dist.shuffle.ShuffleExec` on the key, as
+- ``glint shuffle``: :class:`~glint.distributed.shuffle.ShuffleExec` on the key, as
   in a query: hashing, grouping rows by destination, the size exchange and
   one uneven all-to-all per column buffer, the received batch assembled;
 - ``raw all-to-all``: one ``all_to_all_single`` of S bytes (uint8, even
   splits) on the same process group (``ProcessGroup.alltoall_base``, the call
   ``torch.distributed.all_to_all_single`` makes);
-- ``glint broadcast``: :class:`~glint.dist.broadcast.BroadcastExec` of rank
+- ``glint broadcast``: :class:`~glint.distributed.broadcast.BroadcastExec` of rank
   0's batch to every rank (``source="root"``);
 - ``raw broadcast``: one ``broadcast`` of S bytes from rank 0.
 
@@ -42,11 +42,11 @@ from pathlib import Path
 
 import torch
 
-from .. import types as T
-from ..errors import GlintError, GlintIOError
-from ..plan.expr import ColRef, Field
-from ..storage.column import Batch, Column, Dictionary
-from ..storage.spill import batch_to
+from glint.columnar import types as T
+from glint.errors import GlintError, GlintIOError
+from glint.plan.expr import ColRef, Field
+from glint.columnar.column import Batch, Column, Dictionary
+from glint.runtime.spill import batch_to
 
 DEFAULT_SIZES = "1MB,4MB,16MB,64MB,256MB,1GB"
 KEY = Field(1, "key", T.BIGINT)
@@ -66,7 +66,7 @@ def parse_sizes(text: str) -> list[int]:
     >>> parse_sizes("64KB,1MB")
     [65536, 1048576]
     """
-    from ..storage.memory import parse_size
+    from glint.runtime.memory import parse_size
 
     sizes = [parse_size(s) for s in text.split(",") if s.strip()]
     if not sizes:
@@ -116,7 +116,7 @@ def batch_bytes(batch: Batch) -> int:
 
 def destinations(batch: Batch, ranks: int) -> torch.Tensor:
     """Each row's rank under the shuffle on the key (the hash queries use)."""
-    from ..kernels.hashing import hash_columns, partition_of
+    from glint.exec.hashing import hash_columns, partition_of
 
     return partition_of(hash_columns([batch[KEY.id]]), ranks)
 
@@ -148,8 +148,8 @@ def measure(rank, sizes: list[int], runs: int, seed: int = 0) -> dict:
     """One rank's part (run through DistConnection.call): for each size, the
     slowest rank's seconds of every run of the four exchanges, and what this
     rank's glint exchanges delivered."""
-    from ..dist.broadcast import BroadcastExec
-    from ..dist.shuffle import ShuffleExec
+    from glint.distributed.broadcast import BroadcastExec
+    from glint.distributed.shuffle import ShuffleExec
 
     comm, device = rank.comm, rank.comm.device
     ctx = rank.engine.execution_context(rank.catalog)
@@ -372,8 +372,8 @@ def cmd_exchange(args) -> int:
     """``glint bench exchange --ranks N [--device cuda|cpu] [--sizes ...] [--runs K] [--out DIR]``."""
     import glint
 
-    from ..cli import EXIT_ERROR, EXIT_OK, _console
-    from .harness import _device_name, _slug, connect_options, machine_info
+    from glint.cli.common import EXIT_ERROR, EXIT_OK, console as _console
+    from glint.bench.harness import _device_name, _slug, connect_options, machine_info
 
     out, err = _console(), _console(stderr=True)
     if args.ranks is None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import GlintError, GlintIOError
+from glint.errors import GlintError, GlintIOError
 
 __all__ = ["BENCHMARKS", "add_arguments", "cmd_bench", "run_bench", "get_suite", "parse_query_names",
            "query_tables", "machine_info", "write_markdown", "SCHEMA_VERSION"]
@@ -77,12 +77,12 @@ class Suite:
 def get_suite(key: str) -> Suite:
     """The benchmark named ``key`` ("tpch" or "ssb")."""
     if key == "tpch":
-        from . import tpch
+        from glint.workloads import tpch
 
         names = tuple(str(n) for n in range(1, tpch.NUM_QUERIES + 1))
 
         def parse(text):
-            from ..cli import parse_query_list
+            from glint.cli.common import parse_query_list
 
             return [str(n) for n in parse_query_list(text)]
         return Suite("tpch", "TPC-H", names, lambda n: tpch.tpch_query(int(n)),
@@ -90,10 +90,10 @@ def get_suite(key: str) -> Suite:
                      lambda n: f"Q{int(n):02d}", parse, tpch.PARTITION_KEYS)
     if key == "ssb":
         try:
-            from . import ssb
+            from glint.workloads import ssb
         except ModuleNotFoundError as e:
             if e.name and e.name.endswith("ssb"):
-                raise GlintError("the SSB benchmark (glint.bench.ssb) is not part of this glint installation") \
+                raise GlintError("the SSB benchmark (glint.workloads.ssb) is not part of this glint installation") \
                     from None
             raise GlintError(f"the SSB benchmark cannot be loaded: {e}") from None
         names = tuple(ssb.ssb_queries())
@@ -198,7 +198,7 @@ def machine_info(device) -> dict:
     import pyarrow
     import torch
 
-    from .. import __version__
+    from glint import __version__
 
     info = {
         "hostname": socket.gethostname(),
@@ -345,10 +345,10 @@ class QueryRecord:
 
 def _breakdown(rank_stats) -> dict | None:
     """Compute / shuffle / broadcast / gather / wait seconds of the slowest
-    rank, bytes and messages between ranks (glint.dist.stats.summary)."""
+    rank, bytes and messages between ranks (glint.distributed.stats.summary)."""
     if not rank_stats:
         return None
-    from ..dist.stats import summary
+    from glint.distributed.stats import summary
     return summary(rank_stats)
 
 
@@ -443,7 +443,7 @@ def _duckdb_threads(con) -> int | None:
 
 def _run_duckdb(mode: str, con, suite: Suite, names: list[str], records: dict[str, QueryRecord],
                 reference: dict, runs: int, warmup: int, phase: _Phase) -> None:
-    from .tpch import duckdb_arrow
+    from glint.workloads.tpch import duckdb_arrow
 
     for name in names:
         r = records[name]
@@ -517,7 +517,7 @@ def _glint_query(con, sql: str, io: list | None = None, ranks: list | None = Non
     """Run sql and return its Arrow result, the device synchronised after;
     the run's data movement is appended to ``io`` and a distributed run's
     per-rank breakdown to ``ranks`` when given."""
-    from ..cli import _result_arrow
+    from glint.cli.common import result_arrow as _result_arrow
 
     res = con.sql(sql)
     tbl = _result_arrow(res)
@@ -529,22 +529,6 @@ def _glint_query(con, sql: str, io: list | None = None, ranks: list | None = Non
     return tbl
 
 
-def connect_options(args) -> dict:
-    """glint.connect keyword arguments from the memory options of ``glint bench``."""
-    opts = {}
-    if getattr(args, "gpu_memory_limit", None):
-        opts["memory_limit"] = args.gpu_memory_limit
-    if getattr(args, "chunk_rows", None):
-        opts["chunk_rows"] = args.chunk_rows
-    if getattr(args, "spill_dir", None):
-        opts["spill_dir"] = args.spill_dir
-    if getattr(args, "ranks", None) is not None:
-        opts["ranks"] = args.ranks
-        if getattr(args, "rank_timeout", None):
-            opts["timeout"] = args.rank_timeout
-    return opts
-
-
 def _timed(fn, device):
     _sync(device)
     t0 = time.perf_counter()
@@ -554,7 +538,7 @@ def _timed(fn, device):
 
 
 def _check(r: QueryRecord, which: str, sql: str, got, reference: dict) -> None:
-    from ..testing.compare import compare_query_result
+    from glint.testing.compare import compare_query_result
 
     expected = reference.get(r.name)
     if expected is None:
@@ -572,7 +556,7 @@ def _register_glint(con, found: dict[str, str], tables: list[str], eager: bool, 
     """read_parquet of each table: lazily (footers now, a column's data when a
     query first reads it) or, with eager, every column now; on a distributed
     connection, hash-partitioned on ``partition_keys`` (table -> column)."""
-    from ..storage.loaders import ParquetSource
+    from glint.io.loaders import ParquetSource
 
     for t in tables:
         if phase:
@@ -716,7 +700,7 @@ def cold_worker(import_s: float = 0.0) -> None:    # pragma: no cover - the cold
     """Entry of the cold phase's process: arguments as JSON on stdin, results as JSON on stdout."""
     t0 = time.perf_counter()
     job = json.loads(sys.stdin.read())
-    from ..api import resolve_device
+    from glint.engine.connection import resolve_device
     device = resolve_device(job["device"])
     if device.type == "cuda":
         import torch
@@ -786,10 +770,10 @@ def _sum(xs) -> float | None:
 def run_bench(args, err=None, show: bool | None = None) -> dict:
     """Run the benchmark described by the parsed arguments; returns the report
     (the JSON document) and leaves writing it to the caller."""
-    from ..api import resolve_device
-    from ..cli import _console
-    from ..storage.loaders import tables_in_directory
-    from .tpch import sf_label
+    from glint.engine.connection import resolve_device
+    from glint.cli.common import console as _console
+    from glint.io.loaders import tables_in_directory
+    from glint.workloads.tpch import sf_label
 
     err = err or _console(stderr=True)
     show = err.is_terminal if show is None else show
@@ -941,14 +925,14 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
 def _rank0_device(device: str, ranks):
     """The device of rank 0 of a distributed run (cuda:0, or the CPU)."""
     if ranks == "env":
-        from ..dist.launch import torchrun_device, torchrun_env
+        from glint.distributed.launch import torchrun_device, torchrun_env
         return torchrun_device(device, torchrun_env()[2])
-    from ..dist.launch import rank_devices
+    from glint.distributed.launch import rank_devices
     return rank_devices(device, ranks)[0]
 
 
 def _torchrun_size() -> int:
-    from ..dist.launch import torchrun_env
+    from glint.distributed.launch import torchrun_env
     return torchrun_env()[1]
 
 
@@ -1099,7 +1083,7 @@ def write_outputs(report: dict, out_dir: Path, err) -> dict[str, Path]:
     except OSError as e:
         raise GlintIOError(f"cannot write {str(paths['json'])!r}: {e.strerror or e}") from None
     write_markdown(report, paths["md"])
-    from .plot import plot_report
+    from glint.bench.plot import plot_report
 
     try:
         plot_report(report, paths["png"])
@@ -1140,12 +1124,12 @@ def add_arguments(p) -> None:
     p.add_argument("--cold-process", action=argparse.BooleanOptionalAction, default=True,
                    help="run the cold phase in a fresh Python process (default on; its start-up, imports and "
                         "CUDA context, is reported apart from the query times)")
-    from ..cli import memory_arguments
+    from glint.cli.common import memory_arguments
     memory_arguments(p)
     p.add_argument("--eager", action="store_true",
                    help="read every column of the tables at read_parquet (default: glint reads a column "
                         "when a query first needs it)")
-    from ..cli import add_rank_arguments
+    from glint.cli.common import add_rank_arguments
     add_rank_arguments(p)
     p.add_argument("--sizes", help="exchange: bytes per rank to move, e.g. 1MB,16MB,1GB (default "
                                    "1MB,4MB,16MB,64MB,256MB,1GB)")
@@ -1212,7 +1196,7 @@ def merge_reports(reports: list[dict]) -> dict:
 
 
 def cmd_merge(args) -> int:
-    from ..cli import EXIT_ERROR, EXIT_OK, _console
+    from glint.cli.common import EXIT_ERROR, EXIT_OK, console as _console
 
     out, err = _console(), _console(stderr=True)
     reports = []
@@ -1230,10 +1214,10 @@ def cmd_merge(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from ..cli import EXIT_ERROR, EXIT_OK, _console
+    from glint.cli.common import EXIT_ERROR, EXIT_OK, console as _console
 
     if args.benchmark == "exchange":
-        from .exchange import cmd_exchange
+        from glint.bench.exchange import cmd_exchange
         return cmd_exchange(args)
 
     out, err = _console(), _console(stderr=True)
@@ -1248,8 +1232,3 @@ def cmd_bench(args) -> int:
         return EXIT_ERROR
     return EXIT_OK
 
-
-if __name__ == "__main__":   # python -m glint.bench.harness tpch --sf 1 ...
-    from ..cli import main
-
-    sys.exit(main(["bench", *sys.argv[1:]]))

@@ -13,10 +13,10 @@ import time
 
 import torch
 
-from ..kernels.strings import equality, hashing, like, order, search
-from ..kernels.strings.counting import count_chars
-from ..kernels.strings.gather import gather
-from ..kernels.strings.pieces import Pieces, exclusive_cumsum
+from glint.kernels.strings import equality, hashing, like, order, search
+from glint.kernels.strings.counting import count_chars
+from glint.kernels.strings.gather import gather
+from glint.kernels.strings.pieces import Pieces, exclusive_cumsum
 
 
 def synthetic_comments(n: int, device, seed: int = 0, mean_len: int = 48) -> Pieces:

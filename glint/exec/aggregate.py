@@ -34,20 +34,20 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import NotSupported
-from ..kernels import groupby as G
-from ..kernels.hashing import hash_columns, partition_of
-from ..kernels.keys import encode_keys
-from ..plan import aggregates as A
-from ..plan.expr import AggCall, Expr, Field
-from ..plan.logical import GroupingSets
-from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
-from ..storage.spill import PartitionedBatches, batches_nbytes
-from . import aggregate_functions as F
-from . import grouping_sets as GS
-from .aggregate_functions import decomposable
-from .base import PhysicalNode
-from .expr_eval import evaluate
+from glint.errors import NotSupported
+from glint.kernels import groupby as G
+from glint.exec.hashing import hash_columns, partition_of
+from glint.exec.keys import encode_keys
+from glint.plan import aggregates as A
+from glint.plan.expr import AggCall, Expr, Field
+from glint.plan.logical import GroupingSets
+from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
+from glint.runtime.spill import PartitionedBatches, batches_nbytes
+from glint.exec import aggregate_functions as F
+from glint.exec import grouping_sets as GS
+from glint.exec.aggregate_functions import decomposable
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate
 
 PARTITIONS = 16          # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3            # re-partitioning of a partition that is still too big

@@ -17,7 +17,7 @@ FILTER (WHERE c) makes the rows where c is not TRUE count as NULL inputs
 
 >>> import torch, pyarrow as pa
 >>> from glint.plan.expr import AggCall, ColRef, Field
->>> from glint.storage.column import Batch
+>>> from glint.columnar.column import Batch
 >>> x = Field(1, "x", T.DOUBLE)
 >>> b = Batch({1: Column.from_arrow(pa.array([1.0, 2.0, 4.0, None]))}, 4)
 >>> s = G.Slots(torch.tensor([0, 0, 0, 1]), 2)
@@ -31,19 +31,19 @@ from __future__ import annotations
 
 import torch
 
-from .. import types as T
-from ..errors import ExecutionError, NotSupported
-from ..kernels import groupby as G
-from ..kernels import moments as M
-from ..kernels import wide as W
-from ..kernels.keys import encode_keys
-from ..plan import aggregates as A
-from ..plan.expr import AggCall
-from ..storage.column import Batch, Column
-from .expr_eval import evaluate, predicate_mask
-from .functions import strings
-from .functions.quantile import quantile
-from .functions.string_agg import string_agg
+from glint.columnar import types as T
+from glint.errors import ExecutionError, NotSupported
+from glint.kernels import groupby as G
+from glint.kernels import moments as M
+from glint.kernels import wide as W
+from glint.exec.keys import encode_keys
+from glint.plan import aggregates as A
+from glint.plan.expr import AggCall
+from glint.columnar.column import Batch, Column
+from glint.exec.expr_eval import evaluate, predicate_mask
+from glint.functions import strings
+from glint.functions.quantile import quantile
+from glint.functions.string_agg import string_agg
 
 
 def decomposable(aggs) -> bool:

@@ -27,11 +27,11 @@ from typing import Iterator
 
 import torch
 
-from .. import trace
-from ..errors import OutOfMemory
-from ..storage.column import Batch, concat_batches
-from ..storage.memory import MemoryManager, format_bytes, parse_size
-from ..storage.spill import SpillSpace
+from glint.runtime import trace
+from glint.errors import OutOfMemory
+from glint.columnar.column import Batch, concat_batches
+from glint.runtime.memory import MemoryManager, format_bytes, parse_size
+from glint.runtime.spill import SpillSpace
 
 
 class PhysicalNode:
@@ -126,7 +126,7 @@ class ExecContext:
         self.memory.pressure = False
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
-        self.dist = None            # the rank's communicator in a distributed run (glint.dist.comm)
+        self.dist = None            # the rank's communicator in a distributed run (glint.distributed.comm)
         # scans started before the run asks for them: id(ScanExec) -> ChunkReader (scan.start_scans)
         self.read_ahead: dict = {}
         # a list: the scans' device decoding flags are collected here and
@@ -158,7 +158,7 @@ class ExecContext:
 
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""
-        from ..storage.transfer import pinned_pool
+        from glint.io.transfer import pinned_pool
         return pinned_pool(self.device)
 
     # -------------------------------------------------------------- streams

@@ -4,9 +4,9 @@ function as a Python value, so that the work is done once per dictionary
 entry; any other argument as a column.
 
 >>> import pyarrow as pa
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field, Literal
->>> from glint.storage.column import Batch, Column
+>>> from glint.columnar.column import Batch, Column
 >>> f = Field(1, "s", T.VARCHAR)
 >>> b = Batch({1: Column.from_arrow(pa.array(["a-b", "c"]))}, 2)
 >>> e = Call("split_part", (ColRef(f), Literal("-", T.VARCHAR), Literal(2, T.BIGINT)), T.VARCHAR)
@@ -15,14 +15,14 @@ entry; any other argument as a column.
 """
 from __future__ import annotations
 
-from ..plan.expr import Call, Literal
-from ..storage.column import Column
-from .expr_eval import evaluate
-from .functions import regex as R
-from .functions import strings as S
-from .functions import text_build as B
-from .functions import text_search as Q
-from .functions.like_rows import like_rows
+from glint.plan.expr import Call, Literal
+from glint.columnar.column import Column
+from glint.exec.expr_eval import evaluate
+from glint.functions import regex as R
+from glint.functions import strings as S
+from glint.functions import text_build as B
+from glint.functions import text_search as Q
+from glint.functions.like_rows import like_rows
 
 
 def _arg(e: Call, i: int, batch) -> object:

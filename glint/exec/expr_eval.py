@@ -1,12 +1,12 @@
 """Evaluation of typed expressions over a batch, with SQL NULL semantics.
 
 Every function works on whole columns with torch ops, on whatever device the
-batch lives; string work is in glint.exec.functions.strings.
+batch lives; string work is in glint.functions.strings.
 
 >>> import torch
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field, Literal
->>> from glint.storage.column import Batch, Column
+>>> from glint.columnar.column import Batch, Column
 >>> a = Field(1, "a", T.INTEGER)
 >>> b = Batch({1: Column(T.INTEGER, torch.tensor([1, 2, 3], dtype=torch.int32))}, 3)
 >>> evaluate(Call("gt", (ColRef(a), Literal(1, T.INTEGER)), T.BOOLEAN), b).data.tolist()
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import torch
 
-from .. import types as T
-from ..errors import ExecutionError, NotSupported
-from ..plan.expr import Call, Case, ColRef, Expr, Literal
-from ..kernels import wide as W
-from ..storage.column import LIMB, Batch, Column, Dictionary
-from .functions import strings, timestamps
+from glint.columnar import types as T
+from glint.errors import ExecutionError, NotSupported
+from glint.plan.expr import Call, Case, ColRef, Expr, Literal
+from glint.kernels import wide as W
+from glint.columnar.column import LIMB, Batch, Column, Dictionary, literal_value
+from glint.functions import strings, timestamps
 
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 
@@ -39,6 +39,13 @@ def evaluate(e: Expr, batch: Batch) -> Column:
             raise NotSupported(f"function {e.fn}")
         return fn(e, batch)
     raise NotSupported(f"expression {e!r}")
+
+
+def constant_value(e: Expr):
+    """The value of an expression without column references (a Literal's
+    representation), computed by :func:`evaluate` on a one-row batch on the CPU:
+    the constant folder's evaluator."""
+    return literal_value(evaluate(e, Batch({}, 1, torch.device("cpu"))), 0)
 
 
 def _device(batch: Batch) -> torch.device:
@@ -787,7 +794,7 @@ def _in_row_order(pieces, n: int, dtype: T.DataType, device) -> Column:
     """One column of n rows from (row positions, values for them) pieces that
     cover every row once."""
     cols = _same_layout([p[1] for p in pieces], dtype)
-    from ..storage.column import concat_columns
+    from glint.columnar.column import concat_columns
     whole = concat_columns(cols)
     order = torch.empty(n, dtype=torch.int64, device=device)
     order[torch.cat([p[0] for p in pieces])] = torch.arange(n, device=device)
@@ -856,6 +863,6 @@ def predicate_mask(c: Column) -> torch.Tensor:
     return c.data if c.valid is None else c.data & c.valid
 
 
-from .eval_strings import STRING_FUNCS  # noqa: E402  (they evaluate their arguments with evaluate)
+from glint.exec.eval_strings import STRING_FUNCS  # noqa: E402  (they evaluate their arguments with evaluate)
 
 _FUNCS.update(STRING_FUNCS)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ExecutionError
-from ..plan.expr import Expr, conjuncts
-from .base import PhysicalNode
-from .expr_eval import evaluate, predicate_mask
+from glint.errors import ExecutionError
+from glint.plan.expr import Expr, conjuncts
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate, predicate_mask
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -13,10 +13,10 @@ A set without keys gives one row even for an empty input (COUNT(*) = 0);
 :func:`empty_sets` makes those rows.
 
 >>> import torch
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import ColRef, Field
 >>> from glint.plan.logical import GroupingSets
->>> from glint.storage.column import Batch, Column
+>>> from glint.columnar.column import Batch, Column
 >>> from types import SimpleNamespace
 >>> a, g = Field(1, "a", T.INTEGER), Field(2, "a", T.INTEGER)
 >>> node = SimpleNamespace(groups=((g, ColRef(a)),), grouping=GroupingSets(((0,), ()), Field(3, "set", T.INTEGER)))
@@ -31,10 +31,10 @@ from typing import Iterator
 
 import torch
 
-from .. import types as T
-from ..plan.expr import ColRef
-from ..storage.column import Batch, Column, concat_batches
-from .expr_eval import evaluate
+from glint.columnar import types as T
+from glint.plan.expr import ColRef
+from glint.columnar.column import Batch, Column, concat_batches
+from glint.exec.expr_eval import evaluate
 
 
 class Seen:

@@ -22,17 +22,17 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import types as T
-from ..errors import ExecutionError, OutOfMemory
-from ..kernels.hashing import hash_columns, partition_of
-from ..kernels.join import build_side, expand_matches, match_counts
-from ..kernels.join_keys import BuildKeys
-from ..plan.expr import Expr, Field
-from ..storage.column import Batch, Column, coalesce, concat_batches, slice_batch
-from ..storage.memory import format_bytes
-from ..storage.spill import PartitionedBatches, batch_nbytes
-from .base import PhysicalNode
-from .expr_eval import evaluate, predicate_mask
+from glint.columnar import types as T
+from glint.errors import ExecutionError, OutOfMemory
+from glint.exec.hashing import hash_columns, partition_of
+from glint.kernels.join import build_side, expand_matches, match_counts
+from glint.exec.join_keys import BuildKeys
+from glint.plan.expr import Expr, Field
+from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch
+from glint.runtime.memory import format_bytes
+from glint.runtime.spill import PartitionedBatches, batch_nbytes
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate, predicate_mask
 
 PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once, at most (2 x 512 MiB of row ids)
 PAIR_BYTES = 64            # device bytes a candidate pair costs: two row ids, the residual's gathers and mask
@@ -44,7 +44,7 @@ def pair_budget(memory) -> int:
     gigabytes), between 2**16 and PAIR_CHUNK.
 
     >>> import torch
-    >>> from glint.storage.memory import MemoryManager
+    >>> from glint.runtime.memory import MemoryManager
     >>> m = MemoryManager(torch.device("cpu"), 1 << 30, headroom=1 << 24)
     >>> pair_budget(m) == (1 << 24) // PAIR_BYTES
     True

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..storage.column import slice_batch
-from .base import PhysicalNode
+from glint.columnar.column import slice_batch
+from glint.exec.base import PhysicalNode
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plan.expr import ColRef, Expr, Field
-from ..storage.column import Batch
-from .base import PhysicalNode
-from .expr_eval import evaluate
+from glint.plan.expr import ColRef, Expr, Field
+from glint.columnar.column import Batch
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate
 
 
 @dataclass(frozen=True, slots=True, eq=False)

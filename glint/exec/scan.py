@@ -24,13 +24,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 import torch
 
-from .. import trace
-from ..errors import GlintIOError
-from ..plan.expr import Field
-from ..settings import env_int
-from ..storage.column import Batch, Column
-from ..storage.parquet_pages import RawChunk, RawSet
-from ..storage.parquet_pages import RAW_CODECS as _RAW_CODECS
+from glint.runtime import trace
+from glint.errors import GlintIOError
+from glint.plan.expr import Field
+from glint.runtime.settings import env_int
+from glint.columnar.column import Batch, Column
+from glint.io.parquet_pages import RawChunk, RawSet
+from glint.io.parquet_pages import RAW_CODECS as _RAW_CODECS
 
 SNAPPY = _RAW_CODECS["SNAPPY"]
 # GLINT_HOST_DICTIONARIES=1: a raw chunk's dictionary page of at least this
@@ -40,8 +40,8 @@ SNAPPY = _RAW_CODECS["SNAPPY"]
 # 22 cold TPC-H SF 10 queries took 15.0 s with it, 8.3-8.7 s without (H200).
 HOST_DICTIONARY_BYTES = 16 << 10
 HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "0") == "1"
-from ..storage.spill import column_nbytes
-from .base import PhysicalNode
+from glint.runtime.spill import column_nbytes
+from glint.exec.base import PhysicalNode
 
 # a scan keeps at most this many string dictionary pages parsed (past it, a
 # task's own; a page is at most parquet_pages.STRING_DICTIONARY_BYTES)
@@ -306,7 +306,7 @@ def _string_plans(plans: dict) -> dict:
     plans)}): each one's plans replaced by its chunks with their codes in
     the chunk's own dictionary (parquet_pages.string_codes). Returns
     {column: that host dictionary}."""
-    from ..storage.parquet_pages import string_codes
+    from glint.io.parquet_pages import string_codes
     dicts = {}
     for c, (order, pl) in list(plans.items()):
         if type(pl) is RawSet:
@@ -343,7 +343,7 @@ class ChunkReader:
         self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._stop = threading.Event()
-        from ..storage.parquet_pages import FileHandles
+        from glint.io.parquet_pages import FileHandles
         self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
         # string dictionary pages parsed so far, by their bytes as stored
         # (RawChunk.with_strings' ``seen``), shared by the scan's tasks: a
@@ -353,7 +353,7 @@ class ChunkReader:
         # for them (start_scans sets it; 0: a scan asked for now): its tasks
         # in the shared decoding and staging pools go before those of the
         # scans needed after it, a chunk's before the next chunk's
-        # (glint.storage.priority_pool)
+        # (glint.runtime.priority_pool)
         self.rank = 0
         self._priority = (0, 0)         # of the chunk the decoding loop is at
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
@@ -366,7 +366,7 @@ class ChunkReader:
         self._futures: set = set()
         self._lock = threading.Lock()
         # columns decoded from their Parquet pages on the scan's device
-        # (glint.storage.parquet_pages; GLINT_PARQUET_DECODE): on CUDA by
+        # (glint.io.parquet_pages; GLINT_PARQUET_DECODE): on CUDA by
         # default those the GPU decodes from their bytes as stored ("raw");
         # "device" adds the numeric columns whose pages the host plans
         # (NULLs, other codecs; on the CPU too); "host": none, all by pyarrow.
@@ -418,7 +418,7 @@ class ChunkReader:
                 if event is not None:
                     stream = torch.cuda.current_stream(self.device)
                     stream.wait_event(event)
-                    from ..storage.transfer import adopt
+                    from glint.io.transfer import adopt
                     for c in uploaded:
                         adopt(cols[c], stream)
                 for c in uploaded:
@@ -475,7 +475,7 @@ class ChunkReader:
         fragment read (shared by the chunks a fragment spans) and one per
         piece of a chunk (slice, convert to glint's columns, copy to the
         device through pinned buffers). Runs at most PREFETCH chunks ahead."""
-        from ..storage.loaders import _decode_pool
+        from glint.io.loaders import _decode_pool
         mm, io = self.ctx.memory, self.ctx.io
         pool = _decode_pool()
         workers = pool._max_workers
@@ -688,8 +688,8 @@ class ChunkReader:
     def _device_dictionary(self, d):
         """A chunk's host dictionary (string_codes) on the device, copied on
         the current stream without waiting (see parquet_pages.to_device)."""
-        from ..storage.column import Dictionary
-        from ..storage.parquet_pages import to_device
+        from glint.columnar.column import Dictionary
+        from glint.io.parquet_pages import to_device
         return Dictionary(to_device(d.offsets, self.device), to_device(d.data, self.device), d.sorted_unique)
 
     def _host_column(self, chunk, column: str) -> Column:
@@ -697,7 +697,7 @@ class ChunkReader:
         whose pages the device could not decode as codes: a PLAIN page, the
         writer's fallback once its dictionary grew; or bad data, which
         pyarrow then names)."""
-        from ..storage.column import concat_columns
+        from glint.columnar.column import concat_columns
         parts = []
         for f, start, stop in chunk.pieces:
             t = self.table.read_fragments([f], (column,))
@@ -711,7 +711,7 @@ class ChunkReader:
 
     def _plan(self, fragment: int, column: str):
         """The host's part of decoding one fragment's column from its Parquet
-        pages (read, page headers, decompression: see glint.storage.parquet_pages)."""
+        pages (read, page headers, decompression: see glint.io.parquet_pages)."""
         if self._stop.is_set():
             return None
         t0 = time.perf_counter()
@@ -726,7 +726,7 @@ class ChunkReader:
                       dictionary=None):
         """A chunk's column from its fragments' plans, decoded on the scan's
         device (``data``: the plans' bytes already there; ``exact``: see
-        glint.storage.parquet_pages.decode_raw; ``dictionary``: a string
+        glint.io.parquet_pages.decode_raw; ``dictionary``: a string
         column's host dictionary, see string_codes): (Column, err)."""
         rows = sum(p.rows for p in plans)
         mm = self.ctx.memory
@@ -749,12 +749,12 @@ class ChunkReader:
 
     def _decode_raw_together(self, chunk, raws: dict, data, dicts=None) -> tuple[dict, object]:
         """Several columns' raw chunks decoded in one pass of the page
-        kernels (glint.storage.parquet_pages.decode_raw_many, without
+        kernels (glint.io.parquet_pages.decode_raw_many, without
         waiting): ``raws`` maps a column to (fragment order, raw chunks,
         layout, where the layout starts in ``data``); ``dicts`` the string
         columns' host dictionaries. Returns ({column: Column}, err: one flag
         for them all)."""
-        from ..storage.parquet_pages import decode_raw_many
+        from glint.io.parquet_pages import decode_raw_many
         t0 = time.perf_counter()
         mm = self.ctx.memory
 
@@ -813,7 +813,7 @@ class ChunkReader:
         GLINT_NARROW_UPLOADS=0 turns it off."""
         if os.environ.get("GLINT_NARROW_UPLOADS", "1") == "0":
             return {}
-        from ..storage.transfer import narrow_type
+        from glint.io.transfer import narrow_type
         out = {}
         for c in columns:
             t = self.table.schema[c]
@@ -829,10 +829,10 @@ class ChunkReader:
 
     def _start_upload(self, host: dict, raw: dict | None = None, narrow: dict | None = None, priority=None):
         """A chunk's host parts copied up as columns in one device buffer
-        (see glint.storage.transfer.StackedUpload; ``raw``: more buffers
+        (see glint.io.transfer.StackedUpload; ``raw``: more buffers
         copied up as they are; ``narrow``: columns copied up in a narrower
         integer type): the copies started; _finish_upload waits for them."""
-        from ..storage.transfer import StackedUpload, staging_pool
+        from glint.io.transfer import StackedUpload, staging_pool
         up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
                            self.side_streams[0] if self.side_streams else None, self._files)
         io = self.ctx.io
@@ -869,7 +869,7 @@ class ChunkReader:
         """The first half of _to_device: the chunk's copies started, so that
         the staging threads fill its buffers while this thread decodes the
         chunk before it."""
-        from ..storage.parquet_pages import layout_plans, layout_raw, layout_raw_together
+        from glint.io.parquet_pages import layout_plans, layout_raw, layout_raw_together
         layouts, raw, bases, together = {}, {}, {}, {}
         dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():
@@ -1018,7 +1018,7 @@ class ChunkReader:
         On CUDA a chunk's copies start before the chunk before it is
         finished (its pages decoded): the staging threads fill the next
         chunk's buffers while this thread queues the decoding."""
-        from ..storage.column import concat_columns
+        from glint.columnar.column import concat_columns
         # chunks whose copies started, handed on (decoded) in order: the
         # oldest once UPLOAD_AHEAD later ones have started, or when no
         # chunk is ready to start

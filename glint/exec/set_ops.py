@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 import torch
 
-from ..kernels import groupby as G
-from ..kernels.hashing import hash_columns, partition_of
-from ..kernels.join import build_side, match_counts
-from ..kernels.keys import encode_keys
-from ..plan.expr import Field
-from ..storage.column import Batch, Column, concat_batches, rechunk, slice_batch
-from ..storage.spill import PartitionedBatches
-from .base import PhysicalNode
+from glint.kernels import groupby as G
+from glint.exec.hashing import hash_columns, partition_of
+from glint.kernels.join import build_side, match_counts
+from glint.exec.keys import encode_keys
+from glint.plan.expr import Field
+from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
+from glint.runtime.spill import PartitionedBatches
+from glint.exec.base import PhysicalNode
 
 PARTITIONS = 16
 
@@ -115,7 +115,7 @@ class SetOpExec(PhysicalNode):
 
 
 def _concat(a: Column, b: Column) -> Column:
-    from ..storage.column import concat_columns
+    from glint.columnar.column import concat_columns
     return concat_columns([a, b])
 
 
@@ -130,7 +130,7 @@ def _distinct(cols: list[Column], n: int):
 
 def _with_occurrence(key: torch.Tensor):
     """(key, k) where k numbers the rows sharing a key 0, 1, 2..."""
-    from .. import types as T
+    from glint.columnar import types as T
     order = torch.argsort(key, stable=True)
     sk = key[order]
     n = key.shape[0]

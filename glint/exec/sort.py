@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import types as T
-from ..kernels.sort import float_order_key, lexsort
-from ..plan.logical import SortKey
-from ..storage.column import Batch, Column, concat_batches, rechunk
-from ..storage.spill import PartitionedBatches, batch_nbytes
-from .base import PhysicalNode
-from .expr_eval import evaluate
-from .functions import strings
+from glint.columnar import types as T
+from glint.kernels.sort import float_order_key, lexsort
+from glint.plan.logical import SortKey
+from glint.columnar.column import Batch, Column, concat_batches, rechunk
+from glint.runtime.spill import PartitionedBatches, batch_nbytes
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate
+from glint.functions import strings
 
 
 def order_values(c) -> torch.Tensor:

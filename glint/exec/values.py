@@ -8,7 +8,7 @@ CAST (so a bad value fails as ``CAST`` fails); any other expression is
 evaluated on its own. The groups are put back in row order.
 
 >>> import torch
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.exec.base import ExecContext
 >>> from glint.plan.expr import Call, Field, Literal
 >>> f = Field(1, "col0", T.INTEGER)
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import types as T
-from ..plan.expr import Call, Expr, Field, Literal
-from ..storage.column import Batch, Column, Dictionary, concat_columns
-from .base import PhysicalNode
-from .expr_eval import cast_column, constant, evaluate
+from glint.columnar import types as T
+from glint.plan.expr import Call, Expr, Field, Literal
+from glint.columnar.column import Batch, Column, Dictionary, concat_columns
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import cast_column, constant, evaluate
 
 _INT64 = (-2**63, 2**63)
 

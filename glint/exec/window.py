@@ -23,22 +23,22 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import types as T
-from ..errors import ExecutionError, OutOfMemory
-from ..kernels import wide as W
-from ..kernels import window as K
-from ..kernels.hashing import hash_columns, partition_of
-from ..kernels.sort import float_order_key, lexsort
-from ..plan.expr import Field
-from ..plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
-from ..storage.column import Batch, Column, concat_batches, rechunk
-from ..storage.memory import format_bytes
-from ..storage.spill import PartitionedBatches
-from .aggregate_functions import sum_input, sum_result
-from .base import PhysicalNode
-from .expr_eval import choose, evaluate
-from .functions import strings, timestamps
-from .sort import order_values
+from glint.columnar import types as T
+from glint.errors import ExecutionError, OutOfMemory
+from glint.kernels import wide as W
+from glint.kernels import window as K
+from glint.exec.hashing import hash_columns, partition_of
+from glint.kernels.sort import float_order_key, lexsort
+from glint.plan.expr import Field
+from glint.plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
+from glint.columnar.column import Batch, Column, concat_batches, rechunk
+from glint.runtime.memory import format_bytes
+from glint.runtime.spill import PartitionedBatches
+from glint.exec.aggregate_functions import sum_input, sum_result
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import choose, evaluate
+from glint.functions import strings, timestamps
+from glint.exec.sort import order_values
 
 WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
 MAX_PARTS = 4096           # fan-out of the out-of-core split

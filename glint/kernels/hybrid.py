@@ -6,7 +6,7 @@ ceil(width / 8) bytes) and writes each run's values with block-wide vector
 stores. Walking the headers is sequential within a stream but streams are
 many (a Parquet page each, about 20,000 values), so the GPU runs thousands of
 them side by side, where the host would parse millions of run headers one by
-one (the torch reference in glint.storage.parquet_pages does exactly that,
+one (the torch reference in glint.io.parquet_pages does exactly that,
 for the CPU and the tests).
 
 One kernel, two uses: :func:`decode_pages_triton` decodes whole data pages

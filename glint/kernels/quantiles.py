@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import torch
 
-from . import wide as W
-from .sort import lexsort
+from glint.kernels import wide as W
+from glint.kernels.sort import lexsort
 
 
 def sort_in_groups(gid: torch.Tensor, key: torch.Tensor, descending: bool) -> torch.Tensor:

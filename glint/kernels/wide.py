@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import ExecutionError
+from glint.errors import ExecutionError
 
 BITS = 32
 MASK = (1 << BITS) - 1

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import torch
 
-from .groupby import LIMB_BITS, LIMB_MASK
-from .sort import float_order_key
+from glint.kernels.groupby import LIMB_BITS, LIMB_MASK
+from glint.kernels.sort import float_order_key
 
 
 def boundaries(keys, n: int, device=None) -> torch.Tensor:

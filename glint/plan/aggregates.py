@@ -12,7 +12,7 @@ all of a group's values at once, and which ignore duplicate inputs.
   input rows, hash-partitioned by group when they outgrow memory);
 - a DISTINCT aggregate is never decomposable.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import AggCall, ColRef, Field
 >>> x = ColRef(Field(1, "x", T.DOUBLE))
 >>> decomposable(AggCall("var_samp", (x,), T.DOUBLE)), decomposable(AggCall("median", (x,), T.DOUBLE))

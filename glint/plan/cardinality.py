@@ -19,14 +19,14 @@ row will happily join it to anything, cross products included. So
   and clamps composite keys;
 - nothing is estimated below one row.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field, Literal
 >>> class Cat:
 ...     def table(self, n): return _T()
 >>> class _T:
 ...     num_rows = 1000
 ...     def stats(self, c):
-...         from glint.storage.table import ColumnStats
+...         from glint.io.table import ColumnStats
 ...         return ColumnStats(10, 0, 0, 9)
 >>> est = Estimator(Cat())
 >>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import math
 
-from . import logical as L
-from .expr import Call, ColRef, Expr, Literal, conjuncts
+from glint.plan import logical as L
+from glint.plan.expr import Call, ColRef, Expr, Literal, conjuncts
 
 DEFAULT_SEL = 0.25
 RANGE_SEL = 1.0 / 3.0      # one side of a range on a column without min/max
@@ -133,7 +133,7 @@ class Estimator:
         if isinstance(node, L.Values):
             return float(len(node.rows))
         if isinstance(node, L.Filter):
-            from .join_graph import JoinGraph, is_inner_join_tree   # join_graph imports this module
+            from glint.plan.join_graph import JoinGraph, is_inner_join_tree  # join_graph imports this module
             if is_inner_join_tree(node):
                 return JoinGraph.of_join(node, self).rows(-1)
             # stacked filters are one conjunction: backoff needs to see all of it
@@ -155,7 +155,7 @@ class Estimator:
                             self._range[f.id] = self._range[e.field.id]
             return child
         if isinstance(node, L.Join):
-            from .join_graph import JoinGraph
+            from glint.plan.join_graph import JoinGraph
             if node.kind == "inner":
                 return JoinGraph.of_join(node, self).rows(-1)
             l, r = self.rows(node.left), self.rows(node.right)
@@ -376,5 +376,5 @@ def prefetch_stats(plan: L.LogicalNode, catalog) -> None:
         if hasattr(table, "start_stats"):
             wanted.append((table, cols))
     if sum(len(c) for _, c in wanted) > 1:
-        from ..storage.table import prefetch_stats as compute
+        from glint.io.table import prefetch_stats as compute
         compute(wanted)

@@ -3,7 +3,7 @@
 Columns are referenced by a plan-wide integer id (a :class:`Field`), never by
 name, so rewrites can move expressions between nodes without re-resolving.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> a = ColRef(Field(1, "a", T.INTEGER))
 >>> e = Call("add", (a, Literal(1, T.INTEGER)), T.INTEGER)
 >>> e
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..types import DataType
+from glint.columnar.types import DataType
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%", "eq": "=",
           "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "AND", "or": "OR",
@@ -92,7 +92,7 @@ class Literal(Expr):
             from datetime import date, timedelta
             return f"DATE '{date(1970, 1, 1) + timedelta(days=self.value)}'"
         if self.type.kind == "TIMESTAMP":
-            from ..exec.functions.timestamp_text import format_timestamp
+            from glint.columnar.timestamp_text import format_timestamp
             return f"TIMESTAMP '{format_timestamp(self.value)}'"
         if self.type.kind == "INTERVAL":
             months, days, micros = self.value
@@ -157,7 +157,7 @@ class AggCall(Expr):
     value depends on it); ``params`` the constant arguments (STRING_AGG's
     separator, a quantile's :class:`~glint.plan.aggregates.Quantile`).
 
-    >>> from glint import types as T
+    >>> from glint.columnar import types as T
     >>> x = ColRef(Field(1, "x", T.INTEGER))
     >>> AggCall("sum", (x,), T.HUGEINT, filter=Call("gt", (x, Literal(0, T.INTEGER)), T.BOOLEAN))
     sum(x#1) FILTER (WHERE (x#1 > 0))
@@ -196,7 +196,7 @@ class AggCall(Expr):
 def conjuncts(e: Expr | None) -> list[Expr]:
     """Split an AND tree into its parts.
 
-    >>> from glint import types as T
+    >>> from glint.columnar import types as T
     >>> t = Literal(True, T.BOOLEAN)
     >>> len(conjuncts(Call("and", (t, Call("and", (t, t), T.BOOLEAN)), T.BOOLEAN)))
     3
@@ -209,7 +209,7 @@ def conjuncts(e: Expr | None) -> list[Expr]:
 
 
 def conjoin(parts) -> Expr | None:
-    from ..types import BOOLEAN
+    from glint.columnar.types import BOOLEAN
     parts = list(parts)
     if not parts:
         return None

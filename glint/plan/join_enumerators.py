@@ -48,7 +48,7 @@ Algorithms:
 """
 from __future__ import annotations
 
-from .join_graph import PAIR_ID_BYTES, bits
+from glint.plan.join_graph import PAIR_ID_BYTES, bits
 
 ZERO = (0.0, 0.0)
 

@@ -20,9 +20,9 @@ are joined, and they do not collapse:
   between two inputs (a composite key) together keep at least one row per
   distinct key of the side with more keys (``min(product of ndvs, rows)``).
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field, Literal
->>> from glint.storage.table import ColumnStats
+>>> from glint.io.table import ColumnStats
 >>> class Tab:
 ...     def __init__(self, n, ndv): self.num_rows, self._ndv = n, ndv
 ...     def stats(self, c): return ColumnStats(self._ndv[c], 0, 0, self._ndv[c] - 1)
@@ -45,9 +45,9 @@ are joined, and they do not collapse:
 """
 from __future__ import annotations
 
-from . import logical as L
-from .cardinality import Estimator, backoff, strip_cast
-from .expr import Call, ColRef, Expr, conjuncts
+from glint.plan import logical as L
+from glint.plan.cardinality import Estimator, backoff, strip_cast
+from glint.plan.expr import Call, ColRef, Expr, conjuncts
 
 PAIR_ID_BYTES = 16     # a hash join holds (left row, right row) as two int64 per output row
 

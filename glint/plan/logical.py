@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields as dc_fields, replace
 
-from .expr import AggCall, Expr, Field
+from glint.plan.expr import AggCall, Expr, Field
 
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark", "single")
 
@@ -80,7 +80,7 @@ class Values(LogicalNode):
     """Rows of constant expressions (a VALUES list), each already of its
     column's type.
 
-    >>> from glint import types as T
+    >>> from glint.columnar import types as T
     >>> from glint.plan.expr import Field, Literal
     >>> Values(((Literal(1, T.INTEGER),), (Literal(2, T.INTEGER),)), (Field(1, "col0", T.INTEGER),)).label()
     'Values 2 rows [col0#1]'
@@ -157,7 +157,7 @@ class GroupingSets:
     ``field`` (INTEGER) numbers the set each output row belongs to, so a set
     listed twice gives its rows twice, as in DuckDB.
 
-    >>> from glint import types as T
+    >>> from glint.columnar import types as T
     >>> gs = GroupingSets(((0, 1), (0,), ()), Field(9, "grouping_set", T.INTEGER))
     >>> gs.common(), gs.masks((0, 1)), gs
     ((), (0, 1, 3), sets=[(0, 1), (0,), ()])
@@ -325,7 +325,7 @@ class WindowFunc:
     lead, first_value, last_value, nth_value, count_star, count, sum, avg,
     min, max.
 
-    >>> from glint import types as T
+    >>> from glint.columnar import types as T
     >>> from glint.plan.expr import ColRef, Field
     >>> a = ColRef(Field(1, "a", T.INTEGER))
     >>> WindowFunc("sum", (a,), (), (SortKey(a),), DEFAULT_FRAME, T.HUGEINT)

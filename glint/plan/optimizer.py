@@ -5,27 +5,29 @@ from __future__ import annotations
 
 import time
 
-from ..errors import NotSupported
-from . import logical as L
-from .cardinality import prefetch_stats
-from .rules.factor_disjunctions import factor_disjunctions
-from .rules.fold_constants import fold_constants
-from .rules.prune_columns import prune_columns
-from .rules.pushdown_predicates import pushdown_predicates
-from .rules.reorder_joins import reorder_joins
+from glint.errors import NotSupported
+from glint.plan import logical as L
+from glint.plan.cardinality import prefetch_stats
+from glint.plan.rules.factor_disjunctions import factor_disjunctions
+from glint.plan.rules.fold_constants import fold_constants
+from glint.plan.rules.prune_columns import prune_columns
+from glint.plan.rules.pushdown_predicates import pushdown_predicates
+from glint.plan.rules.reorder_joins import reorder_joins
 
 RULES = (
-    ("fold_constants", lambda plan, catalog: fold_constants(plan)),
-    ("factor_disjunctions", lambda plan, catalog: factor_disjunctions(plan)),
-    ("pushdown_predicates", lambda plan, catalog: pushdown_predicates(plan)),
-    ("reorder_joins", reorder_joins),
-    ("pushdown_predicates_after_reorder", lambda plan, catalog: pushdown_predicates(plan)),
-    ("prune_columns", lambda plan, catalog: prune_columns(plan)),
+    ("fold_constants", lambda plan, catalog, evaluate: fold_constants(plan, evaluate)),
+    ("factor_disjunctions", lambda plan, catalog, evaluate: factor_disjunctions(plan)),
+    ("pushdown_predicates", lambda plan, catalog, evaluate: pushdown_predicates(plan)),
+    ("reorder_joins", lambda plan, catalog, evaluate: reorder_joins(plan, catalog)),
+    ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluate: pushdown_predicates(plan)),
+    ("prune_columns", lambda plan, catalog, evaluate: prune_columns(plan)),
 )
 RULE_NAMES = tuple(n for n, _ in RULES)
 
 
-def optimize(plan: L.LogicalNode, catalog, disabled=(), timings: dict | None = None) -> L.LogicalNode:
+def optimize(plan: L.LogicalNode, catalog, evaluate, disabled=(), timings: dict | None = None) -> L.LogicalNode:
+    """The plan after every rule not in ``disabled``; ``evaluate`` computes a
+    constant expression's value (see :mod:`glint.plan.rules.fold_constants`)."""
     t0 = time.perf_counter()
     prefetch_stats(plan, catalog)       # the columns' statistics the rules will ask for, side by side
     if timings is not None:
@@ -34,7 +36,7 @@ def optimize(plan: L.LogicalNode, catalog, disabled=(), timings: dict | None = N
         if name in disabled or name.removesuffix("_after_reorder") in disabled:
             continue
         t0 = time.perf_counter()
-        plan = rule(plan, catalog)
+        plan = rule(plan, catalog, evaluate)
         if timings is not None:
             timings[name] = time.perf_counter() - t0
     validate(plan)

@@ -29,14 +29,14 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, CatalogError, NotSupported, TypeMismatch
-from ..plan.aggregates import Quantile
-from ..plan.expr import AggCall, Call, ColRef, Expr, Literal
-from ..plan.logical import GroupingSets, SortKey
-from ..plan.rules.fold_constants import fold_expr
-from . import typing as ty
-from .bind_expr import ExprContext, _bind, bind
+from glint.columnar import types as T
+from glint.errors import BinderError, CatalogError, NotSupported, TypeMismatch
+from glint.plan.aggregates import Quantile
+from glint.plan.expr import AggCall, Call, ColRef, Expr, Literal
+from glint.plan.logical import GroupingSets, SortKey
+from glint.sql.folding import fold_expr
+from glint.plan import typing as ty
+from glint.sql.bind_expr import ExprContext, _bind, bind
 
 FUNCTIONS = {
     exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",

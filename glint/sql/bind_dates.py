@@ -19,14 +19,14 @@ import re
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from ..exec.functions import timestamp_text as text
-from ..exec.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
-from ..plan.expr import Call, Expr, Literal
-from ..plan.rules.fold_constants import fold_expr
-from . import typing as ty
-from .bind_expr import ANONYMOUS, _bind, bind
+from glint.columnar import types as T
+from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from glint.columnar import timestamp_text as text
+from glint.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
+from glint.plan.expr import Call, Expr, Literal
+from glint.sql.folding import fold_expr
+from glint.plan import typing as ty
+from glint.sql.bind_expr import ANONYMOUS, _bind, bind
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000}
 # INTERVAL units (singular, lower case) -> (months, days, microseconds) per unit

@@ -21,12 +21,13 @@ import itertools
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, NotSupported
-from ..plan.expr import Field, Literal
-from ..storage.table import ColumnRules
-from . import typing as ty
-from .bind_expr import sql_type
+from glint.columnar import types as T
+from glint.errors import BinderError, NotSupported
+from glint.exec.expr_eval import constant_value as evaluate_constant
+from glint.plan.expr import Field, Literal
+from glint.io.table import ColumnRules
+from glint.plan import typing as ty
+from glint.sql.bind_expr import sql_type
 
 _REFUSED = {
     exp.PrimaryKeyColumnConstraint: "PRIMARY KEY constraints", exp.PrimaryKey: "PRIMARY KEY constraints",
@@ -49,11 +50,7 @@ class _FieldMaker:
 
 def constant_value(e) -> Literal:
     """A constant expression's value (its error, a failed CAST, is raised now)."""
-    import torch
-    from ..exec.expr_eval import evaluate
-    from ..plan.rules.fold_constants import column_value
-    from ..storage.column import Batch
-    return Literal(column_value(evaluate(e, Batch({}, 1, torch.device("cpu"))), 0), e.type)
+    return Literal(evaluate_constant(e), e.type)
 
 
 def table_name(node: exp.Table) -> str:
@@ -67,7 +64,7 @@ def table_name(node: exp.Table) -> str:
 
 def table_definition(schema: exp.Schema) -> tuple[dict[str, T.DataType], ColumnRules]:
     """(column name -> type, NOT NULL columns and DEFAULTs) of a CREATE TABLE's column list."""
-    from .bind_values import bind_cell
+    from glint.sql.bind_values import bind_cell
     types: dict[str, T.DataType] = {}
     not_null, defaults = set(), []
     for item in schema.expressions:

@@ -11,10 +11,10 @@ import functools
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from ..plan.expr import Call, Case, ColRef, Expr, Literal
-from . import typing as ty
+from glint.columnar import types as T
+from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from glint.plan.expr import Call, Case, ColRef, Expr, Literal
+from glint.plan import typing as ty
 
 
 class ExprContext:
@@ -114,7 +114,7 @@ def parse_date_literal(s: str) -> int:
     """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
     it; DuckDB's error when it does not."""
     import pyarrow as pa
-    from ..exec.functions import dates, strings_host
+    from glint.functions import dates, strings_host
 
     days, ok = dates.parse_dates(pa.array([s], pa.string()))
     if not ok[0]:
@@ -381,5 +381,5 @@ def _(node: exp.Window, ctx):
     return ColRef(f)
 
 
-from . import bind_dates  # noqa: E402,F401  (registers the date and time functions)
-from . import bind_strings  # noqa: E402,F401  (registers the string functions)
+from glint.sql import bind_dates  # noqa: E402,F401  (registers the date and time functions)
+from glint.sql import bind_strings  # noqa: E402,F401  (registers the string functions)

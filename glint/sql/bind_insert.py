@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
-from ..plan import logical as L
-from ..plan.expr import ColRef, Expr, Literal
-from . import typing as ty
-from .binder import Binder, Bound
-from .bind_values import bind_cell
+from glint.errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
+from glint.plan import logical as L
+from glint.plan.expr import ColRef, Expr, Literal
+from glint.plan import typing as ty
+from glint.sql.binder import Binder, Bound
+from glint.sql.bind_values import bind_cell
 
 
 def _unsupported_parts(stmt: exp.Insert) -> None:
@@ -64,7 +64,7 @@ def default_value(table, column: str) -> Expr:
 
 def bind_insert(stmt: exp.Insert, catalog, table) -> Bound:
     """The rows an INSERT adds, as a plan producing the table's columns."""
-    from .frontend import bind_query
+    from glint.sql.frontend import bind_query
     _unsupported_parts(stmt)
     binder = Binder(catalog)
     columns = target_columns(stmt, table)

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from ..exec.functions.like_rows import escape_byte
-from ..exec.functions.regex_syntax import Regex, parse_options
-from ..plan.expr import Call, Expr, Literal
-from . import typing as ty
-from .bind_expr import ANONYMOUS, _bind, bind
-from .dialect import DIALECT  # noqa: F401  (the doctests parse with it)
+from glint.columnar import types as T
+from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from glint.functions.like_rows import escape_byte
+from glint.functions.regex_syntax import Regex, parse_options
+from glint.plan.expr import Call, Expr, Literal
+from glint.plan import typing as ty
+from glint.sql.bind_expr import ANONYMOUS, _bind, bind
+from glint.sql.dialect import DIALECT  # noqa: F401  (the doctests parse with it)
 
 
 

@@ -14,7 +14,7 @@ row by row, as DuckDB combines them:
 - anything else (VARCHAR and INTEGER, DATE and a number) needs an explicit
   cast: a TypeMismatch naming both types.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> one = [(T.INTEGER, False)]
 >>> row_types([one, [(T.DECIMAL(2, 1), False)]]), row_types([one, [(T.VARCHAR, True)]])
 ([DECIMAL(11,1)], [INTEGER])
@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, NotSupported, TypeMismatch
-from ..plan import logical as L
-from ..plan.expr import Expr
-from . import typing as ty
-from .bind_expr import ExprContext, bind
-from .scope import Scope
+from glint.columnar import types as T
+from glint.errors import BinderError, NotSupported, TypeMismatch
+from glint.plan import logical as L
+from glint.plan.expr import Expr
+from glint.plan import typing as ty
+from glint.sql.bind_expr import ExprContext, bind
+from glint.sql.scope import Scope
 
 
 def column_names(n: int, given: list[str]) -> list[str]:

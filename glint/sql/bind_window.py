@@ -19,14 +19,14 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from ..plan import logical as L
-from ..plan.expr import Expr, Literal
-from ..plan.rules.fold_constants import fold_expr
-from . import typing as ty
-from .bind_agg import agg_type
-from .bind_expr import bind
+from glint.columnar import types as T
+from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from glint.plan import logical as L
+from glint.plan.expr import Expr, Literal
+from glint.sql.folding import fold_expr
+from glint.plan import typing as ty
+from glint.sql.bind_agg import agg_type
+from glint.sql.bind_expr import bind
 
 _RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
             exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}

@@ -17,18 +17,18 @@ import itertools
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, NotSupported, ParseError, TypeMismatch
-from ..plan import logical as L
-from ..plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
-from . import typing as ty
-from .bind_agg import bind_aggregates, bind_group_by, find_aggregates
-from .bind_expr import ExprContext, bind
-from .grouping_sets import grouping_sets, has_grouping_sets
-from .bind_values import bind_values
-from .bind_window import bind_window, has_window, named_windows, window_calls
-from .scope import Scope
-from ..plan.rules.fold_constants import fold_expr
+from glint.columnar import types as T
+from glint.errors import BinderError, NotSupported, ParseError, TypeMismatch
+from glint.plan import logical as L
+from glint.plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
+from glint.plan import typing as ty
+from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates
+from glint.sql.bind_expr import ExprContext, bind
+from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
+from glint.sql.bind_values import bind_values
+from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
+from glint.sql.scope import Scope
+from glint.sql.folding import fold_expr
 
 
 class Bound:

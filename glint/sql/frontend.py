@@ -10,11 +10,11 @@ from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError, Token
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import TokenType
 
-from ..errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
-from .bind_values import normalize_values
-from .table_functions import resolve_file_references
-from .binder import Binder, Bound
-from .dialect import DIALECT
+from glint.errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
+from glint.sql.bind_values import normalize_values
+from glint.sql.table_functions import resolve_file_references
+from glint.sql.binder import Binder, Bound
+from glint.sql.dialect import DIALECT
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
              "DOUBLE": "DOUBLE", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "VARCHAR": "VARCHAR",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import BinderError, NotSupported
+from glint.errors import BinderError, NotSupported
 
 MAX_SETS = 4096          # CUBE of 12 expressions
 

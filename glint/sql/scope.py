@@ -3,7 +3,7 @@
 A scope maps each FROM source's alias to its columns; scopes of subqueries
 point at their parent so correlated references resolve outward.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Field
 >>> outer = Scope(None); outer.add("t", {"a": Field(1, "a", T.INTEGER)})
 >>> inner = Scope(outer); inner.add("u", {"b": Field(2, "b", T.INTEGER)})
@@ -12,8 +12,8 @@ point at their parent so correlated references resolve outward.
 """
 from __future__ import annotations
 
-from ..errors import ColumnNotFound, did_you_mean
-from ..plan.expr import Field
+from glint.errors import ColumnNotFound, did_you_mean
+from glint.plan.expr import Field
 
 
 class Scope:

@@ -4,10 +4,10 @@
 ``parquet_scan(...)``.
 
 Each reference is replaced, before names are qualified, by a table of the
-connection's catalog that reads the files (``glint.storage.file_tables``):
+connection's catalog that reads the files (``glint.io.file_tables``):
 Parquet through the streaming row-group source ``read_parquet`` uses
 (chunked scans, min/max pruning, device caching), CSV through DuckDB's
-``read_csv`` defaults (``glint.storage.csv_auto``). A quoted name is a file
+``read_csv`` defaults (``glint.io.csv_auto``). A quoted name is a file
 only when no table, view or CTE has that name and it ends in a Parquet or
 CSV suffix, as DuckDB's replacement scans decide. The table's alias is the
 file's stem (``FROM 'data/x.parquet'`` is ``x``) or the function's name. A
@@ -19,8 +19,8 @@ import os
 
 from sqlglot import exp
 
-from ..errors import BinderError, GlintIOError, NotSupported
-from ..storage.loaders import PARQUET_SUFFIXES, _has_suffix
+from glint.errors import BinderError, GlintIOError, NotSupported
+from glint.io.loaders import PARQUET_SUFFIXES, _has_suffix
 
 _PARQUET_FUNCS = ("read_parquet", "parquet_scan")
 _CSV_FUNCS = ("read_csv", "read_csv_auto", "sniff_csv_auto")
@@ -122,7 +122,7 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
 def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
     """The query with each file reference replaced by the catalog table that
     reads it (``catalog.file_table(kind, paths, options)`` gives its name)."""
-    from .frontend import _position
+    from glint.sql.frontend import _position
     if not hasattr(catalog, "file_table"):
         return ast
     ctes = {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}

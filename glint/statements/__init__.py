@@ -21,8 +21,8 @@ glint.errors.ConstraintError: Constraint Error: NOT NULL constraint failed: t.a
 """
 from __future__ import annotations
 
-from ..errors import NotSupported
-from . import copy, modify, tables
+from glint.errors import NotSupported
+from glint.statements import copy, modify, tables
 
 _HANDLERS = {
     "create_table": tables.create_table,
@@ -36,7 +36,7 @@ _HANDLERS = {
 
 
 def run_statement(con, stmt, kind: str):
-    """Runs one statement; a Result (``Count``) or None."""
+    """Runs one statement: its answer as an Arrow table (``Count``), or None."""
     handler = _HANDLERS.get(kind)
     if handler is None:
         raise NotSupported(f"{kind.replace('_', ' ').upper()} statements")

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, NotSupported
-from ..plan import logical as L
-from ..plan.expr import ColRef
-from ..sql import frontend
-from ..sql import typing as ty
-from ..sql.binder import Binder
-from ..storage import writers
-from ..storage.loaders import PARQUET_SUFFIXES, _has_suffix
-from .tables import count_result, insert
+from glint.columnar import types as T
+from glint.errors import BinderError, NotSupported
+from glint.plan import logical as L
+from glint.plan.expr import ColRef
+from glint.sql import frontend
+from glint.plan import typing as ty
+from glint.sql.binder import Binder
+from glint.io import writers
+from glint.io.loaders import PARQUET_SUFFIXES, _has_suffix
+from glint.statements.tables import count_result, insert
 
 _CSV_WRITE = {"header": "header", "delimiter": "delimiter", "delim": "delimiter", "sep": "delimiter",
               "quote": "quote", "nullstr": "nullstr", "null": "nullstr"}
@@ -112,7 +112,6 @@ def copy(con, stmt: exp.Copy):
 
 
 def copy_to(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):
-    from ..api import Result
     query = frontend.inline_views(_source_query(stmt), con._views)
     writers.check_target(path)
     if fmt == "parquet":
@@ -121,12 +120,12 @@ def copy_to(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):
         if compression not in writers.PARQUET_COMPRESSIONS:
             raise NotSupported(f"Parquet compression {compression}")
         # HUGEINT columns are written as DOUBLE, as DuckDB writes them
-        data = Result(con, bound=_cast_outputs(con, query, lambda t: T.DOUBLE if t.kind == "HUGEINT" else t)).arrow()
+        data = con.query_table(bound=_cast_outputs(con, query, lambda t: T.DOUBLE if t.kind == "HUGEINT" else t))[0]
         writers.write_parquet(path, data, compression, o.get("row_group_size", writers.PARQUET_ROW_GROUP_ROWS))
         return count_result(con, data.num_rows)
     o = _known(opts, _CSV_WRITE, fmt)
     # every value printed by glint's CAST to VARCHAR, as DuckDB's CSV writer prints them
-    data = Result(con, bound=_cast_outputs(con, query, lambda t: T.VARCHAR)).arrow()
+    data = con.query_table(bound=_cast_outputs(con, query, lambda t: T.VARCHAR))[0]
     for k in ("delimiter", "quote"):
         if k in o and (not isinstance(o[k], str) or len(o[k]) != 1):
             raise BinderError(f"COPY option {k.upper()} must be one character, got {o[k]!r}")

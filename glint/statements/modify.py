@@ -19,16 +19,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
-from ..plan import logical as L
-from ..plan.expr import ColRef
-from ..sql import frontend
-from ..sql import typing as ty
-from ..sql.binder import Binder
-from ..storage.appended import conform
-from ..storage.file_tables import HIDDEN_PREFIX
-from .tables import check_not_null, count_result, target_table
+from glint.columnar import types as T
+from glint.errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
+from glint.plan import logical as L
+from glint.plan.expr import ColRef
+from glint.sql import frontend
+from glint.plan import typing as ty
+from glint.sql.binder import Binder
+from glint.io.appended import conform
+from glint.io.file_tables import HIDDEN_PREFIX
+from glint.statements.tables import check_not_null, count_result, target_table
 
 ROWID = "__glint_rowid"
 _tmp_ids = itertools.count(1)
@@ -44,7 +44,6 @@ def _refuse(con, stmt, statement: str) -> None:
 def _selected(con, table, data: pa.Table, target: exp.Table, where, items=()):
     """(row numbers the WHERE selects, the values of ``items`` for them) over
     ``data``; ``items`` are (column, AST expression) of an UPDATE's SET."""
-    from ..api import Result
     tmp = f"{HIDDEN_PREFIX}dml_{next(_tmp_ids)}"
     rowid = pa.array(np.arange(data.num_rows, dtype=np.int64))
     con.create_table(tmp, data.append_column(ROWID, rowid), {**table.schema, ROWID: T.BIGINT})
@@ -61,7 +60,7 @@ def _selected(con, table, data: pa.Table, target: exp.Table, where, items=()):
         for (c, _), (_, f) in zip(items, bound.outputs[1:]):
             exprs.append((binder.field(c, table.schema[c]), ty.assign(ColRef(f), table.schema[c], f'column "{c}"')))
         bound.plan, bound.outputs = L.Project(bound.plan, tuple(exprs)), [(f.name, f) for f, _ in exprs]
-        out = Result(con, bound=bound).arrow()
+        out = con.query_table(bound=bound)[0]
     finally:
         con.unregister(tmp)
     return out.column(0).to_numpy(zero_copy_only=False).astype(np.int64), out.drop_columns([out.column_names[0]])
@@ -105,8 +104,8 @@ def _assignments(table, stmt: exp.Update) -> list[tuple[str, exp.Expression]]:
 
 def _defaults(table, columns: list[str], n: int) -> dict[str, pa.Array]:
     """SET c = DEFAULT: the column's default (or NULL) for n rows."""
-    from ..exec.expr_eval import constant
-    from ..sql.bind_insert import default_value
+    from glint.exec.expr_eval import constant
+    from glint.sql.bind_insert import default_value
     out = {}
     for c in columns:
         d = default_value(table, c)

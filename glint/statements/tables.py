@@ -5,20 +5,19 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from .. import types as T
-from ..errors import CatalogError, ConstraintError, NotSupported, did_you_mean
-from ..sql import frontend
-from ..sql.bind_ddl import table_definition, table_name
-from ..sql.bind_insert import bind_insert
-from ..storage.appended import canonical_type, conform
-from ..storage.csv_auto import unique_names
-from ..storage.table import ColumnRules
+from glint.columnar import types as T
+from glint.errors import CatalogError, ConstraintError, NotSupported, did_you_mean
+from glint.sql import frontend
+from glint.sql.bind_ddl import table_definition, table_name
+from glint.sql.bind_insert import bind_insert
+from glint.io.appended import canonical_type, conform
+from glint.io.csv_auto import unique_names
+from glint.io.table import ColumnRules
 
 
-def count_result(con, n: int):
+def count_result(con, n: int) -> pa.Table:
     """DuckDB's answer to a statement that writes rows: one row, ``Count``."""
-    from ..api import Result
-    return Result.from_arrow(con, pa.table({"Count": pa.array([n], pa.int64())}))
+    return pa.table({"Count": pa.array([n], pa.int64())})
 
 
 def empty_data(types: dict[str, T.DataType]) -> pa.Table:
@@ -48,7 +47,6 @@ def check_not_null(table, data: pa.Table, columns=None) -> None:
 
 
 def create_table(con, stmt: exp.Create):
-    from ..api import Result
     target = stmt.this
     table_node = target.this if isinstance(target, exp.Schema) else target
     name = table_name(table_node)
@@ -74,11 +72,10 @@ def create_table(con, stmt: exp.Create):
         return None
     if isinstance(target, exp.Schema):
         raise NotSupported("CREATE TABLE with a column list AS a query")
-    res = Result(con, query)
-    data = res.arrow()
-    names = unique_names(list(res.names))
+    data, fields = con.query_table(query)
+    names = unique_names(list(data.column_names))
     # a bare NULL column is stored as INTEGER, as DuckDB stores it
-    types = {n: (T.INTEGER if f.type.kind == "NULL" else f.type) for n, f in zip(names, res._fields)}
+    types = {n: (T.INTEGER if f.type.kind == "NULL" else f.type) for n, f in zip(names, fields)}
     con.create_table(name, conform(data.rename_columns(names), types), types, ColumnRules())
     return count_result(con, data.num_rows)
 
@@ -96,13 +93,12 @@ def drop_table(con, stmt: exp.Drop):
 
 
 def insert(con, stmt: exp.Insert):
-    from ..api import Result
     table = target_table(con, stmt.this, "INSERT")
     source = stmt.args.get("expression")
     if source is not None and not isinstance(source, exp.Values):
         stmt = stmt.copy()
         stmt.set("expression", frontend.inline_views(source.copy(), con._views))
-    data = Result(con, bound=bind_insert(stmt, con, table)).arrow()
+    data = con.query_table(bound=bind_insert(stmt, con, table))[0]
     check_not_null(table, data)
     con.append_rows(table.name, data)
     return count_result(con, data.num_rows)

@@ -134,7 +134,7 @@ def _fingerprint(row) -> tuple:
 
 
 def _rows(t: pa.Table) -> list[tuple]:
-    from ..api import python_values     # dates past 9999 and infinities as DuckDB's client gives them
+    from glint.engine.result import python_values  # dates past 9999 and infinities as DuckDB's client gives them
     cols = [python_values(c) for c in t.columns]
     return list(zip(*cols)) if cols else [() for _ in range(t.num_rows)]
 
@@ -298,7 +298,7 @@ def _parse(sql: str):
     try:
         import sqlglot
 
-        from ..sql.dialect import DIALECT
+        from glint.sql.dialect import DIALECT
         stmts = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except Exception:  # noqa: BLE001 - any parser failure: fall back to scanning
         return None

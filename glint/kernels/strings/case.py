@@ -3,7 +3,7 @@
 Only the bytes 'a'..'z' / 'A'..'Z' change; every byte of a multi-byte code
 point is >= 0x80 and stays as it is. This is the exact Unicode mapping
 (DuckDB's utf8proc) for strings that are pure ASCII; strings with other
-code points take the host path (see glint.exec.functions.strings).
+code points take the host path (see glint.functions.strings).
 
 >>> d = torch.tensor(list("Héllo, World!".encode()), dtype=torch.uint8)
 >>> bytes(ascii_upper(d).tolist()).decode(), bytes(ascii_lower(d).tolist()).decode()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .pieces import Pieces, chunk_bounds, packed
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, packed
 
 
 def char_to_byte(p: Pieces, chars: torch.Tensor) -> torch.Tensor:

@@ -10,9 +10,9 @@ use (their distinct codes), so nothing is done for entries no row uses and
 no bytes are copied.
 
 Functions here read ``col.data`` (int32 codes), ``col.valid`` and
-``col.dictionary`` (a glint.storage.column.Dictionary) only.
+``col.dictionary`` (a glint.columnar.column.Dictionary) only.
 
->>> from glint.storage.column import Column
+>>> from glint.columnar.column import Column
 >>> import pyarrow as pa
 >>> a = Column.from_arrow(pa.array(["b", "a", None, "b"]))
 >>> b = Column.from_arrow(pa.array(["a", "c"]))
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import torch
 
-from .equality import concat_pieces, dense_ids
-from .hashing import hash_pieces
-from .order import ranks
-from .pieces import Pieces
+from glint.kernels.strings.equality import concat_pieces, dense_ids
+from glint.kernels.strings.hashing import hash_pieces
+from glint.kernels.strings.order import ranks
+from glint.kernels.strings.pieces import Pieces
 
 NULL_HASH = 0       # what hash64 gives NULL rows
 
@@ -47,7 +47,7 @@ def work_set(col) -> tuple[Pieces, torch.Tensor]:
     """(pieces to compute on, the piece of each row): every dictionary entry,
     or only the distinct entries the rows use (NULL rows use entry 0).
 
-    >>> from glint.storage.column import Column
+    >>> from glint.columnar.column import Column
     >>> import pyarrow as pa
     >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1, 3]))
     >>> p, index = work_set(c)
@@ -129,7 +129,7 @@ def rank_codes(col) -> tuple[torch.Tensor, torch.Tensor]:
     """(rank of each row as :func:`order_ranks`, a code holding each rank's
     string): what MIN / MAX pick, and how to turn the pick back into a code.
 
-    >>> from glint.storage.column import Column
+    >>> from glint.columnar.column import Column
     >>> import pyarrow as pa
     >>> r, code = rank_codes(Column.from_arrow(pa.array(["b", "a", "b"])))
     >>> r.tolist(), code[r].tolist()
@@ -145,7 +145,7 @@ def extreme_codes(col, slots, largest: bool) -> torch.Tensor:
     """MIN (or MAX) of a VARCHAR column per group, as codes into its
     dictionary: chosen by byte order, not by code. Rows must all be valid;
     groups without rows get an arbitrary code."""
-    from ..groupby import extreme
+    from glint.kernels.groupby import extreme
     r, code = rank_codes(col)
     best = extreme(r, slots, largest)
     if code.numel() == 0:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import torch
 
-from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .gather import gather
-from .hashing import hash_pieces
-from .order import ranks
-from .pieces import Pieces, chunk_bounds, packed, segment_sums
+from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.strings.gather import gather
+from glint.kernels.strings.hashing import hash_pieces
+from glint.kernels.strings.order import ranks
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, packed, segment_sums
 
 
 def pair_equal(a: Pieces, b: Pieces) -> torch.Tensor:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
+from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
 
 
 def gather(p: Pieces, total: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:

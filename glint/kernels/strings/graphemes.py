@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import torch
 
-from . import grapheme_table as G
-from .pieces import Pieces, chunk_bounds, expand, packed
-from .search import char_width
+from glint.kernels.strings import grapheme_table as G
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, expand, packed
+from glint.kernels.strings.search import char_width
 
 _CR, _LF, _CONTROL, _EXTEND, _ZWJ, _RI, _PREPEND, _SPACING, _L, _V, _T = range(1, 12)
 _LV, _LVT = 12, 13

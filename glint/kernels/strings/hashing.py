@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import torch
 
-from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, load_word, packed, segment_sums
+from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, exclusive_cumsum, load_word, packed, segment_sums
 
 K1 = 0x9E3779B97F4A7C15
 K2 = 0xC2B2AE3D27D4EB4F

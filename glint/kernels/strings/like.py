@@ -24,8 +24,8 @@ from typing import Callable
 
 import torch
 
-from .pieces import Pieces
-from .search import advance_chars, find, find_run, match_at, retreat_chars
+from glint.kernels.strings.pieces import Pieces
+from glint.kernels.strings.search import advance_chars, find, find_run, match_at, retreat_chars
 
 _ANY, _ONE = "%", "_"
 

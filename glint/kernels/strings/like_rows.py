@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import torch
 
-from .pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
-from .search import char_width
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, exclusive_cumsum, packed
+from glint.kernels.strings.search import char_width
 
 LIT, ANY, ONE = 0, 1, 2
 _CANDIDATES = 1 << 22          # candidate starts of a search held at once

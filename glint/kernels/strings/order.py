@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from .pieces import WORD_ROWS, Pieces
+from glint.kernels.strings.pieces import WORD_ROWS, Pieces
 
 _SIGN = -(1 << 63)
 _LEVEL = 7

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import torch
 
-from .backend import HAS_TRITON, blocks, on_device, use_triton
-from .pieces import Pieces, chunk_bounds, load_word, packed, word_of
+from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, load_word, packed, word_of
 
 
 def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:

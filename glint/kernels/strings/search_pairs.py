@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from .equality import pair_equal
-from .pieces import Pieces, chunk_bounds, expand
+from glint.kernels.strings.equality import pair_equal
+from glint.kernels.strings.pieces import Pieces, chunk_bounds, expand
 
 _NONE = (1 << 62)
 

@@ -2,7 +2,7 @@
 (A AND B) OR (A AND C)  ->  A AND (B OR C). This exposes join keys hidden in
 disjunctions (TPC-H Q19) to predicate pushdown and hash joins.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field
 >>> a, b, c = (ColRef(Field(i, n, T.BOOLEAN)) for i, n in enumerate("abc"))
 >>> AND = lambda x, y: Call("and", (x, y), T.BOOLEAN)
@@ -11,9 +11,9 @@ disjunctions (TPC-H Q19) to predicate pushdown and hash joins.
 """
 from __future__ import annotations
 
-from ... import types as T
-from .. import logical as L
-from ..expr import Call, Expr, conjoin, conjuncts
+from glint.columnar import types as T
+from glint.plan import logical as L
+from glint.plan.expr import Call, Expr, conjoin, conjuncts
 
 
 def factor_disjunctions(plan: L.LogicalNode) -> L.LogicalNode:

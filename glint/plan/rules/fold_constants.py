@@ -1,33 +1,40 @@
 """Constant folding: evaluate expressions whose inputs are all constants, and
 simplify AND/OR/NOT around constants.
 
-The folded value is computed by the executor's own expression evaluator on a
-one-row batch, so folding can never disagree with execution.
+The folded value is computed by the executor's own expression evaluator
+(``evaluate``: a constant expression -> its value, given by the caller; the
+engine passes :func:`glint.exec.expr_eval.constant_value`), so folding can
+never disagree with execution.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, Literal
->>> e = fold_expr(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER))
+>>> e = fold(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER), lambda e: 3)
 >>> e.value, e.type
 (3, INTEGER)
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
-import torch
-
-from ... import types as T
-from ...errors import GlintError
-from ..expr import Call, Case, Expr, Literal, conjoin, conjuncts
-from .. import logical as L
+from glint.columnar import types as T
+from glint.errors import GlintError
+from glint.plan.expr import Call, Case, Expr, Literal, conjoin, conjuncts
+from glint.plan import logical as L
 
 _TRUE = Literal(True, T.BOOLEAN)
 FOLD_VALUES_ROWS = 64       # longer VALUES lists are cast column by column when they run (glint.exec.values)
 _FALSE = Literal(False, T.BOOLEAN)
 
 
-def fold_constants(plan: L.LogicalNode) -> L.LogicalNode:
+ConstantEvaluator = Callable[[Expr], object]     # a constant expression -> its value (raises GlintError)
+
+
+def fold_constants(plan: L.LogicalNode, evaluate: ConstantEvaluator) -> L.LogicalNode:
     """Fold constants in every expression of the plan; drop always-true filters."""
+    def fold_expr(e: Expr) -> Expr:
+        return fold(e, evaluate)
+
     def rule(node):
         if isinstance(node, L.Filter):
             p = fold_expr(node.predicate)
@@ -73,8 +80,10 @@ def _empty(node: L.LogicalNode) -> L.LogicalNode:
     return L.Limit(L.Project(L.OneRow(), tuple((f, Literal(None, f.type)) for f in node.schema)), 0)
 
 
-def fold_expr(e: Expr) -> Expr:
-    return e.transform(_fold_node)
+def fold(e: Expr, evaluate: ConstantEvaluator) -> Expr:
+    """e with its constant parts folded."""
+    return e.transform(lambda n: _fold_node(n, evaluate))
+
 
 
 # functions whose result is NULL whenever an argument is NULL
@@ -86,7 +95,7 @@ _STRICT = {"add", "sub", "mul", "div", "intdiv", "mod", "neg", "abs", "round", "
            "strlen", "bit_length", "trim_chars", "ltrim_chars", "rtrim_chars"}
 
 
-def _fold_node(e: Expr) -> Expr:
+def _fold_node(e: Expr, evaluate: ConstantEvaluator) -> Expr:
     if isinstance(e, Call) and e.fn in _STRICT and \
             any(isinstance(a, Literal) and a.value is None for a in e.args):
         return Literal(None, e.type)        # the other operands need not be evaluated at all
@@ -128,7 +137,7 @@ def _fold_node(e: Expr) -> Expr:
         if all(isinstance(a, Literal) for a in e.args) and e.args:
             if any(a.type.kind == "INTERVAL" for a in e.args):
                 return e
-            return _evaluate_constant(e)
+            return _evaluate_constant(e, evaluate)
         if e.fn in _DATE_CMP:
             moved = move_constant(e)
             if moved is not e:
@@ -235,23 +244,9 @@ def _is_date_cast(x: Expr) -> bool:
     return isinstance(x, Call) and x.fn == "cast" and x.type.kind == "TIMESTAMP" and x.args[0].type.kind == "DATE"
 
 
-def _evaluate_constant(e: Expr) -> Expr:
-    from ...exec.expr_eval import evaluate
-    from ...storage.column import Batch
+def _evaluate_constant(e: Expr, evaluate: ConstantEvaluator) -> Expr:
     try:
-        col = evaluate(e, Batch({}, 1, torch.device("cpu")))
+        value = evaluate(e)
     except GlintError:
         return e      # an error (overflow, bad cast) is raised when the query runs, if the row exists
-    return Literal(column_value(col, 0), e.type)
-
-
-def column_value(col, i: int):
-    """The Python value of row i in glint's literal representation."""
-    if col.valid is not None and not bool(col.valid[i]):
-        return None
-    if col.dtype.is_string:
-        return col.take(torch.tensor([i], device=col.device)).to_arrow()[0].as_py()
-    if col.is_wide:
-        hi, lo = col.data[i].tolist()
-        return hi * (1 << 32) + lo
-    return col.data[i].item()
+    return Literal(value, e.type)

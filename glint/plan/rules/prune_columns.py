@@ -1,7 +1,7 @@
 """Projection pruning: every node keeps only the columns someone above reads,
 so a scan reads only the columns the query uses.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import ColRef, Field
 >>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
 >>> plan = L.Project(L.Scan("t", ("a", "b"), (a, b)), ((a, ColRef(a)),))
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import logical as L
-from ..expr import ColRef
+from glint.plan import logical as L
+from glint.plan.expr import ColRef
 
 
 def prune_columns(plan: L.LogicalNode) -> L.LogicalNode:

@@ -1,7 +1,7 @@
 """Predicate pushdown: move each filter conjunct as close to the scans as its
 columns allow, turning WHERE conditions over comma joins into join conditions.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field, Literal
 >>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
 >>> j = L.Join(L.Scan("t", ("a",), (a,)), L.Scan("u", ("b",), (b,)), "inner")
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .. import logical as L
-from ..expr import ColRef, Expr, conjoin, conjuncts, substitute
+from glint.plan import logical as L
+from glint.plan.expr import ColRef, Expr, conjoin, conjuncts, substitute
 
 
 def pushdown_predicates(plan: L.LogicalNode) -> L.LogicalNode:

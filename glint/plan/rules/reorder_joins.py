@@ -14,7 +14,7 @@ conditions (a :class:`~glint.plan.join_graph.JoinGraph`) and rebuilt.
   memory budget loses to any plan that fits. The budget comes from the
   connection (``catalog.memory_budget_bytes()``) unless given.
 
->>> from glint import types as T
+>>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, ColRef, Field
 >>> a, b = Field(1, "a", T.INTEGER), Field(2, "b", T.INTEGER)
 >>> j = L.Join(L.Scan("t", ("a",), (a,)), L.Scan("u", ("b",), (b,)), "inner",
@@ -24,12 +24,11 @@ True
 """
 from __future__ import annotations
 
-from .. import logical as L
-from ..cardinality import Estimator
-from ..expr import conjoin
-from ..join_enumerators import (JoinCost, PairBudgetExceeded, dp_ccp, greedy_operator_ordering,
-                                linearized_dp)
-from ..join_graph import JoinGraph, bits, flatten_inner_joins, is_inner_join_tree
+from glint.plan import logical as L
+from glint.plan.cardinality import Estimator
+from glint.plan.expr import conjoin
+from glint.plan.join_enumerators import JoinCost, PairBudgetExceeded, dp_ccp, greedy_operator_ordering, linearized_dp
+from glint.plan.join_graph import JoinGraph, bits, flatten_inner_joins, is_inner_join_tree
 
 # The exact search costs about 10 us per connected pair in Python. 12,000 pairs
 # (about 0.1 s) keep the old limit of 12 inputs for stars, the densest shape

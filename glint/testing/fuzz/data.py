@@ -359,7 +359,7 @@ def add_tpch(data: FuzzData, sf: float = 0.01) -> None:
     """Add the TPC-H tables at ``sf`` (string_view columns as plain strings)."""
     import pyarrow.parquet as pq
 
-    from ...bench import tpch
+    from glint.workloads import tpch
 
     d = tpch.ensure_tpch_data(sf, progress=False)
     found = tpch.tables_in_directory(d)

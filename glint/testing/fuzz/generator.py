@@ -38,12 +38,29 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 
-from .data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
-from .sqltypes import (BIGINT, BOOLEAN, DATE, DOUBLE, HUGEINT, INTEGER, KIND_OF, KIND_WEIGHTS, TIMESTAMP, VARCHAR,
-                       E, T, arith_type, matches, parse_type, quote, unify)
-from .temporal import TemporalExpressions
-from .grouping import aggregate_call, grouping_call, grouping_text, with_filter
-from .gen_strings import StringFunctions
+from glint.testing.fuzz.data import DATES_EDGE, KEY_STRINGS, STRINGS, TableInfo
+from glint.testing.fuzz.sqltypes import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    HUGEINT,
+    INTEGER,
+    KIND_OF,
+    KIND_WEIGHTS,
+    TIMESTAMP,
+    VARCHAR,
+    E,
+    T,
+    arith_type,
+    matches,
+    parse_type,
+    quote,
+    unify,
+)
+from glint.testing.fuzz.temporal import TemporalExpressions
+from glint.testing.fuzz.grouping import aggregate_call, grouping_call, grouping_text, with_filter
+from glint.testing.fuzz.gen_strings import StringFunctions
 
 _COLREF = re.compile(r"\b[aqv]\d+\.\w")
 
@@ -275,7 +292,7 @@ class QueryGenerator(TemporalExpressions, StringFunctions):
 
     def source(self, depth: int, max_rows: int | None = None) -> tuple[Source, str]:
         if self.rv.random() < VALUES_SHARE:
-            from .values import values_source
+            from glint.testing.fuzz.values import values_source
             self.feat("values")
             return values_source(self.rv, self.alias("v"))
         x = self.r.random()

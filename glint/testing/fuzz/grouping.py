@@ -61,7 +61,7 @@ def grouping_call(r: random.Random, keys) -> str:
 def aggregate_call(gen, kind: str, row, d: int):
     """One of the aggregates above, of ``kind``'s type, its arguments row
     expressions of ``row`` (None when none fits)."""
-    from .generator import BOOLEAN, DOUBLE, E, VARCHAR
+    from glint.testing.fuzz.generator import BOOLEAN, DOUBLE, E, VARCHAR
 
     r = gen.ra
     if kind == "dbl":

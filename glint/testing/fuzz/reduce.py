@@ -35,8 +35,8 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 
-from ...sql.dialect import DIALECT as _DIALECT
-from .data import FuzzData, sql_type
+from glint.sql.dialect import DIALECT as _DIALECT
+from glint.testing.fuzz.data import FuzzData, sql_type
 
 # ------------------------------------------------------------------ AST candidates
 _CLAUSES = ("with", "where", "having", "qualify", "order", "limit", "offset", "distinct", "group")
@@ -343,7 +343,7 @@ def table_statements(name: str, t: pa.Table) -> list[str]:
     cols = ", ".join(f"{f.name} {ty}" for f, ty in zip(t.schema, types))
     out = [f"statement ok\nCREATE OR REPLACE TABLE {name}({cols})"]
     if t.num_rows:
-        from ...api import python_values     # timestamps past year 9999 as text
+        from glint.engine.result import python_values  # timestamps past year 9999 as text
         rows = list(zip(*[python_values(c) for c in t.columns])) if t.num_columns else []
         values = ", ".join("(" + ", ".join(sql_literal(v, ty) for v, ty in zip(r, types)) + ")" for r in rows)
         out.append(f"statement ok\nINSERT INTO {name} VALUES {values}")
@@ -351,7 +351,7 @@ def table_statements(name: str, t: pa.Table) -> list[str]:
 
 
 def _ordered(sql: str) -> bool:
-    from ..compare import ordered_by_query
+    from glint.testing.compare import ordered_by_query
     return ordered_by_query(sql)
 
 
@@ -508,8 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     into a reproducer when it fails. ``--sql`` reduces a given query instead."""
     import argparse
 
-    from .data import make_data
-    from .runner import Engines, generate_query
+    from glint.testing.fuzz.data import make_data
+    from glint.testing.fuzz.runner import Engines, generate_query
 
     ap = argparse.ArgumentParser(prog="python -m glint.testing.fuzz.reduce", description=main.__doc__)
     ap.add_argument("--seed", type=int, required=True)

@@ -65,10 +65,10 @@ from typing import Callable
 
 import pyarrow as pa
 
-from ...storage.loaders import table_from_ipc, table_to_ipc
-from ...sql.dialect import DIALECT
-from .data import FuzzData, make_data
-from .generator import QueryGenerator
+from glint.io.loaders import table_from_ipc, table_to_ipc
+from glint.sql.dialect import DIALECT
+from glint.testing.fuzz.data import FuzzData, make_data
+from glint.testing.fuzz.generator import QueryGenerator
 
 STATUSES = ("match", "mismatch", "crash", "refusal", "error_mismatch", "both_error", "duck_only_error",
             "eval_order", "oracle_bug", "known_bug", "skipped")
@@ -113,7 +113,7 @@ def _same_rows(o: "Outcome") -> bool:
         return False
     try:
         g, e = _normalize(o.glint_table)[0], _normalize(o.duck_table)[0]
-        from ..compare import compare_tables
+        from glint.testing.compare import compare_tables
         return not compare_tables(g, e, ordered=False)
     except Exception:  # noqa: BLE001
         return False
@@ -505,7 +505,7 @@ def _normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
 
 
 def compare_results(sql: str, got: pa.Table, expected: pa.Table) -> list[str]:
-    from ..compare import compare_query_result
+    from glint.testing.compare import compare_query_result
     if got.num_columns != expected.num_columns:
         return [f"column count: glint {got.num_columns} {got.schema.names}, DuckDB {expected.num_columns} "
                 f"{expected.schema.names}"]
@@ -960,7 +960,7 @@ def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool 
             if o.status in FAILURES or o.status == "error_mismatch":
                 path = None
                 if out is not None:
-                    from .reduce import write_reproducer
+                    from glint.testing.fuzz.reduce import write_reproducer
                     sig = failure_signature(o)
                     limit = reduce_per_signature * (5 if sig == "mismatch:values" else 1)
                     do_reduce = reduce and reductions < max_reductions and per_sig[sig] < limit
@@ -1080,7 +1080,7 @@ def cmd_fuzz(args) -> int:
                   f"{fails} failing, {s.counts['refusal']} refused", file=sys.stderr, flush=True)
 
     if args.queries < 0:
-        from ...errors import GlintError
+        from glint.errors import GlintError
         raise GlintError("--queries must be at least 0")
     summary = run_fuzz(args.seed, args.queries, device=args.device, tpch=args.tpch, out=args.out,
                        time_limit=args.time_limit, rows=args.rows, reduce=not args.no_reduce,

@@ -17,7 +17,7 @@ True
 """
 from __future__ import annotations
 
-from .sqltypes import BIGINT, BOOLEAN, DATE, DOUBLE, TIMESTAMP, VARCHAR, E
+from glint.testing.fuzz.sqltypes import BIGINT, BOOLEAN, DATE, DOUBLE, TIMESTAMP, VARCHAR, E
 
 # units an INTERVAL literal takes, with amounts that keep most results in range
 _UNITS = {"DAY": [1, 2, 30, 365, -1, 0], "MONTH": [1, 3, 12, -1, 13], "YEAR": [1, -1, 10, 5000],

@@ -1,0 +1,52 @@
+"""Shuffle: every row to the rank its keys hash to.
+
+Each rank computes each row's destination (``partition_of(hash_columns(keys),
+ranks)``, the hash the out-of-core operators partition by: equal values hash
+alike across types, devices and processes), groups its rows by destination,
+and the ranks exchange them, one uneven all-to-all per column buffer after
+the size exchange (:mod:`glint.distributed.exchange`). It runs in rounds
+(:mod:`glint.distributed.rounds`): each round takes up to ``round_bytes`` of each
+rank's input (0: a size from the rank's memory budget), and the rows
+received in a round go downstream while the next round is read and hashed.
+Afterwards all rows with equal keys are on one rank: the output is
+``hash(keys)`` distributed.
+
+``source="root"``: the input is ``single`` (rank 0's rows); only rank 0 sends.
+``hold_input``: the input is read to its end (and held) before the first
+round, because it may take exchange steps of its own after its first batch
+(set by the planner, :func:`glint.distributed.steps.settle`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glint.exec.base import PhysicalNode
+from glint.exec.expr_eval import evaluate
+from glint.exec.hashing import hash_columns, partition_of
+from glint.plan.expr import Expr
+from glint.distributed.exchange import by_destination, communicator
+from glint.distributed.rounds import InRounds, exchange_rounds, round_size
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ShuffleExec(InRounds, PhysicalNode):
+    child: PhysicalNode
+    keys: tuple[Expr, ...]
+    source: str = "all"              # all | root
+    est_rows: float = 0.0
+    round_bytes: int = 0             # input bytes per rank and round (0: from the rank's memory budget)
+    hold_input: bool = False         # read the input to its end before the first round
+
+    def describe(self):
+        src = " from rank 0" if self.source == "root" else ""
+        return f"Shuffle hash({', '.join(map(repr, self.keys))}){src}"
+
+    def stream(self, ctx, inp):
+        comm = communicator(ctx, self)
+
+        def split(batch):
+            dest = partition_of(hash_columns([evaluate(k, batch) for k in self.keys]), comm.size)
+            return by_destination(batch, dest, comm.size)
+        yield from exchange_rounds(ctx, comm, inp, split, "alltoall", "shuffle", self.describe(),
+                                   limit=round_size(ctx.memory, self.round_bytes),
+                                   keep=self.source == "all" or comm.rank == 0, hold=self.hold_input)

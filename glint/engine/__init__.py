@@ -1,0 +1,1 @@
+"""The local engine: a connection (catalog, device, memory) and the results of its queries."""

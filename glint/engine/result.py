@@ -1,0 +1,324 @@
+"""A query's result: planned when made, run on first fetch, kept; and the
+conversions of a plan's output stream to Arrow and to Python values.
+
+>>> import glint, pyarrow as pa
+>>> con = glint.connect(device="cpu")
+>>> _ = con.register("t", pa.table({"a": [1, 2, 3]}))
+>>> con.sql("SELECT sum(a) AS s FROM t").fetchall()
+[(Decimal('6'),)]
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import pyarrow as pa
+import torch
+
+from glint.columnar.column import Batch
+from glint.errors import GlintError, OutOfMemory
+from glint.exec.base import DecodeRedo, ExecContext
+from glint.exec.expr_eval import constant_value
+from glint.plan.optimizer import optimize
+from glint.runtime import trace
+from glint.sql import frontend
+
+_log = logging.getLogger("glint")
+
+
+class ResultTooLarge(OutOfMemory):
+    """A query's result would not fit in host memory (no retry helps)."""
+
+
+def _result_cap() -> int:
+    """Bytes of a result glint holds on the host: 70% of the memory available
+    when the query starts (GLINT_RESULT_LIMIT overrides)."""
+    from glint.runtime.memory import env_size, host_memory_available
+    v = env_size("GLINT_RESULT_LIMIT")
+    return v if v is not None else int(host_memory_available() * 0.7)
+
+
+MAX_OOM_RETRIES = 6             # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
+MIN_RETRY_CHUNK_ROWS = 1 << 16
+
+
+class Result:
+    """A planned query; executes on first fetch and keeps its result."""
+
+    def __init__(self, con, ast=None, bound=None):
+        self._con = con
+        self._arrow: pa.Table | None = None
+        self._profile: dict | None = None
+        self.io = None                  # data movement of the last run (ExecContext.io)
+        self.retries: list[str] = []    # out-of-memory errors of the last run that a re-run got past
+        self.rank_stats: list[dict] | None = None   # per rank of a distributed run (glint.distributed.stats)
+        self.timings: dict[str, float] = {}
+        if ast is None and bound is None:
+            return
+        t0 = time.perf_counter()
+        if bound is None:
+            ast = frontend.inline_views(ast, con._views)
+            bound = frontend.bind_query(ast, con)
+        self.names = [n for n, _ in bound.outputs]
+        self._fields = [f for _, f in bound.outputs]
+        self.timings["bind"] = time.perf_counter() - t0
+        self.logical = optimize(bound.plan, con, constant_value, con.disabled_rules, self.timings)
+        t1 = time.perf_counter()
+        self.physical = con._plan_physical(self.logical)
+        self.timings["physical"] = time.perf_counter() - t1
+        trace.add("plan", t0, time.perf_counter())
+
+    @staticmethod
+    def from_arrow(con, table: pa.Table) -> "Result":
+        r = Result(con)
+        r._arrow = table
+        r.names = table.column_names
+        return r
+
+    def _run(self, profile: bool = False) -> pa.Table:
+        if self._arrow is not None and not profile:
+            return self._arrow
+        con = self._con
+        t0 = time.perf_counter()
+        chunk_rows = con.chunk_rows
+        self.retries = []                   # the out-of-memory errors that a retry got past
+        dropped_at: set[int] = set()        # chunk sizes already re-run without the cache
+        try:
+            ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+        finally:
+            con.memory.cache_enabled = True
+        self.timings["execute"] = time.perf_counter() - t0
+        self.io = ctx.io
+        self.rank_stats = getattr(ctx, "rank_stats", None)
+        if profile:
+            self._profile = ctx.stats
+        return self._arrow
+
+    def _run_retrying(self, profile: bool, chunk_rows: int, dropped_at: set):
+        con = self._con
+        retried = 0
+        while True:
+            try:
+                return self._execute(profile, chunk_rows)
+            except ResultTooLarge:
+                raise
+            except DecodeRedo as e:
+                # chunks decoded on the device failed their checks: again, with
+                # those columns checked chunk by chunk (and nothing cached from this run)
+                new = {(t, c) for t, c in e.columns if c not in t.exact_decode}
+                if not new:
+                    raise GlintError(f"decoding {e} failed its checks twice") from None
+                for t, c in new:
+                    t.exact_decode.add(c)
+                _log.info("device decoding of %s failed its checks; running the query again", e)
+                con.drop_cache()
+                _release_garbage(con.device)
+                continue
+            except OutOfMemory as e:
+                # Again without the cached table chunks (they may be what was in
+                # the way; the memory manager has also learned, from the failed
+                # step, how much a chunk needs beside the cache, so the re-run
+                # caches less), then with ever smaller chunks: a chunk's
+                # read-ahead and temporaries may be what a small budget cannot
+                # hold beside the breakers' state. The plan is immutable, so a
+                # re-run is clean.
+                mm = con.memory
+                cache_in_way = mm.cache_bytes() > mm.limit // 8 and chunk_rows not in dropped_at
+                smaller = con.oom_retries_with_smaller_chunks and chunk_rows > MIN_RETRY_CHUNK_ROWS
+                # last resort: the smallest chunks with nothing cached at all
+                uncached = not cache_in_way and not smaller and mm.cache_enabled and mm.cache_bytes() > 0
+                if len(self.retries) >= MAX_OOM_RETRIES or not (cache_in_way or smaller or uncached):
+                    raise
+                self.retries.append(f"{e} (chunks of {chunk_rows} rows)")
+                _log.info("query out of memory, retrying: %s", self.retries[-1])
+                con.drop_cache()
+                if cache_in_way:
+                    dropped_at.add(chunk_rows)
+                elif smaller:
+                    chunk_rows = max(MIN_RETRY_CHUNK_ROWS, chunk_rows // 4)
+                else:
+                    mm.cache_enabled = False
+            # the failed run's pipeline (generators, reader threads' queues) can
+            # sit in reference cycles that still hold device tensors
+            if self.retries and len(self.retries) > retried:
+                retried = len(self.retries)
+                _release_garbage(con.device)
+
+    def _execute(self, profile: bool, chunk_rows: int):
+        self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)
+        return ctx
+
+    def arrow(self) -> pa.Table:
+        return self._run()
+
+    to_arrow_table = arrow
+
+    def df(self):
+        return self._run().to_pandas()
+
+    def fetchall(self) -> list[tuple]:
+        t = self._run()
+        cols = [python_values(c) for c in t.columns]
+        return list(zip(*cols)) if cols else []
+
+    def fetchone(self):
+        rows = self.fetchall()
+        return rows[0] if rows else None
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.names)
+
+    def explain(self, analyze: bool = False) -> str:
+        if not hasattr(self, "physical"):
+            return "(a result without a plan)"
+        if analyze:
+            self._run(profile=True)
+        from glint.plan.cardinality import Estimator
+        est = Estimator(self._con)
+        header = getattr(self._con, "plan_header", None)       # a distributed connection: ranks and tables
+        text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
+                f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
+                self.physical.explain(1, self._profile if analyze else None))
+        if analyze and self.io is not None:
+            text += "\n\n" + format_io(self.io)
+        if analyze and self.rank_stats:         # (a distributed connection formats its ranks' breakdown)
+            text += "\n\n" + self._con.format_rank_stats(self.rank_stats)
+        return text
+
+    def _explain_result(self, analyze: bool) -> "Result":
+        text = self.explain(analyze=analyze)
+        return Result.from_arrow(self._con, pa.table({"explain": [text]}))
+
+    def __repr__(self) -> str:
+        try:
+            t = self._run()
+        except GlintError as e:
+            return f"<glint.Result: error: {e}>"
+        return format_table(t)
+
+    def __len__(self):
+        return self._run().num_rows
+
+
+def _release_garbage(device) -> None:
+    """Free what a failed run left in reference cycles, and give the CUDA
+    allocator's free blocks back, before the run is tried again."""
+    import gc
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def format_io(io) -> str:
+    """The IO summary EXPLAIN ANALYZE prints under the plan.
+
+    >>> from glint.exec.base import IOStats
+    >>> print(format_io(IOStats(chunks=3, chunks_skipped=1, file_bytes=5 << 20, decoded_bytes=9 << 20,
+    ...                         read_s=0.5, scan_wait_s=0.25)))
+    IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B to the device, 0 B back
+    scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
+    """
+    from glint.runtime.memory import format_bytes
+    return (f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
+            f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
+            f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
+            f"{format_bytes(io.h2d_bytes)} to the device, "
+            f"{format_bytes(io.d2h_bytes)} back\n"
+            f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
+            f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks")
+
+
+def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
+    """A plan's output stream as one Arrow table with the result's names."""
+    parts = []
+    held = rows = 0
+    cap = _result_cap()
+    for batch in batches:
+        if batch.num_rows or not parts:
+            t = batch_to_arrow(batch, fields, names)
+            ctx.io.d2h_bytes += t.nbytes if ctx.device.type == "cuda" else 0
+            parts.append(t)
+            held += t.nbytes
+            rows += t.num_rows
+            if held > cap:
+                # the host memory guard for what no operator bounds: the result itself
+                from glint.runtime.memory import format_bytes
+                raise ResultTooLarge(
+                    f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
+                    f"host memory glint may hold for it ({format_bytes(cap)}); add a LIMIT or aggregate, "
+                    f"or write it out with fewer columns")
+    nonempty = [t for t in parts if t.num_rows] or parts[:1]
+    return nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
+
+
+def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:
+    arrays = [batch[f.id].to_arrow() for f in fields]
+    if not arrays:
+        return pa.table({})
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+def _concat_results(tables: list[pa.Table]) -> pa.Table:
+    """Result chunks as one table, column by column (result names may repeat);
+    a column that came as string in one chunk and large_string in another
+    becomes large_string."""
+    cols = []
+    for i in range(tables[0].num_columns):
+        parts = [t.column(i) for t in tables]
+        types = {p.type for p in parts}
+        if len(types) > 1:
+            target = pa.large_string() if any(pa.types.is_large_string(t) for t in types) else parts[0].type
+            parts = [p.cast(target) for p in parts]
+        cols.append(pa.chunked_array([c for p in parts for c in p.chunks], type=parts[0].type))
+    return pa.Table.from_arrays(cols, names=tables[0].column_names)
+
+
+def format_table(t: pa.Table, max_rows: int = 40) -> str:
+    names = t.column_names
+    rows = [[_fmt(v) for v in r] for r in zip(*[c.to_pylist() for c in t.columns])][:max_rows]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    line = "+".join("-" * (w + 2) for w in widths)
+    out = [" | ".join(n.ljust(w) for n, w in zip(names, widths)), line]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    if t.num_rows > max_rows:
+        out.append(f"... {t.num_rows - max_rows} more rows")
+    out.append(f"({t.num_rows} row{'s' if t.num_rows != 1 else ''})")
+    return "\n".join(out)
+
+
+def _fmt(v) -> str:
+    return "NULL" if v is None else str(v)
+
+
+def python_values(col: pa.ChunkedArray) -> list:
+    """A column's values as Python objects. DATE / TIMESTAMP values that
+    Python's datetime cannot hold come back as DuckDB's Python client returns
+    them: infinities as datetime.max / min (date.max / min), other years
+    outside 1..9999 as DuckDB's text."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError):
+        if not (pa.types.is_timestamp(col.type) or pa.types.is_date32(col.type)):
+            raise
+    import datetime as dt
+
+    from glint.functions.dates import format_date
+    from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
+
+    stamp = pa.types.is_timestamp(col.type)
+    ints = col.cast(pa.int64() if stamp else pa.int32()).to_pylist()
+    top, low, big = (dt.datetime.max, dt.datetime.min, TS_INFINITY) if stamp else (dt.date.max, dt.date.min, 2**31 - 1)
+    out = []
+    for v in ints:
+        if v is None:
+            out.append(None)
+        elif abs(v) == big:
+            out.append(top if v > 0 else low)
+        else:
+            try:
+                out.append(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=v) if stamp
+                           else dt.date(1970, 1, 1) + dt.timedelta(days=v))
+            except OverflowError:
+                out.append(format_timestamp(v) if stamp else format_date(v))
+    return out

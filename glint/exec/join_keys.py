@@ -1,0 +1,143 @@
+"""Join keys encoded against the build side, so that each probe chunk is
+encoded on its own with the build's mapping (the build side is encoded once,
+not once per chunk).
+
+Each key column becomes a non-negative int64 *part*: for integer-like values
+the offset from the build's minimum when the build's value range is small,
+else the rank among the build's distinct values (floats through an
+order-preserving integer form, every NaN equal, -0.0 equal to 0.0). Parts are
+packed side by side; when the bits run out, the packed prefix is replaced by
+its rank among the build's packed values. A probe value the build does not
+have can match nothing: its row is marked invalid, like a NULL key.
+
+String keys and DECIMALs beyond 64 bits are encoded jointly with the build
+side per chunk (:func:`glint.exec.keys.encode_keys`).
+
+>>> import torch
+>>> from glint.columnar import types as T
+>>> from glint.columnar.column import Column
+>>> b = BuildKeys([Column(T.BIGINT, torch.tensor([10, 30, 20]))])
+>>> k, v, _ = b.encode([Column(T.BIGINT, torch.tensor([30, 5, 10]))])
+>>> v.tolist(), bool(k[0] == b.key[1]), bool(k[2] == b.key[0])
+([True, False, True], True, True)
+"""
+from __future__ import annotations
+
+import torch
+
+from glint.columnar.column import Column
+from glint.exec.keys import encode_keys
+from glint.kernels.sort import float_order_key
+
+_MAX_BITS = 62
+_DENSE_SPAN = 1 << 24          # value ranges up to this wide are offsets, wider ones ranks
+
+
+def _int_form(c: Column) -> torch.Tensor | None:
+    d = c.data
+    if d.dim() == 2 or c.dtype.is_string:
+        return None
+    if d.is_floating_point():
+        return float_order_key(d.double())
+    return d.long()
+
+
+def _and(a, b):
+    if a is None:
+        return b
+    return a if b is None else a & b
+
+
+class _Part:
+    """How one key column (or a packed prefix) maps to a dense part."""
+    __slots__ = ("lo", "uniq", "bits")
+
+    def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False):
+        v = values if valid is None else values[valid]
+        self.uniq = None
+        if ranks:
+            self.lo, self.uniq = 0, torch.unique(v)
+            self.bits = max(1, int(self.uniq.numel()).bit_length())
+            return
+        if v.numel() == 0:
+            self.lo, self.bits = 0, 1
+            return
+        lo, hi = torch.stack([v.min(), v.max()]).tolist()
+        if hi - lo < _DENSE_SPAN:
+            self.lo, self.bits = lo, max(1, (hi - lo).bit_length())
+        else:
+            self.lo = 0
+            self.uniq = torch.unique(v)
+            self.bits = max(1, int(self.uniq.numel()).bit_length())
+
+    def apply(self, values: torch.Tensor):
+        """(part, matchable) for values."""
+        if self.uniq is None:
+            part = values - self.lo
+            ok = (part >= 0) & (part < (1 << self.bits))
+            return torch.where(ok, part, torch.zeros_like(part)), ok
+        if self.uniq.numel() == 0:
+            return torch.zeros_like(values), torch.zeros_like(values, dtype=torch.bool)
+        pos = torch.searchsorted(self.uniq, values)
+        pos = pos.clamp(max=self.uniq.numel() - 1)
+        ok = self.uniq[pos] == values
+        return pos, ok
+
+
+class BuildKeys:
+    """Key columns of a build side, encoded: ``key`` and ``valid`` per build
+    row; :meth:`encode` does the same for a probe chunk."""
+
+    def __init__(self, build_cols: list[Column]):
+        self.cols = build_cols
+        forms = [_int_form(c) for c in build_cols]
+        self.joint = any(f is None for f in forms)
+        self.valid = None
+        for c in build_cols:
+            self.valid = _and(self.valid, c.valid)
+        self.key = None
+        if self.joint:                 # encoded together with each probe chunk (encode)
+            return
+        self.steps = []            # ("part", _Part) then ("pack", _Part | None) entries
+        key, bits = None, 0
+        for f in forms:
+            part = _Part(f, self.valid)
+            p, _ = part.apply(f)
+            if key is None:
+                key, bits = p, part.bits
+                self.steps.append((part, None))
+                continue
+            prefix = None
+            if bits + part.bits > _MAX_BITS:
+                prefix = _Part(key, self.valid, ranks=True)
+                key, _ = prefix.apply(key)
+                bits = prefix.bits
+            key = (key << part.bits) | p
+            bits += part.bits
+            self.steps.append((part, prefix))
+        self.key = key
+
+    def encode(self, probe_cols: list[Column]):
+        """(key, valid, build) for probe rows: valid is False where a key is
+        NULL or a value the build side does not have. ``build`` is None, or,
+        when this chunk had to be encoded together with the build side (string
+        keys, values beyond 64 bits on either side), the build side's (key,
+        valid) for this chunk."""
+        if self.joint or any(_int_form(c) is None for c in probe_cols):
+            (pk, pv), (bk, bv) = encode_keys([probe_cols, self.cols])
+            return pk, pv, (bk, bv)
+        valid = None
+        for c in probe_cols:
+            valid = _and(valid, c.valid)
+        key = None
+        for (part, prefix), c in zip(self.steps, probe_cols):
+            p, ok = part.apply(_int_form(c))
+            valid = _and(valid, ok)
+            if key is None:
+                key = p
+                continue
+            if prefix is not None:
+                key, ok2 = prefix.apply(key)
+                valid = _and(valid, ok2)
+            key = (key << part.bits) | p
+        return key, valid, None

@@ -1,0 +1,117 @@
+"""Key encoding: several key columns (of one or two relations) become one
+int64 key per row, equal exactly when the key tuples are equal.
+
+Integer-like columns are packed by their value ranges when the product of
+ranges fits in 62 bits; otherwise (or for doubles) each column is replaced by
+dense ranks first. VARCHAR columns become exact equality ids shared by all
+sides (glint.kernels.strings.columns.equality_keys).
+
+>>> import torch
+>>> from glint.columnar import types as T
+>>> from glint.columnar.column import Column
+>>> a = Column(T.INTEGER, torch.tensor([5, 7, 5], dtype=torch.int32))
+>>> b = Column(T.INTEGER, torch.tensor([7, 9], dtype=torch.int32))
+>>> (ka, va), (kb, vb) = encode_keys([[a], [b]])
+>>> ka[0] == ka[2], ka[1] == kb[0], bool(kb[1] != ka[0])
+(tensor(True), tensor(True), True)
+"""
+from __future__ import annotations
+
+import torch
+
+from glint.kernels.strings.columns import equality_keys
+from glint.columnar.column import Column
+from glint.kernels import wide as W
+
+_MAX_BITS = 62
+
+
+def _as_int64(c: Column) -> torch.Tensor:
+    d = c.data
+    if d.dim() == 2:        # wide decimal: combine limbs into a dense rank later
+        return None
+    if d.dtype == torch.float64 or d.dtype == torch.float32:
+        return None
+    return d.long()
+
+
+def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
+    """For each side, (int64 key, validity or None). Rows with a NULL in any key
+    column are invalid unless nulls_equal (then NULL is a value of its own)."""
+    ncols = len(sides[0])
+    lengths = [len(s[0]) if s else 0 for s in sides]
+    key_parts = []   # per column: list of per-side int64 tensors with ranges
+    valids = [None] * len(sides)
+    for j in range(ncols):
+        cols = [s[j] for s in sides]
+        if cols[0].dtype.is_string:
+            datas = equality_keys(cols)
+        else:
+            datas = [_as_int64(c) for c in cols]
+        if any(d is None for d in datas):
+            raw = [c.data for c in cols]
+            if any(d.dim() == 2 for d in raw):          # DECIMALs beyond int64 next to narrow ones
+                raw = [W.to_wide(d) for d in raw]
+            datas = _dense_ranks(raw)
+        for i, c in enumerate(cols):
+            if c.valid is not None:
+                if nulls_equal:
+                    datas[i] = torch.where(c.valid, datas[i], torch.full_like(datas[i], -(2**62)))
+                else:
+                    valids[i] = c.valid if valids[i] is None else valids[i] & c.valid
+        key_parts.append(datas)
+    if ncols == 1:
+        return [(key_parts[0][i], valids[i]) for i in range(len(sides))]
+    # pack columns by value range; re-densify when the ranges get too wide
+    keys = [torch.zeros(n, dtype=torch.int64, device=_dev(sides)) for n in lengths]
+    bits = 0
+    for datas in key_parts:
+        lo, hi = _range(datas)
+        span = hi - lo + 1
+        need = max(1, int(span - 1).bit_length())
+        if bits + need > _MAX_BITS:
+            keys = _dense_ranks(keys)
+            lo_k, hi_k = _range(keys)
+            bits = max(1, int(hi_k).bit_length())
+            if bits + need > _MAX_BITS:
+                datas = _dense_ranks(datas)
+                lo, hi = _range(datas)
+                need = max(1, int(hi - lo).bit_length())
+        keys = [(k << need) | (d - lo) for k, d in zip(keys, datas)]
+        bits += need
+    return [(keys[i], valids[i]) for i in range(len(sides))]
+
+
+def _dev(sides):
+    for s in sides:
+        for c in s:
+            return c.device
+    return torch.device("cpu")
+
+
+def _range(datas) -> tuple[int, int]:
+    nonempty = [d for d in datas if d.numel()]
+    if not nonempty:
+        return 0, 0
+    lo = min(int(d.min()) for d in nonempty)
+    hi = max(int(d.max()) for d in nonempty)
+    return lo, hi
+
+
+def _nan_aware(d: torch.Tensor) -> torch.Tensor:
+    """(is NaN, value) pairs: NaNs become one value, -0.0 and 0.0 another."""
+    nan = torch.isnan(d)
+    return torch.stack([nan.to(d.dtype), torch.where(nan, torch.zeros_like(d), d) + 0.0], dim=1)
+
+
+def _dense_ranks(datas: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Replace values by their rank among the distinct values of all inputs
+    (all NaNs are one value, as in DuckDB)."""
+    datas = [_nan_aware(d) if d.is_floating_point() else d for d in datas]
+    flat = [d if d.dim() == 2 else d.view(d.shape[0], 1) for d in datas]
+    cat = torch.cat(flat)
+    if cat.shape[1] == 1:
+        _, inv = torch.unique(cat[:, 0], return_inverse=True)
+    else:
+        _, inv = torch.unique(cat, dim=0, return_inverse=True)
+    return list(torch.split(inv.long(), [d.shape[0] for d in datas]))

@@ -1,0 +1,545 @@
+"""Memory budgets: how much of the execution device glint may use, who holds
+it, and what can be given back (Theseus's reservations; DESIGN.md, "Out-of-core
+mode").
+
+One :class:`MemoryManager` per connection bounds glint's use of its device (GPU
+memory on CUDA, working memory on the CPU). Two kinds of holders share it:
+
+- the **table cache**: chunks of table columns kept on the device between
+  queries (warm runs). Entries are evicted least-recently-used whenever
+  something else needs the room;
+- **reservations**: pipeline breakers (hash-join builds, aggregation state,
+  sorts) reserve bytes *before* they hold more data. A reservation that cannot
+  grow, even after the cache gave everything back, tells the operator to spill
+  and finish out of core.
+
+Pipelines between breakers hold one chunk at a time; the manager keeps a
+working headroom for them (a few chunks' worth), so reservations never take
+the last bytes a chunk needs.
+
+On CUDA the caching allocator's count of allocated bytes is the truth (it sees
+every tensor, ours and the temporaries of torch ops), and the allocator is
+capped at the limit, so a step that would pass it raises an out-of-memory error
+instead of taking more. On the CPU the accounting is what the reservations and
+the cache declare.
+
+>>> m = MemoryManager(torch.device("cpu"), limit=1000, headroom=100)
+>>> r = m.reservation("HashJoin build")
+>>> r.grow(700), r.grow(700), r.bytes
+(True, False, 700)
+>>> m.cache_put(("t", 0, "a"), object(), 250)     # no room beside the reservation: not cached
+False
+>>> m.pressure              # an operator had to spill: nothing more is cached in this run
+True
+>>> r.release(); m.pressure = False      # (as the next run starts)
+>>> m.cache_put(("t", 0, "a"), object(), 250), m.used()
+(True, 250)
+>>> r2 = m.reservation("Sort"); r2.grow(800), m.cache_bytes()      # the cache gives way
+(True, 0)
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+from glint.errors import GlintError
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
+          "tib": 1 << 40}
+
+
+def parse_size(value) -> int:
+    """Bytes from an int or a text like "16GB", "512 MiB", "1.5g" (binary units,
+    as DuckDB's memory_limit reads them).
+
+    >>> parse_size("16GB"), parse_size("512 MiB"), parse_size(1024), parse_size("1.5k")
+    (17179869184, 536870912, 1024, 1536)
+    >>> parse_size("lots")
+    Traceback (most recent call last):
+    ...
+    glint.errors.GlintError: invalid memory size 'lots' (use e.g. "16GB", "512MB" or a number of bytes)
+    """
+    if isinstance(value, bool):
+        raise GlintError(f"invalid memory size {value!r}")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise GlintError(f"a memory size must be positive, got {value!r}")
+        return int(value)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise GlintError(f"invalid memory size {value!r} (use e.g. \"16GB\", \"512MB\" or a number of bytes)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n <= 0:
+        raise GlintError(f"a memory size must be positive, got {value!r}")
+    return n
+
+
+def format_bytes(n: float) -> str:
+    """A size for messages.
+
+    >>> format_bytes(1536), format_bytes(3 * (1 << 30))
+    ('1.5 KiB', '3.0 GiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+# ------------------------------------------------------------------ host memory
+def host_memory_total() -> int:
+    """Physical memory this process may use: the smaller of RAM and the cgroup limit."""
+    total = _meminfo().get("MemTotal", 0)
+    limit = _cgroup_limit()
+    return min(total, limit) if limit else total
+
+
+def host_memory_available() -> int:
+    """Bytes that can still be allocated without swapping or the OOM killer:
+    MemAvailable, and below a cgroup (container) limit what is left under it."""
+    avail = _meminfo().get("MemAvailable", 0)
+    limit = _cgroup_limit()
+    if limit:
+        used = _cgroup_usage()
+        if used is not None:
+            avail = min(avail, max(0, limit - used))
+    return avail
+
+
+def _meminfo() -> dict[str, int]:
+    out = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts:
+                    out[k] = int(parts[0]) * (1024 if len(parts) > 1 else 1)
+    except OSError:
+        pass
+    if "MemTotal" not in out:       # no /proc (not Linux): physical pages, all counted as available
+        try:
+            out["MemTotal"] = out["MemAvailable"] = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            out["MemTotal"] = out["MemAvailable"] = 8 << 30
+    return out
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    if not text or text == "max":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _cgroup_limit() -> int | None:
+    v = _read_int("/sys/fs/cgroup/memory.max")                       # cgroup v2
+    if v is None:
+        v = _read_int("/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v1
+        if v is not None and v >= 1 << 60:
+            v = None
+    return v
+
+
+def _cgroup_usage() -> int | None:
+    v = _read_int("/sys/fs/cgroup/memory.current")
+    if v is None:
+        v = _read_int("/sys/fs/cgroup/memory/memory.usage_in_bytes")
+    return v
+
+
+# ------------------------------------------------------------------ the manager
+@dataclass
+class _CacheEntry:
+    value: object
+    nbytes: int
+
+
+class MemoryManager:
+    """The device budget of one connection: an LRU cache of table chunks plus
+    the operators' reservations, never more than ``limit`` together (and, on
+    CUDA, never more than the allocator can actually give)."""
+
+    def __init__(self, device: torch.device, limit: int, headroom: int = 0):
+        self.device = torch.device(device)
+        self.limit = int(limit)
+        self.headroom = int(headroom)
+        # On CUDA, the memory a pipeline's chunk needs beside the cache and the
+        # reservations (its columns, the read-ahead, the temporaries of its
+        # expressions and probes), in bytes per chunk row: kept free for it, and
+        # raised when a step runs out of memory anyway (note_oom). On the CPU
+        # only declared memory is counted: the headroom is what stays free.
+        self.working_per_row = WORKING_BYTES_PER_ROW if self.device.type == "cuda" else 0
+        self.chunk_rows = 0                             # rows per chunk of the run in progress
+        self._reserved = 0
+        self._cache: OrderedDict = OrderedDict()
+        self._cache_bytes = 0
+        self._lock = threading.RLock()
+        self._alloc_lock = threading.Lock()
+        self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
+        self.evictions = 0
+        self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
+        self.cache_enabled = True                       # off for a query's last out-of-memory retry
+        self.pressure = False                           # a reservation failed in the run in progress
+        self.allocator_capped = False                   # the CUDA allocator stops at the limit (see slack)
+
+    # ------------------------------------------------------------- accounting
+    def used(self) -> int:
+        """Bytes in use against the limit: on CUDA what the allocator holds
+        (cache and reservations included), elsewhere what was declared."""
+        if self.device.type == "cuda":
+            return _cuda_allocated(self.device)
+        return self._reserved + self._cache_bytes
+
+    def reserved(self) -> int:
+        return self._reserved
+
+    def cache_bytes(self) -> int:
+        return self._cache_bytes
+
+    def working_reserve(self) -> int:
+        """Bytes kept free for the pipelines' chunks in flight: the headroom,
+        or on CUDA what chunks of the current size were seen to need (at most
+        three quarters of the limit: the rest is for the cache and the
+        breakers, which spill)."""
+        w = self.working_per_row * self.chunk_rows
+        return max(self.headroom, min(int(w), self.limit * 3 // 4))
+
+    def available(self) -> int:
+        """Bytes that the cache or a reservation may still take: what leaves
+        the working reserve free beside the cache and the reservations, and
+        (on CUDA) the headroom free beside everything allocated right now."""
+        held = self._reserved + self._cache_bytes
+        if self.device.type != "cuda":
+            return self.limit - self.headroom - held
+        return self.limit - max(self.used() + self.headroom, held + self.working_reserve() + self.slack())
+
+    def slack(self) -> int:
+        """When the CUDA allocator is capped at the limit (a limit the user
+        set), an eighth of it kept beside the working reserve for what the
+        caching allocator holds beyond the bytes allocated (blocks split or
+        cached for other sizes and streams, which glint's counts do not see
+        but the cap does): with the table cache filled to the limit less the
+        working reserve, TPC-H Q1 at SF 100 under 16 GB had 14.2 GiB allocated
+        and 16.0 GiB held, and went out of memory asking for 32 MiB. Without a
+        cap the allocator may grow past glint's limit (the free memory less
+        5%), and the whole of SF 100's columns stay cached on an 80 GB card."""
+        return self.limit // 8 if self.device.type == "cuda" and self.allocator_capped else 0
+
+    def describe_use(self) -> str:
+        """Where the memory is, for an out-of-memory message."""
+        f = format_bytes
+        text = (f"limit {f(self.limit)}: table cache {f(self._cache_bytes)}, reservations {f(self._reserved)}, "
+                f"kept for chunks of {self.chunk_rows} rows {f(self.working_reserve())}")
+        if self.device.type == "cuda":
+            text += (f"; allocated {f(torch.cuda.memory_allocated(self.device))}, held by the allocator "
+                     f"{f(torch.cuda.memory_reserved(self.device))}")
+        return text
+
+    def note_oom(self, asked: int = 0) -> None:
+        """A step on CUDA ran out of memory: what the pipeline held beside the
+        cache and the reservations (plus what it asked for) was more than the
+        working reserve, so the reserve per chunk row grows to that, with a
+        quarter to spare. Called where the error is caught, while the failed
+        step's tensors are still alive."""
+        if self.device.type != "cuda" or self.chunk_rows <= 0:
+            return
+        with self._lock:
+            seen = self.used() - self._cache_bytes - self._reserved + max(0, int(asked))
+            # at most 4x the starting figure: what a chunk's rows can need; more
+            # is a breaker holding more than it reserved, which chunk rows do not
+            # measure (and which must not starve every later chunk)
+            per_row = min(seen * 5 // 4 // self.chunk_rows, 4 * WORKING_BYTES_PER_ROW)
+            if per_row > self.working_per_row:
+                self.working_per_row = per_row
+
+    def _make_room(self, nbytes: int, keep=()) -> bool:
+        """Evict cache entries (oldest first) until nbytes fit; True when they
+        do. The allocator is asked once (reading its count is not free, and a
+        spilling operator asks for room for every piece it holds): an evicted
+        entry gives back its bytes on both sides of the budget."""
+        with self._lock:
+            short = nbytes - self.available()
+            if short <= 0:
+                return True
+            # oldest first, without listing the whole cache per call (called
+            # per chunk and per piece; a cache of thousands of small chunks
+            # made every call slower)
+            skipped = 0
+            while short > 0 and len(self._cache) > skipped:
+                victim = next(itertools.islice(iter(self._cache), skipped, None))
+                if victim in keep:
+                    skipped += 1
+                    continue
+                short -= self._cache[victim].nbytes
+                self._evict(victim)
+            return short <= 0
+
+    def allocating(self):
+        """Held while memory is made room for and allocated outside any
+        reservation (the scan's read-ahead), so that concurrent threads see
+        each other's allocations."""
+        return self._alloc_lock
+
+    def make_room(self, nbytes: int) -> bool:
+        """Evict cached table chunks (least recently used first) until nbytes
+        more fit in the budget; True when they do. For memory taken outside
+        any reservation (the scan's read-ahead copies)."""
+        return self._make_room(int(nbytes))
+
+    def _evict(self, key) -> None:
+        entry = self._cache.pop(key)
+        self._cache_bytes -= entry.nbytes
+        self.evictions += 1
+
+    # ------------------------------------------------------------- reservations
+    def reservation(self, owner: str) -> "Reservation":
+        return Reservation(self, owner)
+
+    def _grow(self, nbytes: int) -> bool:
+        with self._lock:
+            if not self._make_room(nbytes):
+                # an operator will spill: caching more table chunks in this run
+                # would only be evicted again by its next request
+                self.pressure = True
+                return False
+            self._reserved += nbytes
+            self.peak = max(self.peak, self._reserved + self._cache_bytes)
+            return True
+
+    def _shrink(self, nbytes: int) -> None:
+        with self._lock:
+            self._reserved -= nbytes
+
+    # ------------------------------------------------------------- table cache
+    def cache_get(self, key):
+        with self._lock:
+            e = self._cache.get(key)
+            if e is None:
+                return None
+            self._cache.move_to_end(key)
+            return e.value
+
+    def cache_put(self, key, value, nbytes: int) -> bool:
+        """Keep value under key if it fits beside everything else (evicting
+        older entries); False (not kept) otherwise."""
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return True
+            if not self.cache_enabled or self.pressure or \
+                    nbytes > self.limit - max(self.headroom, self.working_reserve() + self.slack()):
+                return False
+            # a new entry never pushes reservations out, only older cache entries
+            if not self._make_room(nbytes):
+                return False
+            self._cache[key] = _CacheEntry(value, int(nbytes))
+            self._cache_bytes += int(nbytes)
+            self.peak = max(self.peak, self._reserved + self._cache_bytes)
+            return True
+
+    def cache_drop(self, match=lambda key: True) -> int:
+        """Drop the entries whose key matches; the bytes given back."""
+        with self._lock:
+            freed = 0
+            for k in [k for k in self._cache if match(k)]:
+                freed += self._cache[k].nbytes
+                self._evict(k)
+            return freed
+
+    def cache_keys(self) -> list:
+        with self._lock:
+            return list(self._cache)
+
+    def __repr__(self) -> str:
+        return (f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
+                f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})")
+
+
+class HostCache:
+    """The second tier of the table cache (Theseus's batch holders in host
+    memory): decoded host columns of the scan's pieces, kept under a byte
+    budget and evicted least recently used. A chunk that left the device (or
+    never fit there) is copied up again from here instead of being decoded
+    from its file again: under a small GPU budget, warm runs are bound by the
+    host-to-device copies, not by Parquet decoding.
+
+    >>> h = HostCache(100)
+    >>> h.put("a", "A", 60), h.put("b", "B", 60), h.get("a"), h.get("b"), h.bytes
+    (True, True, None, 'B', 60)
+    >>> h.put("c", "C", 500), h.drop(lambda k: k == "b"), h.bytes
+    (False, 60, 0)
+    """
+
+    def __init__(self, limit: int, always: bool = True):
+        self.limit = int(limit)
+        # False (the default budget): pieces are kept only once the device
+        # cache has had to evict (MemoryManager.evictions). Until then every
+        # chunk stays on the device, and a host copy of each piece only kept
+        # its memory from being reused: each decode then wrote into fresh
+        # pages (TPC-H SF 100, five cold queries on an H200: 26.4 s with the
+        # copies, 23.8 s without)
+        self.always = always
+        self.bytes = 0
+        self.hits = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def admits(self, manager: "MemoryManager") -> bool:
+        """Whether the scan keeps its decoded pieces here now."""
+        return self.always or manager.evictions > 0
+
+    def get(self, key):
+        with self._lock:
+            e = self._entries.get(key)
+            if e is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return e.value
+
+    def put(self, key, value, nbytes: int) -> bool:
+        nbytes = int(nbytes)
+        if nbytes > self.limit:
+            return False
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old.nbytes
+            while self._entries and self.bytes + nbytes > self.limit:
+                _, e = self._entries.popitem(last=False)
+                self.bytes -= e.nbytes
+            self._entries[key] = _CacheEntry(value, nbytes)
+            self.bytes += nbytes
+            return True
+
+    def drop(self, match=lambda key: True) -> int:
+        """Drop the entries whose key matches; the bytes given back."""
+        with self._lock:
+            freed = 0
+            for k in [k for k in self._entries if match(k)]:
+                freed += self._entries.pop(k).nbytes
+            self.bytes -= freed
+            return freed
+
+
+def default_host_cache_limit(device: torch.device) -> int:
+    """The host tier's budget when the user sets none: 40% of the host's
+    memory under a GPU (0 on the CPU, whose device cache is host memory)."""
+    return int(host_memory_total() * 0.4) if torch.device(device).type == "cuda" else 0
+
+
+class Reservation:
+    """Bytes an operator holds. Grow before holding more; False means spill.
+    Released in full by :meth:`release` (also when used as a context manager)."""
+
+    __slots__ = ("manager", "owner", "bytes")
+
+    def __init__(self, manager: MemoryManager, owner: str):
+        self.manager, self.owner, self.bytes = manager, owner, 0
+
+    def grow(self, nbytes: int) -> bool:
+        nbytes = int(nbytes)
+        if nbytes <= 0:
+            return True
+        if self.manager._grow(nbytes):
+            self.bytes += nbytes
+            return True
+        return False
+
+    def shrink(self, nbytes: int) -> None:
+        nbytes = min(int(nbytes), self.bytes)
+        if nbytes > 0:
+            self.manager._shrink(nbytes)
+            self.bytes -= nbytes
+
+    def resize(self, nbytes: int) -> bool:
+        """Make the reservation exactly nbytes (growing may fail)."""
+        if nbytes > self.bytes:
+            return self.grow(nbytes - self.bytes)
+        self.shrink(self.bytes - nbytes)
+        return True
+
+    def release(self) -> None:
+        self.shrink(self.bytes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def _cuda_allocated(device: torch.device) -> int:
+    """The CUDA caching allocator's count of allocated bytes, read from its
+    statistics directly (torch.cuda.memory_allocated flattens the whole
+    statistics dictionary first: ~100 us a call, and the memory manager asks
+    on every reservation and eviction)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    try:
+        return torch._C._cuda_memoryStats(index)["allocated_bytes"]["all"]["current"]
+    except (AttributeError, KeyError, TypeError, RuntimeError):
+        return torch.cuda.memory_allocated(device)
+
+
+# ------------------------------------------------------------------ defaults
+# What a chunk in flight needs on a GPU beside the cache and the reservations,
+# per row, until a run shows more: TPC-H Q1's 128-bit DECIMAL products peak
+# near 900 bytes a row (see default_chunk_rows).
+WORKING_BYTES_PER_ROW = 1024
+
+def default_limit(device: torch.device) -> int:
+    """The budget when the user sets none: what the GPU has free (less 5% for
+    the CUDA context and other processes' growth), or 60% of the host memory
+    still available on the CPU."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free * 0.95)
+    return int(host_memory_available() * 0.6)
+
+
+def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
+    """Rows per chunk (morsel): a power of two between 2**14 and 2**25 on a GPU
+    (launch and sync overheads are per chunk, so large), 2**21 on the CPU.
+
+    On a GPU a chunk in flight costs far more than its columns: the read-ahead
+    holds more, and expressions over it make temporaries (TPC-H Q1's 128-bit
+    DECIMAL products peak near 900 bytes a row). The memory manager keeps
+    WORKING_BYTES_PER_ROW a chunk row free beside the cache and the breakers,
+    so a chunk takes at most a third of the budget that way: 2**25 rows on a
+    141 GB H200, 2**24 on an 80 GB H100, 2**22 under a 16 GB limit (on one
+    H200 under 16 GB, chunks of 2**24 rows failed 18 of the 22 TPC-H SF100
+    queries out of memory). On the CPU a sixteenth of the budget at ~64 bytes
+    a row, a quarter of that under a limit the user set.
+
+    >>> gpu = torch.device("cuda")
+    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 16, 1)]
+    [25, 24, 22, 18]
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        rows = max(1, limit // (3 * WORKING_BYTES_PER_ROW))
+        return 1 << max(14, min(25, rows.bit_length() - 1))
+    rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
+    return 1 << max(14, min(21, rows.bit_length() - 1))
+
+
+def env_size(name: str):
+    v = os.environ.get(name)
+    return parse_size(v) if v else None

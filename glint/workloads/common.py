@@ -1,0 +1,69 @@
+"""What the benchmark suites share: registering a directory of generated
+tables on a glint connection."""
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from glint.errors import GlintIOError
+from glint.io.loaders import tables_in_directory
+
+
+def register_tables(con, directory, names, title: str, progress: bool | None = None,
+                    partition_keys: dict | None = None) -> None:
+    """con.read_parquet every table of `names` found in `directory` (one file or
+    folder per table), with a progress bar on a terminal; ``partition_keys``
+    (table -> column) hash-partitions those tables on a distributed connection."""
+    found = tables_in_directory(directory)
+    missing = [t for t in names if t not in found]
+    if missing:
+        raise GlintIOError(f"{title} tables missing in {str(directory)!r}: {', '.join(missing)}")
+    show = progress if progress is not None else sys.stderr.isatty()
+
+    def register(t):
+        key = (partition_keys or {}).get(t)
+        if key is None:
+            con.read_parquet(found[t], t)
+        else:
+            con.read_parquet(found[t], t, partition_by=key)
+    if not show:
+        if not partition_keys and hasattr(con, "read_parquet_tables"):
+            con.read_parquet_tables({t: found[t] for t in names})     # the footers read side by side
+            return
+        for t in names:
+            register(t)
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=len(names))
+        for t in names:
+            bar.update(task, description=t)
+            register(t)
+            bar.advance(task)
+
+
+@lru_cache(maxsize=None)
+def read_query(path: Path, title: str) -> str:
+    """A shipped query text, without its trailing semicolon."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise GlintIOError(f"cannot read the {title} query file {str(path)!r}: {e.strerror or e}") from None
+    return text.strip().rstrip(";").rstrip()
+
+
+def cache_dir(suite: str, label: str) -> Path:
+    """Where a suite's generated Parquet files of one scale factor live:
+    ``$GLINT_DATA/<suite>/sf<label>`` when GLINT_DATA is set, else
+    ``~/.cache/glint/<suite>/sf<label>`` (``$XDG_CACHE_HOME/glint/...`` when set)."""
+    root = os.environ.get("GLINT_DATA")
+    if root:
+        base = Path(root).expanduser()
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "glint"
+    return base / suite / f"sf{label}"
