@@ -44,26 +44,13 @@ import math
 
 from glint.plan import logical as L
 from glint.plan.expr import Call, ColRef, Expr, Literal, conjuncts
+from glint.plan.join_graph import JoinGraph, is_inner_join_tree
+from glint.plan.selectivity import backoff, strip_cast
 
 DEFAULT_SEL = 0.25
 RANGE_SEL = 1.0 / 3.0      # one side of a range on a column without min/max
-BACKOFF_TERMS = 4          # conjuncts that count in exponential backoff
 
 
-def backoff(selectivities) -> float:
-    """Combined selectivity of predicates that may be correlated: the most
-    selective counts fully, the next with exponent 1/2, then 1/4 and 1/8.
-
-    >>> backoff([0.1, 0.1, 0.1]) == 0.1 * 0.1 ** 0.5 * 0.1 ** 0.25
-    True
-    >>> backoff([])
-    1.0
-    """
-    s, e = 1.0, 1.0
-    for x in sorted(selectivities)[:BACKOFF_TERMS]:
-        s *= x ** e
-        e /= 2
-    return s
 
 
 class Estimator:
@@ -133,7 +120,6 @@ class Estimator:
         if isinstance(node, L.Values):
             return float(len(node.rows))
         if isinstance(node, L.Filter):
-            from glint.plan.join_graph import JoinGraph, is_inner_join_tree  # join_graph imports this module
             if is_inner_join_tree(node):
                 return JoinGraph.of_join(node, self).rows(-1)
             # stacked filters are one conjunction: backoff needs to see all of it
@@ -155,7 +141,6 @@ class Estimator:
                             self._range[f.id] = self._range[e.field.id]
             return child
         if isinstance(node, L.Join):
-            from glint.plan.join_graph import JoinGraph
             if node.kind == "inner":
                 return JoinGraph.of_join(node, self).rows(-1)
             l, r = self.rows(node.left), self.rows(node.right)
@@ -286,10 +271,6 @@ class Estimator:
         return min(1.0, max(frac, 1.0 / d))
 
 
-def strip_cast(e: Expr) -> Expr:
-    while isinstance(e, Call) and e.fn == "cast":
-        e = e.args[0]
-    return e
 
 
 def _column_arg(c: Call) -> ColRef | None:

@@ -12,7 +12,7 @@ are joined, and they do not collapse:
   (containment of the smaller key domain in the larger);
 - ``B``, the same over the inputs' *unfiltered* rows, the filters of all the
   inputs combined by exponential backoff
-  (:func:`~glint.plan.cardinality.backoff`): filters on different dimensions
+  (:func:`~glint.plan.selectivity.backoff`): filters on different dimensions
   of a star often pick the same fact rows, and independence would multiply
   them into nothing;
 - the estimate is ``max(A, B, 1)``. In both, an equality implied by others
@@ -45,9 +45,14 @@ are joined, and they do not collapse:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from glint.plan import logical as L
-from glint.plan.cardinality import Estimator, backoff, strip_cast
+from glint.plan.selectivity import backoff, strip_cast
 from glint.plan.expr import Call, ColRef, Expr, conjuncts
+
+if TYPE_CHECKING:       # (the estimator builds join graphs: a type, not an import, here)
+    from glint.plan.cardinality import Estimator
 
 PAIR_ID_BYTES = 16     # a hash join holds (left row, right row) as two int64 per output row
 
@@ -112,7 +117,7 @@ class JoinGraph:
     more is applied as soon as all its leaves are joined but connects nothing.
     """
 
-    def __init__(self, leaves, preds: list[Expr], est: Estimator, needed: set[int] | None = None):
+    def __init__(self, leaves, preds: list[Expr], est: "Estimator", needed: set[int] | None = None):
         self.leaves = tuple(leaves)
         self.preds = list(preds)
         self.est = est
@@ -156,7 +161,7 @@ class JoinGraph:
         self._connected: dict[int, bool] = {}
 
     @staticmethod
-    def of_join(node: L.LogicalNode, est: Estimator, needed: set[int] | None = None) -> "JoinGraph":
+    def of_join(node: L.LogicalNode, est: "Estimator", needed: set[int] | None = None) -> "JoinGraph":
         """The graph of an inner-join tree (see :func:`is_inner_join_tree`)."""
         leaves, preds = [], []
         flatten_inner_joins(node, leaves, preds)

@@ -2,7 +2,19 @@
 
 Each node declares its `children` and its output `schema` (a tuple of
 :class:`~glint.plan.expr.Field`); rewrites build new nodes with
-``with_children``. ``explain`` prints a stable, indented tree.
+``with_children``. ``expressions()`` lists every expression a node evaluates,
+and ``with_expressions`` / ``map_expressions`` rebuild it with new ones, so a
+rule that rewrites or inspects expressions needs no case per node type.
+``explain`` prints a stable, indented tree.
+
+>>> from glint.columnar import types as T
+>>> from glint.plan.expr import ColRef, Literal
+>>> a = Field(1, "a", T.INTEGER)
+>>> f = Filter(Scan("t", ("a",), (a,)), ColRef(a))
+>>> f.expressions()
+(a#1,)
+>>> f.map_expressions(lambda e: Literal(True, T.BOOLEAN)).label()
+'Filter True'
 """
 from __future__ import annotations
 
@@ -39,6 +51,24 @@ class LogicalNode:
         for c in self.children:
             lines.append(c.explain(indent + 1, estimate))
         return "\n".join(lines)
+
+    def expressions(self) -> tuple[Expr, ...]:
+        """Every expression the node evaluates, in a fixed order (the order
+        ``with_expressions`` takes them back in)."""
+        return ()
+
+    def with_expressions(self, exprs) -> "LogicalNode":
+        """The same node with its expressions replaced, in ``expressions()`` order."""
+        return self
+
+    def map_expressions(self, fn) -> "LogicalNode":
+        """The same node with ``fn`` applied to each of its expressions."""
+        exprs = self.expressions()
+        return self.with_expressions(tuple(fn(e) for e in exprs)) if exprs else self
+
+    def fields_read(self) -> set[int]:
+        """Ids of the fields the node's expressions read."""
+        return {f.id for e in self.expressions() for f in e.fields()}
 
     def transform_up(self, fn) -> "LogicalNode":
         kids = self.children
@@ -92,6 +122,13 @@ class Values(LogicalNode):
     def schema(self):
         return self.fields
 
+    def expressions(self):
+        return tuple(e for r in self.rows for e in r)
+
+    def with_expressions(self, exprs):
+        w = len(self.fields)
+        return Values(tuple(tuple(exprs[i * w:(i + 1) * w]) for i in range(len(self.rows))), self.fields)
+
     def label(self):
         return f"Values {len(self.rows)} row{'s' if len(self.rows) != 1 else ''} [{', '.join(map(repr, self.fields))}]"
 
@@ -105,6 +142,12 @@ class Filter(LogicalNode):
     def schema(self):
         return self.child.schema
 
+    def expressions(self):
+        return (self.predicate,)
+
+    def with_expressions(self, exprs):
+        return Filter(self.child, exprs[0])
+
     def label(self):
         return f"Filter {self.predicate!r}"
 
@@ -117,6 +160,12 @@ class Project(LogicalNode):
     @property
     def schema(self):
         return tuple(f for f, _ in self.exprs)
+
+    def expressions(self):
+        return tuple(e for _, e in self.exprs)
+
+    def with_expressions(self, exprs):
+        return Project(self.child, tuple((f, e) for (f, _), e in zip(self.exprs, exprs)))
 
     def label(self):
         return "Project " + ", ".join(
@@ -142,6 +191,15 @@ class Join(LogicalNode):
         if self.kind == "mark":
             return self.left.schema + (self.mark,)
         return self.left.schema + self.right.schema
+
+    def expressions(self):
+        cond = (self.condition,) if self.condition is not None else ()
+        return cond + tuple(self.null_aware or ())
+
+    def with_expressions(self, exprs):
+        cond = exprs[0] if self.condition is not None else None
+        rest = tuple(exprs[self.condition is not None:])
+        return Join(self.left, self.right, self.kind, cond, self.mark, rest if self.null_aware else None)
 
     def label(self):
         cond = f" ON {self.condition!r}" if self.condition is not None else ""
@@ -198,6 +256,14 @@ class Aggregate(LogicalNode):
         gs = (self.grouping.field,) if self.grouping is not None else ()
         return tuple(f for f, _ in self.groups) + gs + tuple(f for f, _ in self.aggs)
 
+    def expressions(self):
+        return tuple(e for _, e in self.groups) + tuple(a for _, a in self.aggs)
+
+    def with_expressions(self, exprs):
+        n = len(self.groups)
+        return replace(self, groups=tuple((f, e) for (f, _), e in zip(self.groups, exprs[:n])),
+                       aggs=tuple((f, a) for (f, _), a in zip(self.aggs, exprs[n:])))
+
     def label(self):
         g = ", ".join(f"{e!r} AS {f!r}" for f, e in self.groups)
         a = ", ".join(f"{e!r} AS {f!r}" for f, e in self.aggs)
@@ -223,6 +289,12 @@ class Sort(LogicalNode):
     @property
     def schema(self):
         return self.child.schema
+
+    def expressions(self):
+        return tuple(k.expr for k in self.keys)
+
+    def with_expressions(self, exprs):
+        return Sort(self.child, tuple(SortKey(e, k.descending, k.nulls_first) for k, e in zip(self.keys, exprs)))
 
     def label(self):
         return "Sort " + ", ".join(map(repr, self.keys))
@@ -371,6 +443,18 @@ class Window(LogicalNode):
     @property
     def schema(self):
         return self.child.schema + tuple(f for f, _ in self.funcs)
+
+    def expressions(self):
+        return tuple(e for _, w in self.funcs for e in w.expressions())
+
+    def with_expressions(self, exprs):
+        funcs, i = [], 0
+        for f, w in self.funcs:
+            n = len(w.expressions())
+            it = iter(exprs[i:i + n])
+            funcs.append((f, w.map_expressions(lambda _e: next(it))))
+            i += n
+        return Window(self.child, tuple(funcs))
 
     def label(self):
         return "Window " + ", ".join(f"{w!r} AS {f!r}" for f, w in self.funcs)

@@ -47,21 +47,7 @@ def validate(plan: L.LogicalNode) -> None:
     """Every expression reads only columns its node's inputs produce."""
     def check(node):
         avail = {f.id for c in node.children for f in c.schema}
-        exprs = []
-        if isinstance(node, L.Filter):
-            exprs = [node.predicate]
-        elif isinstance(node, L.Project):
-            exprs = [e for _, e in node.exprs]
-        elif isinstance(node, L.Join):
-            exprs = [node.condition] if node.condition is not None else []
-            if node.null_aware:
-                exprs += list(node.null_aware)
-        elif isinstance(node, L.Aggregate):
-            exprs = [e for _, e in node.groups] + [a for _, a in node.aggs]
-        elif isinstance(node, L.Sort):
-            exprs = [k.expr for k in node.keys]
-        elif isinstance(node, L.Window):
-            exprs = [e for _, w in node.funcs for e in w.expressions()]
+        exprs = node.expressions()
         for e in exprs:
             missing = [f for f in e.fields() if f.id not in avail]
             if missing:

@@ -14,7 +14,6 @@ never disagree with execution.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable
 
 from glint.columnar import types as T
@@ -45,18 +44,10 @@ def fold_constants(plan: L.LogicalNode, evaluate: ConstantEvaluator) -> L.Logica
             return L.Filter(node.child, p)
         if isinstance(node, L.Limit) and node.limit == 0 and not isinstance(node.child, L.OneRow):
             return L.Limit(L.OneRow(), 0) if not node.schema else _empty(node)
-        if isinstance(node, L.Project):
-            return L.Project(node.child, tuple((f, fold_expr(e)) for f, e in node.exprs))
-        if isinstance(node, L.Values) and len(node.rows) <= FOLD_VALUES_ROWS:
-            return L.Values(tuple(tuple(fold_expr(e) for e in r) for r in node.rows), node.fields)
-        if isinstance(node, L.Aggregate):
-            return replace(node, groups=tuple((f, fold_expr(e)) for f, e in node.groups),
-                           aggs=tuple((f, fold_expr(a)) for f, a in node.aggs))
-        if isinstance(node, L.Sort):
-            return L.Sort(node.child, tuple(L.SortKey(fold_expr(k.expr), k.descending, k.nulls_first)
-                                            for k in node.keys))
-        if isinstance(node, L.Window):
-            return L.Window(node.child, tuple((f, w.map_expressions(fold_expr)) for f, w in node.funcs))
+        if isinstance(node, L.Values) and len(node.rows) > FOLD_VALUES_ROWS:
+            return node
+        if isinstance(node, (L.Project, L.Values, L.Aggregate, L.Sort, L.Window)):
+            return node.map_expressions(fold_expr)
         if isinstance(node, L.Join) and node.condition is not None:
             if node.null_aware is None:
                 c = fold_expr(node.condition)

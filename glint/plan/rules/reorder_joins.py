@@ -81,21 +81,7 @@ def _referenced_fields(plan: L.LogicalNode) -> set[int]:
     while stack:
         node = stack.pop()
         stack.extend(node.children)
-        exprs = []
-        if isinstance(node, L.Filter):
-            exprs = [node.predicate]
-        elif isinstance(node, L.Project):
-            exprs = [e for _, e in node.exprs]
-        elif isinstance(node, L.Join):
-            exprs = ([node.condition] if node.condition is not None else []) + list(node.null_aware or ())
-        elif isinstance(node, L.Aggregate):
-            exprs = [e for _, e in node.groups] + [a for _, a in node.aggs]
-        elif isinstance(node, L.Sort):
-            exprs = [k.expr for k in node.keys]
-        elif isinstance(node, L.Window):
-            exprs = [e for _, w in node.funcs for e in w.expressions()]
-        for e in exprs:
-            out.update(f.id for f in e.fields())
+        out |= node.fields_read()
     return out
 
 
