@@ -444,7 +444,7 @@ Project name#6 AS name#8, SUM(v)#7 AS _col_1#9
   HashAggregate(final) groups=[name#5] aggs=[sum(v#3)] [breaker]
     Broadcast to all ranks [breaker]
       HashAggregate(partial) groups=[name#5] aggs=[sum(v#3)] [breaker]
-        HashJoin INNER [d#2 = d#4] build=right [breaker]
+        EquiJoin INNER [d#2 = d#4] build=right [breaker]
           Scan fact [d, v]
           Broadcast to all ranks [breaker]
             Scan dim [d, name]"""
@@ -454,9 +454,9 @@ def test_plan_shuffles_comparable_sides_and_keeps_co_partitioned_ones(planning):
     sql = "SELECT count(*) FROM a JOIN b ON x = y"
     shuffled = _plan_text(planning, sql)
     assert "Shuffle hash(x#1)" in shuffled and "Shuffle hash(y#3)" in shuffled and "Broadcast to all ranks\n" \
-        not in shuffled.split("HashJoin")[1]
+        not in shuffled.split("EquiJoin")[1]
     local = _plan_text(planning, sql, a="x", b="y")
-    assert "Shuffle" not in local and local.endswith("HashJoin INNER [x#1 = y#3] build=right [breaker]\n"
+    assert "Shuffle" not in local and local.endswith("EquiJoin INNER [x#1 = y#3] build=right [breaker]\n"
                                                      "          Scan a [x]\n          Scan b [y]")
     # partitioned on another column: only that side moves
     one = _plan_text(planning, sql, a="x", b="q")
@@ -465,7 +465,7 @@ def test_plan_shuffles_comparable_sides_and_keeps_co_partitioned_ones(planning):
 
 def test_plan_not_in_never_partitions_on_the_in_key(planning):
     text = _plan_text(planning, "SELECT * FROM a WHERE p NOT IN (SELECT q FROM b)", a="p", b="q")
-    assert "HashJoin ANTI null-aware" in text and "Broadcast to all ranks" in text and "Shuffle" not in text
+    assert "EquiJoin ANTI null-aware" in text and "Broadcast to all ranks" in text and "Shuffle" not in text
 
 
 def test_plan_all_reduces_aggregates_without_groups(planning):

@@ -40,7 +40,7 @@ def test_constant_folding(con):
 def test_or_factoring_exposes_join_key(con):
     sql = ("SELECT count(*) FROM big, dim WHERE (big.k = dim.k AND big.v = 1) OR (big.k = dim.k AND big.v = 2)")
     phys = con.sql(sql).explain().split("Physical plan:")[1]
-    assert "HashJoin INNER" in phys and "NestedLoop" not in phys
+    assert "EquiJoin INNER" in phys and "NestedLoop" not in phys
     assert con.sql(sql).fetchall() == [(sum(1 for k in range(0, 1000, 10) if k % 7 in (1, 2)),)]
 
 
@@ -48,7 +48,7 @@ def test_join_order_puts_selective_input_early(con):
     sql = ("SELECT count(*) FROM big, dim, tiny WHERE big.k = dim.k AND dim.name = tiny.name AND tiny.flag")
     phys = con.sql(sql).explain().split("Physical plan:")[1]
     # the deepest join involves the filtered tiny table, not big x dim
-    deepest = [l for l in phys.splitlines() if "HashJoin" in l][-1]
+    deepest = [l for l in phys.splitlines() if "EquiJoin" in l][-1]
     assert "name" in deepest
     assert con.sql(sql).fetchall() == [(1,)]
 

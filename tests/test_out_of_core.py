@@ -318,9 +318,9 @@ def test_unwritable_spill_directory_is_a_clear_error(tmp_path):
 def test_grace_partition_split_again(device, monkeypatch):
     """A grace partition whose join cannot reserve its memory is split again on
     other hash bits (here: 4 partitions at most, so each is too large)."""
-    from glint.exec import hash_join
-    monkeypatch.setattr(hash_join, "MAX_PARTITIONS", 4)
-    monkeypatch.setattr(hash_join, "MIN_SPLIT_ROWS", 0)
+    from glint.exec import join
+    monkeypatch.setattr(join, "MAX_PARTITIONS", 4)
+    monkeypatch.setattr(join, "MIN_SPLIT_ROWS", 0)
     rng = np.random.default_rng(7)
     n = 3000
     t = pa.table({"k": rng.integers(0, n // 2, n), "x": rng.normal(size=n),

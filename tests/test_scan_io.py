@@ -482,12 +482,12 @@ def test_scans_in_run_order_read_build_sides_first(tmp_path):
     for n, p in paths.items():
         con.read_parquet(p, n)
     from glint.exec.scan import _scans_in_run_order
-    from glint.exec.hash_join import HashJoinExec
+    from glint.exec.join import JoinExec
     physical = con.sql(STAR).physical
 
     def first_asked(node, out):      # what the run opens first: a join's build side
         kids = list(node.children)
-        if isinstance(node, HashJoinExec) and node.build_right:
+        if isinstance(node, JoinExec) and node.build_right:
             kids.reverse()
         if not kids:
             out.append(node)

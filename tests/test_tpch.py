@@ -46,8 +46,8 @@ def test_tpch_query_matches_duckdb(tpch_env, n):
 @pytest.mark.parametrize("n", [3, 9, 13, 16, 18, 21, 22], ids=lambda n: f"q{n:02d}")
 def test_join_pair_chunking_gives_same_results(monkeypatch, n):
     """Joins expand their matches in bounded chunks; a tiny budget must not change results."""
-    import glint.exec.hash_join as hash_join
-    monkeypatch.setattr(hash_join, "PAIR_CHUNK", 97)
+    import glint.exec.join as join_module
+    monkeypatch.setattr(join_module, "PAIR_CHUNK", 97)
     d = tpch.ensure_tpch_data(0.01, progress=False)
     con = glint.connect(device="cpu")
     tpch.load_tpch(con, directory=d, progress=False)

@@ -24,7 +24,7 @@ the build side's size is an estimate, it plans this node instead
    exchange) and the probe streams past them where it is; shuffle: the held
    rows and the probe stream each go through a shuffle in rounds on the join
    keys (:class:`ShuffleExec`), the held side first;
-4. joins as :class:`~glint.exec.hash_join.HashJoinExec` does, building the
+4. joins as :class:`~glint.exec.join.JoinExec` does, building the
    held side.
 
 Only alternatives correct for the join kind are planned: the right side is
@@ -51,7 +51,7 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from glint.exec.hash_join import HashJoinExec
+from glint.exec.join import JoinExec
 from glint.plan.expr import Expr
 from glint.runtime.spill import PartitionedBatches
 from glint.distributed.broadcast import BroadcastExec
@@ -85,7 +85,7 @@ def decide(rows: list[int], nbytes: list[int], budgets: list[int], *, side: str,
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class AdaptiveJoinExec(HashJoinExec):
+class AdaptiveJoinExec(JoinExec):
     """A hash join whose inputs arrive unexchanged; it builds the
     ``build_right`` side, which it may broadcast."""
     left_shuffle: tuple[Expr, ...] | None = None     # shuffle path: the left side hashed on these (None: it stays)
@@ -98,8 +98,8 @@ class AdaptiveJoinExec(HashJoinExec):
     hold_probe: bool = False                         # the probe's shuffle reads it to its end first
 
     @classmethod
-    def of(cls, join: HashJoinExec, **adaptive) -> "AdaptiveJoinExec":
-        return cls(**{f.name: getattr(join, f.name) for f in dataclasses.fields(HashJoinExec)}, **adaptive)
+    def of(cls, join: JoinExec, **adaptive) -> "AdaptiveJoinExec":
+        return cls(**{f.name: getattr(join, f.name) for f in dataclasses.fields(JoinExec)}, **adaptive)
 
     @property
     def side(self) -> str:
@@ -108,7 +108,7 @@ class AdaptiveJoinExec(HashJoinExec):
     def describe(self):
         moves = [f"{name} on ({', '.join(map(repr, keys))})" for name, keys in
                  (("left", self.left_shuffle), ("right", self.right_shuffle)) if keys is not None]
-        return "Adaptive" + HashJoinExec.describe(self).removeprefix("Hash") + \
+        return "Adaptive" + JoinExec.describe(self).removeprefix("Equi") + \
             f": broadcast {self.side} or shuffle {', '.join(moves)}"
 
     def stream(self, ctx, left, right):
@@ -132,7 +132,7 @@ class AdaptiveJoinExec(HashJoinExec):
                     probe = ShuffleExec(None, probe_keys, round_bytes=self.round_bytes,
                                         hold_input=self.hold_probe).stream(ctx, probe)
             lhs, rhs = (probe, build) if self.build_right else (build, probe)
-            yield from HashJoinExec.stream(self, ctx, lhs, rhs)
+            yield from JoinExec.stream(self, ctx, lhs, rhs)
         finally:
             held.drop()
             res.release()

@@ -63,7 +63,7 @@ from glint.exec.window import WindowExec
 from glint.plan import logical as L
 from glint.plan.cardinality import Estimator
 from glint.plan.expr import ColRef, Field
-from glint.exec.physical_planner import filter_exec, hash_join_exec, join_keys, scan_exec
+from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
 from glint.distributed.adaptive_join import AdaptiveJoinExec
 from glint.distributed.all_reduce import AllReduceExec, reducible
 from glint.distributed.broadcast import BroadcastExec
@@ -399,7 +399,7 @@ def _(node: L.Join, ctx):
     # each rank builds the side it holds fewer rows of (a scalar subquery: always the right)
     build_right = kind == "single" or \
         ctx.rows_per_rank(node.right, right.dist) <= ctx.rows_per_rank(node.left, left.dist)
-    return Planned(hash_join_exec(node, left.node, right.node, keys, build_right, ctx.rows(node)), out)
+    return Planned(join_exec(node, left.node, right.node, keys, build_right, ctx.rows(node)), out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +438,7 @@ def _adaptive(node: L.Join, ctx: _Ctx, keys, ids, left: Planned, right: Planned,
     by_broadcast = _joined(left.dist if right_built else REPLICATED, REPLICATED if right_built else right.dist,
                            node.kind, keys, ids)
     by_shuffle = _joined(s[1].dist(left), s[2].dist(right), node.kind, keys, ids)
-    join = hash_join_exec(node, left.node, right.node, keys, right_built, ctx.rows(node))
+    join = join_exec(node, left.node, right.node, keys, right_built, ctx.rows(node))
     return Planned(AdaptiveJoinExec.of(join, left_shuffle=moved[0], right_shuffle=moved[1], probe_rows=ctx.rows(probe),
                                        probe_bytes=ctx.nbytes(probe), row_bytes=row_bytes(held.schema),
                                        hosts=ctx.cost.hosts),

@@ -33,7 +33,7 @@ import dataclasses
 import functools
 
 from glint.exec.base import PhysicalNode
-from glint.exec.hash_join import HashJoinExec
+from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
 from glint.exec.set_ops import SetOpExec
 from glint.distributed.adaptive_join import AdaptiveJoinExec
@@ -67,7 +67,7 @@ def _(node: GatherExec) -> bool:
 
 
 @late_steps.register
-def _(node: HashJoinExec) -> bool:
+def _(node: JoinExec) -> bool:
     return late_steps(node.left if node.build_right else node.right)       # the probe streams
 
 

@@ -12,7 +12,7 @@ import functools
 from glint.exec.aggregate import HashAggregateExec
 from glint.exec.base import PhysicalNode
 from glint.exec.filter import FilterExec
-from glint.exec.hash_join import HashJoinExec
+from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec, ScanExec
@@ -167,7 +167,7 @@ def _(node: L.Join, est):
     # the smaller input is built (held whole); the larger one streams past it.
     # A scalar subquery (SINGLE) is always the built side.
     build_right = node.kind == "single" or est.rows(node.right) <= est.rows(node.left)
-    return hash_join_exec(node, left, right, keys, build_right, est.rows(node))
+    return join_exec(node, left, right, keys, build_right, est.rows(node))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -203,9 +203,9 @@ def join_keys(node: L.Join) -> JoinKeys:
     return JoinKeys(tuple(lkeys), tuple(rkeys), conjoin(residual), in_key)
 
 
-def hash_join_exec(node: L.Join, left: PhysicalNode, right: PhysicalNode, keys: JoinKeys, build_right: bool,
-                   est_rows: float) -> HashJoinExec:
-    return HashJoinExec(left, right, node.kind, keys.left, keys.right, keys.residual,
+def join_exec(node: L.Join, left: PhysicalNode, right: PhysicalNode, keys: JoinKeys, build_right: bool,
+                   est_rows: float) -> JoinExec:
+    return JoinExec(left, right, node.kind, keys.left, keys.right, keys.residual,
                         node.left.schema, node.right.schema, node.mark, node.null_aware, keys.in_key,
                         build_right, est_rows)
 

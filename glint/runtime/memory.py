@@ -24,7 +24,7 @@ instead of taking more. On the CPU the accounting is what the reservations and
 the cache declare.
 
 >>> m = MemoryManager(torch.device("cpu"), limit=1000, headroom=100)
->>> r = m.reservation("HashJoin build")
+>>> r = m.reservation("Join build")
 >>> r.grow(700), r.grow(700), r.bytes
 (True, False, 700)
 >>> m.cache_put(("t", 0, "a"), object(), 250)     # no room beside the reservation: not cached

@@ -1,10 +1,11 @@
-"""Hash join of every kind (inner, left, right, full, semi, anti, mark, single),
-over streams, in or out of core.
+"""Joins of every kind (inner, left, right, full, semi, anti, mark, single),
+over streams, in or out of core: ``EquiJoin`` when there are equality keys,
+``NestedLoopJoin`` when there are none.
 
 The build side (``build_right`` picks which input) is read whole and kept; the
 other side streams past it chunk by chunk. Keys are encoded against the build
-side once (kernels.join_keys) and matched through a sorted or direct-addressed
-build (kernels.join); a residual predicate filters the candidate pairs, which
+side once (exec.join_keys) and matched through a build side that is sorted and
+binary-searched, or direct-addressed when its keys are dense (kernels.join); a residual predicate filters the candidate pairs, which
 are expanded in bounded pieces. Each join kind turns the surviving pairs into
 output rows; the kinds that keep unmatched build rows (RIGHT/FULL with the
 right side built, LEFT/FULL/SEMI/ANTI/MARK with the left side built) remember
@@ -55,7 +56,7 @@ MAX_PARTITIONS = 256
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class HashJoinExec(PhysicalNode):
+class JoinExec(PhysicalNode):
     left: PhysicalNode
     right: PhysicalNode
     kind: str
@@ -75,13 +76,13 @@ class HashJoinExec(PhysicalNode):
         keys = ", ".join(f"{a!r} = {b!r}" for a, b in zip(self.left_keys, self.right_keys))
         res = f" residual {self.residual!r}" if self.residual is not None else ""
         na = " null-aware" if self.null_aware else ""
-        name = "HashJoin" if self.left_keys else "NestedLoopJoin"
+        name = "EquiJoin" if self.left_keys else "NestedLoopJoin"
         side = "right" if self.build_right else "left"
         return f"{name} {self.kind.upper()}{na} [{keys}]{res} build={side}"
 
     def stream(self, ctx, left, right):
         build_inp, probe_inp = (right, left) if self.build_right else (left, right)
-        res = ctx.memory.reservation(f"HashJoin build {self.describe()[:60]}")
+        res = ctx.memory.reservation(f"Join build {self.describe()[:60]}")
         held = PartitionedBatches(1, ctx.spill, res)
         scalar_in = self.null_aware is not None and len(self.left_keys) == 1 and self.residual is None
         try:
@@ -232,7 +233,7 @@ def _compact(b: Batch) -> Batch:
 class _JoinRun:
     """One in-memory join of a build batch with a stream of probe chunks."""
 
-    def __init__(self, node: HashJoinExec, ctx, build: Batch, flags=None):
+    def __init__(self, node: JoinExec, ctx, build: Batch, flags=None):
         self.n, self.ctx, self.build, self.flags = node, ctx, build, flags
         self.br = node.build_right
         self.kind = node.kind
