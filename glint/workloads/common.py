@@ -1,5 +1,6 @@
 """What the benchmark suites share: registering a directory of generated
-tables on a glint connection."""
+tables on a glint connection, shipped query texts, the data cache, and DuckDB
+(the reference) with its pip-packaged extensions."""
 from __future__ import annotations
 
 import os
@@ -7,7 +8,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from glint.errors import GlintIOError
+import pyarrow as pa
+
+from glint.errors import GlintError, GlintIOError
 from glint.io.loaders import tables_in_directory
 
 
@@ -67,3 +70,58 @@ def cache_dir(suite: str, label: str) -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "glint"
     return base / suite / f"sf{label}"
+
+
+def import_duckdb():
+    """The duckdb module (the reference engine), or a GlintError saying how to install it."""
+    try:
+        import duckdb
+    except ImportError:
+        raise GlintError("DuckDB is not installed: pip install duckdb (or pip install -e '.[test]')") from None
+    return duckdb
+
+
+def duckdb_extension_path(name: str) -> Path:
+    """The file of DuckDB's ``name`` extension (tpch, tpcds) shipped by the pip
+    package ``duckdb-ext-<name>`` (its version must match duckdb's)."""
+    import importlib.util
+
+    duckdb = import_duckdb()
+    spec = importlib.util.find_spec("duckdb_ext")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    version = duckdb.__version__
+    for root in roots:
+        base = Path(root) / "extensions" / f"v{version}"
+        hits = sorted(base.glob(f"*/{name}.duckdb_extension"))
+        if hits:
+            try:
+                platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
+                exact = base / platform / f"{name}.duckdb_extension"
+                if exact.exists():
+                    return exact
+            except Exception:  # noqa: BLE001 - fall back to what exists
+                pass
+            return hits[0]
+    raise GlintError(f"DuckDB's {name} extension for duckdb {version} is not installed: "
+                     f"pip install duckdb-ext-{name}=={version}.*  (or pip install -e '.[test]')")
+
+
+def load_duckdb_extension(con, name: str) -> None:
+    """LOAD the pip-packaged extension into a DuckDB connection (or one the
+    user installed with ``INSTALL name``)."""
+    try:
+        path = duckdb_extension_path(name)
+    except GlintError:
+        con.execute(f"LOAD {name}")          # an extension the user installed with INSTALL
+        return
+    con.execute(f"LOAD '{path}'")
+
+
+def duckdb_arrow(con, sql: str) -> pa.Table:
+    """Run sql on a DuckDB connection and return an Arrow table (DuckDB 1.4's
+    ``.arrow()`` returns a RecordBatchReader, older ones a Table)."""
+    res = con.sql(sql)
+    if res is None:
+        return pa.table({})
+    t = res.arrow()
+    return t.read_all() if isinstance(t, pa.RecordBatchReader) else t

@@ -70,7 +70,8 @@ import pyarrow.parquet as pq
 
 from glint.errors import GlintError, GlintIOError
 from glint.io.loaders import tables_in_directory
-from glint.workloads.tpch import _import_duckdb, duckdb_arrow, sf_label
+from glint.workloads.common import duckdb_arrow, import_duckdb
+from glint.workloads.tpch import sf_label
 
 __all__ = ["ssb_tables", "ssb_query", "ssb_queries", "QUERY_NAMES", "QUERY_DIR", "data_dir", "ensure_ssb_data",
            "generate_ssb", "load_ssb", "duckdb_ssb_connection", "duckdb_arrow", "table_rows", "sf_label",
@@ -637,7 +638,7 @@ def load_ssb(con, sf=None, directory: str | os.PathLike | None = None, progress:
 def duckdb_ssb_connection(directory: str | os.PathLike, views: bool = False, threads: int | None = None):
     """A DuckDB connection holding the 5 SSB tables of the Parquet files in
     ``directory``: in-memory tables, or views over the files with ``views=True``."""
-    duckdb = _import_duckdb()
+    duckdb = import_duckdb()
     found = _found_tables(directory)
     con = duckdb.connect()
     if threads:

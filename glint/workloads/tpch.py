@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from glint.errors import GlintError, GlintIOError
 from glint.io.loaders import tables_in_directory
+from glint.workloads.common import duckdb_arrow, duckdb_extension_path, import_duckdb, load_duckdb_extension
 
 __all__ = ["tpch_tables", "tpch_query", "tpch_queries", "QUERY_DIR", "ANSWER_SCALE_FACTORS", "data_dir",
            "ensure_tpch_data", "find_tpchgen", "load_tpch", "tpch_extension_path", "duckdb_tpch_connection",
@@ -67,53 +68,18 @@ def tpch_queries() -> dict[int, str]:
 def tpch_extension_path() -> Path:
     """The file of DuckDB's tpch extension shipped by the pip package
     ``duckdb-ext-tpch`` (its version must match duckdb's)."""
-    import importlib.util
-
-    duckdb = _import_duckdb()
-    spec = importlib.util.find_spec("duckdb_ext")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    version = duckdb.__version__
-    for root in roots:
-        base = Path(root) / "extensions" / f"v{version}"
-        hits = sorted(base.glob("*/tpch.duckdb_extension"))
-        if hits:
-            try:
-                platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
-                exact = base / platform / "tpch.duckdb_extension"
-                if exact.exists():
-                    return exact
-            except Exception:  # noqa: BLE001 - fall back to what exists
-                pass
-            return hits[0]
-    raise GlintError(f"DuckDB's tpch extension for duckdb {version} is not installed: "
-                     f"pip install duckdb-ext-tpch=={version}.*  (or pip install -e '.[test]')")
-
-
-def _import_duckdb():
-    try:
-        import duckdb
-    except ImportError:
-        raise GlintError("DuckDB is not installed: pip install duckdb (or pip install -e '.[test]')") from None
-    return duckdb
+    return duckdb_extension_path("tpch")
 
 
 def _load_tpch_extension(con) -> None:
-    try:
-        path = tpch_extension_path()
-    except GlintError:
-        try:            # an extension the user installed with INSTALL tpch
-            con.execute("LOAD tpch")
-            return
-        except Exception:  # noqa: BLE001
-            raise
-    con.execute(f"LOAD '{path}'")
+    load_duckdb_extension(con, "tpch")
 
 
 @lru_cache(maxsize=1)
 def _reference_connection():
     """In-memory DuckDB with the extension loaded and empty TPC-H tables
     (``dbgen(sf=0)``): the source of result schemas and answers."""
-    duckdb = _import_duckdb()
+    duckdb = import_duckdb()
     con = duckdb.connect()
     _load_tpch_extension(con)
     con.execute("CALL dbgen(sf=0)")
@@ -133,21 +99,11 @@ def export_queries(dest: Path = QUERY_DIR) -> list[Path]:
     return out
 
 
-def duckdb_arrow(con, sql: str) -> pa.Table:
-    """Run sql on a DuckDB connection and return an Arrow table (DuckDB 1.4's
-    ``.arrow()`` returns a RecordBatchReader, older ones a Table)."""
-    res = con.sql(sql)
-    if res is None:
-        return pa.table({})
-    t = res.arrow()
-    return t.read_all() if isinstance(t, pa.RecordBatchReader) else t
-
-
 def duckdb_tpch_connection(directory: str | os.PathLike, views: bool = False, threads: int | None = None):
     """A DuckDB connection holding the 8 TPC-H tables of the Parquet files in
     ``directory`` (as produced by tpchgen-cli, single files or ``--parts``
     subdirectories): in-memory tables, or views over the files with ``views=True``."""
-    duckdb = _import_duckdb()
+    duckdb = import_duckdb()
     found = tables_in_directory(directory)
     missing = [t for t in tpch_tables if t not in found]
     if missing:
@@ -281,7 +237,7 @@ def ensure_dbgen_data(sf, progress: bool = True) -> Path:
     dest = dbgen_data_dir(sf)
     if _complete(dest):
         return dest
-    duckdb = _import_duckdb()
+    duckdb = import_duckdb()
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
