@@ -1,8 +1,17 @@
-"""Cold TPC-H queries, twice, in this fresh process (after the bench's
-warm-up), each on a fresh connection, with where the scan's time went:
-python3 bench/device/coldpass.py SF QUERIES [PASSES]
+"""Cold TPC-H queries in this fresh process (after the bench's warm-up), each
+on a fresh connection, with where the scan's time went:
+
+    python3 bench/device/coldpass.py SF QUERIES [PASSES]     (QUERIES: 1,6,3; PASSES default 2)
+
 Pass 1 is what the bench's cold phase measures; pass 2 has every kernel
-loaded and the process's allocators warm (the page cache is warm in both)."""
+loaded and the process's allocators warm (the page cache is warm in both).
+Per query: the wall, registration, planning, the consumer's wait for chunks,
+the decoding / conversion / staging thread-seconds and the bytes copied to
+the device. The first line of each pass names the GLINT_* settings in the
+environment, so A/B comparisons of a setting are runs of this script with
+different environments, interleaved on one machine. DEV=cpu runs it on the
+CPU; SWITCH=SECONDS sets the interpreter's GIL switch interval;
+NOPREFETCH=1 makes the planner ask for its column statistics one at a time."""
 import os
 import sys
 import time
@@ -16,7 +25,7 @@ from glint.engine.connection import resolve_device
 from glint.bench import harness
 from glint.workloads import tpch
 
-if os.environ.get("NOPREFETCH") == "1":      # the planner asks for its statistics one at a time (before session 9)
+if os.environ.get("NOPREFETCH") == "1":      # the planner asks for its statistics one at a time
     import glint.plan.optimizer
     glint.plan.optimizer.prefetch_stats = lambda *a: None
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]

@@ -10,7 +10,7 @@ consumer's wait_event: the device's latency for a chunk, not hidden by
 the consumer's own work); with ``warm`` the same for each query's second
 run on its connection (its columns cached on the device).
 GIL_MARK=FILE: before each query the pid is written to FILE, then 2 s of
-sleep (a profiler attaches: bench/device/blockprof.sh)."""
+sleep (a profiler attaches: bench/device/gilshare.sh)."""
 import os
 import resource
 import sys

@@ -1,0 +1,64 @@
+# Sourced by the scripts in bench/device: makes this checkout's glint runnable on a
+# GPU machine, with or without a virtual environment.
+#
+#   - wheels carried in .whl/ (sqlglot, duckdb, duckdb-ext-tpch, tpchgen-cli, rich, py-spy...)
+#     are installed once into $GLINT_SITE (default /tmp/site), without network access;
+#   - this checkout goes first on PYTHONPATH, so `python3 -m glint` runs its code;
+#   - torch, triton, pyarrow, sqlglot and duckdb must import: what is missing is named;
+#   - GLINT_DATA (where generated data sets live) defaults to /tmp/glint-data;
+#   - NVLink multicast stays off for NCCL (multi-GPU hosts).
+# Sets GLINT_ROOT (the checkout) and PY (the interpreter: $PYTHON, else .venv/bin/python, else python3).
+
+GLINT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export GLINT_DATA=${GLINT_DATA:-/tmp/glint-data}
+
+if [ -n "${PYTHON:-}" ]; then
+    PY=$PYTHON
+elif [ -x "$GLINT_ROOT/.venv/bin/python" ]; then
+    PY=$GLINT_ROOT/.venv/bin/python
+else
+    PY=python3
+fi
+
+if compgen -G "$GLINT_ROOT/.whl/*.whl" >/dev/null; then
+    GLINT_SITE=${GLINT_SITE:-/tmp/site}
+    if [ ! -d "$GLINT_SITE" ]; then
+        echo "env: installing $(ls "$GLINT_ROOT"/.whl/*.whl | wc -l) carried wheels into $GLINT_SITE" >&2
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target "$GLINT_SITE" "$GLINT_ROOT"/.whl/*.whl || return 1
+    fi
+    export PYTHONPATH="$GLINT_ROOT:$GLINT_SITE${PYTHONPATH:+:$PYTHONPATH}" PATH="$GLINT_SITE/bin:$PATH"
+else
+    export PYTHONPATH="$GLINT_ROOT${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+# glint COMMAND ...: this checkout's glint command
+glint() { "$PY" -m glint "$@"; }
+
+# versions (one line), or the modules that do not import (and a non-zero status)
+glint_env_check() {
+    "$PY" - <<'PYEOF'
+import importlib, sys
+need = ["torch", "pyarrow", "sqlglot", "duckdb", "glint"]
+want = ["triton"]
+missing = []
+versions = [f"python {sys.version.split()[0]}"]
+for name in need + want:
+    try:
+        m = importlib.import_module(name)
+        versions.append(f"{name} {getattr(m, '__version__', '?')}")
+    except Exception as e:          # noqa: BLE001
+        if name in need:
+            missing.append(f"{name} ({type(e).__name__}: {e})")
+        else:
+            versions.append(f"{name} missing")
+if missing:
+    print("env: cannot import " + "; ".join(missing) + " (carry their wheels in .whl/, or run scripts/setup.sh)",
+          file=sys.stderr)
+    sys.exit(1)
+import torch
+gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+print(", ".join(versions) + f"; {gpu}")
+PYEOF
+}
