@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import glint
-from glint.bench.exchange import CHECKS, KEY, checksums, destinations, make_batch, parse_sizes
+from glint.bench.exchange import CHECKS, checksums, destinations, make_batch, parse_sizes
 from glint.__main__ import main
 
 SIZES = "64KB,1MB"

@@ -4,7 +4,6 @@ replaces: under the Triton interpreter on the CPU (TRITON_INTERPRET=1), and
 on CUDA when a GPU is present."""
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 
