@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up the development environment, idempotently (a second run takes about a second):
 #   - a virtual environment in ./.venv (created when missing);
-#   - torch: kept when it imports (pre-install your CUDA build to use a GPU), else torch==2.13.0;
-#   - glint, editable, with the test extras (pytest, duckdb + its tpch extension, tpchgen-cli).
+#   - torch: kept when it imports (pre-install your CUDA build to use a GPU), else the CPU build
+#     of torch==2.13.0 (from PyTorch's CPU index: PyPI's Linux wheel is the CUDA build, gigabytes);
+#   - glint, editable, with the test extras (pytest, pytest-xdist, duckdb + its tpch extension,
+#     tpchgen-cli, import-linter, ruff).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,8 +23,8 @@ PY="$PWD/.venv/bin/python"
 PIP=("$PY" -m pip install --disable-pip-version-check --quiet)
 
 if ! TORCH="$("$PY" -c "import torch; print(torch.__version__)" 2>/dev/null)"; then
-    echo "setup: installing torch==2.13.0 (for a GPU, install your CUDA build of torch first)" >&2
-    "${PIP[@]}" "torch==2.13.0"
+    echo "setup: installing torch==2.13.0, CPU build (for a GPU, install your CUDA build of torch first)" >&2
+    "${PIP[@]}" --index-url "${GLINT_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" "torch==2.13.0"
     TORCH="$("$PY" -c "import torch; print(torch.__version__)")"
 fi
 
@@ -35,7 +37,7 @@ want = hashlib.sha256(open(os.path.join(root, "pyproject.toml"), "rb").read()).h
 stamp = os.path.join(sys.prefix, ".glint-setup-" + hashlib.sha256(root.encode()).hexdigest()[:16])
 try:
     ok = open(stamp).read().strip() == want
-    import glint, pytest, duckdb, duckdb_ext  # noqa: F401
+    import glint, pytest, xdist, importlinter, ruff, duckdb, duckdb_ext  # noqa: F401
     ok = ok and os.path.realpath(glint.__file__).startswith(os.path.realpath(os.path.join(root, "glint")))
 except Exception:
     ok = False

@@ -1,17 +1,21 @@
-"""Test-suite wiring: registers the sqllogictest plugin (tests/sqllogic/) that
-collects tests/sql/**/*.test, and its command-line options."""
+"""Test-suite wiring shared by every directory: the command-line options, the
+``device`` fixture, and the TPC-H/SSB data of the data cache generated once per
+run even when pytest-xdist runs the tests in several processes.
+
+The tests are grouped by the glint layer they test (tests/exec tests glint.exec,
+...); tests/sqllogic holds the sqllogictest records and their runner, a pytest
+plugin of its own (tests/sqllogic/conftest.py). Test modules import shared
+helpers by their package path (``from tests.io.test_parquet_pages import ...``):
+the repository root is on ``sys.path`` (pyproject.toml: ``pythonpath``)."""
 import argparse
-import sys
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
 
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)          # makes tests/sqllogic importable as "sqllogic"
-
-pytest_plugins = ["sqllogic.conftest"]
-collect_ignore = ["sqllogic"]           # the plugin's own modules are not test modules
+# the runner's own modules are not test modules (their doctests run in test_sqllogic_runner.py)
+collect_ignore = ["sqllogic/runner.py", "sqllogic/generate.py"]
 
 
 def pytest_addoption(parser):
@@ -20,7 +24,7 @@ def pytest_addoption(parser):
                     help="device for glint connections: cpu (default), cuda, cuda:N, or all "
                          "(cpu, plus cuda when torch.cuda.is_available())")
     group.addoption("--sqllogic-engine", default="glint", choices=["glint", "duckdb"],
-                    help=argparse.SUPPRESS)   # duckdb: check tests/sql against DuckDB itself
+                    help=argparse.SUPPRESS)   # duckdb: check tests/sqllogic against DuckDB itself
 
 
 def pytest_configure(config):
@@ -41,3 +45,50 @@ def device(request):
         import torch
         return "cuda" if torch.cuda.is_available() else "cpu"
     return opt
+
+
+@contextlib.contextmanager
+def _run_lock(tmp_path_factory, name: str):
+    """An exclusive lock shared by the processes of one pytest run: under
+    pytest-xdist every worker's base temporary directory lies in one common
+    directory, where the lock file is kept."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    try:
+        import fcntl
+    except ImportError:         # no fcntl (Windows): the generators' atomic renames still keep the cache whole
+        yield
+        return
+    with open(base / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def cached_tpch(tmp_path_factory):
+    """``cached_tpch(sf)``: the directory of TPC-H Parquet files of scale factor
+    ``sf`` in the data cache (glint.workloads.tpch.data_dir), generated first when
+    missing, by one process of the run while the others wait."""
+    from glint.workloads import tpch
+
+    def get(sf) -> Path:
+        with _run_lock(tmp_path_factory, f"tpch-sf{tpch.sf_label(sf)}"):
+            return tpch.ensure_tpch_data(sf, progress=False)
+    return get
+
+
+@pytest.fixture(scope="session")
+def cached_ssb(tmp_path_factory):
+    """``cached_ssb(sf)``: the directory of SSB Parquet files of scale factor
+    ``sf`` in the data cache (glint.workloads.ssb.data_dir), generated first when
+    missing, by one process of the run while the others wait."""
+    from glint.workloads import ssb
+
+    def get(sf) -> Path:
+        with _run_lock(tmp_path_factory, f"ssb-sf{ssb.sf_label(sf)}"):
+            return ssb.ensure_ssb_data(sf, progress=False, workers=2)
+    return get

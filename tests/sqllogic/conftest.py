@@ -1,9 +1,8 @@
-"""pytest plugin: every ``*.test`` file under ``tests/sql/`` becomes a pytest File
-whose items are its records (``statement``/``query``), named ``L<line>``
+"""pytest plugin: every ``*.test`` file under ``tests/sqllogic/`` becomes a pytest
+File whose items are its records (``statement``/``query``), named ``L<line>``
 (``L<line>[<device>]`` when not on the default cpu device).
 
-Registered from ``tests/conftest.py`` (``pytest_plugins``), which also defines
-the options:
+This directory's conftest; ``tests/conftest.py`` defines the options:
 
 * ``--device=cpu|cuda|cuda:N|all`` (default cpu; ``all`` adds cuda when
   ``torch.cuda.is_available()``)
@@ -20,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from sqllogic import runner
+from tests.sqllogic import runner
 
-SQL_ROOT = (Path(__file__).resolve().parent.parent / "sql").resolve()
+SQL_ROOT = Path(__file__).resolve().parent
 _SESSIONS = pytest.StashKey[dict]()
 
 
@@ -79,7 +78,7 @@ def pytest_collect_file(file_path: Path, parent):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "sqllogic: a record of a tests/sql/**/*.test file")
+    config.addinivalue_line("markers", "sqllogic: a record of a tests/sqllogic/**/*.test file")
     config.stash[_SESSIONS] = {}
 
 

@@ -16,9 +16,9 @@ they are.  Everything else in the file (comments, blank lines) is kept.
 
 Usage (from the repository root, in the dev venv)::
 
-    python tests/sqllogic/generate.py tests/sql/joins/outer.test   # rewrite one file
-    python tests/sqllogic/generate.py tests/sql                    # every .test file below
-    python tests/sqllogic/generate.py --check tests/sql            # exit 1 if any file would change
+    python tests/sqllogic/generate.py tests/sqllogic/joins/outer.test   # rewrite one file
+    python tests/sqllogic/generate.py tests/sqllogic                  # every .test file below
+    python tests/sqllogic/generate.py --check tests/sqllogic          # exit 1 if any file would change
 
 Exit status: 0 when all is well, 1 when ``--check`` found a stale file or a
 record misbehaved under DuckDB.
@@ -30,8 +30,10 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sqllogic import runner  # noqa: E402
+_REPO = str(Path(__file__).resolve().parents[2])
+if _REPO not in sys.path:
+    sys.path.insert(0, _REPO)           # run as a script: tests.sqllogic is importable from the repository root
+from tests.sqllogic import runner  # noqa: E402
 
 ORACLE_VERSION = "1.4.4"      # pyproject.toml pins duckdb==1.4.4 for tests
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)

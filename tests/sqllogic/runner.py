@@ -16,7 +16,7 @@ The pieces, usable without pytest (``conftest.py`` wraps them into pytest items,
   what glint does not have (``range()``, other types); the session (re)registers
   the store's tables into the engine as Arrow tables before the next statement
   the engine runs.  Everything else (CREATE VIEW, queries) goes to the engine.
-  The files under ``tests/sql/tables/`` test glint's own writes: there every
+  The files under ``tests/sqllogic/tables/`` test glint's own writes: there every
   statement runs in the engine (:data:`ENGINE_WRITES_DIR`).
 * ``__TEST_DIR__`` in a record's SQL is replaced by a temporary directory of
   the session (removed when it closes), as in DuckDB's runner.
@@ -704,7 +704,7 @@ class DuckDBEngine:
         self.con = duckdb.connect(":memory:")
         # as the fuzz oracle (glint.testing.fuzz.runner): DuckDB 1.4's join filter
         # pushdown below a LIMIT changes the rows the LIMIT keeps (duckdb/duckdb#22924);
-        # tests/sql/fuzz/regressions.test holds a record of it
+        # tests/sqllogic/fuzz/regressions.test holds a record of it
         self.con.execute("SET disabled_optimizers = 'join_filter_pushdown'")
         # one thread: the last digit of a floating-point aggregate depends on the order
         # DuckDB's threads combine partial states in (var_pop over DISTINCT differed

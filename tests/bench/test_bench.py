@@ -1,0 +1,168 @@
+"""``glint bench``, run in-process at SF 0.01 on the CPU: the report files, their
+keys, the checks against DuckDB and the exit codes."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from glint.bench import harness
+from glint.__main__ import main
+from glint.errors import ExecutionError
+
+REPORT_KEYS = {"benchmark", "sf", "device", "ranks", "glint_version", "queries", "glint_warm_total_s",
+               "glint_cold_total_s", "duckdb_memory_total_s", "duckdb_parquet_total_s", "runs", "timestamp",
+               "machine"}
+QUERY_KEYS = {"query", "correct", "glint_warm_s", "glint_cold_s", "duckdb_memory_s", "duckdb_parquet_s",
+              "peak_gpu_bytes"}
+MACHINE_KEYS = {"hostname", "cpu_count", "ram_bytes", "gpu_name", "gpu_driver_version", "torch_version",
+                "duckdb_version"}
+FAST = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0", "--no-cold-process"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def sf001_data(cached_tpch, cached_ssb):
+    """The SF 0.01 data the benchmarks read from the data cache, generated once
+    per run before the harness looks for it."""
+    cached_tpch(0.01)
+    cached_ssb(0.01)
+
+
+def _report(out, benchmark: str) -> dict:
+    files = sorted(p.name for p in out.iterdir())
+    stem = f"{benchmark}_sf0.01_cpu"
+    assert files == [f"{stem}.json", f"{stem}.md", f"{stem}.png"]
+    assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return json.loads((out / f"{stem}.json").read_text())
+
+
+def _no_traceback(c) -> None:
+    assert "Traceback" not in c.out and "Traceback" not in c.err
+
+
+def _check_full_report(rep: dict, benchmark: str, n_queries: int, cold: set[str]) -> None:
+    assert REPORT_KEYS <= rep.keys() and MACHINE_KEYS <= rep["machine"].keys()
+    assert rep["benchmark"] == benchmark and rep["sf"] == 0.01 and rep["device"] == "cpu" and rep["ranks"] == 1
+    assert len(rep["queries"]) == n_queries and rep["queries_failed"] == []
+    for q in rep["queries"]:
+        assert QUERY_KEYS <= q.keys()
+        assert q["correct"] is True, (q["query"], q["errors"], q["diffs"])
+        assert q["glint_warm_s"] > 0 and q["duckdb_memory_s"] > 0 and q["duckdb_parquet_s"] > 0
+        assert q["peak_gpu_bytes"] is None                      # CPU run
+        assert (q["glint_cold_s"] is not None) == (q["query"] in cold)
+        assert q["checked"] == (["warm", "cold"] if q["query"] in cold else ["warm"])
+    assert rep["glint_warm_total_s"] == pytest.approx(sum(q["glint_warm_s"] for q in rep["queries"]))
+    assert rep["glint_cold_total_s"] == pytest.approx(sum(q["glint_cold_s"] or 0 for q in rep["queries"]))
+
+
+def test_bench_tpch(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--cold-queries", "1,6,13", "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    _no_traceback(c)
+    rep = _report(out, "tpch")
+    _check_full_report(rep, "tpch", 22, {"1", "6", "13"})
+    assert rep["queries"][0]["label"] == "Q01" and rep["queries"][0]["tables"] == ["lineitem"]
+    assert "Q22" in c.out and "22/22 ok" in c.out
+    md = (out / "tpch_sf0.01_cpu.md").read_text()
+    assert md.startswith("# TPC-H SF 0.01 on cpu") and "| Q01 | 4 |" in md and "22/22 ok" in md
+
+
+@pytest.mark.skipif(importlib.util.find_spec("glint.workloads.ssb") is None, reason="glint.workloads.ssb not present")
+def test_bench_ssb(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "ssb", *FAST, "--cold-queries", "1.1,4.3", "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    _no_traceback(c)
+    rep = _report(out, "ssb")
+    _check_full_report(rep, "ssb", 13, {"1.1", "4.3"})
+    assert [q["label"] for q in rep["queries"]][:2] == ["Q1.1", "Q1.2"] and "13/13 ok" in c.out
+
+
+def test_bench_mismatch_fails(tmp_path, capsys, monkeypatch):
+    import glint.testing.compare as compare
+
+    monkeypatch.setattr(compare, "compare_query_result", lambda sql, a, e, **kw: ["1 of 1 rows differ"])
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--queries", "6", "--no-duckdb-parquet", "--out", str(out)]) == 1
+    c = capsys.readouterr()
+    _no_traceback(c)
+    assert "1 of 1 queries failed: Q06" in c.err and "differs from DuckDB" in c.out
+    rep = _report(out, "tpch")
+    (q,) = rep["queries"]
+    assert q["correct"] is False and q["status"] == "diff" and rep["queries_failed"] == ["Q06"]
+    assert q["duckdb_parquet_s"] is None and q["glint_cold_s"] is not None
+    assert "## Failures" in (out / "tpch_sf0.01_cpu.md").read_text()
+
+
+def test_bench_glint_error_fails(tmp_path, capsys, monkeypatch):
+    def boom(con, sql, *rest):
+        raise ExecutionError("kernel exploded")
+
+    monkeypatch.setattr(harness, "_glint_query", boom)
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--queries", "1,6", "--no-duckdb", "--out", str(out)]) == 1
+    c = capsys.readouterr()
+    _no_traceback(c)
+    assert "kernel exploded" in c.out and "2 of 2 queries failed" in c.err
+    rep = _report(out, "tpch")
+    assert [q["status"] for q in rep["queries"]] == ["error", "error"]
+    assert all(q["glint_warm_s"] is None and q["glint_cold_s"] is None for q in rep["queries"])
+
+
+def test_bench_without_duckdb_is_unchecked(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--queries", "6", "--no-duckdb", "--no-cold", "--out", str(out)]) == 0
+    rep = _report(out, "tpch")
+    (q,) = rep["queries"]
+    assert q["correct"] is None and q["status"] == "unchecked" and q["duckdb_memory_s"] is None
+    assert q["glint_cold_s"] is None and rep["cold"] is False and rep["duckdb_memory_total_s"] is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--queries", "23"], "there is no TPC-H query 23"),
+    (["--runs", "0"], "--runs must be at least 1"),
+    (["--device", "tpu"], 'unknown device "tpu"'),
+    (["--data", "/nonexistent/dir"], "No such directory"),
+])
+def test_bench_bad_arguments(argv, message, tmp_path, capsys):
+    assert main(["bench", "tpch", "--sf", "0.01", "--out", str(tmp_path / "o"), *argv]) == 1
+    c = capsys.readouterr()
+    _no_traceback(c)
+    assert c.err.startswith("Error: ") and message in c.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_bench_ssb_query_names():
+    names = ("1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "3.1")
+    assert harness.parse_query_names("2, q3.1", names) == ["2.1", "2.2", "2.3", "3.1"]
+    assert harness.parse_query_names("1.3-2.2", names) == ["1.3", "2.1", "2.2"]
+    with pytest.raises(Exception, match="there is no SSB query '5.1'"):
+        harness.parse_query_names("5.1", names, "SSB")
+
+
+def test_duckdb_compressed_in_memory(cached_tpch):
+    from glint.io.loaders import tables_in_directory
+
+    found = tables_in_directory(cached_tpch(0.01))
+    con = harness.duckdb_connection(found, ["nation", "region"], views=False, compress=True)
+    try:
+        assert con.execute("SELECT current_database()").fetchone()[0] == "m"
+        assert con.execute("SELECT count(*) FROM nation JOIN region ON n_regionkey = r_regionkey").fetchone() == (25,)
+    finally:
+        con.close()
+
+
+def test_bench_cold_runs_in_a_fresh_process(tmp_path, capsys):
+    """The cold phase runs in a new Python process; its start-up is reported
+    apart, and each query reports the bytes it moved and touched."""
+    out = tmp_path / "res"
+    args = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0", "--chunk-rows", "20000"]
+    assert main(["bench", "tpch", *args, "--queries", "6", "--no-duckdb-memory", "--out", str(out)]) == 0
+    rep = _report(out, "tpch")
+    (q,) = rep["queries"]
+    assert q["status"] == "ok" and "cold" in q["checked"] and q["glint_cold_s"] > 0
+    assert rep["load_s"]["glint_cold_process_start_s"] > 0
+    assert rep["glint_options"] == {"chunk_rows": 20000}
+    assert q["touched_bytes"] > 0 and q["cold_io"]["chunks"] == 4       # 60,175 lineitem rows in 20,000-row chunks
