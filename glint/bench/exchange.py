@@ -373,7 +373,8 @@ def cmd_exchange(args) -> int:
     import glint
 
     from glint.cli.common import EXIT_ERROR, EXIT_OK, console as _console
-    from glint.bench.harness import _device_name, _slug, connect_options, machine_info
+    from glint.bench.harness import _device_name, _slug, machine_info
+    from glint.cli.common import connect_options
 
     out, err = _console(), _console(stderr=True)
     if args.ranks is None:

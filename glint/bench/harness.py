@@ -863,6 +863,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     # -------- glint warm, then cold (after the warm data is released)
     warm_tables = sorted({t for n in names for t in tables_of[n]})
     t0 = time.perf_counter()
+    from glint.cli.common import connect_options
     opts = connect_options(args)
     load["glint_host_s"] = _run_glint_warm(device, suite, names, records, reference, found, warm_tables,
                                            args.eager, args.runs, args.warmup, err, show, opts, keys)
