@@ -12,13 +12,13 @@ import torch
 
 import glint
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 tot = 0.0
 out = []
 for q in [int(x) for x in sys.argv[2].split(",")]:
@@ -32,6 +32,6 @@ for q in [int(x) for x in sys.argv[2].split(",")]:
     tot += dt
     out.append(f"Q{q} {dt:.2f}")
     con.close()
-    harness._release(dev)
+    glint_runs.release_device(dev)
 print(f"switch={sys.argv[3] if len(sys.argv) > 3 else 'default'} threads={os.environ.get('GLINT_DECODE_THREADS', 'all')} "
       f"pages={os.environ.get('GLINT_PARQUET_DECODE', '-')}: total {tot:.2f} s  " + " ".join(out), flush=True)

@@ -10,13 +10,13 @@ import torch
 
 import glint
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 for q in [int(x) for x in sys.argv[2].split(",")]:
     con = glint.connect(device=dev)
     tpch.load_tpch(con, directory=d, progress=False)
@@ -40,4 +40,4 @@ for q in [int(x) for x in sys.argv[2].split(",")]:
     torch.cuda.synchronize()
     print(f"=== Q{q} again on a fresh connection: {time.perf_counter() - t0:.3f} s", flush=True)
     con.close()
-    harness._release(dev)
+    glint_runs.release_device(dev)

@@ -12,14 +12,14 @@ from torch.profiler import ProfilerActivity, profile
 
 import glint
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 sf, q = float(sys.argv[1]), int(sys.argv[2])
 d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 con = glint.connect(device=dev)
 tpch.load_tpch(con, directory=d, progress=False)
 torch.cuda.synchronize()

@@ -12,7 +12,7 @@ import glint
 if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
     sys.setswitchinterval(float(os.environ["SWITCH"]))
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 sf = float(sys.argv[1])
@@ -28,7 +28,7 @@ for i in range(3):
     del t
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 sql = "SELECT sum(l_quantity), sum(l_extendedprice), sum(l_discount), sum(l_tax), max(l_shipdate) FROM lineitem"
 for i in range(3):
     con = glint.connect(device=dev)
@@ -44,4 +44,4 @@ for i in range(3):
           f"read {io.read_s:.2f} convert {io.convert_s:.2f} stage {io.stage_s:.2f} h2d {io.h2d_bytes / 1e9:.2f} GB "
           f"chunk_rows {con.chunk_rows}", flush=True)
     con.close()
-    harness._release(dev)
+    glint_runs.release_device(dev)

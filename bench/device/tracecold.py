@@ -12,7 +12,7 @@ import torch
 import glint
 from glint.runtime import trace
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
@@ -20,7 +20,7 @@ out = os.environ.get("OUT", "/tmp")
 d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device("cuda")
 torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 mark = os.environ.get("GIL_MARK")        # a profiler attaches here (gilprof.sh): the pid written, 2 s to attach
 for q in qs:
     con = glint.connect(device=dev)
@@ -40,4 +40,4 @@ for q in qs:
     print(f"=== Q{q} cold {dt:.3f} s timings {({k: round(v, 3) for k, v in r.timings.items()})}", flush=True)
     subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "traceview.py"), path])
     con.close()
-    harness._release(dev)
+    glint_runs.release_device(dev)
