@@ -173,7 +173,7 @@ def test_bench_profile_on_the_cpu(tmp_path, capsys):
     c = capsys.readouterr()
     _no_traceback(c)
     rep = _report(out, "tpch")
-    assert rep["profile"] is True and rep["machine"]["gpu_memory_bandwidth_gbps"] is None
+    assert rep["profile"] is True
     for q in rep["queries"]:
         assert all(q[k] is None for k in PROFILE_DEVICE_FIELDS), q
         assert q["profile_error"] is None and q["profiled_s"] > 0

@@ -168,7 +168,8 @@ class RunFacts:
 def build_report(facts: RunFacts, records: list[QueryRecord], load: dict, duckdb_info: dict, machine: dict,
                  glint_wall_s: float) -> dict:
     """The report (the JSON document) of a run."""
-    queries = [r.to_json(facts.duckdb, machine.get("gpu_memory_bandwidth_gbps")) for r in records]
+    bandwidth = machine.get("gpu_memory_bandwidth_gbps") if facts.device_type == "cuda" else None
+    queries = [r.to_json(facts.duckdb, bandwidth) for r in records]
     report = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": facts.benchmark,

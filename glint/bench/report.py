@@ -107,8 +107,8 @@ def _count(x) -> str:
 def _profile_cells(q: dict) -> list[str]:
     """A query's --profile fields (a dash where they are null, as the device's on the CPU)."""
     gbps, share = q.get("touched_gbps"), q.get("touched_bw_fraction")
-    rate = "-" if gbps is None else f"{gbps:.2f}" + ("" if share is None else f" ({share:.0%} of peak)")
-    return [_s(q.get("gpu_busy_s")), _count(q.get("kernel_launches")), _count(q.get("memcpy_count")),
+    rate = "-" if gbps is None else f"{gbps:.2f}" + ("" if share is None else f" ({100 * share:.2g}% of peak)")
+    return [_s(q.get("gpu_busy_s"), 4), _count(q.get("kernel_launches")), _count(q.get("memcpy_count")),
             _count(q.get("host_syncs")), rate]
 
 
