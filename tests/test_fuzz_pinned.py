@@ -13,8 +13,7 @@ import json
 import pytest
 
 from glint.testing.fuzz.data import make_data
-from glint.testing.fuzz.generator import QueryGenerator
-from glint.testing.fuzz.runner import generate_query
+from glint.testing.fuzz.generator import QueryGenerator, generate_query
 
 PINNED = {
     (0, 150): (
