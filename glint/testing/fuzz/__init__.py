@@ -3,7 +3,7 @@
 - :mod:`.data`: deterministic tables full of NULLs, duplicates, skew and extreme
   values (plus, optionally, TPC-H SF 0.01), registered into both engines.
 - :mod:`.generator`: a type-aware random query generator (DuckDB dialect),
-  put together from a mixin per clause (:mod:`.joins`, :mod:`.expressions`,
+  put together from a mixin per clause (:mod:`.joins`, :mod:`.leaves`, :mod:`.expressions`,
   :mod:`.predicates`, :mod:`.aggregates` with :mod:`.grouping`,
   :mod:`.windows`, :mod:`.temporal`, :mod:`.gen_strings`) over
   :mod:`.sqltypes`, :mod:`.scopes` and :mod:`.values`.

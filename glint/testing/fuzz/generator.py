@@ -24,8 +24,8 @@ does not depend on how ties are broken (RANK, DENSE_RANK, PERCENT_RANK,
 CUME_DIST, and COUNT / SUM / AVG / MIN / MAX over the default frame, whose
 peers come in whole). Depth is bounded.
 
-The class is put together from a mixin per clause: joins (FROM),
-expressions (row expressions), predicates (WHERE, HAVING, subqueries),
+The class is put together from a mixin per clause: joins (FROM), leaves
+(columns and literals), expressions (row expressions), predicates (WHERE, HAVING, subqueries),
 aggregates, windows, temporal (DATE / TIMESTAMP) and gen_strings; this
 module writes the SELECTs, set operations, CTEs and the ORDER BY.
 
@@ -49,6 +49,7 @@ from glint.testing.fuzz.expressions import RowExpressions
 from glint.testing.fuzz.gen_strings import StringFunctions
 from glint.testing.fuzz.grouping import grouping_call, grouping_text
 from glint.testing.fuzz.joins import FromClauses
+from glint.testing.fuzz.leaves import Leaves
 from glint.testing.fuzz.predicates import Predicates
 from glint.testing.fuzz.scopes import GeneratedQuery, Scope, Select, Source
 from glint.testing.fuzz.sqltypes import BIGINT, KIND_OF, KIND_WEIGHTS, E, T, unify
@@ -60,7 +61,7 @@ _COLREF = re.compile(r"\b[aqv]\d+\.\w")
 CTAS_SHARE = 0.05        # queries glint answers by CREATE TABLE AS and a scan of the table
 
 
-class QueryGenerator(FromClauses, RowExpressions, Predicates, Aggregates, Windows, TemporalExpressions,
+class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates, Windows, TemporalExpressions,
                      StringFunctions):
     """``QueryGenerator(info, seed).generate()`` -> a :class:`GeneratedQuery`.
 
