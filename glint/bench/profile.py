@@ -182,13 +182,10 @@ def _kineto_events(prof) -> list[TraceEvent]:
 def trace_events(prof) -> list[TraceEvent]:
     """The events of a finished profile: its FunctionEvents, or, when this
     torch cannot build them, the Kineto events they are made from."""
-    with warnings.catch_warnings():
-        # torch 2.11 warns that a profile's events are those of its last cycle: there is one cycle
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            return _function_events(prof)
-        except Exception:  # noqa: BLE001 - another torch's event fields: the Kineto events
-            return _kineto_events(prof)
+    try:
+        return _function_events(prof)
+    except Exception:  # noqa: BLE001 - another torch's event fields: the Kineto events
+        return _kineto_events(prof)
 
 
 def _sync(device) -> None:
@@ -211,13 +208,16 @@ def profile_run(run: Callable[[], object], device) -> dict:
     try:
         _sync(device)
         t0 = time.perf_counter()
-        with profile(activities=activities) as prof:
-            with record_function(MARK):
-                run()
-            _sync(device)
-        out["profiled_s"] = time.perf_counter() - t0
-        if cuda:
-            out.update(summarize(trace_events(prof)))
+        with warnings.catch_warnings():
+            # torch 2.11 warns that a profile keeps the events of its last cycle only: it has one
+            warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+            with profile(activities=activities) as prof:
+                with record_function(MARK):
+                    run()
+                _sync(device)
+            out["profiled_s"] = time.perf_counter() - t0
+            if cuda:
+                out.update(summarize(trace_events(prof)))
     except KeyboardInterrupt:
         raise
     except Exception as e:  # noqa: BLE001 - a profile is extra: the query's times stand without it
