@@ -22,7 +22,7 @@ import glint
 if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
     sys.setswitchinterval(float(os.environ["SWITCH"]))
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 if os.environ.get("NOPREFETCH") == "1":      # the planner asks for its statistics one at a time
@@ -33,7 +33,7 @@ passes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device(os.environ.get("DEV", "cuda"))
 dev.type == "cuda" and torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_", "NOPREFETCH", "SWITCH")))
 for p in range(passes):
     tot, tot_reg, tot_plan, line = 0.0, 0.0, 0.0, []
@@ -55,7 +55,7 @@ for p in range(passes):
         line.append(f"Q{q} {dt:.2f} [reg {t1 - t0:.2f} plan {plan:.2f} wait {io.scan_wait_s:.2f} rd {io.read_s:.1f} cv {io.convert_s:.1f} "
                     f"st {io.stage_s:.1f} h2d {io.h2d_bytes / 2**20:.0f}M]")
         con.close()
-        harness._release(dev)
+        glint_runs.release_device(dev)
     print(f"pass {p + 1} {tag}: total {tot:.2f} s (register {tot_reg:.2f} s, plan {tot_plan:.2f} s)", flush=True)
     for x in line:
         print("   ", x, flush=True)

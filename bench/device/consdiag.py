@@ -21,7 +21,7 @@ import torch
 
 import glint
 from glint.engine.connection import resolve_device
-from glint.bench import harness
+from glint.bench import glint_runs
 from glint.workloads import tpch
 
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
@@ -31,7 +31,7 @@ mark = os.environ.get("GIL_MARK")
 d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device(os.environ.get("DEV", "cuda"))
 dev.type == "cuda" and torch.zeros(1, device=dev)
-harness.warm_up_process(dev)
+glint_runs.warm_up_process(dev)
 main = threading.main_thread()
 waited = [0.0, 0]
 if sync:
@@ -77,7 +77,7 @@ for q in qs:
                  f"scan wait {io.scan_wait_s:.2f}, device wait {waited[0]:.2f} ({waited[1]}x), "
                  f"ctx switches vol {r1.ru_nvcsw - r0.ru_nvcsw} invol {r1.ru_nivcsw - r0.ru_nivcsw}")
     con.close()
-    harness._release(dev)
+    glint_runs.release_device(dev)
 print(f"{mode} {tag}: total {tot:.2f} s", flush=True)
 for x in lines:
     print("   ", x, flush=True)

@@ -42,10 +42,18 @@ from pathlib import Path
 
 import torch
 
+import glint
+from glint.bench.machine import device_name, machine_info, slug
+from glint.cli.common import EXIT_ERROR, EXIT_OK, connect_options
+from glint.cli.common import console as _console
 from glint.columnar import types as T
-from glint.errors import GlintError, GlintIOError
-from glint.plan.expr import ColRef, Field
 from glint.columnar.column import Batch, Column, Dictionary
+from glint.distributed.broadcast import BroadcastExec
+from glint.distributed.shuffle import ShuffleExec
+from glint.errors import GlintError, GlintIOError
+from glint.exec.hashing import hash_columns, partition_of
+from glint.plan.expr import ColRef, Field
+from glint.runtime.memory import parse_size
 from glint.runtime.spill import batch_to
 
 DEFAULT_SIZES = "1MB,4MB,16MB,64MB,256MB,1GB"
@@ -66,8 +74,6 @@ def parse_sizes(text: str) -> list[int]:
     >>> parse_sizes("64KB,1MB")
     [65536, 1048576]
     """
-    from glint.runtime.memory import parse_size
-
     sizes = [parse_size(s) for s in text.split(",") if s.strip()]
     if not sizes:
         raise GlintError("--sizes needs at least one size, e.g. 1MB,16MB")
@@ -116,8 +122,6 @@ def batch_bytes(batch: Batch) -> int:
 
 def destinations(batch: Batch, ranks: int) -> torch.Tensor:
     """Each row's rank under the shuffle on the key (the hash queries use)."""
-    from glint.exec.hashing import hash_columns, partition_of
-
     return partition_of(hash_columns([batch[KEY.id]]), ranks)
 
 
@@ -148,9 +152,6 @@ def measure(rank, sizes: list[int], runs: int, seed: int = 0) -> dict:
     """One rank's part (run through DistConnection.call): for each size, the
     slowest rank's seconds of every run of the four exchanges, and what this
     rank's glint exchanges delivered."""
-    from glint.distributed.broadcast import BroadcastExec
-    from glint.distributed.shuffle import ShuffleExec
-
     comm, device = rank.comm, rank.comm.device
     ctx = rank.engine.execution_context(rank.catalog)
     ctx.dist = comm
@@ -370,12 +371,6 @@ def write_outputs(report: dict, out_dir: Path, err) -> dict[str, Path]:
 # ------------------------------------------------------------------ command line
 def cmd_exchange(args) -> int:
     """``glint bench exchange --ranks N [--device cuda|cpu] [--sizes ...] [--runs K] [--out DIR]``."""
-    import glint
-
-    from glint.cli.common import EXIT_ERROR, EXIT_OK, console as _console
-    from glint.bench.harness import _device_name, _slug, machine_info
-    from glint.cli.common import connect_options
-
     out, err = _console(), _console(stderr=True)
     if args.ranks is None:
         raise GlintError("glint bench exchange needs --ranks N (N >= 2), or --ranks env under torchrun")
@@ -390,14 +385,14 @@ def cmd_exchange(args) -> int:
         err.print(f"{con.ranks} ranks on {con.device.type}: sizes {', '.join(map(size_label, sizes))}, "
                   f"{args.runs} runs each", markup=False, highlight=False)
         per_rank = con.call(TARGET, sizes=sizes, runs=args.runs, seed=args.seed)
-        label = _device_name(con.device)
+        label = device_name(con.device)
         report = build_report(per_rank, con.ranks, args.runs, args.seed, label, machine_info(con.device))
     finally:
         con.close()
     print_table(out, report)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = Path(os.path.expanduser(args.out)) if args.out else \
-        Path("bench") / "results" / f"exchange-{_slug(report['rank_devices'][0].split(':')[0])}-{report['ranks']}r-{stamp}"
+        Path("bench") / "results" / f"exchange-{slug(report['rank_devices'][0].split(':')[0])}-{report['ranks']}r-{stamp}"
     paths = write_outputs(report, out_dir, err)
     err.print("wrote " + ", ".join(str(p) for p in paths.values()), markup=False, highlight=False)
     if not report["all_correct"]:

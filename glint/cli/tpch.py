@@ -7,14 +7,19 @@ import time
 import traceback
 from pathlib import Path
 
+from glint.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    connect_from_args,
+    console,
+    parse_query_list,
+    result_arrow,
+    sync,
+)
+from glint.distributed.stats import summary
 from glint.errors import GlintError, GlintIOError
-
-
-
-from glint.cli.common import EXIT_ERROR, EXIT_OK, connect_from_args, console, parse_query_list, result_arrow, sync
-
-
-# ------------------------------------------------------------------ glint tpch
+from glint.testing.compare import compare_query_result
+from glint.workloads import tpch
 
 
 class _QueryRun:
@@ -39,26 +44,19 @@ def _time_runs(fn, runs: int):
     return result, best
 
 
-def cmd_tpch(args) -> int:
-    from glint.workloads import tpch
-    from glint.testing.compare import compare_query_result
-
-    out, err = console(), console(stderr=True)
-    queries = parse_query_list(args.queries)
-    if args.runs < 1:
-        raise GlintError("--runs must be at least 1")
-    tpch.sf_label(args.sf)
-    show_progress = err.is_terminal
+def _data_and_reference(args, err, show: bool):
+    """The Parquet directory (generated when missing), whether the official
+    answers cover every column, and DuckDB over the data (None when results
+    are not checked) with its load seconds."""
     if args.data:
         data = Path(os.path.expanduser(args.data))
     elif args.generator == "dbgen":
-        data = tpch.ensure_dbgen_data(args.sf, progress=show_progress)
+        data = tpch.ensure_dbgen_data(args.sf, progress=show)
     else:
-        data = tpch.ensure_tpch_data(args.sf, progress=show_progress)
+        data = tpch.ensure_tpch_data(args.sf, progress=show)
     full_answers = args.generator == "dbgen" and not args.data
-    check = not args.no_check
-    duck = None
-    if check:
+    duck, duck_load = None, None
+    if not args.no_check:
         try:
             t0 = time.perf_counter()
             duck = tpch.duckdb_tpch_connection(data)
@@ -67,100 +65,138 @@ def cmd_tpch(args) -> int:
             raise                      # the data itself is wrong
         except GlintError as e:        # DuckDB is not installed
             err.print(f"[yellow]DuckDB unavailable, results not checked:[/] {e}")
-            check = False
+    return data, full_answers, duck, duck_load
+
+
+def _load_glint(args, data: Path, err, show: bool, duck_load: float | None):
+    """A connection with the TPC-H tables registered, and the device's description."""
     con = connect_from_args(args.device, args)
     t0 = time.perf_counter()
-    tpch.load_tpch(con, directory=data, progress=show_progress,
+    tpch.load_tpch(con, directory=data, progress=show,
                    partition_keys=tpch.PARTITION_KEYS if getattr(args, "hash_partition", False) else None)
     load_s = time.perf_counter() - t0
     device = getattr(con, "device", args.device)
     if getattr(con, "ranks", None):
         device = f"{con.ranks} ranks on {device.type}"
     msg = f"TPC-H SF {tpch.sf_label(args.sf)} from {data}: loaded into glint in {load_s:.1f} s (device {device})"
-    if duck is not None:
+    if duck_load is not None:
         msg += f", into DuckDB in {duck_load:.1f} s"
     err.print(msg, markup=False, highlight=False)
+    return con, device
 
+
+def _run_glint(con, r: _QueryRun, q: str, runs: int):
+    """glint's result of the query (best of ``runs``), or None after recording its error."""
+    def run_glint():
+        res = con.sql(q)
+        tbl = result_arrow(res)
+        sync(con)
+        r.rank_stats = getattr(res, "rank_stats", None)
+        return tbl
+    try:
+        got, r.glint_s = _time_runs(run_glint, runs)
+    except KeyboardInterrupt:
+        raise
+    except GlintError as e:
+        r.status, r.check = "error", f"error: {type(e).__name__}"
+        r.details.append(str(e))
+        return None
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        r.status, r.check = "error", f"internal error: {type(e).__name__}"
+        r.details.append(f"{type(e).__name__}: {e}")
+        if os.environ.get("GLINT_DEBUG"):
+            r.details.append(traceback.format_exc())
+        return None
+    r.rows = got.num_rows
+    return got
+
+
+def _check_duckdb(r: _QueryRun, q: str, got, duck, runs: int) -> str:
+    """Compare with DuckDB's result (timed, best of ``runs``); the check's word."""
+    try:
+        expected, r.duck_s = _time_runs(lambda: tpch.duckdb_arrow(duck, q), runs)
+        diffs = compare_query_result(q, got, expected)
+    except Exception as e:  # noqa: BLE001
+        r.status = "error"
+        r.details.append(f"DuckDB failed: {type(e).__name__}: {e}")
+        return "DuckDB failed"
+    if diffs:
+        r.status = "diff"
+        r.details.append("differs from DuckDB:")
+        r.details.extend("  " + d for d in diffs)
+        return "DIFF vs DuckDB"
+    return "DuckDB"
+
+
+def _check_answer(r: _QueryRun, q: str, got, sf: float, full_answers: bool) -> str | None:
+    """Compare with the official answer (every column with dbgen's data, else
+    those tpchgen-cli's data shares with it); the check's word, None when
+    there is no answer."""
+    try:
+        answer = tpch.official_answer(r.n, sf)
+    except GlintError as e:
+        r.details.append(f"official answer unavailable: {e}")
+        return None
+    if answer is None:
+        return None
+    cols = (list(range(answer.num_columns)) if full_answers
+            else tpch.answer_columns_for_tpchgen(r.n, answer.schema.names))
+    if cols is None:
+        return "answer n/a"
+    diffs = (compare_query_result(q, got.select(cols), answer.select(cols))
+             if got.num_columns == answer.num_columns else
+             [f"column count: actual {got.num_columns}, expected {answer.num_columns}"])
+    if diffs:
+        r.status = "diff" if r.status == "ok" else r.status
+        r.details.append("differs from the official answer:")
+        r.details.extend("  " + d for d in diffs)
+        return "DIFF vs answer"
+    return "answer*" if len(cols) < answer.num_columns else "answer"
+
+
+def _run_query(con, n: int, args, duck, full_answers: bool, status) -> _QueryRun:
+    """One query: glint's run, then its checks against DuckDB and the official answer."""
+    q = tpch.tpch_query(n)
+    r = _QueryRun(n)
+    got = _run_glint(con, r, q, args.runs)
+    if got is None:
+        return r
+    if duck is None:
+        r.status, r.check = "unchecked", "not checked"
+        return r
+    if status:
+        status.update(f"Q{n}: DuckDB")
+    checks = [_check_duckdb(r, q, got, duck, args.runs)]
+    answer = _check_answer(r, q, got, args.sf, full_answers)
+    if answer is not None:
+        checks.append(answer)
+    if r.status == "ok":
+        r.check = "ok (" + ", ".join(checks) + ")"
+    else:
+        r.check = ", ".join(c for c in checks if c.startswith("DIFF") or c.endswith("failed"))
+    return r
+
+
+def cmd_tpch(args) -> int:
+    out, err = console(), console(stderr=True)
+    queries = parse_query_list(args.queries)
+    if args.runs < 1:
+        raise GlintError("--runs must be at least 1")
+    tpch.sf_label(args.sf)
+    show_progress = err.is_terminal
+    data, full_answers, duck, duck_load = _data_and_reference(args, err, show_progress)
+    con, device = _load_glint(args, data, err, show_progress, duck_load)
     results: list[_QueryRun] = []
     for n in queries:
-        q = tpch.tpch_query(n)
-        r = _QueryRun(n)
-        results.append(r)
         status = err.status(f"Q{n}: glint") if show_progress else None
         if status:
             status.start()
         try:
-            def run_glint():
-                res = con.sql(q)
-                tbl = result_arrow(res)
-                sync(con)
-                r.rank_stats = getattr(res, "rank_stats", None)
-                return tbl
-            try:
-                got, r.glint_s = _time_runs(run_glint, args.runs)
-                r.rows = got.num_rows
-            except KeyboardInterrupt:
-                raise
-            except GlintError as e:
-                r.status, r.check = "error", f"error: {type(e).__name__}"
-                r.details.append(str(e))
-                continue
-            except Exception as e:  # noqa: BLE001 - reported in the table
-                r.status, r.check = "error", f"internal error: {type(e).__name__}"
-                r.details.append(f"{type(e).__name__}: {e}")
-                if os.environ.get("GLINT_DEBUG"):
-                    r.details.append(traceback.format_exc())
-                continue
-            if not check:
-                r.status, r.check = "unchecked", "not checked"
-                continue
-            if status:
-                status.update(f"Q{n}: DuckDB")
-            checks = []
-            try:
-                expected, r.duck_s = _time_runs(lambda: tpch.duckdb_arrow(duck, q), args.runs)
-                diffs = compare_query_result(q, got, expected)
-                if diffs:
-                    r.status = "diff"
-                    r.details.append("differs from DuckDB:")
-                    r.details.extend("  " + d for d in diffs)
-                    checks.append("DIFF vs DuckDB")
-                else:
-                    checks.append("DuckDB")
-            except Exception as e:  # noqa: BLE001
-                r.status = "error"
-                r.details.append(f"DuckDB failed: {type(e).__name__}: {e}")
-                checks.append("DuckDB failed")
-            try:
-                answer = tpch.official_answer(n, args.sf)
-            except GlintError as e:
-                answer = None
-                r.details.append(f"official answer unavailable: {e}")
-            if answer is not None:
-                cols = (list(range(answer.num_columns)) if full_answers
-                        else tpch.answer_columns_for_tpchgen(n, answer.schema.names))
-                if cols is None:
-                    checks.append("answer n/a")
-                else:
-                    diffs = (compare_query_result(q, got.select(cols), answer.select(cols))
-                             if got.num_columns == answer.num_columns else
-                             [f"column count: actual {got.num_columns}, expected {answer.num_columns}"])
-                    if diffs:
-                        r.status = "diff" if r.status == "ok" else r.status
-                        r.details.append("differs from the official answer:")
-                        r.details.extend("  " + d for d in diffs)
-                        checks.append("DIFF vs answer")
-                    else:
-                        checks.append("answer*" if len(cols) < answer.num_columns else "answer")
-            if r.status == "ok":
-                r.check = "ok (" + ", ".join(checks) + ")"
-            else:
-                r.check = ", ".join(c for c in checks if c.startswith("DIFF") or c.endswith("failed"))
+            results.append(_run_query(con, n, args, duck, full_answers, status))
         finally:
             if status:
                 status.stop()
-
-    _print_tpch_table(out, results, args, tpch.sf_label(args.sf), device, check)
+    _print_tpch_table(out, results, args, tpch.sf_label(args.sf), device, duck is not None)
     bad = [r for r in results if r.status in ("diff", "error")]
     return EXIT_ERROR if bad else EXIT_OK
 
@@ -213,7 +249,6 @@ def breakdown_cells(rank_stats) -> list[str]:
     the slowest rank and MiB moved between ranks, as table cells."""
     if not rank_stats:
         return ["-"] * 7
-    from glint.distributed.stats import summary
     s = summary(rank_stats)
     return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
         [f"{s['bytes_sent'] / (1 << 20):,.1f}"]

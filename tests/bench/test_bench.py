@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from glint.bench import harness
+from glint.bench import duckdb_runs, glint_runs, suites
 from glint.__main__ import main
 from glint.errors import ExecutionError
 
@@ -100,7 +100,7 @@ def test_bench_glint_error_fails(tmp_path, capsys, monkeypatch):
     def boom(con, sql, *rest):
         raise ExecutionError("kernel exploded")
 
-    monkeypatch.setattr(harness, "_glint_query", boom)
+    monkeypatch.setattr(glint_runs, "glint_query", boom)
     out = tmp_path / "res"
     assert main(["bench", "tpch", *FAST, "--queries", "1,6", "--no-duckdb", "--out", str(out)]) == 1
     c = capsys.readouterr()
@@ -136,17 +136,17 @@ def test_bench_bad_arguments(argv, message, tmp_path, capsys):
 
 def test_bench_ssb_query_names():
     names = ("1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "3.1")
-    assert harness.parse_query_names("2, q3.1", names) == ["2.1", "2.2", "2.3", "3.1"]
-    assert harness.parse_query_names("1.3-2.2", names) == ["1.3", "2.1", "2.2"]
+    assert suites.parse_query_names("2, q3.1", names) == ["2.1", "2.2", "2.3", "3.1"]
+    assert suites.parse_query_names("1.3-2.2", names) == ["1.3", "2.1", "2.2"]
     with pytest.raises(Exception, match="there is no SSB query '5.1'"):
-        harness.parse_query_names("5.1", names, "SSB")
+        suites.parse_query_names("5.1", names, "SSB")
 
 
 def test_duckdb_compressed_in_memory(cached_tpch):
     from glint.io.loaders import tables_in_directory
 
     found = tables_in_directory(cached_tpch(0.01))
-    con = harness.duckdb_connection(found, ["nation", "region"], views=False, compress=True)
+    con = duckdb_runs.duckdb_connection(found, ["nation", "region"], views=False, compress=True)
     try:
         assert con.execute("SELECT current_database()").fetchone()[0] == "m"
         assert con.execute("SELECT count(*) FROM nation JOIN region ON n_regionkey = r_regionkey").fetchone() == (25,)
@@ -166,3 +166,81 @@ def test_bench_cold_runs_in_a_fresh_process(tmp_path, capsys):
     assert rep["load_s"]["glint_cold_process_start_s"] > 0
     assert rep["glint_options"] == {"chunk_rows": 20000}
     assert q["touched_bytes"] > 0 and q["cold_io"]["chunks"] == 4       # 60,175 lineitem rows in 20,000-row chunks
+
+
+PROFILE_DEVICE_FIELDS = ("gpu_busy_s", "kernel_launches", "memcpy_count", "host_syncs", "top_kernels")
+
+
+def test_bench_profile_on_the_cpu(tmp_path, capsys):
+    """--profile runs each query once more under torch.profiler: on the CPU the
+    device fields are null, the profiled run's time and the touched rate are not."""
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--queries", "1,6", "--no-duckdb", "--no-cold", "--profile",
+                 "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    _no_traceback(c)
+    rep = _report(out, "tpch")
+    assert rep["profile"] is True
+    for q in rep["queries"]:
+        assert all(q[k] is None for k in PROFILE_DEVICE_FIELDS), q
+        assert q["profile_error"] is None and q["profiled_s"] > 0
+        assert q["touched_bytes"] > 0
+        assert q["touched_gbps"] == pytest.approx(q["touched_bytes"] / q["glint_warm_s"] / 1e9)
+        assert q["touched_bw_fraction"] is None
+    assert "GPU busy s" in c.out and "touched GB/s" in c.out and "device fields are null on the CPU" in c.out
+    md = (out / "tpch_sf0.01_cpu.md").read_text()
+    assert "| GPU busy s | kernels | memcpy | host syncs | touched GB/s |" in md
+
+
+def test_bench_without_profile_has_null_profile_fields(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", *FAST, "--queries", "6", "--no-duckdb", "--no-cold", "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    rep = _report(out, "tpch")
+    (q,) = rep["queries"]
+    assert rep["profile"] is False and q["profiled_s"] is None and q["profile_error"] is None
+    assert all(q[k] is None for k in PROFILE_DEVICE_FIELDS)
+    assert q["touched_gbps"] > 0 and "GPU busy s" not in c.out
+
+
+def test_profile_reads_the_kineto_events_when_function_events_fail():
+    """Another torch's FunctionEvents: the profile falls back to the Kineto events."""
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    from glint.bench import profile
+
+    def kineto(name, device, start_ns, dur_ns):
+        return SimpleNamespace(name=lambda: name, device_type=lambda: device, start_ns=lambda: start_ns,
+                               duration_ns=lambda: dur_ns)
+
+    def broken():
+        raise AttributeError("no time_range")
+
+    events = [kineto(profile.MARK, DeviceType.CPU, 0, 100_000), kineto("cudaStreamSynchronize", DeviceType.CPU,
+                                                                       50_000, 1_000),
+              kineto("cudaDeviceSynchronize", DeviceType.CPU, 200_000, 1_000),
+              kineto("gemm", DeviceType.CUDA, 10_000, 20_000), kineto("Memset (Device)", DeviceType.CUDA, 20_000, 20_000)]
+    prof = SimpleNamespace(events=broken, profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
+    s = profile.summarize(profile.trace_events(prof))
+    assert s["gpu_busy_s"] == pytest.approx(30e-6) and s["kernel_launches"] == 1 and s["memcpy_count"] == 0
+    assert s["host_syncs"] == 1 and s["top_kernels"] == [{"name": "gemm", "count": 1, "total_s": pytest.approx(20e-6)}]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_bench_profile_on_cuda(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["bench", "tpch", "--sf", "0.01", "--device", "cuda", "--runs", "1", "--warmup", "0",
+                 "--queries", "1,6", "--no-duckdb", "--no-cold", "--profile", "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    _no_traceback(c)
+    rep = json.loads(next(out.glob("*.json")).read_text())
+    for q in rep["queries"]:
+        assert q["profile_error"] is None, q["profile_error"]
+        assert q["kernel_launches"] > 0 and 0 < q["gpu_busy_s"] <= q["profiled_s"]
+        assert q["memcpy_count"] >= 0 and q["host_syncs"] >= 0
+        assert 1 <= len(q["top_kernels"]) <= 3 and all(k["count"] > 0 and k["total_s"] > 0 for k in q["top_kernels"])
+        assert q["touched_gbps"] > 0
+    assert "top 3 kernels per query" in c.out

@@ -16,17 +16,13 @@ import pytest
 import sqlglot
 
 from glint.testing.fuzz import data as fdata
-from glint.testing.fuzz.generator import QueryGenerator
+from glint.testing.fuzz.classify import classify
+from glint.testing.fuzz.data import FuzzData
+from glint.testing.fuzz.engines import Duck, Engines, GlintWorker
+from glint.testing.fuzz.generator import QueryGenerator, generate_query
 from glint.testing.fuzz.reduce import reduce_sql, referenced_columns, table_statements, sqllogic_text, trim_rows
-from glint.testing.fuzz.runner import (
-    Outcome,
-    classify,
-    compare_results,
-    failure_signature,
-    generate_query,
-    print_summary,
-    run_fuzz,
-)
+from glint.testing.fuzz.results import Outcome, compare_results
+from glint.testing.fuzz.runner import failure_signature, print_summary, run_fuzz
 
 FUZZ_SEED = 20240611
 FUZZ_QUERIES = 500
@@ -237,7 +233,6 @@ CRASH_REGRESSIONS = [          # fuzz bug 2 of tests/sqllogic/fuzz/regressions.t
 def test_crash_regressions_in_a_subprocess(sql):
     """Queries that took the whole process down (a signal): run in a glint
     worker process; glint must raise a GlintError (DuckDB: Overflow in division)."""
-    from glint.testing.fuzz.runner import GlintWorker
     w = GlintWorker("cpu")
     w.register("fz_ints", pa.table({"i": pa.array([-2147483648, 5], pa.int32()),
                                     "b": pa.array([-9223372036854775808, 7], pa.int64())}))
@@ -250,7 +245,6 @@ def test_crash_regressions_in_a_subprocess(sql):
 
 def test_worker_time_limit_and_restart():
     """A query past the time limit is a crash ("Timeout"); the worker is restarted."""
-    from glint.testing.fuzz.runner import GlintWorker
     w = GlintWorker("cpu")
     w.register("t", pa.table({"a": list(range(1000))}))
     try:
@@ -267,7 +261,6 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
     """glint answering where DuckDB raised a run-time error counts as an
     evaluation-order difference only when glint raises on the very operation
     DuckDB names (an unchecked overflow in glint would stay a mismatch)."""
-    from glint.testing.fuzz.runner import Engines, FuzzData
     data = FuzzData(tables={"t": pa.table({"b": pa.array([-9223372036854775808, 7], pa.int64())})}, info=None)
     e = Engines(data, "cpu", 60, in_process=True)
     try:
@@ -295,7 +288,6 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
     constant to TRUE for a NULL (seeds 602, 606, 610): without the rewriter DuckDB
     answers as glint does, so the outcome is an oracle bug, not a mismatch. A real
     difference stays a mismatch."""
-    from glint.testing.fuzz.runner import Engines, FuzzData
     t = pa.table({"dt": pa.array([datetime.date(1995, 1, 6), None], pa.date32()),
                   "ts": pa.array([None, None], pa.timestamp("us"))})
     e = Engines(FuzzData(tables={"t": t}, info=None), "cpu", 60, in_process=True)
@@ -324,7 +316,6 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
 ])
 def test_values_only_duckdb_computes_are_evaluation_order(sql, probe):
     """glint never computes the value DuckDB fails on, and raises as soon as it does."""
-    from glint.testing.fuzz.runner import Engines, FuzzData
     t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
     e = Engines(FuzzData(tables={"t3": t}, info=None), "cpu", 60, in_process=True)
     try:
@@ -340,7 +331,6 @@ def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
     seed 133 q18 joined a value that is not among the subquery's 10 smallest. The
     oracle's DuckDB must answer as glint does (and as DuckDB without that optimizer)."""
     import glint
-    from glint.testing.fuzz.runner import Duck
     d = fdata.make_data(133, rows=150)
     sql = ("SELECT a1.k1, q4.c0 FROM t3 AS a1 JOIN (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
            "ON a2.k1 = a3.k1 WHERE TRUE ORDER BY 1 LIMIT 10) AS q4 ON a1.k1 = q4.c0")
@@ -367,3 +357,45 @@ def test_generated_decimals_fit_their_type():
             vals = [v for v in g.decimal(400, p, s) if v is not None]
             assert all(abs(v) < Decimal(10) ** (p - s) for v in vals), (seed, p, s)
     assert fdata.make_data(144, rows=150).tables["t0"].num_rows == 150
+
+
+# ------------------------------------------------------------------ reproducers
+def test_reproducers_go_to_the_temporary_directory_as_regression_sections(tmp_path, monkeypatch, capsys):
+    """Without --out, reproducers go under the system's temporary directory; each
+    repro.test is a section of sqllogictest records that tests/sql/fuzz/regressions.test
+    takes as it is."""
+    import tempfile
+
+    from sqllogic import runner as sqllogic
+
+    from glint.testing.fuzz import classify as fclassify
+    from glint.testing.fuzz.reduce import append_regression, default_out_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert default_out_dir() == tmp_path / "glint-fuzz"
+    monkeypatch.setattr(fclassify, "compare_results", lambda sql, got, expected: ["a forced difference"])
+    s = run_fuzz(3, 6, device="cpu", rows=20, reduce=False, in_process=True)
+    assert s.failures and s.reproducers >= len(s.failures) and s.out == tmp_path / "glint-fuzz"
+    dirs = sorted((tmp_path / "glint-fuzz").iterdir())
+    assert len(dirs) == s.reproducers and all(d.name.startswith("seed3-q") for d in dirs)
+    text = (dirs[0] / "repro.test").read_text()
+    assert text.startswith("# ==== fuzz reproducer: seed 3, query ")
+    assert sqllogic.parse(text, "repro.test").records
+    regressions = tmp_path / "regressions.test"
+    regressions.write_text("# name: regressions.test\n")
+    append_regression(dirs[0], regressions, "fuzz bug N: a title")
+    merged = regressions.read_text()
+    assert merged.count("# ====") == 1 and "# ==== fuzz bug N: a title\n" in merged
+    assert len(sqllogic.parse(merged, "regressions.test").records) == len(sqllogic.parse(text).records)
+    print_summary(s)
+    out = capsys.readouterr().out
+    assert str(tmp_path / "glint-fuzz") in out and "tests/sql/fuzz/regressions.test" in out
+
+
+def test_fuzz_help_says_where_reproducers_go(capsys):
+    from glint.__main__ import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["fuzz", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "temporary directory" in text and "tests/sql/fuzz/regressions.test" in text

@@ -19,6 +19,8 @@ small.
 """
 from __future__ import annotations
 
+from glint.testing.fuzz.sqltypes import BIGINT, BOOLEAN, INTEGER, VARCHAR, E, quote
+
 REGEXES = ["a", "^a", "a$", "[a-c]+", "b.", "(a)(b)?", "\\.", "x*", "", "(?i)ab", "\\bx", "[^a ]", "\\p{L}+",
            "a|b", "^.$", "[[:upper:]]", "(\\w+) (\\w+)", "é|ü", "\\d", "_|%", "a{2,}", "^$"]
 REWRITES = ["", "X", "<\\0>", "\\\\", "[\\1]", "\\2\\1", "x\\y"]
@@ -31,7 +33,6 @@ class StringFunctions:
 
     def _regex(self, scope, d, sub):
         """(a pattern expression, its SQL type is VARCHAR), mostly constant."""
-        from glint.testing.fuzz.generator import E, VARCHAR, quote
         if self.chance(0.2):
             a = self.sub_e("str", scope, d, sub)
             self.feat("regex:column_pattern")
@@ -41,7 +42,6 @@ class StringFunctions:
 
     def _count(self, lo: int, hi: int, scope, d, sub, integer_only: bool = False):
         """A small count: a literal, or a column reduced modulo something."""
-        from glint.testing.fuzz.generator import INTEGER, E
         cols = [c for c in scope.columns("int") if c[1][1].kind == "INTEGER" or
                 (not integer_only and c[1][1].kind == "BIGINT")] if scope.group is None else []
         if cols and self.chance(0.3):
@@ -51,7 +51,6 @@ class StringFunctions:
         return E(str(self.r.randint(lo, hi)), INTEGER)
 
     def gen_str_function(self, scope, d, sub):
-        from glint.testing.fuzz.generator import VARCHAR, quote
         fn = self.pick({"regexp_replace": 3, "regexp_extract": 2, "replace": 2, "split_part": 2, "pad": 2,
                         "left_right": 2, "repeat": 1, "reverse": 1, "md5": 0.5, "concat_ws": 1.5, "trim": 1.5,
                         "chr": 0.5})
@@ -106,11 +105,9 @@ class StringFunctions:
         return self._m(f"chr({n.sql})", VARCHAR)
 
     def _lit(self, s: str):
-        from glint.testing.fuzz.generator import E, VARCHAR, quote
         return E(quote(s), VARCHAR)
 
     def gen_string_predicate(self, scope, d, sub):
-        from glint.testing.fuzz.generator import BOOLEAN, quote
         kind = self.pick({"like_rows": 3, "regex": 3, "search": 2})
         a = self.sub_e("str", scope, d, sub)
         if kind == "like_rows":
@@ -139,7 +136,6 @@ class StringFunctions:
         return self._m(f"{fn}({a.sql}, {b.sql})", BOOLEAN, a, b)
 
     def gen_string_number(self, scope, d, sub):
-        from glint.testing.fuzz.generator import BIGINT, INTEGER
         fn = self.pick({"strpos": 3, "ascii": 1, "unicode": 1, "strlen": 1, "bit_length": 0.5})
         self.feat("strfn:" + fn)
         a = self.sub_e("str", scope, d, sub)

@@ -15,7 +15,7 @@ Their choices draw from streams of their own (seeded from the query's seed),
 so the rest of a query is drawn as before where they are not chosen.
 
 >>> import random
->>> from glint.testing.fuzz.generator import E, INTEGER
+>>> from glint.testing.fuzz.sqltypes import E, INTEGER
 >>> g = random.Random(1)
 >>> grouping_text(g, [E("a.x", INTEGER), E("a.y", INTEGER)]).startswith(("ROLLUP", "CUBE", "GROUPING", "a.x"))
 True
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import random
 import re
+
+from glint.testing.fuzz.sqltypes import BOOLEAN, DOUBLE, VARCHAR, E
 
 QUANTILES = ["0.5", "0.25", "0.1", "0.9", "0.75", "0", "1", "-0.5", "-0.25", "0.3::DOUBLE", "0.333", "0.6::DOUBLE"]
 SEPARATORS = ["','", "''", "'|'", "' - '", "'→'"]
@@ -61,8 +63,6 @@ def grouping_call(r: random.Random, keys) -> str:
 def aggregate_call(gen, kind: str, row, d: int):
     """One of the aggregates above, of ``kind``'s type, its arguments row
     expressions of ``row`` (None when none fits)."""
-    from glint.testing.fuzz.generator import BOOLEAN, DOUBLE, E, VARCHAR
-
     r = gen.ra
     if kind == "dbl":
         a = gen.row_expr(r.choice(["int", "int", "dec", "dbl"]), row, d, False)

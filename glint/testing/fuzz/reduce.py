@@ -16,34 +16,47 @@ engines::
     >>> reduce_sql(sql, lambda s: "a.y < 3" in s)
     'SELECT NULL AS c1 FROM t AS a WHERE a.y < 3'
 
-:func:`write_reproducer` writes ``original.sql``, ``reduced.sql``,
-``outcome.txt`` (both engines' results or errors, for the original and the
-reduced query) and ``repro.test`` (a sqllogictest file: CREATE TABLE + INSERT
-for the tables the query touches, then the query with DuckDB's answer).
-:func:`append_regression` appends a ``repro.test`` to a regression file.
+:func:`write_reproducer` writes, into ``seed<S>-q<I>-<status>`` under the
+output directory (by default :func:`default_out_dir`, under the system's
+temporary directory), ``original.sql``, ``reduced.sql``, ``outcome.txt``
+(both engines' results or errors, for the original and the reduced query)
+and ``repro.test``: sqllogictest records that make a section of
+tests/sql/fuzz/regressions.test as they are (a ``# ==== ...`` header,
+CREATE OR REPLACE TABLE + INSERT for the tables the query touches, then the
+query with DuckDB's answer, or ``statement error`` where DuckDB raises), so
+that ``cat <dir>/repro.test >> tests/sql/fuzz/regressions.test`` keeps the
+failure as a regression test; :func:`append_regression` does the same under
+a title of one's own.
 """
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import math
 import re
 import sys
+import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import sqlglot
+from sqlglot import exp
 
+from glint.engine.result import python_values
 from glint.sql.dialect import DIALECT as _DIALECT
-from glint.testing.fuzz.data import FuzzData, sql_type
+from glint.testing.compare import ordered_by_query
+from glint.testing.fuzz.data import FuzzData, make_data, sql_type
+from glint.testing.fuzz.engines import Engines
+from glint.testing.fuzz.generator import generate_query
 
 # ------------------------------------------------------------------ AST candidates
 _CLAUSES = ("with", "where", "having", "qualify", "order", "limit", "offset", "distinct", "group")
 
 
 def _parse(sql: str):
-    import sqlglot
     return sqlglot.parse_one(sql, read=_DIALECT)
 
 
@@ -75,7 +88,6 @@ def _replace(tree, idx: int, make: Callable) -> object | None:
 
 
 def _child_exprs(node) -> list:
-    from sqlglot import exp
     out = []
     for k, v in node.args.items():
         if k in ("to", "kind", "unit", "side", "alias", "escape"):
@@ -89,7 +101,6 @@ def _child_exprs(node) -> list:
 
 def candidates(tree) -> Iterator[object]:
     """Smaller variants of ``tree``, the most promising first."""
-    from sqlglot import exp
     nodes = _nodes(tree)
     # 1. whole clauses, set-operation sides, joins, select items
     for i, n in enumerate(nodes):
@@ -181,7 +192,6 @@ def candidates(tree) -> Iterator[object]:
 def deterministic(tree) -> bool:
     """False when a LIMIT/OFFSET is not under an ORDER BY of (at least) as many
     keys as the query has output columns: its rows would depend on the engine."""
-    from sqlglot import exp
     for node in tree.walk():
         if isinstance(node, (exp.Select, exp.Union, exp.Intersect, exp.Except)) \
                 and (node.args.get("limit") or node.args.get("offset")):
@@ -263,7 +273,6 @@ def same_failure(orig, o) -> bool:
 
 # ------------------------------------------------------------------ data
 def referenced_tables(sql: str, data: FuzzData) -> list[str]:
-    from sqlglot import exp
     try:
         tree = _parse(sql)
     except Exception:  # noqa: BLE001
@@ -274,7 +283,6 @@ def referenced_tables(sql: str, data: FuzzData) -> list[str]:
 
 def referenced_columns(sql: str) -> set[str] | None:
     """Column names the query mentions; None when it has a * (all needed)."""
-    from sqlglot import exp
     tree = _parse(sql)
     if any(True for _ in tree.find_all(exp.Star)):
         return None
@@ -343,7 +351,6 @@ def table_statements(name: str, t: pa.Table) -> list[str]:
     cols = ", ".join(f"{f.name} {ty}" for f, ty in zip(t.schema, types))
     out = [f"statement ok\nCREATE OR REPLACE TABLE {name}({cols})"]
     if t.num_rows:
-        from glint.engine.result import python_values  # timestamps past year 9999 as text
         rows = list(zip(*[python_values(c) for c in t.columns])) if t.num_columns else []
         values = ", ".join("(" + ", ".join(sql_literal(v, ty) for v, ty in zip(r, types)) + ")" for r in rows)
         out.append(f"statement ok\nINSERT INTO {name} VALUES {values}")
@@ -351,7 +358,6 @@ def table_statements(name: str, t: pa.Table) -> list[str]:
 
 
 def _ordered(sql: str) -> bool:
-    from glint.testing.compare import ordered_by_query
     return ordered_by_query(sql)
 
 
@@ -474,7 +480,7 @@ def write_reproducer(engines, data: FuzzData, orig, out: Path, seed: int, index:
     (d / "outcome.txt").write_text(
         f"seed {seed}, query {index}\n\n== original ==\n{orig.sql}\n{_describe(orig)}\n\n"
         f"== reduced ==\n{sql}\n{_describe(final)}\n", encoding="utf-8")
-    header = [f"fuzz reproducer: seed {seed}, query {index}: {orig.status}",
+    header = [f"==== fuzz reproducer: seed {seed}, query {index}: {orig.status}",
               (final.details[0] if final.details else final.status).splitlines()[0][:300]]
     if final.glint_error:
         header.append(f"glint: {final.glint_error.splitlines()[0][:300]}")
@@ -489,13 +495,22 @@ def write_reproducer(engines, data: FuzzData, orig, out: Path, seed: int, index:
     return d
 
 
+def default_out_dir() -> Path:
+    """Where reproducers go unless told otherwise: glint-fuzz under the
+    system's temporary directory (``tempfile.gettempdir()``)."""
+    return Path(tempfile.gettempdir()) / "glint-fuzz"
+
+
 def append_regression(repro: Path | str, regression_file: Path | str, title: str) -> None:
     """Append the records of ``repro``/repro.test (or a .test file) to
-    ``regression_file`` under a ``# title`` comment."""
+    ``regression_file`` as a section headed ``# ==== title`` (in place of
+    the reproducer's own header line)."""
     p = Path(repro)
     if p.is_dir():
         p = p / "repro.test"
     body = p.read_text(encoding="utf-8").rstrip() + "\n"
+    if body.startswith("# ===="):
+        body = body.split("\n", 1)[1]
     target = Path(regression_file)
     old = target.read_text(encoding="utf-8") if target.exists() else ""
     sep = "\n" if old and not old.endswith("\n\n") else ""
@@ -506,11 +521,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m glint.testing.fuzz.reduce --seed S --index I [--out DIR]``:
     regenerate query I of the run with seed S (same data), run it, and reduce it
     into a reproducer when it fails. ``--sql`` reduces a given query instead."""
-    import argparse
-
-    from glint.testing.fuzz.data import make_data
-    from glint.testing.fuzz.runner import Engines, generate_query
-
     ap = argparse.ArgumentParser(prog="python -m glint.testing.fuzz.reduce", description=main.__doc__)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--index", type=int, help="the query number within the run")
@@ -519,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tpch", action="store_true")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--out", default="fuzz-failures")
+    ap.add_argument("--out", help=f"directory for the reproducer (default {default_out_dir()})")
     args = ap.parse_args(argv)
     data = make_data(args.seed, rows=args.rows, tpch=args.tpch)
     sql = args.sql or generate_query(data, args.seed, args.index).sql
@@ -529,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{o.status}: {o.summary()[:300]}")
         if o.status not in ("mismatch", "crash", "error_mismatch"):
             return 0
-        d = write_reproducer(engines, data, o, Path(args.out), seed=args.seed,
+        d = write_reproducer(engines, data, o, Path(args.out) if args.out else default_out_dir(), seed=args.seed,
                              index=args.index if args.index is not None else 99999, seconds=args.seconds)
         print(f"reproducer: {d}")
         print((d / "reduced.sql").read_text())

@@ -10,14 +10,23 @@ Types follow DuckDB 1.4 (date ± INTERVAL is a TIMESTAMP; date_trunc gives a
 DATE for parts of a day or more).
 
 >>> from glint.testing.fuzz.data import make_data
->>> from glint.testing.fuzz.generator import QueryGenerator, Scope
+>>> from glint.testing.fuzz.generator import QueryGenerator
+>>> from glint.testing.fuzz.scopes import Scope
 >>> g = QueryGenerator(make_data(0, rows=10).info, seed=3)
 >>> all(g.gen_ts(Scope([g.base_source()]), 2, False).t.kind in ("TIMESTAMP", "NULL") for _ in range(20))
 True
 """
 from __future__ import annotations
 
-from glint.testing.fuzz.sqltypes import BIGINT, BOOLEAN, DATE, DOUBLE, TIMESTAMP, VARCHAR, E
+from glint.testing.fuzz.sqltypes import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    TIMESTAMP,
+    VARCHAR,
+    E,
+)
 
 # units an INTERVAL literal takes, with amounts that keep most results in range
 _UNITS = {"DAY": [1, 2, 30, 365, -1, 0], "MONTH": [1, 3, 12, -1, 13], "YEAR": [1, -1, 10, 5000],

@@ -19,6 +19,8 @@ from __future__ import annotations
 import random
 
 from glint.testing.fuzz.data import DATES_EDGE, KEY_STRINGS, STRINGS
+from glint.testing.fuzz.scopes import Source
+from glint.testing.fuzz.sqltypes import T, unify
 
 KINDS = {"int": 3.0, "dec": 2.0, "dbl": 1.0, "str": 2.5, "date": 1.0, "bool": 0.8}
 _INTS = [0, 1, -1, 7, 42, -2147483648, 2147483647, 3000000000, -9223372036854775807]
@@ -31,7 +33,6 @@ def _quote(s: str) -> str:
 
 def _column(r: random.Random, kind: str, rows: int):
     """(literals, type name, key class) of one column."""
-    from glint.testing.fuzz.generator import T, unify
     key = None
     if kind == "int" and r.random() < 0.6:
         key = "k1"
@@ -72,7 +73,6 @@ def _column(r: random.Random, kind: str, rows: int):
 
 def values_source(r: random.Random, alias: str):
     """(a Source over a VALUES list, its FROM-clause SQL)."""
-    from glint.testing.fuzz.generator import Source
     ncols = r.choice([1, 2, 2, 3])
     nrows = r.choice([1, 2, 3, 4, 6])
     kinds = list(KINDS)

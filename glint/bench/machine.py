@@ -1,0 +1,140 @@
+"""The machine a benchmark ran on: host, CPU, RAM, GPU (its peak memory
+bandwidth included) and library versions, and the device's name as reports
+and file names spell it. Shared by ``glint bench tpch|ssb`` and ``glint bench
+exchange``."""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+import pyarrow
+import torch
+
+from glint import __version__
+
+# peak memory bandwidth (GB/s, the vendors' data sheets) of GPUs whose CUDA
+# properties do not give a memory clock; the first name found in the device's
+# name wins, so the more specific names come first
+_BANDWIDTH_GBPS = (("h200", 4800.0), ("h100 nvl", 3900.0), ("h100 pcie", 2000.0), ("h100", 3350.0),
+                   ("a100-sxm4-80gb", 2039.0), ("a100 80gb pcie", 1935.0), ("a100", 1555.0))
+
+
+def _run_quiet(cmd: list[str], timeout: float = 10) -> str | None:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _ram_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_bandwidth_gbps(props) -> float | None:
+    """Peak memory bandwidth (GB/s) of a CUDA device from its properties:
+    2 transfers per memory clock (kHz) x the bus width (bits) / 8, or the data
+    sheet's figure for a known GPU; None when neither is known.
+
+    >>> from types import SimpleNamespace as P
+    >>> memory_bandwidth_gbps(P(name="NVIDIA H100 80GB HBM3", memory_clock_rate=2619000, memory_bus_width=5120))
+    3352.32
+    >>> memory_bandwidth_gbps(P(name="NVIDIA H200")), memory_bandwidth_gbps(P(name="a GPU"))
+    (4800.0, None)
+    """
+    clock_khz = getattr(props, "memory_clock_rate", 0) or 0
+    bus_bits = getattr(props, "memory_bus_width", 0) or 0
+    if clock_khz > 0 and bus_bits > 0:
+        return 2 * clock_khz * 1e3 * bus_bits / 8 / 1e9
+    name = str(getattr(props, "name", "")).lower()
+    return next((gbps for key, gbps in _BANDWIDTH_GBPS if key in name), None)
+
+
+def _gpu_info(device) -> dict:
+    info: dict = {}
+    try:
+        d = device if getattr(device, "type", None) == "cuda" else torch.device("cuda")
+        props = torch.cuda.get_device_properties(d)
+        info.update(gpu_name=props.name, gpu_count=torch.cuda.device_count(),
+                    gpu_memory_bytes=int(props.total_memory),
+                    gpu_memory_bandwidth_gbps=memory_bandwidth_gbps(props))
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    smi = _run_quiet(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    if smi:
+        info["gpu_driver_version"] = smi.splitlines()[0].strip()
+    return info
+
+
+def machine_info(device) -> dict:
+    """Host, CPU, RAM, GPU and library versions of this run."""
+    info = {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "ram_bytes": _ram_bytes(),
+        "gpu_name": None, "gpu_count": 0, "gpu_memory_bytes": None, "gpu_driver_version": None,
+        "gpu_memory_bandwidth_gbps": None,
+        "cuda_version": torch.version.cuda,
+        "torch_version": torch.__version__,
+        "pyarrow_version": pyarrow.__version__,
+        "duckdb_version": None,
+        "glint_version": __version__,
+        "glint_commit": None,
+    }
+    try:
+        import duckdb  # optional: glint bench --no-duckdb runs without it
+
+        info["duckdb_version"] = duckdb.__version__
+    except ImportError:
+        pass
+    if torch.cuda.is_available():
+        info.update(_gpu_info(device))
+    here = str(Path(__file__).resolve().parent)
+    commit = _run_quiet(["git", "-C", here, "rev-parse", "--short", "HEAD"], 5)
+    if commit:
+        dirty = _run_quiet(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"], 5)
+        info["glint_commit"] = commit + ("-dirty" if dirty else "")
+    return info
+
+
+def device_bandwidth_gbps(device) -> float | None:
+    """Peak memory bandwidth (GB/s) of ``device``; None on the CPU or when unknown."""
+    if getattr(device, "type", None) != "cuda":
+        return None
+    try:
+        return memory_bandwidth_gbps(torch.cuda.get_device_properties(device))
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
+def device_name(device) -> str:
+    """'NVIDIA H100 80GB HBM3' for a CUDA device, 'cpu' for the CPU."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return "cpu"
+
+
+def slug(text: str) -> str:
+    """'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"

@@ -1,0 +1,66 @@
+"""The fuzzer generates the same queries for the same seed: the first queries
+of a few runs and a digest of their first 400 (SQL, ordered, features, CTAS) are
+pinned, so that a change to the generator that shifts its random streams shows.
+
+When a change to the generator is meant to change the queries, recompute the
+values below with the new code and say so in the change.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from glint.testing.fuzz.data import make_data
+from glint.testing.fuzz.generator import QueryGenerator, generate_query
+
+PINNED = {
+    (0, 150): (
+        "d1e7e49a2d628111174b285de3e6e93f3931313c0f356290773e62d80bd9a4b5",
+        [
+            "SELECT DISTINCT CASE WHEN (COUNT(*) FILTER (WHERE FALSE) >= SUM(q2.c1)) THEN SUBSTRING(MIN('it''s'), 2) ELSE STRING_AGG(q2.c1, ',' ORDER BY q2.c1) END AS c0, MIN(DISTINCT CAST(NULL AS DECIMAL(15,2))) AS c1 FROM (SELECT a1.k2 AS c0, (a1.dt - a1.dt) AS c1, MAX(a1.s) OVER (PARTITION BY a1.s, a1.dt ORDER BY a1.n DESC NULLS FIRST) AS c2 FROM t1 AS a1 WHERE (-1 < -2)) AS q2 WHERE (q2.c2 <= q2.c2)",
+            "SELECT QUANTILE_DISC(((a4.k1 - a4.k1) - (DATE '1995-01-29' - a4.dt)), 0.333) AS c0, (- MAX(DISTINCT a4.d18)) AS c1 FROM (SELECT ('e\u0301' IS NULL) AS c0, ((SELECT CAST(FALSE AS INTEGER) FROM t5 AS a2) != COUNT(DISTINCT (CAST((-392.8) AS DECIMAL(10,0)) + CAST(1.5e0 AS DECIMAL(10,0))))) AS c1 FROM t4 AS a1 WHERE (FALSE OR TRUE) GROUP BY a1.k1) AS q3 JOIN t2 AS a4 ON regexp_matches(TRIM(a4.k2), '', 'l') WHERE (a4.k2 NOT LIKE 'a_c') GROUP BY a4.s",
+            "SELECT QUANTILE_CONT(q4.c0, -0.5) AS c0, SUM(q4.c2) AS c1, CONCAT(MAX('\u00df'), MIN(q4.c3)) AS c2, GROUP_CONCAT(CAST(NULL AS INTEGER), ' - ') AS c3 FROM (SELECT (ABS((-677.58)) / (0.0e0 * a2.fx)) AS c0, a1.ts AS c1, (CASE WHEN TRUE THEN a1.d15 END * CASE WHEN a1.flag THEN a1.d15 END) AS c2, left(a1.k2, (a2.k1 % 6)) AS c3 FROM t1 AS a1 RIGHT JOIN t3 AS a2 ON a1.k2 = a2.k2 AND a1.k1 = a2.k1 WHERE (EXISTS (SELECT * FROM t0 AS a3 WHERE (a3.k2 = a2.k2) AND ((a3.flag IS NULL))))) AS q4 GROUP BY q4.c1",
+        ],
+    ),
+    (1, 40): (
+        "3e418c9e48f0ed8c2ecec050cbe76cc5c27fed8164597d4ee22651fdb6f318ab",
+        [
+            "SELECT DISTINCT a1.s AS c0, DATE '1900-01-01' AS c1, a1.f AS c2 FROM t1 AS a1 WHERE (a1.ts >= (TIMESTAMP '2024-02-29 12:00' - INTERVAL '13' MONTH))",
+            "SELECT (NULLIF(992.68, 566.46) * (DATE '2000-02-29' - DATE '1995-01-22')) AS c0, chr(88) AS c1, LENGTH(UPPER('__')) AS c2, COALESCE(((-549.4) * 786.55), 136.438, 226.1) AS c3 FROM (SELECT (a1.d18 <= 668.13) AS c0, -0.25e0 AS c1 FROM t2 AS a1 JOIN (SELECT DISTINCT SUBSTRING(regexp_extract(a4.s, 'a{2,}', 2) FROM 1 FOR 1) AS c0, a3.tk AS c1 FROM t0 AS a2 LEFT JOIN t0 AS a3 ON a2.tk = a3.tk AND (CAST(NULL AS BOOLEAN) OR TRUE) LEFT JOIN t0 AS a4 ON a3.k1 = a4.k1 AND (a3.s LIKE '') WHERE (a4.tk NOT IN (TIMESTAMP '2024-02-29 12:00', CAST(NULL AS TIMESTAMP), TIMESTAMP '2000-02-29 23:59:59.999999', TIMESTAMP '1995-01-31 00:00:00.000001'))) AS q5 ON a1.tk = q5.c1) AS q6",
+            "SELECT (MIN(a1.dt) - INTERVAL '-1' DAY) AS c0, QUANTILE_DISC(-3, 0.75) AS c1, QUANTILE_CONT(a1.d4, 0.9) AS c2, MIN(a1.s) AS c3 FROM t2 AS a1 INTERSECT SELECT (MIN(DATE '2024-02-29') - INTERVAL '1' YEAR) AS c0, COALESCE(SUM(COALESCE((a2.k1 + a2.i), CAST(a2.b AS BIGINT), a2.k1, 9223372036854775807)), MAX(CAST(0 AS INTEGER)), QUANTILE((CASE WHEN TRUE THEN a2.b ELSE a2.k1 END - datediff('hour', a2.ts, DATE '2001-03-31')), 0.3::DOUBLE), 100000) AS c1, (MIN(369.99) FILTER (WHERE (FALSE OR TRUE)) + QUANTILE(a2.d4, 0.75)) AS c2, MIN(a2.s) AS c3 FROM t5 AS a2 WHERE (a2.ts BETWEEN a2.ts AND CAST('1995-01-01' AS TIMESTAMP)) GROUP BY a2.ts",
+        ],
+    ),
+    (20240611, 100): (
+        "4450f7411dbeb9d6811b1f60c29df0a192a7c7a1d8c675c94e1660e57ffb71ac",
+        [
+            "SELECT CASE MIN('NULL') WHEN '\u00df' THEN SUBSTRING(LOWER(a1.s), 1) ELSE MIN('NULL') END AS c0 FROM t4 AS a1 WHERE (a1.dt IN (DATE '2000-02-29', DATE '1995-02-12')) GROUP BY a1.s HAVING FALSE",
+            "WITH w9 AS (SELECT ABS((SELECT SUM(a6.d4) AS c0 FROM t3 AS a5 FULL JOIN t5 AS a6 ON a5.k2 = a6.k2 WHERE (a6.k2 = a1.k2))) AS c0, (a1.ts NOT IN (SELECT a7.tk AS c0 FROM t2 AS a7 JOIN t1 AS a8 ON a7.k1 = a8.k1 WHERE (a8.k1 = a1.k1) AND (('null' NOT ILIKE '%' || 'a')))) AS c1 FROM t4 AS a1 FULL JOIN (SELECT QUANTILE(a2.dt, 0.1) AS c0 FROM t2 AS a2 RIGHT JOIN t1 AS a3 ON a2.k2 = a3.k2 WHERE (a2.dt = a2.dt) GROUP BY a2.b, a2.d4) AS q4 ON a1.ts = q4.c0), w12 AS (SELECT DISTINCT TIMESTAMP '1900-01-01 00:00:00' AS c0 FROM t3 AS a10 CROSS JOIN t5 AS a11 WHERE (CAST(a10.k1 AS VARCHAR) IN ('c', 'a', '__', '\u00fc', '\u00fc'))) SELECT CAST('1995-01-01' AS TIMESTAMP) AS c0 FROM w12 AS a13 WHERE (EXISTS (SELECT NULL FROM t5 AS a14 RIGHT JOIN t5 AS a15 USING (k1) WHERE ((a14.i != a14.b)))) UNION ALL SELECT CAST(a17.dt AS TIMESTAMP) AS c0 FROM w12 AS a16 RIGHT JOIN t2 AS a17 ON a16.c0 = a17.tk AND (NOT CAST(NULL AS BOOLEAN)) ORDER BY 1 ASC NULLS LAST",
+            "SELECT DISTINCT MAX(a1.s) AS c0, last_day(last_day(MIN(DISTINCT CAST('1995-01-31 00:00:00.000001' AS TIMESTAMP)))) AS c1, COUNT(*) AS c2 FROM t4 AS a1 WHERE (EXISTS (SELECT NULL FROM t1 AS a2)) HAVING (CAST(SUM(9999999999999999.99) AS VARCHAR) != STRING_AGG(DISTINCT a1.s, '|' ORDER BY a1.s ASC NULLS FIRST)) ORDER BY c0, 2 DESC NULLS FIRST, c2 NULLS LAST",
+        ],
+    ),
+}
+SEQUENCE_DIGEST = "776aa25e76a05d5c1a606de950cd68722171a6edc9af1939852a431e92c20d13"   # 300 queries of one generator, seed 3, make_data(0, rows=10)
+
+
+@pytest.mark.parametrize("seed,rows", sorted(PINNED))
+def test_first_queries_of_a_seed_are_pinned(seed, rows):
+    digest, first = PINNED[seed, rows]
+    data = make_data(seed, rows=rows)
+    queries = [generate_query(data, seed, i) for i in range(400)]
+    assert [q.sql for q in queries[:len(first)]] == first
+    h = hashlib.sha256()
+    for q in queries:
+        h.update(json.dumps([q.sql, q.ordered, sorted(q.features), q.ctas]).encode())
+        h.update(b"\n")
+    assert h.hexdigest() == digest
+
+
+def test_one_generators_sequence_is_pinned():
+    g = QueryGenerator(make_data(0, rows=10).info, seed=3)
+    h = hashlib.sha256()
+    for _ in range(300):
+        h.update(g.generate().sql.encode())
+        h.update(b"\n")
+    assert h.hexdigest() == SEQUENCE_DIGEST
