@@ -362,7 +362,7 @@ def test_generated_decimals_fit_their_type():
 # ------------------------------------------------------------------ reproducers
 def test_reproducers_go_to_the_temporary_directory_as_regression_sections(tmp_path, monkeypatch, capsys):
     """Without --out, reproducers go under the system's temporary directory; each
-    repro.test is a section of sqllogictest records that tests/sql/fuzz/regressions.test
+    repro.test is a section of sqllogictest records that tests/sqllogic/fuzz/regressions.test
     takes as it is."""
     import tempfile
 
@@ -389,7 +389,7 @@ def test_reproducers_go_to_the_temporary_directory_as_regression_sections(tmp_pa
     assert len(sqllogic.parse(merged, "regressions.test").records) == len(sqllogic.parse(text).records)
     print_summary(s)
     out = capsys.readouterr().out
-    assert str(tmp_path / "glint-fuzz") in out and "tests/sql/fuzz/regressions.test" in out
+    assert str(tmp_path / "glint-fuzz") in out and "tests/sqllogic/fuzz/regressions.test" in out
 
 
 def test_fuzz_help_says_where_reproducers_go(capsys):
@@ -398,4 +398,4 @@ def test_fuzz_help_says_where_reproducers_go(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["fuzz", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "temporary directory" in text and "tests/sql/fuzz/regressions.test" in text
+    assert "temporary directory" in text and "tests/sqllogic/fuzz/regressions.test" in text

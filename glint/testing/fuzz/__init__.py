@@ -13,7 +13,7 @@
   ``glint fuzz`` is its CLI.
 - :mod:`.reduce`: shrinks a failing query and its data, and writes a
   reproducer (by default under the system's temporary directory) whose
-  ``repro.test`` can be appended to tests/sql/fuzz/regressions.test.
+  ``repro.test`` can be appended to tests/sqllogic/fuzz/regressions.test.
 
 Goal: glint answers exactly as DuckDB does, or refuses with a clear
 NotSupported / error. A wrong answer or a crash is the worst outcome.

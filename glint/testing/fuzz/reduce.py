@@ -21,10 +21,10 @@ output directory (by default :func:`default_out_dir`, under the system's
 temporary directory), ``original.sql``, ``reduced.sql``, ``outcome.txt``
 (both engines' results or errors, for the original and the reduced query)
 and ``repro.test``: sqllogictest records that make a section of
-tests/sql/fuzz/regressions.test as they are (a ``# ==== ...`` header,
+tests/sqllogic/fuzz/regressions.test as they are (a ``# ==== ...`` header,
 CREATE OR REPLACE TABLE + INSERT for the tables the query touches, then the
 query with DuckDB's answer, or ``statement error`` where DuckDB raises), so
-that ``cat <dir>/repro.test >> tests/sql/fuzz/regressions.test`` keeps the
+that ``cat <dir>/repro.test >> tests/sqllogic/fuzz/regressions.test`` keeps the
 failure as a regression test; :func:`append_regression` does the same under
 a title of one's own.
 """

@@ -48,7 +48,7 @@ Outcomes (:data:`STATUSES`):
 Mismatches, crashes and error mismatches are written as reproducers
 (glint.testing.fuzz.reduce): by default under glint-fuzz in the system's
 temporary directory, each with a ``repro.test`` of sqllogictest records to
-append to tests/sql/fuzz/regressions.test.
+append to tests/sqllogic/fuzz/regressions.test.
 
 The parts: glint.testing.fuzz.engines (the two engines), .classify (the
 statuses), .results (an outcome, the comparison), .oracle (DuckDB's
@@ -291,7 +291,7 @@ def print_summary(summary: Summary, console=None) -> None:
                 console.print(f"    reproducer: {path}", markup=False, highlight=False)
     if summary.reproducers:
         console.print(f"{summary.reproducers} reproducer(s) in {summary.out}: each repro.test holds sqllogictest "
-                      "records; append one to tests/sql/fuzz/regressions.test to keep its failure as a regression "
+                      "records; append one to tests/sqllogic/fuzz/regressions.test to keep its failure as a regression "
                       "test", markup=False, highlight=False)
     if summary.glint_restarts:
         console.print(f"glint worker restarts: {summary.glint_restarts}")
@@ -308,7 +308,7 @@ def add_parser(sub) -> None:
                                  "temporary directory): one folder per failure, seed<S>-q<N>-<status>, whose "
                                  "repro.test holds sqllogictest records (the tables' CREATE and INSERT, then the "
                                  "query with DuckDB's answer) that can be appended to "
-                                 "tests/sql/fuzz/regressions.test as they are")
+                                 "tests/sqllogic/fuzz/regressions.test as they are")
     f.add_argument("--time-limit", type=float, default=30.0, help="seconds per query before a hang is a crash")
     f.add_argument("--rows", type=int, default=150, help="rows per generated table (default 150)")
     f.add_argument("--no-reduce", action="store_true", help="write failures unreduced")
