@@ -12,17 +12,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from glint.workloads import tpch
-from glint.io import parquet_pages as pp
-from glint.io.parquet_pages import _PAGE_STRUCTS, _header_fields
+from glint.io import file_reads as fr
+from glint.io import raw_chunks as rc
+from glint.io.parquet_page_headers import _header_fields, _PAGE_STRUCTS
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")
 meta = pq.read_metadata(path)
 leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index("l_extendedprice")
-raws = [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, leaf)]
+raws = [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, leaf)]
 bodies = []
 for r in raws:
-    h = pp.read_bytes(r.source.path, r.source.start, r.dict_span)
+    h = fr.read_bytes(r.source.path, r.source.start, r.dict_span)
     d, j = _header_fields(h, 0, _PAGE_STRUCTS)
     bodies.append((bytes(h[j:]), d[2]))
 codec = pa.Codec("snappy")

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from glint.workloads import tpch
+from glint.io import parquet_page_headers as ph
 from glint.io import parquet_pages as pp
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
@@ -17,26 +18,26 @@ path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")
 meta = pq.read_metadata(path)
 leaf = [i for i in range(meta.num_columns) if meta.schema.column(i).name == "l_extendedprice"][0]
 ccs = [meta.row_group(rg).column(leaf) for rg in range(min(256, meta.num_row_groups))]
-bufs = [pp.read_chunk_bytes(path, cc) for cc in ccs]
+bufs = [ph.read_chunk_bytes(path, cc) for cc in ccs]
 codec = pa.Codec("snappy")
 pages = []                                   # (compressed view, uncompressed size)
 for b in bufs:
     i = 0
     while i < len(b):
-        d, j = pp._header_fields(b, i, pp._PAGE_STRUCTS)
+        d, j = ph._header_fields(b, i, ph._PAGE_STRUCTS)
         pages.append((memoryview(b)[j:j + d[3]], d[2]))
         i = j + d[3]
 print(f"{len(ccs)} chunks, {len(pages)} pages, {sum(len(b) for b in bufs) / 1e6:.0f} MB")
 
 
 def read(cc):
-    pp.read_chunk_bytes(path, cc, reuse=True)
+    ph.read_chunk_bytes(path, cc, reuse=True)
 
 
 def headers(b):
     i = 0
     while i < len(b):
-        d, j = pp._header_fields(b, i, pp._PAGE_STRUCTS)
+        d, j = ph._header_fields(b, i, ph._PAGE_STRUCTS)
         i = j + d[3]
 
 
@@ -51,8 +52,8 @@ def inflate_bytes(k):
 
 
 def plan(cc):
-    pp.plan_pages(pp.parse_pages(pp.read_chunk_bytes(path, cc, reuse=True), "SNAPPY"),
-                  pp._DTYPES["INT64"], 0, "x")
+    pp.plan_pages(ph.parse_pages(ph.read_chunk_bytes(path, cc, reuse=True), "SNAPPY"),
+                  ph.PHYSICAL_DTYPES["INT64"], 0, "x")
 
 
 for name, fn, items in [("read", read, ccs), ("headers", headers, bufs), ("decompress", inflate, range(64)),

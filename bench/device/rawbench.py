@@ -15,6 +15,8 @@ import torch
 
 from glint.workloads import tpch
 from glint.io import parquet_pages as pp
+from glint.io import raw_chunks as rc
+from glint.io import raw_decode as rd
 from glint.io.loaders import ParquetSource
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
@@ -29,7 +31,7 @@ out_bytes = sum(meta.row_group(rg).num_rows * (4 if meta.schema.column(c).physic
 
 
 def read(task):
-    return pp.read_raw_chunk(path, task[0], task[1], meta)
+    return rc.read_raw_chunk(path, task[0], task[1], meta)
 
 
 for threads in (1, 16):
@@ -49,7 +51,7 @@ torch.zeros(1, device=dev)
 src = ParquetSource(path)
 for ci, c in enumerate(leaves):
     name = meta.schema.column(c).name
-    got, err = pp.decode_raw(raws[ci * ng:(ci + 1) * ng], dev, column=name)
+    got, err = rd.decode_raw(raws[ci * ng:(ci + 1) * ng], dev, column=name)
     pp.check_decoded(err, name)
     want = src.read_run(list(range(ng)), [name]).column(0)
     want = np.concatenate([np.asarray(x.view(__import__("pyarrow").int32()) if x.type.bit_width == 32
@@ -60,7 +62,7 @@ for ci, c in enumerate(leaves):
 
 per = max(1, (1 << 24) // meta.row_group(0).num_rows)
 batches = [raws[c * ng:(c + 1) * ng][i:i + per] for c in range(len(leaves)) for i in range(0, ng, per)]
-pinned = torch.empty(max(pp.layout_raw(b).total for b in batches), dtype=torch.uint8, pin_memory=True)
+pinned = torch.empty(max(rd.layout_raw(b).total for b in batches), dtype=torch.uint8, pin_memory=True)
 
 
 def sync():
@@ -73,14 +75,14 @@ for rep in range(2):
     t0 = sync()
     for b in batches:
         a = time.perf_counter()
-        lay = pp.layout_raw(b)
+        lay = rd.layout_raw(b)
         mv = memoryview(pinned.numpy())
         for at, seg in lay.segments:
             mv[at:at + len(seg)] = seg
         a1 = time.perf_counter()
         data = pinned[:lay.total].to(dev, non_blocking=True)
         a2 = sync()
-        values, err = pp.decode_raw(b, dev, data=data, layout=lay, exact=False)
+        values, err = rd.decode_raw(b, dev, data=data, layout=lay, exact=False)
         a3 = sync()
         assert int(err.item()) == 0
         for k, v in (("fill", a1 - a), ("copy", a2 - a1), ("decode", a3 - a2)):
@@ -92,10 +94,10 @@ for rep in range(2):
 # the inflate kernel alone, per column, all pages of the column at once
 for ci, c in enumerate(leaves):
     b = raws[ci * ng:(ci + 1) * ng]
-    lay = pp.layout_raw(b)
+    lay = rd.layout_raw(b)
     data = pp.fill_layout(lay).to(dev)
-    got, err = pp.decode_raw(b, dev, data=data, layout=lay)
+    got, err = rd.decode_raw(b, dev, data=data, layout=lay)
     t0 = sync()
-    got, err = pp.decode_raw(b, dev, data=data, layout=lay)
+    got, err = rd.decode_raw(b, dev, data=data, layout=lay)
     t1 = sync()
     print(f"{meta.schema.column(c).name}: decode_raw of all {ng} chunks in one call {t1 - t0:.3f} s", flush=True)

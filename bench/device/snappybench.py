@@ -13,6 +13,8 @@ import torch
 from glint.workloads import tpch
 from glint.kernels import parquet_raw as K
 from glint.io import parquet_pages as pp
+from glint.io import raw_chunks as rc
+from glint.io import raw_decode as rd
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")
@@ -21,19 +23,19 @@ dev = torch.device("cuda")
 torch.zeros(1, device=dev)
 for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_quantity", "l_shipdate"]:
     leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index(name)
-    raws = [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, leaf)]
+    raws = [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, leaf)]
     for mode in ("as stored", "unsplit", "host dictionaries"):
         K.SPLIT_PAGES = mode != "unsplit"
         t0 = time.perf_counter()
         chunks = raws if mode != "host dictionaries" else [r.with_host_dictionary() for r in raws]
         host_s = time.perf_counter() - t0
-        lay = pp.layout_raw(chunks)
+        lay = rd.layout_raw(chunks)
         data = pp.fill_layout(lay).to(dev)
         times = []
         for rep in range(3):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            got, err = pp.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False)
+            got, err = rd.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t0)
         pp.check_decoded(err, name)

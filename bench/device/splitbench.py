@@ -12,6 +12,8 @@ import torch
 from glint.workloads import tpch
 from glint.kernels import parquet_raw as K
 from glint.io import parquet_pages as pp
+from glint.io import raw_chunks as rc
+from glint.io import raw_decode as rd
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")
@@ -37,15 +39,15 @@ K.split_pages = timed("split", split0)
 K.inflate_pages_triton = timed("inflate (with split)", inflate0)
 for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_shipdate"]:
     leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index(name)
-    raws = [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, leaf)]
+    raws = [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, leaf)]
     for label, chunks in (("146 row groups", raws[:146]), (f"{len(raws)} row groups", raws)):
-        lay = pp.layout_raw(chunks)
+        lay = rd.layout_raw(chunks)
         data = pp.fill_layout(lay).to(dev)
         for rep in range(3):
             times.clear()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            got, err = pp.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False)
+            got, err = rd.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False)
             torch.cuda.synchronize()
             total = time.perf_counter() - t0
         pp.check_decoded(err, name)
@@ -55,12 +57,12 @@ for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_shipdate"]:
 # the kernels of one scan chunk's decode of l_extendedprice (torch.profiler)
 from torch.profiler import ProfilerActivity, profile
 leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index("l_extendedprice")
-chunks = [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, leaf)][:146]
-lay = pp.layout_raw(chunks)
+chunks = [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, leaf)][:146]
+lay = rd.layout_raw(chunks)
 data = pp.fill_layout(lay).to(dev)
-pp.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
+rd.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
 torch.cuda.synchronize()
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-    pp.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
+    rd.decode_raw(chunks, dev, data=data, layout=lay, exact=False)
     torch.cuda.synchronize()
 print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=25, max_name_column_width=40))

@@ -15,7 +15,8 @@ import torch
 import glint
 from glint.workloads import tpch
 from glint.io import transfer
-from glint.io.parquet_pages import FileHandles, layout_raw_together
+from glint.io.file_reads import FileHandles
+from glint.io.raw_decode import layout_raw_together
 from glint.io.transfer import StackedUpload, pinned_pool
 
 sf = float(sys.argv[1])

@@ -29,8 +29,8 @@ from glint.errors import GlintIOError
 from glint.plan.expr import Field
 from glint.runtime.settings import env_int
 from glint.columnar.column import Batch, Column
-from glint.io.parquet_pages import RawChunk, RawSet
-from glint.io.parquet_pages import RAW_CODECS as _RAW_CODECS
+from glint.io.raw_chunks import RAW_CODECS as _RAW_CODECS
+from glint.io.raw_chunks import RawChunk, RawSet
 
 SNAPPY = _RAW_CODECS["SNAPPY"]
 # GLINT_HOST_DICTIONARIES=1: a raw chunk's dictionary page of at least this
@@ -44,7 +44,7 @@ from glint.runtime.spill import column_nbytes
 from glint.exec.base import PhysicalNode
 
 # a scan keeps at most this many string dictionary pages parsed (past it, a
-# task's own; a page is at most parquet_pages.STRING_DICTIONARY_BYTES)
+# task's own; a page is at most raw_chunks.STRING_DICTIONARY_BYTES)
 SEEN_PAGES = 4096
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
 # on CUDA, chunks whose copies are started before the oldest started one is
@@ -304,9 +304,9 @@ def _resolve_all(plans):
 def _string_plans(plans: dict) -> dict:
     """The string columns among a chunk's plans ({column: (fragment order,
     plans)}): each one's plans replaced by its chunks with their codes in
-    the chunk's own dictionary (parquet_pages.string_codes). Returns
+    the chunk's own dictionary (raw_chunks.string_codes). Returns
     {column: that host dictionary}."""
-    from glint.io.parquet_pages import string_codes
+    from glint.io.raw_chunks import string_codes
     dicts = {}
     for c, (order, pl) in list(plans.items()):
         if type(pl) is RawSet:
@@ -343,7 +343,7 @@ class ChunkReader:
         self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._stop = threading.Event()
-        from glint.io.parquet_pages import FileHandles
+        from glint.io.file_reads import FileHandles
         self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
         # string dictionary pages parsed so far, by their bytes as stored
         # (RawChunk.with_strings' ``seen``), shared by the scan's tasks: a
@@ -726,7 +726,7 @@ class ChunkReader:
                       dictionary=None):
         """A chunk's column from its fragments' plans, decoded on the scan's
         device (``data``: the plans' bytes already there; ``exact``: see
-        glint.io.parquet_pages.decode_raw; ``dictionary``: a string
+        glint.io.raw_decode.decode_raw; ``dictionary``: a string
         column's host dictionary, see string_codes): (Column, err)."""
         rows = sum(p.rows for p in plans)
         mm = self.ctx.memory
@@ -749,12 +749,12 @@ class ChunkReader:
 
     def _decode_raw_together(self, chunk, raws: dict, data, dicts=None) -> tuple[dict, object]:
         """Several columns' raw chunks decoded in one pass of the page
-        kernels (glint.io.parquet_pages.decode_raw_many, without
+        kernels (glint.io.raw_decode.decode_raw_many, without
         waiting): ``raws`` maps a column to (fragment order, raw chunks,
         layout, where the layout starts in ``data``); ``dicts`` the string
         columns' host dictionaries. Returns ({column: Column}, err: one flag
         for them all)."""
-        from glint.io.parquet_pages import decode_raw_many
+        from glint.io.raw_decode import decode_raw_many
         t0 = time.perf_counter()
         mm = self.ctx.memory
 
@@ -869,7 +869,8 @@ class ChunkReader:
         """The first half of _to_device: the chunk's copies started, so that
         the staging threads fill its buffers while this thread decodes the
         chunk before it."""
-        from glint.io.parquet_pages import layout_plans, layout_raw, layout_raw_together
+        from glint.io.parquet_pages import layout_plans
+        from glint.io.raw_decode import layout_raw, layout_raw_together
         layouts, raw, bases, together = {}, {}, {}, {}
         dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():

@@ -31,7 +31,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.parquet_pages import read_raw as _read_raw
+from glint.io.parquet_pages import plan_column_chunk
+from glint.io.raw_chunks import RawSet, raw_index, raw_readable, read_raw
 
 __all__ = ["load_parquet", "load_csv", "to_arrow_table", "tables_in_directory", "resolve_files",
            "sniff_delimiter", "table_to_ipc", "table_from_ipc", "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
@@ -414,8 +415,7 @@ class ParquetSource:
         group) from its pages (glint.io.parquet_pages.ChunkPlan: read,
         page headers, decompression); errors name the file and row group.
         ``raw``: where the chunk allows, only its bytes as stored
-        (glint.io.parquet_pages.RawChunk: the device does the rest)."""
-        from glint.io.parquet_pages import plan_column_chunk, read_raw
+        (glint.io.raw_chunks.RawChunk: the device does the rest)."""
         fi, g = self._where[fragment]
         meta = self.metas[fi]
         leaf, index = self._leaf_index(fi, name, dtype)
@@ -446,7 +446,6 @@ class ParquetSource:
         (GLINT_RAW_STRINGS=0: pyarrow decodes them)."""
         ok = self._raw_cols.get(name)
         if ok is None:
-            from glint.io.parquet_pages import raw_readable
             if dtype.kind == "VARCHAR":
                 ok = name in self._dict_columns and os.environ.get("GLINT_RAW_STRINGS", "1") != "0"
             else:
@@ -496,7 +495,7 @@ class ParquetSource:
                 index = self._leaf_index(fi, name, dtype)[1]
                 named = self._named(fi)
             entry = None if index is None else index[g]
-            out.append(None if entry is None else _read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
+            out.append(None if entry is None else read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
         return out
 
     def _named(self, fi: int) -> tuple[str, str]:
@@ -508,12 +507,11 @@ class ParquetSource:
 
     def raw_set(self, fragments, name: str, dtype):
         """raw_chunks of these fragments as one
-        glint.io.parquet_pages.RawSet (numpy arrays: no RawChunk, no
+        glint.io.raw_chunks.RawSet (numpy arrays: no RawChunk, no
         Python, per fragment; a string column's as codes, see
         RawSet.with_strings), or None where that cannot be: a fragment the
         device cannot decode as stored, files that store the column in
         different types."""
-        from glint.io.parquet_pages import RawSet
         if self._where_np is None:
             w = np.array(self._where, dtype=np.int64).reshape(-1, 2)
             self._where_np = (w[:, 0].copy(), w[:, 1].copy())
@@ -543,11 +541,10 @@ class ParquetSource:
         return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1])
 
     def _leaf_index(self, fi: int, name: str, dtype):
-        """(leaf index, glint.io.parquet_pages.raw_index) of a column in
+        """(leaf index, glint.io.raw_chunks.raw_index) of a column in
         file ``fi``, made once."""
         got = self._leaves.get((fi, name))
         if got is None:
-            from glint.io.parquet_pages import raw_index
             with self._raw_lock:
                 got = self._leaves.get((fi, name))
                 if got is None:

@@ -291,7 +291,7 @@ class Table:
         """The device_columns that the scan's device decodes from their
         bytes as stored (flat numeric columns without NULLs, snappy or
         uncompressed, PLAIN or dictionary pages: see
-        glint.io.parquet_pages.raw_index and the source's
+        glint.io.raw_chunks.raw_index and the source's
         raw_decodable)."""
         src = self._src
         if not hasattr(src, "raw_decodable"):
@@ -316,7 +316,7 @@ class Table:
         return plan
 
     def raw_chunk(self, fragment: int, column: str):
-        """A fragment's column as a glint.io.parquet_pages.RawChunk whose
+        """A fragment's column as a glint.io.raw_chunks.RawChunk whose
         bytes are still in the file (nothing is read: the scan's staging
         reads them into its pinned buffers), or None where the device cannot
         decode the chunk from its bytes as stored (device_plan then)."""
@@ -342,9 +342,11 @@ class Table:
         None or a device flag for glint.io.parquet_pages.check_decoded.
         Fragments whose files store the column in different physical types
         are decoded in runs of one type. ``exact``: see
-        glint.io.parquet_pages.decode_raw. ``dictionary``: a VARCHAR
+        glint.io.raw_decode.decode_raw. ``dictionary``: a VARCHAR
         column's (its plans decode to codes into it: string_codes)."""
-        from glint.io.parquet_pages import RawChunk, decode_plans, decode_raw
+        from glint.io.parquet_pages import decode_plans
+        from glint.io.raw_chunks import RawChunk
+        from glint.io.raw_decode import decode_raw
 
         def kind(p):
             return type(p), p.dtype
@@ -395,7 +397,7 @@ class Table:
 
     def raw_set(self, fragments: Sequence[int], column: str):
         """raw_chunks of these fragments as one
-        glint.io.parquet_pages.RawSet (arrays, not an object per
+        glint.io.raw_chunks.RawSet (arrays, not an object per
         fragment), or None where the source cannot make one (see
         ParquetSource.raw_set): then raw_chunks."""
         f = getattr(self._src, "raw_set", None)

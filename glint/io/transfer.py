@@ -27,6 +27,7 @@ import torch
 from glint.runtime import trace
 from glint.runtime.settings import env_int
 from glint.columnar.column import Column
+from glint.io.file_reads import FileRange, FileRuns, read_file_into
 
 BUFFER_BYTES = 16 << 20
 
@@ -330,7 +331,7 @@ def column_tensors(c: Column) -> list[torch.Tensor]:
 class _Write:
     """Elements for the device buffer at byte ``off``: ``src`` (a numpy array,
     maybe strided), plus ``add``; or ``count`` copies of ``fill``; or
-    ``count`` bytes of files (``file``: a glint.io.parquet_pages.FileRange
+    ``count`` bytes of files (``file``: a glint.io.file_reads.FileRange
     or FileRuns, read straight into the pinned buffer)."""
     __slots__ = ("off", "src", "add", "fill", "count", "dtype", "file")
 
@@ -344,10 +345,9 @@ _U8 = np.dtype(np.uint8)
 
 
 def _raw_writes(segments) -> list[_Write]:
-    """_Writes of (offset, bytes or glint.io.parquet_pages.FileRange or
+    """_Writes of (offset, bytes or glint.io.file_reads.FileRange or
     FileRuns) segments, empty ones left out (made without _Write's general
     constructor: a cold scan chunk has thousands, made under the GIL)."""
-    from glint.io.parquet_pages import FileRange, FileRuns
     out = []
     new = _Write.__new__
     for off, seg in segments:
@@ -510,8 +510,8 @@ def narrow_type(lo, hi, itemsize: int):
 
 
 # file bytes between two FileRange writes (a column's chunks laid out by
-# parquet_pages.layout_raw, where the scan's layout_raw_together makes
-# FileRuns, see parquet_pages.RUN_GAP) that are read into a scratch buffer
+# raw_decode.layout_raw, where the scan's layout_raw_together makes
+# FileRuns, see raw_decode.RUN_GAP) that are read into a scratch buffer
 # so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes).
 # Each read costs the staging thread a trip through the GIL, which the
 # query's other threads hold most of the time, while the page cache gives a
@@ -530,7 +530,6 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
     most _GAP_BYTES not wanted) with one system call; returns the index of
     the first write not read. ``buf``: the window's pinned buffer (a
     memoryview of bytes)."""
-    from glint.io.parquet_pages import FileRange, read_file_into
     wr = writes[k]
     first = wr.file
     path = first.path
@@ -563,10 +562,9 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
     finished (it goes on in the next window). ``files``: the files' open
-    handles (glint.io.parquet_pages.FileHandles). A write's ``file``
+    handles (glint.io.file_reads.FileHandles). A write's ``file``
     is a FileRange (read with its neighbours: _file_run) or a FileRuns
     (its ranges in the window read one by one)."""
-    from glint.io.parquet_pages import FileRange
     end = w + size
     view = None
     while k < len(writes):
@@ -622,12 +620,12 @@ class StackedUpload:
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
-        were; glint.io.parquet_pages' page bytes come this way).
+        were; the Parquet pages' bytes come this way).
         ``narrow``: key -> a narrower integer type that holds all of the
         column's values: they are copied up in it and widened on the device
         (fewer bytes written into the pinned buffers and over the bus)."""
         self.pool, self.memory, self.cols = pool, memory, cols
-        self.files = files                  # the raw segments' open files (parquet_pages.FileHandles)
+        self.files = files                  # the raw segments' open files (glint.io.file_reads.FileHandles)
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
         # hands out a block freed on a stream as soon as the free is queued,

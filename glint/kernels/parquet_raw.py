@@ -30,7 +30,7 @@ GPU runs thousands of them side by side.
 
 Only what the scan routes here is handled: flat columns without definition
 levels (``max_definition_level`` 0), PLAIN and dictionary encodings, snappy
-or uncompressed (glint.io.parquet_pages.read_raw_chunk checks the
+or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
 metadata first); anything else found in the bytes is bad data. The pure-torch
 reference (and the CPU path) is glint.io.parquet_pages' host parser with
 ``pa.Codec``: see decode_raw.
@@ -56,7 +56,7 @@ CHUNK_FIELDS = 13
 # C_CODES = 1: the chunk's values are its dictionary indices mapped through
 # the dictionary the host made (a string column's codes): a PLAIN data page
 # (the writer's fallback once its dictionary grew) is bad data there, not
-# values (glint.io.parquet_pages.RawChunk.strings)
+# values (glint.io.raw_chunks.RawChunk.strings)
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
