@@ -136,7 +136,7 @@ def test_bench_ssb_query_names():
 
 def test_duckdb_compressed_in_memory():
     from glint.workloads import tpch
-    from glint.io.loaders import tables_in_directory
+    from glint.io.file_lists import tables_in_directory
 
     found = tables_in_directory(tpch.ensure_tpch_data(0.01, progress=False))
     con = harness.duckdb_connection(found, ["nation", "region"], views=False, compress=True)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import glint
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 from glint.runtime.memory import HostCache, MemoryManager
 from glint.io.parquet_meta import dictionary_entries, raw_footer
 
@@ -309,7 +309,7 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
 
     import numpy as np
     from glint.runtime import trace
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
     rng = np.random.default_rng(9)
     n = 3000
     nulls = rng.random(n) < 0.2
@@ -380,7 +380,7 @@ def test_decode_threads_from_the_environment():
     import os
     import subprocess
     import sys
-    code = "from glint.io.loaders import _decode_pool; print(_decode_pool()._max_workers)"
+    code = "from glint.io.parquet_source import decode_pool; print(decode_pool()._max_workers)"
     for value, want in [("3", 3), ("zero", max(2, os.cpu_count() or 2)), ("0", max(2, os.cpu_count() or 2))]:
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
                              capture_output=True, text=True, check=True).stdout
@@ -396,7 +396,7 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     chunk is handed on; both name the file, the row group and the column."""
     from glint.errors import GlintIOError
     from glint.io import parquet_pages as pp
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
     path = tmp_path / "idx.parquet"
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     real = ParquetSource.plan_device

@@ -17,7 +17,7 @@ from glint.workloads import tpch
 from glint.io import parquet_pages as pp
 from glint.io import raw_chunks as rc
 from glint.io import raw_decode as rd
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10
 path = str(tpch.ensure_tpch_data(sf, progress=False) / "lineitem.parquet")

@@ -6,7 +6,7 @@ import time
 import pyarrow.parquet as pq
 
 from glint.workloads import tpch
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 
 d = tpch.ensure_tpch_data(float(sys.argv[1]), progress=False)
 ParquetSource(os.path.join(d, "nation.parquet"))

@@ -12,7 +12,7 @@ import torch
 from glint.columnar import types as T
 from glint.workloads import tpch
 from glint.columnar.column import Column
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 from glint.io.transfer import Uploader, pinned_pool
 
 sf = float(sys.argv[1]) if len(sys.argv) > 1 else 10

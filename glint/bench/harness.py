@@ -556,7 +556,7 @@ def _register_glint(con, found: dict[str, str], tables: list[str], eager: bool, 
     """read_parquet of each table: lazily (footers now, a column's data when a
     query first reads it) or, with eager, every column now; on a distributed
     connection, hash-partitioned on ``partition_keys`` (table -> column)."""
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
 
     for t in tables:
         if phase:
@@ -772,7 +772,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     (the JSON document) and leaves writing it to the caller."""
     from glint.engine.connection import resolve_device
     from glint.cli.common import console as _console
-    from glint.io.loaders import tables_in_directory
+    from glint.io.file_lists import tables_in_directory
     from glint.workloads.tpch import sf_label
 
     err = err or _console(stderr=True)

@@ -190,13 +190,13 @@ class Shell:
         if not parts or len(parts) > 2:
             raise GlintError(".load PATH [NAME]")
         path = parts[0]
-        from glint.io.loaders import CSV_SUFFIXES, _has_suffix
+        from glint.io.file_lists import CSV_SUFFIXES, has_suffix
 
         if len(parts) == 2:
             spec = f"{parts[1]}={path}"
         else:
             spec = path
-        is_csv = _has_suffix(path, CSV_SUFFIXES)
+        is_csv = has_suffix(path, CSV_SUFFIXES)
         sources = collect_sources(None if is_csv else [spec], [spec] if is_csv else None)
         register_sources(self.con, sources)
         for name, _, p in sources:

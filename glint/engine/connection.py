@@ -216,14 +216,14 @@ class Connection:
 
     def register(self, name: str, data) -> "Connection":
         """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
-        from glint.io.loaders import to_arrow_table
+        from glint.io.arrow_objects import to_arrow_table
         self._add(name, to_arrow_table(data), "memory")
         return self
 
     def read_parquet(self, path: str, name: str | None = None, columns=None) -> "Connection":
         """Register a Parquet file, a directory of them or a glob as table `name`.
         The footers are read now; column data when a query first needs it."""
-        from glint.io.loaders import ParquetSource, load_parquet
+        from glint.io.parquet_source import ParquetSource, load_parquet
         src = ParquetSource(path) if columns is None else load_parquet(path, columns=columns)
         self._add(name or table_name_from_path(path), src, str(path))
         return self
@@ -237,7 +237,7 @@ class Connection:
         none of the tables."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from glint.io.loaders import ParquetSource
+        from glint.io.parquet_source import ParquetSource
         items = list(tables.items())
         if len(items) < 2 or type(self).read_parquet is not Connection.read_parquet:
             # (a subclass registers its own way: a distributed connection reads each rank's share)
@@ -252,7 +252,7 @@ class Connection:
         return self
 
     def read_csv(self, path: str, name: str | None = None, **options) -> "Connection":
-        from glint.io.loaders import load_csv
+        from glint.io.csv_files import load_csv
         self._add(name or table_name_from_path(path), load_csv(path, **options), str(path))
         return self
 

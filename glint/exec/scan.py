@@ -475,9 +475,9 @@ class ChunkReader:
         fragment read (shared by the chunks a fragment spans) and one per
         piece of a chunk (slice, convert to glint's columns, copy to the
         device through pinned buffers). Runs at most PREFETCH chunks ahead."""
-        from glint.io.loaders import _decode_pool
+        from glint.io.parquet_source import decode_pool
         mm, io = self.ctx.memory, self.ctx.io
-        pool = _decode_pool()
+        pool = decode_pool()
         workers = pool._max_workers
         reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
         plans: dict = {}                    # (fragment, column) -> future of its ChunkPlan (pages on the host)

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from glint.errors import GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 
 
 def register_tables(con, directory, names, title: str, progress: bool | None = None,

@@ -69,7 +69,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.workloads.tpch import _import_duckdb, duckdb_arrow, sf_label
 
 __all__ = ["ssb_tables", "ssb_query", "ssb_queries", "QUERY_NAMES", "QUERY_DIR", "data_dir", "ensure_ssb_data",

@@ -65,7 +65,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from glint.io.loaders import table_from_ipc, table_to_ipc
+from glint.io.arrow_objects import table_from_ipc, table_to_ipc
 from glint.sql.dialect import DIALECT
 from glint.testing.fuzz.data import FuzzData, make_data
 from glint.testing.fuzz.generator import QueryGenerator
