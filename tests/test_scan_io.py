@@ -589,7 +589,7 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     whose chunk min/max (Parquet statistics) fit a smaller integer type."""
     import datetime
     from glint.exec.base import ExecContext
-    from glint.exec.scan import ChunkReader
+    from glint.io.chunk_reader import ChunkReader
     n = 1000
     t = pa.table({
         "small": pa.array([i % 100 for i in range(n)], pa.int64()),            # int8
@@ -609,9 +609,9 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     ctx = ExecContext(torch.device("cpu"), con)
     chunks = table.chunks(500)
     reader = ChunkReader(ctx, table, t.column_names, chunks)
-    got = {c: str(d) for c, d in reader._narrow_types(chunks[0], t.column_names).items()}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[0], t.column_names).items()}
     assert got == {"small": "int8", "mid": "int16", "i32": "int16", "price": "int32", "day": "int16"}
-    got = {c: str(d) for c, d in reader._narrow_types(chunks[1], t.column_names).items()}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[1], t.column_names).items()}
     assert got["mid"] == "int16" and got["small"] == "int8" and got["price"] == "int32"
 
 
@@ -751,7 +751,7 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     import sys
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from test_parquet_raw import string_file
-    from glint.exec.scan import ChunkReader
+    from glint.io.chunk_upload import ChunkUploader
     rng = np.random.default_rng(9)
     for i in range(2):
         string_file(str(tmp_path / f"f{i}.parquet"), rng, version=("1.0", "2.0")[i], first=i * 10**6)
@@ -760,12 +760,12 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     else:
         monkeypatch.delenv("GLINT_PARQUET_DECODE", raising=False)
     fallbacks = []
-    real = ChunkReader._host_column
+    real = ChunkUploader._host_column
 
     def counted(self, chunk, column):
         fallbacks.append(column)
         return real(self, chunk, column)
-    monkeypatch.setattr(ChunkReader, "_host_column", counted)
+    monkeypatch.setattr(ChunkUploader, "_host_column", counted)
     con = glint.connect(device=device, chunk_rows=chunk_rows)
     con.read_parquet(str(tmp_path), "x")
     assert con.table("x").raw_columns(["k", "s", "u"]) == ["k", "s", "u"]
@@ -812,7 +812,7 @@ def test_a_bad_tuning_variable_is_named(var, value, message):
     import os
     import subprocess
     import sys
-    code = ("import glint\ntry:\n    import glint.exec.scan, glint.io.transfer\n"
+    code = ("import glint\ntry:\n    import glint.io.chunk_reader, glint.io.transfer\n"
             "except glint.GlintError as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
                        timeout=120)

@@ -127,7 +127,7 @@ class ExecContext:
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
         self.dist = None            # the rank's communicator in a distributed run (glint.distributed.comm)
-        # scans started before the run asks for them: id(ScanExec) -> ChunkReader (scan.start_scans)
+        # scans started before the run asks for them: id(ScanExec) -> glint.io.chunk_reader.ChunkReader (scan.start_scans)
         self.read_ahead: dict = {}
         # a list: the scans' device decoding flags are collected here and
         # checked at the end of the run (verify_decoding); None: each chunk's

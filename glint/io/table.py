@@ -100,7 +100,7 @@ class ArrowSource:
 
 class Table:
     """A named table: schema, row count, fragments and statistics. Column data
-    is read per chunk by the executor's scans (see glint.exec.scan)."""
+    is read per chunk by the executor's scans (see glint.io.chunk_reader)."""
 
     __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
                  "_layouts", "_lock", "exact_decode", "_fragment_rows")
@@ -114,7 +114,7 @@ class Table:
         self.uid = next(_uids)
         self._src = src
         # columns whose device decoding is checked chunk by chunk (a query found
-        # a chunk with more pages than the page tables held: see glint.exec.scan)
+        # a chunk with more pages than the page tables held: see glint.io.chunk_upload)
         self.exact_decode: set[str] = set()
         self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
         self._unsupported: dict[str, str] = {}
