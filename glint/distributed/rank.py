@@ -25,7 +25,8 @@ from glint.exec.scan import start_scans
 from glint.plan.expr import ColRef, Field
 from glint.columnar.column import concat_batches
 from glint.io.arrow_objects import table_from_ipc
-from glint.io.table import ArrowSource, Table
+from glint.io.fragments import ArrowSource
+from glint.io.table import Table
 from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, encode_error
 

@@ -18,7 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from glint.columnar import types as T
 from glint.errors import GlintError, GlintIOError
+from glint.io.fragments import Fragment, to_internal
 from glint.io.file_lists import PARQUET_SUFFIXES, concat_file_tables, read_files, resolve_files, short_path
 from glint.io.parquet_pages import plan_column_chunk
 from glint.io.raw_chunks import RawSet, raw_index, raw_readable, read_raw
@@ -40,9 +42,6 @@ class ParquetSource:
     """
 
     def __init__(self, path: str | os.PathLike):
-        from glint.columnar import types as T
-        from glint.io.table import Fragment, to_internal
-
         self.path = str(path)
         self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
         try:
@@ -234,7 +233,6 @@ class ParquetSource:
 
     @staticmethod
     def _device_leaf(meta, name: str, dtype):
-        from glint.columnar import types as T
         sch = meta.schema
         leaf = next((i for i in range(len(sch)) if sch.column(i).path == name), None)
         if leaf is None:

@@ -1,5 +1,5 @@
 """Tables held by a connection: schema, row count, statistics, and the data
-as a sequence of chunks (DESIGN.md: "a table is a sequence of batches").
+as a sequence of chunks (a table is a sequence of batches).
 
 A table's source is split into *fragments* (Parquet row groups; slices of an
 in-memory Arrow table), each with its row count and, where the file has them,
@@ -22,8 +22,6 @@ counts) the first time a plan asks for them.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import itertools
 import os
 import threading
@@ -38,9 +36,10 @@ import torch
 from glint.columnar import types as T
 from glint.errors import GlintError, NotSupported
 from glint.columnar.column import Column
+from glint.io.appended import Appended, AppendedSource, canonical_type, conform, unify
+from glint.io.fragments import ArrowSource, Chunk, Fragment, to_internal
 
 _uids = itertools.count(1)
-ARROW_FRAGMENT_ROWS = 1 << 20       # in-memory tables are cut into fragments of this many rows
 SAMPLE_ROWS = 200_000               # rows read to estimate a column's distinct count
 STATS_FRAGMENTS = 256               # fragments whose footer statistics a column's estimates look at
 
@@ -51,51 +50,6 @@ class ColumnStats:
     null_count: int
     min: float | None = None
     max: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Fragment:
-    """A unit a source reads at once: a Parquet row group, a slice of an Arrow table.
-    ``stats``: column -> (min, max, null count) in glint's value representation
-    (DECIMAL scaled ints, DATE days), for the columns the file has statistics for."""
-    rows: int
-    stats: dict | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """Consecutive rows of a table: pieces (fragment index, first row, end row)."""
-    index: int
-    pieces: tuple[tuple[int, int, int], ...]
-    rows: int
-
-
-class ArrowSource:
-    """An in-memory Arrow table as fragments of ARROW_FRAGMENT_ROWS rows."""
-
-    def __init__(self, tbl: pa.Table, fragment_rows: int = ARROW_FRAGMENT_ROWS):
-        self.table = tbl
-        self.schema = tbl.schema
-        self.num_rows = tbl.num_rows
-        self.fragment_rows = fragment_rows
-        n = tbl.num_rows
-        self.fragments = [Fragment(min(fragment_rows, n - s)) for s in range(0, n, fragment_rows)] or [Fragment(0)]
-
-    def read(self, fragments: Sequence[int], columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
-        sub = self.table.select(list(columns))
-        return [sub.slice(i * self.fragment_rows, self.fragments[i].rows) for i in fragments]
-
-    def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
-        """Consecutive fragments' rows as one table (zero-copy)."""
-        start = fragments[0] * self.fragment_rows
-        rows = sum(self.fragments[i].rows for i in fragments)
-        return self.table.select(list(columns)).slice(start, rows)
-
-    def column_arrow(self, name: str) -> pa.ChunkedArray:
-        return self.table.column(name)
-
-    def bytes_of(self, fragments, columns) -> int:
-        return 0            # nothing to read from a file
 
 
 class Table:
@@ -158,7 +112,6 @@ class Table:
     def to_arrow(self) -> pa.Table:
         """Every row as one Arrow table, in the canonical types of
         glint.io.appended (DELETE and UPDATE rewrite it)."""
-        from glint.io.appended import canonical_type, conform, unify
         columns = list(self.schema)
         self.check_readable(columns)
         if self.num_rows == 0:
@@ -167,14 +120,13 @@ class Table:
         parts = [p for p in self._src.read(list(range(len(self.fragments))), columns) if p.num_rows]
         return conform(pa.concat_tables(unify(parts, self.schema)) if len(parts) > 1 else parts[0], self.schema)
 
-    def append(self, data: pa.Table) -> "Appended":
+    def append(self, data: pa.Table) -> Appended:
         """Add the rows of ``data`` (the table's columns, in order, in glint's
         types) after the table's rows. Returns what changed: the (chunk size,
         chunk index) of every chunk laid out before whose rows changed, and
         the fragments that grew (the caller drops cached copies of them:
         glint.io.appended.drop_stale); the other chunks and fragments
         keep their rows. Statistics are recomputed when next asked for."""
-        from glint.io.appended import AppendedSource, Appended
         self.check_readable(list(self.schema))
         with self._lock:
             old, before = dict(self._layouts), [f.rows for f in self.fragments]
@@ -238,7 +190,6 @@ class Table:
                 cache[f] = t
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
         if len(parts) > 1:
-            from glint.io.appended import unify
             parts = [pa.concat_tables(unify(parts, self.schema))]
         return self.convert(parts[0], columns)
 
@@ -503,7 +454,6 @@ class Table:
         frs = self.fragments
         picks = sorted({0, len(frs) // 2, len(frs) - 1})
         per = max(1, SAMPLE_ROWS // len(picks))
-        from glint.io.appended import unify
         parts = unify(self._src.read(picks, [name]), self.schema)
         arrays = [t.column(name).slice(0, per) for t in parts]
         sample = pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type) \
@@ -647,41 +597,3 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
     if not chunks:
         chunks.append(Chunk(0, ((0, 0, 0),), 0))
     return chunks
-
-
-_EPOCH = _dt.date(1970, 1, 1)
-_EPOCH_DT = _dt.datetime(1970, 1, 1)
-
-
-def to_internal(v, dtype: T.DataType):
-    """A Python value (from Parquet statistics or pyarrow) in glint's literal
-    representation: DECIMAL as a scaled int, DATE as days since 1970,
-    TIMESTAMP as microseconds since 1970."""
-    if v is None:
-        return None
-    if dtype.is_decimal:
-        if isinstance(v, decimal.Decimal):
-            return int(v.scaleb(dtype.scale))
-        return None
-    if dtype.kind in ("DATE", "TIMESTAMP") and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return int(v)                   # already days / microseconds
-    if dtype.kind == "DATE":
-        if isinstance(v, _dt.datetime):
-            v = v.date()
-        return (v - _EPOCH).days if isinstance(v, _dt.date) else None
-    if dtype.kind == "TIMESTAMP":
-        if hasattr(v, "value") and hasattr(v, "nanosecond"):          # pandas.Timestamp: nanoseconds
-            ns = int(v.value)
-            return abs(ns) // 1000 * (1 if ns >= 0 else -1)
-        if isinstance(v, _dt.datetime) and v.tzinfo is None:
-            return (v - _EPOCH_DT) // _dt.timedelta(microseconds=1)
-        return None
-    if dtype.is_string:
-        return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
-    if dtype.kind == "DOUBLE":
-        return float(v) if isinstance(v, (int, float)) and v == v else None     # NaN bounds say nothing
-    if dtype.kind in ("INTEGER", "BIGINT", "HUGEINT"):
-        return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
-    if dtype.kind == "BOOLEAN":
-        return bool(v) if isinstance(v, (bool, np.bool_)) else None
-    return None
