@@ -589,10 +589,9 @@ def test_file_handles_threads_and_close(tmp_path):
 
 
 def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
-    """RawIndex: a row group's entry made on first use, RAW_INDEX_BLOCK row
+    """RawIndex: a row group's entry made on first use, raw_index_block row
     groups at a time (a cold scan's first chunk waited for the whole file's),
     the same entries as the footer says."""
-    monkeypatch.setattr(rc, "RAW_INDEX_BLOCK", 4)
     path = str(tmp_path / "t.parquet")
     schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False)])
     pq.write_table(pa.table({"a": np.arange(1000, dtype=np.int64), "s": ["x", "y"] * 500}, schema=schema), path,
@@ -601,7 +600,7 @@ def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
     for column in (0, 1):
         dtype, codes = rc._raw_kind(meta, column)
         want = [rc._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
-        idx = rc.raw_index(meta, column)
+        idx = rc.raw_index(meta, column, block=4)
         assert len(idx) == 20 and bytes(idx._done) == bytes(5)
         assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"       # only row groups 8-11 made
         assert idx[-1] == want[-1] and idx[3:7] == want[3:7] and list(idx) == want and all(idx._done)

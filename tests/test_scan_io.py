@@ -375,16 +375,21 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
 
 
 def test_decode_threads_from_the_environment():
-    """GLINT_DECODE_THREADS sets the decoding pool's size (a fresh process:
-    the pool is made once); a value that is not a positive integer is ignored."""
+    """GLINT_DECODE_THREADS (the decode_threads setting) sets the decoding
+    pool's size when the first connection's scan makes it (a fresh process:
+    the pool is made once); 0 is one per core; a value that is not a whole
+    number is an error naming the variable."""
     import os
     import subprocess
     import sys
-    code = "from glint.io.parquet_source import decode_pool; print(decode_pool()._max_workers)"
-    for value, want in [("3", 3), ("zero", max(2, os.cpu_count() or 2)), ("0", max(2, os.cpu_count() or 2))]:
+    code = ("import glint\nfrom glint.io.parquet_source import decode_pool\n"
+            "try:\n    con = glint.connect(device='cpu')\nexcept glint.GlintError as e:\n    print('ERR', e)\n"
+            "else:\n    print(decode_pool(con.settings.decode_threads)._max_workers)\n")
+    for value, want in [("3", "3"), ("zero", "ERR GLINT_DECODE_THREADS must be a whole number, got 'zero'"),
+                        ("0", str(max(2, os.cpu_count() or 2)))]:
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
                              capture_output=True, text=True, check=True).stdout
-        assert int(out) == want
+        assert out.strip() == want
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
@@ -806,13 +811,14 @@ def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
     ("GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
 ])
 def test_a_bad_tuning_variable_is_named(var, value, message):
-    """The scan's GLINT_* knobs are checked where they are read: a bad value
-    is a GlintError naming the variable, not a ValueError or a silent
+    """The scan's GLINT_* knobs are checked when a connection reads its
+    settings (none is read when glint is imported): a bad value is a
+    GlintError naming the variable, not a ValueError or a silent
     misreading."""
     import os
     import subprocess
     import sys
-    code = ("import glint\ntry:\n    import glint.io.chunk_reader, glint.io.transfer\n"
+    code = ("import glint, glint.io.chunk_reader, glint.io.transfer\ntry:\n    glint.connect(device='cpu')\n"
             "except glint.GlintError as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
                        timeout=120)

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import torch
 
 from glint.workloads import tpch
-from glint.kernels import parquet_raw as K
 from glint.io import parquet_pages as pp
 from glint.io import raw_chunks as rc
 from glint.io import raw_decode as rd
@@ -25,7 +24,7 @@ for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_quantity", "l_ship
     leaf = [meta.schema.column(i).name for i in range(meta.num_columns)].index(name)
     raws = [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, leaf)]
     for mode in ("as stored", "unsplit", "host dictionaries"):
-        K.SPLIT_PAGES = mode != "unsplit"
+        split = mode != "unsplit"
         t0 = time.perf_counter()
         chunks = raws if mode != "host dictionaries" else [r.with_host_dictionary() for r in raws]
         host_s = time.perf_counter() - t0
@@ -35,7 +34,7 @@ for name in ["l_extendedprice", "l_partkey", "l_orderkey", "l_quantity", "l_ship
         for rep in range(3):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            got, err = rd.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False)
+            got, err = rd.decode_raw(chunks, dev, data=data, layout=lay, column=name, exact=False, split=split)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t0)
         pp.check_decoded(err, name)

@@ -3,7 +3,7 @@ lineitem's Q6 columns: python3 bench/device/stagerate.py SF [ROWGROUPS_PER_CHUNK
 
 Reports, for 8 and 16 staging threads, GB/s of staged bytes: alone, and with
 a thread beside it that keeps the GIL busy with small torch calls (as the
-query's main thread does), and with _GAP_BYTES raised (fewer reads)."""
+query's main thread does), and with the read gap raised (fewer reads)."""
 import os
 import sys
 import threading
@@ -48,7 +48,7 @@ def hog():
         torch.cuda.synchronize()
 
 
-def run(threads: int, with_hog: bool, ahead: int = 2) -> str:
+def run(threads: int, with_hog: bool, ahead: int = 2, gap: int = 1 << 20) -> str:
     ex = ThreadPoolExecutor(threads)
     stop.clear()
     h = threading.Thread(target=hog) if with_hog else None
@@ -65,7 +65,7 @@ def run(threads: int, with_hog: bool, ahead: int = 2) -> str:
     t0 = time.perf_counter()
     pending = []
     for total, segs in plans:
-        up = StackedUpload(pool, None, {}, stream, {"r": (total, segs)}, None, None, files)
+        up = StackedUpload(pool, None, {}, stream, {"r": (total, segs)}, None, None, files, gap)
         up.start(ex)
         pending.append(up)
         if len(pending) > ahead:
@@ -84,8 +84,7 @@ def run(threads: int, with_hog: bool, ahead: int = 2) -> str:
 
 run(8, False)
 for gap in (64 << 10, 1 << 20, 4 << 20):
-    transfer._GAP_BYTES = gap
     transfer._SCRATCH = threading.local()
     for threads in (8, 16):
-        print(f"gap {gap >> 10} KiB, {threads} threads: alone {run(threads, False)}; "
-              f"beside a GIL hog {run(threads, True)}", flush=True)
+        print(f"gap {gap >> 10} KiB, {threads} threads: alone {run(threads, False, gap=gap)}; "
+              f"beside a GIL hog {run(threads, True, gap=gap)}", flush=True)

@@ -36,7 +36,7 @@ import torch
 
 from glint.engine.connection import Connection, table_name_from_path
 from glint.engine.result import stream_to_arrow
-from glint.errors import CatalogError, ColumnNotFound, GlintError, RankFailure
+from glint.errors import CatalogError, ColumnNotFound, GlintError, NotSupported, RankFailure
 from glint.exec.base import IOStats
 from glint.io.arrow_objects import table_to_ipc
 from glint.io.table import Table
@@ -111,6 +111,13 @@ class DistConnection(Connection):
     def __repr__(self) -> str:
         return f"<glint.DistConnection {self.ranks} ranks on {self.device.type}>"
 
+    def set_setting(self, name: str, value) -> None:
+        # (each rank has its own engine and settings: they are given to glint.connect, for all of them)
+        raise NotSupported("SET on a distributed connection (pass the setting to glint.connect)")
+
+    def reset_setting(self, name: str | None = None) -> None:
+        raise NotSupported("RESET on a distributed connection")
+
     # ------------------------------------------------------------ catalog
     def partitioning(self, name: str) -> TablePartitioning:
         self.table(name)
@@ -156,7 +163,7 @@ class DistConnection(Connection):
         rank reads its share of the row groups (see glint.distributed.catalog)."""
         from glint.io.parquet_source import ParquetSource
         self._check_open()
-        src = ParquetSource(path)
+        src = ParquetSource(path, self.settings)
         if columns is not None:
             src = Projection(src, list(columns))
         name = name or table_name_from_path(path)

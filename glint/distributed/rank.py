@@ -196,7 +196,7 @@ class Rank:
         if kind == "parquet":
             if src is None:
                 from glint.io.parquet_source import ParquetSource
-                src = ParquetSource(cmd.source[1])
+                src = ParquetSource(cmd.source[1], self.engine.settings)
                 if cmd.source[2] is not None:
                     src = Projection(src, cmd.source[2])
             if part.kind != "replicated":

@@ -6,7 +6,6 @@ the scan's filter rules out by their min/max statistics are never read;
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -102,9 +101,9 @@ def start_scans(ctx, root) -> None:
     first scan of each table (a later one mostly finds its chunks cached),
     only scans whose first chunk is not cached, and only while the chunks they
     would hold ahead fit in a quarter of the memory the cache could still
-    take. GLINT_READ_AHEAD=0 turns it off. A scan the run never asks for is
+    take. The read_ahead setting turns it off. A scan the run never asks for is
     closed with the run (ExecContext.close_read_ahead)."""
-    if os.environ.get("GLINT_READ_AHEAD", "1") == "0":
+    if not ctx.settings.read_ahead:
         return
     scans = _scans_in_run_order(root, [])
     if len(scans) < 2:

@@ -16,7 +16,6 @@ chunks are read again from the source.
 from __future__ import annotations
 
 import collections
-import os
 import queue
 import threading
 import time
@@ -31,30 +30,19 @@ from glint.io.parquet_source import decode_pool
 from glint.io.raw_chunks import RAW_CODECS, RawChunk, RawSet
 from glint.io.transfer import adopt
 from glint.runtime import trace
-from glint.runtime.settings import env_int
 from glint.runtime.spill import column_nbytes
 
 SNAPPY = RAW_CODECS["SNAPPY"]
-# GLINT_HOST_DICTIONARIES=1: a raw chunk's dictionary page of at least this
-# many bytes (as stored) is decompressed by the decoding threads, not on the
-# GPU (RawChunk.with_host_dictionary). Off by default since the GPU cuts
-# large snappy pages into blocks (glint.kernels.parquet_raw.split_pages):
+# with the host_dictionaries setting, a raw chunk's dictionary page of at
+# least this many bytes (as stored) is decompressed by the decoding threads,
+# not on the GPU (RawChunk.with_host_dictionary). Off by default since the
+# GPU cuts large snappy pages into blocks (glint.kernels.parquet_raw.split_pages):
 # 22 cold TPC-H SF 10 queries took 15.0 s with it, 8.3-8.7 s without (H200).
 HOST_DICTIONARY_BYTES = 16 << 10
-HOST_DICTIONARIES = os.environ.get("GLINT_HOST_DICTIONARIES", "0") == "1"
 # a scan keeps at most this many string dictionary pages parsed (past it, a
 # task's own; a page is at most raw_chunks.STRING_DICTIONARY_BYTES)
 SEEN_PAGES = 4096
 PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
-# on CUDA, chunks whose copies are started before the oldest started one is
-# decoded and handed on (GLINT_UPLOAD_AHEAD): the staging threads always have
-# a chunk's windows to fill while the upload thread queues the decoding
-UPLOAD_AHEAD = env_int("GLINT_UPLOAD_AHEAD", 2, 1)
-# the scans' tasks ordered by when the query needs them: 1, by (the scan's
-# rank, the chunk); 2, by (the chunk, the scan's rank): every scan's first
-# chunk first; 0: first come, first served (GLINT_SCAN_PRIORITY)
-SCAN_PRIORITY = env_int("GLINT_SCAN_PRIORITY", 2, 0, 2)
-STRING_TASK_GROUPS = env_int("GLINT_STRING_TASK_GROUPS", 64, 1)     # (env: experiments)
 # rows a decoding task reads at least (whole row groups of one file in one
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
@@ -119,6 +107,7 @@ class ChunkReader:
     def __init__(self, ctx, table, columns, chunks):
         self.ctx, self.table, self.columns, self.chunks = ctx, table, list(columns), chunks
         self.device = ctx.device
+        self.settings = settings = ctx.settings
         self._stop = threading.Event()
         self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
         self._lock = threading.Lock()
@@ -145,18 +134,18 @@ class ChunkReader:
         # alive beside the chunks made of them, so a scan of N bytes held 2N.)
         self._futures: set = set()
         # columns decoded from their Parquet pages on the scan's device
-        # (glint.io.parquet_pages; GLINT_PARQUET_DECODE): on CUDA by
-        # default those the GPU decodes from their bytes as stored ("raw");
-        # "device" adds the numeric columns whose pages the host plans
-        # (NULLs, other codecs; on the CPU too); "host": none, all by pyarrow.
-        # On the CPU "raw" only when asked for (the reference decoder: tests)
-        mode = os.environ.get("GLINT_PARQUET_DECODE")
+        # (the parquet_decode setting): on CUDA by default ("auto") those
+        # the GPU decodes from their bytes as stored ("raw"); "device" adds
+        # the numeric columns whose pages the host plans (NULLs, other
+        # codecs; on the CPU too); "host": none, all by pyarrow. On the CPU
+        # "raw" only when asked for (the reference decoder: tests)
+        mode = settings.parquet_decode
         if mode == "device":
             cols = table.device_columns(self.columns)
             if self.cuda:
-                cols += [c for c in table.raw_columns(self.columns) if c not in cols]
-        elif (mode or "raw") == "raw" and (self.cuda or mode == "raw"):
-            cols = table.raw_columns(self.columns)
+                cols += [c for c in table.raw_columns(self.columns, settings.raw_strings) if c not in cols]
+        elif mode == "raw" or (mode == "auto" and self.cuda):
+            cols = table.raw_columns(self.columns, settings.raw_strings)
         else:
             cols = []
         self.device_cols = frozenset(cols)
@@ -254,7 +243,7 @@ class ChunkReader:
         piece of a chunk (slice, convert to glint's columns, copy to the
         device through pinned buffers). Runs at most PREFETCH chunks ahead."""
         mm, io = self.ctx.memory, self.ctx.io
-        pool = decode_pool()
+        pool = decode_pool(self.settings.decode_threads)
         workers = pool._max_workers
         reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
         plans: dict = {}                    # (fragment, column) -> future of its ChunkPlan (pages on the host)
@@ -319,7 +308,7 @@ class ChunkReader:
                         # the column's chunks all still in their files: one RawSet (arrays;
                         # a string column's dictionary pages read by one task of the pool)
                         rs = string_raws.get(c) if c in self.string_cols else \
-                            None if HOST_DICTIONARIES else self.table.raw_set(order, c)
+                            None if self.settings.host_dictionaries else self.table.raw_set(order, c)
                         if type(rs) is RawSet:
                             chunk_plans[c] = (order, self._submit(pool, self._string_set, rs) if rs.codes else rs,
                                               final)
@@ -329,11 +318,12 @@ class ChunkReader:
                         new = [f for f in order if (f, c) not in plans]
                         if new and c in self.string_cols:
                             # the dictionary pages of the chunk's row groups: a task per
-                            # STRING_TASK_GROUPS of them (a chunk's first upload waits
+                            # string_task_groups of them (a chunk's first upload waits
                             # for all of them: one task took 70 ms for TPC-H Q1's 292)
                             by_frag = dict(zip(order, string_raws[c]))
-                            for a in range(0, len(new), STRING_TASK_GROUPS):
-                                part = new[a:a + STRING_TASK_GROUPS]
+                            step = self.settings.string_task_groups
+                            for a in range(0, len(new), step):
+                                part = new[a:a + step]
                                 fut = self._submit(pool, self._strings, [by_frag[f] for f in part])
                                 plans.update(((f, c), (fut, i)) for i, f in enumerate(part))
                         elif new:
@@ -349,9 +339,14 @@ class ChunkReader:
             self._put(self._ready, e)
 
     def _priority_of(self, chunk):
-        if SCAN_PRIORITY == 2:
+        # the scans' tasks ordered by when the query needs them (the
+        # scan_priority setting): 1, by (the scan's rank, the chunk); 2, by
+        # (the chunk, the scan's rank): every scan's first chunk first; 0:
+        # first come, first served
+        order = self.settings.scan_priority
+        if order == 2:
             return (chunk.index, self.rank)
-        return (self.rank, chunk.index) if SCAN_PRIORITY else (0, 0)
+        return (self.rank, chunk.index) if order else (0, 0)
 
     def _submit(self, pool, fn, *args):
         fut = pool.submit(fn, *args, priority=self._priority)
@@ -417,7 +412,7 @@ class ChunkReader:
         _resolve)."""
         if raw is None:
             return self._submit(pool, self._plan, fragment, column)
-        if HOST_DICTIONARIES and raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES:
+        if self.settings.host_dictionaries and raw.codec == SNAPPY and raw.dict_span >= HOST_DICTIONARY_BYTES:
             return self._submit(pool, self._host_dictionary, raw)
         return raw
 
@@ -482,9 +477,12 @@ class ChunkReader:
         finished (its pages decoded): the staging threads fill the next
         chunk's buffers while this thread queues the decoding."""
         # chunks whose copies started, handed on (decoded) in order: the
-        # oldest once UPLOAD_AHEAD later ones have started, or when no
-        # chunk is ready to start
+        # oldest once upload_ahead (the setting) later ones have started, so
+        # that the staging threads always have a chunk's windows to fill
+        # while this thread queues the decoding, or when no chunk is ready
+        # to start
         pending: collections.deque = collections.deque()
+        ahead = self.settings.upload_ahead
         try:
             while not self._stop.is_set():
                 try:
@@ -526,7 +524,7 @@ class ChunkReader:
                     if not self._hand_on(*now):
                         return
                     continue
-                if len(pending) >= UPLOAD_AHEAD and not self._hand_on(*pending.popleft()):
+                if len(pending) >= ahead and not self._hand_on(*pending.popleft()):
                     return
                 pending.append(now)
         except BaseException as e:

@@ -8,7 +8,6 @@ decoded by the reference decoder.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 
@@ -21,34 +20,29 @@ from glint.io.raw_chunks import RawChunk, RawSet, string_codes
 from glint.io.raw_decode import decode_raw_many, layout_raw, layout_raw_together
 from glint.io.transfer import StackedUpload, narrow_type, staging_pool
 from glint.runtime import trace
-from glint.runtime.settings import env_int
 from glint.runtime.spill import column_nbytes
 
-# consumer's stream): the chunks' copies run on the first, and the columns
-# decoded from their pages on the others, beside the query's kernels and
-# beside each other (the decoder's kernels wait on memory, one page or block
-# a program: several chunks' at once fill the GPU better than one)
-SCAN_STREAMS = env_int("GLINT_SCAN_STREAMS", 4, 1)
-# a chunk's columns decoded from their bytes as stored go through the page
-# kernels together (GLINT_RAW_TOGETHER=0: one column at a time): the host's
-# part of a decode (tens of torch calls and kernel launches) is paid once
-RAW_TOGETHER = os.environ.get("GLINT_RAW_TOGETHER", "1") != "0"
 _RAW_KEY = ("raw columns",)
 _STREAMS: dict = {}
 _STREAMS_LOCK = threading.Lock()
 
 
-def _scan_streams(device) -> list:
-    """The scans' CUDA streams of a device (SCAN_STREAMS of them), made once
-    per process and shared by every scan (work on one stream runs in order,
-    so sharing only orders it more)."""
+def _scan_streams(device, count: int) -> list:
+    """The scans' CUDA streams of a device, made once per process (``count``
+    of them: the scan_streams setting of the connection that first asks)
+    and shared by every scan (work on one stream runs in order, so sharing
+    only orders it more). The chunks' copies run on the first, and the
+    columns decoded from their pages on the others, beside the query's
+    kernels and beside each other (the decoder's kernels wait on memory,
+    one page or block a program: several chunks' at once fill the GPU
+    better than one)."""
     device = torch.device(device)
     key = device.index if device.index is not None else torch.cuda.current_device()
     device = torch.device("cuda", key)
     with _STREAMS_LOCK:
         got = _STREAMS.get(key)
         if got is None:
-            got = _STREAMS[key] = [torch.cuda.Stream(device) for _ in range(SCAN_STREAMS)]
+            got = _STREAMS[key] = [torch.cuda.Stream(device) for _ in range(count)]
         return got
 
 
@@ -96,11 +90,12 @@ class ChunkUploader:
 
     def __init__(self, ctx, table, files, lock):
         self.ctx, self.table = ctx, table
+        self.settings = ctx.settings
         self.device = ctx.device
         self.cuda = self.device.type == "cuda"
         # the stream the chunks are consumed on (their device buffers are allocated on it)
         self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
-        self.side_streams = _scan_streams(self.device) if self.cuda else []
+        self.side_streams = _scan_streams(self.device, self.settings.scan_streams) if self.cuda else []
         self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._files = files
@@ -143,7 +138,7 @@ class ChunkUploader:
                     if dictionary is not None:
                         dictionary = self._device_dictionary(dictionary)
                     col, err = self.table.decode_device(plans, column, self.device, data, layout, exact,
-                                                        dictionary)
+                                                        dictionary, self.settings.snappy_split)
             else:
                 col, err = self.table.decode_device(plans, column, self.device, dictionary=dictionary)
         except GlintIOError as e:           # bad page data: which files (unless it says already)
@@ -167,7 +162,8 @@ class ChunkUploader:
             with mm.allocating():
                 mm.make_room(nbytes)
                 yield
-        values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data, room)
+        values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data, room,
+                                      self.settings.snappy_split)
         dicts = dicts or {}
         if dicts:
             with room(sum(d.offsets.numel() * 8 + d.data.numel() for d in dicts.values())):
@@ -214,8 +210,8 @@ class ChunkUploader:
         whose values, by the file's statistics for the chunk, fit a narrower
         integer type: copied up in it and widened on the device (TPC-H
         lineitem's Q1 columns: 44 bytes a row over the bus become 18).
-        GLINT_NARROW_UPLOADS=0 turns it off."""
-        if os.environ.get("GLINT_NARROW_UPLOADS", "1") == "0":
+        The narrow_uploads setting turns it off."""
+        if not self.settings.narrow_uploads:
             return {}
         out = {}
         for c in columns:
@@ -236,7 +232,8 @@ class ChunkUploader:
         copied up as they are; ``narrow``: columns copied up in a narrower
         integer type): the copies started; _finish_upload waits for them."""
         up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
-                           self.side_streams[0] if self.side_streams else None, self._files)
+                           self.side_streams[0] if self.side_streams else None, self._files,
+                           self.settings.read_gap)
         io = self.ctx.io
 
         def counted(nbytes, seconds):
@@ -245,7 +242,7 @@ class ChunkUploader:
 
         t0 = time.perf_counter()
         try:
-            up.start(staging_pool(), counted, priority)
+            up.start(staging_pool(self.settings.staging_threads), counted, priority)
         except BaseException:
             up.cancel()
             raise
@@ -274,12 +271,17 @@ class ChunkUploader:
         the chunk before it."""
         layouts, raw, bases, together = {}, {}, {}, {}
         dicts = _string_plans(plans)
+        # a chunk's columns decoded from their bytes as stored go through the
+        # page kernels together (the raw_together setting; off: one column at
+        # a time): the host's part of a decode (tens of torch calls and kernel
+        # launches) is paid once
+        at_once = self.settings.raw_together
         for c, (order, pl) in plans.items():
-            if type(pl) is RawSet and RAW_TOGETHER:
+            if type(pl) is RawSet and at_once:
                 together[c] = pl
                 continue
             if all(type(p) is type(pl[0]) and p.dtype == pl[0].dtype for p in pl):
-                if isinstance(pl[0], RawChunk) and RAW_TOGETHER:
+                if isinstance(pl[0], RawChunk) and at_once:
                     together[c] = pl
                     continue
                 la = layouts[c] = layout_raw(pl) if isinstance(pl[0], RawChunk) else layout_plans(pl)
@@ -287,7 +289,7 @@ class ChunkUploader:
         if together:
             # the raw columns' bytes in one buffer, row group by row group
             # (each column's layout in the whole buffer: base 0)
-            lays, total, segments = layout_raw_together(together)
+            lays, total, segments = layout_raw_together(together, self.settings.run_gap)
             layouts.update(lays)
             bases = dict.fromkeys(together, 0)
             raw[_RAW_KEY] = (total, segments)

@@ -24,6 +24,8 @@ from glint.io.fragments import Fragment, to_internal
 from glint.io.file_lists import PARQUET_SUFFIXES, concat_file_tables, read_files, resolve_files, short_path
 from glint.io.parquet_pages import plan_column_chunk
 from glint.io.raw_chunks import RawSet, raw_index, raw_readable, read_raw
+from glint.runtime.priority_pool import PriorityPool
+from glint.runtime.settings import Settings
 
 
 class ParquetSource:
@@ -39,10 +41,14 @@ class ParquetSource:
     (3, ['a', 'b'], [2, 1])
     >>> src.fragments[1].stats["a"], src.read([1], ["b"])[0].column("b").to_pylist()
     ((3, 3, 0), ['z'])
+
+    ``settings``: the connection's (the decoding threads' count, the raw
+    index's blocks); default: the defaults.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, settings: Settings | None = None):
         self.path = str(path)
+        self._settings = settings if settings is not None else Settings()
         self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
         try:
             metas = [pq.read_metadata(f) for f in self.files]
@@ -163,7 +169,7 @@ class ParquetSource:
         already one of many decoding threads)."""
         if len(fragments) <= 1 or not parallel:
             return [self._read_groups([i], columns, parallel) for i in fragments]
-        return list(decode_pool().map(lambda i: self._read_groups([i], columns, False), fragments))
+        return list(decode_pool(self._settings.decode_threads).map(lambda i: self._read_groups([i], columns, False), fragments))
 
     def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Several fragments' rows as one table, decoded on the calling thread:
@@ -281,7 +287,7 @@ class ParquetSource:
             raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: "
                                f"{e}") from None
 
-    def raw_decodable(self, name: str, dtype) -> bool:
+    def raw_decodable(self, name: str, dtype, strings: bool = True) -> bool:
         """Whether column ``name`` is one the device decodes from its bytes
         as stored (see raw_chunk), by each file's first row group (a look at
         every row group costs ~3 us each, 16 ms a column of TPC-H SF 100's
@@ -290,11 +296,13 @@ class ParquetSource:
         string column's, by pyarrow: see has_raw). Strings: the
         low-cardinality VARCHAR columns read as dictionaries
         (_dictionary_columns), without NULLs; the device decodes their codes
-        (GLINT_RAW_STRINGS=0: pyarrow decodes them)."""
+        (``strings`` off, the raw_strings setting: pyarrow decodes them)."""
+        if dtype.kind == "VARCHAR" and not strings:
+            return False
         ok = self._raw_cols.get(name)
         if ok is None:
             if dtype.kind == "VARCHAR":
-                ok = name in self._dict_columns and os.environ.get("GLINT_RAW_STRINGS", "1") != "0"
+                ok = name in self._dict_columns
             else:
                 ok = self.device_decodable(name, dtype)
             for meta in self.metas if ok else ():
@@ -397,7 +405,8 @@ class ParquetSource:
                 if got is None:
                     meta = self.metas[fi]
                     leaf = self._raw_leaf(meta, name, dtype)
-                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(meta, leaf))
+                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(
+                        meta, leaf, self._settings.raw_index_block))
         return got
 
     def describe_fragments(self, fragments) -> str:
@@ -530,17 +539,19 @@ class _RowGroupStats(Mapping):
 
 
 _POOL = None
+_POOL_LOCK = threading.Lock()
 
 
-def decode_pool():
-    """Threads that decode row groups side by side (pyarrow releases the GIL):
-    one per core, or GLINT_DECODE_THREADS."""
+def decode_pool(threads: int = 0):
+    """Threads that decode row groups side by side (pyarrow releases the GIL),
+    made once per process: ``threads`` of them (the decode_threads setting
+    of the connection that first asks), 0: one per core, at least 2."""
     global _POOL
     if _POOL is None:
-        n = os.environ.get("GLINT_DECODE_THREADS")
-        n = int(n) if n and n.isdigit() and int(n) > 0 else max(2, os.cpu_count() or 2)
-        from glint.runtime.priority_pool import PriorityPool
-        _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
+        with _POOL_LOCK:
+            if _POOL is None:
+                n = threads or max(2, os.cpu_count() or 2)
+                _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
     return _POOL
 
 

@@ -26,7 +26,7 @@ from glint.io.parquet_page_headers import (
     Page,
     parse_pages,
 )
-from glint.runtime.settings import env_int
+from glint.runtime.settings import Settings
 
 # what the GPU walks from the bytes as stored (glint.kernels.parquet_raw):
 # codecs, and the encodings a chunk's metadata may list (RLE / BIT_PACKED:
@@ -311,21 +311,23 @@ def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | 
 class RawIndex(Sequence):
     """For each row group of a file, what :func:`read_raw` needs to read one
     column as stored (a :func:`_raw_entry` tuple), or None where the GPU
-    cannot. Entries are made on first use, RAW_INDEX_BLOCK row groups at a
+    cannot. Entries are made on first use, ``block`` row groups at a
     time: pyarrow's metadata objects cost a few microseconds an access, under
     the GIL, so the whole file's (TPC-H SF 100's lineitem: 5,232 row groups,
     ~0.15 s for Q1's seven columns) was on the critical path of a cold scan's
     first chunk; now that chunk waits for its own row groups' only. The same
     entries are kept as numpy arrays too (:meth:`arrays`: a scan chunk's
-    hundreds of row groups as one :class:`RawSet`)."""
+    hundreds of row groups as one :class:`RawSet`). ``block``: the
+    raw_index_block setting."""
 
-    __slots__ = ("_meta", "_column", "dtype", "codes", "_entries", "_done", "_ok", "_fields")
+    __slots__ = ("_meta", "_column", "dtype", "codes", "_entries", "_done", "_ok", "_fields", "_block_rows")
 
-    def __init__(self, meta: pq.FileMetaData, column: int, dtype, codes: bool):
+    def __init__(self, meta: pq.FileMetaData, column: int, dtype, codes: bool, block: int = Settings.raw_index_block):
         self._meta, self._column, self.dtype, self.codes = meta, column, dtype, codes
+        self._block_rows = block
         n = meta.num_row_groups
         self._entries: list = [None] * n
-        self._done = bytearray(-(-n // RAW_INDEX_BLOCK))
+        self._done = bytearray(-(-n // block))
         self._ok = np.zeros(n, dtype=bool)
         # start, size, rows, codec, usize, dict_span of each row group's entry
         self._fields = np.zeros((6, n), dtype=np.int64)
@@ -335,7 +337,8 @@ class RawIndex(Sequence):
 
     def _block(self, b: int) -> None:
         # (two threads may make a block at once: the same entries)
-        lo, hi = b * RAW_INDEX_BLOCK, min(len(self._entries), (b + 1) * RAW_INDEX_BLOCK)
+        k = self._block_rows
+        lo, hi = b * k, min(len(self._entries), (b + 1) * k)
         meta, col, dt, codes = self._meta, self._column, self.dtype, self.codes
         got = [_raw_entry(meta.row_group(i).column(col), dt, codes) for i in range(lo, hi)]
         zeros = (0,) * 6
@@ -350,7 +353,7 @@ class RawIndex(Sequence):
             return [self[i] for i in range(*g.indices(len(self)))]
         if g < 0:
             g += len(self._entries)
-        b = g // RAW_INDEX_BLOCK
+        b = g // self._block_rows
         if not self._done[b]:
             self._block(b)
         return self._entries[g]
@@ -359,23 +362,21 @@ class RawIndex(Sequence):
         """(whether each of these row groups has an entry, their entries'
         fields: start, size, rows, codec, usize, dict_span, one row each)."""
         done = self._done
-        for b in np.unique(groups // RAW_INDEX_BLOCK).tolist():
+        for b in np.unique(groups // self._block_rows).tolist():
             if not done[b]:
                 self._block(b)
         return self._ok[groups], self._fields[:, groups]
 
 
-RAW_INDEX_BLOCK = env_int("GLINT_RAW_INDEX_BLOCK", 64, 1)           # (env: experiments)
-
-
-def raw_index(meta: pq.FileMetaData, column: int) -> RawIndex | None:
-    """A file's :class:`RawIndex` for column ``column`` (leaf index), or
-    None for a column the GPU never decodes as stored (its type). Made once
-    per file and column by the table's source."""
+def raw_index(meta: pq.FileMetaData, column: int, block: int = Settings.raw_index_block) -> RawIndex | None:
+    """A file's :class:`RawIndex` for column ``column`` (leaf index), its
+    entries made ``block`` row groups at a time, or None for a column the
+    GPU never decodes as stored (its type). Made once per file and column
+    by the table's source."""
     dtype, codes = _raw_kind(meta, column)
     if dtype is None:
         return None
-    return RawIndex(meta, column, dtype, codes)
+    return RawIndex(meta, column, dtype, codes, block)
 
 
 def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> RawChunk:

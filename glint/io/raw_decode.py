@@ -31,13 +31,7 @@ from glint.io.raw_chunks import (
     RawSet,
     pages_cap_of,
 )
-from glint.runtime.settings import env_int
-
-# file bytes between two ranges a scan chunk reads (its columns of one row
-# group, or the next row group's) up to which they are read in one run, the
-# bytes between staged and copied up with them (a gap costs a system call and
-# a range; its bytes, PCIe bandwidth and device memory)
-RUN_GAP = env_int("GLINT_RUN_GAP", 256 << 10, 0)
+from glint.runtime.settings import Settings
 
 
 @dataclass
@@ -70,20 +64,19 @@ def layout_raw(chunks: list[RawChunk]) -> RawLayout:
     return RawLayout(o + 8, at, segments, dict_at)
 
 
-def layout_raw_together(columns: dict, gap: int | None = None) -> tuple[dict, int, list]:
+def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dict, int, list]:
     """One buffer for several columns' raw chunks ({column: [RawChunk] or a
     RawSet}, a chunk per fragment): (a RawLayout per column, its offsets
     into the whole buffer and ``total`` the whole buffer's; the buffer's
     size; its (offset, bytes or FileRuns) segments). The bytes held in host
     memory (dictionaries) come first, then the bytes still in the files, as
     they lie there: the chunks' ranges, sorted, are cut into runs where more
-    than ``gap`` (RUN_GAP) bytes lie between two, and each run is laid out
+    than ``gap`` bytes lie between two, and each run is laid out
     whole, the bytes between its chunks too (a row group's columns lie one
     after the other in its file, so the staging reads the columns of a row
     group that a query asks for, and often the next row group's, with one
     system call: one FileRuns segment, see glint.io.transfer). Built
     with numpy for RawSets: no Python per row group and column."""
-    gap = RUN_GAP if gap is None else gap
     o, segments = 0, []
     at: dict = {}
     dict_at: dict = {}
@@ -184,10 +177,12 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
 
 def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None = None,
                layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?",
-               exact: bool = True):
+               exact: bool = True, split: bool = True):
     """The values of several raw column chunks (one dtype) one after the
     other: (values, err). ``data``: the layout's buffer already on the
-    device, else copied from pageable memory.
+    device, else copied from pageable memory. ``split``: large snappy pages
+    decompressed in blocks side by side (the snappy_split setting; see
+    glint.kernels.parquet_raw.inflate_pages_triton).
 
     With ``use_triton`` (default: on CUDA) everything runs on the device
     (glint.kernels.parquet_raw): one program per chunk walks its page
@@ -208,7 +203,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     if not use_triton:
         return _raw_reference(chunks, device, column), None
     if not exact:
-        (values,), err = decode_raw_many([(chunks, layout, 0)], data)
+        (values,), err = decode_raw_many([(chunks, layout, 0)], data, split=split)
         return values, err
     from glint.kernels import parquet_raw as K
     from glint.kernels.hybrid import decode_pages_triton
@@ -239,7 +234,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     dec = torch.empty((page, 7), dtype=torch.int64, device=device)
     K.walk_chunks_triton(data, table, item, pages, dec)
     buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
-    K.inflate_pages_triton(data, buf, pages, err)
+    K.inflate_pages_triton(data, buf, pages, err, split)
     _index_widths(buf, dec, err)
     values = torch.empty(sum(rows), dtype=dtype, device=device)
     decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
@@ -311,7 +306,7 @@ def _dtype_of(chunks) -> torch.dtype:
     return chunks.dtype if type(chunks) is RawSet else chunks[0].dtype
 
 
-def decode_raw_many(items: list, data: torch.Tensor, room=None):
+def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = True):
     """decode_raw's way without waiting (``exact`` off) for several columns
     at once, so that their pages go through one pass of the kernels (the
     page walk once per value size, one decompression, then the page kernel
@@ -321,7 +316,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
     a context manager held while the decode's device memory (``nbytes``) is
     allocated, and only then (the scan's memory manager makes room; its lock
     held over the kernels' launches too kept a small table's decode waiting
-    for a large one's)."""
+    for a large one's). ``split``: see decode_raw."""
     from glint.kernels import parquet_raw as K
     from glint.kernels.hybrid import decode_pages_triton
     device = data.device
@@ -358,7 +353,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None):
         t = table[r0:r1]
         got = K.walk_chunks_triton(data, t, item, pages, dec)
         err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
-    K.inflate_pages_triton(data, buf, pages, err)
+    K.inflate_pages_triton(data, buf, pages, err, split)
     _index_widths(buf, dec, err)
     out = []
     for i, (chunks, _, _) in enumerate(items):

@@ -238,18 +238,19 @@ class Table:
             return []
         return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
 
-    def raw_columns(self, columns: Sequence[str]) -> list[str]:
+    def raw_columns(self, columns: Sequence[str], strings: bool = True) -> list[str]:
         """The device_columns that the scan's device decodes from their
         bytes as stored (flat numeric columns without NULLs, snappy or
         uncompressed, PLAIN or dictionary pages: see
-        glint.io.raw_chunks.raw_index and the source's
-        raw_decodable)."""
+        glint.io.raw_chunks.raw_index and the source's raw_decodable),
+        and the low-cardinality string columns unless ``strings`` is off
+        (the raw_strings setting)."""
         src = self._src
         if not hasattr(src, "raw_decodable"):
             return []
         numeric = set(self.device_columns(columns))
         return [c for c in columns if (c in numeric or (self.schema[c] is not None and self.schema[c].is_string))
-                and src.raw_decodable(c, self.schema[c])]
+                and src.raw_decodable(c, self.schema[c], strings)]
 
     def has_raw(self, fragment: int, column: str) -> bool:
         """Whether raw_chunk gives a chunk for this fragment's column (of
@@ -286,7 +287,7 @@ class Table:
         return f(fragments) if f is not None else f"table {self.name!r}"
 
     def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True,
-                      dictionary=None):
+                      dictionary=None, split: bool = True):
         """Column ``column`` of consecutive fragments from their plans (see
         device_plan), decoded on ``device`` (``data``: the plans' buffer,
         laid out by ``layout``, already there): (Column, err) where err is
@@ -294,7 +295,8 @@ class Table:
         Fragments whose files store the column in different physical types
         are decoded in runs of one type. ``exact``: see
         glint.io.raw_decode.decode_raw. ``dictionary``: a VARCHAR
-        column's (its plans decode to codes into it: string_codes)."""
+        column's (its plans decode to codes into it: string_codes).
+        ``split``: the snappy_split setting (see decode_raw)."""
         from glint.io.parquet_pages import decode_plans
         from glint.io.raw_chunks import RawChunk
         from glint.io.raw_decode import decode_raw
@@ -309,7 +311,7 @@ class Table:
                 runs[-1].append(p)
             cols = []
             for run in runs:
-                c, e = self.decode_device(run, column, device)
+                c, e = self.decode_device(run, column, device, split=split)
                 cols.append(c)
                 errs.append(e)
             from glint.columnar.column import concat_columns
@@ -318,7 +320,7 @@ class Table:
         if isinstance(plans[0], RawChunk):
             valid = None
             data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}",
-                                     exact=exact)
+                                     exact=exact, split=split)
         else:
             data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
                                               column=f"{self.name}.{column}", valid_when_no_nulls=False)

@@ -38,7 +38,6 @@ reference (and the CPU path) is glint.io.parquet_pages' host parser with
 from __future__ import annotations
 
 import contextlib
-import os
 
 import torch
 
@@ -66,8 +65,6 @@ INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy
 SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders compress 64 KiB at a time)
 SEGMENT = 8192                  # stream bytes a lane of the tag scan starts in (even)
 SCAN_BLOCK = 128                # lanes a program of the tag scan has
-# GLINT_SNAPPY_SPLIT=0: every snappy page decompressed by one program (to measure split_pages against)
-SPLIT_PAGES = os.environ.get("GLINT_SNAPPY_SPLIT", "1") != "0"
 WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
 
 if HAS_TRITON:
@@ -592,17 +589,18 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
 
 
 def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor,
-                         split: bool | None = None) -> None:
+                         split: bool = True) -> None:
     """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
     ``dst`` (uint8); err[0] (int32) set when a page is not what its header
     says (the caller raises). With ``split`` the large snappy pages are cut
     into blocks decompressed side by side (split_pages), the others one
-    program a page; nothing waits for the device."""
+    program a page (``split`` off: every snappy page one program, which
+    split_pages is measured against); nothing waits for the device."""
     n = pages.shape[0]
     if not n:
         return
     with _on(src):
-        if not (SPLIT_PAGES if split is None else split):
+        if not split:
             _inflate_kernel[(n,)](src, dst, pages, err, err, err, BLOCK=INFLATE_BLOCK, MODE=0, num_warps=1)
             return
         rows, owner, whole = split_pages(src, pages, dst.numel())
