@@ -22,6 +22,7 @@ from glint.exec.expr_eval import constant_value
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.sql import frontend
+from glint.statements.settings import resolve_setting_functions
 
 _log = logging.getLogger("glint")
 
@@ -56,7 +57,7 @@ class Result:
             return
         t0 = time.perf_counter()
         if bound is None:
-            ast = frontend.inline_views(ast, con._views)
+            ast = resolve_setting_functions(con, frontend.inline_views(ast, con._views))
             bound = frontend.bind_query(ast, con)
         self.names = [n for n, _ in bound.outputs]
         self._fields = [f for _, f in bound.outputs]
