@@ -46,10 +46,10 @@ def test_build_without_the_process_environment():
     ("env", "GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
     ("env", "GLINT_CHUNK_ROWS", "lots", "GLINT_CHUNK_ROWS must be a positive integer, got 'lots'"),
     ("env", "GLINT_MEMORY_LIMIT", "plenty", "GLINT_MEMORY_LIMIT: invalid memory size 'plenty'"),
-    ("env", "GLINT_READ_AHEAD", "maybe", "GLINT_READ_AHEAD must be a boolean (true or false, on or off, 1 or 0), "
-                                         "got 'maybe'"),
-    ("env", "GLINT_PARQUET_DECODE", "gpu", "GLINT_PARQUET_DECODE must be one of 'auto', 'raw', 'device' or "
-                                           "'host', got 'gpu'"),
+    ("env", "GLINT_READ_AHEAD", "maybe", ("GLINT_READ_AHEAD must be a boolean (true or false, on or off, 1 or 0), "
+                                          "got 'maybe'")),
+    ("env", "GLINT_PARQUET_DECODE", "gpu", ("GLINT_PARQUET_DECODE must be one of 'auto', 'raw', 'device' or "
+                                            "'host', got 'gpu'")),
     ("arg", "chunk_rows", 0, "chunk_rows must be a positive integer, got 0"),
     ("arg", "chunk_rows", 2.5, "chunk_rows must be a positive integer, got 2.5"),
     ("arg", "scan_priority", -1, "scan_priority must be between 0 and 2, got -1"),
@@ -83,6 +83,7 @@ def test_every_setting_is_described():
         assert s.env.startswith("GLINT_") and s.description and s.scope in ("connection", "fixed", "process")
         assert s.default is not None or s.auto, s.name
     assert len({s.env for s in all_settings()}) == len(names)
+    assert setting("Read_Ahead").name == "read_ahead" and setting("read_gap").input_type == "BIGINT"
 
 
 def test_the_reference_is_up_to_date():

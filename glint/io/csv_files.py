@@ -16,7 +16,13 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.file_lists import CSV_SUFFIXES, concat_file_tables, read_files, resolve_files, short_path
+from glint.io.file_lists import (
+    CSV_SUFFIXES,
+    concat_file_tables,
+    read_files,
+    resolve_files,
+    short_path,
+)
 
 _DELIMITERS = (",", "|", "\t", ";")   # sniffing order; an earlier one wins a tie
 

@@ -56,7 +56,7 @@ _READ_BUFFERS = threading.local()
 _REUSE_MAX = 64 << 20           # a thread keeps a read buffer of at most this size
 
 
-def read_bytes(path: str, start: int, n: int, reuse: bool | None = False, files: "FileHandles | None" = None):
+def read_bytes(path: str, start: int, n: int, reuse: bool | None = False, files: FileHandles | None = None):
     """``n`` bytes of a file from ``start`` (see read_chunk_bytes;
     ``files``: see FileHandles)."""
     if reuse and n <= _REUSE_MAX:
@@ -104,13 +104,13 @@ class FileRange:
     def read(self) -> bytes:
         return read_bytes(self.path, self.start, self.size)
 
-    def read_into(self, out, at: int = 0, files: "FileHandles | None" = None) -> None:
+    def read_into(self, out, at: int = 0, files: FileHandles | None = None) -> None:
         """Bytes [at, at + len(out)) of the range into ``out`` (a writable
         contiguous buffer: a numpy view of a pinned buffer)."""
         read_file_into(self.path, self.start + at, out, files)
 
 
-def read_file_into(path: str, start: int, out, files: "FileHandles | None" = None) -> None:
+def read_file_into(path: str, start: int, out, files: FileHandles | None = None) -> None:
     """``len(out)`` bytes of a file from ``start`` into the writable buffer
     ``out`` (``preadv``: the GIL is released while the kernel copies); or,
     ``out`` a list of such buffers, into them one after the other (one
@@ -129,14 +129,14 @@ def _byte_view(b) -> memoryview:
     return memoryview(b).cast("B")
 
 
-def _pread_into(path: str, start: int, mv: memoryview, files: "FileHandles | None" = None) -> None:
+def _pread_into(path: str, start: int, mv: memoryview, files: FileHandles | None = None) -> None:
     """Fills ``mv`` with the file's bytes from ``start`` (``preadv`` until
     done; ``files``: through its open file, else opened for this read); a
     file shorter than that is a GlintIOError naming it."""
     _preadv(path, start, [mv], files)
 
 
-def _preadv(path: str, start: int, bufs: list, files: "FileHandles | None" = None) -> None:
+def _preadv(path: str, start: int, bufs: list, files: FileHandles | None = None) -> None:
     """Fills the buffers (memoryviews of bytes), one after the other, with
     the file's bytes from ``start``: one ``preadv`` for them all (more when
     the kernel returns less)."""
@@ -277,7 +277,7 @@ class FileRuns:
     def __len__(self) -> int:
         return self.size
 
-    def read_into(self, out, at: int = 0, files: "FileHandles | None" = None) -> None:
+    def read_into(self, out, at: int = 0, files: FileHandles | None = None) -> None:
         """Bytes [at, at + len(out)) of the buffer into ``out`` (the ranges'
         bytes there; the rest of ``out`` is left as it was)."""
         mv = _byte_view(out)

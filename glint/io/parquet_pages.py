@@ -88,7 +88,7 @@ class _Runs:
         self.stepped |= step != 0
         self.checked |= limit > 0 and base + (1 << width) > limit
 
-    def extend(self, other: "_Runs", bit_shift: int = 0) -> None:
+    def extend(self, other: _Runs, bit_shift: int = 0) -> None:
         """Append other's runs, their bit offsets moved by ``bit_shift``."""
         for mine, theirs in zip(self.rows, other.rows):
             mine.extend(theirs)

@@ -20,8 +20,14 @@ import pyarrow.parquet as pq
 
 from glint.columnar import types as T
 from glint.errors import GlintError, GlintIOError
+from glint.io.file_lists import (
+    PARQUET_SUFFIXES,
+    concat_file_tables,
+    read_files,
+    resolve_files,
+    short_path,
+)
 from glint.io.fragments import Fragment, to_internal
-from glint.io.file_lists import PARQUET_SUFFIXES, concat_file_tables, read_files, resolve_files, short_path
 from glint.io.parquet_pages import plan_column_chunk
 from glint.io.raw_chunks import RawSet, raw_index, raw_readable, read_raw
 from glint.runtime.priority_pool import PriorityPool
@@ -519,7 +525,7 @@ class _RowGroupStats(Mapping):
 
     __slots__ = ("_src", "_i")
 
-    def __init__(self, src: "ParquetSource", i: int):
+    def __init__(self, src: ParquetSource, i: int):
         self._src, self._i = src, i
 
     def __getitem__(self, name: str):

@@ -70,13 +70,13 @@ class RawChunk:
         """Bytes copied to the device for this chunk."""
         return len(self.source) + (0 if self.dictionary is None else len(self.dictionary))
 
-    def _dictionary_page(self, files: "FileHandles | None" = None):
+    def _dictionary_page(self, files: FileHandles | None = None):
         """(the dictionary page parsed and decompressed on the host, the
         chunk's data pages as they are stored: bytes or a FileRange)."""
         head, rest = self._dictionary_bytes(files)
         return self._parse_dictionary(head), rest
 
-    def _dictionary_bytes(self, files: "FileHandles | None" = None):
+    def _dictionary_bytes(self, files: FileHandles | None = None):
         """(the dictionary page as stored, the data pages: bytes or a FileRange)."""
         src = self.source
         if isinstance(src, FileRange):
@@ -89,7 +89,7 @@ class RawChunk:
     def _parse_dictionary(self, head) -> Page:
         return _dictionary_page(head, RAW_CODEC_NAMES[self.codec], self.where)
 
-    def with_strings(self, files: "FileHandles | None" = None, seen: dict | None = None) -> "RawChunk":
+    def with_strings(self, files: FileHandles | None = None, seen: dict | None = None) -> RawChunk:
         """A string column's chunk (``codes``) with its dictionary page's
         entries read here (``strings``: a list of bytes, a few per chunk of
         the low-cardinality columns routed here) and its data pages left as
@@ -111,7 +111,7 @@ class RawChunk:
         return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings),
                         True, strings)
 
-    def with_host_dictionary(self) -> "RawChunk":
+    def with_host_dictionary(self) -> RawChunk:
         """The chunk with its dictionary page decompressed here (pa.Codec)
         and its data pages left as stored. Snappy decodes on the GPU one
         element at a time, and a dictionary of ~100,000 int64 values
@@ -444,13 +444,13 @@ class RawSet:
     def nbytes(self) -> int:
         return int(self.size.sum())
 
-    def _like(self, start, size, dict_span) -> "RawSet":
+    def _like(self, start, size, dict_span) -> RawSet:
         out = RawSet(self.dtype, self.paths, self.file, start, size, self.rows, self.codec, self.usize, dict_span,
                      self.where, self.groups, self.codes)
         out.pages, out.page_of, out.remap, out.remap_at = self.pages, self.page_of, self.remap, self.remap_at
         return out
 
-    def with_strings(self, files: "FileHandles | None" = None, seen: dict | None = None) -> "RawSet":
+    def with_strings(self, files: FileHandles | None = None, seen: dict | None = None) -> RawSet:
         """A string column's set with each chunk's dictionary page read here
         (RawChunk.with_strings, one small read per chunk: ``seen``, pages
         already parsed by their bytes as stored, and the set's own distinct

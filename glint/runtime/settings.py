@@ -284,7 +284,7 @@ class Settings:
         "file when the process exits", PROCESS, unit="path", auto="no timeline")
 
     @classmethod
-    def build(cls, arguments: Mapping | None = None, environ: Mapping | None = None) -> "Settings":
+    def build(cls, arguments: Mapping | None = None, environ: Mapping | None = None) -> Settings:
         """The settings of a new connection: each from ``arguments`` (the
         keyword arguments of glint.connect; None: not given), else from
         its environment variable in ``environ`` (default: os.environ; an
@@ -304,7 +304,7 @@ class Settings:
                 values[s.name] = s.parse(raw, s.env)
         return cls(**values)
 
-    def with_value(self, name: str, value) -> "Settings":
+    def with_value(self, name: str, value) -> Settings:
         """A copy with setting ``name`` (any case) set to ``value``, checked
         (SET name = value)."""
         s = setting(name)
@@ -374,8 +374,8 @@ ENVIRONMENT_ONLY = (
     ("GLINT_DEBUG", "the glint command, the benchmarks, a distributed connection's errors",
      "set: an internal error shows its traceback (a rank's, on rank 0's error)"),
     ("GLINT_HISTORY", "glint shell", "the shell's history file (default ~/.glint_history)"),
-    ("GLINT_DATA", "glint tpch, glint bench, the tests", "where TPC-H and SSB data are generated and "
-     "cached (default $XDG_CACHE_HOME/glint or ~/.cache/glint)"),
+    ("GLINT_DATA", "glint tpch, glint bench, the tests",
+     "where TPC-H and SSB data are generated and cached (default $XDG_CACHE_HOME/glint or ~/.cache/glint)"),
     ("GLINT_RANKS", "the glint command", "the default of --ranks (a number, or env: the ranks torchrun started)"),
     ("GLINT_BENCH_LOG", "glint bench", "set (not 0): the harness logs each run's progress"),
 )
