@@ -30,7 +30,7 @@ from glint.bench.suites import Suite, get_suite
 from glint.cli.common import result_arrow
 from glint.engine.connection import resolve_device
 from glint.errors import GlintError
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 from glint.testing import compare
 
 

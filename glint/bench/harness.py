@@ -71,7 +71,7 @@ from glint.cli.common import (
 from glint.distributed.launch import rank_devices, torchrun_device, torchrun_env
 from glint.engine.connection import resolve_device
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.workloads.tpch import sf_label
 
 __all__ = ["add_arguments", "cmd_bench", "cmd_merge", "run_bench"]
@@ -174,7 +174,6 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     # glint warm, then cold (after the warm data is released)
     warm_tables = sorted({t for n in plan.names for t in plan.tables_of[n]})
     t0 = time.perf_counter()
-    from glint.cli.common import connect_options
     opts = connect_options(args)
     facts = _run_facts(args, plan, opts)
     load["glint_host_s"] = run_glint_warm(plan.device, suite, plan.names, records, reference, plan.found,

@@ -3,8 +3,8 @@ lowercase words, some holding 'special ... requests' as TPC-H Q13's
 o_comment does): ``python -m glint.bench.strings --entries 150000000``.
 
 Prints one line per operation: seconds (best of ``--runs``) and GB/s of
-string bytes. On CUDA the Triton kernels run; ``GLINT_TRITON=0`` times the
-torch code instead.
+string bytes. On CUDA the Triton kernels run; ``GLINT_TRITON=0`` (the
+triton_strings setting) times the torch code instead.
 """
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ import time
 import torch
 
 from glint.kernels.strings import equality, hashing, like, order, search
+from glint.kernels.strings.backend import enable_triton
 from glint.kernels.strings.counting import count_chars
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces, exclusive_cumsum
+from glint.runtime.settings import Settings
 
 
 def synthetic_comments(n: int, device, seed: int = 0, mean_len: int = 48) -> Pieces:
@@ -56,6 +58,7 @@ def main(argv=None) -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
+    enable_triton(Settings.build().triton_strings)
     device = torch.device(args.device)
     p = synthetic_comments(args.entries, device)
     nbytes = int(p.lengths.sum())

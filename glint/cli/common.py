@@ -20,7 +20,7 @@ from pathlib import Path
 from glint.errors import GlintError
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
-_REPORT_HINT = ("This is a bug in glint: please report it with the command or query that caused it "
+REPORT_HINT = ("This is a bug in glint: please report it with the command or query that caused it "
                 "(set GLINT_DEBUG=1 to see the traceback).")
 
 
@@ -43,7 +43,7 @@ def print_error(e: BaseException) -> None:
 
 def print_internal(e: BaseException) -> None:
     print(f"internal error: {type(e).__name__}: {e}", file=sys.stderr)
-    print(_REPORT_HINT, file=sys.stderr)
+    print(REPORT_HINT, file=sys.stderr)
     if os.environ.get("GLINT_DEBUG"):
         traceback.print_exc()
 
@@ -121,7 +121,7 @@ def render_table(tbl, max_rows: int = 40, title: str | None = None):
 
 
 def result_arrow(res):
-    from glint.io.loaders import to_arrow_table
+    from glint.io.arrow_objects import to_arrow_table
 
     if res is None:
         return None
@@ -133,9 +133,9 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _table_name_for(path: str) -> str:
-    from glint.io.loaders import _table_stem
+    from glint.io.file_lists import table_stem
 
-    name = _table_stem(Path(path.rstrip("/\\")).name)
+    name = table_stem(Path(path.rstrip("/\\")).name)
     name = re.sub(r"[^A-Za-z0-9_]", "_", name) or "t"
     return "t_" + name if name[0].isdigit() else name
 
@@ -154,7 +154,7 @@ def collect_sources(parquet: list[str] | None, csv: list[str] | None) -> list[tu
     any engine work: ``--parquet DIR`` gives one table per Parquet file or
     subdirectory of DIR, ``--parquet FILE`` one table named after the file;
     ``name=PATH`` names a table explicitly (PATH: a file, directory or glob)."""
-    from glint.io.loaders import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files, tables_in_directory
+    from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files, tables_in_directory
 
     out: list[tuple[str, str, str]] = []
     for spec in parquet or []:

@@ -12,7 +12,7 @@ from glint.errors import GlintError, GlintIOError
 
 
 
-from glint.cli.common import EXIT_ERROR, EXIT_OK, collect_sources, connect_from_args, console, print_error, register_sources, render_table, result_arrow, sync, type_name
+from glint.cli.common import EXIT_ERROR, EXIT_OK, REPORT_HINT, collect_sources, connect_from_args, console, print_error, register_sources, render_table, result_arrow, sync, type_name
 
 
 # ------------------------------------------------------------------ glint shell
@@ -89,7 +89,7 @@ class Shell:
             print_error(e)
         else:
             print(f"internal error: {type(e).__name__}: {e}", file=sys.stderr)
-            print(_REPORT_HINT, file=sys.stderr)
+            print(REPORT_HINT, file=sys.stderr)
             if os.environ.get("GLINT_DEBUG"):
                 traceback.print_exc()
 
@@ -190,13 +190,13 @@ class Shell:
         if not parts or len(parts) > 2:
             raise GlintError(".load PATH [NAME]")
         path = parts[0]
-        from glint.io.loaders import CSV_SUFFIXES, _has_suffix
+        from glint.io.file_lists import CSV_SUFFIXES, has_suffix
 
         if len(parts) == 2:
             spec = f"{parts[1]}={path}"
         else:
             spec = path
-        is_csv = _has_suffix(path, CSV_SUFFIXES)
+        is_csv = has_suffix(path, CSV_SUFFIXES)
         sources = collect_sources(None if is_csv else [spec], [spec] if is_csv else None)
         register_sources(self.con, sources)
         for name, _, p in sources:

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from glint.io.table import Fragment
+from glint.io.fragments import Fragment
 
 KINDS = ("range", "hash", "replicated")
 

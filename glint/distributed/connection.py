@@ -36,9 +36,9 @@ import torch
 
 from glint.engine.connection import Connection, table_name_from_path
 from glint.engine.result import stream_to_arrow
-from glint.errors import CatalogError, ColumnNotFound, GlintError, RankFailure
+from glint.errors import CatalogError, ColumnNotFound, GlintError, NotSupported, RankFailure
 from glint.exec.base import IOStats
-from glint.io.loaders import table_to_ipc
+from glint.io.arrow_objects import table_to_ipc
 from glint.io.table import Table
 from glint.distributed.catalog import Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, decode_error
@@ -111,6 +111,13 @@ class DistConnection(Connection):
     def __repr__(self) -> str:
         return f"<glint.DistConnection {self.ranks} ranks on {self.device.type}>"
 
+    def set_setting(self, name: str, value) -> None:
+        # (each rank has its own engine and settings: they are given to glint.connect, for all of them)
+        raise NotSupported("SET on a distributed connection (pass the setting to glint.connect)")
+
+    def reset_setting(self, name: str | None = None) -> None:
+        raise NotSupported("RESET on a distributed connection")
+
     # ------------------------------------------------------------ catalog
     def partitioning(self, name: str) -> TablePartitioning:
         self.table(name)
@@ -154,9 +161,9 @@ class DistConnection(Connection):
                      replicate: bool | None = None) -> "DistConnection":
         """Register a Parquet file, directory or glob as table ``name``; each
         rank reads its share of the row groups (see glint.distributed.catalog)."""
-        from glint.io.loaders import ParquetSource
+        from glint.io.parquet_source import ParquetSource
         self._check_open()
-        src = ParquetSource(path)
+        src = ParquetSource(path, self.settings)
         if columns is not None:
             src = Projection(src, list(columns))
         name = name or table_name_from_path(path)
@@ -171,7 +178,7 @@ class DistConnection(Connection):
                  replicate: bool | None = None) -> "DistConnection":
         """Register in-memory data (Arrow, pandas, Polars...); each rank gets
         a slice of its rows (or all of them, replicated)."""
-        from glint.io.loaders import to_arrow_table
+        from glint.io.arrow_objects import to_arrow_table
         self._check_open()
         if not name or not isinstance(name, str):
             raise GlintError("a table needs a name")
@@ -228,7 +235,7 @@ class DistConnection(Connection):
     def read_csv(self, path: str, name: str | None = None, *, partition_by: str | None = None,
                  replicate: bool | None = None, **options) -> "DistConnection":
         """A CSV file read here once, then registered like in-memory data."""
-        from glint.io.loaders import load_csv
+        from glint.io.csv_files import load_csv
         return self.register(name or table_name_from_path(path), load_csv(path, **options), partition_by=partition_by,
                              replicate=replicate)
 

@@ -24,8 +24,9 @@ from glint.errors import CatalogError, did_you_mean
 from glint.exec.scan import start_scans
 from glint.plan.expr import ColRef, Field
 from glint.columnar.column import concat_batches
-from glint.io.loaders import table_from_ipc
-from glint.io.table import ArrowSource, Table
+from glint.io.arrow_objects import table_from_ipc
+from glint.io.fragments import ArrowSource
+from glint.io.table import Table
 from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, encode_error
 
@@ -194,8 +195,8 @@ class Rank:
         n = self.comm.size
         if kind == "parquet":
             if src is None:
-                from glint.io.loaders import ParquetSource
-                src = ParquetSource(cmd.source[1])
+                from glint.io.parquet_source import ParquetSource
+                src = ParquetSource(cmd.source[1], self.engine.settings)
                 if cmd.source[2] is not None:
                     src = Projection(src, cmd.source[2])
             if part.kind != "replicated":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from dataclasses import replace
 
 import pyarrow as pa
 import torch
@@ -15,7 +16,8 @@ from glint.exec.scan import start_scans
 from glint.engine.result import Result, stream_to_arrow
 from glint.plan.optimizer import RULE_NAMES
 from glint.exec.physical_planner import plan_physical
-from glint.runtime.settings import env_int
+from glint.runtime.memory import MemoryManager, default_chunk_rows, default_limit, format_bytes
+from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
 from glint.sql import frontend
 from glint.statements import run_statement
 from glint.io.table import Table
@@ -65,7 +67,9 @@ def _expandable_segments() -> None:
 class Connection:
     """A set of registered tables and views, and the device queries run on.
 
-    Memory (DESIGN.md, "Out-of-core mode"):
+    Its settings (``self.settings``, glint.runtime.settings.Settings) come
+    from the keyword arguments, then the ``GLINT_*`` environment variables,
+    then the defaults (every one: docs/settings.md). Memory:
 
     - ``memory_limit`` (alias ``gpu_memory_limit``): bytes or a text such as
       "16GB" that glint may use on its device: GPU memory on CUDA (the
@@ -78,26 +82,20 @@ class Connection:
     - ``chunk_rows``: rows per chunk (morsel) of a scan; default from the limit.
     - ``host_cache_limit``: bytes of decoded table data kept in host memory
       as the cache's second tier (GPU connections; default 40% of the host's
-      memory, ``GLINT_HOST_CACHE_LIMIT``; 0 turns it off): chunks that do not
-      stay on the GPU are copied up again from there rather than decoded
-      from their files again. With the default budget, pieces are kept only
-      once the GPU cache has had to evict; with a limit given, always.
+      memory; 0 turns it off): chunks that do not stay on the GPU are copied
+      up again from there rather than decoded from their files again. With
+      the default budget, pieces are kept only once the GPU cache has had to
+      evict; with a limit given, always.
+
+    ``SET name = value`` / ``RESET name`` change the settings whose scope is
+    "connection" (memory_limit and chunk_rows included) from the next query
+    on; see glint.statements.settings.
     """
 
-    def __init__(self, device: str = "auto", optimizer: dict | None = None, *,
-                 memory_limit=None, gpu_memory_limit=None, spill_dir: str | None = None,
-                 chunk_rows: int | None = None, host_spill_limit=None, host_cache_limit=None):
+    def __init__(self, device: str = "auto", optimizer: dict | None = None, *, gpu_memory_limit=None,
+                 **settings):
         from glint.io.file_tables import FileTables
-        from glint.runtime.memory import (
-            HostCache,
-            MemoryManager,
-            default_chunk_rows,
-            default_host_cache_limit,
-            default_limit,
-            env_size,
-            format_bytes,
-            parse_size,
-        )
+        from glint.runtime.memory import HostCache, default_host_cache_limit
         from glint.runtime.spill import SpillSpace
 
         self.device = resolve_device(device)
@@ -108,12 +106,34 @@ class Connection:
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
         self.disabled_rules = tuple(k for k, on in (optimizer or {}).items() if not on)
-        if memory_limit is not None and gpu_memory_limit is not None:
-            raise GlintError("give memory_limit or gpu_memory_limit, not both (they are the same setting)")
+        if gpu_memory_limit is not None:
+            if settings.get("memory_limit") is not None:
+                raise GlintError("give memory_limit or gpu_memory_limit, not both (they are the same setting)")
+            settings["memory_limit"] = gpu_memory_limit
+        self.settings = Settings.build(settings)
+        self._opened = self.settings                    # what RESET gives back
+        apply_process_settings(self.settings)
         self._capped: torch.device | None = None         # the device whose allocator this connection capped
-        limit = memory_limit if memory_limit is not None else gpu_memory_limit
-        limit = parse_size(limit) if limit is not None else env_size("GLINT_MEMORY_LIMIT")
+        self.memory: MemoryManager | None = None
+        self._apply_memory_settings()
+        cache_limit = self.settings.host_cache_limit
+        host_cache = default_host_cache_limit(self.device) if cache_limit is None else cache_limit
+        if host_cache > 0:              # (on the CPU only when asked for: its device cache is host memory)
+            self.memory.host = HostCache(host_cache, always=cache_limit is not None)
+        self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
+        if self.device.type == "cuda":       # the scans' pinned buffers, pinned while the tables are registered
+            from glint.io.transfer import pinned_pool
+            pinned_pool(self.device, self.settings.pinned_buffers).fill_in_background()
+
+    def _apply_memory_settings(self) -> None:
+        """The memory limit and chunk size of the settings in force: the
+        memory manager's budget (made on the first call), the CUDA
+        allocator's cap (a limit the user set, from 1 GiB up; lifted when a
+        later limit has none), the chunk rows (by default from the limit).
+        Checks first: a limit the GPU cannot hold changes nothing."""
+        limit = self.settings.memory_limit
         explicit = limit is not None
+        capped, fraction = None, 1.0
         if limit is None:
             limit = default_limit(self.device)
         elif self.device.type == "cuda":
@@ -126,32 +146,64 @@ class Connection:
                 # cleanly. (Below 1 GiB the allocator's own 2 MiB blocks make a cap
                 # meaningless; glint's accounting alone bounds the cache and the breakers.)
                 # (the call needs an indexed device: "cuda" alone is refused)
-                dev = self.device if self.device.index is not None else \
+                capped = self.device if self.device.index is not None else \
                     torch.device("cuda", torch.cuda.current_device())
-                torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), dev)
-                self._capped = dev
-                _expandable_segments()
+                fraction = min(1.0, limit / total)
+        chunk_rows = self.settings.chunk_rows
         if chunk_rows is None:
-            env = os.environ.get("GLINT_CHUNK_ROWS")
-            chunk_rows = int(env) if env else default_chunk_rows(self.device, limit, explicit=explicit)
-        if not isinstance(chunk_rows, int) or chunk_rows < 1:
-            raise GlintError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+            chunk_rows = default_chunk_rows(self.device, limit, explicit=explicit)
+        if capped is not None:
+            torch.cuda.set_per_process_memory_fraction(fraction, capped)
+            _expandable_segments()
+        elif self._capped is not None:
+            torch.cuda.set_per_process_memory_fraction(1.0, self._capped)
+        self._capped = capped
         self.chunk_rows = chunk_rows
         # pipelines hold a few chunks at a time beside what breakers reserve
         headroom = min(limit // 4, 6 * chunk_rows * 64)
-        self.memory = MemoryManager(self.device, limit, headroom)
+        if self.memory is None:
+            self.memory = MemoryManager(self.device, limit, headroom)
+        else:
+            self.memory.limit, self.memory.headroom = int(limit), int(headroom)
+            self.memory.make_room(0)            # cached chunks past a lower limit go
         self.memory.allocator_capped = self._capped is not None
-        if host_cache_limit is None:
-            host_cache_limit = os.environ.get("GLINT_HOST_CACHE_LIMIT") or None     # ("0": off, as the argument)
-        host_cache = (default_host_cache_limit(self.device) if host_cache_limit is None
-                      else 0 if host_cache_limit in (0, "0") else parse_size(host_cache_limit))
-        if host_cache > 0:              # (on the CPU only when asked for: its device cache is host memory)
-            self.memory.host = HostCache(host_cache, always=host_cache_limit is not None)
-        self.spill = SpillSpace(spill_dir or os.environ.get("GLINT_SPILL_DIR"),
-                                parse_size(host_spill_limit) if host_spill_limit is not None else None)
-        if self.device.type == "cuda":       # the scans' pinned buffers, pinned while the tables are registered
-            from glint.io.transfer import pinned_pool
-            pinned_pool(self.device).fill_in_background()
+
+    # ------------------------------------------------------------ settings
+    def set_setting(self, name: str, value) -> None:
+        """``SET name = value``: a setting of scope "connection" changed, from
+        the next query on (a value that is not one is a GlintError naming it)."""
+        s = setting(name)
+        if s.scope != CONNECTION:
+            raise GlintError(s.why_fixed())
+        self._use_settings(self.settings.with_value(s.name, value))
+
+    def reset_setting(self, name: str | None = None) -> None:
+        """``RESET name`` (``None``: ``RESET ALL``): the value(s) the
+        connection was opened with."""
+        names = [setting(name).name] if name is not None else [s.name for s in all_settings()]
+        self._use_settings(replace(self.settings, **{n: getattr(self._opened, n) for n in names}))
+
+    def _use_settings(self, new: Settings) -> None:
+        old, self.settings = self.settings, new
+        if (new.memory_limit, new.chunk_rows) != (old.memory_limit, old.chunk_rows):
+            try:
+                self._apply_memory_settings()
+            except BaseException:
+                self.settings = old
+                raise
+
+    def setting_value(self, name: str):
+        """A setting's value in force (current_setting, glint_settings()): the
+        memory limit, chunk rows and host cache as the connection resolved
+        them, the others as set (None where glint picks when it needs one)."""
+        s = setting(name)
+        if s.name == "memory_limit":
+            return self.memory.limit
+        if s.name == "chunk_rows":
+            return self.chunk_rows
+        if s.name == "host_cache_limit":
+            return self.memory.host.limit if self.memory.host is not None else 0
+        return getattr(self.settings, s.name)
 
     # ------------------------------------------------------------ catalog
     def has_table(self, name: str) -> bool:
@@ -216,15 +268,15 @@ class Connection:
 
     def register(self, name: str, data) -> "Connection":
         """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
-        from glint.io.loaders import to_arrow_table
+        from glint.io.arrow_objects import to_arrow_table
         self._add(name, to_arrow_table(data), "memory")
         return self
 
     def read_parquet(self, path: str, name: str | None = None, columns=None) -> "Connection":
         """Register a Parquet file, a directory of them or a glob as table `name`.
         The footers are read now; column data when a query first needs it."""
-        from glint.io.loaders import ParquetSource, load_parquet
-        src = ParquetSource(path) if columns is None else load_parquet(path, columns=columns)
+        from glint.io.parquet_source import ParquetSource, load_parquet
+        src = ParquetSource(path, self.settings) if columns is None else load_parquet(path, columns=columns)
         self._add(name or table_name_from_path(path), src, str(path))
         return self
 
@@ -237,22 +289,22 @@ class Connection:
         none of the tables."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from glint.io.loaders import ParquetSource
+        from glint.io.parquet_source import ParquetSource
         items = list(tables.items())
         if len(items) < 2 or type(self).read_parquet is not Connection.read_parquet:
             # (a subclass registers its own way: a distributed connection reads each rank's share)
             for name, path in items:
                 self.read_parquet(path, name)
             return self
-        threads = env_int("GLINT_FOOTER_THREADS", 8, 1)
+        threads = self.settings.footer_threads
         with ThreadPoolExecutor(max(1, min(threads, len(items))), thread_name_prefix="glint-footers") as ex:
-            srcs = list(ex.map(lambda item: ParquetSource(item[1]), items))
+            srcs = list(ex.map(lambda item: ParquetSource(item[1], self.settings), items))
         for (name, path), src in zip(items, srcs):
             self._add(name or table_name_from_path(path), src, str(path))
         return self
 
     def read_csv(self, path: str, name: str | None = None, **options) -> "Connection":
-        from glint.io.loaders import load_csv
+        from glint.io.csv_files import load_csv
         self._add(name or table_name_from_path(path), load_csv(path, **options), str(path))
         return self
 
@@ -290,7 +342,7 @@ class Connection:
         """A fresh context for one run of a plan on this connection's device,
         memory and spill space, reading tables from ``catalog``."""
         return ExecContext(self.device, catalog, profile=profile, memory=self.memory, spill=self.spill,
-                           chunk_rows=chunk_rows or self.chunk_rows)
+                           chunk_rows=chunk_rows or self.chunk_rows, settings=self.settings)
 
     # a query that runs out of memory is re-run with smaller chunks (Result._run)
     oom_retries_with_smaller_chunks = True

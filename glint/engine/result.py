@@ -22,6 +22,7 @@ from glint.exec.expr_eval import constant_value
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.sql import frontend
+from glint.statements.settings import resolve_setting_functions
 
 _log = logging.getLogger("glint")
 
@@ -30,12 +31,11 @@ class ResultTooLarge(OutOfMemory):
     """A query's result would not fit in host memory (no retry helps)."""
 
 
-def _result_cap() -> int:
-    """Bytes of a result glint holds on the host: 70% of the memory available
-    when the query starts (GLINT_RESULT_LIMIT overrides)."""
-    from glint.runtime.memory import env_size, host_memory_available
-    v = env_size("GLINT_RESULT_LIMIT")
-    return v if v is not None else int(host_memory_available() * 0.7)
+def _result_cap(limit: int | None) -> int:
+    """Bytes of a result glint holds on the host: ``limit`` (the result_limit
+    setting), by default 70% of the memory available when the query starts."""
+    from glint.runtime.memory import host_memory_available
+    return limit if limit is not None else int(host_memory_available() * 0.7)
 
 
 MAX_OOM_RETRIES = 6             # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
@@ -57,7 +57,7 @@ class Result:
             return
         t0 = time.perf_counter()
         if bound is None:
-            ast = frontend.inline_views(ast, con._views)
+            ast = resolve_setting_functions(con, frontend.inline_views(ast, con._views))
             bound = frontend.bind_query(ast, con)
         self.names = [n for n, _ in bound.outputs]
         self._fields = [f for _, f in bound.outputs]
@@ -233,7 +233,7 @@ def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
     """A plan's output stream as one Arrow table with the result's names."""
     parts = []
     held = rows = 0
-    cap = _result_cap()
+    cap = _result_cap(ctx.settings.result_limit)
     for batch in batches:
         if batch.num_rows or not parts:
             t = batch_to_arrow(batch, fields, names)

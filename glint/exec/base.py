@@ -31,6 +31,7 @@ from glint.runtime import trace
 from glint.errors import OutOfMemory
 from glint.columnar.column import Batch, concat_batches
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
+from glint.runtime.settings import Settings
 from glint.runtime.spill import SpillSpace
 
 
@@ -110,15 +111,17 @@ class DecodeRedo(Exception):
 
 
 class ExecContext:
-    """Everything one run of a plan creates: the device, the memory manager
-    and spill space of the connection, per-operator statistics and IO counters."""
+    """Everything one run of a plan creates: the device, the memory manager,
+    spill space and settings of the connection (``settings``: default, the
+    defaults), per-operator statistics and IO counters."""
 
     def __init__(self, device: torch.device, catalog, profile: bool = False, *,
                  memory: MemoryManager | None = None, spill: SpillSpace | None = None,
-                 chunk_rows: int = 1 << 20):
+                 chunk_rows: int = 1 << 20, settings: Settings | None = None):
         self.device = torch.device(device)
         self.catalog = catalog
         self.profile = profile
+        self.settings = settings if settings is not None else Settings()
         self.memory = memory if memory is not None else MemoryManager(self.device, 1 << 62)
         self.spill = spill if spill is not None else SpillSpace()
         self.chunk_rows = int(chunk_rows)
@@ -127,7 +130,8 @@ class ExecContext:
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
         self.dist = None            # the rank's communicator in a distributed run (glint.distributed.comm)
-        # scans started before the run asks for them: id(ScanExec) -> ChunkReader (scan.start_scans)
+        # scans started before the run asks for them: id(ScanExec) -> glint.io.chunk_reader.ChunkReader
+        # (scan.start_scans)
         self.read_ahead: dict = {}
         # a list: the scans' device decoding flags are collected here and
         # checked at the end of the run (verify_decoding); None: each chunk's
@@ -159,7 +163,7 @@ class ExecContext:
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""
         from glint.io.transfer import pinned_pool
-        return pinned_pool(self.device)
+        return pinned_pool(self.device, self.settings.pinned_buffers)
 
     # -------------------------------------------------------------- streams
     def open(self, node: PhysicalNode) -> Iterator[Batch]:

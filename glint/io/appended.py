@@ -11,7 +11,7 @@ differing columns (``unify``).
 
 >>> import pyarrow as pa
 >>> from glint.columnar import types as T
->>> from glint.io.table import ArrowSource
+>>> from glint.io.fragments import ArrowSource
 >>> types = {"a": T.INTEGER, "s": T.VARCHAR}
 >>> src = AppendedSource.of(ArrowSource(pa.table({"a": pa.array([1, 2], pa.int8()), "s": ["x", "y"]})),
 ...                         pa.table({"a": [3], "s": ["z"]}), types)
@@ -31,7 +31,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from glint.columnar import types as T
-from glint.io.table import ARROW_FRAGMENT_ROWS, Fragment
+from glint.io.fragments import ARROW_FRAGMENT_ROWS, Fragment
 
 COALESCE_ROWS = 1 << 16        # a last appended part smaller than this absorbs the next append
 

@@ -38,7 +38,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import CSV_SUFFIXES, _concat, _open_text_sample, _read_all, resolve_files, sniff_delimiter
+from glint.io.file_lists import CSV_SUFFIXES, concat_file_tables, read_files, resolve_files
+from glint.io.csv_files import open_text_sample, sniff_delimiter
 
 
 def _parse(text: bytes, delim: str, quote: str | None, as_text: bool = False) -> pa.Table:
@@ -129,7 +130,7 @@ def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimit
     for name, v in (("delimiter", delimiter), ("quote", quote)):
         if v is not None and len(v) != 1:
             raise GlintError(f"the CSV {name} must be one character, got {v!r}")
-    sample = _open_text_sample(files[0])
+    sample = open_text_sample(files[0])
     delim = delimiter or sniff_delimiter(sample)
     if header is None:
         header = sniff_header(sample, delim, quote)
@@ -152,7 +153,7 @@ def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimit
         return t
 
     def header_of(f) -> list[str]:
-        text = _open_text_sample(f).splitlines()
+        text = open_text_sample(f).splitlines()
         line = next((ln for ln in text if ln.strip()), "")
         try:
             t = _parse((line + "\n").encode(), delim, quote, as_text=True)
@@ -174,6 +175,6 @@ def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimit
     first = first.cast(pa.schema([(n, types[n]) for n in first.column_names]))
     tables = [first]
     if len(files) > 1:
-        tables.extend(_read_all(files[1:], lambda f: read_one(f, types), None, f"{len(files)} CSV files"))
-    out = _concat(tables, files, "CSV")
+        tables.extend(read_files(files[1:], lambda f: read_one(f, types), None, f"{len(files)} CSV files"))
+    out = concat_file_tables(tables, files, "CSV")
     return out.rename_columns(column_names(names, out.num_columns))

@@ -18,7 +18,7 @@ import os
 from collections import OrderedDict
 
 from glint.errors import GlintIOError
-from glint.io.loaders import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files
+from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files
 
 HIDDEN_PREFIX = "__glint_file_"
 _names = itertools.count(1)

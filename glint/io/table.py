@@ -1,5 +1,5 @@
 """Tables held by a connection: schema, row count, statistics, and the data
-as a sequence of chunks (DESIGN.md: "a table is a sequence of batches").
+as a sequence of chunks (a table is a sequence of batches).
 
 A table's source is split into *fragments* (Parquet row groups; slices of an
 in-memory Arrow table), each with its row count and, where the file has them,
@@ -22,8 +22,6 @@ counts) the first time a plan asks for them.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import itertools
 import os
 import threading
@@ -38,9 +36,10 @@ import torch
 from glint.columnar import types as T
 from glint.errors import GlintError, NotSupported
 from glint.columnar.column import Column
+from glint.io.appended import Appended, AppendedSource, canonical_type, conform, unify
+from glint.io.fragments import ArrowSource, Chunk, Fragment, to_internal
 
 _uids = itertools.count(1)
-ARROW_FRAGMENT_ROWS = 1 << 20       # in-memory tables are cut into fragments of this many rows
 SAMPLE_ROWS = 200_000               # rows read to estimate a column's distinct count
 STATS_FRAGMENTS = 256               # fragments whose footer statistics a column's estimates look at
 
@@ -53,54 +52,9 @@ class ColumnStats:
     max: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Fragment:
-    """A unit a source reads at once: a Parquet row group, a slice of an Arrow table.
-    ``stats``: column -> (min, max, null count) in glint's value representation
-    (DECIMAL scaled ints, DATE days), for the columns the file has statistics for."""
-    rows: int
-    stats: dict | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """Consecutive rows of a table: pieces (fragment index, first row, end row)."""
-    index: int
-    pieces: tuple[tuple[int, int, int], ...]
-    rows: int
-
-
-class ArrowSource:
-    """An in-memory Arrow table as fragments of ARROW_FRAGMENT_ROWS rows."""
-
-    def __init__(self, tbl: pa.Table, fragment_rows: int = ARROW_FRAGMENT_ROWS):
-        self.table = tbl
-        self.schema = tbl.schema
-        self.num_rows = tbl.num_rows
-        self.fragment_rows = fragment_rows
-        n = tbl.num_rows
-        self.fragments = [Fragment(min(fragment_rows, n - s)) for s in range(0, n, fragment_rows)] or [Fragment(0)]
-
-    def read(self, fragments: Sequence[int], columns: Sequence[str], parallel: bool = True) -> list[pa.Table]:
-        sub = self.table.select(list(columns))
-        return [sub.slice(i * self.fragment_rows, self.fragments[i].rows) for i in fragments]
-
-    def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
-        """Consecutive fragments' rows as one table (zero-copy)."""
-        start = fragments[0] * self.fragment_rows
-        rows = sum(self.fragments[i].rows for i in fragments)
-        return self.table.select(list(columns)).slice(start, rows)
-
-    def column_arrow(self, name: str) -> pa.ChunkedArray:
-        return self.table.column(name)
-
-    def bytes_of(self, fragments, columns) -> int:
-        return 0            # nothing to read from a file
-
-
 class Table:
     """A named table: schema, row count, fragments and statistics. Column data
-    is read per chunk by the executor's scans (see glint.exec.scan)."""
+    is read per chunk by the executor's scans (see glint.io.chunk_reader)."""
 
     __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
                  "_layouts", "_lock", "exact_decode", "_fragment_rows")
@@ -114,7 +68,7 @@ class Table:
         self.uid = next(_uids)
         self._src = src
         # columns whose device decoding is checked chunk by chunk (a query found
-        # a chunk with more pages than the page tables held: see glint.exec.scan)
+        # a chunk with more pages than the page tables held: see glint.io.chunk_upload)
         self.exact_decode: set[str] = set()
         self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
         self._unsupported: dict[str, str] = {}
@@ -158,7 +112,6 @@ class Table:
     def to_arrow(self) -> pa.Table:
         """Every row as one Arrow table, in the canonical types of
         glint.io.appended (DELETE and UPDATE rewrite it)."""
-        from glint.io.appended import canonical_type, conform, unify
         columns = list(self.schema)
         self.check_readable(columns)
         if self.num_rows == 0:
@@ -167,14 +120,13 @@ class Table:
         parts = [p for p in self._src.read(list(range(len(self.fragments))), columns) if p.num_rows]
         return conform(pa.concat_tables(unify(parts, self.schema)) if len(parts) > 1 else parts[0], self.schema)
 
-    def append(self, data: pa.Table) -> "Appended":
+    def append(self, data: pa.Table) -> Appended:
         """Add the rows of ``data`` (the table's columns, in order, in glint's
         types) after the table's rows. Returns what changed: the (chunk size,
         chunk index) of every chunk laid out before whose rows changed, and
         the fragments that grew (the caller drops cached copies of them:
         glint.io.appended.drop_stale); the other chunks and fragments
         keep their rows. Statistics are recomputed when next asked for."""
-        from glint.io.appended import AppendedSource, Appended
         self.check_readable(list(self.schema))
         with self._lock:
             old, before = dict(self._layouts), [f.rows for f in self.fragments]
@@ -238,7 +190,6 @@ class Table:
                 cache[f] = t
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
         if len(parts) > 1:
-            from glint.io.appended import unify
             parts = [pa.concat_tables(unify(parts, self.schema))]
         return self.convert(parts[0], columns)
 
@@ -287,18 +238,19 @@ class Table:
             return []
         return [c for c in columns if self.schema[c] is not None and src.device_decodable(c, self.schema[c])]
 
-    def raw_columns(self, columns: Sequence[str]) -> list[str]:
+    def raw_columns(self, columns: Sequence[str], strings: bool = True) -> list[str]:
         """The device_columns that the scan's device decodes from their
         bytes as stored (flat numeric columns without NULLs, snappy or
         uncompressed, PLAIN or dictionary pages: see
-        glint.io.parquet_pages.raw_index and the source's
-        raw_decodable)."""
+        glint.io.raw_chunks.raw_index and the source's raw_decodable),
+        and the low-cardinality string columns unless ``strings`` is off
+        (the raw_strings setting)."""
         src = self._src
         if not hasattr(src, "raw_decodable"):
             return []
         numeric = set(self.device_columns(columns))
         return [c for c in columns if (c in numeric or (self.schema[c] is not None and self.schema[c].is_string))
-                and src.raw_decodable(c, self.schema[c])]
+                and src.raw_decodable(c, self.schema[c], strings)]
 
     def has_raw(self, fragment: int, column: str) -> bool:
         """Whether raw_chunk gives a chunk for this fragment's column (of
@@ -316,7 +268,7 @@ class Table:
         return plan
 
     def raw_chunk(self, fragment: int, column: str):
-        """A fragment's column as a glint.io.parquet_pages.RawChunk whose
+        """A fragment's column as a glint.io.raw_chunks.RawChunk whose
         bytes are still in the file (nothing is read: the scan's staging
         reads them into its pinned buffers), or None where the device cannot
         decode the chunk from its bytes as stored (device_plan then)."""
@@ -335,16 +287,19 @@ class Table:
         return f(fragments) if f is not None else f"table {self.name!r}"
 
     def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True,
-                      dictionary=None):
+                      dictionary=None, split: bool = True):
         """Column ``column`` of consecutive fragments from their plans (see
         device_plan), decoded on ``device`` (``data``: the plans' buffer,
         laid out by ``layout``, already there): (Column, err) where err is
         None or a device flag for glint.io.parquet_pages.check_decoded.
         Fragments whose files store the column in different physical types
         are decoded in runs of one type. ``exact``: see
-        glint.io.parquet_pages.decode_raw. ``dictionary``: a VARCHAR
-        column's (its plans decode to codes into it: string_codes)."""
-        from glint.io.parquet_pages import RawChunk, decode_plans, decode_raw
+        glint.io.raw_decode.decode_raw. ``dictionary``: a VARCHAR
+        column's (its plans decode to codes into it: string_codes).
+        ``split``: the snappy_split setting (see decode_raw)."""
+        from glint.io.parquet_pages import decode_plans
+        from glint.io.raw_chunks import RawChunk
+        from glint.io.raw_decode import decode_raw
 
         def kind(p):
             return type(p), p.dtype
@@ -356,7 +311,7 @@ class Table:
                 runs[-1].append(p)
             cols = []
             for run in runs:
-                c, e = self.decode_device(run, column, device)
+                c, e = self.decode_device(run, column, device, split=split)
                 cols.append(c)
                 errs.append(e)
             from glint.columnar.column import concat_columns
@@ -365,7 +320,7 @@ class Table:
         if isinstance(plans[0], RawChunk):
             valid = None
             data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}",
-                                     exact=exact)
+                                     exact=exact, split=split)
         else:
             data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
                                               column=f"{self.name}.{column}", valid_when_no_nulls=False)
@@ -395,7 +350,7 @@ class Table:
 
     def raw_set(self, fragments: Sequence[int], column: str):
         """raw_chunks of these fragments as one
-        glint.io.parquet_pages.RawSet (arrays, not an object per
+        glint.io.raw_chunks.RawSet (arrays, not an object per
         fragment), or None where the source cannot make one (see
         ParquetSource.raw_set): then raw_chunks."""
         f = getattr(self._src, "raw_set", None)
@@ -501,7 +456,6 @@ class Table:
         frs = self.fragments
         picks = sorted({0, len(frs) // 2, len(frs) - 1})
         per = max(1, SAMPLE_ROWS // len(picks))
-        from glint.io.appended import unify
         parts = unify(self._src.read(picks, [name]), self.schema)
         arrays = [t.column(name).slice(0, per) for t in parts]
         sample = pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type) \
@@ -645,41 +599,3 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
     if not chunks:
         chunks.append(Chunk(0, ((0, 0, 0),), 0))
     return chunks
-
-
-_EPOCH = _dt.date(1970, 1, 1)
-_EPOCH_DT = _dt.datetime(1970, 1, 1)
-
-
-def to_internal(v, dtype: T.DataType):
-    """A Python value (from Parquet statistics or pyarrow) in glint's literal
-    representation: DECIMAL as a scaled int, DATE as days since 1970,
-    TIMESTAMP as microseconds since 1970."""
-    if v is None:
-        return None
-    if dtype.is_decimal:
-        if isinstance(v, decimal.Decimal):
-            return int(v.scaleb(dtype.scale))
-        return None
-    if dtype.kind in ("DATE", "TIMESTAMP") and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return int(v)                   # already days / microseconds
-    if dtype.kind == "DATE":
-        if isinstance(v, _dt.datetime):
-            v = v.date()
-        return (v - _EPOCH).days if isinstance(v, _dt.date) else None
-    if dtype.kind == "TIMESTAMP":
-        if hasattr(v, "value") and hasattr(v, "nanosecond"):          # pandas.Timestamp: nanoseconds
-            ns = int(v.value)
-            return abs(ns) // 1000 * (1 if ns >= 0 else -1)
-        if isinstance(v, _dt.datetime) and v.tzinfo is None:
-            return (v - _EPOCH_DT) // _dt.timedelta(microseconds=1)
-        return None
-    if dtype.is_string:
-        return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
-    if dtype.kind == "DOUBLE":
-        return float(v) if isinstance(v, (int, float)) and v == v else None     # NaN bounds say nothing
-    if dtype.kind in ("INTEGER", "BIGINT", "HUGEINT"):
-        return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
-    if dtype.kind == "BOOLEAN":
-        return bool(v) if isinstance(v, (bool, np.bool_)) else None
-    return None

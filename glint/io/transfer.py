@@ -2,8 +2,9 @@
 Theseus's pool of fixed-size page-locked buffers allocated once).
 
 Decoded columns sit in ordinary (pageable) host memory, which the GPU copies
-from at a fraction of the bus speed (GPU-NOTES: 6.5 GB/s pageable against 55
-GB/s pinned), and pinning memory on the fly is slower still (1.2 GB/s). So a
+from at a fraction of the bus speed (6.5 GB/s pageable against 55 GB/s
+pinned, measured on an H100 host), and pinning memory on the fly is slower
+still (1.2 GB/s). So a
 few fixed-size pinned buffers are allocated once per device and reused: each
 piece of a column is copied into a free buffer by the CPU, then to the device
 by DMA on a side stream while the CPU fills the next buffer. A buffer is reused
@@ -25,18 +26,19 @@ import numpy as np
 import torch
 
 from glint.runtime import trace
-from glint.runtime.settings import env_int
+from glint.runtime.settings import Settings
 from glint.columnar.column import Column
+from glint.io.file_reads import FileRange, FileRuns, read_file_into
 
 BUFFER_BYTES = 16 << 20
 
 
-def _default_buffers() -> int:
-    """Pinned buffers per device: 48 (768 MiB) on a host of 32 GiB or more,
-    else 16. With 16, a cold scan's staging threads waited for buffers
-    (their copies queue behind each other): TPC-H SF 100's Q1 Q3 Q6 Q9 Q18
-    cold took 13.3-13.4 s with 48 against 14.5-17.3 s with 16 on one H200
-    host (bench/results/streaming-13)."""
+def default_buffers() -> int:
+    """Pinned buffers per device when the pinned_buffers setting is 0: 48
+    (768 MiB) on a host of 32 GiB or more, else 16. With 16, a cold scan's
+    staging threads waited for buffers (their copies queue behind each
+    other): TPC-H SF 100's Q1 Q3 Q6 Q9 Q18 cold took 13.3-13.4 s with 48
+    against 14.5-17.3 s with 16 on one H200 host."""
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -44,18 +46,15 @@ def _default_buffers() -> int:
     return 48 if ram >= 32 << 30 else 16
 
 
-# pinned buffers per device (GLINT_PINNED_BUFFERS sets it): a window's
-# buffer is reused once its copy is done
-BUFFERS = env_int("GLINT_PINNED_BUFFERS", 0, 0) or _default_buffers()
-
-
 class PinnedPool:
-    """Fixed-size pinned host buffers with an event each, for one CUDA device."""
+    """Fixed-size pinned host buffers with an event each, for one CUDA device
+    (``count`` of them, 0: default_buffers(); a window's buffer is reused
+    once its copy is done)."""
 
-    def __init__(self, device: torch.device, buffer_bytes: int = BUFFER_BYTES, count: int = BUFFERS):
+    def __init__(self, device: torch.device, buffer_bytes: int = BUFFER_BYTES, count: int = 0):
         self.device = torch.device(device)
         self.buffer_bytes = buffer_bytes
-        self.count = count
+        self.count = count or default_buffers()
         self._free: list[tuple[torch.Tensor, torch.cuda.Event | None]] = []
         self._made = 0
         self._cv = threading.Condition()
@@ -118,34 +117,37 @@ _POOLS_LOCK = threading.Lock()
 _STAGING = None
 
 
-def staging_pool():
+def staging_pool(threads: int = 0):
     """Threads that fill pinned windows and start their copies (memory-bound
     work, apart from the decoding threads so that a chunk's copies never
     queue behind the decoding of the chunks after it); the windows of the
     chunk the query needs soonest first (glint.runtime.priority_pool).
-    A quarter of the cores, at least 4 (GLINT_STAGING_THREADS): a cold
-    query's threads hold the GIL 85-97% of its wall (py-spy --gil, TPC-H
-    SF 100 Q1 and Q12 on the device), so more staging threads only wait for
-    it; five SF 100 queries were no slower with 4 than with 8 on a 16-core
-    host, and 2 was worse once (bench/results/streaming-14)."""
+    Made once per process, of ``threads`` threads (the staging_threads
+    setting of the connection that first asks), 0: a quarter of the cores,
+    at least 4: a cold query's threads hold the GIL 85-97% of its wall
+    (py-spy --gil, TPC-H SF 100 Q1 and Q12 on an H200 host), so more
+    staging threads only wait for it; five SF 100 queries were no slower
+    with 4 than with 8 on a 16-core host, and 2 was worse once."""
     global _STAGING
     with _POOLS_LOCK:
         if _STAGING is None:
             from glint.runtime.priority_pool import PriorityPool
-            n = env_int("GLINT_STAGING_THREADS", 0, 0) or max(4, (os.cpu_count() or 16) // 4)
+            n = threads or max(4, (os.cpu_count() or 16) // 4)
             _STAGING = PriorityPool(n, "glint-stage")
         return _STAGING
 
 
-def pinned_pool(device: torch.device) -> PinnedPool:
-    """The pool of this process for a CUDA device (pinning memory is slow: once per process)."""
+def pinned_pool(device: torch.device, buffers: int = 0) -> PinnedPool:
+    """The pool of this process for a CUDA device (pinning memory is slow:
+    once per process), of ``buffers`` buffers (the pinned_buffers setting of
+    the connection that first asks; 0: default_buffers())."""
     device = torch.device(device)
     if device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     with _POOLS_LOCK:
         pool = _POOLS.get(device.index)
         if pool is None:
-            pool = _POOLS[device.index] = PinnedPool(device)
+            pool = _POOLS[device.index] = PinnedPool(device, count=buffers)
         return pool
 
 
@@ -330,7 +332,7 @@ def column_tensors(c: Column) -> list[torch.Tensor]:
 class _Write:
     """Elements for the device buffer at byte ``off``: ``src`` (a numpy array,
     maybe strided), plus ``add``; or ``count`` copies of ``fill``; or
-    ``count`` bytes of files (``file``: a glint.io.parquet_pages.FileRange
+    ``count`` bytes of files (``file``: a glint.io.file_reads.FileRange
     or FileRuns, read straight into the pinned buffer)."""
     __slots__ = ("off", "src", "add", "fill", "count", "dtype", "file")
 
@@ -344,10 +346,9 @@ _U8 = np.dtype(np.uint8)
 
 
 def _raw_writes(segments) -> list[_Write]:
-    """_Writes of (offset, bytes or glint.io.parquet_pages.FileRange or
+    """_Writes of (offset, bytes or glint.io.file_reads.FileRange or
     FileRuns) segments, empty ones left out (made without _Write's general
     constructor: a cold scan chunk has thousands, made under the GIL)."""
-    from glint.io.parquet_pages import FileRange, FileRuns
     out = []
     new = _Write.__new__
     for off, seg in segments:
@@ -509,28 +510,25 @@ def narrow_type(lo, hi, itemsize: int):
     return None
 
 
-# file bytes between two FileRange writes (a column's chunks laid out by
-# parquet_pages.layout_raw, where the scan's layout_raw_together makes
-# FileRuns, see parquet_pages.RUN_GAP) that are read into a scratch buffer
-# so that both are one read (see _file_run); GLINT_READ_GAP sets it (bytes).
-# Each read costs the staging thread a trip through the GIL, which the
-# query's other threads hold most of the time, while the page cache gives a
-# thread 6-8 GB/s: on the device host TPC-H Q6's columns at SF 100 (5,232 row
-# groups) staged at 7.5 GB/s with 64 KiB (10,666 reads), 11.1 GB/s with 1 MiB
-# (5,507 reads: a row group's four columns in one), and the five SF 100
-# queries of coldpass.py took 11.2 s against 11.5-13.9 s
-# (bench/results/streaming-13)
-_GAP_BYTES = env_int("GLINT_READ_GAP", 1 << 20, 0)
+# The read_gap setting: file bytes between two FileRange writes (a column's
+# chunks laid out by raw_decode.layout_raw, where the scan's
+# layout_raw_together makes FileRuns, see its run_gap) that are read into a
+# scratch buffer so that both are one read (see _file_run). Each read costs
+# the staging thread a trip through the GIL, which the query's other threads
+# hold most of the time, while the page cache gives a thread 6-8 GB/s: on an
+# H200 host TPC-H Q6's columns at SF 100 (5,232 row groups) staged at 7.5
+# GB/s with 64 KiB (10,666 reads), 11.1 GB/s with 1 MiB (5,507 reads: a row
+# group's four columns in one), and five SF 100 queries cold took 11.2 s
+# against 11.5-13.9 s.
 _SCRATCH = threading.local()
 
 
-def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int:
+def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files, max_gap: int) -> int:
     """Reads writes[k] (a file range wholly inside the window [w, end)) and
     the file writes after it that continue it in the same file (after at
-    most _GAP_BYTES not wanted) with one system call; returns the index of
-    the first write not read. ``buf``: the window's pinned buffer (a
-    memoryview of bytes)."""
-    from glint.io.parquet_pages import FileRange, read_file_into
+    most ``max_gap`` bytes not wanted) with one system call; returns the
+    index of the first write not read. ``buf``: the window's pinned buffer
+    (a memoryview of bytes)."""
     wr = writes[k]
     first = wr.file
     path = first.path
@@ -545,12 +543,12 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
             break
         stop = nx.off + nx.count
         gap = f.start - pos
-        if stop > end or gap < 0 or gap > _GAP_BYTES:
+        if stop > end or gap < 0 or gap > max_gap:
             break
         if gap:
             scratch = getattr(_SCRATCH, "buf", None)
-            if scratch is None:
-                scratch = _SCRATCH.buf = memoryview(np.empty(_GAP_BYTES, dtype=np.uint8)).cast("B")
+            if scratch is None or len(scratch) < gap:
+                scratch = _SCRATCH.buf = memoryview(np.empty(max_gap, dtype=np.uint8)).cast("B")
             bufs.append(scratch[:gap])
         bufs.append(buf[nx.off - w:stop - w])
         pos = f.start + f.size
@@ -559,14 +557,15 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files) -> int
     return j
 
 
-def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int, files=None) -> int:
+def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int, files=None,
+                 max_gap: int = Settings.read_gap) -> int:
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
     finished (it goes on in the next window). ``files``: the files' open
-    handles (glint.io.parquet_pages.FileHandles). A write's ``file``
+    handles (glint.io.file_reads.FileHandles). A write's ``file``
     is a FileRange (read with its neighbours: _file_run) or a FileRuns
-    (its ranges in the window read one by one)."""
-    from glint.io.parquet_pages import FileRange
+    (its ranges in the window read one by one). ``max_gap``: the read_gap
+    setting."""
     end = w + size
     view = None
     while k < len(writes):
@@ -578,7 +577,7 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
         if type(wr.file) is FileRange and wr.off >= w and stop <= end:
             if view is None:
                 view = memoryview(buf).cast("B")
-            k = _file_run(view, w, end, writes, k, files)
+            k = _file_run(view, w, end, writes, k, files, max_gap)
             continue
         b0, b1 = max(wr.off, w), min(stop, end)
         if b1 > b0:
@@ -618,16 +617,17 @@ class StackedUpload:
     on the device."""
 
     def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None,
-                 narrow: dict | None = None, copy_stream=None, files=None):
+                 narrow: dict | None = None, copy_stream=None, files=None, read_gap: int = Settings.read_gap):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
-        were; glint.io.parquet_pages' page bytes come this way).
+        were; the Parquet pages' bytes come this way).
         ``narrow``: key -> a narrower integer type that holds all of the
         column's values: they are copied up in it and widened on the device
         (fewer bytes written into the pinned buffers and over the bus)."""
         self.pool, self.memory, self.cols = pool, memory, cols
-        self.files = files                  # the raw segments' open files (parquet_pages.FileHandles)
+        self.files = files                  # the raw segments' open files (glint.io.file_reads.FileHandles)
+        self.read_gap = read_gap            # (see _file_run)
         self.stream = stream                # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
         # hands out a block freed on a stream as soon as the free is queued,
@@ -706,7 +706,7 @@ class StackedUpload:
         buf = self.pool.acquire()
         trace.add("pinned wait", t0, time.perf_counter())
         try:
-            _fill_window(buf.numpy(), w, size, writes, k, self.files)
+            _fill_window(buf.numpy(), w, size, writes, k, self.files, self.read_gap)
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
                 dst[w:w + size].copy_(buf[:size], non_blocking=True)
                 ev = torch.cuda.Event()

@@ -30,7 +30,7 @@ GPU runs thousands of them side by side.
 
 Only what the scan routes here is handled: flat columns without definition
 levels (``max_definition_level`` 0), PLAIN and dictionary encodings, snappy
-or uncompressed (glint.io.parquet_pages.read_raw_chunk checks the
+or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
 metadata first); anything else found in the bytes is bad data. The pure-torch
 reference (and the CPU path) is glint.io.parquet_pages' host parser with
 ``pa.Codec``: see decode_raw.
@@ -38,7 +38,6 @@ reference (and the CPU path) is glint.io.parquet_pages' host parser with
 from __future__ import annotations
 
 import contextlib
-import os
 
 import torch
 
@@ -56,7 +55,7 @@ CHUNK_FIELDS = 13
 # C_CODES = 1: the chunk's values are its dictionary indices mapped through
 # the dictionary the host made (a string column's codes): a PLAIN data page
 # (the writer's fallback once its dictionary grew) is bad data there, not
-# values (glint.io.parquet_pages.RawChunk.strings)
+# values (glint.io.raw_chunks.RawChunk.strings)
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -66,8 +65,6 @@ INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy
 SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders compress 64 KiB at a time)
 SEGMENT = 8192                  # stream bytes a lane of the tag scan starts in (even)
 SCAN_BLOCK = 128                # lanes a program of the tag scan has
-# GLINT_SNAPPY_SPLIT=0: every snappy page decompressed by one program (to measure split_pages against)
-SPLIT_PAGES = os.environ.get("GLINT_SNAPPY_SPLIT", "1") != "0"
 WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
 
 if HAS_TRITON:
@@ -592,17 +589,18 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
 
 
 def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor,
-                         split: bool | None = None) -> None:
+                         split: bool = True) -> None:
     """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
     ``dst`` (uint8); err[0] (int32) set when a page is not what its header
     says (the caller raises). With ``split`` the large snappy pages are cut
     into blocks decompressed side by side (split_pages), the others one
-    program a page; nothing waits for the device."""
+    program a page (``split`` off: every snappy page one program, which
+    split_pages is measured against); nothing waits for the device."""
     n = pages.shape[0]
     if not n:
         return
     with _on(src):
-        if not (SPLIT_PAGES if split is None else split):
+        if not split:
             _inflate_kernel[(n,)](src, dst, pages, err, err, err, BLOCK=INFLATE_BLOCK, MODE=0, num_warps=1)
             return
         rows, owner, whole = split_pages(src, pages, dst.numel())

@@ -538,8 +538,3 @@ def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False)
         return 1 << max(14, min(25, rows.bit_length() - 1))
     rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
     return 1 << max(14, min(21, rows.bit_length() - 1))
-
-
-def env_size(name: str):
-    v = os.environ.get(name)
-    return parse_size(v) if v else None

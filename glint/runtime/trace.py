@@ -8,7 +8,8 @@ read and a list append.
     con.sql(...).arrow()
     trace.stop("q1.json")          # or: GLINT_TRACE=q1.json python ...
 
-``GLINT_TRACE=path`` starts it at import and writes the file at exit.
+``GLINT_TRACE=path`` (the trace setting) starts it when the process's first
+connection opens and writes the file at exit.
 """
 from __future__ import annotations
 
@@ -73,11 +74,9 @@ def span(name: str, **args):
         add(name, t0, time.perf_counter(), **args)
 
 
-def _from_env() -> None:
-    path = os.environ.get("GLINT_TRACE")
-    if path:
-        start()
-        atexit.register(stop, path)
-
-
-_from_env()
+def write_at_exit(path: str) -> None:
+    """Start recording now and write the events to ``path`` when the process
+    exits (the trace setting, GLINT_TRACE: the first connection of a process
+    applies it)."""
+    start()
+    atexit.register(stop, path)

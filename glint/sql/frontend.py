@@ -231,4 +231,8 @@ def statement_kind(stmt: exp.Expression) -> str:
         return "describe"
     if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "EXPLAIN":
         return "explain"
+    if isinstance(stmt, exp.Set) or (isinstance(stmt, exp.Command) and str(stmt.this).upper() == "SET"):
+        return "set"
+    if isinstance(stmt, exp.Command) and str(stmt.this).upper() == "RESET":
+        return "reset"
     raise NotSupported(f"statement {stmt.sql(dialect='duckdb')[:60]!r}")

@@ -20,7 +20,7 @@ import os
 from sqlglot import exp
 
 from glint.errors import BinderError, GlintIOError, NotSupported
-from glint.io.loaders import PARQUET_SUFFIXES, _has_suffix
+from glint.io.file_lists import PARQUET_SUFFIXES, has_suffix
 
 _PARQUET_FUNCS = ("read_parquet", "parquet_scan")
 _CSV_FUNCS = ("read_csv", "read_csv_auto", "sniff_csv_auto")
@@ -35,9 +35,9 @@ def file_kind(name: str) -> str | None:
     >>> file_kind("data/*.parquet"), file_kind("x.csv.gz"), file_kind("x.tsv"), file_kind("orders")
     ('parquet', 'csv', 'csv', None)
     """
-    if _has_suffix(name, PARQUET_SUFFIXES):
+    if has_suffix(name, PARQUET_SUFFIXES):
         return "parquet"
-    if _has_suffix(name, (".csv", ".tsv")):
+    if has_suffix(name, (".csv", ".tsv")):
         return "csv"
     return None
 

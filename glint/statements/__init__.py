@@ -1,5 +1,6 @@
 """Statements that change tables or write files, run on a connection:
-CREATE TABLE [AS], DROP TABLE, INSERT, DELETE, UPDATE, TRUNCATE and COPY.
+CREATE TABLE [AS], DROP TABLE, INSERT, DELETE, UPDATE, TRUNCATE and COPY;
+and SET / RESET of the connection's settings (glint.statements.settings).
 
 Tables created in SQL are in-memory tables of the connection (Arrow data,
 chunked and cached on the device like registered tables). Each statement
@@ -22,7 +23,7 @@ glint.errors.ConstraintError: Constraint Error: NOT NULL constraint failed: t.a
 from __future__ import annotations
 
 from glint.errors import NotSupported
-from glint.statements import copy, modify, tables
+from glint.statements import copy, modify, settings, tables
 
 _HANDLERS = {
     "create_table": tables.create_table,
@@ -32,6 +33,8 @@ _HANDLERS = {
     "delete": modify.delete,
     "update": modify.update,
     "copy": copy.copy,
+    "set": settings.set_statement,
+    "reset": settings.reset_statement,
 }
 
 

@@ -25,7 +25,7 @@ from glint.sql import frontend
 from glint.plan import typing as ty
 from glint.sql.binder import Binder
 from glint.io import writers
-from glint.io.loaders import PARQUET_SUFFIXES, _has_suffix
+from glint.io.file_lists import PARQUET_SUFFIXES, has_suffix
 from glint.statements.tables import count_result, insert
 
 _CSV_WRITE = {"header": "header", "delimiter": "delimiter", "delim": "delimiter", "sep": "delimiter",
@@ -57,7 +57,7 @@ def options(stmt: exp.Copy) -> dict:
 def _format(opts: dict, path: str) -> str:
     fmt = opts.pop("format", None)
     if fmt is None:
-        return "parquet" if _has_suffix(path, PARQUET_SUFFIXES) else "csv"
+        return "parquet" if has_suffix(path, PARQUET_SUFFIXES) else "csv"
     fmt = str(fmt).lower()
     if fmt not in ("csv", "parquet"):
         raise NotSupported(f"COPY ... (FORMAT {fmt.upper()})")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 
 
 def register_tables(con, directory, names, title: str, progress: bool | None = None,

@@ -69,7 +69,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, import_duckdb
 from glint.workloads.tpch import sf_label
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import (
     cache_dir,
     duckdb_arrow,

@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, duckdb_extension_path, import_duckdb, load_duckdb_extension
 
 __all__ = ["tpch_tables", "tpch_query", "tpch_queries", "QUERY_DIR", "ANSWER_SCALE_FACTORS", "data_dir",

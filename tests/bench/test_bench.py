@@ -143,7 +143,7 @@ def test_bench_ssb_query_names():
 
 
 def test_duckdb_compressed_in_memory(cached_tpch):
-    from glint.io.loaders import tables_in_directory
+    from glint.io.file_lists import tables_in_directory
 
     found = tables_in_directory(cached_tpch(0.01))
     con = duckdb_runs.duckdb_connection(found, ["nation", "region"], views=False, compress=True)

@@ -14,7 +14,7 @@ import pytest
 import glint
 from glint.workloads import ssb, tpch
 from glint.errors import ExecutionError, GlintError, ParseError, RankFailure
-from glint.io.loaders import tables_in_directory
+from glint.io.file_lists import tables_in_directory
 from glint.testing.compare import compare_query_result
 
 SF = 0.01

@@ -73,9 +73,9 @@ def test_out_of_memory_retries_are_bounded(monkeypatch):
 def test_result_larger_than_host_memory_is_a_clear_error(monkeypatch):
     """The host memory guard for what no operator bounds: a result that grows
     past what the host can hold stops with OutOfMemory, not a killed process."""
+    monkeypatch.setenv("GLINT_RESULT_LIMIT", "64KB")         # (read when the connection opens)
     con = glint.connect(device="cpu", chunk_rows=1 << 12)
     con.register("t", pa.table({"a": list(range(20_000))}))
-    monkeypatch.setenv("GLINT_RESULT_LIMIT", "64KB")
     with pytest.raises(glint.OutOfMemory, match=r"query's result passed .* rows.*add a LIMIT") as info:
         con.sql("SELECT x.a, y.a AS b FROM t x, t y WHERE y.a < 100").fetchall()
     assert "retries" not in str(info.value)

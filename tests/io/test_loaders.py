@@ -14,7 +14,10 @@ import pytest
 
 import glint
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import load_csv, load_parquet, sniff_delimiter, tables_in_directory, to_arrow_table
+from glint.io.file_lists import tables_in_directory
+from glint.io.parquet_source import load_parquet
+from glint.io.csv_files import load_csv, sniff_delimiter
+from glint.io.arrow_objects import to_arrow_table
 
 
 def _t(start: int, n: int) -> pa.Table:
@@ -462,7 +465,7 @@ def test_parquet_bounds_as_stored_equal_logical(tmp_path, monkeypatch):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
     rng = np.random.default_rng(3)
     n = 600
     days = rng.integers(-800, 20000, n)

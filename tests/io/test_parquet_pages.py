@@ -12,20 +12,20 @@ import pytest
 import torch
 
 from glint.errors import GlintIOError, NotSupported
+from glint.io import parquet_page_headers as ph
 from glint.io import parquet_pages as pp
 from glint.io.parquet_meta import raw_footer
-from glint.io.parquet_pages import (
+from glint.io.parquet_page_headers import (
     DATA_PAGE,
     DATA_PAGE_V2,
     DICTIONARY_PAGE,
     PLAIN,
     RLE_DICTIONARY,
-    decode_column_chunk,
-    decode_hybrid,
     parse_pages,
     read_chunk_bytes,
 )
 from glint.workloads import tpch
+from glint.io.parquet_pages import decode_column_chunk, decode_hybrid
 
 # in the data cache: the tests that read it have the cached_tpch fixture generate it first
 TPCH_LINEITEM = str(tpch.data_dir(0.01) / "lineitem.parquet")
@@ -372,11 +372,11 @@ def page_index_streams(tmp=None):
                    data_page_size=2048, write_batch_size=256, compression="snappy")
     cc = pq.read_metadata(path).row_group(0).column(0)
     buf, starts, ends, widths, counts = bytearray(), [], [], [], []
-    for p in pp.parse_pages(pp.read_chunk_bytes(path, cc), "SNAPPY"):
-        if p.kind == pp.DICTIONARY_PAGE or p.encoding not in (pp.PLAIN_DICTIONARY, pp.RLE_DICTIONARY):
+    for p in ph.parse_pages(ph.read_chunk_bytes(path, cc), "SNAPPY"):
+        if p.kind == ph.DICTIONARY_PAGE or p.encoding not in (ph.PLAIN_DICTIONARY, ph.RLE_DICTIONARY):
             continue
         body = p.body
-        if p.kind == pp.DATA_PAGE:      # v1: the optional column's levels first
+        if p.kind == ph.DATA_PAGE:      # v1: the optional column's levels first
             ln = int.from_bytes(body[:4], "little")
             body = body[4 + ln:]
         widths.append(body[0])

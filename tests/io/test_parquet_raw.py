@@ -14,7 +14,11 @@ import torch
 
 import glint
 from glint.errors import GlintIOError
+from glint.io import file_reads as fr
+from glint.io import parquet_page_headers as ph
 from glint.io import parquet_pages as pp
+from glint.io import raw_chunks as rc
+from glint.io import raw_decode as rd
 
 from tests.io.test_parquet_pages import TPCH_LINEITEM, expected, random_array
 
@@ -36,7 +40,7 @@ def raw_file(path, dtype, rng, version="1.0", codec="snappy", distincts=(50, Non
                        write_batch_size=batch, row_group_size=1400, dictionary_pagesize_limit=4000)
         pf = pq.ParquetFile(p)
         for rg in range(pf.metadata.num_row_groups):
-            c = pp.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
+            c = rc.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
             assert c is not None
             chunks.append(c)
             want.append(expected(pf, rg, 0)[0])
@@ -76,7 +80,7 @@ def tpch_raw_columns():
     meta = pf.metadata
     for c in range(meta.num_columns):
         if meta.schema.column(c).physical_type in ("INT32", "INT64"):
-            chunks = [pp.read_raw_chunk(TPCH_LINEITEM, rg, c, meta) for rg in range(meta.num_row_groups)]
+            chunks = [rc.read_raw_chunk(TPCH_LINEITEM, rg, c, meta) for rg in range(meta.num_row_groups)]
             want = np.concatenate([expected(pf, rg, c)[0] for rg in range(meta.num_row_groups)])
             yield meta.schema.column(c).name, chunks, want
 
@@ -87,14 +91,14 @@ def tpch_raw_columns():
 def test_reference_equals_pyarrow(tmp_path, dtype, version, codec):
     rng = np.random.default_rng(len(dtype) + len(version) + len(codec))
     chunks, want = raw_file(str(tmp_path / "t"), dtype, rng, version, codec)
-    got, err = pp.decode_raw(chunks, use_triton=False)
+    got, err = rd.decode_raw(chunks, use_triton=False)
     assert err is None and got.numpy().tobytes() == want.tobytes()
 
 
 def test_tpch_lineitem_reference(cached_tpch):
     cached_tpch(0.01)
     for name, chunks, want in tpch_raw_columns():
-        got, _ = pp.decode_raw(chunks, use_triton=False, column=name)
+        got, _ = rd.decode_raw(chunks, use_triton=False, column=name)
         assert got.numpy().tobytes() == want.tobytes(), name
 
 
@@ -110,15 +114,15 @@ def test_which_chunks_are_raw(tmp_path):
         p = str(tmp_path / f"{codec}.parquet")
         pq.write_table(t, p, compression=codec)
         meta = pq.read_metadata(p)
-        assert [pp.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, ok, ok], codec
-        assert (pp.read_raw_chunk(p, 0, 1) is None) and (pp.read_raw_chunk(p, 0, 0) is None) == (not ok)
-        assert (pp.read_raw_chunk(p, 0, 2) is None) == (not ok)
-        assert ok is False or pp.read_raw_chunk(p, 0, 2).codes
+        assert [rc.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, ok, ok], codec
+        assert (rc.read_raw_chunk(p, 0, 1) is None) and (rc.read_raw_chunk(p, 0, 0) is None) == (not ok)
+        assert (rc.read_raw_chunk(p, 0, 2) is None) == (not ok)
+        assert ok is False or rc.read_raw_chunk(p, 0, 2).codes
     p = str(tmp_path / "delta.parquet")
     pq.write_table(t, p, use_dictionary=False, column_encoding={"req": "DELTA_BINARY_PACKED"})
     meta = pq.read_metadata(p)
-    assert not pp.raw_readable(meta, 0, 0)
-    assert not pp.raw_readable(meta, 0, 2)          # strings without a dictionary page: not as codes
+    assert not rc.raw_readable(meta, 0, 0)
+    assert not rc.raw_readable(meta, 0, 2)          # strings without a dictionary page: not as codes
 
 
 def _corrupt_header(path: str) -> None:
@@ -156,16 +160,16 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
     host = [c.with_host_dictionary() for c in chunks]
     with_dict = [c for c in host if c.dictionary is not None]
     assert with_dict and all(c.dict_span == 0 and c.dict_n > 0 for c in with_dict)
-    got, err = pp.decode_raw(host, use_triton=False)
+    got, err = rd.decode_raw(host, use_triton=False)
     assert err is None and got.numpy().tobytes() == want.tobytes()
     pf = pq.ParquetFile(str(tmp_path / "d0.parquet"))
-    entry = pp.raw_index(pf.metadata, 0)[0]
-    lazy = pp.read_raw(str(tmp_path / "d0.parquet"), entry, "d0 rg 0", lazy=True)
-    assert isinstance(lazy.source, pp.FileRange) and lazy.dict_span > 0
+    entry = rc.raw_index(pf.metadata, 0)[0]
+    lazy = rc.read_raw(str(tmp_path / "d0.parquet"), entry, "d0 rg 0", lazy=True)
+    assert isinstance(lazy.source, fr.FileRange) and lazy.dict_span > 0
     h = lazy.with_host_dictionary()
-    assert isinstance(h.source, pp.FileRange) and h.nbytes < lazy.nbytes + len(h.dictionary)
-    assert pp.decode_raw([h], use_triton=False)[0].numpy().tobytes() == want[:lazy.rows].tobytes()
-    bad = pp.RawChunk(lazy.dtype, lazy.rows, lazy.codec, lazy.usize, lazy.source, "d0 rg 0",
+    assert isinstance(h.source, fr.FileRange) and h.nbytes < lazy.nbytes + len(h.dictionary)
+    assert rd.decode_raw([h], use_triton=False)[0].numpy().tobytes() == want[:lazy.rows].tobytes()
+    bad = rc.RawChunk(lazy.dtype, lazy.rows, lazy.codec, lazy.usize, lazy.source, "d0 rg 0",
                       lazy.dict_span + 7)       # the span runs into the first data page
     with pytest.raises(GlintIOError, match="Cannot read d0 rg 0: "):
         bad.with_host_dictionary()
@@ -214,7 +218,7 @@ def test_cuda_equals_pyarrow(tmp_path, dtype, version):
         c, w = raw_file(str(tmp_path / codec), dtype, rng, version, codec)
         chunks += c
         want.append(w)
-    got, err = pp.decode_raw(chunks, "cuda")
+    got, err = rd.decode_raw(chunks, "cuda")
     pp.check_decoded(err)
     assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()
 
@@ -224,7 +228,7 @@ def test_cuda_equals_pyarrow(tmp_path, dtype, version):
 def test_cuda_tpch_lineitem(cached_tpch):
     cached_tpch(0.01)
     for name, chunks, want in tpch_raw_columns():
-        got, err = pp.decode_raw(chunks, "cuda", column=name)
+        got, err = rd.decode_raw(chunks, "cuda", column=name)
         pp.check_decoded(err, name)
         assert got.cpu().numpy().tobytes() == want.tobytes(), name
 
@@ -276,7 +280,7 @@ def test_cuda_host_dictionaries(tmp_path):
     chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, "1.0", "snappy", (50, None, 300, 1), n=3000)
     mixed = [c.with_host_dictionary() if i % 2 else c for i, c in enumerate(chunks)]
     for exact in (True, False):
-        got, err = pp.decode_raw(mixed, "cuda", exact=exact)
+        got, err = rd.decode_raw(mixed, "cuda", exact=exact)
         pp.check_decoded(err)
         assert got.cpu().numpy().tobytes() == want.tobytes()
 
@@ -305,8 +309,8 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
                  schema=schema)
     path = tmp_path / "many.parquet"
     pq.write_table(t, path, data_page_size=128, write_batch_size=32, row_group_size=5000)
-    assert max(len(pp.parse_pages(r.buf, "SNAPPY")) - r.pages_cap()
-               for r in (pp.read_raw_chunk(str(path), 0, c) for c in (0, 1))) > 0
+    assert max(len(ph.parse_pages(r.buf, "SNAPPY")) - r.pages_cap()
+               for r in (rc.read_raw_chunk(str(path), 0, c) for c in (0, 1))) > 0
     sql = f"SELECT x, y FROM read_parquet('{path}')"
     got = {}
     for mode in ("", "device"):
@@ -320,8 +324,8 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
 
 def _string_chunks(path, column):
     meta = pq.read_metadata(path)
-    return [pp.read_raw(path, e, where=f"rg {g}", lazy=True).with_strings()
-            for g, e in enumerate(pp.raw_index(meta, column))]
+    return [rc.read_raw(path, e, where=f"rg {g}", lazy=True).with_strings()
+            for g, e in enumerate(rc.raw_index(meta, column))]
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -334,27 +338,27 @@ def test_string_codes_reference(tmp_path, version):
     path = str(tmp_path / "s.parquet")
     t = string_file(path, np.random.default_rng(2), version=version)
     chunks = _string_chunks(path, 1)
-    d, mapped = pp.string_codes(chunks)
+    d, mapped = rc.string_codes(chunks)
     assert d.sorted_unique and d.to_pylist() == sorted(set(WORDS), key=str.encode)
-    codes, err = pp.decode_raw(mapped)
+    codes, err = rd.decode_raw(mapped)
     assert err is None and d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
     # one chunk at a time, each its own dictionary
     for g, c in enumerate(chunks):
-        d1, (m1,) = pp.string_codes([c])
-        assert d1.to_arrow(pp.decode_raw([m1])[0]).to_pylist() == t.column("s").to_pylist()[g * 1500:(g + 1) * 1500]
+        d1, (m1,) = rc.string_codes([c])
+        assert d1.to_arrow(rd.decode_raw([m1])[0]).to_pylist() == t.column("s").to_pylist()[g * 1500:(g + 1) * 1500]
     u = _string_chunks(path, 2)
     assert len(u[0].strings) == 3
-    d, mapped = pp.string_codes(u[:1])
-    assert d.to_arrow(pp.decode_raw(mapped)[0]).to_pylist() == t.column("u").to_pylist()[:1500]
+    d, mapped = rc.string_codes(u[:1])
+    assert d.to_arrow(rd.decode_raw(mapped)[0]).to_pylist() == t.column("u").to_pylist()[:1500]
     with pytest.raises(GlintIOError, match="PLAIN data page"):
-        pp.decode_raw(pp.string_codes(u[1:2])[1], column="u")
+        rd.decode_raw(rc.string_codes(u[1:2])[1], column="u")
 
 
 def test_dictionary_page_strings_that_do_not_parse():
     with pytest.raises(ValueError, match="runs past"):
-        pp.plain_strings(b"\x05\x00\x00\x00abc", 1)
+        rc.plain_strings(b"\x05\x00\x00\x00abc", 1)
     with pytest.raises(ValueError, match="2 strings"):
-        pp.plain_strings(b"\x01\x00\x00\x00a", 2)
+        rc.plain_strings(b"\x01\x00\x00\x00a", 2)
 
 
 @pytest.mark.gpu
@@ -364,16 +368,16 @@ def test_cuda_string_codes(tmp_path):
     decoded as codes sets the flag (counted first: an error)."""
     path = str(tmp_path / "s.parquet")
     string_file(path, np.random.default_rng(2))
-    d, mapped = pp.string_codes(_string_chunks(path, 1))
-    want = pp.decode_raw(mapped)[0]
+    d, mapped = rc.string_codes(_string_chunks(path, 1))
+    want = rd.decode_raw(mapped)[0]
     for exact in (True, False):
-        got, err = pp.decode_raw(mapped, "cuda", exact=exact)
+        got, err = rd.decode_raw(mapped, "cuda", exact=exact)
         pp.check_decoded(err)
         assert torch.equal(got.cpu(), want)
-    bad = pp.string_codes(_string_chunks(path, 2)[1:2])[1]
-    assert int(pp.decode_raw(bad, "cuda", exact=False)[1].item()) != 0
+    bad = rc.string_codes(_string_chunks(path, 2)[1:2])[1]
+    assert int(rd.decode_raw(bad, "cuda", exact=False)[1].item()) != 0
     with pytest.raises(GlintIOError, match="bad page headers"):
-        pp.decode_raw(bad, "cuda")
+        rd.decode_raw(bad, "cuda")
 
 
 def test_file_ranges_name_the_file_when_it_changed(tmp_path):
@@ -382,14 +386,14 @@ def test_file_ranges_name_the_file_when_it_changed(tmp_path):
     p = tmp_path / "f.bin"
     p.write_bytes(bytes(range(100)))
     out = np.zeros(10, dtype=np.uint8)
-    pp.FileRange(str(p), 40, 10).read_into(out)
+    fr.FileRange(str(p), 40, 10).read_into(out)
     assert out.tolist() == list(range(40, 50))
-    pp.FileRange(str(p), 40, 10).read_into(out[:4], 6)
+    fr.FileRange(str(p), 40, 10).read_into(out[:4], 6)
     assert out[:4].tolist() == [46, 47, 48, 49]
     with pytest.raises(GlintIOError, match=r"f\.bin: the bytes at 95\.\.105 run past the end of the file"):
-        pp.FileRange(str(p), 95, 10).read_into(out)
+        fr.FileRange(str(p), 95, 10).read_into(out)
     with pytest.raises(GlintIOError, match=r"No such file: .*gone\.bin"):
-        pp.FileRange(str(tmp_path / "gone.bin"), 0, 10).read_into(out)
+        fr.FileRange(str(tmp_path / "gone.bin"), 0, 10).read_into(out)
 
 
 def test_large_string_dictionaries_are_not_codes(tmp_path):
@@ -402,8 +406,8 @@ def test_large_string_dictionaries_are_not_codes(tmp_path):
                    compression="none")
     meta = pq.read_metadata(p)
     cc = meta.row_group(0).column(0)
-    assert cc.has_dictionary_page and cc.data_page_offset - cc.dictionary_page_offset > pp.STRING_DICTIONARY_BYTES
-    assert not pp.raw_readable(meta, 0, 0) and pp.read_raw_chunk(p, 0, 0) is None
+    assert cc.has_dictionary_page and cc.data_page_offset - cc.dictionary_page_offset > rc.STRING_DICTIONARY_BYTES
+    assert not rc.raw_readable(meta, 0, 0) and rc.read_raw_chunk(p, 0, 0) is None
 
 
 def _staged(segments, total, window, files):
@@ -438,33 +442,33 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
     con = glint.connect(device="cpu")
     con.read_parquet(path, "t")
     k_set, s_set = con.table("t").raw_set([0, 1, 2], "k"), con.table("t").raw_set([0, 1, 2], "s")
-    assert isinstance(k_set, pp.RawSet) and len(k_set) == 3 and not k_set.codes and s_set.codes
+    assert isinstance(k_set, rc.RawSet) and len(k_set) == 3 and not k_set.codes and s_set.codes
     for as_sets in (False, True):
         if as_sets:
-            cols = {"k": k_set, "s": s_set.with_strings(pp.FileHandles(), {})}
+            cols = {"k": k_set, "s": s_set.with_strings(fr.FileHandles(), {})}
             def fields(c):
                 return c.source, c.rows, c.codec, c.usize, c.dict_n, c.codes, c.strings
             # the same chunks as one by one, made on demand
             assert [fields(c) for c in cols["s"]] == [fields(c) for c in _string_chunks(path, 1)]
             d, cols["s"] = cols["s"].with_codes()
         else:
-            cols = {"k": [pp.read_raw(path, e, lazy=True) for e in pp.raw_index(meta, 0)],
+            cols = {"k": [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, 0)],
                     "s": _string_chunks(path, 1)}
-            d, cols["s"] = pp.string_codes(cols["s"])
-        lays, total, segments = pp.layout_raw_together(cols)
+            d, cols["s"] = rc.string_codes(cols["s"])
+        lays, total, segments = rd.layout_raw_together(cols)
         assert lays["k"].total == lays["s"].total == total
         # the codes first, then one range: the file from row group 0's k to row group 2's s
         runs = segments[-1][1]
-        assert isinstance(runs, pp.FileRuns) and len(runs.start) == 1 and all(isinstance(s_, bytes)
+        assert isinstance(runs, fr.FileRuns) and len(runs.start) == 1 and all(isinstance(s_, bytes)
                                                                                 for _, s_ in segments[:-1])
         assert lays["k"].at < lays["s"].at and lays["s"].at[0] < lays["k"].at[1]
         want = np.zeros(total, dtype=np.uint8)
         for o, seg in segments:
-            want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, pp.FileRuns) else seg, dtype=np.uint8)
+            want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, fr.FileRuns) else seg, dtype=np.uint8)
         calls = []
         real = os.preadv
         monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(len(bufs)) or real(fd, bufs, at))
-        for files in (pp.FileHandles(), None):
+        for files in (fr.FileHandles(), None):
             calls.clear()
             got = _staged(segments, total, window, files)
             assert np.array_equal(got, want)
@@ -475,12 +479,12 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
                 files.close()
         monkeypatch.setattr(os, "preadv", real)
         data = torch.from_numpy(got)
-        assert pp.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == \
+        assert rd.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == \
             t.column("k").to_pylist()
-        codes = pp.decode_raw(list(cols["s"]), data=data, layout=lays["s"])[0]
+        codes = rd.decode_raw(list(cols["s"]), data=data, layout=lays["s"])[0]
         assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
-        table = pp._chunk_table(cols["s"], lays["s"], 0, 0, 0)
-        assert np.array_equal(table, pp._chunk_table(list(cols["s"]), lays["s"], 0, 0, 0))
+        table = rd._chunk_table(cols["s"], lays["s"], 0, 0, 0)
+        assert np.array_equal(table, rd._chunk_table(list(cols["s"]), lays["s"], 0, 0, 0))
 
 
 def test_runs_cut_at_gaps_and_files(tmp_path):
@@ -495,11 +499,11 @@ def test_runs_cut_at_gaps_and_files(tmp_path):
         paths.append(str(p))
 
     def chunk(f, start, size):
-        return pp.RawChunk(torch.int64, 1, 0, size, pp.FileRange(paths[f], start, size))
+        return rc.RawChunk(torch.int64, 1, 0, size, fr.FileRange(paths[f], start, size))
     cols = {"a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
             "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)]}
     for gap, n_runs in ((0, 6), (5, 5), (150, 3), (10_000, 2)):
-        lays, total, segments = pp.layout_raw_together(cols, gap=gap)
+        lays, total, segments = rd.layout_raw_together(cols, gap=gap)
         (o, runs), = segments
         assert len(runs.start) == n_runs and list(np.unique(runs.file)) == [0, 1]
         assert all(a % 8 == 0 for a in runs.off) and total >= o + len(runs) + 8
@@ -539,13 +543,13 @@ def test_raw_set_equals_raw_chunks(tmp_path):
 def test_file_handles_close_once_unused(tmp_path):
     p = tmp_path / "f.bin"
     p.write_bytes(bytes(range(100)))
-    files = pp.FileHandles()
+    files = fr.FileHandles()
     out = np.zeros(4, dtype=np.uint8)
     with files.fd(str(p)) as fd:
         files.close()                       # in use: closed when the read is done
         assert os.pread(fd, 2, 10) == bytes([10, 11])
     assert files._fds == {}
-    pp.read_file_into(str(p), 20, out, files)        # after close: a fresh open of its own
+    fr.read_file_into(str(p), 20, out, files)        # after close: a fresh open of its own
     assert out.tolist() == [20, 21, 22, 23]
 
 
@@ -560,7 +564,7 @@ def test_file_handles_threads_and_close(tmp_path):
         p.write_bytes(bytes((i * 7 + j) % 256 for j in range(4096)))
         paths.append(str(p))
     fds_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
-    files = pp.FileHandles()
+    files = fr.FileHandles()
     errors = []
     started = threading.Barrier(9)
 
@@ -570,7 +574,7 @@ def test_file_handles_threads_and_close(tmp_path):
         for n in range(400):
             i = (k + n) % 3
             at = (k * 31 + n * 17) % 4000
-            pp.read_file_into(paths[i], at, out, files)
+            fr.read_file_into(paths[i], at, out, files)
             if out.tolist() != [(i * 7 + at + j) % 256 for j in range(16)]:
                 errors.append((k, n))
     threads = [threading.Thread(target=reader, args=(k,)) for k in range(8)]
@@ -587,19 +591,18 @@ def test_file_handles_threads_and_close(tmp_path):
 
 
 def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
-    """RawIndex: a row group's entry made on first use, RAW_INDEX_BLOCK row
+    """RawIndex: a row group's entry made on first use, raw_index_block row
     groups at a time (a cold scan's first chunk waited for the whole file's),
     the same entries as the footer says."""
-    monkeypatch.setattr(pp, "RAW_INDEX_BLOCK", 4)
     path = str(tmp_path / "t.parquet")
     schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False)])
     pq.write_table(pa.table({"a": np.arange(1000, dtype=np.int64), "s": ["x", "y"] * 500}, schema=schema), path,
                    row_group_size=50, compression="snappy")
     meta = pq.read_metadata(path)
     for column in (0, 1):
-        dtype, codes = pp._raw_kind(meta, column)
-        want = [pp._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
-        idx = pp.raw_index(meta, column)
+        dtype, codes = rc._raw_kind(meta, column)
+        want = [rc._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
+        idx = rc.raw_index(meta, column, block=4)
         assert len(idx) == 20 and bytes(idx._done) == bytes(5)
         assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"       # only row groups 8-11 made
         assert idx[-1] == want[-1] and idx[3:7] == want[3:7] and list(idx) == want and all(idx._done)
@@ -658,6 +661,6 @@ def test_string_set_errors_name_the_row_group(tmp_path):
     bad.start = rs.start + 1                    # the dictionary page's header read from its second byte
     with pytest.raises(GlintIOError, match=r"Cannot read Parquet file '.*t\.parquet', row group 0: "):
         bad.with_strings()
-    runs = pp.FileRuns([path], np.array([0]), np.array([os.path.getsize(path) - 4]), np.array([0]), np.array([8]), 8)
+    runs = fr.FileRuns([path], np.array([0]), np.array([os.path.getsize(path) - 4]), np.array([0]), np.array([8]), 8)
     with pytest.raises(GlintIOError, match=r"t\.parquet: the bytes at .* run past the end of the file"):
-        runs.read_into(np.zeros(8, dtype=np.uint8), 0, pp.FileHandles())
+        runs.read_into(np.zeros(8, dtype=np.uint8), 0, fr.FileHandles())

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import glint
-from glint.io.loaders import ParquetSource
+from glint.io.parquet_source import ParquetSource
 from glint.runtime.memory import HostCache, MemoryManager
 from glint.io.parquet_meta import dictionary_entries, raw_footer
 
@@ -309,7 +309,7 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
 
     import numpy as np
     from glint.runtime import trace
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
     rng = np.random.default_rng(9)
     n = 3000
     nulls = rng.random(n) < 0.2
@@ -375,16 +375,21 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
 
 
 def test_decode_threads_from_the_environment():
-    """GLINT_DECODE_THREADS sets the decoding pool's size (a fresh process:
-    the pool is made once); a value that is not a positive integer is ignored."""
+    """GLINT_DECODE_THREADS (the decode_threads setting) sets the decoding
+    pool's size when the first connection's scan makes it (a fresh process:
+    the pool is made once); 0 is one per core; a value that is not a whole
+    number is an error naming the variable."""
     import os
     import subprocess
     import sys
-    code = "from glint.io.loaders import _decode_pool; print(_decode_pool()._max_workers)"
-    for value, want in [("3", 3), ("zero", max(2, os.cpu_count() or 2)), ("0", max(2, os.cpu_count() or 2))]:
+    code = ("import glint\nfrom glint.io.parquet_source import decode_pool\n"
+            "try:\n    con = glint.connect(device='cpu')\nexcept glint.GlintError as e:\n    print('ERR', e)\n"
+            "else:\n    print(decode_pool(con.settings.decode_threads)._max_workers)\n")
+    for value, want in [("3", "3"), ("zero", "ERR GLINT_DECODE_THREADS must be a whole number, got 'zero'"),
+                        ("0", str(max(2, os.cpu_count() or 2)))]:
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
                              capture_output=True, text=True, check=True).stdout
-        assert int(out) == want
+        assert out.strip() == want
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
@@ -396,7 +401,7 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     chunk is handed on; both name the file, the row group and the column."""
     from glint.errors import GlintIOError
     from glint.io import parquet_pages as pp
-    from glint.io.loaders import ParquetSource
+    from glint.io.parquet_source import ParquetSource
     path = tmp_path / "idx.parquet"
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     real = ParquetSource.plan_device
@@ -589,7 +594,7 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     whose chunk min/max (Parquet statistics) fit a smaller integer type."""
     import datetime
     from glint.exec.base import ExecContext
-    from glint.exec.scan import ChunkReader
+    from glint.io.chunk_reader import ChunkReader
     n = 1000
     t = pa.table({
         "small": pa.array([i % 100 for i in range(n)], pa.int64()),            # int8
@@ -609,9 +614,9 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     ctx = ExecContext(torch.device("cpu"), con)
     chunks = table.chunks(500)
     reader = ChunkReader(ctx, table, t.column_names, chunks)
-    got = {c: str(d) for c, d in reader._narrow_types(chunks[0], t.column_names).items()}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[0], t.column_names).items()}
     assert got == {"small": "int8", "mid": "int16", "i32": "int16", "price": "int32", "day": "int16"}
-    got = {c: str(d) for c, d in reader._narrow_types(chunks[1], t.column_names).items()}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[1], t.column_names).items()}
     assert got["mid"] == "int16" and got["small"] == "int8" and got["price"] == "int32"
 
 
@@ -749,7 +754,7 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     to PLAIN pages (read by pyarrow instead, for that chunk only): DuckDB's
     answers."""
     from tests.io.test_parquet_raw import string_file
-    from glint.exec.scan import ChunkReader
+    from glint.io.chunk_upload import ChunkUploader
     rng = np.random.default_rng(9)
     for i in range(2):
         string_file(str(tmp_path / f"f{i}.parquet"), rng, version=("1.0", "2.0")[i], first=i * 10**6)
@@ -758,12 +763,12 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     else:
         monkeypatch.delenv("GLINT_PARQUET_DECODE", raising=False)
     fallbacks = []
-    real = ChunkReader._host_column
+    real = ChunkUploader._host_column
 
     def counted(self, chunk, column):
         fallbacks.append(column)
         return real(self, chunk, column)
-    monkeypatch.setattr(ChunkReader, "_host_column", counted)
+    monkeypatch.setattr(ChunkUploader, "_host_column", counted)
     con = glint.connect(device=device, chunk_rows=chunk_rows)
     con.read_parquet(str(tmp_path), "x")
     assert con.table("x").raw_columns(["k", "s", "u"]) == ["k", "s", "u"]
@@ -804,14 +809,15 @@ def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
     ("GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
 ])
 def test_a_bad_tuning_variable_is_named(var, value, message):
-    """The scan's GLINT_* knobs are checked where they are read: a bad value
-    is a GlintError naming the variable, not a ValueError or a silent
+    """The scan's GLINT_* knobs are checked when a connection reads its
+    settings (none is read when glint is imported): a bad value is a
+    GlintError naming the variable, not a ValueError or a silent
     misreading."""
     import os
     import subprocess
     import sys
-    code = ("try:\n    import glint, glint.exec.scan, glint.io.transfer\n"
-            "except Exception as e:\n    print('ERR', e)\n")
+    code = ("import glint, glint.io.chunk_reader, glint.io.transfer\ntry:\n    glint.connect(device='cpu')\n"
+            "except glint.GlintError as e:\n    print('ERR', e)\n")
     r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and f"ERR {message}" in r.stdout, r.stdout + r.stderr

@@ -203,6 +203,7 @@ def test_parquet_raw_chunks(tmp_path, dtype):
     uncompressed, dictionaries falling back to PLAIN, TPC-H's lineitem."""
     import numpy as np
     from glint.io import parquet_pages as pp
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file, tpch_raw_columns
     rng = np.random.default_rng(3)
     chunks, want = [], []
@@ -210,14 +211,14 @@ def test_parquet_raw_chunks(tmp_path, dtype):
         c, w = raw_file(str(tmp_path / f"{version}{codec}"), dtype, rng, version, codec, (50, None, 1), n=1500)
         chunks += c
         want.append(w)
-    got, err = pp.decode_raw(chunks, use_triton=True)
+    got, err = rd.decode_raw(chunks, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == np.concatenate(want).tobytes()
     if dtype == "int64":
         for name, chunks, want in tpch_raw_columns():
             if name != "l_quantity":              # (a dictionary of 50: the interpreter is slow per element)
                 continue
-            got, err = pp.decode_raw(chunks[:1], use_triton=True, column=name)
+            got, err = rd.decode_raw(chunks[:1], use_triton=True, column=name)
             pp.check_decoded(err, name)
             assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
 
@@ -229,6 +230,7 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
     pyarrow's values, each column's own."""
     import numpy as np
     from glint.io import parquet_pages as pp
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
     rng = np.random.default_rng(5)
     items, wants, bufs, base = [], [], [], 0
@@ -237,7 +239,7 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
                                 n=1500)
         if i == 0:
             chunks = [c.with_host_dictionary() if c.dict_span else c for c in chunks]
-        layout = pp.layout_raw(chunks)
+        layout = rd.layout_raw(chunks)
         items.append((chunks, layout, base))
         wants.append(want)
         b = pp.fill_layout(layout)
@@ -254,7 +256,7 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
     def room(nbytes):           # the scan's memory manager makes room for this much (and holds its lock)
         asked.append(nbytes)
         yield
-    got, err = pp.decode_raw_many(items, data, room)
+    got, err = rd.decode_raw_many(items, data, room)
     pp.check_decoded(err)
     assert [g.numpy().tobytes() for g in got] == [w.tobytes() for w in wants]
     assert len(asked) == 1 and asked[0] >= sum(g.numel() * g.element_size() for g in got)
@@ -313,13 +315,14 @@ def test_parquet_raw_host_dictionaries(tmp_path, version):
     same values, counted first or not, mixed with chunks left as stored."""
     import numpy as np
     from glint.io import parquet_pages as pp
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
     rng = np.random.default_rng(8)
     chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, version, "snappy", (50, None, 300, 1), n=1400)
     mixed = [c.with_host_dictionary() if i % 2 == 0 else c for i, c in enumerate(chunks)]
     assert sum(c.dictionary is not None for c in mixed) >= 2
     for exact in (True, False):
-        got, err = pp.decode_raw(mixed, use_triton=True, exact=exact)
+        got, err = rd.decode_raw(mixed, use_triton=True, exact=exact)
         pp.check_decoded(err)
         assert got.numpy().tobytes() == want.tobytes()
 
@@ -328,15 +331,16 @@ def test_parquet_raw_bad_header_names_the_chunk(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
     from glint.errors import GlintIOError
-    from glint.io import parquet_pages as pp
+    from glint.io import raw_chunks as rc
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import _corrupt_header
     p = str(tmp_path / "h.parquet")
     pq.write_table(pa.table({"x": list(range(500))}, schema=pa.schema([pa.field("x", pa.int64(), nullable=False)])),
                    p, use_dictionary=False)
     _corrupt_header(p)
-    c = pp.read_raw_chunk(p, 0, 0, where="Parquet file 'h.parquet', row group 0")
+    c = rc.read_raw_chunk(p, 0, 0, where="Parquet file 'h.parquet', row group 0")
     with pytest.raises(GlintIOError, match=r"h\.parquet', row group 0.*'x'.*bad page headers"):
-        pp.decode_raw([c], use_triton=True, column="x")
+        rd.decode_raw([c], use_triton=True, column="x")
 
 
 def test_parquet_raw_without_counting_first(tmp_path):
@@ -344,18 +348,20 @@ def test_parquet_raw_without_counting_first(tmp_path):
     chunk, no wait for the device. A chunk with more pages sets the flag
     (and the exact decode then gives every value)."""
     import numpy as np
+    from glint.io import parquet_page_headers as ph
     from glint.io import parquet_pages as pp
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
     rng = np.random.default_rng(5)
     few, want_few = raw_file(str(tmp_path / "few"), "int64", rng, distincts=(50, None), n=1000)
-    assert all(len(pp.parse_pages(c.buf, "SNAPPY")) <= c.pages_cap() for c in few)
-    got, err = pp.decode_raw(few, use_triton=True, exact=False)
+    assert all(len(ph.parse_pages(c.buf, "SNAPPY")) <= c.pages_cap() for c in few)
+    got, err = rd.decode_raw(few, use_triton=True, exact=False)
     assert int(err.item()) == 0 and got.numpy().tobytes() == want_few.tobytes()
     many, want_many = raw_file(str(tmp_path / "many"), "int32", rng, distincts=(None,), n=1400, page_size=64,
                                   batch=16)
-    assert max(len(pp.parse_pages(c.buf, "SNAPPY")) - c.pages_cap() for c in many) > 0
-    assert int(pp.decode_raw(many, use_triton=True, exact=False)[1].item()) != 0
-    got, err = pp.decode_raw(many, use_triton=True)
+    assert max(len(ph.parse_pages(c.buf, "SNAPPY")) - c.pages_cap() for c in many) > 0
+    assert int(rd.decode_raw(many, use_triton=True, exact=False)[1].item()) != 0
+    got, err = rd.decode_raw(many, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == want_many.tobytes()
 
@@ -368,16 +374,18 @@ def test_parquet_raw_string_codes(tmp_path):
     pages as values."""
     import numpy as np
     from glint.io import parquet_pages as pp
+    from glint.io import raw_chunks as rc
+    from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import _string_chunks, string_file
     path = str(tmp_path / "s.parquet")
     t = string_file(path, np.random.default_rng(6), n=3000)
-    d, mapped = pp.string_codes(_string_chunks(path, 1))
+    d, mapped = rc.string_codes(_string_chunks(path, 1))
     for exact in (True, False):
-        got, err = pp.decode_raw(mapped, use_triton=True, exact=exact)
+        got, err = rd.decode_raw(mapped, use_triton=True, exact=exact)
         pp.check_decoded(err)
         assert d.to_arrow(got).to_pylist() == t.column("s").to_pylist()
-    bad = pp.string_codes(_string_chunks(path, 2)[1:2])[1]
-    assert int(pp.decode_raw(bad, use_triton=True, exact=False)[1].item()) != 0
+    bad = rc.string_codes(_string_chunks(path, 2)[1:2])[1]
+    assert int(rd.decode_raw(bad, use_triton=True, exact=False)[1].item()) != 0
 
 
 def test_parquet_raw_decode_of_raw_sets(tmp_path):
@@ -392,7 +400,8 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     import pyarrow.parquet as pq
 
     import glint
-    from glint.io import parquet_pages as pp
+    from glint.io import file_reads as fr
+    from glint.io import raw_decode as rd
     from glint.io.transfer import _fill_window, _raw_writes
     from tests.io.test_parquet_raw import WORDS
     rng = np.random.default_rng(3)
@@ -412,21 +421,21 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     sets = {c: tb.raw_set([0, 1], c) for c in ("k", "i", "f", "s", "u")}
     dicts = {}
     for c in ("s", "u"):
-        dicts[c], sets[c] = sets[c].with_strings(pp.FileHandles(), {}).with_codes()
-    lays, total, segments = pp.layout_raw_together(sets)
+        dicts[c], sets[c] = sets[c].with_strings(fr.FileHandles(), {}).with_codes()
+    lays, total, segments = rd.layout_raw_together(sets)
     buf = np.zeros(total, dtype=np.uint8)
     k = 0
     for w in range(0, total, 4096):
         k = _fill_window(buf[w:w + 4096], w, min(4096, total - w), _raw_writes(segments), k)
     data = torch.from_numpy(buf)
     names = ["k", "i", "f", "s"]
-    values, err = pp.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
+    values, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
     assert int(err) == 0
     for c, v in zip(names, values):
         want = t.column(c).to_pylist()
         assert (dicts[c].to_arrow(v).to_pylist() if c == "s" else v.tolist()) == want, c
-    (u,), err = pp.decode_raw_many([(sets["u"], lays["u"], 0)], data)
+    (u,), err = rd.decode_raw_many([(sets["u"], lays["u"], 0)], data)
     assert int(err) == 1                    # row group 1's PLAIN pages: flagged, never read as codes
-    first = pp.RawLayout(total, lays["u"].at[:1], [], lays["u"].dict_at[:1])
-    (u,), err = pp.decode_raw_many([(sets["u"][:1], first, 0)], data)
+    first = rd.RawLayout(total, lays["u"].at[:1], [], lays["u"].dict_at[:1])
+    (u,), err = rd.decode_raw_many([(sets["u"][:1], first, 0)], data)
     assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]

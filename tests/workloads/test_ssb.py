@@ -10,7 +10,8 @@ import pytest
 import glint
 from glint.workloads import ssb
 from glint.errors import GlintError, GlintIOError
-from glint.io.loaders import load_parquet, tables_in_directory
+from glint.io.file_lists import tables_in_directory
+from glint.io.parquet_source import load_parquet
 from glint.testing.compare import compare_query_result
 
 SF = 0.01

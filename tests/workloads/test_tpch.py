@@ -92,14 +92,11 @@ def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, m
 @pytest.mark.parametrize("n", [2, 5, 9, 21], ids=lambda n: f"q{n:02d}")
 def test_scan_task_orders_give_the_same_results(monkeypatch, pages_env, n, priority):
     """The scans' tasks in the shared decoding pool by the chunk the query
-    needs soonest (glint.exec.scan.SCAN_PRIORITY: 2 by (chunk, scan), 1 by
+    needs soonest (the scan_priority setting: 2 by (chunk, scan), 1 by
     (scan, chunk), 0 first come first served), with small chunks so that
     every scan of the multi-table queries has several: DuckDB's answers."""
-    import glint.exec.scan as scan
-    monkeypatch.setattr(scan, "SCAN_PRIORITY", priority)
-    monkeypatch.setenv("GLINT_PARQUET_DECODE", "raw")
     d, duck = pages_env
-    con = glint.connect(device="cpu", chunk_rows=3000)
+    con = glint.connect(device="cpu", chunk_rows=3000, scan_priority=priority, parquet_decode="raw")
     tpch.load_tpch(con, directory=d, progress=False)
     sql = tpch.tpch_query(n)
     assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql)) == []

@@ -1,8 +1,9 @@
 """Which implementation a string kernel runs.
 
 A Triton kernel runs for CUDA tensors when Triton imports (and
-``GLINT_TRITON=0`` is not set); everything else, the CPU included, runs the
-torch code of the same module. Kernels are launched inside the tensor's
+:func:`enable_triton` has not turned it off: the triton_strings setting,
+which the first connection of a process applies); everything else, the CPU
+included, runs the torch code of the same module. Kernels are launched inside the tensor's
 device context, so a tensor on ``cuda:1`` gets its kernel on that GPU.
 
 >>> import torch
@@ -12,7 +13,6 @@ False
 from __future__ import annotations
 
 import contextlib
-import os
 
 import torch
 
@@ -24,9 +24,19 @@ except ImportError:             # no Triton (macOS, a CPU-only install): the tor
     HAS_TRITON = False
 
 
+_ENABLED = True                 # the Triton kernels run where they can (enable_triton)
+
+
+def enable_triton(enabled: bool) -> None:
+    """Whether the Triton kernels run where they can (False: the torch code
+    everywhere, to time it against them)."""
+    global _ENABLED
+    _ENABLED = bool(enabled)
+
+
 def use_triton(t: torch.Tensor) -> bool:
     """True when the Triton kernel should run for tensors like ``t``."""
-    return HAS_TRITON and t.is_cuda and os.environ.get("GLINT_TRITON", "1") != "0"
+    return HAS_TRITON and t.is_cuda and _ENABLED
 
 
 def on_device(t: torch.Tensor):

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 import glint
 from glint.errors import GlintError, NotSupported
-from glint.io.loaders import table_from_ipc, table_to_ipc
+from glint.io.arrow_objects import table_from_ipc, table_to_ipc
 from glint.sql.dialect import DIALECT
 from glint.testing.fuzz.classify import classify
 from glint.testing.fuzz.data import FuzzData

@@ -1,179 +1,39 @@
-"""Reading user data into Arrow tables: Parquet and CSV files, directories and
-globs, and in-memory objects (pandas, polars, Arrow, dicts).
+"""Parquet files as a table's source, read lazily row group by row group
+(:class:`ParquetSource`), or whole into one Arrow table (:func:`load_parquet`).
 
-Every failure a user can cause (a missing path, a directory with no matching
-files, a file that is not Parquet or not valid CSV) raises
-:class:`~glint.errors.GlintIOError` naming the path and the reason, never a raw
-pyarrow exception.
-
->>> to_arrow_table({"a": [1, 2]}).num_rows
-2
->>> sniff_delimiter("a|b|c\\n1|2|3\\n")
-'|'
+Every failure a user can cause (a file that is not Parquet, files whose
+columns differ) raises :class:`~glint.errors.GlintIOError` naming the file
+and the reason, never a raw pyarrow exception.
 """
 from __future__ import annotations
 
-import csv
 import json
-import glob as _glob
 import os
-import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
 from collections.abc import Mapping
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from glint.columnar import types as T
 from glint.errors import GlintError, GlintIOError
-from glint.io.parquet_pages import read_raw as _read_raw
-
-__all__ = ["load_parquet", "load_csv", "to_arrow_table", "tables_in_directory", "resolve_files",
-           "sniff_delimiter", "table_to_ipc", "table_from_ipc", "PARQUET_SUFFIXES", "CSV_SUFFIXES"]
-
-PARQUET_SUFFIXES = (".parquet", ".parq")
-CSV_SUFFIXES = (".csv", ".tsv", ".tbl", ".txt", ".dat")
-_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".lz4")
-_GLOB_CHARS = "*?["
-_DELIMITERS = (",", "|", "\t", ";")   # sniffing order; an earlier one wins a tie
-
-
-# ------------------------------------------------------------------ file lists
-def _has_suffix(name: str, suffixes: Sequence[str]) -> bool:
-    low = name.lower()
-    for comp in _COMPRESSION_SUFFIXES:
-        if low.endswith(comp):
-            low = low[: -len(comp)]
-            break
-    return low.endswith(tuple(suffixes))
+from glint.io.file_lists import (
+    PARQUET_SUFFIXES,
+    concat_file_tables,
+    read_files,
+    resolve_files,
+    short_path,
+)
+from glint.io.fragments import Fragment, to_internal
+from glint.io.parquet_pages import plan_column_chunk
+from glint.io.raw_chunks import RawSet, raw_index, raw_readable, read_raw
+from glint.runtime.priority_pool import PriorityPool
+from glint.runtime.settings import Settings
 
 
-def _hidden(name: str) -> bool:
-    # Spark/Hadoop markers (_SUCCESS, _metadata) and dot files (.crc, editors' temp files)
-    return name.startswith((".", "_"))
-
-
-def _files_under(directory: Path, suffixes: Sequence[str]) -> list[Path]:
-    out = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        out.extend(Path(root) / f for f in files if not _hidden(f) and _has_suffix(f, suffixes))
-    return sorted(out)
-
-
-def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = "Parquet") -> list[Path]:
-    """The files `path` names: itself when a file, every file with one of
-    `suffixes` below it (recursively, sorted) when a directory, the sorted
-    matches when a glob (``**`` recurses); for a list, each one's files in
-    turn (as DuckDB's read_parquet([...]), a file listed twice twice). Raises GlintIOError when nothing matches.
-    """
-    if isinstance(path, (list, tuple)):
-        if not path:
-            raise GlintIOError("an empty list of files")
-        return [f for p in path for f in resolve_files(p, suffixes, kind)]      # a file listed twice is read twice
-    if not isinstance(path, (str, os.PathLike)):
-        raise GlintError(f"expected a path (str), got {type(path).__name__}: {path!r}")
-    text = os.path.expanduser(os.fspath(path))
-    if any(c in text for c in _GLOB_CHARS) and not os.path.exists(text):
-        matches = sorted(_glob.glob(text, recursive=True))
-        if not matches:
-            raise GlintIOError(f"No files match {text!r}")
-        files: list[Path] = []
-        for m in matches:
-            p = Path(m)
-            if p.is_dir():
-                files.extend(_files_under(p, suffixes))
-            elif p.is_file():
-                files.append(p)
-        if not files:
-            raise GlintIOError(f"No {kind} files match {text!r}")
-        return sorted(dict.fromkeys(files))
-    p = Path(text)
-    if p.is_dir():
-        files = _files_under(p, suffixes)
-        if not files:
-            raise GlintIOError(f"No {kind} files ({', '.join('*' + s for s in suffixes)}) "
-                               f"in directory {text!r}")
-        return files
-    if p.is_file():
-        return [p]
-    if p.exists():
-        raise GlintIOError(f"Not a regular file or directory: {text!r}")
-    raise GlintIOError(f"No such file or directory: {text!r}")
-
-
-# ------------------------------------------------------------------ progress
-def _want_progress(progress: bool | None, n_files: int) -> bool:
-    if progress is None:
-        return n_files > 1 and sys.stderr is not None and sys.stderr.isatty()
-    return bool(progress)
-
-
-@contextmanager
-def _progress_bar(enabled: bool, total: int, description: str) -> Iterator:
-    """Yields advance(n=1); a rich bar on stderr when enabled, else a no-op."""
-    if not enabled:
-        yield lambda n=1: None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
-
-
-def _short(path: Path | str) -> str:
-    return os.fspath(path)
-
-
-def _concat(tables: list[pa.Table], files: list[Path], kind: str) -> pa.Table:
-    if len(tables) == 1:
-        return tables[0]
-    first = tables[0].schema
-    out = [tables[0]]
-    for t, f in zip(tables[1:], files[1:]):
-        if not t.schema.equals(first, check_metadata=False):
-            if [fld.name for fld in t.schema] == [fld.name for fld in first]:
-                try:   # e.g. int32 vs int64, string vs string_view: cast to the first file's types
-                    t = t.cast(first)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                    raise GlintIOError(f"{kind} file {_short(f)!r} has a schema that does not match "
-                                       f"{_short(files[0])!r}: {e}") from None
-            else:
-                raise GlintIOError(
-                    f"{kind} file {_short(f)!r} has columns {t.schema.names} but {_short(files[0])!r} "
-                    f"has {first.names}")
-        else:
-            t = t.replace_schema_metadata(first.metadata)
-        out.append(t)
-    return pa.concat_tables(out)
-
-
-def _read_all(files: list[Path], read_one, progress: bool | None, what: str) -> list[pa.Table]:
-    show = _want_progress(progress, len(files))
-    with _progress_bar(show, len(files), f"reading {what}") as advance:
-        if len(files) == 1:
-            t = read_one(files[0])
-            advance()
-            return [t]
-        workers = min(8, len(files), os.cpu_count() or 1)
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            futures = [ex.submit(read_one, f) for f in files]
-            out = []
-            for fut in futures:
-                out.append(fut.result())
-                advance()
-            return out
-
-
-# ------------------------------------------------------------------ Parquet
 class ParquetSource:
     """Parquet files read lazily, row group by row group: the schema, row
     counts and min/max statistics come from the footers now; column data is
@@ -187,13 +47,14 @@ class ParquetSource:
     (3, ['a', 'b'], [2, 1])
     >>> src.fragments[1].stats["a"], src.read([1], ["b"])[0].column("b").to_pylist()
     ((3, 3, 0), ['z'])
+
+    ``settings``: the connection's (the decoding threads' count, the raw
+    index's blocks); default: the defaults.
     """
 
-    def __init__(self, path: str | os.PathLike):
-        from glint.columnar import types as T
-        from glint.io.table import Fragment, to_internal
-
+    def __init__(self, path: str | os.PathLike, settings: Settings | None = None):
         self.path = str(path)
+        self._settings = settings if settings is not None else Settings()
         self.files = resolve_files(path, PARQUET_SUFFIXES, "Parquet")
         try:
             metas = [pq.read_metadata(f) for f in self.files]
@@ -208,8 +69,8 @@ class ParquetSource:
         for f, m in zip(self.files, metas):
             names = m.schema.to_arrow_schema().names
             if names != self.schema.names:
-                raise GlintIOError(f"Parquet file {_short(f)!r} has columns {names}, "
-                                   f"but {_short(self.files[0])!r} has {self.schema.names}")
+                raise GlintIOError(f"Parquet file {short_path(f)!r} has columns {names}, "
+                                   f"but {short_path(self.files[0])!r} has {self.schema.names}")
         self.metas = metas
         self.num_rows = sum(m.num_rows for m in metas)
         types = {}
@@ -314,7 +175,7 @@ class ParquetSource:
         already one of many decoding threads)."""
         if len(fragments) <= 1 or not parallel:
             return [self._read_groups([i], columns, parallel) for i in fragments]
-        return list(_decode_pool().map(lambda i: self._read_groups([i], columns, False), fragments))
+        return list(decode_pool(self._settings.decode_threads).map(lambda i: self._read_groups([i], columns, False), fragments))
 
     def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Several fragments' rows as one table, decoded on the calling thread:
@@ -345,7 +206,7 @@ class ParquetSource:
             try:
                 parts = [p if p.schema.equals(first) else p.cast(first) for p in parts]
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                names = ", ".join(repr(_short(self.files[self._where[r[0]][0]])) for r in runs)
+                names = ", ".join(repr(short_path(self.files[self._where[r[0]][0]])) for r in runs)
                 raise GlintIOError(f"Parquet files {names} have columns of types that do not match: {e}") from None
         return pa.concat_tables(parts)
 
@@ -363,12 +224,12 @@ class ParquetSource:
                 return pf.read_row_group(groups[0], columns=cols, use_threads=threads)
             return pf.read_row_groups(groups, columns=cols, use_threads=threads)
         except FileNotFoundError:
-            raise GlintIOError(f"No such file: {_short(f)!r} (it was there when the table was registered)"
+            raise GlintIOError(f"No such file: {short_path(f)!r} (it was there when the table was registered)"
                                ) from None
         except (pa.ArrowException, OSError, ValueError, KeyError) as e:
             reason = str(e).strip() or type(e).__name__
             where = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {groups[0]}-{groups[-1]}"
-            raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}, {where}: {reason}") from None
+            raise GlintIOError(f"Cannot read Parquet file {short_path(f)!r}, {where}: {reason}") from None
 
     # ------------------------------------------------------------- pages decoded by torch
     def device_decodable(self, name: str, dtype) -> bool:
@@ -384,7 +245,6 @@ class ParquetSource:
 
     @staticmethod
     def _device_leaf(meta, name: str, dtype):
-        from glint.columnar import types as T
         sch = meta.schema
         leaf = next((i for i in range(len(sch)) if sch.column(i).path == name), None)
         if leaf is None:
@@ -414,27 +274,26 @@ class ParquetSource:
         group) from its pages (glint.io.parquet_pages.ChunkPlan: read,
         page headers, decompression); errors name the file and row group.
         ``raw``: where the chunk allows, only its bytes as stored
-        (glint.io.parquet_pages.RawChunk: the device does the rest)."""
-        from glint.io.parquet_pages import plan_column_chunk, read_raw
+        (glint.io.raw_chunks.RawChunk: the device does the rest)."""
         fi, g = self._where[fragment]
         meta = self.metas[fi]
         leaf, index = self._leaf_index(fi, name, dtype)
         try:
             if raw and index is not None and index[g] is not None:
                 return read_raw(str(self.files[fi]), index[g],
-                                where=f"Parquet file {_short(self.files[fi])!r}, row group {g}")
+                                where=f"Parquet file {short_path(self.files[fi])!r}, row group {g}")
             return plan_column_chunk(str(self.files[fi]), g, leaf, metadata=meta)
         except GlintIOError as e:        # bad page data: which file and row group
-            raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: "
                                f"{e}") from None
         except FileNotFoundError:
-            raise GlintIOError(f"No such file: {_short(self.files[fi])!r} (it was there when the table "
+            raise GlintIOError(f"No such file: {short_path(self.files[fi])!r} (it was there when the table "
                                f"was registered)") from None
         except OSError as e:
-            raise GlintIOError(f"Cannot read Parquet file {_short(self.files[fi])!r}, row group {g}: "
+            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: "
                                f"{e}") from None
 
-    def raw_decodable(self, name: str, dtype) -> bool:
+    def raw_decodable(self, name: str, dtype, strings: bool = True) -> bool:
         """Whether column ``name`` is one the device decodes from its bytes
         as stored (see raw_chunk), by each file's first row group (a look at
         every row group costs ~3 us each, 16 ms a column of TPC-H SF 100's
@@ -443,12 +302,13 @@ class ParquetSource:
         string column's, by pyarrow: see has_raw). Strings: the
         low-cardinality VARCHAR columns read as dictionaries
         (_dictionary_columns), without NULLs; the device decodes their codes
-        (GLINT_RAW_STRINGS=0: pyarrow decodes them)."""
+        (``strings`` off, the raw_strings setting: pyarrow decodes them)."""
+        if dtype.kind == "VARCHAR" and not strings:
+            return False
         ok = self._raw_cols.get(name)
         if ok is None:
-            from glint.io.parquet_pages import raw_readable
             if dtype.kind == "VARCHAR":
-                ok = name in self._dict_columns and os.environ.get("GLINT_RAW_STRINGS", "1") != "0"
+                ok = name in self._dict_columns
             else:
                 ok = self.device_decodable(name, dtype)
             for meta in self.metas if ok else ():
@@ -496,24 +356,23 @@ class ParquetSource:
                 index = self._leaf_index(fi, name, dtype)[1]
                 named = self._named(fi)
             entry = None if index is None else index[g]
-            out.append(None if entry is None else _read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
+            out.append(None if entry is None else read_raw(named[0], entry, where=named[1] + str(g), lazy=True))
         return out
 
     def _named(self, fi: int) -> tuple[str, str]:
         """(file ``fi``'s path, its raw chunks' error prefix), made once."""
         named = self._raw_names.get(fi)
         if named is None:
-            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {_short(self.files[fi])!r}, row group ")
+            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {short_path(self.files[fi])!r}, row group ")
         return named
 
     def raw_set(self, fragments, name: str, dtype):
         """raw_chunks of these fragments as one
-        glint.io.parquet_pages.RawSet (numpy arrays: no RawChunk, no
+        glint.io.raw_chunks.RawSet (numpy arrays: no RawChunk, no
         Python, per fragment; a string column's as codes, see
         RawSet.with_strings), or None where that cannot be: a fragment the
         device cannot decode as stored, files that store the column in
         different types."""
-        from glint.io.parquet_pages import RawSet
         if self._where_np is None:
             w = np.array(self._where, dtype=np.int64).reshape(-1, 2)
             self._where_np = (w[:, 0].copy(), w[:, 1].copy())
@@ -543,17 +402,17 @@ class ParquetSource:
         return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1])
 
     def _leaf_index(self, fi: int, name: str, dtype):
-        """(leaf index, glint.io.parquet_pages.raw_index) of a column in
+        """(leaf index, glint.io.raw_chunks.raw_index) of a column in
         file ``fi``, made once."""
         got = self._leaves.get((fi, name))
         if got is None:
-            from glint.io.parquet_pages import raw_index
             with self._raw_lock:
                 got = self._leaves.get((fi, name))
                 if got is None:
                     meta = self.metas[fi]
                     leaf = self._raw_leaf(meta, name, dtype)
-                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(meta, leaf))
+                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(
+                        meta, leaf, self._settings.raw_index_block))
         return got
 
     def describe_fragments(self, fragments) -> str:
@@ -563,8 +422,8 @@ class ParquetSource:
         if len(files) == 1:
             groups = [g for _, g in where]
             rg = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {min(groups)}-{max(groups)}"
-            return f"Parquet file {_short(self.files[files[0]])!r}, {rg}"
-        return f"Parquet files {_short(self.files[files[0]])!r} ... {_short(self.files[files[-1]])!r}"
+            return f"Parquet file {short_path(self.files[files[0]])!r}, {rg}"
+        return f"Parquet files {short_path(self.files[files[0]])!r} ... {short_path(self.files[files[-1]])!r}"
 
     def _column_chunk(self, i: int, name: str):
         ci = self._col_index.get(name)
@@ -666,7 +525,7 @@ class _RowGroupStats(Mapping):
 
     __slots__ = ("_src", "_i")
 
-    def __init__(self, src: "ParquetSource", i: int):
+    def __init__(self, src: ParquetSource, i: int):
         self._src, self._i = src, i
 
     def __getitem__(self, name: str):
@@ -686,17 +545,19 @@ class _RowGroupStats(Mapping):
 
 
 _POOL = None
+_POOL_LOCK = threading.Lock()
 
 
-def _decode_pool():
-    """Threads that decode row groups side by side (pyarrow releases the GIL):
-    one per core, or GLINT_DECODE_THREADS."""
+def decode_pool(threads: int = 0):
+    """Threads that decode row groups side by side (pyarrow releases the GIL),
+    made once per process: ``threads`` of them (the decode_threads setting
+    of the connection that first asks), 0: one per core, at least 2."""
     global _POOL
     if _POOL is None:
-        n = os.environ.get("GLINT_DECODE_THREADS")
-        n = int(n) if n and n.isdigit() and int(n) > 0 else max(2, os.cpu_count() or 2)
-        from glint.runtime.priority_pool import PriorityPool
-        _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
+        with _POOL_LOCK:
+            if _POOL is None:
+                n = threads or max(2, os.cpu_count() or 2)
+                _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
     return _POOL
 
 
@@ -731,278 +592,19 @@ def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, 
         try:
             return pq.read_table(f, columns=cols, use_threads=True, read_dictionary=read_dictionary or None)
         except FileNotFoundError:
-            raise GlintIOError(f"No such file: {_short(f)!r}") from None
+            raise GlintIOError(f"No such file: {short_path(f)!r}") from None
         except PermissionError:
-            raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}: permission denied") from None
+            raise GlintIOError(f"Cannot read Parquet file {short_path(f)!r}: permission denied") from None
         except IsADirectoryError:
-            raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}: is a directory") from None
+            raise GlintIOError(f"Cannot read Parquet file {short_path(f)!r}: is a directory") from None
         except (pa.ArrowException, OSError, ValueError, KeyError) as e:
             reason = str(e).strip() or type(e).__name__
             if "magic bytes" in reason.lower() or "parquet file size is 0" in reason.lower():
                 reason = f"not a Parquet file ({reason})"
-            raise GlintIOError(f"Cannot read Parquet file {_short(f)!r}: {reason}") from None
+            raise GlintIOError(f"Cannot read Parquet file {short_path(f)!r}: {reason}") from None
 
-    tables = _read_all(files, read_one, progress, f"{len(files)} Parquet files" if len(files) > 1
-                       else _short(files[0]))
-    return _concat(tables, files, "Parquet")
-
-
-# ------------------------------------------------------------------ CSV
-def _open_text_sample(f: Path, nbytes: int = 1 << 16) -> str:
-    try:
-        with pa.input_stream(os.fspath(f), compression="detect") as s:
-            raw = s.read(nbytes)
-    except (pa.ArrowException, OSError) as e:
-        raise GlintIOError(f"Cannot read CSV file {_short(f)!r}: {e}") from None
-    return raw.decode("utf-8", errors="replace")
+    tables = read_files(files, read_one, progress, f"{len(files)} Parquet files" if len(files) > 1
+                       else short_path(files[0]))
+    return concat_file_tables(tables, files, "Parquet")
 
 
-def sniff_delimiter(sample: str) -> str:
-    """The delimiter (one of , | tab ;) that splits the sample's lines into the
-    same number (> 1) of fields most often; ',' when none does.
-
-    >>> sniff_delimiter("a;b\\n1;2\\n"), sniff_delimiter("a\\tb\\tc,d\\n1\\t2\\t3,4\\n"), sniff_delimiter("x\\n1\\n")
-    (';', '\\t', ',')
-    """
-    lines = sample.splitlines()
-    if len(lines) > 1 and not sample.endswith(("\n", "\r")):
-        lines = lines[:-1]          # the last line may be cut off by the sample size
-    lines = [ln for ln in lines[:50] if ln.strip()]
-    if not lines:
-        return ","
-    best, best_score = ",", (0, 0)
-    for d in _DELIMITERS:
-        try:
-            counts = [len(row) for row in csv.reader(lines, delimiter=d)]
-        except csv.Error:
-            continue
-        if not counts:
-            continue
-        mode = max(set(counts), key=counts.count)
-        if mode <= 1:
-            continue
-        consistent = counts.count(mode)
-        score = (consistent, mode)
-        if score > best_score:
-            best, best_score = d, score
-    return best
-
-
-def _csv_types(types) -> dict[str, pa.DataType] | None:
-    if types is None:
-        return None
-    if not isinstance(types, dict):
-        raise GlintError(f"types must be a dict of column name to type, got {type(types).__name__}")
-    out = {}
-    for name, t in types.items():
-        out[name] = t if isinstance(t, pa.DataType) else _sql_type_to_arrow(str(t))
-    return out
-
-
-def _sql_type_to_arrow(text: str) -> pa.DataType:
-    from glint.columnar import types as T
-
-    s = text.strip()
-    params: list[int] = []
-    if "(" in s and s.endswith(")"):
-        s, inner = s[: s.index("(")].strip(), s[s.index("(") + 1: -1]
-        try:
-            params = [int(x) for x in inner.split(",") if x.strip()]
-        except ValueError:
-            raise GlintError(f"invalid type {text!r}") from None
-    return T.to_arrow(T.from_sql_name(s, params))
-
-
-def load_csv(path: str | os.PathLike, header: bool = True, delimiter: str | None = None,
-             columns: Sequence[str] | None = None, types: dict | None = None, *,
-             progress: bool | None = None) -> pa.Table:
-    """Read a CSV file (or all ``*.csv``/``*.tsv``/``*.tbl``/``*.txt`` files below
-    a directory, or a glob's matches; ``.gz`` etc. are decompressed) into one
-    Arrow table.
-
-    - ``header``: the first line names the columns; otherwise they are named
-      ``column0``, ``column1``... (DuckDB's convention).
-    - ``delimiter``: sniffed from the first file when None (one of , | tab ;).
-    - ``columns``: keep only these columns; ``types``: column name -> Arrow
-      type or SQL type name ("DECIMAL(15,2)", "DATE"...) overriding inference.
-    - Empty unquoted fields are NULL. A trailing delimiter on every line (the
-      dbgen ``.tbl`` layout) does not make an extra column.
-    - All files of a directory or glob must have the same columns; types are
-      inferred from the first file.
-    """
-    files = resolve_files(path, CSV_SUFFIXES, "CSV")
-    if delimiter is not None and len(delimiter) != 1:
-        raise GlintError(f"delimiter must be one character, got {delimiter!r}")
-    sample = _open_text_sample(files[0])
-    delim = delimiter or sniff_delimiter(sample)
-    sample_lines = [ln for ln in sample.splitlines()[:-1 if not sample.endswith("\n") else None] if ln.strip()]
-    trailing = bool(sample_lines) and all(ln.rstrip("\r").endswith(delim) for ln in sample_lines[:50])
-    col_types = _csv_types(types)
-
-    def read_one(f: Path, column_types=None) -> pa.Table:
-        ropts = pacsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
-        popts = pacsv.ParseOptions(delimiter=delim)
-        copts = pacsv.ConvertOptions(column_types=column_types or {}, strings_can_be_null=True,
-                                     quoted_strings_can_be_null=False)
-        try:
-            return pacsv.read_csv(os.fspath(f), read_options=ropts, parse_options=popts, convert_options=copts)
-        except FileNotFoundError:
-            raise GlintIOError(f"No such file: {_short(f)!r}") from None
-        except PermissionError:
-            raise GlintIOError(f"Cannot read CSV file {_short(f)!r}: permission denied") from None
-        except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as e:
-            reason = str(e).strip() or type(e).__name__
-            if "empty csv" in reason.lower():
-                reason = "the file is empty"
-            raise GlintIOError(f"Cannot read CSV file {_short(f)!r}: {reason}") from None
-
-    def fix(t: pa.Table) -> pa.Table:
-        if not header:
-            t = t.rename_columns([f"column{i}" for i in range(t.num_columns)])
-        if trailing and t.num_columns > 1:
-            last = t.column(t.num_columns - 1)
-            if last.null_count == len(last) and (not header or t.schema.names[-1] in ("", f"f{t.num_columns - 1}")):
-                t = t.remove_column(t.num_columns - 1)
-        return t
-
-    if col_types and not header:   # pyarrow names headerless columns f0, f1...
-        col_types = {(f"f{k[6:]}" if k.startswith("column") and k[6:].isdigit() else k): v
-                     for k, v in col_types.items()}
-    first = fix(read_one(files[0], col_types))
-    if header and len(set(first.schema.names)) != len(first.schema.names):
-        dup = [n for n in first.schema.names if first.schema.names.count(n) > 1][0]
-        raise GlintIOError(f"CSV file {_short(files[0])!r} has the column {dup!r} twice")
-    tables = [first]
-    if len(files) > 1:
-        # the other files get the first file's types (inference on a file whose
-        # column happens to be all empty would give another type)
-        fixed = {(f"f{i}" if not header else f.name): f.type for i, f in enumerate(first.schema)}
-        tables.extend(_read_all(files[1:], lambda f: fix(read_one(f, fixed)), progress,
-                                f"{len(files)} CSV files"))
-    t = _concat(tables, files, "CSV")
-    if columns is not None:
-        missing = [c for c in columns if c not in t.schema.names]
-        if missing:
-            raise GlintIOError(f"CSV file {_short(files[0])!r} has no column {missing[0]!r} "
-                               f"(columns: {', '.join(t.schema.names)})")
-        t = t.select(list(columns))
-    return t
-
-
-# ------------------------------------------------------------------ in-memory objects
-def to_arrow_table(obj) -> pa.Table:
-    """An Arrow table from a pyarrow Table / RecordBatch / RecordBatchReader /
-    Dataset, a pandas or polars DataFrame, a dict of columns, a list of row
-    dicts, or any object exporting the Arrow C stream interface.
-
-    >>> to_arrow_table([{"a": 1}, {"a": 2}]).column("a").to_pylist()
-    [1, 2]
-    >>> to_arrow_table(42)
-    Traceback (most recent call last):
-    ...
-    glint.errors.GlintError: cannot register an object of type int: expected a pyarrow Table, \
-a pandas or polars DataFrame or a dict of columns
-    """
-    try:
-        if isinstance(obj, pa.Table):
-            return obj
-        if isinstance(obj, pa.RecordBatch):
-            return pa.Table.from_batches([obj])
-        if isinstance(obj, pa.RecordBatchReader):
-            return obj.read_all()
-        mod = type(obj).__module__ or ""
-        if mod.startswith("pandas"):
-            import pandas as pd
-
-            if isinstance(obj, pd.Series):
-                obj = obj.to_frame()
-            if isinstance(obj, pd.DataFrame):
-                return pa.Table.from_pandas(obj, preserve_index=False)
-        if mod.startswith("polars"):
-            if hasattr(obj, "collect") and not hasattr(obj, "to_arrow"):   # LazyFrame
-                obj = obj.collect()
-            if hasattr(obj, "to_arrow"):
-                t = obj.to_arrow()
-                return t if isinstance(t, pa.Table) else pa.table(t)
-        if mod.startswith("pyarrow.dataset") or mod.startswith("pyarrow._dataset"):
-            return obj.to_table()
-        if isinstance(obj, dict):
-            return pa.table(obj)
-        if isinstance(obj, list) and obj and all(isinstance(r, dict) for r in obj):
-            return pa.Table.from_pylist(obj)
-        if hasattr(obj, "__arrow_c_stream__"):
-            return pa.table(obj)
-        if hasattr(obj, "arrow") and mod.startswith("duckdb"):
-            t = obj.arrow()
-            return t.read_all() if isinstance(t, pa.RecordBatchReader) else t
-    except GlintError:
-        raise
-    except (pa.ArrowException, TypeError, ValueError) as e:
-        raise GlintError(f"cannot convert {type(obj).__name__} to a table: {e}") from None
-    raise GlintError(f"cannot register an object of type {type(obj).__name__}: expected a pyarrow Table, "
-                     f"a pandas or polars DataFrame or a dict of columns")
-
-
-def table_to_ipc(table: pa.Table) -> bytes:
-    """An Arrow table as Arrow IPC stream bytes (to another process).
-
-    >>> table_from_ipc(table_to_ipc(pa.table({"a": [1, None]}))).column("a").to_pylist()
-    [1, None]
-    """
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def table_from_ipc(buf: bytes) -> pa.Table:
-    return pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
-
-
-# ------------------------------------------------------------------ directories of tables
-def _table_stem(name: str) -> str:
-    low = name.lower()
-    for comp in _COMPRESSION_SUFFIXES:
-        if low.endswith(comp):
-            name, low = name[: -len(comp)], low[: -len(comp)]
-            break
-    for s in PARQUET_SUFFIXES + CSV_SUFFIXES:
-        if low.endswith(s):
-            return name[: -len(s)]
-    return name
-
-
-def tables_in_directory(directory: str | os.PathLike) -> dict[str, str]:
-    """Tables in a directory, name -> path: each ``*.parquet`` file (named after
-    its stem) and each subdirectory holding Parquet files (named after the
-    subdirectory, e.g. tpchgen-cli's ``--parts`` layout ``lineitem/lineitem.1.parquet``).
-
-    Raises GlintIOError when the directory is missing or holds no tables, or
-    when a file and a subdirectory claim the same name.
-    """
-    text = os.path.expanduser(os.fspath(directory))
-    d = Path(text)
-    if not d.exists():
-        raise GlintIOError(f"No such directory: {text!r}")
-    if not d.is_dir():
-        raise GlintIOError(f"Not a directory: {text!r}")
-    found: dict[str, str] = {}
-    try:
-        entries = sorted(d.iterdir())
-    except OSError as e:
-        raise GlintIOError(f"Cannot list directory {text!r}: {e.strerror or e}") from None
-    for entry in entries:
-        if _hidden(entry.name):
-            continue
-        if entry.is_file() and _has_suffix(entry.name, PARQUET_SUFFIXES):
-            name = _table_stem(entry.name)
-        elif entry.is_dir() and _files_under(entry, PARQUET_SUFFIXES):
-            name = entry.name
-        else:
-            continue
-        if name in found:
-            raise GlintIOError(f"Two sources for table {name!r} in {text!r}: {found[name]!r} and {str(entry)!r}")
-        found[name] = str(entry)
-    if not found:
-        raise GlintIOError(f"No Parquet files or directories of Parquet files in {text!r}")
-    return found

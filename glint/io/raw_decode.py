@@ -1,0 +1,366 @@
+"""Raw column chunks (glint.io.raw_chunks) decoded on the device: their
+bytes laid out in the one buffer copied up (:func:`layout_raw`,
+:func:`layout_raw_together`), then on CUDA the page kernels of
+glint.kernels.parquet_raw and glint.kernels.hybrid walk the page headers,
+decompress the pages and gather the values (:func:`decode_raw`, and
+:func:`decode_raw_many` for several columns in one pass); elsewhere the
+host's reference decoder (glint.io.parquet_pages) does.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from glint.errors import GlintIOError
+from glint.io.file_reads import FileRange, FileRuns
+from glint.io.parquet_page_headers import DICTIONARY_PAGE, PLAIN, Page, parse_pages
+from glint.io.parquet_pages import (
+    MAX_BIT_WIDTH,
+    decode_inputs,
+    decode_plans,
+    plan_pages,
+    to_device,
+)
+from glint.io.raw_chunks import (
+    RAW_CODEC_NAMES,
+    RAW_PAGES,
+    RawChunk,
+    RawSet,
+    pages_cap_of,
+)
+from glint.runtime.settings import Settings
+
+
+@dataclass
+class RawLayout:
+    """Where raw chunks lie in the one buffer copied to the device: each at
+    an 8-byte aligned offset (``at``), after its host-decompressed
+    dictionary if it has one (``dict_at``, else -1), 8 zero bytes at the
+    end. ``segments``: (offset, buffer or FileRange) pairs to fill it with
+    (see fill_layout)."""
+    total: int
+    at: list
+    segments: list
+    dict_at: list
+
+
+def layout_raw(chunks: list[RawChunk]) -> RawLayout:
+    at, dict_at, segments, o = [], [], [], 0
+    for c in chunks:
+        if c.dictionary is not None:
+            dict_at.append(o)
+            if len(c.dictionary):
+                segments.append((o, c.dictionary))
+            o += (len(c.dictionary) + 7) // 8 * 8
+        else:
+            dict_at.append(-1)
+        at.append(o)
+        if len(c.source):
+            segments.append((o, c.source))
+        o += (len(c.source) + 7) // 8 * 8
+    return RawLayout(o + 8, at, segments, dict_at)
+
+
+def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dict, int, list]:
+    """One buffer for several columns' raw chunks ({column: [RawChunk] or a
+    RawSet}, a chunk per fragment): (a RawLayout per column, its offsets
+    into the whole buffer and ``total`` the whole buffer's; the buffer's
+    size; its (offset, bytes or FileRuns) segments). The bytes held in host
+    memory (dictionaries) come first, then the bytes still in the files, as
+    they lie there: the chunks' ranges, sorted, are cut into runs where more
+    than ``gap`` bytes lie between two, and each run is laid out
+    whole, the bytes between its chunks too (a row group's columns lie one
+    after the other in its file, so the staging reads the columns of a row
+    group that a query asks for, and often the next row group's, with one
+    system call: one FileRuns segment, see glint.io.transfer). Built
+    with numpy for RawSets: no Python per row group and column."""
+    o, segments = 0, []
+    at: dict = {}
+    dict_at: dict = {}
+    paths: dict = {}                        # path -> its index in the runs
+    parts = []                              # (column, chunk positions, file index, start, size)
+    for c, chunks in columns.items():
+        n = len(chunks)
+        a = at[c] = np.zeros(n, dtype=np.int64)
+        d = dict_at[c] = np.full(n, -1, dtype=np.int64)
+        if type(chunks) is RawSet:
+            if chunks.remap is not None:            # a string column's codes of its distinct pages, one segment
+                if chunks.remap:
+                    segments.append((o, chunks.remap))
+                d[:] = o + chunks.remap_at[chunks.page_of]
+                o += (len(chunks.remap) + 7) // 8 * 8
+            ids = np.array([paths.setdefault(p, len(paths)) for p in chunks.paths], dtype=np.int64)
+            parts.append((c, np.arange(n), ids[chunks.file], chunks.start, chunks.size))
+            continue
+        pos, fi, st, sz = [], [], [], []
+        for j, ch in enumerate(chunks):
+            if ch.dictionary is not None:
+                d[j] = o
+                if len(ch.dictionary):
+                    segments.append((o, ch.dictionary))
+                o += (len(ch.dictionary) + 7) // 8 * 8
+            src = ch.source
+            if type(src) is FileRange:
+                pos.append(j)
+                fi.append(paths.setdefault(src.path, len(paths)))
+                st.append(src.start)
+                sz.append(src.size)
+            else:
+                a[j] = o
+                if len(src):
+                    segments.append((o, src))
+                o += (len(src) + 7) // 8 * 8
+        if pos:
+            parts.append((c, np.array(pos, dtype=np.int64), np.array(fi, dtype=np.int64),
+                          np.array(st, dtype=np.int64), np.array(sz, dtype=np.int64)))
+    if parts:
+        fi = np.concatenate([p[2] for p in parts])
+        st = np.concatenate([p[3] for p in parts])
+        sz = np.concatenate([p[4] for p in parts])
+        # one line of positions for all files, each file past the one before
+        # by more than ``gap``: a run never spans two
+        width = int((st + sz).max()) + gap + 1
+        key = st + fi * width
+        order = np.argsort(key, kind="stable")
+        k, e = key[order], (key + sz)[order]
+        reach = np.maximum.accumulate(e)
+        first = np.empty(len(k), dtype=bool)
+        first[0] = True
+        first[1:] = k[1:] > reach[:-1] + gap
+        run = np.cumsum(first) - 1
+        heads = np.flatnonzero(first)
+        r_start = k[heads]
+        r_len = np.maximum.reduceat(e, heads) - r_start
+        padded = (r_len + 7) // 8 * 8
+        r_off = np.zeros(len(heads), dtype=np.int64)
+        np.cumsum(padded[:-1], out=r_off[1:])
+        placed = np.empty(len(k), dtype=np.int64)
+        placed[order] = o + r_off[run] + k - r_start[run]
+        i = 0
+        for c, pos, _, _, size in parts:
+            at[c][pos] = placed[i:i + len(pos)]
+            i += len(pos)
+        r_file = r_start // width
+        segments.append((o, FileRuns(list(paths), r_file, r_start - r_file * width, r_off, r_len,
+                                     int(padded.sum()))))
+        o += int(padded.sum())
+    total = o + 8
+    return {c: RawLayout(total, at[c].tolist(), [], dict_at[c].tolist()) for c in columns}, total, segments
+
+
+def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
+    """decode_raw on the host: headers parsed and bodies decompressed by
+    parse_pages (``pa.Codec``), values by decode_plans' torch path."""
+    plans = []
+    for c in chunks:
+        try:
+            pages = parse_pages(c.buf, RAW_CODEC_NAMES[c.codec], column)
+            if c.dictionary is not None:
+                pages.insert(0, Page(DICTIONARY_PAGE, c.dict_n, PLAIN, bytes(c.dictionary)))
+            if c.codes and any(p.kind != DICTIONARY_PAGE and p.encoding == PLAIN for p in pages):
+                raise GlintIOError(f"Parquet column {column!r}: a PLAIN data page in a string column chunk "
+                                   "decoded as dictionary codes")
+            plan = plan_pages(pages, c.dtype, 0, column)
+            if plan.rows != c.rows:
+                raise GlintIOError(f"Parquet column {column!r}: pages hold {plan.rows} values, "
+                                   f"the column chunk {c.rows}")
+        except GlintIOError as e:
+            raise GlintIOError(f"Cannot read {c.where}: {e}" if c.where else str(e)) from None
+        plans.append(plan)
+    values, _, _ = decode_plans(plans, device, use_triton=False, column=column)
+    return values
+
+
+
+def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None = None,
+               layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?",
+               exact: bool = True, split: bool = True):
+    """The values of several raw column chunks (one dtype) one after the
+    other: (values, err). ``data``: the layout's buffer already on the
+    device, else copied from pageable memory. ``split``: large snappy pages
+    decompressed in blocks side by side (the snappy_split setting; see
+    glint.kernels.parquet_raw.inflate_pages_triton).
+
+    With ``use_triton`` (default: on CUDA) everything runs on the device
+    (glint.kernels.parquet_raw): one program per chunk walks its page
+    headers and writes the page tables; one program per page decompresses
+    it into one buffer, 8-byte aligned; glint.kernels.hybrid's page kernel
+    gathers the values. ``err`` is then an int32 device flag for
+    :func:`check_decoded`. With ``exact`` the walk first counts each
+    chunk's pages (one wait for the device, which also finds bad headers and
+    names the chunk); without, the tables hold RawChunk.pages_cap pages a
+    chunk and nothing waits: ``err`` is also set when a chunk has more pages or bad
+    headers, and the caller decodes again with ``exact`` to get the values
+    or the error (the scan does). Otherwise the host parses and
+    decompresses (the reference): ``err`` is None."""
+    if not chunks:
+        raise ValueError("decode_raw: no chunks")
+    dtype, layout, data, use_triton = decode_inputs(chunks, layout_raw, layout, data, device, use_triton, "chunks")
+    device = data.device
+    if not use_triton:
+        return _raw_reference(chunks, device, column), None
+    if not exact:
+        (values,), err = decode_raw_many([(chunks, layout, 0)], data, split=split)
+        return values, err
+    from glint.kernels import parquet_raw as K
+    from glint.kernels.hybrid import decode_pages_triton
+    item = dtype.itemsize
+    rows = [c.rows for c in chunks]
+    out_at = [0] * len(chunks)
+    for i in range(1, len(chunks)):
+        out_at[i] = out_at[i - 1] + rows[i - 1]
+    table = torch.tensor([[a, a + len(c.source), o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62, d, c.dict_n,
+                           0 if c.dictionary is None else len(c.dictionary), int(c.codes)]
+                          for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)], dtype=torch.int64)
+    counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
+    for c, k in zip(chunks, counts):
+        if k < 0:
+            where = f"Cannot read {c.where}: " if c.where else ""
+            raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
+                               "parse, a page past the column chunk's end, page values that do not add up "
+                               "to the chunk's, or a page encoding other than PLAIN or dictionary)")
+    dst = page = 0
+    for i, (c, k) in enumerate(zip(chunks, counts)):
+        span = (c.usize + 7) // 8 * 8 + 8 * k
+        table[i, K.C_DST], table[i, K.C_DST_END], table[i, K.C_PAGE] = dst, dst + span, page
+        dst += span
+        page += k
+    table = to_device(table, device)
+    err = torch.zeros(1, dtype=torch.int32, device=device)
+    pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+    dec = torch.empty((page, 7), dtype=torch.int64, device=device)
+    K.walk_chunks_triton(data, table, item, pages, dec)
+    buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+    K.inflate_pages_triton(data, buf, pages, err, split)
+    _index_widths(buf, dec, err)
+    values = torch.empty(sum(rows), dtype=dtype, device=device)
+    decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
+    return values, err
+
+
+def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> None:
+    """A dictionary-encoded page's index width into its dec row: the first
+    byte of its decompressed body (more than 32 bits is bad data: flagged,
+    and read as width 0)."""
+    from glint.kernels import parquet_raw as K
+    w = dec[:, 2]
+    is_idx = w == K.WIDTH_FROM_DATA
+    first = buf[(dec[:, 0] - 1).clamp_(min=0)].to(torch.int64)
+    too_wide = is_idx & (first > MAX_BIT_WIDTH)
+    err += too_wide.any().to(torch.int32)
+    dec[:, 2] = torch.where(is_idx, torch.where(too_wide, 0, first), w)
+
+
+def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.ndarray:
+    """The page walk's chunk table rows (glint.kernels.parquet_raw's
+    CHUNK_FIELDS) of one column's raw chunks: their bytes at ``base`` +
+    ``layout.at`` in the buffer, their decompressed bodies from ``dst`` on,
+    their pages' rows from ``page`` on, each chunk RawChunk.pages_cap page
+    rows (built with numpy: a cold scan chunk has thousands of raw chunks,
+    and a row of Python per chunk, under the GIL, held up the query's own
+    thread)."""
+    from glint.kernels import parquet_raw as K
+    n = len(chunks)
+    out = np.empty((n, K.CHUNK_FIELDS), dtype=np.int64)
+    if not n:
+        return out
+    if type(chunks) is RawSet:
+        fields = np.zeros((n, 7), dtype=np.int64)
+        fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
+        if chunks.remap is not None:                        # a string column's codes (RawSet.with_codes)
+            entries = np.array([len(p) for p in chunks.pages], dtype=np.int64)[chunks.page_of]
+            fields[:, 4], fields[:, 5], fields[:, 6] = entries, 4 * entries, 1
+    else:
+        fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
+                            c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
+                           for c in chunks], dtype=np.int64).reshape(n, 7)
+    rows, usize = fields[:, 0], fields[:, 1]
+    at = np.asarray(layout.at, dtype=np.int64) + base
+    dict_at = np.asarray(layout.dict_at, dtype=np.int64)
+    cap = np.maximum(RAW_PAGES, pages_cap_of(rows, usize))                   # RawChunk.pages_cap
+    span = (usize + 7) // 8 * 8 + 8 * cap
+    dst_end = dst + np.cumsum(span)
+    page_end = page + np.cumsum(cap)
+    out_end = np.cumsum(rows)
+    out[:, K.C_START] = at
+    out[:, K.C_END] = at + fields[:, 2]
+    out[:, K.C_OUT] = out_end - rows
+    out[:, K.C_DST] = dst_end - span
+    out[:, K.C_DST_END] = dst_end
+    out[:, K.C_PAGE] = page_end - cap
+    out[:, K.C_VALUES] = rows
+    out[:, K.C_CODEC] = fields[:, 3]
+    out[:, K.C_CAP] = cap
+    out[:, K.C_DICT_AT] = np.where(dict_at >= 0, dict_at + base, -1)
+    out[:, K.C_DICT_N] = fields[:, 4]
+    out[:, K.C_DICT_SIZE] = fields[:, 5]
+    out[:, K.C_CODES] = fields[:, 6]
+    return out
+
+
+def _dtype_of(chunks) -> torch.dtype:
+    """The dtype of raw chunks of one column (a list of RawChunk or a RawSet)."""
+    return chunks.dtype if type(chunks) is RawSet else chunks[0].dtype
+
+
+def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = True):
+    """decode_raw's way without waiting (``exact`` off) for several columns
+    at once, so that their pages go through one pass of the kernels (the
+    page walk once per value size, one decompression, then the page kernel
+    per column): ``items`` are (raw chunks of one dtype, their RawLayout,
+    where that layout's buffer starts in ``data``). Returns ([values per
+    item], err): one flag for all of them (see decode_raw). ``room(nbytes)``:
+    a context manager held while the decode's device memory (``nbytes``) is
+    allocated, and only then (the scan's memory manager makes room; its lock
+    held over the kernels' launches too kept a small table's decode waiting
+    for a large one's). ``split``: see decode_raw."""
+    from glint.kernels import parquet_raw as K
+    from glint.kernels.hybrid import decode_pages_triton
+    device = data.device
+    order = sorted(range(len(items)), key=lambda i: _dtype_of(items[i][0]).itemsize)
+    blocks, spans = [], {}
+    n_rows = dst = page = 0
+    for i in order:
+        chunks, layout, base = items[i]
+        block = _chunk_table(chunks, layout, base, dst, page)
+        blocks.append(block)
+        r0, p0 = n_rows, page
+        n_rows += len(chunks)
+        dst = int(block[-1, K.C_DST_END]) if len(chunks) else dst
+        page += int(block[:, K.C_CAP].sum())
+        spans[i] = (r0, n_rows, p0, page, int(block[:, K.C_VALUES].sum()))
+    nbytes = dst + 16 + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
+        sum(spans[i][4] * _dtype_of(items[i][0]).itemsize for i in order)
+    with room(nbytes) if room is not None else contextlib.nullcontext():
+        rows = np.concatenate(blocks) if blocks else np.zeros((0, K.CHUNK_FIELDS), dtype=np.int64)
+        table = to_device(torch.from_numpy(rows), device)
+        err = torch.zeros(1, dtype=torch.int32, device=device)
+        # rows past a chunk's pages copy nothing and decode nothing
+        pages = torch.zeros((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
+        dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
+        buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
+        outs = {i: torch.empty(spans[i][4], dtype=_dtype_of(items[i][0]), device=device) for i in range(len(items))}
+    dec[:, 2] = -1
+    walks: dict[int, list] = {}                 # value size -> [first row, end row]
+    for i in order:
+        item = _dtype_of(items[i][0]).itemsize
+        r0, r1 = spans[i][:2]
+        walks.setdefault(item, [r0, r1])[1] = r1
+    for item, (r0, r1) in walks.items():
+        t = table[r0:r1]
+        got = K.walk_chunks_triton(data, t, item, pages, dec)
+        err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
+    K.inflate_pages_triton(data, buf, pages, err, split)
+    _index_widths(buf, dec, err)
+    out = []
+    for i, (chunks, _, _) in enumerate(items):
+        dtype = _dtype_of(chunks)
+        item = dtype.itemsize
+        _, _, p0, p1, n = spans[i]
+        values = outs.pop(i)
+        decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
+        out.append(values)
+    return out, err
