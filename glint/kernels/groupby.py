@@ -67,7 +67,7 @@ class Slots:
     >>> s.fold(s.scatter_add(torch.ones(4, dtype=torch.int64)), "sum").tolist()
     [2, 2]
     """
-    __slots__ = ("gid", "n", "p", "idx")
+    __slots__ = ("gid", "n", "p", "_idx")
 
     def __init__(self, gid: torch.Tensor, n: int, spread: int | None = None):
         self.gid, self.n = gid, n
@@ -75,11 +75,20 @@ class Slots:
             rows = gid.shape[0]
             spread = max(1, SPREAD_BINS // max(n, 1)) if gid.is_cuda and n < SPREAD_BINS and rows >= 1 << 20 else 1
         self.p = spread
-        if spread > 1:
-            lane = torch.arange(gid.shape[0], device=gid.device) % spread
-            self.idx = gid + n * lane
-        else:
-            self.idx = gid
+        self._idx = None
+
+    @property
+    def idx(self) -> torch.Tensor:
+        """Each row's bin (its group, spread over P bins); made on first use,
+        so slots whose reductions all run elsewhere (glint.kernels.group_reduce)
+        never compute it."""
+        if self._idx is None:
+            if self.p > 1:
+                lane = torch.arange(self.gid.shape[0], device=self.gid.device) % self.p
+                self._idx = self.gid + self.n * lane
+            else:
+                self._idx = self.gid
+        return self._idx
 
     @property
     def bins(self) -> int:
@@ -102,7 +111,7 @@ class Slots:
 
     def subset(self, mask: torch.Tensor) -> "Slots":
         s = Slots.__new__(Slots)
-        s.gid, s.n, s.p, s.idx = self.gid[mask], self.n, self.p, self.idx[mask]
+        s.gid, s.n, s.p, s._idx = self.gid[mask], self.n, self.p, self.idx[mask]
         return s
 
 
