@@ -303,7 +303,7 @@ def python_values(col: pa.ChunkedArray) -> list:
             raise
     import datetime as dt
 
-    from glint.functions.dates import format_date
+    from glint.functions.dates.days import format_date
     from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 
     stamp = pa.types.is_timestamp(col.type)

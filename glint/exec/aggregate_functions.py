@@ -41,9 +41,9 @@ from glint.plan import aggregates as A
 from glint.plan.expr import AggCall
 from glint.columnar.column import Batch, Column
 from glint.exec.expr_eval import evaluate, predicate_mask
-from glint.functions import strings
-from glint.functions.quantile import quantile
-from glint.functions.string_agg import string_agg
+from glint.functions.strings import core as strings
+from glint.functions.aggregates.quantile import quantile
+from glint.functions.aggregates.string_agg import string_agg
 
 
 def decomposable(aggs) -> bool:

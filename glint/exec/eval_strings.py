@@ -18,11 +18,11 @@ from __future__ import annotations
 from glint.plan.expr import Call, Literal
 from glint.columnar.column import Column
 from glint.exec.expr_eval import evaluate
-from glint.functions import regex as R
-from glint.functions import strings as S
-from glint.functions import text_build as B
-from glint.functions import text_search as Q
-from glint.functions.like_rows import like_rows
+from glint.functions.strings import regex as R
+from glint.functions.strings import core as S
+from glint.functions.strings import text_build as B
+from glint.functions.strings import text_search as Q
+from glint.functions.strings.like import like, like_rows
 
 
 def _arg(e: Call, i: int, batch) -> object:
@@ -39,7 +39,7 @@ def _col(e: Call, i: int, batch) -> Column:
 
 def _like(e, batch):
     pattern, escape, ci = e.params
-    return S.like(_col(e, 0, batch), pattern, escape, ci)
+    return like(_col(e, 0, batch), pattern, escape, ci)
 
 
 def _like_rows(e, batch):

@@ -21,7 +21,8 @@ from glint.errors import ExecutionError, NotSupported
 from glint.plan.expr import Call, Case, ColRef, Expr, Literal
 from glint.kernels import wide as W
 from glint.columnar.column import LIMB, Batch, Column, Dictionary, literal_value
-from glint.functions import strings, timestamps
+from glint.functions.strings import core as strings
+from glint.functions.dates import timestamps
 
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 

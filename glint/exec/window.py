@@ -37,7 +37,8 @@ from glint.runtime.spill import PartitionedBatches
 from glint.exec.aggregate_functions import sum_input, sum_result
 from glint.exec.base import PhysicalNode
 from glint.exec.expr_eval import choose, evaluate
-from glint.functions import strings, timestamps
+from glint.functions.strings import core as strings
+from glint.functions.dates import timestamps
 from glint.exec.sort import order_values
 
 WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)

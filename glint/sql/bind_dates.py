@@ -22,7 +22,7 @@ from sqlglot import exp
 from glint.columnar import types as T
 from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from glint.columnar import timestamp_text as text
-from glint.functions.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
+from glint.functions.dates.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, PARTS, part_name
 from glint.plan.expr import Call, Expr, Literal
 from glint.sql.folding import fold_expr
 from glint.plan import typing as ty

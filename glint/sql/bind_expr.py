@@ -114,7 +114,8 @@ def parse_date_literal(s: str) -> int:
     """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
     it; DuckDB's error when it does not."""
     import pyarrow as pa
-    from glint.functions import dates, strings_host
+    from glint.functions.dates import days as dates
+    from glint.functions.strings import host as strings_host
 
     days, ok = dates.parse_dates(pa.array([s], pa.string()))
     if not ok[0]:

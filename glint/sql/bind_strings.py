@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from glint.functions.like_rows import escape_byte
-from glint.functions.regex_syntax import Regex, parse_options
+from glint.functions.strings.like import escape_byte
+from glint.functions.strings.regex_syntax import Regex, parse_options
 from glint.plan.expr import Call, Expr, Literal
 from glint.plan import typing as ty
 from glint.sql.bind_expr import ANONYMOUS, _bind, bind

@@ -3,7 +3,7 @@ their DATE forms, with DuckDB 1.4's semantics.
 
 A timestamp splits into its day (floor of micros / 86400e6, a DATE day
 number) and the microseconds of that day, so every date field reuses the
-DATE calendar of :mod:`glint.functions.dates`. All of it is integer
+DATE calendar of :mod:`glint.functions.dates.days`. All of it is integer
 torch arithmetic on the row tensors (no Python loop over rows), on whatever
 device the column is. DuckDB's ``infinity`` / ``-infinity`` (the int64
 extremes) make field extraction and differences NULL, and pass through
@@ -24,7 +24,7 @@ import torch
 from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported
 from glint.columnar.column import Column, Dictionary
-from glint.functions import dates
+from glint.functions.dates import days as dates
 from glint.columnar.timestamp_text import MICROS_PER_DAY, MICROS_PER_SEC, TS_INFINITY
 
 MICROS_PER_MSEC = 1_000
