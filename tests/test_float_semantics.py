@@ -9,7 +9,8 @@ import struct
 import pytest
 import torch
 
-from glint.exec.expr_eval import _flip_sign, exact_div
+from glint.functions.casts import exact_div
+from glint.functions.numeric import _flip_sign
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

@@ -26,7 +26,7 @@ from glint.plan.logical import SortKey
 from glint.columnar.column import Batch, Column, concat_batches, rechunk
 from glint.runtime.spill import PartitionedBatches, batch_nbytes
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate
+from glint.functions.evaluate import evaluate
 from glint.functions.strings import core as strings
 
 

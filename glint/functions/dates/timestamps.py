@@ -461,21 +461,3 @@ def last_day(col: Column) -> Column:
         return dates.days_from_civil(y, m, dates.days_in_month(y, m))
     out = dates.per_day(days, month_end)
     return Column(T.DATE, out.to(torch.int32), None if bool(valid.all()) else valid)
-
-
-# ------------------------------------------------------------------ expression calls
-# glint.exec.expr_eval runs Call(fn, args, type, params) through these, with the
-# arguments evaluated
-CALLS = {
-    "extract": lambda e, cols: extract(e.params[0], cols[0]),
-    "date_trunc": lambda e, cols: trunc(e.params[0], cols[0]),
-    "date_diff": lambda e, cols: diff(e.params[0], *cols),
-    "date_sub": lambda e, cols: sub(e.params[0], *cols),
-    "epoch_unit": lambda e, cols: epoch_unit(e.params[0], cols[0]),
-    "make_timestamp": lambda e, cols: make_timestamp(cols),
-    "make_date": lambda e, cols: dates.make_date(*cols),
-    "timestamp_from_micros": lambda e, cols: from_micros(cols[0]),
-    "timestamp_from_epoch_ms": lambda e, cols: from_epoch_ms(cols[0]),
-    "calendar_name": lambda e, cols: calendar_name(*e.params, cols[0]),
-    "last_day": lambda e, cols: last_day(cols[0]),
-}
