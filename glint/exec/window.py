@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from glint.columnar import types as T
-from glint.errors import ExecutionError, OutOfMemory
+from glint.errors import OutOfMemory
 from glint.kernels import window as K
 from glint.exec.hashing import hash_columns, partition_of
 from glint.kernels.sort import lexsort

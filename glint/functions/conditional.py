@@ -142,7 +142,7 @@ def _bind_if(args, site):
 
 FUNCTIONS = [
     Function("coalesce", SCALAR, "conditional", "coalesce(ANY, ...) -> ANY", "The first argument that is not NULL.",
-             aliases=("ifnull",), bind=_bind_coalesce, evaluate=_coalesce, takes=EXPRESSIONS),
+             aliases=("ifnull", "nvl"), bind=_bind_coalesce, evaluate=_coalesce, takes=EXPRESSIONS),
     Function("nullif", SCALAR, "conditional", "nullif(a, b) -> ANY", "NULL when a equals b, else a.",
              bind=_bind_nullif, rewrites_to=("eq",)),
     Function("if", SCALAR, "conditional", "if(BOOLEAN, a [, b]) -> ANY", "a when the condition is TRUE, else b "

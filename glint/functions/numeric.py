@@ -329,13 +329,12 @@ def _bind_round(args, site):
     return Call("round", (v,), v.type, (digits,))
 
 
-_OPERATORS = (("add", "a + b", "Sum of two numbers; a DATE or TIMESTAMP plus days or an INTERVAL."),
-              ("sub", "a - b", "Difference of two numbers; of two DATEs (days); a DATE or TIMESTAMP minus days or "
-                               "an INTERVAL."),
-              ("mul", "a * b", "Product of two numbers."),
-              ("div", "a / b", "Quotient of two numbers, as a DOUBLE (NULL when b is 0)."),
-              ("intdiv", "a // b", "Integer division, truncated toward zero (NULL when b is 0)."),
-              ("mod", "a % b", "Remainder of the integer division, with the sign of a (NULL when b is 0)."))
+_OPERATORS = (("add", "a + b", "Sum; a DATE or TIMESTAMP plus days or an INTERVAL."),
+              ("sub", "a - b", "Difference; of two DATEs in days; a DATE or TIMESTAMP minus days or an INTERVAL."),
+              ("mul", "a * b", "Product."),
+              ("div", "a / b", "Quotient, as a DOUBLE."),
+              ("intdiv", "a // b", "Integer quotient, truncated toward zero (NULL when b is 0)."),
+              ("mod", "a % b", "Remainder of the truncated division, with a's sign (NULL when b is 0)."))
 
 FUNCTIONS = [
     *(Function(op, OPERATOR, "math", sig, doc, bind=_bind_arith(op), evaluate=_arith(op), strict=True)

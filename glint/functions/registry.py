@@ -57,6 +57,7 @@ EXPRESSIONS = "expressions"     # evaluate(call, batch, evaluate): it evaluates 
 #                                 (only some rows of a branch, a constant side kept as a value)
 TAKES = (COLUMNS, CONSTANTS, EXPRESSIONS)
 
+
 def _no_folding(e: Expr) -> Expr:
     return e
 
@@ -79,11 +80,13 @@ class CallSite:
         return self.options.get(key, default)
 
 
-# bind(arguments, site) -> a typed expression (an AggCall for an aggregate, a
-# (function name, arguments, type) triple for a window function). The
-# arguments are bound expressions, bound when first read, so that a rule
-# checks and binds them in the order that decides which error a statement
-# with several gets.
+# bind(arguments, site) -> a typed expression: an Expr for a scalar or an
+# operator, an AggCall for an aggregate, a (function name, arguments, type)
+# triple for a window function. The arguments are bound expressions (None
+# for an absent optional one), each bound when the rule first reads it, so
+# that the rule decides the order of checks and so which error a statement
+# with several gets. A table function's rule is bind(files, options, name)
+# -> (format, files, reader options), its options (name, value) pairs.
 BindRule = Callable[[Sequence[Expr], CallSite], Any]
 
 
@@ -127,7 +130,8 @@ class Function:
     its own, whose bind rule turns its calls into calls of these functions
     (``year(d)`` into ``extract``, ``nullif`` into CASE); empty when it
     binds to a constant. ``window_bind`` / ``window_evaluate``: an
-    aggregate's form as a window function."""
+    aggregate's form as a window function. ``ignore_nulls``: a window
+    function that takes IGNORE NULLS."""
     name: str
     kind: str
     area: str
@@ -143,7 +147,7 @@ class Function:
     rewrites_to: tuple[str, ...] | None = None
     window_bind: BindRule | None = None
     window_evaluate: Callable | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)     # kind-specific facts (a table function's format)
+    ignore_nulls: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -192,13 +196,17 @@ class Registry:
         for f in self._functions:
             if not f.internal and f.bind is None:
                 raise ValueError(f"{f.name}: a function SQL calls needs a bind rule")
-            if f.kind in _CALL_KINDS:
-                if (f.evaluate is None) == (f.rewrites_to is None):
-                    raise ValueError(f"{f.name}: a scalar has an evaluator or rewrites to others, not both")
-                for target in f.rewrites_to or ():
-                    t = self._by_name.get(("call", target))
-                    if t is None or t.evaluate is None:
-                        raise ValueError(f"{f.name} rewrites to {target}, which has no evaluator")
+            if f.kind in (SCALAR, OPERATOR, AGGREGATE) and (f.evaluate is None) == (f.rewrites_to is None):
+                raise ValueError(f"{f.name}: a function has an evaluator or rewrites to others, not both")
+            if f.kind == WINDOW and f.evaluate is None:
+                raise ValueError(f"{f.name}: a window function needs an evaluator")
+            if (f.window_bind is None) != (f.window_evaluate is None) and not f.internal:
+                raise ValueError(f"{f.name}: a window form needs a bind rule and an evaluator")
+            space = "call" if f.kind in _CALL_KINDS else f.kind
+            for target in f.rewrites_to or ():
+                t = self._by_name.get((space, target))
+                if t is None or t.evaluate is None:
+                    raise ValueError(f"{f.name} rewrites to {target}, which has no evaluator")
 
     # ------------------------------------------------------------ lookups
     def lookup(self, name: str, kind: str = SCALAR) -> Function | None:

@@ -47,9 +47,9 @@ def _bind_csv(paths, options, fn: str):
 FUNCTIONS = [
     Function("read_parquet", TABLE, "files", "read_parquet(VARCHAR | VARCHAR[] files)",
              "The rows of Parquet files (a name, a glob or a list); also FROM 'x.parquet'.",
-             aliases=("parquet_scan",), bind=_bind_parquet, extra={"format": "parquet"}),
+             aliases=("parquet_scan",), bind=_bind_parquet),
     Function("read_csv", TABLE, "files", "read_csv(VARCHAR | VARCHAR[] files [, header := BOOLEAN, delim := "
              "VARCHAR, quote := VARCHAR, nullstr := VARCHAR, all_varchar := BOOLEAN])",
              "The rows of CSV files, with DuckDB's detection of the header and the types; also FROM 'x.csv'.",
-             aliases=("read_csv_auto", "sniff_csv_auto"), bind=_bind_csv, extra={"format": "csv"}),
+             aliases=("read_csv_auto", "sniff_csv_auto"), bind=_bind_csv),
 ]

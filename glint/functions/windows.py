@@ -169,7 +169,7 @@ def _bind_value(name: str):
 # ------------------------------------------------------------------ the functions
 def _window(name, signature, doc, bind, evaluate, ignore_nulls=False):
     return Function(name, WINDOW, "windows", signature, doc, bind=bind, evaluate=evaluate,
-                    extra={"ignore_nulls": ignore_nulls})
+                    ignore_nulls=ignore_nulls)
 
 
 FUNCTIONS = [

@@ -69,12 +69,6 @@ def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
 
 @functools.singledispatch
 def _bind(node, ctx) -> Expr:
-    call = F.SCALAR_NODES.get(type(node))
-    if call is not None:
-        return _bind_node_call(call, node, ctx)
-    refused = F.REFUSED_NODES.get(type(node))
-    if refused is not None:
-        raise refused[0](refused[1])
     raise NotSupported(f"expression {type(node).__name__}: {node.sql(dialect='duckdb')[:80]}")
 
 
@@ -117,15 +111,30 @@ def bind_call(rule: BindRule, nodes: list, ctx: ExprContext, name: str, options=
     return rule(Arguments(nodes, ctx, binders), CallSite(name, options or {}, fold_expr))
 
 
-def _bind_node_call(call: F.NodeCall, node: exp.Expression, ctx: ExprContext) -> Expr:
-    if call.refuse is not None:
-        error = call.refuse(node)
-        if error is not None:
-            raise error
-    name = call.function(node)
-    f = BUILTINS.get(name, call.kind)
-    options = call.options(node) if call.options is not None else None
-    return bind_call(f.bind, call.arguments(node), ctx, name.upper(), options, call.binders)
+def _node_call(call: F.NodeCall):
+    """The binding of a node type that is a call of a registry function."""
+    def bind_node(node: exp.Expression, ctx: ExprContext) -> Expr:
+        if call.refuse is not None:
+            error = call.refuse(node)
+            if error is not None:
+                raise error
+        name = call.function(node)
+        options = call.options(node) if call.options is not None else None
+        return bind_call(BUILTINS.get(name, call.kind).bind, call.arguments(node), ctx, name.upper(), options,
+                         call.binders)
+    return bind_node
+
+
+def _refused(error: type, message: str):
+    def refuse(node: exp.Expression, ctx: ExprContext) -> Expr:
+        raise error(message)
+    return refuse
+
+
+for _cls, _call in F.SCALAR_NODES.items():
+    _bind.register(_cls)(_node_call(_call))
+for _cls, (_error, _message) in F.REFUSED_NODES.items():
+    _bind.register(_cls)(_refused(_error, _message))
 
 
 @_bind.register

@@ -101,7 +101,7 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
     if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
         f = f.this
         function = _window_function(f)
-        if function is None or not function.extra.get("ignore_nulls"):
+        if function is None or not function.ignore_nulls:
             raise BinderError("RESPECT/IGNORE NULLS is not supported for windowed aggregates")
     fn, args, out_type = _bind_function(f, ctx)
     frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME

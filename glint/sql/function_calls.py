@@ -192,21 +192,18 @@ def _strings() -> dict:
     return out
 
 
-def _unix_time(node) -> GlintError | None:
+def _unix_scale(node) -> str | None:
     scale = node.args.get("scale")
-    scale = scale.name if scale is not None else None
-    if scale is None or node.args.get("zone") is not None:
-        return NotSupported("to_timestamp (its result is a TIMESTAMP WITH TIME ZONE)")
-    if scale not in ("3", "6"):
-        return NotSupported(f"UNIX time with scale {scale}")
-    return None
+    return scale.name if scale is not None else None
 
 
 def _dates() -> dict:
     out = {
         exp.Extract: NodeCall("date_part", _BINARY, binders={0: _extract_part}),
-        exp.UnixToTime: NodeCall(lambda node: "epoch_ms" if node.args["scale"].name == "3" else "make_timestamp",
-                                 _UNARY, refuse=_unix_time),
+        # epoch_ms(x) (scale 3), make_timestamp(micros) (scale 6), to_timestamp(x) (no scale)
+        exp.UnixToTime: NodeCall(lambda node: "epoch_ms" if _unix_scale(node) == "3" else "make_timestamp", _UNARY,
+                                 options=lambda node: {"unix_scale": _unix_scale(node),
+                                                       "time_zone": node.args.get("zone") is not None}),
         exp.TimestampFromParts: NodeCall("make_timestamp", ("year", "month", "day", "hour", "min", "sec"),
                                          refuse=_refuse_if(lambda node: any(node.args.get(k) is None for k in (
                                              "year", "month", "day", "hour", "min", "sec")) or
@@ -257,8 +254,8 @@ REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
     exp.StrToTime: (NotSupported, "strptime"),
 }
 REFUSED_NAMES: dict[str, tuple[type[GlintError], str]] = {
-    "octet_length": (TypeMismatch, "octet_length takes BLOB or BIT, not VARCHAR (use strlen for the bytes of a "
-                                   "string)"),
+    "octet_length": (TypeMismatch, ("octet_length takes BLOB or BIT, not VARCHAR (use strlen for the bytes of "
+                                    "a string)")),
     "age": (NotSupported, "age (its result is an INTERVAL)"),
     "make_timestamp_ms": (NotSupported, "make_timestamp_ms"),
     "make_timestamp_ns": (NotSupported, "make_timestamp_ns (TIMESTAMP_NS)"),

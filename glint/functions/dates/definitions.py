@@ -91,9 +91,15 @@ def _bind_epoch_unit(unit: str):
     return bind
 
 
+def _no_time_zone(site: CallSite) -> None:
+    if site.option("time_zone"):
+        raise NotSupported("to_timestamp (its result is a TIMESTAMP WITH TIME ZONE)")
+
+
 def _bind_epoch_ms(args, site):
     """epoch_ms(timestamp): milliseconds since 1970; epoch_ms(BIGINT): that TIMESTAMP."""
     v = args[0]
+    _no_time_zone(site)
     if v.type.kind in _TEMPORAL:
         return Call("epoch_unit", (v,), T.BIGINT, ("ms",))
     if not _integer_part(v):
@@ -102,11 +108,19 @@ def _bind_epoch_ms(args, site):
 
 
 def _bind_make_timestamp(args, site):
-    """make_timestamp(micros) or make_timestamp(year, month, day, hour, minute, seconds)."""
+    """make_timestamp(micros) or make_timestamp(year, month, day, hour, minute, seconds). The
+    one-argument form is a UNIX time of microseconds: option ``unix_scale`` "6" (sqlglot also
+    reads to_timestamp(x) this way, without a scale: refused)."""
     if len(args) == 1:
         v = args[0]
+        scale = site.option("unix_scale", "6")
+        if scale is None:
+            raise NotSupported("to_timestamp (its result is a TIMESTAMP WITH TIME ZONE)")
+        _no_time_zone(site)
         if not _integer_part(v):
             raise TypeMismatch(f"Type mismatch: make_timestamp needs a BIGINT, got {ty.show(v)} of type {v.type}")
+        if scale != "6":
+            raise NotSupported(f"UNIX time with scale {scale}")
         return Call("timestamp_from_micros", (ty.cast(v, T.BIGINT),), T.TIMESTAMP)
     args = list(args)
     for a in args[:5]:

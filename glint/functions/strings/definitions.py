@@ -63,6 +63,13 @@ def strict_call(fn: str, args: tuple, out: T.DataType, params: tuple = ()) -> Ex
     return Call(fn, args, out, params)
 
 
+def _required(args, i: int, message: str) -> Expr:
+    """Argument i, which the function cannot do without (read when the rule gets to it)."""
+    if i >= len(args) or args[i] is None:
+        raise BinderError(message)
+    return args[i]
+
+
 def _arity(args, site: CallSite, n: int) -> None:
     if len(args) != n:
         raise BinderError(f"{site.name}() takes {n} argument{'s' if n != 1 else ''}, got {len(args)}")
@@ -148,7 +155,8 @@ def _bind_regexp_replace(args, site):
     options = _options(args, 3, True)
     s = string_arg(args[0], "regexp_replace")
     p = _pattern(args[1], "regexp_replace", options)
-    r = string_arg(args[2], "regexp_replace")
+    r = string_arg(_required(args, 2, "regexp_replace takes 3 or 4 arguments (string, pattern, replacement"
+                                      "[, options])"), "regexp_replace")
     return strict_call("regexp_replace", (s, p, r), T.VARCHAR, (options,))
 
 
@@ -195,13 +203,16 @@ def _bind_two_strings(fn: str, out: T.DataType):
 
 
 def _bind_replace(args, site):
-    return strict_call("replace", tuple(string_arg(a, "replace") for a in args), T.VARCHAR)
+    message = "replace takes 3 arguments (string, from, to)"
+    return strict_call("replace", tuple(string_arg(_required(args, i, message), "replace") for i in range(3)),
+                       T.VARCHAR)
 
 
 def _bind_split_part(args, site):
+    message = "split_part takes 3 arguments (string, delimiter, index)"
     s = string_arg(args[0], "split_part")
-    d = string_arg(args[1], "split_part")
-    i = int_arg(args[2], "split_part", T.BIGINT)
+    d = string_arg(_required(args, 1, message), "split_part")
+    i = int_arg(_required(args, 2, message), "split_part", T.BIGINT)
     return strict_call("split_part", (s, d, i), T.VARCHAR)
 
 
