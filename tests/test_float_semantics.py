@@ -1,5 +1,5 @@
-"""The GPU facts in ../shared/GPU-NOTES.md that glint's arithmetic depends on,
-checked on every device present: CUDA divides a tensor by a Python float
+"""The device facts that glint's arithmetic depends on, checked on every
+device present: CUDA divides a tensor by a Python float
 through its reciprocal (not correctly rounded), and torch.neg keeps a NaN's
 sign on CUDA while x86 flips it, so glint divides by tensors and negates
 doubles by flipping the sign bit."""

@@ -55,8 +55,8 @@ def reference_markdown() -> str:
             lines += [f"### {area}", "", *_table([f for f in functions if f.area == area]), ""]
     internal = [f for f in BUILTINS.functions() if f.internal]
     lines += ["## Plan functions", "",
-              "Functions that binding produces for the ones above and that plans (EXPLAIN) show; SQL does not "
-              "call them by name.", "", *_table(internal), ""]
+              ("Functions that binding produces for the ones above and that plans (EXPLAIN) show; SQL does not "
+               "call them by name."), "", *_table(internal), ""]
     return "\n".join(lines)
 
 

@@ -197,7 +197,7 @@ class Registry:
             if not f.internal and f.bind is None:
                 raise ValueError(f"{f.name}: a function SQL calls needs a bind rule")
             if f.kind in (SCALAR, OPERATOR, AGGREGATE) and (f.evaluate is None) == (f.rewrites_to is None):
-                raise ValueError(f"{f.name}: a function has an evaluator or rewrites to others, not both")
+                raise ValueError(f"{f.name}: a function has either an evaluator or the functions it rewrites to")
             if f.kind == WINDOW and f.evaluate is None:
                 raise ValueError(f"{f.name}: a window function needs an evaluator")
             if (f.window_bind is None) != (f.window_evaluate is None) and not f.internal:
