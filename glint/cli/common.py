@@ -72,7 +72,7 @@ def _display_values(col) -> list:
     if not temporal:
         return col.to_pylist()
     from glint.columnar.column import Column
-    from glint.functions.strings_host import format_values
+    from glint.functions.strings.host import format_values
     c = Column.from_arrow(col)
     texts = format_values(c.dtype, c.data).to_pylist()
     return [t if c.valid is None or bool(c.valid[i]) else None for i, t in enumerate(texts)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate
+from glint.functions.evaluate import evaluate
 from glint.exec.hashing import hash_columns, partition_of
 from glint.plan.expr import Expr
 from glint.distributed.exchange import by_destination, communicator

@@ -18,7 +18,7 @@ import torch
 from glint.columnar.column import Batch
 from glint.errors import GlintError, OutOfMemory
 from glint.exec.base import DecodeRedo, ExecContext
-from glint.exec.expr_eval import constant_value
+from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.sql import frontend
@@ -62,7 +62,7 @@ class Result:
         self.names = [n for n, _ in bound.outputs]
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
-        self.logical = optimize(bound.plan, con, constant_value, con.disabled_rules, self.timings)
+        self.logical = optimize(bound.plan, con, CONSTANT_EVALUATOR, con.disabled_rules, self.timings)
         t1 = time.perf_counter()
         self.physical = con._plan_physical(self.logical)
         self.timings["physical"] = time.perf_counter() - t1
@@ -303,7 +303,7 @@ def python_values(col: pa.ChunkedArray) -> list:
             raise
     import datetime as dt
 
-    from glint.functions.dates import format_date
+    from glint.functions.dates.days import format_date
     from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 
     stamp = pa.types.is_timestamp(col.type)

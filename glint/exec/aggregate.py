@@ -47,7 +47,7 @@ from glint.exec import aggregate_functions as F
 from glint.exec import grouping_sets as GS
 from glint.exec.aggregate_functions import decomposable
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate
+from glint.functions.evaluate import evaluate
 
 PARTITIONS = 16          # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3            # re-partitioning of a partition that is still too big

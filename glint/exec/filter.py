@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from glint.errors import ExecutionError
 from glint.plan.expr import Expr, conjuncts
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate, predicate_mask
+from glint.functions.evaluate import evaluate
+from glint.functions.validity import predicate_mask
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -34,7 +34,7 @@ import torch
 from glint.columnar import types as T
 from glint.plan.expr import ColRef
 from glint.columnar.column import Batch, Column, concat_batches
-from glint.exec.expr_eval import evaluate
+from glint.functions.evaluate import evaluate
 
 
 class Seen:

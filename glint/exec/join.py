@@ -33,7 +33,8 @@ from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice
 from glint.runtime.memory import format_bytes
 from glint.runtime.spill import PartitionedBatches, batch_nbytes
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate, predicate_mask
+from glint.functions.evaluate import evaluate
+from glint.functions.validity import predicate_mask
 
 PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once, at most (2 x 512 MiB of row ids)
 PAIR_BYTES = 64            # device bytes a candidate pair costs: two row ids, the residual's gathers and mask

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from glint.plan.expr import ColRef, Expr, Field
 from glint.columnar.column import Batch
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate
+from glint.functions.evaluate import evaluate
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -26,8 +26,8 @@ from glint.plan.logical import SortKey
 from glint.columnar.column import Batch, Column, concat_batches, rechunk
 from glint.runtime.spill import PartitionedBatches, batch_nbytes
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import evaluate
-from glint.functions import strings
+from glint.functions.evaluate import evaluate
+from glint.functions.strings import core as strings
 
 
 def order_values(c) -> torch.Tensor:

@@ -28,7 +28,8 @@ from glint.columnar import types as T
 from glint.plan.expr import Call, Expr, Field, Literal
 from glint.columnar.column import Batch, Column, Dictionary, concat_columns
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import cast_column, constant, evaluate
+from glint.functions.casts import cast_column
+from glint.functions.evaluate import constant, evaluate
 
 _INT64 = (-2**63, 2**63)
 

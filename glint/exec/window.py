@@ -18,28 +18,26 @@ shared expression it stops with OutOfMemory naming the operator.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 
-from glint.columnar import types as T
-from glint.errors import ExecutionError, OutOfMemory
-from glint.kernels import wide as W
+from glint.errors import OutOfMemory
 from glint.kernels import window as K
 from glint.exec.hashing import hash_columns, partition_of
-from glint.kernels.sort import float_order_key, lexsort
+from glint.kernels.sort import lexsort
 from glint.plan.expr import Field
 from glint.plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
 from glint.columnar.column import Batch, Column, concat_batches, rechunk
 from glint.runtime.memory import format_bytes
 from glint.runtime.spill import PartitionedBatches
-from glint.exec.aggregate_functions import sum_input, sum_result
 from glint.exec.base import PhysicalNode
-from glint.exec.expr_eval import choose, evaluate
-from glint.functions import strings, timestamps
+from glint.functions.builtins import BUILTINS
+from glint.functions.dates import timestamps
+from glint.functions.evaluate import evaluate
 from glint.exec.sort import order_values
 
+_FUNCS = BUILTINS.window_evaluators()     # name -> evaluate(window call, its arguments sorted, SortedRows)
 WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
 MAX_PARTS = 4096           # fan-out of the out-of-core split
 MIN_PART_ROWS = 4096       # ... and the fewest rows a part is cut to on average
@@ -237,153 +235,3 @@ class SortedRows:
 
 def _key(c: Column) -> tuple[torch.Tensor, torch.Tensor | None]:
     return order_values(c), c.valid
-
-
-# ------------------------------------------------------------------ functions
-# each takes (the call, its arguments in sorted order, the SortedRows) and
-# returns its column in sorted order
-
-def _row_number(w, args, r: SortedRows) -> Column:
-    return Column(T.BIGINT, r.pos - r.part_start + 1)
-
-
-def _rank(w, args, r: SortedRows) -> Column:
-    return Column(T.BIGINT, r.peer_start - r.part_start + 1)
-
-
-def _dense_rank(w, args, r: SortedRows) -> Column:
-    group = torch.cumsum(r.peers.long(), 0)
-    return Column(T.BIGINT, group - group[r.part_start] + 1)
-
-
-def _percent_rank(w, args, r: SortedRows) -> Column:
-    size = (r.part_end - r.part_start).double()
-    rank = (r.peer_start - r.part_start).double()
-    return Column(T.DOUBLE, torch.where(size > 1, rank / (size - 1).clamp(min=1), 0.0))
-
-
-def _cume_dist(w, args, r: SortedRows) -> Column:
-    return Column(T.DOUBLE, (r.peer_end - r.part_start).double() / (r.part_end - r.part_start).double())
-
-
-def _ntile(w, args, r: SortedRows) -> Column:
-    (k,) = args
-    valid = k.validity()
-    if bool(((k.data <= 0) & valid).any()):
-        raise ExecutionError("Invalid Input Error: Argument for ntile must be greater than zero")
-    # DuckDB's split: the first (size % buckets) buckets hold one row more
-    size = r.part_end - r.part_start
-    buckets = torch.minimum(k.data.clamp(min=1), size.clamp(min=1))
-    small = size // buckets
-    large = size - buckets * small
-    first_small = large * (small + 1)
-    i = r.pos - r.part_start
-    tile = torch.where(i < first_small, 1 + i // (small + 1), 1 + large + (i - first_small) // small.clamp(min=1))
-    return Column(T.BIGINT, tile, k.valid)
-
-
-def _shift(sign: int):
-    def run(w, args, r: SortedRows) -> Column:
-        x, offset, default = args
-        n = r.pos.shape[0]
-        step = sign * offset.data
-        if w.ignore_nulls and x.valid is not None:
-            # the |step|-th non-NULL row before (after) this one, inside the partition
-            m = K.MarkedRows(x.valid)
-            back = m.before[r.pos] + step
-            ahead = m.before[r.pos + 1] + step - 1
-            k = torch.where(step < 0, back, ahead)
-            inside = torch.where(step < 0, back >= m.before[r.part_start], ahead < m.before[r.part_end])
-            target = torch.where(step == 0, r.pos, m.row(k))
-            inside = inside | (step == 0)
-        else:
-            target = r.pos + step
-            inside = (target >= r.part_start) & (target < r.part_end)
-        value = x.take(target.clamp(min=0, max=max(n - 1, 0)))
-        out = choose(inside, value, default, w.type)
-        if offset.valid is not None:            # a NULL offset gives NULL
-            out = Column(w.type, out.data, out.validity() & offset.valid, out.dictionary)
-        return out
-    return run
-
-
-def _value_at(which: str):
-    """FIRST_VALUE, LAST_VALUE, NTH_VALUE: the value at a position of the frame
-    (NULL when the frame has no such row; NULLs in the column count as rows)."""
-    def run(w, args, r: SortedRows) -> Column:
-        x = args[0]
-        pieces = r.frame_pieces(w.frame)
-        marked = K.MarkedRows(x.valid) if w.ignore_nulls and x.valid is not None else None
-        if marked is not None:          # count the frame's non-NULL rows only
-            pieces = [(marked.before[lo], marked.before[hi]) for lo, hi in pieces]
-        if which == "nth":
-            k = torch.where(args[1].validity(), args[1].data, 0)
-        elif which == "first":
-            k = torch.ones_like(r.pos)
-        else:
-            k = sum(hi - lo for lo, hi in pieces)
-        at = K.kth_in_pieces(pieces, k)
-        ok = at >= 0
-        if marked is not None:
-            at = marked.row(at)
-        v = x.take(at.clamp(min=0, max=max(r.pos.shape[0] - 1, 0)))
-        return Column(x.dtype, v.data, v.validity() & ok, x.dictionary)
-    return run
-
-
-def _count(w, args, r: SortedRows) -> Column:
-    mask = args[0].valid if args else None
-    return Column(T.BIGINT, sum(K.range_count(mask, lo, hi) for lo, hi in r.frame_pieces(w.frame)))
-
-
-def _sum_avg(w, args, r: SortedRows) -> Column:
-    (x,) = args
-    pieces = r.frame_pieces(w.frame)
-    counts = sum(K.range_count(x.valid, lo, hi) for lo, hi in pieces)
-    data, floating = sum_input(x)
-    if floating:
-        s = sum(K.range_sum_float(data, lo, hi) for lo, hi in pieces)
-    else:
-        s = functools.reduce(W.add, (K.range_sum_exact(data, lo, hi) for lo, hi in pieces))
-    return sum_result(w, s, counts, floating)
-
-
-def _extreme(largest: bool):
-    def run(w, args, r: SortedRows) -> Column:
-        (x,) = args
-        key = _order_key(x)
-        best = None
-        for i, (lo, hi) in enumerate(r.frame_pieces(w.frame)):
-            if i == 0 and w.frame.start.kind == "unbounded":    # from the partition's start: one segmented scan
-                b = K.running_best_row(key, x.valid, r.part_id, lo, hi, largest)
-            else:
-                b = K.range_best_row(key, x.valid, lo, hi, largest)
-            ok = x.validity()
-            best = b if best is None else K.best_of(key, ok, best, b, largest)
-        v = x.take(best.clamp(min=0))
-        return Column(x.dtype, v.data, best >= 0, x.dictionary)
-    return run
-
-
-def _order_key(x: Column) -> torch.Tensor:
-    """One integer per row that orders as the values do (DuckDB's order:
-    strings by bytes, NaN above every number); wide values by their rank."""
-    if x.is_wide:
-        perm = lexsort([(x.data, None, False, False)])
-        rank = torch.cumsum(K.boundaries([(x.data[perm], None)], len(x)).long(), 0)
-        key = torch.empty_like(rank)
-        key[perm] = rank
-        return key
-    if x.dtype.is_string:
-        return strings.order_ranks(x)
-    if x.data.is_floating_point():
-        return float_order_key(x.data)
-    return x.data.long()
-
-
-_FUNCS = {
-    "row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank, "percent_rank": _percent_rank,
-    "cume_dist": _cume_dist, "ntile": _ntile, "lag": _shift(-1), "lead": _shift(1),
-    "first_value": _value_at("first"), "last_value": _value_at("last"), "nth_value": _value_at("nth"), "count_star": _count, "count": _count,
-    "sum": _sum_avg, "avg": _sum_avg, "min": _extreme(False), "max": _extreme(True),
-}

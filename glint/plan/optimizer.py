@@ -9,25 +9,27 @@ from glint.errors import NotSupported
 from glint.plan import logical as L
 from glint.plan.cardinality import prefetch_stats
 from glint.plan.rules.factor_disjunctions import factor_disjunctions
-from glint.plan.rules.fold_constants import fold_constants
+from glint.plan.rules.fold_constants import ConstantEvaluator, fold_constants
 from glint.plan.rules.prune_columns import prune_columns
 from glint.plan.rules.pushdown_predicates import pushdown_predicates
 from glint.plan.rules.reorder_joins import reorder_joins
 
 RULES = (
-    ("fold_constants", lambda plan, catalog, evaluate: fold_constants(plan, evaluate)),
-    ("factor_disjunctions", lambda plan, catalog, evaluate: factor_disjunctions(plan)),
-    ("pushdown_predicates", lambda plan, catalog, evaluate: pushdown_predicates(plan)),
-    ("reorder_joins", lambda plan, catalog, evaluate: reorder_joins(plan, catalog)),
-    ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluate: pushdown_predicates(plan)),
-    ("prune_columns", lambda plan, catalog, evaluate: prune_columns(plan)),
+    ("fold_constants", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
+    ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan)),
+    ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
+    ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
+    ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
+    ("prune_columns", lambda plan, catalog, evaluator: prune_columns(plan)),
 )
 RULE_NAMES = tuple(n for n, _ in RULES)
 
 
-def optimize(plan: L.LogicalNode, catalog, evaluate, disabled=(), timings: dict | None = None) -> L.LogicalNode:
-    """The plan after every rule not in ``disabled``; ``evaluate`` computes a
-    constant expression's value (see :mod:`glint.plan.rules.fold_constants`)."""
+def optimize(plan: L.LogicalNode, catalog, evaluator: ConstantEvaluator, disabled=(),
+             timings: dict | None = None) -> L.LogicalNode:
+    """The plan after every rule not in ``disabled``; ``evaluator`` computes a
+    constant expression's value and names the strict functions (see
+    :mod:`glint.plan.rules.fold_constants`)."""
     t0 = time.perf_counter()
     prefetch_stats(plan, catalog)       # the columns' statistics the rules will ask for, side by side
     if timings is not None:
@@ -36,7 +38,7 @@ def optimize(plan: L.LogicalNode, catalog, evaluate, disabled=(), timings: dict 
         if name in disabled or name.removesuffix("_after_reorder") in disabled:
             continue
         t0 = time.perf_counter()
-        plan = rule(plan, catalog, evaluate)
+        plan = rule(plan, catalog, evaluator)
         if timings is not None:
             timings[name] = time.perf_counter() - t0
     validate(plan)

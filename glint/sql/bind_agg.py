@@ -5,17 +5,13 @@ against the rows it reads (the FROM scope), for the Aggregate node to compute;
 after GROUP BY, a reference to it (in the SELECT list, HAVING, ORDER BY or a
 window) is the Aggregate's output column, found by the call's SQL text.
 
-sqlglot's nodes and glint's functions (:mod:`glint.plan.aggregates`):
-COUNT, SUM, AVG, MIN, MAX; VARIANCE / VAR_SAMP -> var_samp, VAR_POP,
-STDDEV / STDDEV_SAMP -> stddev_samp, STDDEV_POP; BOOL_AND, BOOL_OR;
-STRING_AGG / LISTAGG / GROUP_CONCAT -> string_agg; MEDIAN, QUANTILE_CONT,
-QUANTILE_DISC / QUANTILE -> quantile_disc, and PERCENTILE_CONT /
-PERCENTILE_DISC (q) WITHIN GROUP (ORDER BY x). Each may carry DISTINCT, an
-ORDER BY inside the call and FILTER (WHERE ...). Types and errors follow
-DuckDB 1.4: VAR_* / STDDEV_* are DOUBLE; MEDIAN and QUANTILE_CONT are DOUBLE
-over integers and doubles and keep a DECIMAL's type; QUANTILE_DISC keeps its
-input's type; STRING_AGG casts its input to VARCHAR and wants a constant
-VARCHAR separator.
+Which sqlglot node is which aggregate is in glint.sql.function_calls
+(``AGGREGATE_NODES``); the functions, their types and errors are the
+registry's (glint.functions.aggregates.definitions). A call may carry
+DISTINCT, an ORDER BY inside it and FILTER (WHERE ...), and PERCENTILE_CONT /
+PERCENTILE_DISC take (q) WITHIN GROUP (ORDER BY x): this module takes that
+syntax apart and hands the function's bind rule the bound argument (and q or
+the separator) with the rest as options.
 
 >>> import sqlglot
 >>> node = sqlglot.parse_one("SELECT string_agg(s, '-' ORDER BY s DESC) FROM t", read="duckdb").expressions[0]
@@ -25,26 +21,18 @@ VARCHAR separator.
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 
 from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, CatalogError, NotSupported, TypeMismatch
-from glint.plan.aggregates import Quantile
+from glint.functions.builtins import BUILTINS
+from glint.functions.registry import AGGREGATE
 from glint.plan.expr import AggCall, Call, ColRef, Expr, Literal
 from glint.plan.logical import GroupingSets, SortKey
-from glint.sql.folding import fold_expr
 from glint.plan import typing as ty
-from glint.sql.bind_expr import ExprContext, _bind, bind
-
-FUNCTIONS = {
-    exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
-    exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.Stddev: "stddev_samp",
-    exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.LogicalAnd: "bool_and",
-    exp.LogicalOr: "bool_or", exp.GroupConcat: "string_agg", exp.Median: "median",
-    exp.PercentileCont: "quantile_cont", exp.PercentileDisc: "quantile_disc", exp.Quantile: "quantile_disc",
-}
+from glint.sql.bind_expr import ExprContext, _bind, bind, bind_call
+from glint.sql.function_calls import AGGREGATE_NODES
 
 
 def is_aggregate(node: exp.Expression) -> bool:
@@ -55,7 +43,7 @@ def is_aggregate(node: exp.Expression) -> bool:
     if isinstance(node, exp.WithinGroup):
         node = node.this
         return type(node) in (exp.PercentileCont, exp.PercentileDisc)
-    return type(node) in FUNCTIONS
+    return type(node) in AGGREGATE_NODES
 
 
 def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
@@ -98,38 +86,11 @@ def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-# ------------------------------------------------------------------ result types
-def agg_type(fn: str, arg: Expr | None) -> T.DataType:
-    """The result type of COUNT, SUM, AVG, MIN or MAX of ``arg``."""
-    if fn in ("count", "count_star"):
-        return T.BIGINT
-    t = arg.type
-    if fn == "avg":
-        if t.kind in ("DATE", "TIMESTAMP"):
-            raise NotSupported(f"AVG of {t} (DuckDB's result is a TIMESTAMP)")
-        if not t.is_numeric and t.kind != "NULL":
-            raise TypeMismatch(f"Type mismatch: AVG needs a number, got {ty.show(arg)} of type {t}")
-        return T.DOUBLE
-    if fn == "sum":
-        if t.is_integer or t.kind == "NULL":
-            return T.HUGEINT
-        if t.is_decimal:
-            return T.DECIMAL(38, t.scale)
-        if t.kind == "DOUBLE":
-            return T.DOUBLE
-        raise TypeMismatch(f"Type mismatch: SUM needs a number, got {ty.show(arg)} of type {t}")
-    return t
-
-
-def _no_function(fn: str, *types) -> BinderError:
-    return BinderError(f"No function matches the given name and argument types "
-                       f"'{fn}({', '.join(map(str, types))})'. You might need to add explicit type casts.")
-
-
 # ------------------------------------------------------------------ aggregate calls
 class _Call:
     """An aggregate call taken apart: the function node, its argument (and a
-    quantile's q), DISTINCT, the ORDER BY keys inside it, FILTER's condition."""
+    quantile's q or STRING_AGG's separator), DISTINCT, the ORDER BY keys
+    inside it, FILTER's condition."""
 
     def __init__(self, node: exp.Expression):
         self.text = node.sql(dialect="duckdb")
@@ -142,7 +103,7 @@ class _Call:
             self.within = node.expression.expressions if node.expression is not None else []
             node = node.this
         self.node = node
-        self.fn = FUNCTIONS[type(node)]
+        self.fn = AGGREGATE_NODES[type(node)]
         self.order = []
         if self.within is not None:
             if len(self.within) != 1:
@@ -161,6 +122,8 @@ class _Call:
             if len(self.arg.expressions) != 1:
                 raise NotSupported("DISTINCT aggregates over several expressions")
             self.arg = self.arg.expressions[0]
+        # the function's second argument: a quantile's q, STRING_AGG's separator
+        self.second = self.q if self.fn != "string_agg" else node.args.get("separator")
 
 
 def _unwrap_order(e, call: _Call):
@@ -183,24 +146,28 @@ def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
         return bind(e, inner)
 
     filt = _filter(bind_inner(c.where)) if c.where is not None else None
-    if c.fn == "count" and (c.arg is None or isinstance(c.arg, exp.Star)):
-        return AggCall("count_star", (), T.BIGINT, filter=filt)
-    if c.arg is None:
+    star = c.fn == "count" and (c.arg is None or isinstance(c.arg, exp.Star))
+    if c.arg is None and not star:
         raise BinderError(f"{c.fn.upper()} needs an argument")
-    v = bind_inner(c.arg)
-    if c.fn in ("count", "sum", "avg", "min", "max"):
-        return AggCall(c.fn, (v,), agg_type(c.fn, v), c.distinct and c.fn not in ("min", "max"), filt)
-    if c.fn in ("var_samp", "var_pop", "stddev_samp", "stddev_pop"):
-        if not (v.type.is_numeric or v.type.kind == "NULL"):
-            raise _no_function(c.fn, v.type)
-        return AggCall(c.fn, (ty.cast(v, T.DOUBLE),), T.DOUBLE, c.distinct, filt)
-    if c.fn in ("bool_and", "bool_or"):
-        if v.type.kind not in ("BOOLEAN", "NULL"):
-            raise _no_function(c.fn, v.type)
-        return AggCall(c.fn, (ty.cast(v, T.BOOLEAN),), T.BOOLEAN, c.distinct, filt)
-    if c.fn == "string_agg":
-        return _string_agg(c, v, filt, bind_inner)
-    return _quantile(c, v, filt, bind_inner)
+    arg_text = c.arg.sql(dialect="duckdb") if c.arg is not None else None
+    options = {"distinct": c.distinct, "filter": filt, "within_group": c.within is not None,
+               "order": (lambda: _order_keys(c, bind_inner)) if c.order else None, "order_size": len(c.order),
+               "order_is_argument": all(o.this.sql(dialect="duckdb") == arg_text for o in c.order),
+               "descending": bool(c.order[0].args.get("desc")) if c.order else False}
+    args = [] if star else [c.arg] + ([c.second] if c.second is not None else [])
+    binders = {0: lambda node, _ctx, _bind: bind_inner(node), 1: _second_binder(c, bind_inner)}
+    return bind_call(BUILTINS.get(c.fn, AGGREGATE).bind, args, inner, c.fn.upper(), options, binders)
+
+
+def _second_binder(c: _Call, bind_inner):
+    """Binds the second argument: a quantile's q (a constant, not a list) or the separator."""
+    def bind_it(node, _ctx, _bind):
+        if c.fn in ("quantile_cont", "quantile_disc") and (
+                isinstance(node, exp.Array) or (isinstance(node, exp.Paren) and isinstance(node.this, exp.Array))):
+            raise NotSupported(f"{c.fn.upper()} with a list of quantiles (DuckDB returns a LIST, which glint has "
+                               "no type for)")
+        return bind_inner(node)
+    return bind_it
 
 
 def _filter(e: Expr) -> Expr:
@@ -226,85 +193,6 @@ def _check_order(c: _Call) -> None:
         e = o.this
         if isinstance(e, exp.Null) or isinstance(e, exp.Literal) and (e.is_string or not e.this.isdigit()):
             raise BinderError("ORDER BY non-integer literal has no effect")
-
-
-def _string_agg(c: _Call, v: Expr, filt, bind_inner) -> AggCall:
-    sep_node = c.node.args.get("separator")
-    sep = ","
-    if sep_node is not None:
-        s = fold_expr(bind_inner(sep_node))
-        if not isinstance(s, Literal):
-            raise BinderError("Separator argument to StringAgg must be a constant")
-        if s.type.kind not in ("VARCHAR", "NULL"):
-            raise _no_function("string_agg", v.type, s.type)
-        sep = s.value
-    if c.distinct and c.order:
-        arg_text = c.arg.sql(dialect="duckdb")
-        if any(o.this.sql(dialect="duckdb") != arg_text for o in c.order):
-            raise BinderError("In a DISTINCT aggregate, ORDER BY expressions must appear in the argument list")
-    order = _order_keys(c, bind_inner)
-    return AggCall("string_agg", (ty.cast(v, T.VARCHAR),), T.VARCHAR, c.distinct, filt, order, (sep,))
-
-
-def _quantile(c: _Call, v: Expr, filt, bind_inner) -> AggCall:
-    """MEDIAN, QUANTILE_CONT and QUANTILE_DISC: their q and result type."""
-    t = v.type
-    percentile = c.within is not None
-    descending = False
-    if c.order and len(c.order) == 1 and c.order[0].this.sql(dialect="duckdb") == c.arg.sql(dialect="duckdb"):
-        percentile = True           # ordered by its own argument: a percentile of that order
-    if percentile and c.order:
-        descending = bool(c.order[0].args.get("desc"))
-    exact, q = ((5, 10), 0.5) if c.fn == "median" else _quantile_value(c, bind_inner)
-    if q < 0 and percentile:
-        raise BinderError("PERCENTILEs can only take parameters in the range [0, 1]")
-    if q < 0:
-        descending = not descending
-    spec = Quantile(abs(q), None if exact is None else abs(exact[0]), 1 if exact is None else exact[1], descending)
-    fn = c.fn
-    temporal = t.kind in ("DATE", "TIMESTAMP")
-    if fn == "median":
-        fn = "quantile_cont" if t.is_numeric or t.kind == "NULL" or temporal else "quantile_disc"
-    if fn == "quantile_cont" and temporal:
-        # interpolated between TIMESTAMPs (a DATE is cast first), as DuckDB
-        return AggCall(fn, (ty.cast(v, T.TIMESTAMP),), T.TIMESTAMP, c.distinct, filt, (), (spec,))
-    if fn == "quantile_cont":
-        if not (t.is_numeric or t.kind == "NULL"):
-            raise _no_function(c.fn, t, "DECIMAL(2,1)")
-        out = t if t.is_decimal else T.DOUBLE
-        arg = v if t.is_decimal else ty.cast(v, T.DOUBLE)
-    else:
-        if t.kind not in ("INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "VARCHAR", "BOOLEAN",
-                          "NULL"):
-            raise _no_function(c.fn, t)
-        out, arg = t, v
-    return AggCall(fn, (arg,), out, c.distinct, filt, (), (spec,))
-
-
-def _quantile_value(c: _Call, bind_inner) -> tuple[tuple[int, int] | None, float]:
-    """(q = num / den exactly when it is a DECIMAL or an integer, q as a double)."""
-    if c.q is None:
-        raise BinderError(f"{c.fn.upper()} needs a quantile argument")
-    if isinstance(c.q, exp.Array) or (isinstance(c.q, exp.Paren) and isinstance(c.q.this, exp.Array)):
-        raise NotSupported(f"{c.fn.upper()} with a list of quantiles (DuckDB returns a LIST, which glint has "
-                           "no type for)")
-    q = fold_expr(bind_inner(c.q))
-    if not isinstance(q, Literal):
-        raise BinderError("QUANTILE can only take constant parameters")
-    if q.value is None:
-        raise BinderError("QUANTILE argument must not be NULL")
-    if q.type.is_decimal and q.type.scale <= 18:
-        exact = (q.value, 10 ** q.type.scale)
-    elif q.type.is_integer:
-        exact = (q.value, 1)
-    elif q.type.is_numeric:
-        exact = None
-    else:
-        raise _no_function(c.fn, "ANY", q.type)
-    value = float(Fraction(q.value, 10 ** q.type.scale)) if q.type.is_decimal else float(q.value)
-    if not -1 <= value <= 1:
-        raise BinderError("QUANTILE can only take parameters in the range [-1, 1]")
-    return exact, value
 
 
 def bind_aggregates(nodes, ctx: ExprContext, new_field) -> tuple[list, dict]:
@@ -353,7 +241,7 @@ def _bind_agg(node, ctx):
     return ColRef(f)
 
 
-for _cls in (*FUNCTIONS, exp.Filter, exp.WithinGroup):
+for _cls in (*AGGREGATE_NODES, exp.Filter, exp.WithinGroup):
     _bind.register(_cls)(_bind_agg)
 
 

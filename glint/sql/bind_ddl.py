@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported
-from glint.exec.expr_eval import constant_value as evaluate_constant
+from glint.functions.evaluate import constant_value as evaluate_constant
 from glint.plan.expr import Field, Literal
 from glint.io.table import ColumnRules
 from glint.plan import typing as ty

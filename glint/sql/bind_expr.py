@@ -1,20 +1,37 @@
 """Binding of sqlglot expressions to typed glint expressions.
 
-One function per sqlglot node type, registered with ``functools.singledispatch``
-(STYLE.md habit 5). Subquery expressions are handed back to the query binder,
-which plans the join that computes them and returns the column that holds
-their value.
+Syntax (columns, constants, CAST, CASE, IS, IN, subqueries, INTERVAL) has a
+function per sqlglot node type, registered with ``functools.singledispatch``.
+A function call or an operator is bound through the function registry
+(glint.functions.builtins): the node's arguments (glint.sql.function_calls
+says which) are bound as the function's bind rule reads them, and the rule
+makes the typed expression. Subquery expressions are handed back to the
+query binder, which plans the join that computes them and returns the
+column that holds their value.
+
+>>> import sqlglot
+>>> from glint.sql.dialect import DIALECT
+>>> bind(sqlglot.parse_one("regexp_replace('abc', 'b', 'x', 'g')", read=DIALECT), ExprContext(None, None))
+regexp_replace('abc', 'b', 'x', 'g')
+>>> bind(sqlglot.parse_one("'abc' ~ 'a.c'", read=DIALECT), ExprContext(None, None))
+regexp_matches('abc', 'a.c', '', True)
 """
 from __future__ import annotations
 
 import functools
+from typing import Sequence
 
 from sqlglot import exp
 
 from glint.columnar import types as T
-from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
-from glint.plan.expr import Call, Case, ColRef, Expr, Literal
+from glint.errors import BinderError, NotSupported
+from glint.functions.builtins import BUILTINS
+from glint.functions.registry import OPERATOR, BindRule, CallSite
 from glint.plan import typing as ty
+from glint.plan.expr import Call, Case, ColRef, Expr, Literal
+from glint.sql import function_calls as F
+from glint.sql.folding import fold_expr
+from glint.sql.literals import date_literal, interval_text, interval_unit, scaled, timestamp_literal
 
 
 class ExprContext:
@@ -55,6 +72,89 @@ def _bind(node, ctx) -> Expr:
     raise NotSupported(f"expression {type(node).__name__}: {node.sql(dialect='duckdb')[:80]}")
 
 
+# ---------------------------------------------------------------- calls through the registry
+class Arguments(Sequence):
+    """A call's arguments, each bound when the bind rule first reads it (None
+    for an absent one), so that the rule decides the order of binding and
+    checking, and an argument it never reads is never bound. An argument the
+    syntax has already bound (an expression) is passed as it is."""
+    __slots__ = ("_nodes", "_ctx", "_binders", "_bound")
+    _UNBOUND = object()
+
+    def __init__(self, nodes: list, ctx: ExprContext, binders=None):
+        self._nodes = nodes
+        self._ctx = ctx
+        self._binders = binders or {}
+        self._bound = [self._UNBOUND] * len(nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self._nodes))[i]]
+        i = range(len(self._nodes))[i]
+        if self._bound[i] is self._UNBOUND:
+            node = self._nodes[i]
+            binder = self._binders.get(i)
+            if node is None or isinstance(node, Expr):
+                self._bound[i] = node
+            else:
+                self._bound[i] = binder(node, self._ctx, bind) if binder is not None else bind(node, self._ctx)
+        return self._bound[i]
+
+
+def bind_call(rule: BindRule, nodes: list, ctx: ExprContext, name: str, options=None, binders=None):
+    """A function's bind rule applied to its argument nodes (``name``: as
+    errors spell the function; ``binders``: arguments, by position, bound in a
+    way of their own)."""
+    return rule(Arguments(nodes, ctx, binders), CallSite(name, options or {}, fold_expr))
+
+
+def _node_call(call: F.NodeCall):
+    """The binding of a node type that is a call of a registry function."""
+    def bind_node(node: exp.Expression, ctx: ExprContext) -> Expr:
+        if call.refuse is not None:
+            error = call.refuse(node)
+            if error is not None:
+                raise error
+        name = call.function(node)
+        options = call.options(node) if call.options is not None else None
+        return bind_call(BUILTINS.get(name, call.kind).bind, call.arguments(node), ctx, name.upper(), options,
+                         call.binders)
+    return bind_node
+
+
+def _refused(error: type, message: str):
+    def refuse(node: exp.Expression, ctx: ExprContext) -> Expr:
+        raise error(message)
+    return refuse
+
+
+for _cls, _call in F.SCALAR_NODES.items():
+    _bind.register(_cls)(_node_call(_call))
+for _cls, (_error, _message) in F.REFUSED_NODES.items():
+    _bind.register(_cls)(_refused(_error, _message))
+
+
+@_bind.register
+def _(node: exp.Anonymous, ctx):
+    """A call sqlglot does not know, found in the registry by name."""
+    name = node.name.lower()
+    f = BUILTINS.lookup(name)
+    if f is None:
+        refused = F.REFUSED_NAMES.get(name)
+        if refused is not None:
+            raise refused[0](refused[1])
+        raise NotSupported(f"function {node.name}()")
+    return bind_call(f.bind, list(node.expressions), ctx, node.name, None, F.ANONYMOUS_BINDERS.get(f.name))
+
+
+def _operator(name: str, args: list, ctx: ExprContext, options=None) -> Expr:
+    return bind_call(BUILTINS.get(name, OPERATOR).bind, args, ctx, name.upper(), options)
+
+
+# ---------------------------------------------------------------- columns and constants
 @_bind.register
 def _(node: exp.Paren, ctx):
     return bind(node.this, ctx)
@@ -86,14 +186,6 @@ def _(node: exp.Dot, ctx):
 
 
 @_bind.register
-def _(node: exp.Typeof, ctx):
-    """typeof(x): the name of x's type as DuckDB spells it (a constant; x is bound
-    for its type and never evaluated)."""
-    t = bind(node.this, ctx).type
-    return Literal('"NULL"' if t.kind == "NULL" else str(t), T.VARCHAR)
-
-
-@_bind.register
 def _(node: exp.Literal, ctx):
     if node.is_string:
         return Literal(node.this, T.VARCHAR)
@@ -110,16 +202,24 @@ def _(node: exp.Null, ctx):
     return Literal(None, T.NULLTYPE)
 
 
-def parse_date_literal(s: str) -> int:
-    """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
-    it; DuckDB's error when it does not."""
-    import pyarrow as pa
-    from glint.functions import dates, strings_host
-
-    days, ok = dates.parse_dates(pa.array([s], pa.string()))
-    if not ok[0]:
-        raise ExecutionError(strings_host.cast_error(s, T.DATE))
-    return int(days[0])
+@_bind.register
+def _(node: exp.Interval, ctx):
+    unit = node.args.get("unit")
+    unit = unit.name if unit is not None else None
+    if isinstance(node.this, exp.Literal):
+        amount = node.this.name
+    else:
+        v = bind(node.this, ctx)
+        if not isinstance(v, Literal) or not isinstance(v.value, int) or isinstance(v.value, bool):
+            raise NotSupported("INTERVAL with a non-constant amount")
+        amount = str(v.value)
+    if unit is None:
+        return Literal(interval_text(amount), T.INTERVAL)
+    try:
+        n = int(amount.strip())
+    except ValueError:
+        raise NotSupported(f"INTERVAL '{amount}' {unit} (a fractional or compound amount with a unit)") from None
+    return Literal(scaled(n, interval_unit(unit)), T.INTERVAL)
 
 
 @_bind.register
@@ -127,21 +227,14 @@ def _(node: exp.Cast, ctx):
     to = sql_type(node.to)
     inner = node.this
     if to.kind == "DATE" and isinstance(inner, exp.Literal) and inner.is_string:
-        return Literal(parse_date_literal(inner.this), T.DATE)
+        return Literal(date_literal(inner.this), T.DATE)
     if to.kind == "TIMESTAMP" and isinstance(inner, exp.Literal) and inner.is_string:
-        return bind_dates.timestamp_literal(inner.this)
+        return timestamp_literal(inner.this)
     if to.kind == "INTERVAL":
         if isinstance(inner, exp.Literal) and inner.is_string:
-            return Literal(bind_dates.interval_text(inner.this), T.INTERVAL)
+            return Literal(interval_text(inner.this), T.INTERVAL)
         raise NotSupported("CAST to INTERVAL of a value that is not a constant string")
-    v = bind(inner, ctx)
-    bind_dates.bind_cast_check(v.type, to)
-    return ty.cast(v, to)
-
-
-@_bind.register
-def _(node: exp.TryCast, ctx):
-    raise NotSupported("TRY_CAST")
+    return _operator("cast", [inner], ctx, {"to": to})
 
 
 # types glint does not compute in: a CAST to one of them must check its range
@@ -166,55 +259,13 @@ def sql_type(dt: exp.DataType) -> T.DataType:
     return T.from_sql_name(name, params)
 
 
-# ---------------------------------------------------------------- operators
-_ARITH = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.IntDiv: "intdiv", exp.Mod: "mod"}
-_CMP = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
-
-
-def _bind_arith(node, ctx):
-    return ty.arith(_ARITH[type(node)], bind(node.this, ctx), bind(node.expression, ctx))
-
-
-def _bind_cmp(node, ctx):
-    for side in (node.this, node.expression):
-        if isinstance(side, (exp.All, exp.Any)):
-            raise NotSupported(f"{type(side).__name__.upper()} subquery comparison")
-    return ty.compare(_CMP[type(node)], bind(node.this, ctx), bind(node.expression, ctx))
-
-
-for _cls in _ARITH:
-    _bind.register(_cls)(_bind_arith)
-for _cls in _CMP:
-    _bind.register(_cls)(_bind_cmp)
-
-
+# ---------------------------------------------------------------- operators with syntax of their own
 @_bind.register
 def _(node: exp.Neg, ctx):
     lit = node.this
     if isinstance(lit, exp.Literal) and not lit.is_string and lit.this.isdigit() and int(lit.this) == 2**63:
         return Literal(-2**63, T.BIGINT)      # BIGINT's minimum: its magnitude alone is beyond 64 bits (DuckDB)
-    v = bind(node.this, ctx)
-    if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: -NULL is BIGINT
-    if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
-        return Literal(-v.value, v.type)
-    if isinstance(v, Literal) and v.type.kind == "INTERVAL":
-        return Literal(tuple(-x for x in v.value), T.INTERVAL)
-    if not v.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: cannot negate {ty.show(v)} of type {v.type}")
-    return Call("neg", (v,), v.type)
-
-
-@_bind.register
-def _(node: exp.And, ctx):
-    return Call("and", (ty.require_boolean(bind(node.this, ctx), "AND operand"),
-                        ty.require_boolean(bind(node.expression, ctx), "AND operand")), T.BOOLEAN)
-
-
-@_bind.register
-def _(node: exp.Or, ctx):
-    return Call("or", (ty.require_boolean(bind(node.this, ctx), "OR operand"),
-                       ty.require_boolean(bind(node.expression, ctx), "OR operand")), T.BOOLEAN)
+    return _operator("neg", [node.this], ctx)
 
 
 @_bind.register
@@ -222,37 +273,18 @@ def _(node: exp.Not, ctx):
     inner = node.this
     if isinstance(inner, (exp.Exists, exp.In)) and _has_query(inner):
         return ctx.binder.bind_subquery_predicate(inner, ctx, negate=True)
-    return Call("not", (ty.require_boolean(bind(inner, ctx), "NOT operand"),), T.BOOLEAN)
+    return _operator("not", [inner], ctx)
 
 
 @_bind.register
 def _(node: exp.Is, ctx):
-    v = bind(node.this, ctx)
     if isinstance(node.expression, exp.Null):
-        return Call("is_null", (v,), T.BOOLEAN)
+        return _operator("is_null", [node.this], ctx)
     if isinstance(node.expression, exp.Boolean):
-        want = Literal(bool(node.expression.this), T.BOOLEAN)
-        return Call("is_not_distinct", (ty.require_boolean(v, "IS TRUE/FALSE operand"), want), T.BOOLEAN)
+        v = ty.require_boolean(bind(node.this, ctx), "IS TRUE/FALSE operand")
+        return _operator("is_not_distinct", [v, Literal(bool(node.expression.this), T.BOOLEAN)], ctx)
+    bind(node.this, ctx)
     raise NotSupported(f"IS {node.expression.sql()}")
-
-
-def _null_safe(fn):
-    def bind_it(node, ctx):
-        a, b = bind(node.this, ctx), bind(node.expression, ctx)
-        c = ty.compare("eq", a, b)
-        return Call(fn, c.args, T.BOOLEAN)
-    return bind_it
-
-
-_bind.register(exp.NullSafeEQ)(_null_safe("is_not_distinct"))
-_bind.register(exp.NullSafeNEQ)(_null_safe("is_distinct"))
-
-
-@_bind.register
-def _(node: exp.Between, ctx):
-    v = bind(node.this, ctx)
-    lo, hi = bind(node.args["low"], ctx), bind(node.args["high"], ctx)
-    return Call("and", (ty.compare("ge", v, lo), ty.compare("le", v, hi)), T.BOOLEAN)
 
 
 @_bind.register
@@ -261,14 +293,29 @@ def _(node: exp.In, ctx):
         return ctx.binder.bind_subquery_predicate(node, ctx, negate=False)
     if node.args.get("unnest") or node.args.get("field"):
         raise NotSupported("IN UNNEST / IN field")
-    v = bind(node.this, ctx)
-    items = [bind(e, ctx) for e in node.expressions]
-    t = ty.common_of([v] + items, f"{node.sql(dialect='duckdb')[:60]}")
-    if t.is_string:
-        return Call("in_list", (ty.cast(v, t), *(ty.cast(i, t) for i in items)), T.BOOLEAN)
-    return Call("in_list", tuple(ty.cast(e, t) for e in [v] + items), T.BOOLEAN)
+    return _operator("in_list", [node.this, *node.expressions], ctx,
+                     {"text": f"{node.sql(dialect='duckdb')[:60]}"})
 
 
+@_bind.register
+def _(node: exp.Escape, ctx):
+    """s [NOT] [I]LIKE p ESCAPE e: the escape character is a constant option."""
+    esc = node.expression
+    inner = node.this
+    if isinstance(inner, exp.SimilarTo):
+        raise NotSupported("SIMILAR TO ... ESCAPE (DuckDB does not implement it either)")
+    if not isinstance(inner, (exp.Like, exp.ILike)):
+        raise NotSupported(f"ESCAPE on {type(inner).__name__}")
+    if isinstance(esc, exp.Null):
+        return Literal(None, T.BOOLEAN)
+    if not (isinstance(esc, exp.Literal) and esc.is_string):
+        raise NotSupported("ESCAPE with a non-constant escape character")
+    options = {"case_insensitive": isinstance(inner, exp.ILike), "negate": bool(inner.args.get("negate")),
+               "escape": esc.this}
+    return _operator("like", [inner.this, inner.expression], ctx, options)
+
+
+# ---------------------------------------------------------------- subqueries
 def _has_query(node) -> bool:
     return isinstance(node, exp.Exists) or node.args.get("query") is not None
 
@@ -288,16 +335,7 @@ def _(node: exp.Select, ctx):
     return ctx.binder.bind_scalar_subquery(node, ctx)
 
 
-def const_int(node, ctx, what):
-    if node is None:
-        return None
-    v = bind(node, ctx)
-    if not isinstance(v, Literal) or not isinstance(v.value, int) or not v.type.is_integer:
-        raise NotSupported(f"{what} that is not a constant integer")
-    return v.value
-
-
-# ---------------------------------------------------------------- conditionals, misc
+# ---------------------------------------------------------------- CASE, windows
 @_bind.register
 def _(node: exp.Case, ctx):
     operand = node.args.get("this")
@@ -314,72 +352,8 @@ def _(node: exp.Case, ctx):
 
 
 @_bind.register
-def _(node: exp.If, ctx):
-    cond = ty.require_boolean(bind(node.this, ctx), "IF condition")
-    a = bind(node.args["true"], ctx)
-    fb = node.args.get("false")
-    b = bind(fb, ctx) if fb is not None else Literal(None, T.NULLTYPE)
-    t = ty.common_of([a, b], "IF results")
-    return Case(((cond, ty.cast(a, t)),), ty.cast(b, t), t)
-
-
-@_bind.register
-def _(node: exp.Coalesce, ctx):
-    args = [bind(node.this, ctx)] + [bind(e, ctx) for e in node.expressions]
-    t = ty.common_of(args, "COALESCE arguments")
-    return Call("coalesce", tuple(ty.cast(a, t) for a in args), t)
-
-
-@_bind.register
-def _(node: exp.Nullif, ctx):
-    a, b = bind(node.this, ctx), bind(node.expression, ctx)
-    return Case(((ty.compare("eq", a, b), Literal(None, a.type)),), a, a.type)
-
-
-@_bind.register
-def _(node: exp.Abs, ctx):
-    v = bind(node.this, ctx)
-    if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: abs(NULL) is BIGINT
-    if not v.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
-    return Call("abs", (v,), v.type)
-
-
-@_bind.register
-def _(node: exp.Round, ctx):
-    v = bind(node.this, ctx)
-    digits = const_int(node.args.get("decimals"), ctx, "ROUND digits") or 0
-    if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: round(NULL, n) is BIGINT
-    if v.type.is_decimal:
-        s = max(0, min(digits, v.type.scale))
-        return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
-    if not v.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: ROUND needs a number, got {v.type}")
-    return Call("round", (v,), v.type, (digits,))
-
-
-# functions sqlglot does not know (exp.Anonymous), by lower-case name:
-# name -> bind(node, ctx); modules such as bind_dates and bind_strings add theirs
-ANONYMOUS: dict = {}
-
-
-@_bind.register
-def _(node: exp.Anonymous, ctx):
-    fn = ANONYMOUS.get(node.name.lower())
-    if fn is None:
-        raise NotSupported(f"function {node.name}()")
-    return fn(node, ctx)
-
-
-@_bind.register
 def _(node: exp.Window, ctx):
     f = ctx.windows.get(node.sql(dialect="duckdb")) if ctx.windows is not None else None
     if f is None:
         raise BinderError("window functions are not allowed here")
     return ColRef(f)
-
-
-from glint.sql import bind_dates  # noqa: E402,F401  (registers the date and time functions)
-from glint.sql import bind_strings  # noqa: E402,F401  (registers the string functions)

@@ -21,20 +21,16 @@ from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
+from glint.functions.builtins import BUILTINS
+from glint.functions.registry import AGGREGATE, WINDOW, Function
 from glint.plan import logical as L
 from glint.plan.expr import Expr, Literal
 from glint.sql.folding import fold_expr
 from glint.plan import typing as ty
-from glint.sql.bind_agg import agg_type
-from glint.sql.bind_expr import bind
+from glint.sql.bind_expr import bind, bind_call
+from glint.sql.function_calls import WINDOW_NODES, argument_nodes
 
-_RANKING = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank",
-            exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist"}
-_RANK_TYPES = {"row_number": T.BIGINT, "rank": T.BIGINT, "dense_rank": T.BIGINT,
-               "percent_rank": T.DOUBLE, "cume_dist": T.DOUBLE}
-_AGGS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 _EXCLUDE = {"": "", "NO OTHERS": "", "CURRENT ROW": "current_row", "GROUP": "group", "TIES": "ties"}
-_NULL_TREATMENT = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)     # IGNORE NULLS applies
 
 
 def has_window(node: exp.Expression) -> bool:
@@ -104,11 +100,20 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
     ignore_nulls = isinstance(f, exp.IgnoreNulls)
     if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
         f = f.this
-        if not isinstance(f, _NULL_TREATMENT):
+        function = _window_function(f)
+        if function is None or not function.ignore_nulls:
             raise BinderError("RESPECT/IGNORE NULLS is not supported for windowed aggregates")
     fn, args, out_type = _bind_function(f, ctx)
     frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME
     return L.WindowFunc(fn, args, parts, keys, frame, out_type, ignore_nulls)
+
+
+def _window_function(f: exp.Expression) -> Function | None:
+    """The registry's window function (or aggregate with a window form) a node calls."""
+    entry = WINDOW_NODES.get(type(f))
+    if entry is None:
+        return None
+    return BUILTINS.lookup(entry[0], WINDOW) or BUILTINS.lookup(entry[0], AGGREGATE)
 
 
 def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType]:
@@ -116,51 +121,21 @@ def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.Dat
         raise NotSupported("FILTER in window aggregates")
     if has_window(f):
         raise BinderError("window function calls cannot be nested")
-    if type(f) in _RANKING:
-        if f.expressions:
-            raise BinderError(f"{_RANKING[type(f)]}() takes no arguments")
-        name = _RANKING[type(f)]
-        return name, (), _RANK_TYPES[name]
-    if isinstance(f, exp.Ntile):
-        n = _integer_arg(bind(f.this, ctx) if f.this is not None else None, "NTILE", "argument")
-        return "ntile", (n,), T.BIGINT
-    if isinstance(f, (exp.Lag, exp.Lead)):
-        x = bind(f.this, ctx)
-        off = f.args.get("offset")
-        offset = _integer_arg(bind(off, ctx), type(f).__name__.upper(), "offset") if off is not None \
-            else Literal(1, T.BIGINT)
-        d = f.args.get("default")
-        default = ty.cast(bind(d, ctx), x.type) if d is not None else Literal(None, x.type)
-        return type(f).__name__.lower(), (x, offset, default), x.type
-    if isinstance(f, exp.NthValue):
-        if f.args.get("from_first") is False:
-            raise NotSupported("NTH_VALUE ... FROM LAST")
-        x = bind(f.this, ctx)
-        return "nth_value", (x, _integer_arg(bind(f.args["offset"], ctx), "NTH_VALUE", "position")), x.type
-    if isinstance(f, (exp.FirstValue, exp.LastValue)):
-        x = bind(f.this, ctx)
-        return ("first_value" if isinstance(f, exp.FirstValue) else "last_value"), (x,), x.type
-    if type(f) in _AGGS:
-        name = _AGGS[type(f)]
-        arg = f.this
-        if isinstance(arg, exp.Distinct):
-            raise NotSupported(f"DISTINCT in window aggregates ({name.upper()}(DISTINCT ...) OVER)")
-        if name == "count" and (arg is None or isinstance(arg, exp.Star)):
-            return "count_star", (), T.BIGINT
-        v = bind(arg, ctx)
-        return name, (v,), agg_type(name, v)
-    name = f.sql(dialect="duckdb").split("(")[0]
-    raise NotSupported(f"window function {name}")
-
-
-def _integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
-    if e is None:
-        raise BinderError(f"{fn} needs an argument")
-    if e.type.kind == "NULL":
-        return Literal(None, T.BIGINT)
-    if not e.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be a number, got {ty.show(e)} of type {e.type}")
-    return ty.cast(e, T.BIGINT)          # as DuckDB: 1.5 rounds to 2
+    function = _window_function(f)
+    if function is None:
+        name = f.sql(dialect="duckdb").split("(")[0]
+        raise NotSupported(f"window function {name}")
+    name, keys = WINDOW_NODES[type(f)]
+    if isinstance(f, exp.NthValue) and f.args.get("from_first") is False:
+        raise NotSupported("NTH_VALUE ... FROM LAST")
+    args = argument_nodes(f, keys)
+    if function.kind == WINDOW:
+        return bind_call(function.bind, args, ctx, name.upper())
+    if isinstance(f.this, exp.Distinct):
+        raise NotSupported(f"DISTINCT in window aggregates ({name.upper()}(DISTINCT ...) OVER)")
+    if name == "count" and isinstance(f.this, exp.Star):
+        args = []
+    return bind_call(function.window_bind, args, ctx, name.upper())
 
 
 def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:

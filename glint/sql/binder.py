@@ -134,137 +134,40 @@ class Binder:
             return self._bind_select(sel, outer, pull_correlated)
 
     def _bind_select(self, sel: exp.Select, outer: Scope | None, pull_correlated: bool):
-        for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
-            if sel.args.get(k):
-                raise NotSupported(f"{k.upper()} clause")
-        if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
-            raise NotSupported("DISTINCT ON")
+        _check_clauses(sel)
         plan, scope = self._bind_from(sel, outer)
         for clause in ("where", "group", "having"):
             node = sel.args.get(clause)
             if node is not None and has_window(node):
                 raise BinderError(f"{'GROUP BY' if clause == 'group' else clause.upper()} clause cannot "
                                   "contain window functions!")
-
-        # WHERE: plain predicates, then subquery joins, then predicates on their marks
-        correlated: list[Expr] = []
-        where = sel.args.get("where")
-        if where is not None:
-            plain, with_sub = [], []
-            for c in _ast_conjuncts(where.this):
-                (with_sub if _contains_subquery(c) else plain).append(c)
-            preds = []
-            for c in plain:
-                e = self._bind_predicate(c, scope, "WHERE")
-                if pull_correlated and scope.outer_refs & {f.id for f in e.fields()}:
-                    correlated.append(e)
-                else:
-                    preds.append(e)
-            if preds:
-                plan = L.Filter(plan, conjoin(preds))
-            for c in with_sub:
-                plan = self._apply_where_subquery(c, plan, scope)
-            if not pull_correlated and scope.outer_refs and outer is None:
-                raise BinderError("reference to an outer query outside a subquery")
-
-        group = sel.args.get("group")
-        having = sel.args.get("having")
+        plan, correlated = self._bind_where(sel, plan, scope, outer, pull_correlated)
         select_items = sel.expressions
         if any(isinstance(e, exp.Star) for e in select_items):
             raise BinderError("SELECT * needs a FROM clause")
-        order = sel.args.get("order")
-        aggs_ast = []
-        for e in select_items:
-            aggs_ast += find_aggregates(e)
-        if having is not None:
-            aggs_ast += find_aggregates(having.this)
-        if order is not None:
-            for o in order.expressions:
-                aggs_ast += find_aggregates(o.this)
-        for w in sel.args.get("windows") or []:          # WINDOW w AS (PARTITION BY / ORDER BY aggregates)
-            aggs_ast += find_aggregates(w)
-        qualify = sel.args.get("qualify")
-        if qualify is not None:
-            aggs_ast += find_aggregates(qualify.this)
-        sets = None
-        if has_grouping_sets(group):
-            group_items, sets = grouping_sets(group, select_items)
-        else:
-            group_items = list(group.expressions) if group is not None else []
-            if group is not None and not group_items and not group.args.get("all"):
-                raise ParseError("syntax error: GROUP BY without expressions")
-        if group is not None and group.args.get("all"):
-            # GROUP BY ALL: every select item that holds no aggregate
-            group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
-                           if not find_aggregates(i) and not has_window(i)]
+        aggs_ast = _aggregate_calls(sel)
+        group_items, sets = _group_items(sel)
+        having = sel.args.get("having")
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
 
         post_ctx = ExprContext(scope, self)
         corr_groups: list[Field] = []
         if aggregated:
-            pre = ExprContext(scope, self)
-            groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
-            grouping = info.sets if info is not None else None
-            if correlated:
-                if group_items or sets is not None:
-                    raise NotSupported("GROUP BY in a correlated subquery")
-                # correlated aggregate: group by the inner side of each equality
-                correlated, extra = self._split_correlation(correlated, scope)
-                for inner_e, outer_e in extra:
-                    f = self.field("corr", inner_e.type)
-                    groups.append((f, inner_e))
-                    corr_groups.append(f)
-                    correlated.append(ty.compare("eq", outer_e, ColRef(f)))
-            aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
-            plan = pre_apply(pre, plan)
-            plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
-            post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
-            post_ctx.grouping = info
-            if having is not None:
-                h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
-                plan = pre_apply(post_ctx, plan)
-                plan = L.Filter(plan, h)
+            plan, post_ctx, correlated, corr_groups = self._bind_aggregation(
+                sel, plan, scope, group_items, sets, aggs_ast, correlated)
         elif having is not None:
             raise BinderError("HAVING without GROUP BY or aggregates")
-        empty_value = None
-        if corr_groups and len(select_items) == 1:
-            item = select_items[0]
-            ectx = ExprContext(scope, self, groups={}, aggs=post_ctx.aggs)
-            ectx.empty_aggs = True
-            try:
-                empty_value = fold_expr(bind(item.this if isinstance(item, exp.Alias) else item, ectx))
-            except (BinderError, NotSupported):
-                empty_value = None
+        empty_value = self._empty_value(select_items, scope, post_ctx) if corr_groups else None
 
         plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
-
-        # SELECT list
-        exprs, outputs = [], []
-        for item in select_items:
-            name = item.alias_or_name if not isinstance(item, exp.Alias) else item.alias
-            e = bind(item.this if isinstance(item, exp.Alias) else item, post_ctx)
-            if e.type.kind == "INTERVAL":
-                raise NotSupported("INTERVAL values in results")
-            f = self.field(name, e.type)
-            exprs.append((f, e))
-            outputs.append((name, f))
+        exprs, outputs = self._bind_select_list(select_items, post_ctx)
         plan = pre_apply(post_ctx, plan)
         if pull_correlated and scope.outer_refs - _ids_of(correlated):
             used = {f.id for _, e in exprs for f in e.fields()}
             if used & scope.outer_refs:
                 raise NotSupported("correlated column references outside the WHERE clause of a subquery")
-        hidden = []
-        if correlated and not aggregated:
-            # inner columns the correlation conditions read must leave the subquery
-            inner_ids = {f.id for f in scope.all_fields()}
-            for c in correlated:
-                for f in c.fields():
-                    if f.id in inner_ids and f not in hidden:
-                        hidden.append(f)
-        for f in corr_groups:
-            hidden.append(f)
-        proj = tuple(exprs) + tuple((f, ColRef(f)) for f in hidden)
-        plan = L.Project(plan, proj)
+        hidden = (_hidden_columns(correlated, scope) if correlated and not aggregated else []) + corr_groups
+        plan = L.Project(plan, tuple(exprs) + tuple((f, ColRef(f)) for f in hidden))
         if sel.args.get("distinct"):
             if hidden:
                 raise NotSupported("DISTINCT in a correlated subquery")
@@ -283,6 +186,86 @@ class Binder:
         if correlated:
             raise BinderError("correlated reference outside a subquery")
         return bound
+
+    def _bind_where(self, sel: exp.Select, plan, scope: Scope, outer, pull_correlated: bool):
+        """(plan, correlated conditions) after WHERE: plain predicates, then
+        subquery joins, then predicates on their marks. With pull_correlated,
+        the predicates that read the outer query are returned instead of applied."""
+        correlated: list[Expr] = []
+        where = sel.args.get("where")
+        if where is None:
+            return plan, correlated
+        plain, with_sub = [], []
+        for c in _ast_conjuncts(where.this):
+            (with_sub if _contains_subquery(c) else plain).append(c)
+        preds = []
+        for c in plain:
+            e = self._bind_predicate(c, scope, "WHERE")
+            if pull_correlated and scope.outer_refs & {f.id for f in e.fields()}:
+                correlated.append(e)
+            else:
+                preds.append(e)
+        if preds:
+            plan = L.Filter(plan, conjoin(preds))
+        for c in with_sub:
+            plan = self._apply_where_subquery(c, plan, scope)
+        if not pull_correlated and scope.outer_refs and outer is None:
+            raise BinderError("reference to an outer query outside a subquery")
+        return plan, correlated
+
+    def _bind_aggregation(self, sel: exp.Select, plan, scope: Scope, group_items, sets, aggs_ast, correlated):
+        """(plan, post-aggregation context, correlated conditions, correlation
+        groups) after GROUP BY, the aggregates and HAVING. A correlated aggregate
+        is grouped by the inner side of each correlation equality."""
+        pre = ExprContext(scope, self)
+        groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
+        grouping = info.sets if info is not None else None
+        corr_groups: list[Field] = []
+        if correlated:
+            if group_items or sets is not None:
+                raise NotSupported("GROUP BY in a correlated subquery")
+            correlated, extra = self._split_correlation(correlated, scope)
+            for inner_e, outer_e in extra:
+                f = self.field("corr", inner_e.type)
+                groups.append((f, inner_e))
+                corr_groups.append(f)
+                correlated.append(ty.compare("eq", outer_e, ColRef(f)))
+        aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
+        plan = pre_apply(pre, plan)
+        plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
+        post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
+        post_ctx.grouping = info
+        having = sel.args.get("having")
+        if having is not None:
+            h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
+            plan = pre_apply(post_ctx, plan)
+            plan = L.Filter(plan, h)
+        return plan, post_ctx, correlated, corr_groups
+
+    def _empty_value(self, select_items, scope: Scope, post_ctx: ExprContext):
+        """A correlated aggregate subquery's value over no rows (COUNT: 0), or None."""
+        if len(select_items) != 1:
+            return None
+        item = select_items[0]
+        ectx = ExprContext(scope, self, groups={}, aggs=post_ctx.aggs)
+        ectx.empty_aggs = True
+        try:
+            return fold_expr(bind(item.this if isinstance(item, exp.Alias) else item, ectx))
+        except (BinderError, NotSupported):
+            return None
+
+    def _bind_select_list(self, select_items, ctx: ExprContext):
+        """([(field, expression)], [(output name, field)]) of the SELECT list."""
+        exprs, outputs = [], []
+        for item in select_items:
+            name = item.alias_or_name if not isinstance(item, exp.Alias) else item.alias
+            e = bind(item.this if isinstance(item, exp.Alias) else item, ctx)
+            if e.type.kind == "INTERVAL":
+                raise NotSupported("INTERVAL values in results")
+            f = self.field(name, e.type)
+            exprs.append((f, e))
+            outputs.append((name, f))
+        return exprs, outputs
 
     def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext, correlated: bool):
         """The Window node computing every window call of the SELECT list,
@@ -580,6 +563,65 @@ class Correlated:
         self.conditions = conditions
         self.groups = groups
         self.empty_value = empty_value
+
+
+def _check_clauses(sel: exp.Select) -> None:
+    for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
+        if sel.args.get(k):
+            raise NotSupported(f"{k.upper()} clause")
+    if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
+        raise NotSupported("DISTINCT ON")
+
+
+def _aggregate_calls(sel: exp.Select) -> list[exp.Expression]:
+    """The aggregate calls of a SELECT: in its list, HAVING, ORDER BY, its
+    named windows (PARTITION BY / ORDER BY aggregates) and QUALIFY."""
+    aggs_ast = []
+    for e in sel.expressions:
+        aggs_ast += find_aggregates(e)
+    having = sel.args.get("having")
+    if having is not None:
+        aggs_ast += find_aggregates(having.this)
+    order = sel.args.get("order")
+    if order is not None:
+        for o in order.expressions:
+            aggs_ast += find_aggregates(o.this)
+    for w in sel.args.get("windows") or []:
+        aggs_ast += find_aggregates(w)
+    qualify = sel.args.get("qualify")
+    if qualify is not None:
+        aggs_ast += find_aggregates(qualify.this)
+    return aggs_ast
+
+
+def _group_items(sel: exp.Select) -> tuple[list, list | None]:
+    """(the GROUP BY expressions, the grouping sets as positions among them or None)."""
+    group = sel.args.get("group")
+    select_items = sel.expressions
+    sets = None
+    if has_grouping_sets(group):
+        group_items, sets = grouping_sets(group, select_items)
+    else:
+        group_items = list(group.expressions) if group is not None else []
+        if group is not None and not group_items and not group.args.get("all"):
+            raise ParseError("syntax error: GROUP BY without expressions")
+    if group is not None and group.args.get("all"):
+        # GROUP BY ALL: every select item that holds no aggregate
+        group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
+                       if not find_aggregates(i) and not has_window(i)]
+    return group_items, sets
+
+
+def _hidden_columns(correlated: list[Expr], scope: Scope) -> list[Field]:
+    """The inner columns a non-aggregated subquery's correlation conditions
+    read: they must leave the subquery."""
+    hidden: list[Field] = []
+    inner_ids = {f.id for f in scope.all_fields()}
+    for c in correlated:
+        for f in c.fields():
+            if f.id in inner_ids and f not in hidden:
+                hidden.append(f)
+    return hidden
 
 
 def pre_apply(ctx: ExprContext, plan):

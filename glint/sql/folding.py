@@ -3,11 +3,11 @@ separator, a quantile): the optimizer's folding rule with the executor's own
 evaluator, so that a constant means what it will mean when the query runs."""
 from __future__ import annotations
 
-from glint.exec.expr_eval import constant_value
+from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.expr import Expr
 from glint.plan.rules.fold_constants import fold
 
 
 def fold_expr(e: Expr) -> Expr:
     """e with its constant parts folded."""
-    return fold(e, constant_value)
+    return fold(e, CONSTANT_EVALUATOR)

@@ -15,6 +15,7 @@ from glint.sql.bind_values import normalize_values
 from glint.sql.table_functions import resolve_file_references
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
+from glint.sql.positions import position
 
 _SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
              "DOUBLE": "DOUBLE", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "VARCHAR": "VARCHAR",
@@ -73,14 +74,6 @@ def _friendly(desc: str) -> str:
     return desc.split("\n")[0]
 
 
-def _position(node: exp.Expression) -> str:
-    meta = node.this.meta if isinstance(node.this, exp.Expression) else node.meta
-    if meta and "line" in meta:
-        col = meta["col"] - (meta["end"] - meta["start"]) if "end" in meta else meta["col"]
-        return f" at line {meta['line']}, column {col}"
-    return ""
-
-
 def inline_views(ast: exp.Expression, views: dict[str, exp.Expression], depth: int = 0) -> exp.Expression:
     """Replace references to views by their defining query (as a derived table)."""
     if not views:
@@ -112,7 +105,7 @@ def check_tables(ast: exp.Expression, catalog) -> None:
         if name.lower() in ctes and not t.db:
             continue
         if not catalog.has_table(name):
-            raise CatalogError(f'Table "{name}" does not exist{_position(t)}'
+            raise CatalogError(f'Table "{name}" does not exist{position(t)}'
                                f'{did_you_mean(name, catalog.table_names())}')
 
 

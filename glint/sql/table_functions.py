@@ -20,13 +20,10 @@ import os
 from sqlglot import exp
 
 from glint.errors import BinderError, GlintIOError, NotSupported
+from glint.functions.builtins import BUILTINS
+from glint.functions.registry import TABLE
 from glint.io.file_lists import PARQUET_SUFFIXES, has_suffix
-
-_PARQUET_FUNCS = ("read_parquet", "parquet_scan")
-_CSV_FUNCS = ("read_csv", "read_csv_auto", "sniff_csv_auto")
-_CSV_OPTIONS = {"header": "header", "delim": "delimiter", "sep": "delimiter", "delimiter": "delimiter",
-                "quote": "quote", "all_varchar": "all_varchar", "nullstr": "nullstr", "null": "nullstr",
-                "auto_detect": None}
+from glint.sql.positions import position
 
 
 def file_kind(name: str) -> str | None:
@@ -70,34 +67,22 @@ def _option_value(node: exp.Expression, fn: str, name: str):
     raise NotSupported(f"{fn} option {name} = {node.sql(dialect='duckdb')}")
 
 
-def _options(args: list[exp.Expression], fn: str, kind: str) -> dict:
-    out = {}
+def _options(args: list[exp.Expression], fn: str):
+    """The named options, in order: (name, a function giving its constant value)."""
     for a in args:
         if not isinstance(a, (exp.EQ, exp.PropertyEQ)):
             raise BinderError(f"{fn} takes named options after the files (name = value), got "
                               f"{a.sql(dialect='duckdb')}")
         name = a.this.name.lower()
-        if kind == "parquet" or name not in _CSV_OPTIONS:
-            raise NotSupported(f"{fn} option {name}")
-        value = _option_value(a.expression, fn, name)
-        key = _CSV_OPTIONS[name]
-        if key is None:
-            continue                # auto_detect: the header and the types are always detected
-        if key in ("header", "all_varchar"):
-            value = bool(value) if not isinstance(value, str) else value.lower() in ("true", "1", "t")
-        out[key] = value
-    return out
+        yield name, (lambda a=a, name=name: _option_value(a.expression, fn, name))
 
 
 def _reference(node: exp.Table, catalog, ctes: set[str]):
     """(kind, paths, options, default alias) when the table reads files, else None."""
     fn = _function_name(node.this)
     if fn is not None:
-        if fn in _PARQUET_FUNCS:
-            kind = "parquet"
-        elif fn in _CSV_FUNCS:
-            kind = "csv"
-        else:
+        function = BUILTINS.lookup(fn, TABLE)
+        if function is None:
             return None             # another table function: refused by the binder
         if isinstance(node.this, exp.ReadCSV):
             first, rest = node.this.this, list(node.this.expressions)
@@ -106,7 +91,8 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
             if not args:
                 raise BinderError(f"{fn} needs a file name")
             first, rest = args[0], args[1:]
-        return kind, _paths(first, fn), _options(rest, fn, kind), fn, first
+        kind, paths, options = function.bind(_paths(first, fn), _options(rest, fn), fn)
+        return kind, paths, options, fn, first
     if not isinstance(node.this, exp.Identifier) or node.db or node.args.get("catalog"):
         return None
     name = node.name
@@ -122,7 +108,6 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
 def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
     """The query with each file reference replaced by the catalog table that
     reads it (``catalog.file_table(kind, paths, options)`` gives its name)."""
-    from glint.sql.frontend import _position
     if not hasattr(catalog, "file_table"):
         return ast
     ctes = {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}
@@ -137,7 +122,7 @@ def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
         try:
             name = catalog.file_table(kind, paths, options)
         except GlintIOError as e:
-            raise GlintIOError(f"{e}{_position(where)}") from None
+            raise GlintIOError(f"{e}{position(where)}") from None
         alias = node.args.get("alias")
         new_alias = exp.TableAlias(this=alias.this if alias is not None and alias.this else
                                    exp.to_identifier(default_alias),

@@ -104,7 +104,7 @@ def _assignments(table, stmt: exp.Update) -> list[tuple[str, exp.Expression]]:
 
 def _defaults(table, columns: list[str], n: int) -> dict[str, pa.Array]:
     """SET c = DEFAULT: the column's default (or NULL) for n rows."""
-    from glint.exec.expr_eval import constant
+    from glint.functions.evaluate import constant
     from glint.sql.bind_insert import default_value
     out = {}
     for c in columns:

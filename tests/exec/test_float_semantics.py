@@ -1,5 +1,5 @@
-"""The device facts that glint's floating-point arithmetic depends on,
-checked on every device present: CUDA divides a tensor by a Python float
+"""The device facts that glint's arithmetic depends on, checked on every
+device present: CUDA divides a tensor by a Python float
 through its reciprocal (not correctly rounded), and torch.neg keeps a NaN's
 sign on CUDA while x86 flips it, so glint divides by tensors and negates
 doubles by flipping the sign bit."""
@@ -9,7 +9,8 @@ import struct
 import pytest
 import torch
 
-from glint.exec.expr_eval import _flip_sign, exact_div
+from glint.functions.casts import exact_div
+from glint.functions.numeric import _flip_sign
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

@@ -1,4 +1,4 @@
-"""glint.functions.dates checked row by row against DuckDB running the
+"""glint.functions.dates.days checked row by row against DuckDB running the
 same SQL on the same dates."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 
 from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported
-from glint.functions import dates as D
+from glint.functions.dates import days as D
 from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])

@@ -1,4 +1,4 @@
-"""glint.functions.strings checked row by row against DuckDB running the
+"""glint.functions.strings.core and .like checked row by row against DuckDB running the
 same SQL function on the same values."""
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import torch
 
 from glint.columnar import types as T
 from glint.errors import ExecutionError
-from glint.functions import strings as S
+from glint.functions.strings import core as S
+from glint.functions.strings.like import like
 from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -85,8 +86,8 @@ LIKE_PATTERNS = [
 @pytest.mark.parametrize("pattern", LIKE_PATTERNS)
 def test_like_matches_duckdb(words, pattern):
     arr = pa.array(WORDS, pa.string())
-    assert rows(S.like(words, pattern)) == duck(f"s LIKE {sql_str(pattern)}", s=arr)
-    assert rows(S.like(words, pattern, case_insensitive=True)) == duck(f"s ILIKE {sql_str(pattern)}", s=arr)
+    assert rows(like(words, pattern)) == duck(f"s LIKE {sql_str(pattern)}", s=arr)
+    assert rows(like(words, pattern, case_insensitive=True)) == duck(f"s ILIKE {sql_str(pattern)}", s=arr)
 
 
 @pytest.mark.parametrize("pattern,escape", [
@@ -96,8 +97,8 @@ def test_like_matches_duckdb(words, pattern):
 def test_like_escape_matches_duckdb(words, pattern, escape):
     arr = pa.array(WORDS, pa.string())
     sql = f"s LIKE {sql_str(pattern)} ESCAPE {sql_str(escape)}"
-    assert rows(S.like(words, pattern, escape=escape)) == duck(sql, s=arr)
-    assert rows(S.like(words, pattern, escape=escape, case_insensitive=True)) == duck(sql.replace("LIKE", "ILIKE"), s=arr)
+    assert rows(like(words, pattern, escape=escape)) == duck(sql, s=arr)
+    assert rows(like(words, pattern, escape=escape, case_insensitive=True)) == duck(sql.replace("LIKE", "ILIKE"), s=arr)
 
 
 @pytest.mark.parametrize("pattern,escape", [("a#", "#"), ("abc\\", "\\"), ("aa", "ab")])
@@ -107,14 +108,14 @@ def test_like_bad_escape_raises(words, pattern, escape):
     with pytest.raises(duckdb.Error):
         duck(f"s LIKE {sql_str(pattern)} ESCAPE {sql_str(escape)}", s=pa.array(["ab", "abcd", "aab"]))
     with pytest.raises(ExecutionError, match="escape"):
-        S.like(words, pattern, escape=escape)
+        like(words, pattern, escape=escape)
 
 
 def test_ilike_unicode_case(device):
     values = ["ÀB", "àb", "STRASSE", "straße", "ǅ", "ǆ", "Σ", "σ", None]
     c = col(values, device, pa.string())
     for p in ["àb", "%b", "straße", "ǆ", "σ", "_"]:
-        assert rows(S.like(c, p, case_insensitive=True)) == duck(f"s ILIKE {sql_str(p)}", s=pa.array(values, pa.string()))
+        assert rows(like(c, p, case_insensitive=True)) == duck(f"s ILIKE {sql_str(p)}", s=pa.array(values, pa.string()))
 
 
 # ------------------------------------------------------------------ SUBSTRING
@@ -155,7 +156,7 @@ def test_search_functions_match_duckdb(words, arg):
 def test_result_types(words):
     assert S.length(words).dtype == T.BIGINT and S.length(words).data.dtype == torch.int64
     assert S.strpos(words, "a").dtype == T.BIGINT
-    assert S.like(words, "a%").dtype == T.BOOLEAN
+    assert like(words, "a%").dtype == T.BOOLEAN
     assert S.contains(words, "a").dtype == T.BOOLEAN
     up = S.upper(words)
     assert up.dtype == T.VARCHAR and up.data.dtype == torch.int32
@@ -186,8 +187,8 @@ def test_degenerate_columns(device, name):
     arr = SPECIAL_COLUMNS[name]
     c = Column.from_arrow(arr).to(device)
     checks = [
-        (S.upper(c), "upper(s)"), (S.length(c), "length(s)"), (S.like(c, "a%"), "s LIKE 'a%'"),
-        (S.like(c, "_b_", case_insensitive=True), "s ILIKE '_b_'"), (S.substring(c, -2, 3), "substring(s, -2, 3)"),
+        (S.upper(c), "upper(s)"), (S.length(c), "length(s)"), (like(c, "a%"), "s LIKE 'a%'"),
+        (like(c, "_b_", case_insensitive=True), "s ILIKE '_b_'"), (S.substring(c, -2, 3), "substring(s, -2, 3)"),
         (S.strpos(c, "a"), "strpos(s, 'a')"), (S.trim(c), "trim(s)"), (S.replace(c, "a", "b"), "replace(s, 'a', 'b')"),
         (S.concat([c, c]), "s || s"), (S.concat([c, c], null_is_empty=True), "concat(s, s)"),
     ]
@@ -392,7 +393,7 @@ def test_to_varchar_wide_decimal_and_hugeint(device):
 def test_bare_null_columns_act_as_null_varchar(device):
     nulls = Column.nulls(T.NULLTYPE, 2, device)
     assert rows(S.upper(nulls)) == [None, None]
-    assert rows(S.like(nulls, "a%")) == [None, None]
+    assert rows(like(nulls, "a%")) == [None, None]
     out = S.share_dictionary([nulls, S.from_python(["a", None], device)])
     assert [rows(c) for c in out] == [[None, None], ["a", None]]
     assert rows(S.concat([nulls, S.from_python(["a", "b"], device)], null_is_empty=True)) == ["a", "b"]

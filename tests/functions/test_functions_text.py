@@ -1,5 +1,5 @@
 """Regular expressions, per-row LIKE patterns and the string functions of
-glint.functions.{regex, like_rows, text_search, text_build}, checked
+glint.functions.strings.{regex, like, text_search, text_build}, checked
 row by row against DuckDB running the same SQL on the same values, on
 random strings (ASCII, accents, combining marks, emoji, CJK, NULLs)."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 
 from glint.errors import ExecutionError
-from glint.functions import regex as R
-from glint.functions import text_build as B
-from glint.functions import text_search as Q
-from glint.functions.like_rows import like_rows
+from glint.functions.strings import regex as R
+from glint.functions.strings import text_build as B
+from glint.functions.strings import text_search as Q
+from glint.functions.strings.like import like_rows
 from glint.kernels.strings import grapheme_table as G
 from glint.kernels.strings.graphemes import reverse as reverse_pieces
 from glint.kernels.strings.like_rows import match_pairs

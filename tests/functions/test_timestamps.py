@@ -17,7 +17,7 @@ import torch
 
 import glint
 from glint.errors import GlintError, NotSupported
-from glint.functions import timestamps as TS
+from glint.functions.dates import timestamps as TS
 from glint.columnar.timestamp_text import (
     FORMAT,
     NON_UTC,

@@ -1,19 +1,25 @@
 """Constant folding: evaluate expressions whose inputs are all constants, and
 simplify AND/OR/NOT around constants.
 
-The folded value is computed by the executor's own expression evaluator
-(``evaluate``: a constant expression -> its value, given by the caller; the
-engine passes :func:`glint.exec.expr_eval.constant_value`), so folding can
-never disagree with execution.
+The folded value is computed by the executor's own expression evaluator,
+given by the caller as a :class:`ConstantEvaluator` (the engine passes
+:data:`glint.functions.evaluate.CONSTANT_EVALUATOR`), so folding can never
+disagree with execution; the same object names the strict functions (NULL
+in any argument gives NULL), whose calls with a NULL argument fold to NULL
+without evaluating the rest.
 
 >>> from glint.columnar import types as T
 >>> from glint.plan.expr import Call, Literal
->>> e = fold(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER), lambda e: 3)
+>>> three = ConstantEvaluator(lambda e: 3, frozenset({"add"}))
+>>> e = fold(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER), three)
 >>> e.value, e.type
 (3, INTEGER)
+>>> fold(Call("add", (Literal(1, T.INTEGER), Literal(None, T.INTEGER)), T.INTEGER), three)
+NULL
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from glint.columnar import types as T
@@ -26,13 +32,20 @@ FOLD_VALUES_ROWS = 64       # longer VALUES lists are cast column by column when
 _FALSE = Literal(False, T.BOOLEAN)
 
 
-ConstantEvaluator = Callable[[Expr], object]     # a constant expression -> its value (raises GlintError)
+@dataclass(frozen=True, slots=True)
+class ConstantEvaluator:
+    """What folding computes with: ``value`` gives a constant expression's
+    value (raising GlintError when it cannot: an overflow, a bad cast);
+    ``strict`` names the functions whose result is NULL whenever an argument
+    is NULL."""
+    value: Callable[[Expr], object]
+    strict: frozenset[str] = frozenset()
 
 
-def fold_constants(plan: L.LogicalNode, evaluate: ConstantEvaluator) -> L.LogicalNode:
+def fold_constants(plan: L.LogicalNode, evaluator: ConstantEvaluator) -> L.LogicalNode:
     """Fold constants in every expression of the plan; drop always-true filters."""
     def fold_expr(e: Expr) -> Expr:
-        return fold(e, evaluate)
+        return fold(e, evaluator)
 
     def rule(node):
         if isinstance(node, L.Filter):
@@ -71,23 +84,15 @@ def _empty(node: L.LogicalNode) -> L.LogicalNode:
     return L.Limit(L.Project(L.OneRow(), tuple((f, Literal(None, f.type)) for f in node.schema)), 0)
 
 
-def fold(e: Expr, evaluate: ConstantEvaluator) -> Expr:
+def fold(e: Expr, evaluator: ConstantEvaluator) -> Expr:
     """e with its constant parts folded."""
-    return e.transform(lambda n: _fold_node(n, evaluate))
+    return e.transform(lambda n: _fold_node(n, evaluator))
 
 
 
-# functions whose result is NULL whenever an argument is NULL
-_STRICT = {"add", "sub", "mul", "div", "intdiv", "mod", "neg", "abs", "round", "floor", "eq", "ne", "lt", "le",
-           "gt", "ge", "like", "substring", "upper", "lower", "length", "trim", "ltrim", "rtrim", "extract",
-           "add_interval", "date_add_days", "date_diff_days", "cast", "not", "like_rows", "regexp_matches",
-           "regexp_replace", "regexp_extract", "starts_with", "ends_with", "contains", "strpos", "replace",
-           "split_part", "lpad", "rpad", "left", "right", "repeat", "reverse", "ascii", "unicode", "chr", "md5",
-           "strlen", "bit_length", "trim_chars", "ltrim_chars", "rtrim_chars"}
 
-
-def _fold_node(e: Expr, evaluate: ConstantEvaluator) -> Expr:
-    if isinstance(e, Call) and e.fn in _STRICT and \
+def _fold_node(e: Expr, evaluator: ConstantEvaluator) -> Expr:
+    if isinstance(e, Call) and e.fn in evaluator.strict and \
             any(isinstance(a, Literal) and a.value is None for a in e.args):
         return Literal(None, e.type)        # the other operands need not be evaluated at all
     if isinstance(e, Call) and e.fn == "like_rows" and isinstance(e.args[1], Literal):
@@ -128,7 +133,7 @@ def _fold_node(e: Expr, evaluate: ConstantEvaluator) -> Expr:
         if all(isinstance(a, Literal) for a in e.args) and e.args:
             if any(a.type.kind == "INTERVAL" for a in e.args):
                 return e
-            return _evaluate_constant(e, evaluate)
+            return _evaluate_constant(e, evaluator)
         if e.fn in _DATE_CMP:
             moved = move_constant(e)
             if moved is not e:
@@ -235,9 +240,9 @@ def _is_date_cast(x: Expr) -> bool:
     return isinstance(x, Call) and x.fn == "cast" and x.type.kind == "TIMESTAMP" and x.args[0].type.kind == "DATE"
 
 
-def _evaluate_constant(e: Expr, evaluate: ConstantEvaluator) -> Expr:
+def _evaluate_constant(e: Expr, evaluator: ConstantEvaluator) -> Expr:
     try:
-        value = evaluate(e)
+        value = evaluator.value(e)
     except GlintError:
         return e      # an error (overflow, bad cast) is raised when the query runs, if the row exists
     return Literal(value, e.type)

@@ -25,7 +25,7 @@ import torch
 from glint.columnar import types as T
 from glint.kernels.strings import columns as K
 from glint.columnar.column import Column, Dictionary
-from glint.functions.strings_host import and_valid
+from glint.functions.strings.host import and_valid
 
 
 def _row_keys(c: Column) -> torch.Tensor:

@@ -3,7 +3,7 @@ TO), regexp_replace and regexp_extract, with DuckDB's semantics.
 
 DuckDB runs RE2; so does pyarrow.compute, so each distinct string is
 matched on the host by Arrow's RE2 kernels and the result is gathered to
-the rows by code on the device (:func:`.strings_host.map_dictionary`). A
+the rows by code on the device (:func:`.host.map_dictionary`). A
 pattern (or replacement) that is a column is applied once per distinct
 (string, pattern, replacement) combination, one Arrow call per distinct
 pattern (:mod:`.combos`).
@@ -34,9 +34,9 @@ import pyarrow.compute as pc
 
 from glint.columnar import types as T
 from glint.columnar.column import Column
-from glint.functions.combos import by_groups, per_combination
-from glint.functions.regex_syntax import Regex, RegexOptions, Rewrite, parse_options, parse_rewrite  # noqa: F401
-from glint.functions.strings_host import host_bytes, map_dictionary, parallel_apply, require_varchar, splice  # noqa: F401
+from glint.functions.strings.combos import by_groups, per_combination
+from glint.functions.strings.regex_syntax import Regex, RegexOptions, Rewrite, parse_options, parse_rewrite  # noqa: F401
+from glint.functions.strings.host import host_bytes, map_dictionary, parallel_apply, require_varchar, splice  # noqa: F401
 
 
 # --------------------------------------------------------- on host arrays

@@ -2,14 +2,13 @@
 strings in Arrow layout on the column's device (glint.columnar.column).
 
 On the device (torch, and Triton kernels on CUDA; glint.kernels.strings):
-LIKE / NOT LIKE / ILIKE (ILIKE's non-ASCII strings are lower-cased on the
-host first), comparisons with literals and between columns, IN lists,
-starts_with, contains, LENGTH, SUBSTRING, UPPER / LOWER of ASCII strings,
-``||`` / CONCAT. On the host, once per string (:mod:`.strings_host`): TRIM,
-REPLACE, STRPOS, CAST to and from VARCHAR, and the case mapping of
-non-ASCII strings. Elsewhere: LIKE with a pattern per row
-(:mod:`.like_rows`), regular expressions (:mod:`.regex`), the search
-functions (:mod:`.text_search`) and the building ones (:mod:`.text_build`).
+comparisons with literals and between columns, IN lists, starts_with,
+contains, LENGTH, SUBSTRING, UPPER / LOWER of ASCII strings, ``||`` /
+CONCAT. On the host, once per string (:mod:`.host`): TRIM, REPLACE,
+STRPOS, CAST to and from VARCHAR, and the case mapping of non-ASCII
+strings. Elsewhere: LIKE and ILIKE (:mod:`.like`), regular expressions
+(:mod:`.regex`), the search functions (:mod:`.text_search`) and the
+building ones (:mod:`.text_build`).
 
 Reading functions (LIKE, LENGTH, comparisons) work once per dictionary entry
 and gather the results by code, or once per row when the dictionary has more
@@ -23,8 +22,6 @@ one is given, strings order byte-wise.
 >>> c = Column.from_arrow(pa.array(["Hello", None, "world", ""]))
 >>> upper(c).to_arrow().to_pylist()
 ['HELLO', None, 'WORLD', '']
->>> like(c, "%o%").to_arrow().to_pylist()
-[True, None, True, False]
 >>> substring(c, 2, 3).to_arrow().to_pylist()
 ['ell', None, 'orl', '']
 >>> concat([c, Column.from_arrow(pa.array([1, 2, None, 4]))], null_is_empty=True).to_arrow().to_pylist()
@@ -37,7 +34,6 @@ import torch
 
 from glint.columnar import types as T
 from glint.errors import ExecutionError, TypeMismatch
-from glint.kernels.strings import like as L
 from glint.kernels.strings.case import ascii_lower, ascii_upper
 from glint.kernels.strings.codepoints import char_to_byte
 from glint.kernels.strings import columns as K
@@ -49,9 +45,8 @@ from glint.kernels.strings.order import compare_literal as _compare_pieces
 from glint.kernels.strings.pieces import Pieces, from_strings
 from glint.kernels.strings.search import find, match_at
 from glint.columnar.column import Column, Dictionary
-from glint.functions.like_rows import escape_byte, like_rows
 # the host path's functions are part of this module's interface
-from glint.functions.strings_host import (
+from glint.functions.strings.host import (
     and_valid,
     format_values,
     from_varchar,
@@ -70,7 +65,7 @@ from glint.functions.strings_host import (
 
 
 # ---------------------------------------------------------------- plumbing
-def _per_row_result(col: Column, values: torch.Tensor, index: torch.Tensor, dtype: T.DataType) -> Column:
+def per_row_result(col: Column, values: torch.Tensor, index: torch.Tensor, dtype: T.DataType) -> Column:
     """Per-piece results (see glint.kernels.strings.columns.work_set) as a column of col's rows."""
     return Column(dtype, to_rows(values, index), col.valid)
 
@@ -127,7 +122,7 @@ def compare_literal(op: str, col: Column, s: str) -> Column:
     else:
         cmp = _compare_pieces(p, lit)
         out = {"lt": cmp < 0, "le": cmp <= 0, "gt": cmp > 0, "ge": cmp >= 0}[op]
-    return _per_row_result(col, out, index, T.BOOLEAN)
+    return per_row_result(col, out, index, T.BOOLEAN)
 
 
 def in_literals(col: Column, values: list[str]) -> torch.Tensor:
@@ -206,60 +201,13 @@ def extreme_rows(x: Column, slots, largest: bool, has: torch.Tensor) -> Column:
 def starts_with(col: Column, prefix: str) -> Column:
     col = require_varchar(col, "starts_with")
     p, index = work_set(col)
-    return _per_row_result(col, match_at(p, prefix.encode(), torch.zeros_like(p.lengths)), index, T.BOOLEAN)
+    return per_row_result(col, match_at(p, prefix.encode(), torch.zeros_like(p.lengths)), index, T.BOOLEAN)
 
 
 def contains(col: Column, s: str) -> Column:
     col = require_varchar(col, "contains")
     p, index = work_set(col)
-    return _per_row_result(col, find(p, s.encode(), torch.zeros_like(p.lengths)) >= 0, index, T.BOOLEAN)
-
-
-# ---------------------------------------------------------------------- LIKE
-def like(col: Column, pattern: str, escape: str | None = None, case_insensitive: bool = False) -> Column:
-    """col [I]LIKE pattern [ESCAPE escape] -> BOOLEAN.
-
-    ``%`` matches any run of characters (newlines included), ``_`` exactly one
-    code point. There is no escape character unless one is given; a pattern
-    ending in a lone escape character is an error for the rows whose
-    matching reaches it (:mod:`.like_rows`). ILIKE lower-cases both sides (as
-    DuckDB does) before matching.
-
-    >>> c = Column.from_arrow(pa.array(["a%b", "axb", "A.B", None]))
-    >>> like(c, "a\\\\%b", escape="\\\\").to_arrow().to_pylist()
-    [True, False, False, None]
-    >>> like(c, "a_b", case_insensitive=True).to_arrow().to_pylist()
-    [True, True, True, None]
-    >>> like(c, "a.b").to_arrow().to_pylist()
-    [False, False, False, None]
-    """
-    col = require_varchar(col, "LIKE")
-    esc = escape if escape_byte(escape) is not None else None
-    if case_insensitive:
-        # DuckDB lower-cases the pattern, then looks for the escape character in it
-        pattern = lower_scalar(pattern)
-    if esc is not None and ends_in_lone_escape(pattern, esc):
-        # an error only where matching gets there: match row by row
-        return like_rows(col, Column(T.VARCHAR, torch.zeros(len(col), dtype=torch.int32, device=col.device), None,
-                                     Dictionary.from_pylist([pattern], col.device)), esc, case_insensitive)
-    try:
-        pat = L.compile_like(pattern, esc)
-    except L.PatternError as e:
-        raise ExecutionError(str(e)) from None
-    if case_insensitive:
-        col = lower(col)
-    p, index = work_set(col)
-    return _per_row_result(col, L.match(p, pat), index, T.BOOLEAN)
-
-
-def ends_in_lone_escape(pattern: str, escape: str) -> bool:
-    """Does the pattern end in an escape character that escapes nothing?
-
-    >>> ends_in_lone_escape("a#", "#"), ends_in_lone_escape("a##", "#"), ends_in_lone_escape("###", "#")
-    (True, False, True)
-    """
-    run = len(pattern) - len(pattern.rstrip(escape))
-    return run % 2 == 1
+    return per_row_result(col, find(p, s.encode(), torch.zeros_like(p.lengths)) >= 0, index, T.BOOLEAN)
 
 
 # --------------------------------------------------------------- LENGTH, case
@@ -267,7 +215,7 @@ def length(col: Column) -> Column:
     """Number of code points (DuckDB's length), as BIGINT."""
     col = require_varchar(col, "LENGTH")
     p, index = work_set(col)
-    return _per_row_result(col, count_chars(p), index, T.BIGINT)
+    return per_row_result(col, count_chars(p), index, T.BIGINT)
 
 
 def upper(col: Column) -> Column:

@@ -27,7 +27,7 @@ from glint.kernels.sort import lexsort
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces
 from glint.columnar.column import Column, Dictionary
-from glint.functions import strings
+from glint.functions.strings import core as strings
 
 
 def string_agg(x: Column, slots: G.Slots, sep: str | None, order=None) -> Column:

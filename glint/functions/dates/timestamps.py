@@ -3,7 +3,7 @@ their DATE forms, with DuckDB 1.4's semantics.
 
 A timestamp splits into its day (floor of micros / 86400e6, a DATE day
 number) and the microseconds of that day, so every date field reuses the
-DATE calendar of :mod:`glint.functions.dates`. All of it is integer
+DATE calendar of :mod:`glint.functions.dates.days`. All of it is integer
 torch arithmetic on the row tensors (no Python loop over rows), on whatever
 device the column is. DuckDB's ``infinity`` / ``-infinity`` (the int64
 extremes) make field extraction and differences NULL, and pass through
@@ -24,7 +24,7 @@ import torch
 from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported
 from glint.columnar.column import Column, Dictionary
-from glint.functions import dates
+from glint.functions.dates import days as dates
 from glint.columnar.timestamp_text import MICROS_PER_DAY, MICROS_PER_SEC, TS_INFINITY
 
 MICROS_PER_MSEC = 1_000
@@ -461,21 +461,3 @@ def last_day(col: Column) -> Column:
         return dates.days_from_civil(y, m, dates.days_in_month(y, m))
     out = dates.per_day(days, month_end)
     return Column(T.DATE, out.to(torch.int32), None if bool(valid.all()) else valid)
-
-
-# ------------------------------------------------------------------ expression calls
-# glint.exec.expr_eval runs Call(fn, args, type, params) through these, with the
-# arguments evaluated
-CALLS = {
-    "extract": lambda e, cols: extract(e.params[0], cols[0]),
-    "date_trunc": lambda e, cols: trunc(e.params[0], cols[0]),
-    "date_diff": lambda e, cols: diff(e.params[0], *cols),
-    "date_sub": lambda e, cols: sub(e.params[0], *cols),
-    "epoch_unit": lambda e, cols: epoch_unit(e.params[0], cols[0]),
-    "make_timestamp": lambda e, cols: make_timestamp(cols),
-    "make_date": lambda e, cols: dates.make_date(*cols),
-    "timestamp_from_micros": lambda e, cols: from_micros(cols[0]),
-    "timestamp_from_epoch_ms": lambda e, cols: from_epoch_ms(cols[0]),
-    "calendar_name": lambda e, cols: calendar_name(*e.params, cols[0]),
-    "last_day": lambda e, cols: last_day(cols[0]),
-}

@@ -38,7 +38,7 @@ from glint.kernels import groupby as G
 from glint.kernels import wide as W
 from glint.kernels.quantiles import continuous_position, discrete_position, group_starts, sort_in_groups
 from glint.columnar.column import Column
-from glint.functions import strings
+from glint.functions.strings import core as strings
 
 
 def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataType) -> Column:

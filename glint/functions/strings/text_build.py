@@ -28,8 +28,8 @@ from glint.kernels.strings.codepoints import char_to_byte
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces, expand
 from glint.columnar.column import Column, Dictionary
-from glint.functions.strings import check_substring_range, join_pieces, slice_chars, work_set
-from glint.functions.strings_host import and_valid, map_dictionary, require_varchar, to_varchar
+from glint.functions.strings.core import check_substring_range, join_pieces, slice_chars, work_set
+from glint.functions.strings.host import and_valid, map_dictionary, require_varchar, to_varchar
 
 _MAX_STRING = (1 << 32) - 1     # DuckDB's largest string, in bytes
 

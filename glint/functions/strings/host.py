@@ -6,7 +6,7 @@ This is the path for what has no device kernel yet and must keep DuckDB's
 exact semantics: TRIM / LTRIM / RTRIM (Unicode space separators), REPLACE,
 STRPOS, CAST to and from VARCHAR (number and date parsing and printing), and
 the non-ASCII strings of UPPER / LOWER / ILIKE (utf8proc's case mapping).
-The device functions are in :mod:`glint.functions.strings`.
+The device functions are in :mod:`glint.functions.strings.core`.
 
 When the dictionary has more entries than the column has rows, the column is
 compacted first, so only strings some row uses travel.
@@ -32,7 +32,7 @@ from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported, TypeMismatch
 from glint.columnar.column import Column, Dictionary
 from glint.columnar.types import DataType
-from glint.functions import dates
+from glint.functions.dates import days as dates
 from glint.columnar import timestamp_text
 
 # DuckDB's trim() strips Unicode space separators (category Zs), not tabs or newlines.

@@ -34,10 +34,10 @@ from glint.kernels.strings.pieces import Pieces
 from glint.kernels.strings.search import match_at
 from glint.kernels.strings.search_pairs import find_pairs
 from glint.columnar.column import Column
-from glint.functions import strings as S
-from glint.functions import strings_host as H
-from glint.functions.combos import by_groups, per_combination
-from glint.functions.strings_host import and_valid, host_bytes, map_dictionary, require_varchar, splice
+from glint.functions.strings import core as S
+from glint.functions.strings import host as H
+from glint.functions.strings.combos import by_groups, per_combination
+from glint.functions.strings.host import and_valid, host_bytes, map_dictionary, require_varchar, splice
 
 
 def row_pieces(col: Column) -> Pieces:

@@ -1,0 +1,2 @@
+"""The date and time functions: DATE columns (:mod:`.days`) and TIMESTAMP
+columns (:mod:`.timestamps`)."""

@@ -1,0 +1,350 @@
+"""Arithmetic: + - * / // % on INTEGER, BIGINT, HUGEINT, DECIMAL and DOUBLE
+with DuckDB's result types, exact DECIMAL and integer results (int64, and
+two int64 limbs beyond it: glint.kernels.wide), its overflow errors and its
+NaN and signed-zero behaviour; negation, ABS, ROUND and FLOOR.
+
+>>> import torch
+>>> x = Column(T.INTEGER, torch.tensor([2**31 - 1, 5], dtype=torch.int32))
+>>> _arith("add")(Call("add", (), T.INTEGER), [x, x])
+Traceback (most recent call last):
+glint.errors.ExecutionError: Out of Range Error: Overflow in addition of INT32
+>>> y = Column(T.DOUBLE, torch.tensor([1.0, 0.0]))
+>>> _arith("div")(Call("div", (), T.DOUBLE), [y, Column(T.DOUBLE, torch.tensor([0.0, 0.0]))]).data.tolist()
+[inf, nan]
+"""
+from __future__ import annotations
+
+import torch
+
+from glint.columnar import types as T
+from glint.columnar.column import Column
+from glint.errors import ExecutionError, NotSupported, TypeMismatch
+from glint.functions.casts import POW10, cast_column, exact_div, round_div, round_div_wide, round_half_away
+from glint.functions.registry import OPERATOR, SCALAR, Function
+from glint.functions.validity import and_valid
+from glint.kernels import wide as W
+from glint.plan import typing as ty
+from glint.plan.expr import Call, Literal
+
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+
+
+def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """A NaN made from two numbers (0/0, inf - inf, 0 * inf) as x86 makes it,
+    with the sign bit set, on every device (whatever the op gives there): DuckDB prints
+    it as '-nan'."""
+    if not out.is_floating_point():
+        return out
+    new = torch.isnan(out) & ~torch.isnan(x) & ~torch.isnan(y)
+    # filled on the device from its bits: no host-to-device copy per batch
+    nan = torch.full((), _NEG_NAN_BITS, dtype=torch.int64, device=out.device).view(torch.float64)
+    return torch.where(new, nan.to(out.dtype), out)
+
+
+_NEG_NAN_BITS = -(1 << 51)          # 0xFFF8000000000000: x86's default NaN, sign bit set
+_SIGN_BIT = -(1 << 63)
+
+
+def _flip_sign(x: torch.Tensor) -> torch.Tensor:
+    """-x for doubles as a sign-bit flip (x86 negates a NaN's sign, CUDA's
+    torch.neg leaves a NaN as it is)."""
+    return (x.view(torch.int64) ^ _SIGN_BIT).view(torch.float64)
+
+
+def _clear_sign(x: torch.Tensor) -> torch.Tensor:
+    return (x.view(torch.int64) & ~_SIGN_BIT).view(torch.float64)
+
+
+def _arith(op):
+    def run(e: Call, cols: list[Column]) -> Column:
+        a, b = cols
+        valid = and_valid(a.valid, b.valid)
+        t = e.type
+        if a.is_wide or b.is_wide:
+            return _wide_arith(op, a, b, t, valid)
+        x, y = a.data, b.data
+        if t.kind == "DOUBLE":
+            if op == "div":
+                out = x / y
+            elif op == "intdiv":            # DuckDB's // of DOUBLEs: a division, NULL by 0
+                zero = y == 0
+                out = x / torch.where(zero, torch.ones_like(y), y)
+                valid = and_valid(valid, ~zero)
+            elif op == "mod":               # fmod: x % 0 is NaN for DOUBLEs in DuckDB (NULL for integers)
+                out = torch.fmod(x, y)
+            else:
+                out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](x, y)
+            return Column(t, _x86_nan(out, x, y), valid)
+        if op in ("intdiv", "mod"):
+            if t.is_decimal and a.dtype.scale != b.dtype.scale:
+                raise NotSupported("// and % on DECIMALs of different scales")
+            zero = y == 0
+            # MIN // -1 overflows (and traps in integer division): DuckDB reports an overflow
+            minimum = torch.iinfo(x.dtype).min
+            _check_flag((y == -1) & (x == minimum), valid, "Out of Range Error: Overflow in division")
+            ys = torch.where(zero | (y == -1), torch.ones_like(y), y)
+            if op == "intdiv":
+                out = torch.div(x, ys, rounding_mode="trunc")
+                out = torch.where(y == -1, -x, out)
+            else:
+                out = torch.where(y == -1, torch.zeros_like(x), torch.fmod(x, ys))
+            return Column(t, out.to(t.torch_dtype), and_valid(valid, ~zero))
+        wide_x, wide_y = x.long(), y.long()
+        out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](wide_x, wide_y)
+        if t.kind == "INTEGER":
+            _check_overflow(out, valid, I32_MIN, I32_MAX, op, "INT32")
+            out = out.int()
+        elif op in ("add", "sub"):
+            # two's complement overflow: the result's sign disagrees with both inputs' (add)
+            flip = wide_y if op == "add" else ~wide_y
+            over = ((wide_x ^ out) & (flip ^ out)) < 0
+            if valid is not None:
+                over &= valid
+            if bool(over.any()):
+                if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
+                    raise ExecutionError(f"Out of Range Error: Overflow in "
+                                         f"{'addition' if op == 'add' else 'subtraction'} of {_duck_name(t)}")
+                out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
+        elif op == "mul":
+            est = wide_x.double() * wide_y.double()
+            near = est.abs() >= 2.0 ** 62     # the estimate only says where to look exactly
+            if valid is not None:
+                near &= valid
+            if bool(near.any()):
+                W.check_magnitude(est, valid, f"multiplication of {t}")
+                exact = W.mul(wide_x, wide_y)
+                fits = (exact[:, 0] >= -(1 << 31)) & (exact[:, 0] < (1 << 31))
+                if valid is not None:
+                    fits |= ~valid
+                if bool(fits.all()):
+                    out = W.narrow(exact)
+                elif t.is_decimal and t.precision > 18 or t.kind == "HUGEINT":
+                    out = exact
+                else:
+                    raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {_duck_name(t)}")
+        return Column(t, out, valid)
+    return run
+
+
+def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
+    """+, -, * where an operand is already beyond int64."""
+    if op in ("add", "sub"):
+        out = W.add(a.data, b.data) if op == "add" else W.sub(a.data, b.data)
+        return Column(t, out, valid)
+    if op == "mul" and (t.is_decimal or t.kind == "HUGEINT"):
+        x, y = (a, b) if a.is_wide else (b, a)
+        if not y.is_wide:
+            est = W.to_double(x.data) * y.data.double()
+            W.check_magnitude(est, valid, f"multiplication of {t}")
+            # (hi*2**32 + lo) * y = (hi*y)*2**32 + lo*y, each product exact below the limit
+            y64 = y.data.long()
+            out = W.add(_shift32(W.mul(x.data[:, 0], y64)), W.mul(x.data[:, 1], y64))
+            return Column(t, out, valid)
+    if t.kind == "DOUBLE":
+        x, y = _to_double(a), _to_double(b)
+        if op == "intdiv":                  # as in _arith: NULL where the divisor is 0
+            zero = y == 0
+            return Column(t, x / torch.where(zero, torch.ones_like(y), y), and_valid(valid, ~zero))
+        return Column(t, _x86_nan({"div": torch.div, "mul": torch.mul}[op](x, y), x, y), valid)
+    if op == "mod" and not a.is_wide:
+        # |a| < 2**63 <= |b| where b does not fit int64: a % b is a itself
+        fits = (b.data[:, 0] >= -(1 << 31)) & (b.data[:, 0] < (1 << 31))
+        bn = torch.where(fits, W.narrow(b.data), torch.ones_like(b.data[:, 0]))
+        zero = bn == 0
+        bn = torch.where(zero | (bn == -1), torch.ones_like(bn), bn)
+        out = torch.where(fits, torch.fmod(a.data.long(), bn), a.data.long())
+        return Column(t, out, and_valid(valid, ~(zero & fits)))
+    if op in ("mod", "intdiv"):
+        return _wide_divmod(op, a, b, t, valid)
+    if op == "mul":
+        W.check_magnitude(_to_double(a) * _to_double(b), valid, f"multiplication of {t}")
+    raise NotSupported(f"{op} of two DECIMAL/HUGEINT values that are both beyond 64 bits")
+
+
+def _wide_divmod(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
+    """// and % of wide values (both beyond int64), truncated toward zero as the
+    int64 forms; x // 0 and x % 0 are NULL. Rare (values past 18 digits on both
+    sides), so done exactly with Python integers on the host.
+
+    >>> x = Column(T.HUGEINT, W.scale(torch.tensor([-7, 7, 5]), 10**12))
+    >>> y = Column(T.HUGEINT, W.scale(torch.tensor([2, -2, 0]), 10**12))
+    >>> W.to_python(_wide_divmod("intdiv", x, y, T.HUGEINT, None).data)
+    [-3, -3, 0]
+    >>> c = _wide_divmod("mod", x, y, T.HUGEINT, None); W.to_python(c.data), c.valid.tolist()
+    ([-1000000000000, 1000000000000, 0], [True, True, False])
+    """
+    if t.is_decimal and a.dtype.is_decimal and b.dtype.is_decimal and a.dtype.scale != b.dtype.scale:
+        raise NotSupported("// and % on DECIMALs of different scales")
+    xs, ys = W.to_python(W.to_wide(a.data)), W.to_python(W.to_wide(b.data))
+    out, ok = [], []
+    for x, y in zip(xs, ys):
+        if y == 0:
+            out.append(0)
+            ok.append(False)
+            continue
+        q = abs(x) // abs(y)
+        q = q if (x < 0) == (y < 0) else -q              # toward zero
+        out.append(q if op == "intdiv" else x - q * y)   # the remainder has x's sign
+        ok.append(True)
+    data = torch.tensor([[v >> W.BITS, v & W.MASK] for v in out], dtype=torch.int64).reshape(-1, 2)
+    zero_ok = torch.tensor(ok, dtype=torch.bool)
+    dev = a.data.device
+    return Column(t, data.to(dev), and_valid(valid, zero_ok.to(dev)))
+
+
+def _shift32(w: torch.Tensor) -> torch.Tensor:
+    """A wide value times 2**32: [hi, lo] -> [hi * 2**32 + lo, 0]."""
+    return torch.stack([(w[:, 0] << 32) + w[:, 1], torch.zeros_like(w[:, 1])], dim=1)
+
+
+def _to_double(c: Column) -> torch.Tensor:
+    return cast_column(c, T.DOUBLE).data
+
+
+def _duck_name(t: T.DataType) -> str:
+    return {"BIGINT": "INT64", "INTEGER": "INT32", "HUGEINT": "INT128"}.get(t.kind, str(t))
+
+
+def _check_flag(bad: torch.Tensor, valid, message: str) -> None:
+    if valid is not None:
+        bad = bad & valid
+    if bool(bad.any()):
+        raise ExecutionError(message)
+
+
+def _check_overflow(v, valid, lo, hi, op, tname):
+    bad = (v < lo) | (v > hi)
+    if valid is not None:
+        bad &= valid
+    if bool(bad.any()):
+        names = {"add": "addition", "sub": "subtraction", "mul": "multiplication"}
+        raise ExecutionError(f"Out of Range Error: Overflow in {names.get(op, op)} of {tname}")
+
+
+def _negatable(a: Column, what: str) -> Column:
+    """a, widened when negating its minimum value needs it; an overflow error
+    when the type cannot hold the result (INTEGER, BIGINT, DECIMAL(<=18))."""
+    t = a.dtype
+    if a.is_wide or t.kind == "DOUBLE" or a.data.dtype == torch.bool:
+        return a
+    bad = a.data == torch.iinfo(a.data.dtype).min
+    if a.valid is not None:
+        bad &= a.valid
+    if bool(bad.any()):
+        if t.kind == "HUGEINT" or t.is_decimal and t.precision > 18:
+            return a.with_data(W.to_wide(a.data))
+        raise ExecutionError(f"Out of Range Error: Overflow in {what} of {_duck_name(t)}")
+    return a
+
+
+def _neg(e: Call, cols: list[Column]) -> Column:
+    (a,) = cols
+    a = _negatable(a, "negation")
+    if a.is_wide:
+        return a.with_data(W.neg(a.data))
+    return a.with_data(_flip_sign(a.data) if a.data.dtype == torch.float64 else -a.data)
+
+
+def _abs(e: Call, cols: list[Column]) -> Column:
+    (a,) = cols
+    a = _negatable(a, "ABS")
+    if a.is_wide:
+        return a.with_data(torch.where((a.data[:, 0] < 0)[:, None], W.neg(a.data), a.data))
+    return a.with_data(_clear_sign(a.data) if a.data.dtype == torch.float64 else a.data.abs())
+
+
+def _floor(e: Call, cols: list[Column]) -> Column:
+    (a,) = cols
+    return a.with_data(torch.floor(a.data))
+
+
+def _round(e: Call, cols: list[Column]) -> Column:
+    (a,) = cols
+    digits = e.params[0]
+    if a.dtype.is_decimal:
+        drop = a.dtype.scale - e.type.scale
+        if a.is_wide:
+            v = round_div_wide(a.data, 10 ** drop) if drop > 0 else a.data
+        else:
+            v = round_div(a.data, POW10[drop]) if drop > 0 else a.data
+        if digits < e.type.scale or digits < 0:
+            raise NotSupported("ROUND of a DECIMAL to negative digits")
+        return Column(e.type, v, a.valid)
+    if a.dtype.kind == "DOUBLE":
+        f = 10.0 ** digits
+        scaled = a.data * f
+        # values too large to have digits below 10**-digits are already rounded
+        return a.with_data(torch.where(torch.isfinite(scaled), exact_div(round_half_away(scaled), f), a.data))
+    return a
+
+
+# ---------------------------------------------------------------- definitions
+def _bind_arith(op: str):
+    def bind(args, site):
+        return ty.arith(op, args[0], args[1])
+    return bind
+
+
+def _bind_neg(args, site):
+    v = args[0]
+    if v.type.kind == "NULL":
+        return Literal(None, T.BIGINT)          # DuckDB: -NULL is BIGINT
+    if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
+        return Literal(-v.value, v.type)
+    if isinstance(v, Literal) and v.type.kind == "INTERVAL":
+        return Literal(tuple(-x for x in v.value), T.INTERVAL)
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: cannot negate {ty.show(v)} of type {v.type}")
+    return Call("neg", (v,), v.type)
+
+
+def _bind_abs(args, site):
+    v = args[0]
+    if v.type.kind == "NULL":
+        return Literal(None, T.BIGINT)          # DuckDB: abs(NULL) is BIGINT
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
+    return Call("abs", (v,), v.type)
+
+
+def constant_int(e, what: str) -> int | None:
+    """The value of a constant integer argument (None when it is absent)."""
+    if e is None:
+        return None
+    if not isinstance(e, Literal) or not isinstance(e.value, int) or not e.type.is_integer:
+        raise NotSupported(f"{what} that is not a constant integer")
+    return e.value
+
+
+def _bind_round(args, site):
+    v = args[0]
+    digits = constant_int(args[1] if len(args) > 1 else None, "ROUND digits") or 0
+    if v.type.kind == "NULL":
+        return Literal(None, T.BIGINT)          # DuckDB: round(NULL, n) is BIGINT
+    if v.type.is_decimal:
+        s = max(0, min(digits, v.type.scale))
+        return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
+    if not v.type.is_numeric:
+        raise TypeMismatch(f"Type mismatch: ROUND needs a number, got {v.type}")
+    return Call("round", (v,), v.type, (digits,))
+
+
+_OPERATORS = (("add", "a + b", "Sum; a DATE or TIMESTAMP plus days or an INTERVAL."),
+              ("sub", "a - b", "Difference; of two DATEs in days; a DATE or TIMESTAMP minus days or an INTERVAL."),
+              ("mul", "a * b", "Product."),
+              ("div", "a / b", "Quotient, as a DOUBLE."),
+              ("intdiv", "a // b", "Integer quotient, truncated toward zero (NULL when b is 0)."),
+              ("mod", "a % b", "Remainder of the truncated division, with a's sign (NULL when b is 0)."))
+
+FUNCTIONS = [
+    *(Function(op, OPERATOR, "math", sig, doc, bind=_bind_arith(op), evaluate=_arith(op), strict=True)
+      for op, sig, doc in _OPERATORS),
+    Function("neg", OPERATOR, "math", "-a", "The number negated.", bind=_bind_neg, evaluate=_neg, strict=True),
+    Function("abs", SCALAR, "math", "abs(NUMERIC) -> NUMERIC", "Absolute value.", bind=_bind_abs, evaluate=_abs,
+             strict=True),
+    Function("round", SCALAR, "math", "round(NUMERIC [, INTEGER digits]) -> NUMERIC",
+             "Rounded half away from zero to a constant number of digits after the point (0 by default).",
+             bind=_bind_round, evaluate=_round, strict=True),
+    Function("floor", SCALAR, "math", "floor(DOUBLE) -> DOUBLE", "Largest integer value not above the argument.",
+             evaluate=_floor, strict=True, internal=True),
+]
