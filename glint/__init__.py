@@ -1,4 +1,5 @@
 """glint: a SQL analytics engine on PyTorch tensors, for GPUs and CPUs."""
+
 from glint.api import connect
 from glint.errors import (
     BinderError,
@@ -18,6 +19,19 @@ from glint.errors import (
 __version__ = "0.1.0"
 
 
-__all__ = ["connect", "GlintError", "ParseError", "BinderError", "CatalogError", "ColumnNotFound",
-           "TypeMismatch", "NotSupported", "GlintIOError", "ExecutionError", "ConstraintError", "OutOfMemory",
-           "RankFailure", "__version__"]
+__all__ = [
+    "connect",
+    "GlintError",
+    "ParseError",
+    "BinderError",
+    "CatalogError",
+    "ColumnNotFound",
+    "TypeMismatch",
+    "NotSupported",
+    "GlintIOError",
+    "ExecutionError",
+    "ConstraintError",
+    "OutOfMemory",
+    "RankFailure",
+    "__version__",
+]

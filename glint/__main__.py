@@ -1,6 +1,7 @@
 """The ``glint`` command (``python -m glint``): ``sql``, ``shell``, ``tpch``, ``bench``,
 ``fuzz``; under ``torchrun`` with ``--ranks env``, rank 0 runs the command and the
 other ranks serve it."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,11 +9,20 @@ import os
 import sys
 
 from glint import __version__
-from glint.errors import GlintError
-from glint.cli.common import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, add_rank_arguments, memory_arguments, print_error, print_internal
+from glint.cli.common import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_rank_arguments,
+    memory_arguments,
+    print_error,
+    print_internal,
+)
 from glint.cli.shell import cmd_shell
 from glint.cli.sql import cmd_sql
 from glint.cli.tpch import cmd_tpch
+from glint.errors import GlintError
 
 
 # ------------------------------------------------------------------ argument parsing
@@ -22,11 +32,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def sources(sp):
-        sp.add_argument("--parquet", action="append", metavar="DIR|FILE|NAME=PATH",
-                        help="register each Parquet file / subdirectory of DIR as a table named after it "
-                             "(or one file; NAME=PATH names it); repeatable")
-        sp.add_argument("--csv", nargs="+", action="extend", metavar="FILE|NAME=PATH",
-                        help="register CSV files as tables named after the files")
+        sp.add_argument(
+            "--parquet",
+            action="append",
+            metavar="DIR|FILE|NAME=PATH",
+            help="register each Parquet file / subdirectory of DIR as a table named after it "
+            "(or one file; NAME=PATH names it); repeatable",
+        )
+        sp.add_argument(
+            "--csv",
+            nargs="+",
+            action="extend",
+            metavar="FILE|NAME=PATH",
+            help="register CSV files as tables named after the files",
+        )
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
         sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
         memory_arguments(sp)
@@ -51,18 +70,29 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-check", action="store_true", help="only time glint: no DuckDB run, no comparison")
     t.add_argument("--runs", type=int, default=1, help="runs per query; the best time is shown (default 1)")
     t.add_argument("--data", help="use the TPC-H Parquet files in this directory instead of the cache")
-    t.add_argument("--generator", choices=["tpchgen", "dbgen"], default="tpchgen",
-                   help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
-                        "answers were made from, so every column of every query is checked against them)")
+    t.add_argument(
+        "--generator",
+        choices=["tpchgen", "dbgen"],
+        default="tpchgen",
+        help="tpchgen (tpchgen-cli, default) or dbgen (DuckDB's dbgen, whose data the official "
+        "answers were made from, so every column of every query is checked against them)",
+    )
     memory_arguments(t)
     add_rank_arguments(t)
-    t.add_argument("--hash-partition", action="store_true",
-                   help="with --ranks: hash-partition the tables on their keys at load (lineitem and orders "
-                        "on the order key...), so joins on them need no exchange")
+    t.add_argument(
+        "--hash-partition",
+        action="store_true",
+        help="with --ranks: hash-partition the tables on their keys at load (lineitem and orders "
+        "on the order key...), so joins on them need no exchange",
+    )
     t.set_defaults(func=cmd_tpch)
 
     from glint.bench import harness
-    b = sub.add_parser("bench", help="benchmark TPC-H or SSB (glint warm and cold against DuckDB, results checked), or exchange (shuffle and broadcast against raw collectives)")
+
+    b = sub.add_parser(
+        "bench",
+        help="benchmark TPC-H or SSB (glint warm and cold against DuckDB, results checked), or exchange (shuffle and broadcast against raw collectives)",
+    )
     harness.add_arguments(b)
     b.set_defaults(func=harness.cmd_bench)
     bm = sub.add_parser("bench-merge", help="merge the JSON reports of one benchmark run in parts")
@@ -71,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     bm.set_defaults(func=harness.cmd_merge)
 
     from glint.testing.fuzz.runner import add_parser as add_fuzz_parser  # glint fuzz
+
     add_fuzz_parser(sub)
     return p
 
@@ -87,10 +118,12 @@ def serve_torchrun_rank(args) -> int | None:
         return None
     from glint.distributed.connection import DEFAULT_TIMEOUT_S
     from glint.distributed.launch import join_torchrun, torchrun_env
+
     rank, _, _ = torchrun_env()
     if rank == 0:
         return None
     import torch
+
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     try:
         join_torchrun(getattr(args, "device", "auto"), getattr(args, "rank_timeout", None) or DEFAULT_TIMEOUT_S)

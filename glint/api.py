@@ -8,6 +8,7 @@ returns a :class:`Result`, fetched as Arrow, pandas or Python tuples.
 >>> con.sql("SELECT sum(a) AS s FROM t").fetchall()
 [(Decimal('6'),)]
 """
+
 from __future__ import annotations
 
 from glint.distributed.connection import DistConnection

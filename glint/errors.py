@@ -7,6 +7,7 @@
 ...     print(e)
 Not supported: window functions
 """
+
 from __future__ import annotations
 
 import difflib

@@ -7,6 +7,7 @@ The tests are grouped by the glint layer they test (tests/exec tests glint.exec,
 plugin of its own (tests/sqllogic/conftest.py). Test modules import shared
 helpers by their package path (``from tests.io.test_parquet_pages import ...``):
 the repository root is on ``sys.path`` (pyproject.toml: ``pythonpath``)."""
+
 import argparse
 import contextlib
 import os
@@ -20,11 +21,15 @@ collect_ignore = ["sqllogic/runner.py", "sqllogic/generate.py"]
 
 def pytest_addoption(parser):
     group = parser.getgroup("glint")
-    group.addoption("--device", default="cpu",
-                    help="device for glint connections: cpu (default), cuda, cuda:N, or all "
-                         "(cpu, plus cuda when torch.cuda.is_available())")
-    group.addoption("--sqllogic-engine", default="glint", choices=["glint", "duckdb"],
-                    help=argparse.SUPPRESS)   # duckdb: check tests/sqllogic against DuckDB itself
+    group.addoption(
+        "--device",
+        default="cpu",
+        help="device for glint connections: cpu (default), cuda, cuda:N, or all "
+        "(cpu, plus cuda when torch.cuda.is_available())",
+    )
+    group.addoption(
+        "--sqllogic-engine", default="glint", choices=["glint", "duckdb"], help=argparse.SUPPRESS
+    )  # duckdb: check tests/sqllogic against DuckDB itself
 
 
 def pytest_configure(config):
@@ -32,7 +37,8 @@ def pytest_configure(config):
     # intra-op threads every parallel torch op waits ~6 ms for the second thread
     # (measured: a 100k-element multiply takes 6.5 ms with 2 threads, 0.012 ms with 1).
     import torch
-    if (torch.get_num_threads() <= 2):
+
+    if torch.get_num_threads() <= 2:
         torch.set_num_threads(1)
 
 
@@ -43,6 +49,7 @@ def device(request):
     opt = request.config.getoption("--device")
     if opt == "all":
         import torch
+
         return "cuda" if torch.cuda.is_available() else "cpu"
     return opt
 
@@ -57,7 +64,7 @@ def _run_lock(tmp_path_factory, name: str):
         base = base.parent
     try:
         import fcntl
-    except ImportError:         # no fcntl (Windows): the generators' atomic renames still keep the cache whole
+    except ImportError:  # no fcntl (Windows): the generators' atomic renames still keep the cache whole
         yield
         return
     with open(base / f"{name}.lock", "w") as f:
@@ -78,6 +85,7 @@ def cached_tpch(tmp_path_factory):
     def get(sf) -> Path:
         with _run_lock(tmp_path_factory, f"tpch-sf{tpch.sf_label(sf)}"):
             return tpch.ensure_tpch_data(sf, progress=False)
+
     return get
 
 
@@ -91,4 +99,5 @@ def cached_ssb(tmp_path_factory):
     def get(sf) -> Path:
         with _run_lock(tmp_path_factory, f"ssb-sf{ssb.sf_label(sf)}"):
             return ssb.ensure_ssb_data(sf, progress=False, workers=2)
+
     return get

@@ -1,6 +1,7 @@
 """The function registry (glint.functions): lookups, the completeness of its
 definitions, the agreement of its strict flags with evaluation, the mapping
 of sqlglot's nodes to its functions, and the generated reference."""
+
 from __future__ import annotations
 
 import subprocess
@@ -50,16 +51,25 @@ def test_internal_functions_and_operators_are_not_called_by_name():
 def test_definitions_are_checked_when_the_registry_is_built():
     def bind(args, site):
         return args[0]
+
     with pytest.raises(ValueError, match="defined twice"):
-        Registry([Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=()),
-                  Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=())])
+        Registry(
+            [
+                Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=()),
+                Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=()),
+            ]
+        )
     with pytest.raises(ValueError, match="either an evaluator or"):
         Registry([Function("f", SCALAR, "x", "f()", "F.", bind=bind)])
     with pytest.raises(ValueError, match="no evaluator"):
         Registry([Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=("g",))])
     with pytest.raises(ValueError, match="belongs to"):
-        Registry([Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=()),
-                  Function("g", SCALAR, "x", "g()", "G.", aliases=("f",), bind=bind, rewrites_to=())])
+        Registry(
+            [
+                Function("f", SCALAR, "x", "f()", "F.", bind=bind, rewrites_to=()),
+                Function("g", SCALAR, "x", "g()", "G.", aliases=("f",), bind=bind, rewrites_to=()),
+            ]
+        )
 
 
 # ------------------------------------------------------------------ completeness
@@ -96,38 +106,60 @@ def _column(t: T.DataType, null: bool) -> Column:
     valid = torch.zeros(_N, dtype=torch.bool) if null else None
     if t.is_string:
         return Column.from_arrow(pa.array([None] * _N if null else ["ab", "c", ""], pa.string()))
-    values = {"BOOLEAN": [True, False, True], "INTEGER": [1, 2, 3], "BIGINT": [1, 2, 3], "DOUBLE": [1.5, -2.0, 0.0],
-              "DATE": [0, 100, 20000], "TIMESTAMP": [0, 10**12, -10**12], "DECIMAL": [15, -25, 4]}[t.kind]
+    values = {
+        "BOOLEAN": [True, False, True],
+        "INTEGER": [1, 2, 3],
+        "BIGINT": [1, 2, 3],
+        "DOUBLE": [1.5, -2.0, 0.0],
+        "DATE": [0, 100, 20000],
+        "TIMESTAMP": [0, 10**12, -(10**12)],
+        "DECIMAL": [15, -25, 4],
+    }[t.kind]
     return Column(t, torch.tensor(values, dtype=t.torch_dtype), valid)
 
 
 # (function, argument types, result type, params): calls of strict functions
 _STRICT_SAMPLES = [
-    ("add", (T.INTEGER, T.INTEGER), T.INTEGER, ()), ("sub", (T.BIGINT, T.BIGINT), T.BIGINT, ()),
-    ("mul", (T.DOUBLE, T.DOUBLE), T.DOUBLE, ()), ("div", (T.DOUBLE, T.DOUBLE), T.DOUBLE, ()),
-    ("mod", (T.INTEGER, T.INTEGER), T.INTEGER, ()), ("neg", (T.INTEGER,), T.INTEGER, ()),
-    ("abs", (T.DOUBLE,), T.DOUBLE, ()), ("round", (T.DOUBLE,), T.DOUBLE, (1,)),
-    ("round", (T.DECIMAL(4, 1),), T.DECIMAL(4, 0), (0,)), ("floor", (T.DOUBLE,), T.DOUBLE, ()),
-    ("eq", (T.INTEGER, T.INTEGER), T.BOOLEAN, ()), ("lt", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, ()),
-    ("not", (T.BOOLEAN,), T.BOOLEAN, ()), ("cast", (T.INTEGER,), T.DOUBLE, ()),
-    ("cast", (T.INTEGER,), T.VARCHAR, ()), ("like", (T.VARCHAR,), T.BOOLEAN, ("a%", None, False)),
-    ("like_rows", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, (None, True)), ("upper", (T.VARCHAR,), T.VARCHAR, ()),
-    ("length", (T.VARCHAR,), T.BIGINT, ()), ("substring", (T.VARCHAR,), T.VARCHAR, (1, 2)),
+    ("add", (T.INTEGER, T.INTEGER), T.INTEGER, ()),
+    ("sub", (T.BIGINT, T.BIGINT), T.BIGINT, ()),
+    ("mul", (T.DOUBLE, T.DOUBLE), T.DOUBLE, ()),
+    ("div", (T.DOUBLE, T.DOUBLE), T.DOUBLE, ()),
+    ("mod", (T.INTEGER, T.INTEGER), T.INTEGER, ()),
+    ("neg", (T.INTEGER,), T.INTEGER, ()),
+    ("abs", (T.DOUBLE,), T.DOUBLE, ()),
+    ("round", (T.DOUBLE,), T.DOUBLE, (1,)),
+    ("round", (T.DECIMAL(4, 1),), T.DECIMAL(4, 0), (0,)),
+    ("floor", (T.DOUBLE,), T.DOUBLE, ()),
+    ("eq", (T.INTEGER, T.INTEGER), T.BOOLEAN, ()),
+    ("lt", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, ()),
+    ("not", (T.BOOLEAN,), T.BOOLEAN, ()),
+    ("cast", (T.INTEGER,), T.DOUBLE, ()),
+    ("cast", (T.INTEGER,), T.VARCHAR, ()),
+    ("like", (T.VARCHAR,), T.BOOLEAN, ("a%", None, False)),
+    ("like_rows", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, (None, True)),
+    ("upper", (T.VARCHAR,), T.VARCHAR, ()),
+    ("length", (T.VARCHAR,), T.BIGINT, ()),
+    ("substring", (T.VARCHAR,), T.VARCHAR, (1, 2)),
     ("trim_chars", (T.VARCHAR, T.VARCHAR), T.VARCHAR, ()),
     ("regexp_matches", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, ("", False)),
     ("regexp_replace", (T.VARCHAR, T.VARCHAR, T.VARCHAR), T.VARCHAR, ("",)),
     ("starts_with", (T.VARCHAR, T.VARCHAR), T.BOOLEAN, ()),
     ("split_part", (T.VARCHAR, T.VARCHAR, T.BIGINT), T.VARCHAR, ()),
-    ("lpad", (T.VARCHAR, T.INTEGER, T.VARCHAR), T.VARCHAR, ()), ("repeat", (T.VARCHAR, T.BIGINT), T.VARCHAR, ()),
-    ("md5", (T.VARCHAR,), T.VARCHAR, ()), ("chr", (T.INTEGER,), T.VARCHAR, ()),
-    ("extract", (T.DATE,), T.BIGINT, ("year",)), ("extract", (T.TIMESTAMP,), T.DOUBLE, ("epoch",)),
-    ("date_add_days", (T.DATE, T.INTEGER), T.DATE, (1,)), ("date_diff_days", (T.DATE, T.DATE), T.BIGINT, ()),
+    ("lpad", (T.VARCHAR, T.INTEGER, T.VARCHAR), T.VARCHAR, ()),
+    ("repeat", (T.VARCHAR, T.BIGINT), T.VARCHAR, ()),
+    ("md5", (T.VARCHAR,), T.VARCHAR, ()),
+    ("chr", (T.INTEGER,), T.VARCHAR, ()),
+    ("extract", (T.DATE,), T.BIGINT, ("year",)),
+    ("extract", (T.TIMESTAMP,), T.DOUBLE, ("epoch",)),
+    ("date_add_days", (T.DATE, T.INTEGER), T.DATE, (1,)),
+    ("date_diff_days", (T.DATE, T.DATE), T.BIGINT, ()),
     ("add_interval", (T.DATE,), T.TIMESTAMP, (1, 2, 0)),
 ]
 
 
-@pytest.mark.parametrize("fn, types, out, params", _STRICT_SAMPLES,
-                         ids=[f"{s[0]}-{i}" for i, s in enumerate(_STRICT_SAMPLES)])
+@pytest.mark.parametrize(
+    "fn, types, out, params", _STRICT_SAMPLES, ids=[f"{s[0]}-{i}" for i, s in enumerate(_STRICT_SAMPLES)]
+)
 def test_strict_functions_give_null_for_a_null_argument(fn, types, out, params):
     assert fn in BUILTINS.strict_names()
     fields = [Field(i + 1, f"a{i}", t) for i, t in enumerate(types)]
@@ -140,8 +172,18 @@ def test_strict_functions_give_null_for_a_null_argument(fn, types, out, params):
 
 def test_functions_that_see_past_nulls_are_not_strict():
     strict = BUILTINS.strict_names()
-    for fn in ("and", "or", "is_null", "is_distinct", "is_not_distinct", "in_list", "coalesce", "concat",
-               "concat_ws", "grouping"):
+    for fn in (
+        "and",
+        "or",
+        "is_null",
+        "is_distinct",
+        "is_not_distinct",
+        "in_list",
+        "coalesce",
+        "concat",
+        "concat_ws",
+        "grouping",
+    ):
         assert fn not in strict, fn
     x = Field(1, "x", T.INTEGER)
     batch = Batch({1: _column(T.INTEGER, True)}, _N)
@@ -208,26 +250,32 @@ def con():
     return glint.connect(device="cpu")
 
 
-@pytest.mark.parametrize("sql, message", [
-    ("SELECT nosuch(1)", "function nosuch()"),
-    ("SELECT NoSuch(1, 2)", "function NoSuch()"),
-    ("SELECT like_rows('a', 'b')", "function like_rows()"),
-    ("SELECT mean(1)", "function mean()"),
-])
+@pytest.mark.parametrize(
+    "sql, message",
+    [
+        ("SELECT nosuch(1)", "function nosuch()"),
+        ("SELECT NoSuch(1, 2)", "function NoSuch()"),
+        ("SELECT like_rows('a', 'b')", "function like_rows()"),
+        ("SELECT mean(1)", "function mean()"),
+    ],
+)
 def test_unknown_function_error(con, sql, message):
     with pytest.raises(NotSupported) as e:
         con.sql(sql)
     assert str(e.value) == f"Not supported: {message}"
 
 
-@pytest.mark.parametrize("sql, message", [
-    ("SELECT upper(1)", "Type mismatch: UPPER needs VARCHAR, got 1 of type INTEGER"),
-    ("SELECT ord(1)", "Type mismatch: ord needs VARCHAR, got 1 of type INTEGER"),
-    ("SELECT prefix('a')", "prefix() takes 2 arguments, got 1"),
-    ("SELECT year(1)", "Type mismatch: date_part needs a DATE or TIMESTAMP, got 1 of type INTEGER"),
-    ("SELECT initcap('a')", "Scalar Function with name initcap does not exist! (DuckDB has no initcap)"),
-    ("SELECT octet_length('a')", "octet_length takes BLOB or BIT, not VARCHAR"),
-])
+@pytest.mark.parametrize(
+    "sql, message",
+    [
+        ("SELECT upper(1)", "Type mismatch: UPPER needs VARCHAR, got 1 of type INTEGER"),
+        ("SELECT ord(1)", "Type mismatch: ord needs VARCHAR, got 1 of type INTEGER"),
+        ("SELECT prefix('a')", "prefix() takes 2 arguments, got 1"),
+        ("SELECT year(1)", "Type mismatch: date_part needs a DATE or TIMESTAMP, got 1 of type INTEGER"),
+        ("SELECT initcap('a')", "Scalar Function with name initcap does not exist! (DuckDB has no initcap)"),
+        ("SELECT octet_length('a')", "octet_length takes BLOB or BIT, not VARCHAR"),
+    ],
+)
 def test_bind_rule_errors(con, sql, message):
     with pytest.raises(glint.GlintError) as e:
         con.sql(sql)
@@ -249,9 +297,15 @@ def test_reference_lists_every_function():
 
 
 def test_reference_command():
-    out = subprocess.run([sys.executable, "-m", "glint.functions.reference"], capture_output=True, text=True,
-                         cwd=_ROOT, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "glint.functions.reference"], capture_output=True, text=True, cwd=_ROOT, check=True
+    ).stdout
     assert out == reference_markdown()
-    names = subprocess.run([sys.executable, "-m", "glint.functions.reference", "--names"], capture_output=True,
-                           text=True, cwd=_ROOT, check=True).stdout
+    names = subprocess.run(
+        [sys.executable, "-m", "glint.functions.reference", "--names"],
+        capture_output=True,
+        text=True,
+        cwd=_ROOT,
+        check=True,
+    ).stdout
     assert names.split() == supported_names()

@@ -5,6 +5,7 @@ pinned, so that a change to the generator that shifts its random streams shows.
 When a change to the generator is meant to change the queries, recompute the
 values below with the new code and say so in the change.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,7 +42,7 @@ PINNED = {
         ],
     ),
 }
-SEQUENCE_DIGEST = "776aa25e76a05d5c1a606de950cd68722171a6edc9af1939852a431e92c20d13"   # 300 queries of one generator, seed 3, make_data(0, rows=10)
+SEQUENCE_DIGEST = "776aa25e76a05d5c1a606de950cd68722171a6edc9af1939852a431e92c20d13"  # 300 queries of one generator, seed 3, make_data(0, rows=10)
 
 
 @pytest.mark.parametrize("seed,rows", sorted(PINNED))
@@ -49,7 +50,7 @@ def test_first_queries_of_a_seed_are_pinned(seed, rows):
     digest, first = PINNED[seed, rows]
     data = make_data(seed, rows=rows)
     queries = [generate_query(data, seed, i) for i in range(400)]
-    assert [q.sql for q in queries[:len(first)]] == first
+    assert [q.sql for q in queries[: len(first)]] == first
     h = hashlib.sha256()
     for q in queries:
         h.update(json.dumps([q.sql, q.ordered, sorted(q.features), q.ctas]).encode())

@@ -1,6 +1,7 @@
 """A connection's settings (glint.runtime.settings): argument > environment
 > default, checked values, SET / RESET / current_setting / glint_settings()
 as DuckDB has them, and the reference in docs/settings.md."""
+
 import pathlib
 
 import duckdb
@@ -20,44 +21,56 @@ def test_argument_beats_environment_beats_default(monkeypatch):
     monkeypatch.setenv("GLINT_CHUNK_ROWS", "5000")
     monkeypatch.setenv("GLINT_SCAN_PRIORITY", "1")
     monkeypatch.setenv("GLINT_READ_AHEAD", "off")
-    monkeypatch.setenv("GLINT_UPLOAD_AHEAD", "")             # empty: not set
+    monkeypatch.setenv("GLINT_UPLOAD_AHEAD", "")  # empty: not set
     con = glint.connect(device="cpu", chunk_rows=3000)
     s = con.settings
-    assert (s.chunk_rows, con.chunk_rows) == (3000, 3000)     # argument
-    assert s.scan_priority == 1 and s.read_ahead is False     # environment
-    assert s.upload_ahead == 2 and s.run_gap == 256 << 10     # defaults
+    assert (s.chunk_rows, con.chunk_rows) == (3000, 3000)  # argument
+    assert s.scan_priority == 1 and s.read_ahead is False  # environment
+    assert s.upload_ahead == 2 and s.run_gap == 256 << 10  # defaults
     assert glint.connect(device="cpu").chunk_rows == 5000
-    assert glint.connect(device="cpu", chunk_rows=None).chunk_rows == 5000     # None: not given
+    assert glint.connect(device="cpu", chunk_rows=None).chunk_rows == 5000  # None: not given
     monkeypatch.delenv("GLINT_CHUNK_ROWS")
-    assert glint.connect(device="cpu", memory_limit="1GB").chunk_rows == 1 << 18   # from the limit
+    assert glint.connect(device="cpu", memory_limit="1GB").chunk_rows == 1 << 18  # from the limit
 
 
 def test_build_without_the_process_environment():
-    s = Settings.build({"memory_limit": "2GB", "raw_strings": "0"}, environ={"GLINT_MEMORY_LIMIT": "1GB",
-                                                                          "GLINT_TRITON": "false"})
+    s = Settings.build(
+        {"memory_limit": "2GB", "raw_strings": "0"}, environ={"GLINT_MEMORY_LIMIT": "1GB", "GLINT_TRITON": "false"}
+    )
     assert (s.memory_limit, s.raw_strings, s.triton_strings) == (2 << 30, False, False)
     assert Settings() == Settings.build(environ={})
-    assert Settings.memory_limit is None and Settings.read_gap == 1 << 20     # the defaults, on the class
+    assert Settings.memory_limit is None and Settings.read_gap == 1 << 20  # the defaults, on the class
 
 
-@pytest.mark.parametrize("where,name,value,message", [
-    ("env", "GLINT_SCAN_PRIORITY", "3", "GLINT_SCAN_PRIORITY must be between 0 and 2, got 3"),
-    ("env", "GLINT_READ_GAP", "1MB", "GLINT_READ_GAP must be a whole number, got '1MB'"),
-    ("env", "GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
-    ("env", "GLINT_CHUNK_ROWS", "lots", "GLINT_CHUNK_ROWS must be a positive integer, got 'lots'"),
-    ("env", "GLINT_MEMORY_LIMIT", "plenty", "GLINT_MEMORY_LIMIT: invalid memory size 'plenty'"),
-    ("env", "GLINT_READ_AHEAD", "maybe", ("GLINT_READ_AHEAD must be a boolean (true or false, on or off, 1 or 0), "
-                                          "got 'maybe'")),
-    ("env", "GLINT_PARQUET_DECODE", "gpu", ("GLINT_PARQUET_DECODE must be one of 'auto', 'raw', 'device' or "
-                                            "'host', got 'gpu'")),
-    ("arg", "chunk_rows", 0, "chunk_rows must be a positive integer, got 0"),
-    ("arg", "chunk_rows", 2.5, "chunk_rows must be a positive integer, got 2.5"),
-    ("arg", "scan_priority", -1, "scan_priority must be between 0 and 2, got -1"),
-    ("arg", "memory_limit", "plenty", "memory_limit: invalid memory size 'plenty'"),
-    ("arg", "memory_limit", 0, "memory_limit: a memory size must be positive, got 0"),
-    ("arg", "footer_threads", True, "footer_threads must be a whole number, got True"),
-    ("arg", "memry_limit", 1, 'unrecognized configuration parameter "memry_limit" (did you mean "memory_limit"'),
-])
+@pytest.mark.parametrize(
+    "where,name,value,message",
+    [
+        ("env", "GLINT_SCAN_PRIORITY", "3", "GLINT_SCAN_PRIORITY must be between 0 and 2, got 3"),
+        ("env", "GLINT_READ_GAP", "1MB", "GLINT_READ_GAP must be a whole number, got '1MB'"),
+        ("env", "GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
+        ("env", "GLINT_CHUNK_ROWS", "lots", "GLINT_CHUNK_ROWS must be a positive integer, got 'lots'"),
+        ("env", "GLINT_MEMORY_LIMIT", "plenty", "GLINT_MEMORY_LIMIT: invalid memory size 'plenty'"),
+        (
+            "env",
+            "GLINT_READ_AHEAD",
+            "maybe",
+            ("GLINT_READ_AHEAD must be a boolean (true or false, on or off, 1 or 0), got 'maybe'"),
+        ),
+        (
+            "env",
+            "GLINT_PARQUET_DECODE",
+            "gpu",
+            ("GLINT_PARQUET_DECODE must be one of 'auto', 'raw', 'device' or 'host', got 'gpu'"),
+        ),
+        ("arg", "chunk_rows", 0, "chunk_rows must be a positive integer, got 0"),
+        ("arg", "chunk_rows", 2.5, "chunk_rows must be a positive integer, got 2.5"),
+        ("arg", "scan_priority", -1, "scan_priority must be between 0 and 2, got -1"),
+        ("arg", "memory_limit", "plenty", "memory_limit: invalid memory size 'plenty'"),
+        ("arg", "memory_limit", 0, "memory_limit: a memory size must be positive, got 0"),
+        ("arg", "footer_threads", True, "footer_threads must be a whole number, got True"),
+        ("arg", "memry_limit", 1, 'unrecognized configuration parameter "memry_limit" (did you mean "memory_limit"'),
+    ],
+)
 def test_bad_values_are_named(monkeypatch, where, name, value, message):
     if where == "env":
         monkeypatch.setenv(name, value)
@@ -97,16 +110,17 @@ def test_set_reset_and_current_setting():
     con = glint.connect(device="cpu", scan_priority=1)
     assert con.sql("SELECT current_setting('scan_priority') AS p").fetchall() == [(1,)]
     con.sql("SET scan_priority = 0")
-    con.sql("set Scan_Priority TO 2")                                 # (names in any case; TO)
+    con.sql("set Scan_Priority TO 2")  # (names in any case; TO)
     assert con.settings.scan_priority == 2
     con.sql("SET read_ahead = off; SET narrow_uploads = false; SET parquet_decode = 'RAW'")
-    got = con.sql("SELECT current_setting('READ_AHEAD'), current_setting('narrow_uploads'), "
-                  "current_setting('parquet_decode')").fetchall()
+    got = con.sql(
+        "SELECT current_setting('READ_AHEAD'), current_setting('narrow_uploads'), current_setting('parquet_decode')"
+    ).fetchall()
     assert got == [(False, False, "raw")]
     con.sql("SET result_limit = '16MB'")
     assert con.sql("SELECT current_setting('result_limit') AS r").fetchall() == [("16.0 MiB",)]
     con.sql("RESET scan_priority")
-    assert con.settings.scan_priority == 1                            # the value it was opened with
+    assert con.settings.scan_priority == 1  # the value it was opened with
     con.sql("RESET ALL")
     assert con.settings == Settings.build({"scan_priority": 1})
     assert con.sql("SELECT current_setting('trace') IS NULL").fetchall() == [(True,)]
@@ -114,15 +128,24 @@ def test_set_reset_and_current_setting():
 
 def test_set_refuses_what_it_cannot_change():
     con = glint.connect(device="cpu")
-    with pytest.raises(GlintError, match=r"spill_dir cannot be changed on an open connection: it is fixed when the "
-                                         r"connection is created \(pass spill_dir=\.\.\. to glint\.connect\(\), or "
-                                         r"set GLINT_SPILL_DIR\)"):
+    with pytest.raises(
+        GlintError,
+        match=r"spill_dir cannot be changed on an open connection: it is fixed when the "
+        r"connection is created \(pass spill_dir=\.\.\. to glint\.connect\(\), or "
+        r"set GLINT_SPILL_DIR\)",
+    ):
         con.sql("SET spill_dir = '/tmp'")
-    with pytest.raises(GlintError, match=r"decode_threads cannot be changed on an open connection: it is fixed "
-                                         r"for the process"):
+    with pytest.raises(
+        GlintError,
+        match=r"decode_threads cannot be changed on an open connection: it is fixed "
+        r"for the process",
+    ):
         con.sql("SET decode_threads = 4")
-    with pytest.raises(GlintError, match=r'unrecognized configuration parameter "chunk_row" \(did you mean '
-                                         r'"chunk_rows"'):
+    with pytest.raises(
+        GlintError,
+        match=r'unrecognized configuration parameter "chunk_row" \(did you mean '
+        r'"chunk_rows"',
+    ):
         con.sql("SET chunk_row = 10")
     with pytest.raises(GlintError, match="scan_priority must be between 0 and 2, got 7"):
         con.sql("SET scan_priority = 7")
@@ -132,7 +155,7 @@ def test_set_refuses_what_it_cannot_change():
         con.sql("SELECT current_setting('nope')")
     with pytest.raises(GlintError, match='unrecognized configuration parameter "nope"'):
         con.sql("RESET nope")
-    assert con.settings == Settings.build()                           # nothing changed
+    assert con.settings == Settings.build()  # nothing changed
 
 
 def test_glint_settings_lists_every_setting():
@@ -146,8 +169,9 @@ def test_glint_settings_lists_every_setting():
     assert rows["read_ahead"]["value"] == "true" and rows["read_ahead"]["input_type"] == "BOOLEAN"
     assert rows["spill_dir"]["value"] is None and rows["spill_dir"]["scope"] == "fixed"
     assert rows["pinned_buffers"]["scope"] == "process"
-    got = con.sql("SELECT s.name, s.value FROM glint_settings() AS s WHERE s.name LIKE 'raw_%' "
-                  "ORDER BY s.name").fetchall()
+    got = con.sql(
+        "SELECT s.name, s.value FROM glint_settings() AS s WHERE s.name LIKE 'raw_%' ORDER BY s.name"
+    ).fetchall()
     assert got == [("raw_index_block", "64"), ("raw_strings", "true"), ("raw_together", "true")]
     con.sql("SET raw_strings = 0")
     assert con.sql("SELECT value FROM glint_settings() WHERE name = 'raw_strings'").fetchall() == [("false",)]
@@ -164,8 +188,11 @@ def test_a_view_reads_the_setting_when_it_runs():
 # ------------------------------------------------------------------ taking effect
 def _table(tmp_path, rows=20_000):
     path = str(tmp_path / "t.parquet")
-    pq.write_table(pa.table({"k": pa.array([i % 7 for i in range(rows)], pa.int64()),
-                             "v": pa.array(range(rows), pa.int64())}), path, row_group_size=2000)
+    pq.write_table(
+        pa.table({"k": pa.array([i % 7 for i in range(rows)], pa.int64()), "v": pa.array(range(rows), pa.int64())}),
+        path,
+        row_group_size=2000,
+    )
     return path
 
 
@@ -200,7 +227,7 @@ def test_set_memory_limit_takes_effect_on_the_next_query(tmp_path):
     rows_before = con.chunk_rows
     con.sql("SET memory_limit = '4MB'")
     assert con.memory.limit == 4 << 20 and con.cached_bytes() <= 4 << 20
-    assert con.chunk_rows < rows_before                       # chunk_rows follows the limit it was not set
+    assert con.chunk_rows < rows_before  # chunk_rows follows the limit it was not set
     r = con.sql(sql)
     assert r.fetchall() == want and con.cached_bytes() <= 4 << 20 and r.io.chunks > 1
     assert con.sql("SELECT current_setting('memory_limit')").fetchall() == [("4.0 MiB",)]

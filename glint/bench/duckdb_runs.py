@@ -2,6 +2,7 @@
 files, the queries timed on each; its results are the reference glint's are
 checked against. DuckDB runs before glint and is closed before glint starts,
 so the two never hold the data at once."""
+
 from __future__ import annotations
 
 import gc
@@ -14,15 +15,16 @@ from glint.bench.suites import Suite
 from glint.errors import GlintError
 from glint.workloads.tpch import duckdb_arrow
 
-COMPRESS_FROM_SF = 30        # DuckDB in-memory tables compressed from this scale factor on
+COMPRESS_FROM_SF = 30  # DuckDB in-memory tables compressed from this scale factor on
 
 
 def require_duckdb():
     try:
         import duckdb  # optional: pip install -e ".[bench]"
     except ImportError:
-        raise GlintError("DuckDB is not installed: pip install duckdb (or pip install -e '.[bench]'), "
-                         "or run with --no-duckdb") from None
+        raise GlintError(
+            "DuckDB is not installed: pip install duckdb (or pip install -e '.[bench]'), or run with --no-duckdb"
+        ) from None
     return duckdb
 
 
@@ -32,8 +34,9 @@ def _parquet_pattern(path: str) -> str:
     return pattern.replace("'", "''")
 
 
-def duckdb_connection(found: dict[str, str], tables: list[str], views: bool, compress: bool = False,
-                      phase: Phase | None = None):
+def duckdb_connection(
+    found: dict[str, str], tables: list[str], views: bool, compress: bool = False, phase: Phase | None = None
+):
     """DuckDB over the Parquet files ``found`` (table -> path): views on
     read_parquet, or in-memory tables (in a compressed in-memory database with
     ``compress``). All host cores (DuckDB's default)."""
@@ -47,7 +50,7 @@ def duckdb_connection(found: dict[str, str], tables: list[str], views: bool, com
             if phase:
                 phase.update(f"loading {t}")
             kind = "VIEW" if views else "TABLE"
-            con.execute(f'CREATE {kind} "{t}" AS SELECT * FROM read_parquet(\'{_parquet_pattern(found[t])}\')')
+            con.execute(f"CREATE {kind} \"{t}\" AS SELECT * FROM read_parquet('{_parquet_pattern(found[t])}')")
     except duckdb.Error as e:
         con.close()
         what = "create views over" if views else "load"
@@ -62,8 +65,17 @@ def duckdb_threads(con) -> int | None:
         return None
 
 
-def run_duckdb(mode: str, con, suite: Suite, names: list[str], records: dict[str, QueryRecord],
-               reference: dict, runs: int, warmup: int, phase: Phase) -> None:
+def run_duckdb(
+    mode: str,
+    con,
+    suite: Suite,
+    names: list[str],
+    records: dict[str, QueryRecord],
+    reference: dict,
+    runs: int,
+    warmup: int,
+    phase: Phase,
+) -> None:
     """``warmup`` + ``runs`` runs of each query on ``con``; the times into the
     records, the first result of each into ``reference``."""
     for name in names:
@@ -120,20 +132,35 @@ def _parquet_phase(found, tables, names, suite, records, reference, runs, warmup
         con.close()
 
 
-def run_duckdb_phases(found: dict[str, str], tables: list[str], names: list[str], suite: Suite,
-                      records: dict[str, QueryRecord], reference: dict, runs: int, warmup: int, sf: float, err,
-                      show: bool, memory: bool = True, parquet: bool = True) -> tuple[float | None, dict]:
+def run_duckdb_phases(
+    found: dict[str, str],
+    tables: list[str],
+    names: list[str],
+    suite: Suite,
+    records: dict[str, QueryRecord],
+    reference: dict,
+    runs: int,
+    warmup: int,
+    sf: float,
+    err,
+    show: bool,
+    memory: bool = True,
+    parquet: bool = True,
+) -> tuple[float | None, dict]:
     """DuckDB in-memory (from SF 30 on in a compressed in-memory database),
     then on the Parquet files; a phase DuckDB cannot set up is skipped with a
     warning. Returns the in-memory tables' load seconds and the report's
     ``duckdb_info``."""
-    info: dict = {"duckdb_threads": None, "duckdb_memory_compressed": None, "duckdb_memory_error": None,
-                  "duckdb_parquet_error": None}
+    info: dict = {
+        "duckdb_threads": None,
+        "duckdb_memory_compressed": None,
+        "duckdb_memory_error": None,
+        "duckdb_parquet_error": None,
+    }
     load_s = None
     if memory:
         try:
-            load_s = _memory_phase(found, tables, names, suite, records, reference, runs, warmup, sf, err, show,
-                                   info)
+            load_s = _memory_phase(found, tables, names, suite, records, reference, runs, warmup, sf, err, show, info)
         except GlintError as e:
             info["duckdb_memory_error"] = str(e)
             err.print(f"[yellow]DuckDB in-memory skipped:[/] {e}", highlight=False)

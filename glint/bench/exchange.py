@@ -31,6 +31,7 @@ rows and key sum, so a test can recompute them from the generator.
 
 Sizes are binary (1MB = 2**20 bytes), GB/s decimal.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -61,8 +62,8 @@ KEY = Field(1, "key", T.BIGINT)
 VALUE = Field(2, "value", T.BIGINT)
 PRICE = Field(3, "price", T.DECIMAL(15, 2))
 COMMENT = Field(4, "comment", T.VARCHAR)
-MIN_LEN, LEN_SPREAD = 8, 17          # string lengths 8..24 bytes, 16 on average
-ROW_BYTES = 8 + 8 + 8 + 4 + 4 + (MIN_LEN + (LEN_SPREAD - 1) / 2)   # codes, int32 offsets, bytes
+MIN_LEN, LEN_SPREAD = 8, 17  # string lengths 8..24 bytes, 16 on average
+ROW_BYTES = 8 + 8 + 8 + 4 + 4 + (MIN_LEN + (LEN_SPREAD - 1) / 2)  # codes, int32 offsets, bytes
 CHECKS = ("rows", "key_sum", "value_sum", "price_sum", "string_bytes", "byte_sum")
 TARGET = "glint.bench.exchange:measure"
 
@@ -104,14 +105,17 @@ def make_batch(rank: int, size: int, seed: int = 0, device="cpu") -> Batch:
     g = torch.Generator().manual_seed(seed * 1_000_003 + rank)
     key = torch.randint(0, 1 << 31, (n,), generator=g, dtype=torch.int64)
     value = torch.randint(-(1 << 31), 1 << 31, (n,), generator=g, dtype=torch.int64)
-    price = torch.randint(0, 10_000_000, (n,), generator=g, dtype=torch.int64)       # cents, < 100,000.00
+    price = torch.randint(0, 10_000_000, (n,), generator=g, dtype=torch.int64)  # cents, < 100,000.00
     lengths = MIN_LEN + (torch.arange(n, dtype=torch.int64) * 7) % LEN_SPREAD
     offsets = torch.zeros(n + 1, dtype=torch.int64)
     torch.cumsum(lengths, 0, out=offsets[1:])
     chars = torch.randint(ord("a"), ord("z") + 1, (int(offsets[-1]),), generator=g, dtype=torch.uint8)
-    cols = {KEY.id: Column(KEY.type, key), VALUE.id: Column(VALUE.type, value),
-            PRICE.id: Column(PRICE.type, price),
-            COMMENT.id: Column(COMMENT.type, torch.arange(n, dtype=torch.int32), None, Dictionary(offsets, chars))}
+    cols = {
+        KEY.id: Column(KEY.type, key),
+        VALUE.id: Column(VALUE.type, value),
+        PRICE.id: Column(PRICE.type, price),
+        COMMENT.id: Column(COMMENT.type, torch.arange(n, dtype=torch.int32), None, Dictionary(offsets, chars)),
+    }
     return batch_to(Batch(cols, n), torch.device(device))
 
 
@@ -135,9 +139,16 @@ def checksums(batches: list[Batch]) -> torch.Tensor:
             continue
         s = b[COMMENT.id]
         strings = s.dictionary.take(s.data)
-        out += torch.stack([torch.tensor(b.num_rows, device=device), b[KEY.id].data.sum(), b[VALUE.id].data.sum(),
-                            b[PRICE.id].data.sum(), torch.tensor(strings.data.shape[0], device=device),
-                            strings.data.sum(dtype=torch.int64)])
+        out += torch.stack(
+            [
+                torch.tensor(b.num_rows, device=device),
+                b[KEY.id].data.sum(),
+                b[VALUE.id].data.sum(),
+                b[PRICE.id].data.sum(),
+                torch.tensor(strings.data.shape[0], device=device),
+                strings.data.sum(dtype=torch.int64),
+            ]
+        )
     return out
 
 
@@ -162,7 +173,7 @@ def measure(rank, sizes: list[int], runs: int, seed: int = 0) -> dict:
     for size in sizes:
         batch = make_batch(me, size, seed, device)
         nbytes = batch_bytes(batch)
-        flat = max(n, nbytes - nbytes % n)                      # even splits for the raw all-to-all
+        flat = max(n, nbytes - nbytes % n)  # even splits for the raw all-to-all
         send = torch.randint(0, 256, (flat,), dtype=torch.uint8, device=device)
         recv = torch.empty_like(send)
         split = [flat // n] * n
@@ -181,13 +192,24 @@ def measure(rank, sizes: list[int], runs: int, seed: int = 0) -> dict:
 
         times = {}
         got = {}
-        for name, fn in (("glint_shuffle", glint_shuffle), ("raw_alltoall", raw_alltoall),
-                         ("glint_broadcast", glint_broadcast), ("raw_broadcast", raw_broadcast)):
-            got[name] = _timed(comm, fn)[0]                    # warm-up, and what is checked
+        for name, fn in (
+            ("glint_shuffle", glint_shuffle),
+            ("raw_alltoall", raw_alltoall),
+            ("glint_broadcast", glint_broadcast),
+            ("raw_broadcast", raw_broadcast),
+        ):
+            got[name] = _timed(comm, fn)[0]  # warm-up, and what is checked
             times[name] = [_timed(comm, fn)[1] for _ in range(runs)]
-        out.append({"size": size, "bytes": nbytes, "raw_bytes": flat, "times": times,
-                    "check": _check(comm, batch, got["glint_shuffle"], got["glint_broadcast"])})
-        del batch, send, recv, got
+        out.append(
+            {
+                "size": size,
+                "bytes": nbytes,
+                "raw_bytes": flat,
+                "times": times,
+                "check": _check(comm, batch, got["glint_shuffle"], got["glint_broadcast"]),
+            }
+        )
+        batch = send = recv = got = None  # this size's buffers freed before the next
     return {"rank": me, "device": str(device), "sizes": out}
 
 
@@ -224,12 +246,14 @@ def _check(comm, batch: Batch, shuffled: list[Batch], broadcast: list[Batch]) ->
     root = checksums([batch]) if me == 0 else torch.zeros(len(CHECKS), dtype=torch.int64, device=comm.device)
     comm.all_reduce(root, "sum", "broadcast checksums")
     got_b = checksums(broadcast)
-    return {"shuffle_ok": bool(torch.equal(received, expected[me])) and misplaced == 0,
-            "shuffle_received": dict(zip(CHECKS, received.tolist())),
-            "shuffle_expected": dict(zip(CHECKS, expected[me].tolist())),
-            "shuffle_misplaced_rows": misplaced,
-            "broadcast_ok": bool(torch.equal(got_b, root)),
-            "broadcast_received": dict(zip(CHECKS, got_b.tolist()))}
+    return {
+        "shuffle_ok": bool(torch.equal(received, expected[me])) and misplaced == 0,
+        "shuffle_received": dict(zip(CHECKS, received.tolist())),
+        "shuffle_expected": dict(zip(CHECKS, expected[me].tolist())),
+        "shuffle_misplaced_rows": misplaced,
+        "broadcast_ok": bool(torch.equal(got_b, root)),
+        "broadcast_received": dict(zip(CHECKS, got_b.tolist())),
+    }
 
 
 # ------------------------------------------------------------------ report
@@ -249,11 +273,15 @@ def build_report(per_rank: list[dict], ranks: int, runs: int, seed: int, device_
     """
     sizes = []
     for i, first in enumerate(per_rank[0]["sizes"]):
-        rec = {"size": first["size"], "label": size_label(first["size"]), "bytes_per_rank": first["bytes"],
-               "raw_bytes_per_rank": first["raw_bytes"]}
+        rec = {
+            "size": first["size"],
+            "label": size_label(first["size"]),
+            "bytes_per_rank": first["bytes"],
+            "raw_bytes_per_rank": first["raw_bytes"],
+        }
         for op, glint_key, raw_key in OPS:
             for key in (glint_key, raw_key):
-                ts = first["times"][key]            # every rank holds the same slowest-rank times
+                ts = first["times"][key]  # every rank holds the same slowest-rank times
                 rec[f"{key}_s"] = statistics.median(ts)
                 rec[f"{key}_runs_s"] = ts
                 nbytes = rec["bytes_per_rank"] if key == glint_key else rec["raw_bytes_per_rank"]
@@ -268,15 +296,19 @@ def build_report(per_rank: list[dict], ranks: int, runs: int, seed: int, device_
         sizes.append(rec)
     return {
         "benchmark": "exchange",
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "ranks": ranks, "device": device_label, "rank_devices": [p["device"] for p in per_rank],
-        "runs": runs, "warmup": 1, "seed": seed,
+        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "ranks": ranks,
+        "device": device_label,
+        "rank_devices": [p["device"] for p in per_rank],
+        "runs": runs,
+        "warmup": 1,
+        "seed": seed,
         "raw": "ProcessGroup.alltoall_base (even splits) and ProcessGroup.broadcast of uint8 tensors on glint's "
-               "process group: the calls torch.distributed.all_to_all_single and broadcast make",
+        "process group: the calls torch.distributed.all_to_all_single and broadcast make",
         "columns": "key BIGINT, value BIGINT, price DECIMAL(15,2), comment VARCHAR (8-24 bytes, distinct per row)",
         "gbps_definition": "bytes per rank / seconds of the slowest rank / 1e9; all-to-all: the bytes each rank "
-                           "sends (its whole batch, the share it keeps included); broadcast: the bytes rank 0 "
-                           "broadcasts; ratio = glint GB/s / raw GB/s",
+        "sends (its whole batch, the share it keeps included); broadcast: the bytes rank 0 "
+        "broadcasts; ratio = glint GB/s / raw GB/s",
         "sizes": sizes,
         "all_correct": all(s["correct"] for s in sizes),
         "machine": machine,
@@ -286,47 +318,82 @@ def build_report(per_rank: list[dict], ranks: int, runs: int, seed: int, device_
 def print_table(out, report: dict) -> None:
     from rich.table import Table
 
-    t = Table(title=f"glint bench exchange: {report['ranks']} ranks x {report['device']} "
-                    f"(median of {report['runs']} runs, GB/s per rank)")
-    for col in ("size", "glint shuffle s", "GB/s", "raw all-to-all s", "GB/s", "ratio",
-                "glint broadcast s", "GB/s", "raw broadcast s", "GB/s", "ratio", "checked"):
+    t = Table(
+        title=f"glint bench exchange: {report['ranks']} ranks x {report['device']} "
+        f"(median of {report['runs']} runs, GB/s per rank)"
+    )
+    for col in (
+        "size",
+        "glint shuffle s",
+        "GB/s",
+        "raw all-to-all s",
+        "GB/s",
+        "ratio",
+        "glint broadcast s",
+        "GB/s",
+        "raw broadcast s",
+        "GB/s",
+        "ratio",
+        "checked",
+    ):
         t.add_column(col, justify="left" if col in ("size", "checked") else "right")
 
     def f(x, fmt):
         return "-" if x is None else format(x, fmt)
+
     for s in report["sizes"]:
-        t.add_row(s["label"], f(s["glint_shuffle_s"], ".5f"), f(s["glint_shuffle_gbps"], ".2f"),
-                  f(s["raw_alltoall_s"], ".5f"), f(s["raw_alltoall_gbps"], ".2f"), f(s["shuffle_ratio"], ".0%"),
-                  f(s["glint_broadcast_s"], ".5f"), f(s["glint_broadcast_gbps"], ".2f"),
-                  f(s["raw_broadcast_s"], ".5f"), f(s["raw_broadcast_gbps"], ".2f"), f(s["broadcast_ratio"], ".0%"),
-                  "ok" if s["correct"] else "[bold red]WRONG[/]")
+        t.add_row(
+            s["label"],
+            f(s["glint_shuffle_s"], ".5f"),
+            f(s["glint_shuffle_gbps"], ".2f"),
+            f(s["raw_alltoall_s"], ".5f"),
+            f(s["raw_alltoall_gbps"], ".2f"),
+            f(s["shuffle_ratio"], ".0%"),
+            f(s["glint_broadcast_s"], ".5f"),
+            f(s["glint_broadcast_gbps"], ".2f"),
+            f(s["raw_broadcast_s"], ".5f"),
+            f(s["raw_broadcast_gbps"], ".2f"),
+            f(s["broadcast_ratio"], ".0%"),
+            "ok" if s["correct"] else "[bold red]WRONG[/]",
+        )
     out.print(t)
 
 
 def markdown(report: dict) -> str:
-    lines = [f"# glint bench exchange: {report['ranks']} ranks, {report['device']}", "",
-             f"- {report['timestamp']}; median of {report['runs']} runs after {report['warmup']} warm-up run",
-             f"- columns per row: {report['columns']}",
-             f"- GB/s: {report['gbps_definition']}",
-             f"- every rank checked what glint's shuffle and broadcast delivered: "
-             f"{'all correct' if report['all_correct'] else 'WRONG rows delivered'}", "",
-             "| size | glint shuffle s | GB/s | raw all-to-all s | GB/s | ratio | glint broadcast s | GB/s "
-             "| raw broadcast s | GB/s | ratio | checked |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        f"# glint bench exchange: {report['ranks']} ranks, {report['device']}",
+        "",
+        f"- {report['timestamp']}; median of {report['runs']} runs after {report['warmup']} warm-up run",
+        f"- columns per row: {report['columns']}",
+        f"- GB/s: {report['gbps_definition']}",
+        f"- every rank checked what glint's shuffle and broadcast delivered: "
+        f"{'all correct' if report['all_correct'] else 'WRONG rows delivered'}",
+        "",
+        "| size | glint shuffle s | GB/s | raw all-to-all s | GB/s | ratio | glint broadcast s | GB/s "
+        "| raw broadcast s | GB/s | ratio | checked |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
 
     def f(x, fmt):
         return "-" if x is None else format(x, fmt)
+
     for s in report["sizes"]:
-        lines.append(f"| {s['label']} | {f(s['glint_shuffle_s'], '.5f')} | {f(s['glint_shuffle_gbps'], '.2f')} "
-                     f"| {f(s['raw_alltoall_s'], '.5f')} | {f(s['raw_alltoall_gbps'], '.2f')} "
-                     f"| {f(s['shuffle_ratio'], '.0%')} | {f(s['glint_broadcast_s'], '.5f')} "
-                     f"| {f(s['glint_broadcast_gbps'], '.2f')} | {f(s['raw_broadcast_s'], '.5f')} "
-                     f"| {f(s['raw_broadcast_gbps'], '.2f')} | {f(s['broadcast_ratio'], '.0%')} "
-                     f"| {'ok' if s['correct'] else 'WRONG'} |")
+        lines.append(
+            f"| {s['label']} | {f(s['glint_shuffle_s'], '.5f')} | {f(s['glint_shuffle_gbps'], '.2f')} "
+            f"| {f(s['raw_alltoall_s'], '.5f')} | {f(s['raw_alltoall_gbps'], '.2f')} "
+            f"| {f(s['shuffle_ratio'], '.0%')} | {f(s['glint_broadcast_s'], '.5f')} "
+            f"| {f(s['glint_broadcast_gbps'], '.2f')} | {f(s['raw_broadcast_s'], '.5f')} "
+            f"| {f(s['raw_broadcast_gbps'], '.2f')} | {f(s['broadcast_ratio'], '.0%')} "
+            f"| {'ok' if s['correct'] else 'WRONG'} |"
+        )
     m = report.get("machine") or {}
-    lines += ["", f"Machine: {m.get('cpu_model')} ({m.get('cpu_count')} cores), GPU {m.get('gpu_name')} "
-                  f"x{m.get('gpu_count')}, torch {m.get('torch_version')}, glint {m.get('glint_version')} "
-                  f"({m.get('glint_commit')})", ""]
+    lines += [
+        "",
+        f"Machine: {m.get('cpu_model')} ({m.get('cpu_count')} cores), GPU {m.get('gpu_name')} "
+        f"x{m.get('gpu_count')}, torch {m.get('torch_version')}, glint {m.get('glint_version')} "
+        f"({m.get('glint_commit')})",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -339,8 +406,12 @@ def plot(report: dict, path: Path) -> Path:
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     xs = [s["bytes_per_rank"] for s in report["sizes"]]
-    for key, name, style in (("glint_shuffle", "glint shuffle", "-o"), ("raw_alltoall", "raw all-to-all", "--o"),
-                             ("glint_broadcast", "glint broadcast", "-s"), ("raw_broadcast", "raw broadcast", "--s")):
+    for key, name, style in (
+        ("glint_shuffle", "glint shuffle", "-o"),
+        ("raw_alltoall", "raw all-to-all", "--o"),
+        ("glint_broadcast", "glint broadcast", "-s"),
+        ("raw_broadcast", "raw broadcast", "--s"),
+    ):
         ax.plot(xs, [s[f"{key}_gbps"] or float("nan") for s in report["sizes"]], style, label=name)
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [s["label"] for s in report["sizes"]])
@@ -382,8 +453,11 @@ def cmd_exchange(args) -> int:
     try:
         if con.ranks < 2:
             raise GlintError("glint bench exchange needs at least 2 ranks")
-        err.print(f"{con.ranks} ranks on {con.device.type}: sizes {', '.join(map(size_label, sizes))}, "
-                  f"{args.runs} runs each", markup=False, highlight=False)
+        err.print(
+            f"{con.ranks} ranks on {con.device.type}: sizes {', '.join(map(size_label, sizes))}, {args.runs} runs each",
+            markup=False,
+            highlight=False,
+        )
         per_rank = con.call(TARGET, sizes=sizes, runs=args.runs, seed=args.seed)
         label = device_name(con.device)
         report = build_report(per_rank, con.ranks, args.runs, args.seed, label, machine_info(con.device))
@@ -391,8 +465,13 @@ def cmd_exchange(args) -> int:
         con.close()
     print_table(out, report)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(os.path.expanduser(args.out)) if args.out else \
-        Path("bench") / "results" / f"exchange-{slug(report['rank_devices'][0].split(':')[0])}-{report['ranks']}r-{stamp}"
+    out_dir = (
+        Path(os.path.expanduser(args.out))
+        if args.out
+        else Path("bench")
+        / "results"
+        / f"exchange-{slug(report['rank_devices'][0].split(':')[0])}-{report['ranks']}r-{stamp}"
+    )
     paths = write_outputs(report, out_dir, err)
     err.print("wrote " + ", ".join(str(p) for p in paths.values()), markup=False, highlight=False)
     if not report["all_correct"]:

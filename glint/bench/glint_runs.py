@@ -4,6 +4,7 @@ torch.profiler) and the cold runs (each query on a fresh connection from
 read_parquet through its result, by default in a fresh Python process), each
 result checked against DuckDB's. On CUDA the device is synchronised before a
 timer starts and before it is read."""
+
 from __future__ import annotations
 
 import datetime
@@ -107,8 +108,9 @@ def check_result(r: QueryRecord, which: str, sql: str, got, reference: dict) -> 
         r.checked.append(which)
 
 
-def register_tables(con, found: dict[str, str], tables: list[str], eager: bool, phase: Phase | None,
-                    partition_keys: dict | None = None) -> None:
+def register_tables(
+    con, found: dict[str, str], tables: list[str], eager: bool, phase: Phase | None, partition_keys: dict | None = None
+) -> None:
     """read_parquet of each table: lazily (footers now, a column's data when a
     query first reads it) or, with eager, every column now; on a distributed
     connection, hash-partitioned on ``partition_keys`` (table -> column)."""
@@ -124,8 +126,9 @@ def register_tables(con, found: dict[str, str], tables: list[str], eager: bool, 
 
 
 # ------------------------------------------------------------------ warm
-def _warm_query(con, device, r: QueryRecord, sql: str, runs: int, warmup: int, profile: bool, ph: Phase,
-                reference: dict) -> None:
+def _warm_query(
+    con, device, r: QueryRecord, sql: str, runs: int, warmup: int, profile: bool, ph: Phase, reference: dict
+) -> None:
     """One query's first run, warm-ups, timed runs (and profiled run) into its record."""
     r.gpu_baseline_bytes = reset_peak(device)
     try:
@@ -157,8 +160,23 @@ def _warm_query(con, device, r: QueryRecord, sql: str, runs: int, warmup: int, p
         r.profile = profile_run(lambda: glint_query(con, sql), device)
 
 
-def run_glint_warm(device, suite: Suite, names, records, reference, found, tables, eager, runs, warmup, err,
-                   show, opts=None, partition_keys=None, profile: bool = False) -> float:
+def run_glint_warm(
+    device,
+    suite: Suite,
+    names,
+    records,
+    reference,
+    found,
+    tables,
+    eager,
+    runs,
+    warmup,
+    err,
+    show,
+    opts=None,
+    partition_keys=None,
+    profile: bool = False,
+) -> float:
     """The warm phase on one connection; returns the seconds the tables took to register (or load)."""
     con = glint.connect(device=device, **(opts or {}))
     try:
@@ -172,7 +190,7 @@ def run_glint_warm(device, suite: Suite, names, records, reference, found, table
                 _warm_query(con, device, records[name], suite.query(name), runs, warmup, profile, ph, reference)
                 ph.advance()
     finally:
-        con.close()             # drops the tables and their device copies
+        con.close()  # drops the tables and their device copies
         release_device(device)
     return load_s
 
@@ -226,46 +244,61 @@ def warm_up_process(device) -> None:
     first blocks. A few queries over a small in-memory table touch the same
     kinds of operators and kernels as the benchmarks."""
     n = 20_000
-    t = pa.table({
-        "k": pa.array([i % 1000 for i in range(n)], pa.int64()),
-        "g": pa.array([i % 7 for i in range(n)], pa.int32()),
-        "d": pa.array([decimal.Decimal(i % 997) / 100 for i in range(n)], pa.decimal128(15, 2)),
-        "dt": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 900) for i in range(n)]),
-        "s": pa.array([f"word{i % 13} text {i % 101}" for i in range(n)]),
-    })
+    t = pa.table(
+        {
+            "k": pa.array([i % 1000 for i in range(n)], pa.int64()),
+            "g": pa.array([i % 7 for i in range(n)], pa.int32()),
+            "d": pa.array([decimal.Decimal(i % 997) / 100 for i in range(n)], pa.decimal128(15, 2)),
+            "dt": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 900) for i in range(n)]),
+            "s": pa.array([f"word{i % 13} text {i % 101}" for i in range(n)]),
+        }
+    )
     con = glint.connect(device=device)
     try:
         con.register("w", t)
-        for sql in ["SELECT g, sum(d * (1 - d)), avg(d), count(*), min(dt) FROM w WHERE dt <= DATE '1996-06-01' "
-                    "GROUP BY g ORDER BY g",
-                    "SELECT a.g, count(DISTINCT b.k) FROM w a JOIN w b ON a.k = b.k AND a.g = b.g "
-                    "WHERE a.s LIKE '%word3%' GROUP BY a.g ORDER BY 2 DESC LIMIT 5",
-                    "SELECT s, substring(s, 1, 5), length(s) FROM w WHERE s NOT LIKE 'word1%' ORDER BY s LIMIT 3",
-                    "SELECT k FROM w WHERE k IN (SELECT k FROM w WHERE g = 3) AND NOT EXISTS "
-                    "(SELECT 1 FROM w x WHERE x.k = w.k AND x.g > 5) ORDER BY k LIMIT 1"]:
+        for sql in [
+            "SELECT g, sum(d * (1 - d)), avg(d), count(*), min(dt) FROM w WHERE dt <= DATE '1996-06-01' "
+            "GROUP BY g ORDER BY g",
+            "SELECT a.g, count(DISTINCT b.k) FROM w a JOIN w b ON a.k = b.k AND a.g = b.g "
+            "WHERE a.s LIKE '%word3%' GROUP BY a.g ORDER BY 2 DESC LIMIT 5",
+            "SELECT s, substring(s, 1, 5), length(s) FROM w WHERE s NOT LIKE 'word1%' ORDER BY s LIMIT 3",
+            "SELECT k FROM w WHERE k IN (SELECT k FROM w WHERE g = 3) AND NOT EXISTS "
+            "(SELECT 1 FROM w x WHERE x.k = w.k AND x.g > 5) ORDER BY k LIMIT 1",
+        ]:
             con.sql(sql).arrow()
     finally:
         con.close()
     release_device(device)
 
 
-def cold_worker(import_s: float = 0.0) -> None:    # pragma: no cover - the cold phase's fresh process
+def cold_worker(import_s: float = 0.0) -> None:  # pragma: no cover - the cold phase's fresh process
     """Entry of the cold phase's process: arguments as JSON on stdin, results as JSON on stdout."""
     t0 = time.perf_counter()
     job = json.loads(sys.stdin.read())
     device = resolve_device(job["device"])
     if device.type == "cuda":
-        torch.zeros(1, device=device)            # CUDA context: part of the process start
+        torch.zeros(1, device=device)  # CUDA context: part of the process start
     warm_up_process(device)
     start_s = time.perf_counter() - t0 + import_s
-    recs = cold_queries(device, job["suite"], job["names"], job["found"], job["tables_of"], job["eager"],
-                        job["opts"], job["result_dir"], job.get("partition_keys"))
+    recs = cold_queries(
+        device,
+        job["suite"],
+        job["names"],
+        job["found"],
+        job["tables_of"],
+        job["eager"],
+        job["opts"],
+        job["result_dir"],
+        job.get("partition_keys"),
+    )
     sys.stdout.write(json.dumps({"start_s": start_s, "queries": recs}))
 
 
 def _cold_in_fresh_process(job: dict) -> tuple[float, dict]:
-    code = ("import time; t0 = time.perf_counter(); import torch, glint.bench.glint_runs as g; "
-            "g.cold_worker(time.perf_counter() - t0)")
+    code = (
+        "import time; t0 = time.perf_counter(); import torch, glint.bench.glint_runs as g; "
+        "g.cold_worker(time.perf_counter() - t0)"
+    )
     p = subprocess.run([sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True)
     if p.returncode != 0:
         raise GlintError(f"the cold-run process failed (exit {p.returncode}): {p.stderr.strip()[-2000:]}")
@@ -273,24 +306,50 @@ def _cold_in_fresh_process(job: dict) -> tuple[float, dict]:
     return done["start_s"], done["queries"]
 
 
-def run_glint_cold(device, suite: Suite, names, records, reference, found, eager, err, show, opts=None,
-                   fresh_process: bool = True, partition_keys=None) -> float | None:
+def run_glint_cold(
+    device,
+    suite: Suite,
+    names,
+    records,
+    reference,
+    found,
+    eager,
+    err,
+    show,
+    opts=None,
+    fresh_process: bool = True,
+    partition_keys=None,
+) -> float | None:
     """Cold runs, by default in a fresh Python process (nothing imported,
     compiled or pinned yet; the OS page cache is not dropped). Returns that
     process's start-up time (imports, CUDA context and warm_up_process), not
     in the query times."""
     tables_of = {n: records[n].tables for n in names}
-    with tempfile.TemporaryDirectory(prefix="glint-cold-") as tmp, \
-            Phase(err, f"glint cold ({device_name(device)}{', fresh process' if fresh_process else ''})",
-                  len(names), show) as ph:
+    with (
+        tempfile.TemporaryDirectory(prefix="glint-cold-") as tmp,
+        Phase(
+            err, f"glint cold ({device_name(device)}{', fresh process' if fresh_process else ''})", len(names), show
+        ) as ph,
+    ):
         if fresh_process:
             start_s, recs = _cold_in_fresh_process(
-                {"device": str(device), "suite": suite.key, "names": list(names), "found": found,
-                 "tables_of": tables_of, "eager": eager, "opts": opts or {}, "result_dir": tmp,
-                 "partition_keys": partition_keys})
+                {
+                    "device": str(device),
+                    "suite": suite.key,
+                    "names": list(names),
+                    "found": found,
+                    "tables_of": tables_of,
+                    "eager": eager,
+                    "opts": opts or {},
+                    "result_dir": tmp,
+                    "partition_keys": partition_keys,
+                }
+            )
         else:
-            start_s, recs = None, cold_queries(device, suite.key, names, found, tables_of, eager, opts or {}, tmp,
-                                               partition_keys)
+            start_s, recs = (
+                None,
+                cold_queries(device, suite.key, names, found, tables_of, eager, opts or {}, tmp, partition_keys),
+            )
         for name in names:
             r, rec = records[name], recs[name]
             ph.update(r.label)

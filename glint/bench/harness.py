@@ -42,6 +42,7 @@ The parts: glint.bench.suites (the benchmarks), .duckdb_runs and .glint_runs
 (the two engines' runs), .profile, .records (what is recorded and the JSON
 report), .report (the table and the files), .machine (the host and device).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,17 +82,18 @@ __all__ = ["add_arguments", "cmd_bench", "cmd_merge", "run_bench"]
 @dataclass
 class BenchPlan:
     """What a run will do, from its arguments and the data found."""
+
     suite: Suite
-    names: list[str]                    # the queries of the warm runs
-    cold_names: list[str]               # ... of the cold runs
+    names: list[str]  # the queries of the warm runs
+    cold_names: list[str]  # ... of the cold runs
     device: torch.device
     device_label: str
     ranks: int | str | None
     partition_keys: dict | None
     duckdb_runs: int
     data: Path
-    found: dict[str, str]               # table -> Parquet path
-    tables_of: dict[str, list[str]]     # query -> the tables it reads
+    found: dict[str, str]  # table -> Parquet path
+    tables_of: dict[str, list[str]]  # query -> the tables it reads
     prep_s: float
 
     @property
@@ -132,13 +134,18 @@ def _plan(args, err, show: bool) -> BenchPlan:
     tables_of = {n: query_tables(suite.query(n), sorted(found)) for n in dict.fromkeys(names + cold_names)}
     for n, ts in tables_of.items():
         if not ts:
-            raise GlintIOError(f"{suite.title} {suite.label(n)} reads none of the tables in {str(data)!r} "
-                               f"({', '.join(sorted(found))})")
-    plan = BenchPlan(suite, names, cold_names, device, device_label, ranks, keys, duckdb_runs, data, found,
-                     tables_of, 0.0)
-    err.print(f"{suite.title} SF {sf_label(args.sf)} from {data} ({len(names)} queries, {len(plan.tables)} tables; "
-              f"glint on {device_label}; median of {_n(args.runs, 'run')} after {_n(args.warmup, 'warm-up')})",
-              markup=False, highlight=False)
+            raise GlintIOError(
+                f"{suite.title} {suite.label(n)} reads none of the tables in {str(data)!r} ({', '.join(sorted(found))})"
+            )
+    plan = BenchPlan(
+        suite, names, cold_names, device, device_label, ranks, keys, duckdb_runs, data, found, tables_of, 0.0
+    )
+    err.print(
+        f"{suite.title} SF {sf_label(args.sf)} from {data} ({len(names)} queries, {len(plan.tables)} tables; "
+        f"glint on {device_label}; median of {_n(args.runs, 'run')} after {_n(args.warmup, 'warm-up')})",
+        markup=False,
+        highlight=False,
+    )
     plan.prep_s = time.perf_counter() - t0
     return plan
 
@@ -146,12 +153,24 @@ def _plan(args, err, show: bool) -> BenchPlan:
 def _run_facts(args, plan: BenchPlan, opts: dict) -> RunFacts:
     ranks = plan.ranks
     return RunFacts(
-        benchmark=plan.suite.key, title=plan.suite.title, sf=args.sf, sf_label=sf_label(args.sf),
-        device=plan.device_label, device_type=plan.device.type,
+        benchmark=plan.suite.key,
+        title=plan.suite.title,
+        sf=args.sf,
+        sf_label=sf_label(args.sf),
+        device=plan.device_label,
+        device_type=plan.device.type,
         ranks=1 if ranks is None else (ranks if ranks != "env" else torchrun_env()[1]),
-        hash_partition=bool(plan.partition_keys), runs=args.runs, warmup=args.warmup,
-        duckdb_runs=plan.duckdb_runs, duckdb=not args.no_duckdb, cold=bool(plan.cold_names), eager=args.eager,
-        glint_options=opts, data_dir=str(plan.data), profile=bool(getattr(args, "profile", False)))
+        hash_partition=bool(plan.partition_keys),
+        runs=args.runs,
+        warmup=args.warmup,
+        duckdb_runs=plan.duckdb_runs,
+        duckdb=not args.no_duckdb,
+        cold=bool(plan.cold_names),
+        eager=args.eager,
+        glint_options=opts,
+        data_dir=str(plan.data),
+        profile=bool(getattr(args, "profile", False)),
+    )
 
 
 def run_bench(args, err=None, show: bool | None = None) -> dict:
@@ -164,27 +183,68 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
     records = {n: QueryRecord(n, suite.label(n), tables=plan.tables_of[n]) for n in all_names}
     reference: dict = {}
     load = {"data_prepare_s": plan.prep_s, "glint_host_s": None, "duckdb_memory_s": None}
-    info: dict = {"duckdb_threads": None, "duckdb_memory_compressed": None, "duckdb_memory_error": None,
-                  "duckdb_parquet_error": None}
+    info: dict = {
+        "duckdb_threads": None,
+        "duckdb_memory_compressed": None,
+        "duckdb_memory_error": None,
+        "duckdb_parquet_error": None,
+    }
     # DuckDB first, and closed before glint runs, so both never hold the data at once
     if not args.no_duckdb:
         load["duckdb_memory_s"], info = run_duckdb_phases(
-            plan.found, plan.tables, all_names, suite, records, reference, plan.duckdb_runs, args.warmup, args.sf,
-            err, show, memory=not getattr(args, "no_duckdb_memory", False), parquet=not args.no_duckdb_parquet)
+            plan.found,
+            plan.tables,
+            all_names,
+            suite,
+            records,
+            reference,
+            plan.duckdb_runs,
+            args.warmup,
+            args.sf,
+            err,
+            show,
+            memory=not getattr(args, "no_duckdb_memory", False),
+            parquet=not args.no_duckdb_parquet,
+        )
     # glint warm, then cold (after the warm data is released)
     warm_tables = sorted({t for n in plan.names for t in plan.tables_of[n]})
     t0 = time.perf_counter()
     opts = connect_options(args)
     facts = _run_facts(args, plan, opts)
-    load["glint_host_s"] = run_glint_warm(plan.device, suite, plan.names, records, reference, plan.found,
-                                          warm_tables, args.eager, args.runs, args.warmup, err, show, opts,
-                                          plan.partition_keys, profile=facts.profile)
+    load["glint_host_s"] = run_glint_warm(
+        plan.device,
+        suite,
+        plan.names,
+        records,
+        reference,
+        plan.found,
+        warm_tables,
+        args.eager,
+        args.runs,
+        args.warmup,
+        err,
+        show,
+        opts,
+        plan.partition_keys,
+        profile=facts.profile,
+    )
     if plan.cold_names:
         # ranks torchrun started cannot be joined from a fresh process
         fresh = getattr(args, "cold_process", True) and plan.ranks != "env"
-        load["glint_cold_process_start_s"] = run_glint_cold(plan.device, suite, plan.cold_names, records, reference,
-                                                            plan.found, args.eager, err, show, opts, fresh,
-                                                            plan.partition_keys)
+        load["glint_cold_process_start_s"] = run_glint_cold(
+            plan.device,
+            suite,
+            plan.cold_names,
+            records,
+            reference,
+            plan.found,
+            args.eager,
+            err,
+            show,
+            opts,
+            fresh,
+            plan.partition_keys,
+        )
     machine = machine_info(plan.device)
     return build_report(facts, [records[n] for n in all_names], load, info, machine, time.perf_counter() - t0)
 
@@ -203,49 +263,77 @@ def _n(k: int, what: str) -> str:
 # ------------------------------------------------------------------ command line
 def add_arguments(p) -> None:
     """The options of ``glint bench`` on an argparse (sub)parser."""
-    p.add_argument("benchmark", choices=BENCHMARKS + ("exchange",),
-                   help="tpch or ssb; exchange: glint's shuffle and broadcast against raw collectives on --ranks "
-                        "(glint.bench.exchange)")
+    p.add_argument(
+        "benchmark",
+        choices=BENCHMARKS + ("exchange",),
+        help="tpch or ssb; exchange: glint's shuffle and broadcast against raw collectives on --ranks "
+        "(glint.bench.exchange)",
+    )
     p.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
     p.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
-    p.add_argument("--queries", help="e.g. 1,5,9 or 1-6 for TPC-H; 1.1,2.3, a flight (2) or 1.1-2.3 for SSB "
-                                     "(default: all)")
+    p.add_argument(
+        "--queries", help="e.g. 1,5,9 or 1-6 for TPC-H; 1.1,2.3, a flight (2) or 1.1-2.3 for SSB (default: all)"
+    )
     p.add_argument("--runs", type=int, default=5, help="timed runs per query; the median is reported (default 5)")
-    p.add_argument("--warmup", type=int, default=1,
-                   help="untimed runs before the timed ones (glint: after the first run, which loads the "
-                        "columns to the device) (default 1)")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="untimed runs before the timed ones (glint: after the first run, which loads the "
+        "columns to the device) (default 1)",
+    )
     p.add_argument("--out", help="output directory (default bench/results/<benchmark>-sf<sf>-<device>-<date>)")
     p.add_argument("--data", help="use the Parquet files in this directory instead of the generated cache")
     p.add_argument("--no-duckdb", action="store_true", help="no DuckDB runs, so no result checks")
     p.add_argument("--no-duckdb-parquet", action="store_true", help="skip DuckDB on the Parquet files")
-    p.add_argument("--no-duckdb-memory", action="store_true",
-                   help="skip DuckDB's in-memory tables (results are then checked against DuckDB on Parquet)")
+    p.add_argument(
+        "--no-duckdb-memory",
+        action="store_true",
+        help="skip DuckDB's in-memory tables (results are then checked against DuckDB on Parquet)",
+    )
     p.add_argument("--duckdb-runs", type=int, help="timed DuckDB runs per query (default: --runs)")
-    p.add_argument("--cold", action=argparse.BooleanOptionalAction, default=True,
-                   help="also time glint cold runs: fresh connection, read_parquet through the result "
-                        "(default on)")
+    p.add_argument(
+        "--cold",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time glint cold runs: fresh connection, read_parquet through the result (default on)",
+    )
     p.add_argument("--cold-queries", help="queries for the cold runs (default: --queries)")
-    p.add_argument("--cold-process", action=argparse.BooleanOptionalAction, default=True,
-                   help="run the cold phase in a fresh Python process (default on; its start-up, imports and "
-                        "CUDA context, is reported apart from the query times)")
+    p.add_argument(
+        "--cold-process",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the cold phase in a fresh Python process (default on; its start-up, imports and "
+        "CUDA context, is reported apart from the query times)",
+    )
     memory_arguments(p)
-    p.add_argument("--eager", action="store_true",
-                   help="read every column of the tables at read_parquet (default: glint reads a column "
-                        "when a query first needs it)")
+    p.add_argument(
+        "--eager",
+        action="store_true",
+        help="read every column of the tables at read_parquet (default: glint reads a column "
+        "when a query first needs it)",
+    )
     add_rank_arguments(p)
-    p.add_argument("--sizes", help="exchange: bytes per rank to move, e.g. 1MB,16MB,1GB (default "
-                                   "1MB,4MB,16MB,64MB,256MB,1GB)")
+    p.add_argument(
+        "--sizes", help="exchange: bytes per rank to move, e.g. 1MB,16MB,1GB (default 1MB,4MB,16MB,64MB,256MB,1GB)"
+    )
     p.add_argument("--seed", type=int, default=0, help="exchange: seed of the generated rows (default 0)")
-    p.add_argument("--hash-partition", action="store_true",
-                   help="with --ranks: hash-partition the tables on their keys at load (TPC-H: lineitem and "
-                        "orders on the order key, ...), so joins on them need no exchange")
-    p.add_argument("--profile", action="store_true",
-                   help="run each query once more after its timed runs under torch.profiler (CPU and, on CUDA, "
-                        "CUDA activity) and report per query the GPU's busy time (the union of its kernels, "
-                        "copies and memsets), kernel launches, memory copies, host synchronisations (cudaStream/"
-                        "Device/EventSynchronize and synchronous cudaMemcpy calls), the 3 kernels with the most "
-                        "device time, and the columns touched per second of a warm run against the device's "
-                        "memory bandwidth; the device fields are null on the CPU")
+    p.add_argument(
+        "--hash-partition",
+        action="store_true",
+        help="with --ranks: hash-partition the tables on their keys at load (TPC-H: lineitem and "
+        "orders on the order key, ...), so joins on them need no exchange",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="run each query once more after its timed runs under torch.profiler (CPU and, on CUDA, "
+        "CUDA activity) and report per query the GPU's busy time (the union of its kernels, "
+        "copies and memsets), kernel launches, memory copies, host synchronisations (cudaStream/"
+        "Device/EventSynchronize and synchronous cudaMemcpy calls), the 3 kernels with the most "
+        "device time, and the columns touched per second of a warm run against the device's "
+        "memory bandwidth; the device fields are null on the CPU",
+    )
 
 
 def _write(report: dict, args, err) -> None:
@@ -276,7 +364,10 @@ def cmd_bench(args) -> int:
     print_table(out, report)
     _write(report, args, err)
     if report["queries_failed"]:
-        err.print(f"[bold red]{len(report['queries_failed'])} of {report['queries_total']} queries failed:[/] "
-                  + ", ".join(report["queries_failed"]), highlight=False)
+        err.print(
+            f"[bold red]{len(report['queries_failed'])} of {report['queries_total']} queries failed:[/] "
+            + ", ".join(report["queries_failed"]),
+            highlight=False,
+        )
         return EXIT_ERROR
     return EXIT_OK

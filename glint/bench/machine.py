@@ -2,6 +2,7 @@
 bandwidth included) and library versions, and the device's name as reports
 and file names spell it. Shared by ``glint bench tpch|ssb`` and ``glint bench
 exchange``."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,15 @@ from glint import __version__
 # peak memory bandwidth (GB/s, the vendors' data sheets) of GPUs whose CUDA
 # properties do not give a memory clock; the first name found in the device's
 # name wins, so the more specific names come first
-_BANDWIDTH_GBPS = (("h200", 4800.0), ("h100 nvl", 3900.0), ("h100 pcie", 2000.0), ("h100", 3350.0),
-                   ("a100-sxm4-80gb", 2039.0), ("a100 80gb pcie", 1935.0), ("a100", 1555.0))
+_BANDWIDTH_GBPS = (
+    ("h200", 4800.0),
+    ("h100 nvl", 3900.0),
+    ("h100 pcie", 2000.0),
+    ("h100", 3350.0),
+    ("a100-sxm4-80gb", 2039.0),
+    ("a100 80gb pcie", 1935.0),
+    ("a100", 1555.0),
+)
 
 
 def _run_quiet(cmd: list[str], timeout: float = 10) -> str | None:
@@ -73,9 +81,12 @@ def _gpu_info(device) -> dict:
     try:
         d = device if getattr(device, "type", None) == "cuda" else torch.device("cuda")
         props = torch.cuda.get_device_properties(d)
-        info.update(gpu_name=props.name, gpu_count=torch.cuda.device_count(),
-                    gpu_memory_bytes=int(props.total_memory),
-                    gpu_memory_bandwidth_gbps=memory_bandwidth_gbps(props))
+        info.update(
+            gpu_name=props.name,
+            gpu_count=torch.cuda.device_count(),
+            gpu_memory_bytes=int(props.total_memory),
+            gpu_memory_bandwidth_gbps=memory_bandwidth_gbps(props),
+        )
     except Exception:  # noqa: BLE001 - informational only
         pass
     smi = _run_quiet(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
@@ -93,7 +104,10 @@ def machine_info(device) -> dict:
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "ram_bytes": _ram_bytes(),
-        "gpu_name": None, "gpu_count": 0, "gpu_memory_bytes": None, "gpu_driver_version": None,
+        "gpu_name": None,
+        "gpu_count": 0,
+        "gpu_memory_bytes": None,
+        "gpu_driver_version": None,
         "gpu_memory_bandwidth_gbps": None,
         "cuda_version": torch.version.cuda,
         "torch_version": torch.__version__,

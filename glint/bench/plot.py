@@ -4,6 +4,7 @@ the Agg canvas: no display and no global backend switch needed).
 ``python -m glint.bench.plot REPORT.json [OUT.png]`` redraws a chart from a
 saved report.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,18 @@ import math
 import sys
 from pathlib import Path
 
-SERIES = [("glint_warm_s", "glint warm", "#1f77b4"), ("glint_cold_s", "glint cold", "#9ecae1"),
-          ("duckdb_memory_s", "DuckDB in-memory", "#ff7f0e"), ("duckdb_parquet_s", "DuckDB on Parquet", "#fdd0a2")]
-TOTALS = {"glint_warm_s": "glint_warm_total_s", "glint_cold_s": "glint_cold_total_s",
-          "duckdb_memory_s": "duckdb_memory_total_s", "duckdb_parquet_s": "duckdb_parquet_total_s"}
+SERIES = [
+    ("glint_warm_s", "glint warm", "#1f77b4"),
+    ("glint_cold_s", "glint cold", "#9ecae1"),
+    ("duckdb_memory_s", "DuckDB in-memory", "#ff7f0e"),
+    ("duckdb_parquet_s", "DuckDB on Parquet", "#fdd0a2"),
+]
+TOTALS = {
+    "glint_warm_s": "glint_warm_total_s",
+    "glint_cold_s": "glint_cold_total_s",
+    "duckdb_memory_s": "duckdb_memory_total_s",
+    "duckdb_parquet_s": "duckdb_parquet_total_s",
+}
 
 
 def plot_report(report: dict, path: str | Path) -> Path:
@@ -55,15 +64,18 @@ def plot_report(report: dict, path: str | Path) -> Path:
             a.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             a.yaxis.set_minor_formatter(NullFormatter())
         lo, hi = min(positive), max(positive)
-        ax.set_ylim(lo / 1.5, hi * 4)          # head room for the legend
+        ax.set_ylim(lo / 1.5, hi * 4)  # head room for the legend
     ax.set_ylabel("seconds (log scale)")
     ax.set_xlim(-0.6, len(queries) - 0.4)
     ax.grid(axis="y", which="major", alpha=0.3)
     if series:
         ax.legend(fontsize=8, loc="upper left", ncols=len(series))
     runs = report.get("runs")
-    ax.set_title(f"{report.get('title', report['benchmark'])} SF {report.get('sf_label', report['sf'])} on "
-                 f"{report['device']}" + (f" (median of {runs})" if runs else ""), fontsize=10)
+    ax.set_title(
+        f"{report.get('title', report['benchmark'])} SF {report.get('sf_label', report['sf'])} on "
+        f"{report['device']}" + (f" (median of {runs})" if runs else ""),
+        fontsize=10,
+    )
     axt.set_xticks(range(len(series)))
     axt.set_xticklabels([s[1] for s in series], rotation=45, ha="right", fontsize=8)
     axt.set_title("total", fontsize=10)

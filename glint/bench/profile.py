@@ -28,6 +28,7 @@ read: a FunctionEvent's ``name``, ``device_type`` and ``time_range``, with the
 Kineto events themselves (``name()``, ``device_type()``, ``start_ns()``,
 ``end_ns()`` or ``duration_ns()``) as a fallback.
 """
+
 from __future__ import annotations
 
 import time
@@ -44,13 +45,29 @@ from torch.profiler import (
     supported_activities,
 )
 
-PROFILE_FIELDS = ("gpu_busy_s", "kernel_launches", "memcpy_count", "host_syncs", "top_kernels", "profiled_s",
-                  "profile_error")
+PROFILE_FIELDS = (
+    "gpu_busy_s",
+    "kernel_launches",
+    "memcpy_count",
+    "host_syncs",
+    "top_kernels",
+    "profiled_s",
+    "profile_error",
+)
 DEVICE_FIELDS = ("gpu_busy_s", "kernel_launches", "memcpy_count", "host_syncs", "top_kernels")
-MARK = "glint bench: profiled query"        # the record_function around the query
+MARK = "glint bench: profiled query"  # the record_function around the query
 TOP_KERNELS = 3
-SYNC_CALLS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-                        "cudaThreadSynchronize", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"})
+SYNC_CALLS = frozenset(
+    {
+        "cudaStreamSynchronize",
+        "cudaDeviceSynchronize",
+        "cudaEventSynchronize",
+        "cudaThreadSynchronize",
+        "cuStreamSynchronize",
+        "cuCtxSynchronize",
+        "cuEventSynchronize",
+    }
+)
 # activities on the device's timeline that are no work of the device: synchronisation records
 _DEVICE_WAITS = ("Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event")
 
@@ -58,11 +75,12 @@ _DEVICE_WAITS = ("Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event
 @dataclass(frozen=True)
 class TraceEvent:
     """One event of a profile, as every torch version gives it (times in microseconds)."""
+
     name: str
     on_device: bool
     start_us: float
     end_us: float
-    annotation: bool = False        # a record_function range (on the device: the span of its work)
+    annotation: bool = False  # a record_function range (on the device: the span of its work)
 
 
 def device_activity(name: str) -> str:
@@ -137,7 +155,7 @@ def summarize(events: list[TraceEvent], top: int = TOP_KERNELS) -> dict:
     syncs = [e for e in events if not e.on_device and is_host_sync(e.name)]
     if mark is not None:
         host_syncs = sum(mark.start_us <= e.start_us <= mark.end_us for e in syncs)
-    else:                               # no range to tell: all but the harness's own synchronisation
+    else:  # no range to tell: all but the harness's own synchronisation
         host_syncs = max(0, len(syncs) - 1)
     ranked = sorted(per_kernel.items(), key=lambda kv: (-kv[1][1], kv[0]))[:top]
     return {
@@ -158,8 +176,15 @@ def _function_events(prof) -> list[TraceEvent]:
     out = []
     for evt in prof.events() or []:
         span = evt.time_range
-        out.append(TraceEvent(str(evt.name), _on_device(getattr(evt, "device_type", None)), float(span.start),
-                              float(span.end), bool(getattr(evt, "is_user_annotation", False))))
+        out.append(
+            TraceEvent(
+                str(evt.name),
+                _on_device(getattr(evt, "device_type", None)),
+                float(span.start),
+                float(span.end),
+                bool(getattr(evt, "is_user_annotation", False)),
+            )
+        )
     return out
 
 
@@ -174,8 +199,9 @@ def _kineto_events(prof) -> list[TraceEvent]:
         else:
             end_ns = start_ns + evt.duration_us() * 1000
         annotation = getattr(evt, "is_user_annotation", lambda: False)()
-        out.append(TraceEvent(str(evt.name()), _on_device(evt.device_type()), start_ns / 1000, end_ns / 1000,
-                              bool(annotation)))
+        out.append(
+            TraceEvent(str(evt.name()), _on_device(evt.device_type()), start_ns / 1000, end_ns / 1000, bool(annotation))
+        )
     return out
 
 

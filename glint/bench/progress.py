@@ -1,4 +1,5 @@
 """Progress of a ``glint bench`` phase on stderr."""
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,16 @@ class Phase:
                 TextColumn,
                 TimeElapsedColumn,
             )
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=self.err, transient=True)
+
+            self.bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.err,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task(self.title, total=self.total)
         return self
@@ -38,8 +47,12 @@ class Phase:
         if self.bar is not None:
             self.bar.update(self.task, description=f"{self.title}: {what}")
         elif self.log:
-            self.err.print(f"{self.title}: {what} (+{time.perf_counter() - self.t0:.1f} s)", style="dim",
-                           markup=False, highlight=False)
+            self.err.print(
+                f"{self.title}: {what} (+{time.perf_counter() - self.t0:.1f} s)",
+                style="dim",
+                markup=False,
+                highlight=False,
+            )
 
     def advance(self) -> None:
         if self.bar is not None:
@@ -49,7 +62,7 @@ class Phase:
         if self.bar is not None:
             self.bar.stop()
         if exc_type is None:
-            self.err.print(f"{self.title}: {time.perf_counter() - self.t0:.1f} s", style="dim", markup=False,
-                           highlight=False)
+            self.err.print(
+                f"{self.title}: {time.perf_counter() - self.t0:.1f} s", style="dim", markup=False, highlight=False
+            )
         return False
-

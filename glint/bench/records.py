@@ -13,6 +13,7 @@ bandwidth (machine.gpu_memory_bandwidth_gbps; null on the CPU or when it is
 unknown). With ``--profile``, the fields of glint.bench.profile (null
 without it).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -40,13 +41,13 @@ class QueryRecord:
     peak_gpu_bytes: int | None = None
     gpu_baseline_bytes: int | None = None
     cold_peak_gpu_bytes: int | None = None
-    warm_io: dict | None = None          # data movement of the last warm run (ExecContext.io)
-    cold_io: dict | None = None          # ... of the cold run
-    rank_stats: list | None = None       # a distributed run: per rank breakdown of the last warm run
-    profile: dict | None = None          # --profile: the fields of glint.bench.profile.PROFILE_FIELDS
+    warm_io: dict | None = None  # data movement of the last warm run (ExecContext.io)
+    cold_io: dict | None = None  # ... of the cold run
+    rank_stats: list | None = None  # a distributed run: per rank breakdown of the last warm run
+    profile: dict | None = None  # --profile: the fields of glint.bench.profile.PROFILE_FIELDS
     tables: list[str] = field(default_factory=list)
-    checked: list[str] = field(default_factory=list)     # what was compared with DuckDB: "warm", "cold"
-    errors: list[str] = field(default_factory=list)      # glint errors (warm / cold)
+    checked: list[str] = field(default_factory=list)  # what was compared with DuckDB: "warm", "cold"
+    errors: list[str] = field(default_factory=list)  # glint errors (warm / cold)
     duckdb_errors: list[str] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
 
@@ -100,11 +101,15 @@ class QueryRecord:
         gbps = self.touched_gbps
         profile = self.profile or {}
         return {
-            "query": self.name, "label": self.label,
-            "correct": self.correct(duckdb), "status": self.status(duckdb),
+            "query": self.name,
+            "label": self.label,
+            "correct": self.correct(duckdb),
+            "status": self.status(duckdb),
             "rows": self.rows,
-            "glint_warm_s": self.glint_warm_s, "glint_cold_s": self.glint_cold_s,
-            "duckdb_memory_s": self.duckdb_memory_s, "duckdb_parquet_s": self.duckdb_parquet_s,
+            "glint_warm_s": self.glint_warm_s,
+            "glint_cold_s": self.glint_cold_s,
+            "duckdb_memory_s": self.duckdb_memory_s,
+            "duckdb_parquet_s": self.duckdb_parquet_s,
             "speedup": self.speedup,
             "peak_gpu_bytes": self.peak_gpu_bytes,
             "glint_first_s": self.glint_first_s,
@@ -146,11 +151,12 @@ def sum_of(xs) -> float | None:
 @dataclass(frozen=True)
 class RunFacts:
     """What a report says about the run besides its queries."""
+
     benchmark: str
     title: str
     sf: float
     sf_label: str
-    device: str                         # the device's name ("cpu", "NVIDIA H100 80GB HBM3", "2 ranks x ...")
+    device: str  # the device's name ("cpu", "NVIDIA H100 80GB HBM3", "2 ranks x ...")
     device_type: str
     ranks: int
     hash_partition: bool
@@ -165,8 +171,9 @@ class RunFacts:
     profile: bool = False
 
 
-def build_report(facts: RunFacts, records: list[QueryRecord], load: dict, duckdb_info: dict, machine: dict,
-                 glint_wall_s: float) -> dict:
+def build_report(
+    facts: RunFacts, records: list[QueryRecord], load: dict, duckdb_info: dict, machine: dict, glint_wall_s: float
+) -> dict:
     """The report (the JSON document) of a run."""
     bandwidth = machine.get("gpu_memory_bandwidth_gbps") if facts.device_type == "cuda" else None
     queries = [r.to_json(facts.duckdb, bandwidth) for r in records]
@@ -181,7 +188,7 @@ def build_report(facts: RunFacts, records: list[QueryRecord], load: dict, duckdb
         "ranks": facts.ranks,
         "hash_partition": facts.hash_partition,
         "glint_version": machine["glint_version"],
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "runs": facts.runs,
         "warmup": facts.warmup,
         "duckdb_runs": facts.duckdb_runs if facts.duckdb else None,
@@ -259,11 +266,11 @@ def merge_reports(reports: list[dict]) -> dict:
         if q.get("glint_warm_s") and q.get("duckdb_memory_s") is not None:
             q["speedup"] = q["duckdb_memory_s"] / q["glint_warm_s"]
     both = [q for q in queries if q.get("glint_warm_s") and q.get("duckdb_memory_s") is not None]
-    first["speedup_total"] = (sum(q["duckdb_memory_s"] for q in both) / sum(q["glint_warm_s"] for q in both)
-                              if both else None)
+    first["speedup_total"] = (
+        sum(q["duckdb_memory_s"] for q in both) / sum(q["glint_warm_s"] for q in both) if both else None
+    )
     first["queries_total"] = len(queries)
     first["queries_correct"] = sum(q.get("correct") is True for q in queries)
     first["queries_failed"] = [q["label"] for q in queries if q.get("status") not in ("ok", "unchecked")]
     first["merged_from"] = [r.get("timestamp") for r in reports]
     return first
-

@@ -1,5 +1,6 @@
 """``glint bench``'s output: the table on the terminal, and the report's
 files (JSON, markdown, and a PNG chart when matplotlib is installed)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -30,8 +31,13 @@ def _speed(x) -> str:
     return "-" if x is None else (f"{x:.1f}x" if x >= 1 else f"{x:.2g}x")
 
 
-_CHECK_TEXT = {"ok": "ok", "unchecked": "unchecked", "not checked": "NOT CHECKED (DuckDB failed)",
-               "diff": "DIFF", "error": "ERROR"}
+_CHECK_TEXT = {
+    "ok": "ok",
+    "unchecked": "unchecked",
+    "not checked": "NOT CHECKED (DuckDB failed)",
+    "diff": "DIFF",
+    "error": "ERROR",
+}
 
 
 def _header(report: dict) -> str:
@@ -47,24 +53,54 @@ def print_table(out, report: dict) -> None:
     dist = report.get("ranks", 1) != 1
     profiled = bool(report.get("profile"))
     extra = [*(_BREAKDOWN_COLUMNS if dist else ()), *(_PROFILE_COLUMNS if profiled else ())]
-    for col, just in [("query", "left"), ("rows", "right"), ("glint warm", "right"), ("glint cold", "right"),
-                      ("DuckDB mem", "right"), ("DuckDB parquet", "right"), ("speedup", "right"),
-                      ("peak GPU MiB", "right"), ("H2D MiB cold/warm", "right"), ("touched MiB", "right"),
-                      *((c, "right") for c in extra), ("check", "left")]:
+    for col, just in [
+        ("query", "left"),
+        ("rows", "right"),
+        ("glint warm", "right"),
+        ("glint cold", "right"),
+        ("DuckDB mem", "right"),
+        ("DuckDB parquet", "right"),
+        ("speedup", "right"),
+        ("peak GPU MiB", "right"),
+        ("H2D MiB cold/warm", "right"),
+        ("touched MiB", "right"),
+        *((c, "right") for c in extra),
+        ("check", "left"),
+    ]:
         t.add_column(col, justify=just)
     styles = {"ok": "green", "unchecked": "dim", "diff": "bold red", "error": "bold red", "not checked": "bold red"}
     for q in report["queries"]:
-        t.add_row(q["label"], "-" if q["rows"] is None else str(q["rows"]), _s(q["glint_warm_s"]),
-                  _s(q["glint_cold_s"]), _s(q["duckdb_memory_s"]), _s(q["duckdb_parquet_s"]), _speed(q["speedup"]),
-                  _mib(q["peak_gpu_bytes"]), f"{_mib(q.get('cold_h2d_bytes'))}/{_mib(q.get('warm_h2d_bytes'))}",
-                  _mib(q.get("touched_bytes")), *(_breakdown_cells(q) if dist else []),
-                  *(_profile_cells(q) if profiled else []),
-                  Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]))
+        t.add_row(
+            q["label"],
+            "-" if q["rows"] is None else str(q["rows"]),
+            _s(q["glint_warm_s"]),
+            _s(q["glint_cold_s"]),
+            _s(q["duckdb_memory_s"]),
+            _s(q["duckdb_parquet_s"]),
+            _speed(q["speedup"]),
+            _mib(q["peak_gpu_bytes"]),
+            f"{_mib(q.get('cold_h2d_bytes'))}/{_mib(q.get('warm_h2d_bytes'))}",
+            _mib(q.get("touched_bytes")),
+            *(_breakdown_cells(q) if dist else []),
+            *(_profile_cells(q) if profiled else []),
+            Text(_CHECK_TEXT[q["status"]], style=styles[q["status"]]),
+        )
     t.add_section()
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
-    t.add_row("total", "", _s(report["glint_warm_total_s"]), _s(report["glint_cold_total_s"]),
-              _s(report["duckdb_memory_total_s"]), _s(report["duckdb_parquet_total_s"]),
-              _speed(report["speedup_total"]), "", "", "", *([""] * len(extra)), f"{n_ok}/{len(report['queries'])} ok")
+    t.add_row(
+        "total",
+        "",
+        _s(report["glint_warm_total_s"]),
+        _s(report["glint_cold_total_s"]),
+        _s(report["duckdb_memory_total_s"]),
+        _s(report["duckdb_parquet_total_s"]),
+        _speed(report["speedup_total"]),
+        "",
+        "",
+        "",
+        *([""] * len(extra)),
+        f"{n_ok}/{len(report['queries'])} ok",
+    )
     out.print(t)
     if profiled:
         _print_top_kernels(out, report)
@@ -108,8 +144,13 @@ def _profile_cells(q: dict) -> list[str]:
     """A query's --profile fields (a dash where they are null, as the device's on the CPU)."""
     gbps, share = q.get("touched_gbps"), q.get("touched_bw_fraction")
     rate = "-" if gbps is None else f"{gbps:.2f}" + ("" if share is None else f" ({100 * share:.2g}% of peak)")
-    return [_s(q.get("gpu_busy_s"), 4), _count(q.get("kernel_launches")), _count(q.get("memcpy_count")),
-            _count(q.get("host_syncs")), rate]
+    return [
+        _s(q.get("gpu_busy_s"), 4),
+        _count(q.get("kernel_launches")),
+        _count(q.get("memcpy_count")),
+        _count(q.get("host_syncs")),
+        rate,
+    ]
 
 
 def _breakdown_cells(q: dict) -> list[str]:
@@ -117,42 +158,60 @@ def _breakdown_cells(q: dict) -> list[str]:
     b = q.get("breakdown")
     if not b:
         return ["-"] * len(_BREAKDOWN_COLUMNS)
-    return [_s(b[k]) for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
-        [_mib(b["bytes_sent"]), str(b["messages_sent"])]
+    return [_s(b[k]) for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + [
+        _mib(b["bytes_sent"]),
+        str(b["messages_sent"]),
+    ]
 
 
 def _markdown_preamble(report: dict) -> list[str]:
     m = report["machine"]
-    gib = (lambda b: "?" if b is None else f"{b / (1 << 30):.0f} GiB")
-    gpu = (f"{m['gpu_name']} ({gib(m['gpu_memory_bytes'])}, driver {m['gpu_driver_version'] or '?'}, "
-           f"CUDA {m['cuda_version'] or '?'})" if m["gpu_name"] else "none")
-    lines = [f"- date: {report['timestamp']}; glint {report['glint_version']}"
-             + (f" ({m['glint_commit']})" if m.get("glint_commit") else ""),
-             f"- host: {m['hostname']}, {m['cpu_count']} CPUs ({m['cpu_model'] or '?'}), {gib(m['ram_bytes'])} RAM; "
-             f"GPU: {gpu}",
-             f"- torch {m['torch_version']}, pyarrow {m['pyarrow_version']}, DuckDB {m['duckdb_version'] or '-'}"
-             + (f" ({report['duckdb_info']['duckdb_threads']} threads"
-                + (", compressed in-memory tables" if report["duckdb_info"]["duckdb_memory_compressed"] else "")
-                + ")" if report["duckdb"] else " (not run)"),
-             f"- times in seconds: median of {_n(report['runs'], 'run')} after {_n(report['warmup'], 'warm-up run')}; "
-             f"glint cold = one run from read_parquet through the result on a fresh connection; "
-             f"speedup = DuckDB in-memory / glint warm"]
+    gib = lambda b: "?" if b is None else f"{b / (1 << 30):.0f} GiB"
+    gpu = (
+        f"{m['gpu_name']} ({gib(m['gpu_memory_bytes'])}, driver {m['gpu_driver_version'] or '?'}, "
+        f"CUDA {m['cuda_version'] or '?'})"
+        if m["gpu_name"]
+        else "none"
+    )
+    lines = [
+        f"- date: {report['timestamp']}; glint {report['glint_version']}"
+        + (f" ({m['glint_commit']})" if m.get("glint_commit") else ""),
+        f"- host: {m['hostname']}, {m['cpu_count']} CPUs ({m['cpu_model'] or '?'}), {gib(m['ram_bytes'])} RAM; "
+        f"GPU: {gpu}",
+        f"- torch {m['torch_version']}, pyarrow {m['pyarrow_version']}, DuckDB {m['duckdb_version'] or '-'}"
+        + (
+            f" ({report['duckdb_info']['duckdb_threads']} threads"
+            + (", compressed in-memory tables" if report["duckdb_info"]["duckdb_memory_compressed"] else "")
+            + ")"
+            if report["duckdb"]
+            else " (not run)"
+        ),
+        f"- times in seconds: median of {_n(report['runs'], 'run')} after {_n(report['warmup'], 'warm-up run')}; "
+        f"glint cold = one run from read_parquet through the result on a fresh connection; "
+        f"speedup = DuckDB in-memory / glint warm",
+    ]
     opts = report.get("glint_options") or {}
     if opts:
         lines.append("- glint options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))
     start = (report.get("load_s") or {}).get("glint_cold_process_start_s")
     if start is not None:
-        lines.append(f"- glint cold runs in a fresh process; its start (imports, CUDA context, a warm-up "
-                     f"query on a small table) took {start:.2f} s, not counted in the query times")
+        lines.append(
+            f"- glint cold runs in a fresh process; its start (imports, CUDA context, a warm-up "
+            f"query on a small table) took {start:.2f} s, not counted in the query times"
+        )
     if report.get("ranks", 1) != 1:
-        lines.append(f"- {report['ranks']} ranks{' (tables hash-partitioned on their keys)' if report.get('hash_partition') else ''}; "
-                     "compute / shuffle / bcast / gather / reduce / wait: the slowest rank's seconds in the last warm "
-                     "run; moved: bytes sent between ranks")
+        lines.append(
+            f"- {report['ranks']} ranks{' (tables hash-partitioned on their keys)' if report.get('hash_partition') else ''}; "
+            "compute / shuffle / bcast / gather / reduce / wait: the slowest rank's seconds in the last warm "
+            "run; moved: bytes sent between ranks"
+        )
     if report.get("profile"):
-        lines.append("- profile: each query once more under torch.profiler after its timed runs; GPU busy = the "
-                     "union of its kernels, copies and memsets on the device; host syncs = the host's waits for "
-                     "the device; touched GB/s = columns touched / glint warm, against the device's peak memory "
-                     "bandwidth where known (the device fields are empty on the CPU)")
+        lines.append(
+            "- profile: each query once more under torch.profiler after its timed runs; GPU busy = the "
+            "union of its kernels, copies and memsets on the device; host syncs = the host's waits for "
+            "the device; touched GB/s = columns touched / glint warm, against the device's peak memory "
+            "bandwidth where known (the device fields are empty on the CPU)"
+        )
     return lines
 
 
@@ -160,23 +219,30 @@ def _markdown_table(report: dict) -> list[str]:
     dist = report.get("ranks", 1) != 1
     profiled = bool(report.get("profile"))
     extra = [*(_BREAKDOWN_COLUMNS if dist else ()), *(_PROFILE_COLUMNS if profiled else ())]
-    lines = ["| query | rows | glint warm | glint cold | DuckDB in-memory | DuckDB on Parquet | speedup "
-             "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | "
-             + "".join(f"{c} | " for c in extra) + "check |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(extra) + "---|"]
+    lines = [
+        "| query | rows | glint warm | glint cold | DuckDB in-memory | DuckDB on Parquet | speedup "
+        "| peak GPU MiB | H2D MiB cold | H2D MiB warm | columns touched MiB | "
+        + "".join(f"{c} | " for c in extra)
+        + "check |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(extra) + "---|",
+    ]
     for q in report["queries"]:
-        cells = "".join(f"{c} | " for c in [*(_breakdown_cells(q) if dist else []),
-                                             *(_profile_cells(q) if profiled else [])])
-        lines.append(f"| {q['label']} | {'-' if q['rows'] is None else q['rows']} | {_s(q['glint_warm_s'])} "
-                     f"| {_s(q['glint_cold_s'])} | {_s(q['duckdb_memory_s'])} | {_s(q['duckdb_parquet_s'])} "
-                     f"| {_speed(q['speedup'])} | {_mib(q['peak_gpu_bytes'])} | {_mib(q.get('cold_h2d_bytes'))} "
-                     f"| {_mib(q.get('warm_h2d_bytes'))} | {_mib(q.get('touched_bytes'))} | {cells}"
-                     f"{_CHECK_TEXT[q['status']]} |")
+        cells = "".join(
+            f"{c} | " for c in [*(_breakdown_cells(q) if dist else []), *(_profile_cells(q) if profiled else [])]
+        )
+        lines.append(
+            f"| {q['label']} | {'-' if q['rows'] is None else q['rows']} | {_s(q['glint_warm_s'])} "
+            f"| {_s(q['glint_cold_s'])} | {_s(q['duckdb_memory_s'])} | {_s(q['duckdb_parquet_s'])} "
+            f"| {_speed(q['speedup'])} | {_mib(q['peak_gpu_bytes'])} | {_mib(q.get('cold_h2d_bytes'))} "
+            f"| {_mib(q.get('warm_h2d_bytes'))} | {_mib(q.get('touched_bytes'))} | {cells}"
+            f"{_CHECK_TEXT[q['status']]} |"
+        )
     n_ok = sum(q["status"] in ("ok", "unchecked") for q in report["queries"])
-    lines.append(f"| **total** | | {_s(report['glint_warm_total_s'])} | {_s(report['glint_cold_total_s'])} "
-                 f"| {_s(report['duckdb_memory_total_s'])} | {_s(report['duckdb_parquet_total_s'])} "
-                 f"| {_speed(report['speedup_total'])} | | | | | " + "| " * len(extra)
-                 + f"{n_ok}/{len(report['queries'])} ok |")
+    lines.append(
+        f"| **total** | | {_s(report['glint_warm_total_s'])} | {_s(report['glint_cold_total_s'])} "
+        f"| {_s(report['duckdb_memory_total_s'])} | {_s(report['duckdb_parquet_total_s'])} "
+        f"| {_speed(report['speedup_total'])} | | | | | " + "| " * len(extra) + f"{n_ok}/{len(report['queries'])} ok |"
+    )
     return lines
 
 
@@ -184,8 +250,13 @@ def _markdown_top_kernels(report: dict) -> list[str]:
     rows = [(q["label"], k) for q in report["queries"] for k in (q.get("top_kernels") or [])]
     if not rows:
         return []
-    lines = ["", f"## Top {TOP_KERNELS} kernels per query by device time", "",
-             "| query | kernel | count | device s |", "|---|---|---:|---:|"]
+    lines = [
+        "",
+        f"## Top {TOP_KERNELS} kernels per query by device time",
+        "",
+        "| query | kernel | count | device s |",
+        "|---|---|---:|---:|",
+    ]
     for label, k in rows:
         name = k["name"][:_KERNEL_NAME_WIDTH].replace("|", "\\|")
         lines.append(f"| {label} | `{name}` | {k['count']} | {_s(k['total_s'], 4)} |")
@@ -193,8 +264,14 @@ def _markdown_top_kernels(report: dict) -> list[str]:
 
 
 def write_markdown(report: dict, path: Path) -> None:
-    lines = [f"# {_header(report)}", "", *_markdown_preamble(report), "", *_markdown_table(report),
-             *_markdown_top_kernels(report)]
+    lines = [
+        f"# {_header(report)}",
+        "",
+        *_markdown_preamble(report),
+        "",
+        *_markdown_table(report),
+        *_markdown_top_kernels(report),
+    ]
     bad = [q for q in report["queries"] if q["errors"] or q["diffs"]]
     if bad:
         lines += ["", "## Failures", ""]
@@ -228,7 +305,10 @@ def write_outputs(report: dict, out_dir: Path, err) -> dict[str, Path]:
     try:
         plot_report(report, paths["png"])
     except ImportError:
-        err.print("[yellow]matplotlib is not installed: no chart written[/] (pip install matplotlib, "
-                  "or pip install -e '.[bench]')", highlight=False)
+        err.print(
+            "[yellow]matplotlib is not installed: no chart written[/] (pip install matplotlib, "
+            "or pip install -e '.[bench]')",
+            highlight=False,
+        )
         del paths["png"]
     return paths

@@ -6,6 +6,7 @@ Prints one line per operation: seconds (best of ``--runs``) and GB/s of
 string bytes. On CUDA the Triton kernels run; ``GLINT_TRITON=0`` (the
 triton_strings setting) times the torch code instead.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,8 +76,10 @@ def main(argv=None) -> None:
         "dense ids (hash + verify)": lambda: equality.dense_ids([p]),
         "byte-order ranks": lambda: order.ranks(p),
     }
-    print(f"{args.entries:,} strings, {nbytes / 1e9:.2f} GB on {device} "
-          f"({torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'})")
+    print(
+        f"{args.entries:,} strings, {nbytes / 1e9:.2f} GB on {device} "
+        f"({torch.cuda.get_device_name(device) if device.type == 'cuda' else 'CPU'})"
+    )
     hits = int(like.match(p, q13).sum())
     print(f"  rows matching '%special%requests%': {hits:,}")
     for name, fn in ops.items():

@@ -1,5 +1,6 @@
 """The benchmarks ``glint bench`` runs (TPC-H and SSB): their query names,
 texts and data, the ``--queries`` syntax, and the tables a query reads."""
+
 from __future__ import annotations
 
 import re
@@ -19,14 +20,14 @@ BENCHMARKS = ("tpch", "ssb")
 
 @dataclass(frozen=True)
 class Suite:
-    key: str                                    # "tpch" | "ssb"
-    title: str                                  # "TPC-H" | "SSB"
-    names: tuple[str, ...]                      # all query names, in order
-    query: Callable[[str], str]                 # name -> SQL
-    ensure_data: Callable[..., Path]            # (sf, progress=) -> directory of Parquet files
-    label: Callable[[str], str]                 # name -> "Q01" / "Q1.1"
-    parse: Callable[[str | None], list[str]]    # --queries text -> names
-    partition_keys: dict = field(default_factory=dict)   # table -> column for --hash-partition
+    key: str  # "tpch" | "ssb"
+    title: str  # "TPC-H" | "SSB"
+    names: tuple[str, ...]  # all query names, in order
+    query: Callable[[str], str]  # name -> SQL
+    ensure_data: Callable[..., Path]  # (sf, progress=) -> directory of Parquet files
+    label: Callable[[str], str]  # name -> "Q01" / "Q1.1"
+    parse: Callable[[str | None], list[str]]  # --queries text -> names
+    partition_keys: dict = field(default_factory=dict)  # table -> column for --hash-partition
 
 
 def get_suite(key: str) -> Suite:
@@ -36,21 +37,36 @@ def get_suite(key: str) -> Suite:
 
         def parse(text):
             return [str(n) for n in parse_query_list(text)]
-        return Suite("tpch", "TPC-H", names, lambda n: tpch.tpch_query(int(n)),
-                     lambda sf, progress=True: tpch.ensure_tpch_data(sf, progress=progress),
-                     lambda n: f"Q{int(n):02d}", parse, tpch.PARTITION_KEYS)
+
+        return Suite(
+            "tpch",
+            "TPC-H",
+            names,
+            lambda n: tpch.tpch_query(int(n)),
+            lambda sf, progress=True: tpch.ensure_tpch_data(sf, progress=progress),
+            lambda n: f"Q{int(n):02d}",
+            parse,
+            tpch.PARTITION_KEYS,
+        )
     if key == "ssb":
         try:
             from glint.workloads import ssb  # an optional part of an installation
         except ModuleNotFoundError as e:
             if e.name and e.name.endswith("ssb"):
-                raise GlintError("the SSB benchmark (glint.workloads.ssb) is not part of this glint installation") \
-                    from None
+                raise GlintError(
+                    "the SSB benchmark (glint.workloads.ssb) is not part of this glint installation"
+                ) from None
             raise GlintError(f"the SSB benchmark cannot be loaded: {e}") from None
         names = tuple(ssb.ssb_queries())
-        return Suite("ssb", "SSB", names, ssb.ssb_query,
-                     lambda sf, progress=True: ssb.ensure_ssb_data(sf, progress=progress),
-                     lambda n: f"Q{n}", lambda text: parse_query_names(text, names, "SSB"))
+        return Suite(
+            "ssb",
+            "SSB",
+            names,
+            ssb.ssb_query,
+            lambda sf, progress=True: ssb.ensure_ssb_data(sf, progress=progress),
+            lambda n: f"Q{n}",
+            lambda text: parse_query_names(text, names, "SSB"),
+        )
     raise GlintError(f"unknown benchmark {key!r}: use one of {', '.join(BENCHMARKS)}")
 
 
@@ -87,7 +103,7 @@ def parse_query_names(text: str | None, names, title: str = "the benchmark") -> 
             i, j = names.index(lo[0]), names.index(hi[-1])
             if i > j:
                 raise GlintError(f"empty query range {part.strip()!r}")
-            picked = names[i:j + 1]
+            picked = names[i : j + 1]
         else:
             picked = one(part)
         out.extend(n for n in picked if n not in out)
@@ -107,9 +123,9 @@ def query_tables(sql: str, tables) -> list[str]:
     tables = list(tables)
     lower = {t.lower() for t in tables}
     try:
-        refs = {t.name.lower() for s in sqlglot.parse(sql, read="duckdb") if s is not None
-                for t in s.find_all(exp.Table)}
+        refs = {
+            t.name.lower() for s in sqlglot.parse(sql, read="duckdb") if s is not None for t in s.find_all(exp.Table)
+        }
     except Exception:  # noqa: BLE001 - unparsable here (glint will say why): every table named in it
         refs = set(re.findall(r"[a-z_][a-z0-9_]*", sql.lower())) & lower
     return [t for t in tables if t.lower() in refs]
-

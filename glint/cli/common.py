@@ -5,6 +5,7 @@ Errors glint raises on purpose (:class:`~glint.errors.GlintError`) are printed
 as ``Error: <message>`` with exit code 1, never with a traceback; anything else
 is an internal error (exit code 2; ``GLINT_DEBUG=1`` shows the traceback).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,10 +21,10 @@ from pathlib import Path
 from glint.errors import GlintError
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
-REPORT_HINT = ("This is a bug in glint: please report it with the command or query that caused it "
-                "(set GLINT_DEBUG=1 to see the traceback).")
-
-
+REPORT_HINT = (
+    "This is a bug in glint: please report it with the command or query that caused it "
+    "(set GLINT_DEBUG=1 to see the traceback)."
+)
 
 
 # ------------------------------------------------------------------ output helpers
@@ -33,8 +34,14 @@ def console(stderr: bool = False):
     stream = sys.stderr if stderr else sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()
     # not a terminal (a pipe, a file, a test): no wrapping at 80 columns, no colours
-    return Console(file=stream, width=None if tty else 100_000, no_color=not tty,
-                   force_terminal=None if tty else False, highlight=False, soft_wrap=not tty)
+    return Console(
+        file=stream,
+        width=None if tty else 100_000,
+        no_color=not tty,
+        force_terminal=None if tty else False,
+        highlight=False,
+        soft_wrap=not tty,
+    )
 
 
 def print_error(e: BaseException) -> None:
@@ -68,11 +75,13 @@ def _display_values(col) -> list:
     """A column's values for display: DATE and TIMESTAMP as DuckDB prints
     them (years past 9999, BC, infinity included), the rest as Python values."""
     import pyarrow as pa
+
     temporal = pa.types.is_date(col.type) or (pa.types.is_timestamp(col.type) and col.type.tz is None)
     if not temporal:
         return col.to_pylist()
     from glint.columnar.column import Column
     from glint.functions.strings.host import format_values
+
     c = Column.from_arrow(col)
     texts = format_values(c.dtype, c.data).to_pylist()
     return [t if c.valid is None or bool(c.valid[i]) else None for i, t in enumerate(texts)]
@@ -176,8 +185,10 @@ def collect_sources(parquet: list[str] | None, csv: list[str] | None) -> list[tu
     seen: dict[str, str] = {}
     for name, _, path in out:
         if name.lower() in seen:
-            raise GlintError(f"two tables named {name!r}: {seen[name.lower()]!r} and {path!r} "
-                             f"(name one of them explicitly with NAME=PATH)")
+            raise GlintError(
+                f"two tables named {name!r}: {seen[name.lower()]!r} and {path!r} "
+                f"(name one of them explicitly with NAME=PATH)"
+            )
         seen[name.lower()] = path
     return out
 
@@ -200,9 +211,14 @@ def connect_from_args(device: str, args=None):
 
 def memory_arguments(sp) -> None:
     """The memory options shared by sql, shell, tpch and bench."""
-    sp.add_argument("--gpu-memory-limit", "--memory-limit", dest="gpu_memory_limit", metavar="SIZE",
-                    help='bound glint\'s memory on its device, e.g. "16GB" (default: the free GPU memory; '
-                         'on the CPU 60%% of the available host memory); past it, operators spill')
+    sp.add_argument(
+        "--gpu-memory-limit",
+        "--memory-limit",
+        dest="gpu_memory_limit",
+        metavar="SIZE",
+        help='bound glint\'s memory on its device, e.g. "16GB" (default: the free GPU memory; '
+        "on the CPU 60%% of the available host memory); past it, operators spill",
+    )
     sp.add_argument("--chunk-rows", type=int, help="rows per scan chunk (default: from the memory limit)")
     sp.add_argument("--spill-dir", help="directory for spilled data (default: the system's temporary directory)")
 
@@ -227,11 +243,19 @@ def parse_ranks(text: str):
 def add_rank_arguments(p) -> None:
     """``--ranks`` and ``--rank-timeout`` (distributed runs, glint.distributed)."""
     env = os.environ.get("GLINT_RANKS")
-    p.add_argument("--ranks", type=parse_ranks, default=parse_ranks(env) if env else None,
-                   help="run on this many ranks (processes: one per GPU with --device cuda, Gloo on the CPU); "
-                        "env: the ranks torchrun started (torchrun ... -m glint COMMAND ... --ranks env)")
-    p.add_argument("--rank-timeout", type=float, default=None,
-                   help="seconds a rank waits for the others before the query fails naming the late rank")
+    p.add_argument(
+        "--ranks",
+        type=parse_ranks,
+        default=parse_ranks(env) if env else None,
+        help="run on this many ranks (processes: one per GPU with --device cuda, Gloo on the CPU); "
+        "env: the ranks torchrun started (torchrun ... -m glint COMMAND ... --ranks env)",
+    )
+    p.add_argument(
+        "--rank-timeout",
+        type=float,
+        default=None,
+        help="seconds a rank waits for the others before the query fails naming the late rank",
+    )
 
 
 def sync(con) -> None:
@@ -240,8 +264,6 @@ def sync(con) -> None:
         import torch
 
         torch.cuda.synchronize(dev)
-
-
 
 
 def parse_query_list(text: str | None) -> list[int]:
@@ -275,7 +297,6 @@ def parse_query_list(text: str | None) -> list[int]:
     return out
 
 
-
 def connect_options(args) -> dict:
     """glint.connect keyword arguments from a command's memory and rank options."""
     opts = {}
@@ -290,4 +311,3 @@ def connect_options(args) -> dict:
         if getattr(args, "rank_timeout", None):
             opts["timeout"] = args.rank_timeout
     return opts
-

@@ -1,4 +1,5 @@
 """``glint shell``: the interactive SQL shell."""
+
 from __future__ import annotations
 
 import os
@@ -8,11 +9,21 @@ import traceback
 from pathlib import Path
 
 from glint import __version__
+from glint.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    REPORT_HINT,
+    collect_sources,
+    connect_from_args,
+    console,
+    print_error,
+    register_sources,
+    render_table,
+    result_arrow,
+    sync,
+    type_name,
+)
 from glint.errors import GlintError, GlintIOError
-
-
-
-from glint.cli.common import EXIT_ERROR, EXIT_OK, REPORT_HINT, collect_sources, connect_from_args, console, print_error, register_sources, render_table, result_arrow, sync, type_name
 
 
 # ------------------------------------------------------------------ glint shell
@@ -36,7 +47,7 @@ def split_statements(buffer: str) -> tuple[list[str], str]:
                     break
                 j += 1
             if j >= n:
-                break            # unterminated quote: the statement goes on
+                break  # unterminated quote: the statement goes on
             i = j + 1
             continue
         if buffer.startswith("--", i):
@@ -255,6 +266,7 @@ def _setup_readline():
             readline.write_history_file(hist)
         except OSError:
             pass
+
     return save
 
 
@@ -267,12 +279,13 @@ def cmd_shell(args) -> int:
     save = None
     if interactive:
         save = _setup_readline()
-        out.print(f"glint {__version__} on {getattr(con, 'device', args.device)}. "
-                  f"Enter .help for help; statements end with ';'.", markup=False)
+        out.print(
+            f"glint {__version__} on {getattr(con, 'device', args.device)}. "
+            f"Enter .help for help; statements end with ';'.",
+            markup=False,
+        )
     try:
         return Shell(con, sources, out, interactive, max_rows=args.max_rows).loop()
     finally:
         if save:
             save()
-
-

@@ -1,15 +1,22 @@
 """``glint sql``: run one query and print its result."""
+
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
 
+from glint.cli.common import (
+    EXIT_OK,
+    collect_sources,
+    connect_from_args,
+    console,
+    register_sources,
+    render_table,
+    result_arrow,
+    sync,
+)
 from glint.errors import GlintError, GlintIOError
-
-
-
-from glint.cli.common import EXIT_OK, collect_sources, connect_from_args, console, register_sources, render_table, result_arrow, sync
 
 
 # ------------------------------------------------------------------ glint sql
@@ -44,7 +51,6 @@ def cmd_sql(args) -> int:
         out.print(f"Run time: {elapsed:.3f} s", style="dim")
         if getattr(res, "rank_stats", None):
             from glint.distributed.stats import format_rank_stats
+
             out.print(format_rank_stats(res.rank_stats), style="dim", markup=False)
     return EXIT_OK
-
-

@@ -1,5 +1,6 @@
 """``glint tpch``: generate TPC-H data, run the 22 queries, check them against DuckDB
 and the official answers."""
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,10 @@ class _QueryRun:
         self.rows: int | None = None
         self.glint_s: float | None = None
         self.duck_s: float | None = None
-        self.status = "ok"          # ok | diff | error | unchecked
+        self.status = "ok"  # ok | diff | error | unchecked
         self.check = ""
         self.details: list[str] = []
-        self.rank_stats: list | None = None     # a distributed run's per-rank breakdown
+        self.rank_stats: list | None = None  # a distributed run's per-rank breakdown
 
 
 def _time_runs(fn, runs: int):
@@ -62,8 +63,8 @@ def _data_and_reference(args, err, show: bool):
             duck = tpch.duckdb_tpch_connection(data)
             duck_load = time.perf_counter() - t0
         except GlintIOError:
-            raise                      # the data itself is wrong
-        except GlintError as e:        # DuckDB is not installed
+            raise  # the data itself is wrong
+        except GlintError as e:  # DuckDB is not installed
             err.print(f"[yellow]DuckDB unavailable, results not checked:[/] {e}")
     return data, full_answers, duck, duck_load
 
@@ -72,8 +73,12 @@ def _load_glint(args, data: Path, err, show: bool, duck_load: float | None):
     """A connection with the TPC-H tables registered, and the device's description."""
     con = connect_from_args(args.device, args)
     t0 = time.perf_counter()
-    tpch.load_tpch(con, directory=data, progress=show,
-                   partition_keys=tpch.PARTITION_KEYS if getattr(args, "hash_partition", False) else None)
+    tpch.load_tpch(
+        con,
+        directory=data,
+        progress=show,
+        partition_keys=tpch.PARTITION_KEYS if getattr(args, "hash_partition", False) else None,
+    )
     load_s = time.perf_counter() - t0
     device = getattr(con, "device", args.device)
     if getattr(con, "ranks", None):
@@ -87,12 +92,14 @@ def _load_glint(args, data: Path, err, show: bool, duck_load: float | None):
 
 def _run_glint(con, r: _QueryRun, q: str, runs: int):
     """glint's result of the query (best of ``runs``), or None after recording its error."""
+
     def run_glint():
         res = con.sql(q)
         tbl = result_arrow(res)
         sync(con)
         r.rank_stats = getattr(res, "rank_stats", None)
         return tbl
+
     try:
         got, r.glint_s = _time_runs(run_glint, runs)
     except KeyboardInterrupt:
@@ -139,13 +146,16 @@ def _check_answer(r: _QueryRun, q: str, got, sf: float, full_answers: bool) -> s
         return None
     if answer is None:
         return None
-    cols = (list(range(answer.num_columns)) if full_answers
-            else tpch.answer_columns_for_tpchgen(r.n, answer.schema.names))
+    cols = (
+        list(range(answer.num_columns)) if full_answers else tpch.answer_columns_for_tpchgen(r.n, answer.schema.names)
+    )
     if cols is None:
         return "answer n/a"
-    diffs = (compare_query_result(q, got.select(cols), answer.select(cols))
-             if got.num_columns == answer.num_columns else
-             [f"column count: actual {got.num_columns}, expected {answer.num_columns}"])
+    diffs = (
+        compare_query_result(q, got.select(cols), answer.select(cols))
+        if got.num_columns == answer.num_columns
+        else [f"column count: actual {got.num_columns}, expected {answer.num_columns}"]
+    )
     if diffs:
         r.status = "diff" if r.status == "ok" else r.status
         r.details.append("differs from the official answer:")
@@ -212,7 +222,7 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
     t.add_column(f"glint s{best}", justify="right")
     t.add_column(f"DuckDB s{best}", justify="right")
     ranks = any(r.rank_stats for r in results)
-    if ranks:                       # a distributed run: where the slowest rank's time went
+    if ranks:  # a distributed run: where the slowest rank's time went
         for col in ("compute s", "shuffle s", "bcast s", "gather s", "reduce s", "wait s", "moved MiB"):
             t.add_column(col, justify="right")
     t.add_column("check")
@@ -223,20 +233,32 @@ def _print_tpch_table(out, results, args, sf: str, device, check: bool) -> None:
             g_total += r.glint_s
         if r.duck_s is not None:
             d_total += r.duck_s
-        cells = [f"Q{r.n:02d}", "-" if r.rows is None else str(r.rows),
-                 "-" if r.glint_s is None else f"{r.glint_s:.3f}",
-                 "-" if r.duck_s is None else f"{r.duck_s:.3f}"]
+        cells = [
+            f"Q{r.n:02d}",
+            "-" if r.rows is None else str(r.rows),
+            "-" if r.glint_s is None else f"{r.glint_s:.3f}",
+            "-" if r.duck_s is None else f"{r.duck_s:.3f}",
+        ]
         if ranks:
             cells += breakdown_cells(r.rank_stats)
         t.add_row(*cells, Text(r.check, style=styles.get(r.status, "")))
     t.add_section()
     n_ok = sum(r.status in ("ok", "unchecked") for r in results)
-    t.add_row("total", "", f"{g_total:.3f}", f"{d_total:.3f}" if check else "-", *([""] * (7 if ranks else 0)),
-              f"{n_ok}/{len(results)} ok")
+    t.add_row(
+        "total",
+        "",
+        f"{g_total:.3f}",
+        f"{d_total:.3f}" if check else "-",
+        *([""] * (7 if ranks else 0)),
+        f"{n_ok}/{len(results)} ok",
+    )
     out.print(t)
     if any("answer*" in r.check for r in results):
-        out.print("* checked against the official answer without the address and comment columns: those answers "
-                  "come from DuckDB's dbgen, whose random text differs from tpchgen-cli's", style="dim")
+        out.print(
+            "* checked against the official answer without the address and comment columns: those answers "
+            "come from DuckDB's dbgen, whose random text differs from tpchgen-cli's",
+            style="dim",
+        )
     for r in results:
         if r.details:
             out.print(Text(f"Q{r.n:02d}:", style="bold"))
@@ -250,7 +272,6 @@ def breakdown_cells(rank_stats) -> list[str]:
     if not rank_stats:
         return ["-"] * 7
     s = summary(rank_stats)
-    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + \
-        [f"{s['bytes_sent'] / (1 << 20):,.1f}"]
-
-
+    return [f"{s[k]:.3f}" for k in ("compute_s", "shuffle_s", "broadcast_s", "gather_s", "allreduce_s", "wait_s")] + [
+        f"{s['bytes_sent'] / (1 << 20):,.1f}"
+    ]

@@ -1,6 +1,7 @@
 """The proleptic Gregorian calendar on tensors: DATE values (int32 days since
 1970-01-01) to and from (year, month, day), and their text as DuckDB prints it.
 Shared by the date functions, the timestamp text conversions and the loaders."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,9 +31,9 @@ def civil_from_days(days: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
     """
     z = days.long() + 719468
     era = _fdiv(z, 146097)
-    doe = z - era * 146097                                   # [0, 146096]
+    doe = z - era * 146097  # [0, 146096]
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)          # March-based day of year
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)  # March-based day of year
     mp = (5 * doy + 2) // 153
     d = doy - (153 * mp + 2) // 5 + 1
     m = torch.where(mp < 10, mp + 3, mp - 9)

@@ -22,6 +22,7 @@ Layouts:
 >>> c.to_arrow().to_pylist(), c.filter(torch.tensor([True, False, False, True])).compact().dictionary.to_pylist()
 (['b', None, 'a', 'b'], ['b', 'b'])
 """
+
 from __future__ import annotations
 
 import warnings
@@ -32,14 +33,14 @@ import pyarrow.compute as pc
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.types import DataType
+from glint.errors import GlintIOError, NotSupported
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces, from_offsets
-from glint.errors import GlintIOError, NotSupported
-from glint.columnar.types import DataType
 
 LIMB = 1 << 32
-_INT32_BYTES = (1 << 31) - 1     # beyond this many bytes, offsets are int64
-_MAX_CODES = (1 << 31) - 1       # codes are int32
+_INT32_BYTES = (1 << 31) - 1  # beyond this many bytes, offsets are int64
+_MAX_CODES = (1 << 31) - 1  # codes are int32
 
 
 class Dictionary:
@@ -64,7 +65,7 @@ class Dictionary:
 
     def __init__(self, offsets: torch.Tensor, data: torch.Tensor, sorted_unique: bool = False):
         if offsets.dtype == torch.int64 and data.shape[0] <= _INT32_BYTES:
-            offsets = offsets.to(torch.int32)       # every offset is at most len(data)
+            offsets = offsets.to(torch.int32)  # every offset is at most len(data)
         self.offsets = offsets
         self.data = data
         self.sorted_unique = sorted_unique
@@ -87,7 +88,7 @@ class Dictionary:
         p = from_offsets(self.offsets, self.data)
         return p if idx is None else p.take(idx.long())
 
-    def to(self, device, non_blocking: bool = False) -> "Dictionary":
+    def to(self, device, non_blocking: bool = False) -> Dictionary:
         device = torch.device(device)
         if self.data.device == device:
             return self
@@ -96,7 +97,7 @@ class Dictionary:
     def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.offsets, self.data
 
-    def map_tensors(self, fn) -> "Dictionary":
+    def map_tensors(self, fn) -> Dictionary:
         """A dictionary of ``fn(offsets)`` and ``fn(data)`` (a copy to another
         device, an upload through staging buffers). A host slice of a larger
         Arrow buffer is cut to the bytes it spans first, so only those move."""
@@ -106,7 +107,7 @@ class Dictionary:
             offsets, data = offsets - lo, data[lo:hi]
         return Dictionary(fn(offsets), fn(data), self.sorted_unique)
 
-    def take(self, idx: torch.Tensor, valid: torch.Tensor | None = None) -> "Dictionary":
+    def take(self, idx: torch.Tensor, valid: torch.Tensor | None = None) -> Dictionary:
         """A new dictionary of the entries at ``idx`` (empty where ``valid`` is
         False), bytes copied: the one way strings are materialised."""
         p = self.pieces(idx)
@@ -137,7 +138,7 @@ class Dictionary:
 
     # ------------------------------------------------------------ builders
     @staticmethod
-    def from_arrow(arr: pa.Array) -> "Dictionary":
+    def from_arrow(arr: pa.Array) -> Dictionary:
         """The strings of an Arrow string / large_string / string_view array,
         zero-copy over its buffers where the layout allows (on the host).
         NULL slots become entries of unspecified content."""
@@ -150,13 +151,16 @@ class Dictionary:
             return Dictionary.from_pylist([])
         bufs = arr.buffers()
         odt = np.int64 if pa.types.is_large_string(t) else np.int32
-        offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1]
-        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else \
-            np.zeros(0, dtype=np.uint8)
+        offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset : arr.offset + n + 1]
+        data = (
+            np.frombuffer(bufs[2], dtype=np.uint8)
+            if bufs[2] is not None and bufs[2].size
+            else np.zeros(0, dtype=np.uint8)
+        )
         return Dictionary(_tensor_view(offsets), _tensor_view(data))
 
     @staticmethod
-    def from_pylist(values, device="cpu", sorted_unique: bool | None = None) -> "Dictionary":
+    def from_pylist(values, device="cpu", sorted_unique: bool | None = None) -> Dictionary:
         """From Python strings (None stores an empty entry). ``sorted_unique``
         defaults to whether the values are strictly increasing."""
         raw = [b"" if v is None else v.encode() for v in values]
@@ -169,7 +173,7 @@ class Dictionary:
         return Dictionary(torch.from_numpy(offsets).to(device), torch.from_numpy(data).to(device), sorted_unique)
 
     @staticmethod
-    def concat(dicts: list["Dictionary"]) -> tuple["Dictionary", list[int]]:
+    def concat(dicts: list[Dictionary]) -> tuple[Dictionary, list[int]]:
         """One dictionary holding each input's entries in turn, and where each
         input's entries begin in it (add to its codes). Bytes are copied once;
         nothing is merged, sorted or de-duplicated.
@@ -202,8 +206,13 @@ class Column:
 
     __slots__ = ("dtype", "data", "valid", "dictionary")
 
-    def __init__(self, dtype: DataType, data: torch.Tensor, valid: torch.Tensor | None = None,
-                 dictionary: Dictionary | None = None):
+    def __init__(
+        self,
+        dtype: DataType,
+        data: torch.Tensor,
+        valid: torch.Tensor | None = None,
+        dictionary: Dictionary | None = None,
+    ):
         if dictionary is not None and len(dictionary) == 0:
             # no strings at all (no rows, or only NULLs): one empty entry keeps code 0 valid
             dictionary = Dictionary.from_pylist([""], data.device)
@@ -226,17 +235,17 @@ class Column:
     def is_wide(self) -> bool:
         return self.data.dim() == 2
 
-    def with_data(self, data: torch.Tensor, valid: torch.Tensor | None = ...) -> "Column":
+    def with_data(self, data: torch.Tensor, valid: torch.Tensor | None = ...) -> Column:
         return Column(self.dtype, data, self.valid if valid is ... else valid, self.dictionary)
 
-    def take(self, idx: torch.Tensor) -> "Column":
+    def take(self, idx: torch.Tensor) -> Column:
         """Rows at positions idx (a gather; strings gather their codes only)."""
         return Column(self.dtype, self.data[idx], None if self.valid is None else self.valid[idx], self.dictionary)
 
-    def filter(self, mask: torch.Tensor) -> "Column":
+    def filter(self, mask: torch.Tensor) -> Column:
         return Column(self.dtype, self.data[mask], None if self.valid is None else self.valid[mask], self.dictionary)
 
-    def compact(self, force: bool = False) -> "Column":
+    def compact(self, force: bool = False) -> Column:
         """The column with a fresh dictionary holding only its rows' strings
         (codes 0..n-1, NULL rows empty), when the dictionary has more entries
         than the column has rows (or ``force``); otherwise the column itself.
@@ -261,15 +270,18 @@ class Column:
             n += self.dictionary.nbytes()
         return n
 
-    def to(self, device) -> "Column":
+    def to(self, device) -> Column:
         if self.data.device == torch.device(device):
             return self
         # host-to-GPU copies can overlap (truly so from pinned memory); a copy
         # to the host must be complete before the host reads it
         nb = torch.device(device).type == "cuda"
-        return Column(self.dtype, self.data.to(device, non_blocking=nb),
-                      None if self.valid is None else self.valid.to(device, non_blocking=nb),
-                      None if self.dictionary is None else self.dictionary.to(device, non_blocking=nb))
+        return Column(
+            self.dtype,
+            self.data.to(device, non_blocking=nb),
+            None if self.valid is None else self.valid.to(device, non_blocking=nb),
+            None if self.dictionary is None else self.dictionary.to(device, non_blocking=nb),
+        )
 
     def validity(self) -> torch.Tensor:
         """A bool tensor, True where not NULL."""
@@ -278,16 +290,19 @@ class Column:
         return self.valid
 
     @staticmethod
-    def nulls(dtype: DataType, n: int, device) -> "Column":
+    def nulls(dtype: DataType, n: int, device) -> Column:
         d = dtype if dtype.kind != "NULL" else T.INTEGER
         data = torch.zeros(n, dtype=d.torch_dtype, device=device)
-        return Column(dtype, data, torch.zeros(n, dtype=torch.bool, device=device),
-                      Dictionary.from_pylist([""], device) if dtype.is_string else None)
+        return Column(
+            dtype,
+            data,
+            torch.zeros(n, dtype=torch.bool, device=device),
+            Dictionary.from_pylist([""], device) if dtype.is_string else None,
+        )
 
     # ---------------------------------------------------------------- arrow
     @staticmethod
-    def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None,
-                   contiguous: bool = True) -> "Column":
+    def from_arrow(arr: pa.Array | pa.ChunkedArray, dtype: DataType | None = None, contiguous: bool = True) -> Column:
         """Build a host (CPU) column from an Arrow array. ``contiguous=False``
         lets the data be a strided view of Arrow's memory (DECIMAL's low words)
         for a caller that copies it anyway (the scan's staged upload)."""
@@ -301,8 +316,9 @@ class Column:
             valid = torch.from_numpy(arr.is_valid().to_numpy(zero_copy_only=False))
         if dtype.kind == "NULL":
             return Column.nulls(T.NULLTYPE, len(arr), "cpu")
-        if (dtype.is_decimal and dtype.precision > T.MAX_INT64_DECIMAL_PRECISION or dtype.kind == "HUGEINT") \
-                and pa.types.is_decimal(arr.type):
+        if (
+            dtype.is_decimal and dtype.precision > T.MAX_INT64_DECIMAL_PRECISION or dtype.kind == "HUGEINT"
+        ) and pa.types.is_decimal(arr.type):
             return _wide_decimal_column(arr, dtype, valid)
         if dtype.is_decimal and pa.types.is_integer(arr.type):
             # the unscaled integers themselves (how the scan reads a Parquet
@@ -314,7 +330,7 @@ class Column:
         if dtype.is_decimal:
             arr = arr.cast(pa.decimal128(max(dtype.precision, 1), dtype.scale))
             raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)
-            data = raw[arr.offset: arr.offset + len(arr), 0]
+            data = raw[arr.offset : arr.offset + len(arr), 0]
             if contiguous or valid is not None:
                 data = data.copy()
                 if valid is not None:
@@ -324,8 +340,15 @@ class Column:
             arr = arr.cast(pa.date32()).view(pa.int32())
         if dtype.kind == "TIMESTAMP":
             arr = timestamp_micros(arr)
-        npt = {"BOOLEAN": np.bool_, "INTEGER": np.int32, "BIGINT": np.int64, "HUGEINT": np.int64,
-               "DOUBLE": np.float64, "DATE": np.int32, "TIMESTAMP": np.int64}[dtype.kind]
+        npt = {
+            "BOOLEAN": np.bool_,
+            "INTEGER": np.int32,
+            "BIGINT": np.int64,
+            "HUGEINT": np.int64,
+            "DOUBLE": np.float64,
+            "DATE": np.int32,
+            "TIMESTAMP": np.int64,
+        }[dtype.kind]
         if arr.null_count:
             arr = arr.fill_null(False if dtype.kind == "BOOLEAN" else 0)
         data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=npt)
@@ -340,9 +363,14 @@ class Column:
         if dt.kind == "NULL":
             return pa.nulls(len(self), pa.int32())
         if dt.is_decimal or dt.kind == "HUGEINT":
-            return pa.Array.from_buffers(T.to_arrow(dt), len(self), [
-                None if mask is None else pa.array(valid).buffers()[1],
-                pa.py_buffer(_to_int128_pairs(self.data.cpu()).tobytes())])
+            return pa.Array.from_buffers(
+                T.to_arrow(dt),
+                len(self),
+                [
+                    None if mask is None else pa.array(valid).buffers()[1],
+                    pa.py_buffer(_to_int128_pairs(self.data.cpu()).tobytes()),
+                ],
+            )
         data = self.data.cpu().numpy()
         if dt.kind == "DATE":
             return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
@@ -404,10 +432,10 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
                 valid = ok if valid is None else pc.and_(valid, ok)
             if codes.null_count:
                 codes = codes.fill_null(0)
-            codes = codes.to_numpy(zero_copy_only=False)        # zero-copy without NULLs
+            codes = codes.to_numpy(zero_copy_only=False)  # zero-copy without NULLs
             if codes.dtype != np.int32:
                 codes = codes.astype(np.int32)
-            if len(d) == 0:             # only NULL rows: any valid code will do
+            if len(d) == 0:  # only NULL rows: any valid code will do
                 key, codes = None, np.zeros(len(c), dtype=np.int32)
         else:
             d = Dictionary.from_arrow(c)
@@ -421,14 +449,24 @@ def _string_column(arr: pa.Array | pa.ChunkedArray, dtype: DataType) -> Column:
         raise NotSupported(f"a VARCHAR column of more than {_MAX_CODES} rows in one piece (codes are int32)")
     if sum(len(x) for x in dicts.values()) == 0:
         # no rows, or only NULLs over empty dictionaries: one empty entry keeps every code valid
-        return Column(dtype, torch.zeros(n, dtype=torch.int32), torch.zeros(n, dtype=torch.bool) if n else None,
-                      Dictionary.from_pylist([""]))
+        return Column(
+            dtype,
+            torch.zeros(n, dtype=torch.int32),
+            torch.zeros(n, dtype=torch.bool) if n else None,
+            Dictionary.from_pylist([""]),
+        )
     order = list(dicts)
     d, bases = Dictionary.concat([dicts[k] for k in order])
     base_of = dict(zip(order, bases))
     base_of[None] = 0
-    codes = [np.arange(base_of[k], base_of[k] + m, dtype=np.int32) if c is None else
-             c + np.int32(base_of[k]) if base_of[k] else c for k, m, c, _ in parts]
+    codes = [
+        np.arange(base_of[k], base_of[k] + m, dtype=np.int32)
+        if c is None
+        else c + np.int32(base_of[k])
+        if base_of[k]
+        else c
+        for k, m, c, _ in parts
+    ]
     data = _tensor_view(codes[0] if len(codes) == 1 else np.concatenate(codes))
     valid = None
     if any(p[3] is not None for p in parts):
@@ -461,7 +499,7 @@ def _wide_decimal_column(arr: pa.Array, dtype: DataType, valid) -> Column:
     """
     scale = dtype.scale if dtype.is_decimal else 0
     arr = arr.cast(pa.decimal128(38, scale))
-    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)[arr.offset: arr.offset + len(arr)]
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.int64).reshape(-1, 2)[arr.offset : arr.offset + len(arr)]
     lo, hi = raw[:, 0].copy(), raw[:, 1].copy()
     if valid is not None:
         lo[~valid.numpy()] = 0
@@ -470,8 +508,9 @@ def _wide_decimal_column(arr: pa.Array, dtype: DataType, valid) -> Column:
         return Column(dtype, _tensor_view(lo), valid)
     if not bool(np.all((hi >= -(1 << 29)) & (hi < (1 << 29)))):
         # glint's wide values hold 95 bits (glint.kernels.wide): past 2**93 they would wrap
-        raise NotSupported(f"{dtype} values of 28 digits or more (beyond 2**93 unscaled): glint's "
-                           "exact integers hold about 93 bits")
+        raise NotSupported(
+            f"{dtype} values of 28 digits or more (beyond 2**93 unscaled): glint's exact integers hold about 93 bits"
+        )
     # value = hi * 2**64 + unsigned(lo) = (hi * 2**32 + (lo >> 32 unsigned)) * 2**32 + (lo & 0xffffffff)
     ulo = lo.view(np.uint64)
     whi = hi * (1 << 32) + (ulo >> np.uint64(32)).astype(np.int64)
@@ -551,13 +590,13 @@ class Batch:
     def __getitem__(self, key) -> Column:
         return self.columns[key]
 
-    def take(self, idx: torch.Tensor) -> "Batch":
+    def take(self, idx: torch.Tensor) -> Batch:
         return Batch({k: c.take(idx) for k, c in self.columns.items()}, int(idx.shape[0]), self.device)
 
-    def filter(self, mask: torch.Tensor, count: int) -> "Batch":
+    def filter(self, mask: torch.Tensor, count: int) -> Batch:
         return Batch({k: c.filter(mask) for k, c in self.columns.items()}, count, self.device)
 
-    def select(self, keys) -> "Batch":
+    def select(self, keys) -> Batch:
         return Batch({k: self.columns[k] for k in keys}, self.num_rows, self.device)
 
 
@@ -577,8 +616,10 @@ def slice_batch(b: Batch, start: int, stop: int) -> Batch:
     """Rows start..stop-1 as views (no copy)."""
     start, stop = max(0, start), min(b.num_rows, stop)
     stop = max(start, stop)
-    cols = {k: Column(c.dtype, c.data[start:stop], None if c.valid is None else c.valid[start:stop], c.dictionary)
-            for k, c in b.columns.items()}
+    cols = {
+        k: Column(c.dtype, c.data[start:stop], None if c.valid is None else c.valid[start:stop], c.dictionary)
+        for k, c in b.columns.items()
+    }
     return Batch(cols, stop - start, b.device)
 
 

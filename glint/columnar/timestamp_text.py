@@ -16,6 +16,7 @@ says why a string does not parse, so the error is DuckDB's.
 >>> format_timestamps(torch.tensor([694269000123456, 0, -1])).to_pylist()
 ['1992-01-01 12:30:00.123456', '1970-01-01 00:00:00', '1969-12-31 23:59:59.999999']
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ from glint.columnar import calendar as dates
 
 MICROS_PER_SEC = 1_000_000
 MICROS_PER_DAY = 86_400 * MICROS_PER_SEC
-TS_INFINITY = 2**63 - 1             # DuckDB's 'infinity'; '-infinity' is its negation
+TS_INFINITY = 2**63 - 1  # DuckDB's 'infinity'; '-infinity' is its negation
 OK, FORMAT, RANGE, NON_UTC = 0, 1, 2, 3
 
 _SPACE = " \t\n\v\f\r"
@@ -37,8 +38,10 @@ _DATE_MIN_YEAR, _DATE_MAX_YEAR = -5877641, 5877642
 
 
 def format_error(text: str) -> str:
-    return (f'Conversion Error: invalid timestamp field format: "{text}", expected format is '
-            f"(YYYY-MM-DD HH:MM:SS[.US][±HH[:MM[:SS]]| ZONE])")
+    return (
+        f'Conversion Error: invalid timestamp field format: "{text}", expected format is '
+        f"(YYYY-MM-DD HH:MM:SS[.US][±HH[:MM[:SS]]| ZONE])"
+    )
 
 
 def cast_error(text: str, code: int) -> str:
@@ -46,8 +49,10 @@ def cast_error(text: str, code: int) -> str:
     if code == RANGE:
         return f'Conversion Error: timestamp field value out of range: "{text}"'
     if code == NON_UTC:
-        return (f'Conversion Error: timestamp field value "{text}" has a timestamp that is not UTC.\n'
-                f"Use the TIMESTAMPTZ type with the ICU extension loaded to handle non-UTC timestamps.")
+        return (
+            f'Conversion Error: timestamp field value "{text}" has a timestamp that is not UTC.\n'
+            f"Use the TIMESTAMPTZ type with the ICU extension loaded to handle non-UTC timestamps."
+        )
     return format_error(text)
 
 
@@ -113,8 +118,13 @@ def _date_part(s: str) -> tuple[int, int, int, int, int] | tuple[int, int]:
     if got is None:
         return 0, FORMAT
     day, pos = got
-    if n - pos >= 5 and s[pos] in _SPACE and s[pos + 1] == "(" and s[pos + 2:pos + 4].lower() == "bc" \
-            and s[pos + 4] == ")":
+    if (
+        n - pos >= 5
+        and s[pos] in _SPACE
+        and s[pos + 1] == "("
+        and s[pos + 2 : pos + 4].lower() == "bc"
+        and s[pos + 4] == ")"
+    ):
         if neg or year == 0:
             return 0, FORMAT
         year, pos = 1 - year, pos + 5
@@ -140,7 +150,7 @@ def _time_part(s: str, pos: int) -> tuple[int, int, int]:
         return 0, pos, FORMAT
     pos += 1
     minute = second = micros = 0
-    parsed = 0                                  # minutes, then seconds: each optional at the end of the text
+    parsed = 0  # minutes, then seconds: each optional at the end of the text
     while parsed < 2 and pos < n:
         if parsed == 1:
             if s[pos] != ":":
@@ -201,8 +211,7 @@ def parse_timestamp(s: str) -> tuple[int, int]:
     if len(date) == 2:
         return date
     year, month, day, pos, _ = date
-    if not (1 <= month <= 12 and 1 <= day <= _month_days(year, month)) or \
-            not _DATE_MIN_YEAR <= year <= _DATE_MAX_YEAR:
+    if not (1 <= month <= 12 and 1 <= day <= _month_days(year, month)) or not _DATE_MIN_YEAR <= year <= _DATE_MAX_YEAR:
         return 0, RANGE
     days = _days_from_civil(year, month, day)
     n = len(s)
@@ -213,7 +222,7 @@ def parse_timestamp(s: str) -> tuple[int, int]:
     time, pos, code = _time_part(s, pos)
     if code != OK:
         return 0, code
-    if time > MICROS_PER_DAY or days * MICROS_PER_DAY < -(2**63):     # DuckDB multiplies the day out first
+    if time > MICROS_PER_DAY or days * MICROS_PER_DAY < -(2**63):  # DuckDB multiplies the day out first
         return 0, RANGE
     value, code = _checked(days * MICROS_PER_DAY + time)
     if code != OK or pos == n:
@@ -260,14 +269,16 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
 
 
 # ------------------------------------------------------------------ vectorised
-_FAST_RE = (r"^(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})"
-            r"(?:[ T](?P<H>[0-9]{2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2})(?:\.(?P<f>[0-9]{1,6}))?)?)?$")
+_FAST_RE = (
+    r"^(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})"
+    r"(?:[ T](?P<H>[0-9]{2}):(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2})(?:\.(?P<f>[0-9]{1,6}))?)?)?$"
+)
 
 
 def _int_field(parts, name: str) -> np.ndarray:
     f = pc.struct_field(parts, name).fill_null("")
     f = pc.if_else(pc.equal(pc.utf8_length(f), 0), "0", f)
-    return np.array(pc.cast(f, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)   # a writable copy
+    return np.array(pc.cast(f, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)  # a writable copy
 
 
 def parse_timestamps(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:

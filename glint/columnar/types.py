@@ -7,6 +7,7 @@ DECIMAL(15,2)
 >>> decimal_result("*", DECIMAL(15, 2), DECIMAL(15, 2))
 DECIMAL(18,4)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,9 +20,9 @@ from glint.errors import NotSupported, TypeMismatch
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    kind: str            # BOOLEAN INTEGER BIGINT HUGEINT DOUBLE DECIMAL DATE TIMESTAMP VARCHAR NULL INTERVAL
-    precision: int = 0   # DECIMAL only
-    scale: int = 0       # DECIMAL only
+    kind: str  # BOOLEAN INTEGER BIGINT HUGEINT DOUBLE DECIMAL DATE TIMESTAMP VARCHAR NULL INTERVAL
+    precision: int = 0  # DECIMAL only
+    scale: int = 0  # DECIMAL only
 
     def __repr__(self) -> str:
         if self.kind == "DECIMAL":
@@ -54,13 +55,13 @@ class DataType:
 BOOLEAN = DataType("BOOLEAN")
 INTEGER = DataType("INTEGER")
 BIGINT = DataType("BIGINT")
-HUGEINT = DataType("HUGEINT")      # SUM of integers; int64 storage, checked for overflow
+HUGEINT = DataType("HUGEINT")  # SUM of integers; int64 storage, checked for overflow
 DOUBLE = DataType("DOUBLE")
 DATE = DataType("DATE")
 TIMESTAMP = DataType("TIMESTAMP")  # int64 microseconds since 1970-01-01 00:00:00, naive (DuckDB's TIMESTAMP)
 VARCHAR = DataType("VARCHAR")
-NULLTYPE = DataType("NULL")        # the type of a bare NULL literal
-INTERVAL = DataType("INTERVAL")    # only as a constant (months, days, microseconds) in date arithmetic
+NULLTYPE = DataType("NULL")  # the type of a bare NULL literal
+INTERVAL = DataType("INTERVAL")  # only as a constant (months, days, microseconds) in date arithmetic
 
 
 def DECIMAL(precision: int, scale: int) -> DataType:
@@ -75,9 +76,16 @@ _INT_DIGITS = {"INTEGER": 10, "BIGINT": 19, "HUGEINT": 38}
 MAX_INT64_DECIMAL_PRECISION = 18
 
 _TORCH = {
-    "BOOLEAN": torch.bool, "INTEGER": torch.int32, "BIGINT": torch.int64,
-    "HUGEINT": torch.int64, "DOUBLE": torch.float64, "DECIMAL": torch.int64,
-    "DATE": torch.int32, "TIMESTAMP": torch.int64, "VARCHAR": torch.int32, "NULL": torch.int32,
+    "BOOLEAN": torch.bool,
+    "INTEGER": torch.int32,
+    "BIGINT": torch.int64,
+    "HUGEINT": torch.int64,
+    "DOUBLE": torch.float64,
+    "DECIMAL": torch.int64,
+    "DATE": torch.int32,
+    "TIMESTAMP": torch.int64,
+    "VARCHAR": torch.int32,
+    "NULL": torch.int32,
 }
 
 
@@ -112,7 +120,7 @@ def common_type(a: DataType, b: DataType) -> DataType:
     if {a.kind, b.kind} == {"DATE", "VARCHAR"}:
         return DATE
     if {a.kind, b.kind} in ({"TIMESTAMP", "VARCHAR"}, {"TIMESTAMP", "DATE"}):
-        return TIMESTAMP        # DuckDB casts the DATE (or the text) to TIMESTAMP
+        return TIMESTAMP  # DuckDB casts the DATE (or the text) to TIMESTAMP
     if a.is_string and b.is_numeric or b.is_string and a.is_numeric:
         # DuckDB casts the string literal side to the numeric type
         return b if a.is_string else a
@@ -148,7 +156,13 @@ def decimal_result(op: str, a: DataType, b: DataType) -> DataType:
 def from_arrow(t: pa.DataType) -> DataType:
     if pa.types.is_boolean(t):
         return BOOLEAN
-    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_uint8(t) or pa.types.is_uint16(t):
+    if (
+        pa.types.is_int8(t)
+        or pa.types.is_int16(t)
+        or pa.types.is_int32(t)
+        or pa.types.is_uint8(t)
+        or pa.types.is_uint16(t)
+    ):
         return INTEGER
     if pa.types.is_int64(t) or pa.types.is_uint32(t):
         return BIGINT
@@ -163,7 +177,7 @@ def from_arrow(t: pa.DataType) -> DataType:
     if pa.types.is_timestamp(t):
         if t.tz is not None:
             raise NotSupported(f"TIMESTAMP WITH TIME ZONE ({t})")
-        return TIMESTAMP        # every unit is read as microseconds (ns: truncated, as DuckDB's cast)
+        return TIMESTAMP  # every unit is read as microseconds (ns: truncated, as DuckDB's cast)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return VARCHAR
     if pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
@@ -175,9 +189,15 @@ def from_arrow(t: pa.DataType) -> DataType:
 
 def to_arrow(t: DataType) -> pa.DataType:
     return {
-        "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(), "BIGINT": pa.int64(),
-        "HUGEINT": pa.decimal128(38, 0), "DOUBLE": pa.float64(), "DATE": pa.date32(),
-        "TIMESTAMP": pa.timestamp("us"), "VARCHAR": pa.string(), "NULL": pa.int32(),
+        "BOOLEAN": pa.bool_(),
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+        "HUGEINT": pa.decimal128(38, 0),
+        "DOUBLE": pa.float64(),
+        "DATE": pa.date32(),
+        "TIMESTAMP": pa.timestamp("us"),
+        "VARCHAR": pa.string(),
+        "NULL": pa.int32(),
     }.get(t.kind) or pa.decimal128(t.precision, t.scale)
 
 

@@ -44,6 +44,7 @@ and in ``Result.rank_stats`` (an exchange record of kind ``decision`` whose
 ...        probe_bytes=240_000, build_moves=True, probe_moves=True, ranks=3)["choice"]
 'shuffle'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -51,26 +52,37 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from glint.exec.join import JoinExec
-from glint.plan.expr import Expr
-from glint.runtime.spill import PartitionedBatches
 from glint.distributed.broadcast import BroadcastExec
 from glint.distributed.cost import ExchangeCost
 from glint.distributed.exchange import communicator
 from glint.distributed.shuffle import ShuffleExec
 from glint.distributed.stats import ExchangeStats, describe_decision
+from glint.exec.join import JoinExec
+from glint.plan.expr import Expr
+from glint.runtime.spill import PartitionedBatches
 
-BROADCAST_SHARE = 4         # a broadcast build side may take up to 1 / this of a rank's memory budget
+BROADCAST_SHARE = 4  # a broadcast build side may take up to 1 / this of a rank's memory budget
 
 
-def decide(rows: list[int], nbytes: list[int], budgets: list[int], *, side: str, row_bytes: int,
-           probe_rows: float, probe_bytes: float, build_moves: bool, probe_moves: bool, ranks: int,
-           hosts: int = 1) -> dict:
+def decide(
+    rows: list[int],
+    nbytes: list[int],
+    budgets: list[int],
+    *,
+    side: str,
+    row_bytes: int,
+    probe_rows: float,
+    probe_bytes: float,
+    build_moves: bool,
+    probe_moves: bool,
+    ranks: int,
+    hosts: int = 1,
+) -> dict:
     """The choice from every rank's held build rows and bytes and memory
     budget (the same lists on every rank, so the same choice), as the record
     EXPLAIN ANALYZE and the statistics show."""
     m = ExchangeCost(ranks, hosts)
-    r = float(sum(rows) * row_bytes)             # the planner's units: rows x the row width of the types
+    r = float(sum(rows) * row_bytes)  # the planner's units: rows x the row width of the types
     bcast = m.broadcast(r)
     shuffle = (m.shuffle(r) if build_moves else 0.0) + (m.shuffle(probe_bytes) if probe_moves else 0.0)
     fits = sum(nbytes) * BROADCAST_SHARE <= min(budgets)
@@ -79,26 +91,36 @@ def decide(rows: list[int], nbytes: list[int], budgets: list[int], *, side: str,
     else:
         choice = "shuffle"
         reason = "eq. 3" if bcast > shuffle else f"broadcast over 1/{BROADCAST_SHARE} of a rank's memory"
-    return {"choice": choice, "reason": reason, "side": side, "rows": list(rows), "bytes": list(nbytes),
-            "probe_rows_est": int(probe_rows), "probe_bytes_est": int(probe_bytes),
-            "broadcast_cost": bcast, "shuffle_cost": shuffle, "ranks": ranks}
+    return {
+        "choice": choice,
+        "reason": reason,
+        "side": side,
+        "rows": list(rows),
+        "bytes": list(nbytes),
+        "probe_rows_est": int(probe_rows),
+        "probe_bytes_est": int(probe_bytes),
+        "broadcast_cost": bcast,
+        "shuffle_cost": shuffle,
+        "ranks": ranks,
+    }
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class AdaptiveJoinExec(JoinExec):
     """A hash join whose inputs arrive unexchanged; it builds the
     ``build_right`` side, which it may broadcast."""
-    left_shuffle: tuple[Expr, ...] | None = None     # shuffle path: the left side hashed on these (None: it stays)
+
+    left_shuffle: tuple[Expr, ...] | None = None  # shuffle path: the left side hashed on these (None: it stays)
     right_shuffle: tuple[Expr, ...] | None = None
-    probe_rows: float = 0.0                          # the planner's estimate of the other side (all ranks)
+    probe_rows: float = 0.0  # the planner's estimate of the other side (all ranks)
     probe_bytes: float = 0.0
-    row_bytes: int = 1                               # the planner's width of a build-side row
+    row_bytes: int = 1  # the planner's width of a build-side row
     hosts: int = 1
-    round_bytes: int = 0                             # the shuffles' rounds (0: from the rank's memory budget)
-    hold_probe: bool = False                         # the probe's shuffle reads it to its end first
+    round_bytes: int = 0  # the shuffles' rounds (0: from the rank's memory budget)
+    hold_probe: bool = False  # the probe's shuffle reads it to its end first
 
     @classmethod
-    def of(cls, join: JoinExec, **adaptive) -> "AdaptiveJoinExec":
+    def of(cls, join: JoinExec, **adaptive) -> AdaptiveJoinExec:
         return cls(**{f.name: getattr(join, f.name) for f in dataclasses.fields(JoinExec)}, **adaptive)
 
     @property
@@ -106,16 +128,23 @@ class AdaptiveJoinExec(JoinExec):
         return "right" if self.build_right else "left"
 
     def describe(self):
-        moves = [f"{name} on ({', '.join(map(repr, keys))})" for name, keys in
-                 (("left", self.left_shuffle), ("right", self.right_shuffle)) if keys is not None]
-        return "Adaptive" + JoinExec.describe(self).removeprefix("Equi") + \
-            f": broadcast {self.side} or shuffle {', '.join(moves)}"
+        moves = [
+            f"{name} on ({', '.join(map(repr, keys))})"
+            for name, keys in (("left", self.left_shuffle), ("right", self.right_shuffle))
+            if keys is not None
+        ]
+        return (
+            "Adaptive"
+            + JoinExec.describe(self).removeprefix("Equi")
+            + f": broadcast {self.side} or shuffle {', '.join(moves)}"
+        )
 
     def stream(self, ctx, left, right):
         comm = communicator(ctx, self)
         build_inp, probe_inp = (right, left) if self.build_right else (left, right)
-        build_keys, probe_keys = (self.right_shuffle, self.left_shuffle) if self.build_right else \
-            (self.left_shuffle, self.right_shuffle)
+        build_keys, probe_keys = (
+            (self.right_shuffle, self.left_shuffle) if self.build_right else (self.left_shuffle, self.right_shuffle)
+        )
         res = ctx.memory.reservation(f"AdaptiveJoin build {self.describe()[:60]}")
         held = PartitionedBatches(1, ctx.spill, res)
         try:
@@ -129,8 +158,9 @@ class AdaptiveJoinExec(JoinExec):
                 if build_keys is not None:
                     build = ShuffleExec(None, build_keys, round_bytes=self.round_bytes).stream(ctx, build)
                 if probe_keys is not None:
-                    probe = ShuffleExec(None, probe_keys, round_bytes=self.round_bytes,
-                                        hold_input=self.hold_probe).stream(ctx, probe)
+                    probe = ShuffleExec(
+                        None, probe_keys, round_bytes=self.round_bytes, hold_input=self.hold_probe
+                    ).stream(ctx, probe)
             lhs, rhs = (probe, build) if self.build_right else (build, probe)
             yield from JoinExec.stream(self, ctx, lhs, rhs)
         finally:
@@ -142,10 +172,28 @@ class AdaptiveJoinExec(JoinExec):
         what = f"{self.describe()}: decision"
         posts, wait_s = comm.sync((held.rows(), held.nbytes(), ctx.memory.limit), what)
         rows, nbytes, budgets = (list(x) for x in zip(*posts))
-        d = decide(rows, nbytes, budgets, side=self.side, row_bytes=self.row_bytes, probe_rows=self.probe_rows,
-                   probe_bytes=self.probe_bytes, build_moves=build_moves, probe_moves=probe_moves,
-                   ranks=comm.size, hosts=self.hosts)
-        comm.stats.record(ExchangeStats(comm.step, "decision", self.describe(), wait_s=wait_s,
-                                        seconds=time.perf_counter() - t0 - wait_s, detail=d))
+        d = decide(
+            rows,
+            nbytes,
+            budgets,
+            side=self.side,
+            row_bytes=self.row_bytes,
+            probe_rows=self.probe_rows,
+            probe_bytes=self.probe_bytes,
+            build_moves=build_moves,
+            probe_moves=probe_moves,
+            ranks=comm.size,
+            hosts=self.hosts,
+        )
+        comm.stats.record(
+            ExchangeStats(
+                comm.step,
+                "decision",
+                self.describe(),
+                wait_s=wait_s,
+                seconds=time.perf_counter() - t0 - wait_s,
+                detail=d,
+            )
+        )
         ctx.note(self, "decided at run time: " + describe_decision(d))
         return d["choice"]

@@ -21,6 +21,7 @@ True
 >>> reducible([(None, AggCall("max", (x,), T.DOUBLE))])
 False
 """
+
 from __future__ import annotations
 
 import time
@@ -28,12 +29,12 @@ from dataclasses import dataclass
 
 import torch
 
-from glint.exec.base import PhysicalNode
-from glint.plan.aggregates import AS_EXTREME
-from glint.plan.expr import AggCall, Field
 from glint.columnar.column import LIMB, Batch, Column
 from glint.distributed.exchange import collect, communicator
 from glint.distributed.stats import ExchangeStats
+from glint.exec.base import PhysicalNode
+from glint.plan.aggregates import AS_EXTREME
+from glint.plan.expr import AggCall, Field
 
 _EXTREME_KINDS = ("INTEGER", "BIGINT", "DECIMAL", "DATE", "TIMESTAMP", "BOOLEAN")
 
@@ -52,11 +53,11 @@ def reducible(aggs) -> bool:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class AllReduceExec(PhysicalNode):
-    child: PhysicalNode                             # a keyless partial aggregation: one state row
+    child: PhysicalNode  # a keyless partial aggregation: one state row
     aggs: tuple[tuple[Field, AggCall], ...]
     est_rows: float = 1.0
     breaker = True
-    exchange = True                  # a step every rank takes together (see steps.has_exchange)
+    exchange = True  # a step every rank takes together (see steps.has_exchange)
 
     def describe(self):
         return "AllReduce " + ", ".join(repr(a) for _, a in self.aggs)
@@ -66,7 +67,7 @@ class AllReduceExec(PhysicalNode):
         state = collect(inp)
         what = self.describe()
         t0 = time.perf_counter()
-        _, wait_s = comm.sync(None, what)           # all ranks are here: no collective can hang on a failed one
+        _, wait_s = comm.sync(None, what)  # all ranks are here: no collective can hang on a failed one
         ex = ExchangeStats(comm.step, "allreduce", what, wait_s=wait_s)
         out = {}
         for i, (_, agg) in enumerate(self.aggs):

@@ -9,22 +9,23 @@ states of a few groups reach every rank.
 
 ``source="root"``: the input is ``single`` (rank 0's rows); only rank 0 sends.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glint.exec.base import PhysicalNode
 from glint.columnar.column import rechunk
 from glint.distributed.exchange import collect, communicator, exchange
+from glint.exec.base import PhysicalNode
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BroadcastExec(PhysicalNode):
     child: PhysicalNode
-    source: str = "all"              # all | root
+    source: str = "all"  # all | root
     est_rows: float = 0.0
     breaker = True
-    exchange = True                  # a step every rank takes together (see steps.has_exchange)
+    exchange = True  # a step every rank takes together (see steps.has_exchange)
 
     def describe(self):
         return "Broadcast" + (" from rank 0" if self.source == "root" else " to all ranks")

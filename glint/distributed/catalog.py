@@ -20,10 +20,11 @@ A table is registered with a partitioning:
 >>> assign([4], 1), assign([0], 2)
 ([[(0, 0, 4)]], [[], []])
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pyarrow as pa
 
@@ -34,8 +35,8 @@ KINDS = ("range", "hash", "replicated")
 
 @dataclass(frozen=True, slots=True)
 class TablePartitioning:
-    kind: str                       # range | hash | replicated
-    key: str | None = None          # the column of a hash partitioning
+    kind: str  # range | hash | replicated
+    key: str | None = None  # the column of a hash partitioning
 
     def __repr__(self) -> str:
         return f"hash({self.key})" if self.kind == "hash" else self.kind
@@ -88,8 +89,7 @@ class PartitionSource:
             return [self._empty(columns) for _ in fragments]
         src = [self.pieces[i][0] for i in fragments]
         tables = self.src.read(src, columns, parallel)
-        return [t.slice(self.pieces[i][1], self.pieces[i][2] - self.pieces[i][1])
-                for t, i in zip(tables, fragments)]
+        return [t.slice(self.pieces[i][1], self.pieces[i][2] - self.pieces[i][1]) for t, i in zip(tables, fragments)]
 
     def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Consecutive pieces' rows as one table."""
@@ -112,6 +112,7 @@ class Projection:
         missing = [c for c in columns if c not in src.schema.names]
         if missing:
             from glint.errors import GlintIOError
+
             raise GlintIOError(f"no column {missing[0]!r} (columns: {', '.join(src.schema.names)})")
         self.src = src
         self.columns = list(columns)

@@ -25,6 +25,7 @@ Store keys (under the connection's prefix): ``x/<query>/<step>/<rank>`` the
 posts, ``x/<query>/<step>/n`` how many ranks posted, ``x/<query>/abort/<rank>``
 and ``x/<query>/aborts`` a failed rank's error.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -36,14 +37,14 @@ import traceback
 import torch
 import torch.distributed as dist
 
-from glint.errors import GlintError, RankFailure
 from glint.distributed.stats import RankStats
+from glint.errors import GlintError, RankFailure
 
 # NVLink multicast (NVLS) and symmetric-memory multicast stay off: exchanges are
 # point-to-point and broadcasts, and multicast set-up has hung on shared hosts
 NCCL_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
-POLL_MIN_S = 0.0002          # first re-check of the store while waiting
-POLL_MAX_S = 0.002           # the longest pause between checks
+POLL_MIN_S = 0.0002  # first re-check of the store while waiting
+POLL_MAX_S = 0.002  # the longest pause between checks
 
 
 class PeerAborted(Exception):
@@ -103,7 +104,7 @@ def make_backend(store, rank: int, size: int, device: torch.device, timeout: flo
         for k, v in NCCL_DEFAULTS.items():
             os.environ.setdefault(k, v)
         torch.cuda.set_device(device)
-        opts = dist.ProcessGroupNCCL.Options()          # as torch.distributed builds an NCCL group
+        opts = dist.ProcessGroupNCCL.Options()  # as torch.distributed builds an NCCL group
         opts.is_high_priority_stream = False
         opts._timeout = td
         opts.global_ranks_in_group = list(range(size))
@@ -123,12 +124,12 @@ class Communicator:
         self.timeout = float(timeout)
         self.watch = watch
         self.qid = None
-        self.step = 0                # the exchange this rank is at
-        self.posted = 0              # the last step it posted
+        self.step = 0  # the exchange this rank is at
+        self.posted = 0  # the last step it posted
         self.aborted = False
         self.stats = RankStats(rank)
-        self.fault = None            # (step, action, seconds): a test hook, see inject_fault
-        self._own: list[str] = []    # store keys this rank wrote for the current query
+        self.fault = None  # (step, action, seconds): a test hook, see inject_fault
+        self._own: list[str] = []  # store keys this rank wrote for the current query
 
     # ------------------------------------------------------------ queries
     def begin(self, qid) -> None:
@@ -140,7 +141,7 @@ class Communicator:
         self._drop_keys()
         self.qid, self.step, self.posted, self.aborted = qid, 0, 0, False
         self.stats = RankStats(self.rank)
-        self._own.append(f"x/{qid}/aborts")      # made by the first rank that checks it
+        self._own.append(f"x/{qid}/aborts")  # made by the first rank that checks it
 
     def _drop_keys(self) -> None:
         for k in self._own:
@@ -170,6 +171,7 @@ class Communicator:
             time.sleep(seconds)
         if action == "raise":
             from glint.errors import ExecutionError
+
             raise ExecutionError(f"injected fault on rank {self.rank} at exchange {step}")
 
     # ------------------------------------------------------------ size exchange
@@ -186,8 +188,11 @@ class Communicator:
         self.store.add(counter, 1)
         self._own.append(counter)
         t0 = time.perf_counter()
-        self.wait_for(lambda: self.store.add(counter, 0) >= self.size,
-                      lambda: self._missing(base), f"exchange {self.step} ({what})")
+        self.wait_for(
+            lambda: self.store.add(counter, 0) >= self.size,
+            lambda: self._missing(base),
+            f"exchange {self.step} ({what})",
+        )
         wait_s = time.perf_counter() - t0
         others = [r for r in range(self.size) if r != self.rank]
         values = self.store.multi_get([f"{base}/{r}" for r in others]) if others else []
@@ -195,9 +200,10 @@ class Communicator:
         posts[self.rank] = post
         for r, v in zip(others, values):
             theirs, posts[r] = pickle.loads(v)
-            if theirs != what:          # the same plan meets its exchanges in the same order on every rank
-                raise RuntimeError(f"ranks out of step at exchange {self.step}: rank {r} is at {theirs}, "
-                                   f"rank {self.rank} at {what}")
+            if theirs != what:  # the same plan meets its exchanges in the same order on every rank
+                raise RuntimeError(
+                    f"ranks out of step at exchange {self.step}: rank {r} is at {theirs}, rank {self.rank} at {what}"
+                )
         return posts, wait_s
 
     def _missing(self, base: str) -> list[int]:
@@ -221,8 +227,10 @@ class Communicator:
         try:
             ok = poll(ready, deadline, between)
         except dist.DistError as e:
-            raise RankFailure(f"rank {self.rank} lost contact with the other ranks' store while waiting for "
-                              f"{what}: {str(e).splitlines()[0]}") from None
+            raise RankFailure(
+                f"rank {self.rank} lost contact with the other ranks' store while waiting for "
+                f"{what}: {str(e).splitlines()[0]}"
+            ) from None
         if ok:
             return
         if self.store.add(aborts, 0):
@@ -231,9 +239,11 @@ class Communicator:
             self.watch()
         late = missing()
         names = ", ".join(map(str, late)) if late else "?"
-        raise RankFailure(f"rank{'s' if len(late) > 1 else ''} {names} did not reach {what} within "
-                          f"{self.timeout:g} s (it hangs or died); the query is stopped on every rank",
-                          late[0] if len(late) == 1 else None)
+        raise RankFailure(
+            f"rank{'s' if len(late) > 1 else ''} {names} did not reach {what} within "
+            f"{self.timeout:g} s (it hangs or died); the query is stopped on every rank",
+            late[0] if len(late) == 1 else None,
+        )
 
     def _raise_abort(self):
         for r in range(self.size):
@@ -286,8 +296,9 @@ class Communicator:
         opts.rootTensor = 0
         return self.backend.broadcast([t], opts)
 
-    def alltoall(self, out: torch.Tensor, inp: torch.Tensor, out_splits: list[int], in_splits: list[int],
-                 what: str) -> None:
+    def alltoall(
+        self, out: torch.Tensor, inp: torch.Tensor, out_splits: list[int], in_splits: list[int], what: str
+    ) -> None:
         """:meth:`start_alltoall`, waited for."""
         self.wait(self.start_alltoall(out, inp, out_splits, in_splits), what)
 

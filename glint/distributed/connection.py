@@ -27,6 +27,7 @@ the query on every rank and is raised here as the glint error it is; the
 connection stays usable. A rank that dies or hangs ends the connection:
 the RankFailure says which, and a new connection runs queries again.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -34,12 +35,6 @@ import weakref
 
 import torch
 
-from glint.engine.connection import Connection, table_name_from_path
-from glint.engine.result import stream_to_arrow
-from glint.errors import CatalogError, ColumnNotFound, GlintError, NotSupported, RankFailure
-from glint.exec.base import IOStats
-from glint.io.arrow_objects import table_to_ipc
-from glint.io.table import Table
 from glint.distributed.catalog import Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, decode_error
 from glint.distributed.planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
@@ -55,18 +50,35 @@ from glint.distributed.rank import (
     Rank,
     Reset,
 )
+from glint.engine.connection import Connection, table_name_from_path
+from glint.engine.result import stream_to_arrow
+from glint.errors import CatalogError, ColumnNotFound, GlintError, NotSupported, RankFailure
+from glint.exec.base import IOStats
+from glint.io.arrow_objects import table_to_ipc
+from glint.io.table import Table
 
 DEFAULT_TIMEOUT_S = 120.0
-REPLICATE_ROWS = 50_000         # tables up to this many rows: every rank holds all of them
+REPLICATE_ROWS = 50_000  # tables up to this many rows: every rank holds all of them
 
 
 class DistConnection(Connection):
-    def __init__(self, ranks, device: str = "auto", optimizer: dict | None = None, *,
-                 timeout: float = DEFAULT_TIMEOUT_S, replicate_rows: int = REPLICATE_ROWS,
-                 small_result_bytes: int = SMALL_RESULT_BYTES, threads: int | None = None,
-                 adaptive_joins: str = "auto", round_bytes: int | str = 0, **engine_options):
+    def __init__(
+        self,
+        ranks,
+        device: str = "auto",
+        optimizer: dict | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        replicate_rows: int = REPLICATE_ROWS,
+        small_result_bytes: int = SMALL_RESULT_BYTES,
+        threads: int | None = None,
+        adaptive_joins: str = "auto",
+        round_bytes: int | str = 0,
+        **engine_options,
+    ):
         from glint.distributed import launch
         from glint.runtime.memory import parse_size
+
         if not (isinstance(timeout, (int, float)) and timeout > 0):
             raise GlintError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if adaptive_joins not in ("auto", "always", "never"):
@@ -101,7 +113,7 @@ class DistConnection(Connection):
             comm = Communicator(world.store, 0, ranks, dev, backend, timeout, watch=world.check)
         self.world = world
         self.ranks = world.size
-        self.hosts = launch.torchrun_hosts() if self._torchrun else 1     # for the exchange cost model
+        self.hosts = launch.torchrun_hosts() if self._torchrun else 1  # for the exchange cost model
         self.rank = Rank(self, comm)
         self.replicate_rows = replicate_rows
         self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes)
@@ -127,6 +139,7 @@ class DistConnection(Connection):
     def format_rank_stats(rank_stats) -> str:
         """EXPLAIN ANALYZE's per-rank breakdown (glint.distributed.stats)."""
         from glint.distributed.stats import format_rank_stats
+
         return format_rank_stats(rank_stats)
 
     def plan_header(self, physical) -> str:
@@ -141,6 +154,7 @@ class DistConnection(Connection):
                 names.append(t)
             for c in node.children:
                 walk(c)
+
         walk(physical)
         tables = ", ".join(f"{t} {self._partitioning[t.lower()]!r}" for t in names if t.lower() in self._partitioning)
         return f"{self.ranks} rank{'s' if self.ranks != 1 else ''}" + (f"; {tables}" if tables else "")
@@ -157,11 +171,19 @@ class DistConnection(Connection):
             replicate = rows <= self.replicate_rows
         return TablePartitioning("replicated" if replicate else "range")
 
-    def read_parquet(self, path: str, name: str | None = None, columns=None, *, partition_by: str | None = None,
-                     replicate: bool | None = None) -> "DistConnection":
+    def read_parquet(
+        self,
+        path: str,
+        name: str | None = None,
+        columns=None,
+        *,
+        partition_by: str | None = None,
+        replicate: bool | None = None,
+    ) -> DistConnection:
         """Register a Parquet file, directory or glob as table ``name``; each
         rank reads its share of the row groups (see glint.distributed.catalog)."""
         from glint.io.parquet_source import ParquetSource
+
         self._check_open()
         src = ParquetSource(path, self.settings)
         if columns is not None:
@@ -174,11 +196,13 @@ class DistConnection(Connection):
         self._install(name, Table.from_source(name, src, str(path)), part)
         return self
 
-    def register(self, name: str, data, *, partition_by: str | None = None,
-                 replicate: bool | None = None) -> "DistConnection":
+    def register(
+        self, name: str, data, *, partition_by: str | None = None, replicate: bool | None = None
+    ) -> DistConnection:
         """Register in-memory data (Arrow, pandas, Polars...); each rank gets
         a slice of its rows (or all of them, replicated)."""
         from glint.io.arrow_objects import to_arrow_table
+
         self._check_open()
         if not name or not isinstance(name, str):
             raise GlintError("a table needs a name")
@@ -187,8 +211,7 @@ class DistConnection(Connection):
         self._distribute(name, table, part)
         return self
 
-    def _distribute(self, name: str, table, part: TablePartitioning, types: dict | None = None,
-                    rules=None) -> None:
+    def _distribute(self, name: str, table, part: TablePartitioning, types: dict | None = None, rules=None) -> None:
         """Each rank's share of in-memory rows, sent through the store."""
         if part.kind == "replicated":
             shares = {"all": table} if self.ranks > 1 else {}
@@ -221,8 +244,13 @@ class DistConnection(Connection):
         t = self.table(name)
         part = self._partitioning[name.lower()]
         shares = _append_shares(data, part, t.schema, self.ranks)
-        put = {} if self.ranks == 1 else {"all": data} if part.kind == "replicated" else \
-            {r: shares[r] for r in range(1, self.ranks)}
+        put = (
+            {}
+            if self.ranks == 1
+            else {"all": data}
+            if part.kind == "replicated"
+            else {r: shares[r] for r in range(1, self.ranks)}
+        )
         prefix = self.world.put_data({k: table_to_ipc(v) for k, v in put.items()})
         cmd = AppendRows(t.name, prefix, part.kind == "replicated")
         try:
@@ -230,14 +258,26 @@ class DistConnection(Connection):
         finally:
             if not self.world.closed:
                 self.world.drop_data(prefix, put)
-        Connection.append_rows(self, name, data)         # the table as rank 0 plans with it
+        Connection.append_rows(self, name, data)  # the table as rank 0 plans with it
 
-    def read_csv(self, path: str, name: str | None = None, *, partition_by: str | None = None,
-                 replicate: bool | None = None, **options) -> "DistConnection":
+    def read_csv(
+        self,
+        path: str,
+        name: str | None = None,
+        *,
+        partition_by: str | None = None,
+        replicate: bool | None = None,
+        **options,
+    ) -> DistConnection:
         """A CSV file read here once, then registered like in-memory data."""
         from glint.io.csv_files import load_csv
-        return self.register(name or table_name_from_path(path), load_csv(path, **options), partition_by=partition_by,
-                             replicate=replicate)
+
+        return self.register(
+            name or table_name_from_path(path),
+            load_csv(path, **options),
+            partition_by=partition_by,
+            replicate=replicate,
+        )
 
     def _install(self, name: str, global_table: Table, part: TablePartitioning) -> None:
         old = self._tables.get(name.lower())
@@ -293,8 +333,9 @@ class DistConnection(Connection):
         seq = self.world.post(Execute(blob, profile))
         table = ctx = err = None
         try:
-            table, ctx = self.rank.run(seq, physical, profile,
-                                       lambda c, stream: stream_to_arrow(c, stream, fields, names))
+            table, ctx = self.rank.run(
+                seq, physical, profile, lambda c, stream: stream_to_arrow(c, stream, fields, names)
+            )
         except BaseException as e:  # noqa: BLE001 - the other ranks' replies come first
             err = e
         replies = self._collect(seq, err)
@@ -333,7 +374,7 @@ class DistConnection(Connection):
         """The other ranks' replies; raises the error that stopped the
         command (a rank's own, not the others' reaction to it)."""
         if isinstance(local_error, RankFailure):
-            self._fail(local_error)         # a rank is lost: no replies to wait for
+            self._fail(local_error)  # a rank is lost: no replies to wait for
             raise local_error from None
         try:
             replies = self.world.collect(seq)
@@ -345,8 +386,11 @@ class DistConnection(Connection):
             raise
         errors = []
         if local_error is not None:
-            errors.append(local_error if not isinstance(local_error, PeerAborted)
-                          else _Peer(decode_error(local_error.error, local_error.rank)))
+            errors.append(
+                local_error
+                if not isinstance(local_error, PeerAborted)
+                else _Peer(decode_error(local_error.error, local_error.rank))
+            )
         for r in range(1, self.ranks):
             rep = replies[r]
             if not rep.ok:
@@ -360,7 +404,7 @@ class DistConnection(Connection):
             raise _unwrap(fatal) from None
         first = next((e for e in errors if not isinstance(e, _Peer)), errors[0])
         if isinstance(first, BaseException) and not isinstance(first, Exception):
-            raise first                     # KeyboardInterrupt on rank 0: the ranks stopped with it
+            raise first  # KeyboardInterrupt on rank 0: the ranks stopped with it
         raise _unwrap(first) from None
 
     def _fail(self, err: RankFailure) -> None:
@@ -372,8 +416,10 @@ class DistConnection(Connection):
 
     def _check_open(self) -> None:
         if self._broken is not None:
-            raise RankFailure(f"this connection has ended ({self._broken}); open a new connection to run "
-                              "queries again", self._broken.rank)
+            raise RankFailure(
+                f"this connection has ended ({self._broken}); open a new connection to run queries again",
+                self._broken.rank,
+            )
         if self._closed:
             raise GlintError("the connection is closed")
 
@@ -402,6 +448,7 @@ class DistConnection(Connection):
 
 class _Peer:
     """An error a rank raised only because another rank's query failed."""
+
     __slots__ = ("error",)
 
     def __init__(self, error):
@@ -433,11 +480,13 @@ def _shutdown(world, comm, torchrun: bool) -> None:
 def _append_shares(data, part: TablePartitioning, schema: dict, ranks: int) -> list:
     """Each rank's rows of an INSERT into a table partitioned as ``part``."""
     import pyarrow as pa
+
     if part.kind == "replicated":
         return [data] * ranks
     if part.kind == "hash":
-        from glint.exec.hashing import hash_columns, partition_of
         from glint.columnar.column import Column
+        from glint.exec.hashing import hash_columns, partition_of
+
         key = Column.from_arrow(data.column(part.key), schema[part.key])
         dest = partition_of(hash_columns([key]), ranks).numpy()
         return [data.filter(pa.array(dest == r)) for r in range(ranks)]

@@ -21,6 +21,7 @@ Broadcasting the small side R of a join beats shuffling both sides when
 >>> ExchangeCost(1).shuffle(10**9)
 0.0
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 class ExchangeCost:
     ranks: int
     hosts: int = 1
-    network: float = 1.0            # B_n / B_g
+    network: float = 1.0  # B_n / B_g
 
     def _link(self) -> float:
         return 1.0 if self.hosts <= 1 else min(self.network, 1.0)

@@ -17,6 +17,7 @@
 >>> hashed((k,)).spread, SINGLE.spread, REPLICATED.whole
 (True, False, True)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from glint.plan.expr import Expr
 
 @dataclass(frozen=True, slots=True)
 class Distribution:
-    kind: str                       # partitioned | hash | replicated | single
+    kind: str  # partitioned | hash | replicated | single
     keys: tuple[Expr, ...] = ()
 
     def __repr__(self) -> str:

@@ -42,6 +42,7 @@ A rank that sends to itself alone receives what it sent:
 >>> got[1].to_arrow().to_pylist()
 ['c', 'a', 'bb']
 """
+
 from __future__ import annotations
 
 import time
@@ -57,21 +58,23 @@ from glint.distributed.stats import ExchangeStats
 @dataclass(frozen=True, slots=True)
 class ColumnLayout:
     """What a sender says about one of its columns."""
+
     dtype: T.DataType
     tensor_dtype: torch.dtype
-    wide: bool                      # values as [hi, lo] rows
-    valid: bool                     # has NULL flags
-    strings: str | None = None      # VARCHAR: "dictionary" or "rows" (see the module doc)
-    entries: tuple[int, ...] = ()   # per segment: dictionary entries sent
-    nbytes: tuple[int, ...] = ()    # per segment: string bytes sent
+    wide: bool  # values as [hi, lo] rows
+    valid: bool  # has NULL flags
+    strings: str | None = None  # VARCHAR: "dictionary" or "rows" (see the module doc)
+    entries: tuple[int, ...] = ()  # per segment: dictionary entries sent
+    nbytes: tuple[int, ...] = ()  # per segment: string bytes sent
 
 
 @dataclass(frozen=True, slots=True)
 class Post:
     """A sender's part of the size exchange. ``more``: in an exchange in
     rounds, whether this rank has input left for another round."""
-    rows: tuple[int, ...]                                 # per segment
-    columns: tuple[tuple[object, ColumnLayout], ...]      # in key order
+
+    rows: tuple[int, ...]  # per segment
+    columns: tuple[tuple[object, ColumnLayout], ...]  # in key order
     more: bool = False
 
 
@@ -108,15 +111,18 @@ class _Strings:
         first_row = _per_row(starts[:-1], counts, n, c.device)
         self.codes = (torch.arange(n, dtype=torch.int64, device=c.device) - first_row).to(torch.int32)
         self.offsets = offs[:-1] - _per_row(bounds[:-1], counts, n, c.device)
-        self.bytes = t.data[bounds[0]:bounds[-1]]
+        self.bytes = t.data[bounds[0] : bounds[-1]]
         self.entries = tuple(counts)
         self.nbytes = tuple(b - a for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def _per_row(values: list[int], counts: list[int], n: int, device) -> torch.Tensor:
     """values[i] repeated counts[i] times (n in all), as int64 on the device."""
-    return torch.repeat_interleave(torch.tensor(values, dtype=torch.int64, device=device),
-                                   torch.tensor(counts, dtype=torch.int64, device=device), output_size=n)
+    return torch.repeat_interleave(
+        torch.tensor(values, dtype=torch.int64, device=device),
+        torch.tensor(counts, dtype=torch.int64, device=device),
+        output_size=n,
+    )
 
 
 class Outgoing:
@@ -133,12 +139,23 @@ class Outgoing:
             s = None
             if c.dtype.is_string:
                 s = self.strings[k] = _Strings(c, self.counts)
-            layouts.append((k, ColumnLayout(c.dtype, c.data.dtype, c.is_wide, c.valid is not None,
-                                            s.strategy if s else None, s.entries if s else (),
-                                            s.nbytes if s else ())))
+            layouts.append(
+                (
+                    k,
+                    ColumnLayout(
+                        c.dtype,
+                        c.data.dtype,
+                        c.is_wide,
+                        c.valid is not None,
+                        s.strategy if s else None,
+                        s.entries if s else (),
+                        s.nbytes if s else (),
+                    ),
+                )
+            )
         self.post = Post(tuple(self.counts), tuple(layouts), more)
 
-    def buffers(self, key, layout: "Unified") -> list[torch.Tensor]:
+    def buffers(self, key, layout: Unified) -> list[torch.Tensor]:
         """The column's buffers to send, in the form every rank agreed on."""
         c = self.batch[key]
         s = self.strings.get(key)
@@ -164,6 +181,7 @@ def _wire(t: torch.Tensor) -> torch.Tensor:
 @dataclass(frozen=True, slots=True)
 class Unified:
     """A column's layout on the wire, agreed from every sender's post."""
+
     dtype: T.DataType
     tensor_dtype: torch.dtype
     wide: bool
@@ -182,16 +200,28 @@ def unify(posts: list[Post]) -> list[tuple[object, Unified]]:
         for lay in ls[1:]:
             tdt = torch.promote_types(tdt, lay.tensor_dtype)
         wide = any(lay.wide for lay in ls)
-        out.append((k, Unified(ls[0].dtype, torch.int64 if wide else tdt, wide, any(lay.valid for lay in ls),
-                               ls[0].strings is not None)))
+        out.append(
+            (
+                k,
+                Unified(
+                    ls[0].dtype,
+                    torch.int64 if wide else tdt,
+                    wide,
+                    any(lay.valid for lay in ls),
+                    ls[0].strings is not None,
+                ),
+            )
+        )
     return out
 
 
 def _counts(posts: list[Post], i: int, part: str, me: int, pattern: str) -> tuple[list[int], list[int], int]:
     """(what this rank sends per destination, what it receives per sender,
     what all ranks send in all) of column i's ``part``: rows, entries or nbytes."""
+
     def seg(p: Post) -> tuple[int, ...]:
         return p.rows if part == "rows" else getattr(p.columns[i][1], part)
+
     mine = seg(posts[me])
     if pattern == "alltoall":
         return list(mine), [seg(p)[me] for p in posts], sum(sum(seg(p)) for p in posts)
@@ -220,13 +250,12 @@ class Transfer:
                 got.append(self._move(buf, send, recv, total, ex))
             self.received[k] = got
 
-    def _move(self, buf: torch.Tensor, send: list[int], recv: list[int], total: int,
-              ex: ExchangeStats) -> torch.Tensor:
-        comm, what = self.comm, self.what
+    def _move(self, buf: torch.Tensor, send: list[int], recv: list[int], total: int, ex: ExchangeStats) -> torch.Tensor:
+        comm = self.comm
         me, n = comm.rank, comm.size
         row = buf.element_size() * (buf.shape[1] if buf.dim() == 2 else 1)
         out = torch.empty((sum(recv),) + tuple(buf.shape[1:]), dtype=buf.dtype, device=buf.device)
-        if total == 0:                  # every rank computed the same total: nobody issues this one
+        if total == 0:  # every rank computed the same total: nobody issues this one
             return out
         self.sent.append(buf)
         if self.pattern == "alltoall":
@@ -238,10 +267,10 @@ class Transfer:
             offs = [0]
             for c in recv:
                 offs.append(offs[-1] + c)
-            out[offs[me]:offs[me + 1]] = buf
+            out[offs[me] : offs[me + 1]] = buf
             for root in range(n):
                 if recv[root]:
-                    self.works.append(comm.start_broadcast(out[offs[root]:offs[root + 1]], root))
+                    self.works.append(comm.start_broadcast(out[offs[root] : offs[root + 1]], root))
             if recv[me]:
                 ex.messages_sent += n - 1
                 ex.bytes_sent += row * recv[me] * (n - 1)
@@ -275,8 +304,11 @@ def assemble(posts: list[Post], me: int, received: dict, pattern: str, device) -
         dictionary = None
         if lay.strings:
             offsets, raw = bufs[-2], bufs[-1]
-            pick = (lambda p, part: getattr(p.columns[i][1], part)[me]) if pattern == "alltoall" else \
-                (lambda p, part: getattr(p.columns[i][1], part)[0])
+            pick = (
+                (lambda p, part: getattr(p.columns[i][1], part)[me])
+                if pattern == "alltoall"
+                else (lambda p, part: getattr(p.columns[i][1], part)[0])
+            )
             entries = [pick(p, "entries") for p in posts]
             nbytes = [pick(p, "nbytes") for p in posts]
             data = data + _per_row(_exclusive(entries), rows, total, device).to(torch.int32)
@@ -303,11 +335,14 @@ def exchange(comm, batch: Batch, counts: list[int], pattern: str, kind: str, wha
     out = Outgoing(batch, counts)
     posts, wait_s = comm.sync(out.post, what)
     ex = ExchangeStats(comm.step, kind, what, wait_s=wait_s)
-    ex.rows_sent = sum(c for r, c in enumerate(counts) if r != comm.rank) if pattern == "alltoall" else \
-        (counts[0] * (comm.size - 1))
+    ex.rows_sent = (
+        sum(c for r, c in enumerate(counts) if r != comm.rank)
+        if pattern == "alltoall"
+        else (counts[0] * (comm.size - 1))
+    )
     got = Transfer(comm, out, posts, pattern, what, ex).finish()
     if got.device.type == "cuda":
-        torch.cuda.synchronize(got.device)           # the exchange's time ends when its data is there
+        torch.cuda.synchronize(got.device)  # the exchange's time ends when its data is there
     ex.rows_received = got.num_rows - (counts[comm.rank] if pattern == "alltoall" else counts[0])
     ex.seconds = time.perf_counter() - t0 - wait_s
     comm.stats.record(ex)

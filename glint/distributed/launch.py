@@ -13,6 +13,7 @@ Under ``torchrun`` every rank is started by it; the store is torchrun's (its
 agent's, or one rank 0 serves at MASTER_ADDR:MASTER_PORT), and the ranks stay
 up across connections until rank 0's process exits.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -29,11 +30,11 @@ import weakref
 import torch
 import torch.distributed as dist
 
-from glint.errors import GlintError, RankFailure
 from glint.distributed.comm import poll
+from glint.errors import GlintError, RankFailure
 
-START_TIMEOUT_S = 120.0         # for the rank processes to start (imports, CUDA context)
-_ENV = "GLINT_DIST"             # GLINT_DIST_STORE, _RANK, _WORLD, _CONFIG for launched ranks
+START_TIMEOUT_S = 120.0  # for the rank processes to start (imports, CUDA context)
+_ENV = "GLINT_DIST"  # GLINT_DIST_STORE, _RANK, _WORLD, _CONFIG for launched ranks
 
 
 class World:
@@ -44,11 +45,11 @@ class World:
         self.store = store
         self.size = size
         self.timeout = timeout
-        self.procs = procs if procs is not None else {}      # rank -> Popen (local launch)
+        self.procs = procs if procs is not None else {}  # rank -> Popen (local launch)
         self.raw_store = raw_store
         self.seq = 0
         self.data_keys = 0
-        self.closing = False             # the ranks were told to leave
+        self.closing = False  # the ranks were told to leave
         self.closed = False
 
     def post(self, cmd) -> int:
@@ -71,6 +72,7 @@ class World:
             calls[0] += 1
             if calls[0] % 16 == 0:
                 self.check()
+
         try:
             done = poll(lambda: self.store.add(counter, 0) >= self.size - 1, deadline, between)
         except dist.DistError as e:
@@ -79,9 +81,11 @@ class World:
         if not done:
             self.check()
             late = [r for r in others if not self.store.check([f"reply/{seq}/{r}"])]
-            raise RankFailure(f"rank{'s' if len(late) > 1 else ''} {', '.join(map(str, late))} did not finish "
-                              f"within {self.timeout if timeout is None else timeout:g} s (it hangs or died)",
-                              late[0] if len(late) == 1 else None)
+            raise RankFailure(
+                f"rank{'s' if len(late) > 1 else ''} {', '.join(map(str, late))} did not finish "
+                f"within {self.timeout if timeout is None else timeout:g} s (it hangs or died)",
+                late[0] if len(late) == 1 else None,
+            )
         keys = [f"reply/{seq}/{r}" for r in others]
         replies = dict(zip(others, (pickle.loads(v) for v in self.store.multi_get(keys))))
         for k in keys + [counter, f"cmd/{seq}"]:
@@ -105,8 +109,11 @@ class World:
         for r, p in self.procs.items():
             rc = p.poll()
             if rc is not None:
-                how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() \
+                how = (
+                    f"was killed by {signal.Signals(-rc).name}"
+                    if rc < 0 and -rc in signal.valid_signals()
                     else f"exited with code {rc}"
+                )
                 raise RankFailure(f"rank {r} {how}", r)
 
     def shutdown(self, wait_s: float = 10.0) -> None:
@@ -125,11 +132,11 @@ class World:
                 p.wait()
 
 
-_LIVE: "weakref.WeakSet[World]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[World] = weakref.WeakSet()
 
 
 @atexit.register
-def _kill_ranks() -> None:            # rank processes never outlive the process that started them
+def _kill_ranks() -> None:  # rank processes never outlive the process that started them
     for w in list(_LIVE):
         for p in w.procs.values():
             if p.poll() is None:
@@ -147,8 +154,10 @@ def rank_devices(device: str, ranks: int) -> list[torch.device]:
     if d.type != "cuda":
         raise GlintError(f'unsupported device "{device}" for a distributed connection (use "cpu" or "cuda")')
     if d.index is not None:
-        raise GlintError(f'device "{device}": a distributed connection uses one GPU per rank, cuda:0 to '
-                         f'cuda:{ranks - 1}; give device="cuda"')
+        raise GlintError(
+            f'device "{device}": a distributed connection uses one GPU per rank, cuda:0 to '
+            f'cuda:{ranks - 1}; give device="cuda"'
+        )
     if not torch.cuda.is_available():
         raise GlintError('device "cuda" requested but CUDA is not available on this machine')
     n = torch.cuda.device_count()
@@ -166,6 +175,7 @@ def default_threads(ranks: int) -> int:
 def launch_local(ranks: int, devices: list[torch.device], timeout: float, config: dict):
     """Starts ranks 1..N-1; returns (World, rank 0's backend)."""
     from glint.distributed.comm import make_backend
+
     td = datetime.timedelta(seconds=max(timeout, START_TIMEOUT_S))
     raw = dist.TCPStore("127.0.0.1", 0, None, True, timeout=td, wait_for_workers=False)
     store = dist.PrefixStore("glint", raw)
@@ -176,13 +186,21 @@ def launch_local(ranks: int, devices: list[torch.device], timeout: float, config
         threads = config.get("threads") or default_threads(ranks)
         for r in range(1, ranks):
             env = dict(os.environ)
-            env.update({f"{_ENV}_STORE": f"127.0.0.1:{raw.port}", f"{_ENV}_RANK": str(r),
-                        f"{_ENV}_WORLD": str(ranks),
-                        f"{_ENV}_CONFIG": json.dumps({**config, "device": str(devices[r]), "timeout": timeout,
-                                                       "threads": threads}),
-                        "OMP_NUM_THREADS": str(threads), "TORCH_CPP_LOG_LEVEL": "ERROR"})
-            procs[r] = subprocess.Popen([sys.executable, "-m", "glint.distributed.run", "--worker"], env=env,
-                                        stdin=subprocess.DEVNULL)
+            env.update(
+                {
+                    f"{_ENV}_STORE": f"127.0.0.1:{raw.port}",
+                    f"{_ENV}_RANK": str(r),
+                    f"{_ENV}_WORLD": str(ranks),
+                    f"{_ENV}_CONFIG": json.dumps(
+                        {**config, "device": str(devices[r]), "timeout": timeout, "threads": threads}
+                    ),
+                    "OMP_NUM_THREADS": str(threads),
+                    "TORCH_CPP_LOG_LEVEL": "ERROR",
+                }
+            )
+            procs[r] = subprocess.Popen(
+                [sys.executable, "-m", "glint.distributed.run", "--worker"], env=env, stdin=subprocess.DEVNULL
+            )
         wait_ready(world, START_TIMEOUT_S)
         backend = make_backend(dist.PrefixStore("pg", store), 0, ranks, devices[0], timeout)
     except BaseException:
@@ -201,16 +219,19 @@ def wait_ready(world: World, timeout: float) -> None:
     if not poll(lambda: world.store.check(keys), deadline, world.check):
         world.check()
         late = [r for r in range(1, world.size) if not world.store.check([f"ready/{r}"])]
-        raise RankFailure(f"rank{'s' if len(late) > 1 else ''} {', '.join(map(str, late))} did not start "
-                          f"within {timeout:g} s", late[0] if len(late) == 1 else None)
+        raise RankFailure(
+            f"rank{'s' if len(late) > 1 else ''} {', '.join(map(str, late))} did not start within {timeout:g} s",
+            late[0] if len(late) == 1 else None,
+        )
 
 
 def start_rank(store, rank: int, size: int, device: torch.device, timeout: float, engine_options: dict):
     """A rank other than 0: its engine, then (with the others) the backend;
     returns its Rank."""
-    from glint.engine.connection import Connection
     from glint.distributed.comm import Communicator, make_backend
     from glint.distributed.rank import Rank
+    from glint.engine.connection import Connection
+
     engine = Connection(device=str(device), **engine_options)
     store.set(f"ready/{rank}", b"1")
     backend = make_backend(dist.PrefixStore("pg", store), rank, size, device, timeout)
@@ -224,14 +245,13 @@ def worker_main() -> int:
     config = json.loads(os.environ[f"{_ENV}_CONFIG"])
     torch.set_num_threads(int(config.get("threads") or 1))
     timeout = float(config["timeout"])
-    raw = dist.TCPStore(host, int(port), None, False,
-                        timeout=datetime.timedelta(seconds=max(timeout, START_TIMEOUT_S)))
+    raw = dist.TCPStore(host, int(port), None, False, timeout=datetime.timedelta(seconds=max(timeout, START_TIMEOUT_S)))
     store = dist.PrefixStore("glint", raw)
     r = start_rank(store, rank, size, torch.device(config["device"]), timeout, config.get("engine") or {})
     try:
         r.serve()
     except dist.DistError:
-        return 1                    # rank 0 went away: nothing left to serve
+        return 1  # rank 0 went away: nothing left to serve
     finally:
         r.comm.close()
     return 0
@@ -243,7 +263,7 @@ class TorchrunWorld(World):
     connection resets them) and leave when rank 0's process exits."""
 
     def shutdown(self, wait_s: float = 10.0) -> None:
-        pass                        # the ranks stay for the next connection
+        pass  # the ranks stay for the next connection
 
 
 _TORCHRUN: dict = {}
@@ -254,8 +274,10 @@ def torchrun_env() -> tuple[int, int, int]:
     try:
         return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", "0"))
     except KeyError:
-        raise GlintError('ranks="env" joins ranks started by torchrun, but RANK / WORLD_SIZE are not set '
-                         "(start the program with torchrun, or use ranks=N)") from None
+        raise GlintError(
+            'ranks="env" joins ranks started by torchrun, but RANK / WORLD_SIZE are not set '
+            "(start the program with torchrun, or use ranks=N)"
+        ) from None
 
 
 def torchrun_hosts() -> int:
@@ -268,8 +290,14 @@ def torchrun_store(rank: int, timeout: float):
     host = os.environ.get("MASTER_ADDR", "127.0.0.1")
     port = int(os.environ.get("MASTER_PORT", "29500"))
     agent = os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
-    raw = dist.TCPStore(host, port, None, rank == 0 and not agent,
-                        timeout=datetime.timedelta(seconds=max(timeout, START_TIMEOUT_S)), wait_for_workers=False)
+    raw = dist.TCPStore(
+        host,
+        port,
+        None,
+        rank == 0 and not agent,
+        timeout=datetime.timedelta(seconds=max(timeout, START_TIMEOUT_S)),
+        wait_for_workers=False,
+    )
     return raw, dist.PrefixStore("glint", raw)
 
 
@@ -286,6 +314,7 @@ def join_torchrun(device: str, timeout: float):
     if "world" in _TORCHRUN:
         return _TORCHRUN["world"], _TORCHRUN["comm"]
     from glint.distributed.comm import Communicator, make_backend
+
     rank, size, local = torchrun_env()
     dev = torchrun_device(device, local)
     raw, store = torchrun_store(rank, timeout)
@@ -304,10 +333,12 @@ def join_torchrun(device: str, timeout: float):
     _TORCHRUN.update(world=world, comm=comm, device=dev)
 
     @atexit.register
-    def _close():                   # the other ranks leave with rank 0
+    def _close():  # the other ranks leave with rank 0
         from glint.distributed.rank import Close
+
         try:
             world.collect(world.post(Close()), timeout=30)
         except Exception:  # noqa: BLE001 - they also leave when the store goes
             pass
+
     return world, comm

@@ -6,16 +6,17 @@
   ``partitioned``: rank 0 keeps its rows, the others none (so that, say, a
   UNION ALL with a spread input counts them once).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glint.exec.base import PhysicalNode
-from glint.functions.evaluate import evaluate
-from glint.exec.hashing import hash_columns, partition_of
-from glint.plan.expr import Expr
 from glint.columnar.column import slice_batch
 from glint.distributed.exchange import communicator
+from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.functions.evaluate import evaluate
+from glint.plan.expr import Expr
 
 
 @dataclass(frozen=True, slots=True, eq=False)

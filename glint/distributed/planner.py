@@ -44,26 +44,13 @@ partitioning in the catalog:
 The plan's root gathers the result to rank 0. Last, :func:`glint.distributed.steps.settle`
 fixes which exchanges read their input to its end before their rounds.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
-from glint.exec.aggregate import HashAggregateExec, decomposable
-from glint.plan.aggregates import duplicate_insensitive
-from glint.exec.base import PhysicalNode
-from glint.exec.limit import LimitExec
-from glint.exec.project import ProjectExec
-from glint.exec.scan import OneRowExec
-from glint.exec.set_ops import SetOpExec
-from glint.exec.sort import SortExec, TopKExec
-from glint.exec.values import ValuesExec
-from glint.exec.window import WindowExec
-from glint.plan import logical as L
-from glint.plan.cardinality import Estimator
-from glint.plan.expr import ColRef, Field
-from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
 from glint.distributed.adaptive_join import AdaptiveJoinExec
 from glint.distributed.all_reduce import AllReduceExec, reducible
 from glint.distributed.broadcast import BroadcastExec
@@ -73,10 +60,24 @@ from glint.distributed.gather import GatherExec
 from glint.distributed.local import PartitionFilterExec, RootOnlyExec
 from glint.distributed.shuffle import ShuffleExec
 from glint.distributed.steps import has_exchange, settle
+from glint.exec.aggregate import HashAggregateExec, decomposable
+from glint.exec.base import PhysicalNode
+from glint.exec.limit import LimitExec
+from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
+from glint.exec.project import ProjectExec
+from glint.exec.scan import OneRowExec
+from glint.exec.set_ops import SetOpExec
+from glint.exec.sort import SortExec, TopKExec
+from glint.exec.values import ValuesExec
+from glint.exec.window import WindowExec
+from glint.plan import logical as L
+from glint.plan.aggregates import duplicate_insensitive
+from glint.plan.cardinality import Estimator
+from glint.plan.expr import ColRef, Field
 
-LEFT_KEEPING = ("inner", "left", "semi", "anti", "mark", "single")   # correct with the right side replicated
-RIGHT_KEEPING = ("inner", "right")                                   # correct with the left side replicated
-SINGLE_PENALTY = 1.0       # work on rank 0 alone, counted as moving its input once more
+LEFT_KEEPING = ("inner", "left", "semi", "anti", "mark", "single")  # correct with the right side replicated
+RIGHT_KEEPING = ("inner", "right")  # correct with the left side replicated
+SINGLE_PENALTY = 1.0  # work on rank 0 alone, counted as moving its input once more
 _WIDTH = {"BOOLEAN": 1, "INTEGER": 4, "DATE": 4, "NULL": 4, "VARCHAR": 24}
 SMALL_RESULT_BYTES = 1 << 20
 
@@ -89,6 +90,7 @@ class PlanOptions:
     run time when the side to broadcast has an estimated size), "always" or
     "never". ``round_bytes``: input bytes per rank and round of a shuffle or
     gather (0: from each rank's memory budget)."""
+
     small_result_bytes: int = SMALL_RESULT_BYTES
     adaptive_joins: str = "auto"
     round_bytes: int = 0
@@ -141,8 +143,7 @@ def row_bytes(schema) -> int:
     return sum(_WIDTH.get(f.type.kind, 8) for f in schema) or 1
 
 
-def plan_distributed(logical: L.LogicalNode, catalog, ranks: int, options: PlanOptions = PlanOptions()
-                     ) -> PhysicalNode:
+def plan_distributed(logical: L.LogicalNode, catalog, ranks: int, options: PlanOptions = PlanOptions()) -> PhysicalNode:
     """The physical plan every rank runs; its result ends on rank 0."""
     ctx = _Ctx(catalog, ranks, options, logical)
     return settle(to_single(_plan(logical, ctx)).node, options.round_bytes)
@@ -150,7 +151,7 @@ def plan_distributed(logical: L.LogicalNode, catalog, ranks: int, options: PlanO
 
 # ------------------------------------------------------------------ distribution changes
 def to_single(p: Planned) -> Planned:
-    if p.dist.whole:                # rank 0 holds every row already
+    if p.dist.whole:  # rank 0 holds every row already
         return Planned(p.node, SINGLE)
     return Planned(GatherExec(p.node, p.node.est_rows), SINGLE)
 
@@ -321,7 +322,7 @@ def _(node: L.Limit, ctx):
     if isinstance(node.child, L.Sort) and node.limit is not None:
         keys = node.child.keys
         child = _plan(node.child.child, ctx)
-        if child.dist.spread:             # each rank's best rows, then the best of those
+        if child.dist.spread:  # each rank's best rows, then the best of those
             local = TopKExec(child.node, keys, node.limit + node.offset, 0, est)
             child = Planned(GatherExec(local, est * ctx.ranks), SINGLE)
         return Planned(TopKExec(child.node, keys, node.limit, node.offset, est), SINGLE)
@@ -350,8 +351,9 @@ def _(node: L.SetOp, ctx):
         left = to_hash(left, tuple(ColRef(f) for f in node.left.schema))
         right = to_hash(right, tuple(ColRef(f) for f in node.right.schema))
         d = hashed(tuple(ColRef(f) for f in node.fields))
-    return Planned(SetOpExec(left.node, right.node, node.kind, node.all, node.fields, node.left.schema,
-                             node.right.schema, est), d)
+    return Planned(
+        SetOpExec(left.node, right.node, node.kind, node.all, node.fields, node.left.schema, node.right.schema, est), d
+    )
 
 
 # ------------------------------------------------------------------ joins
@@ -368,28 +370,43 @@ def _(node: L.Join, ctx):
     lb, rb, m = ctx.nbytes(node.left), ctx.nbytes(node.right), ctx.cost
 
     keep = _Move(lambda p: p, lambda p, b: 0.0, lambda p: p.dist, "keep")
-    rep = _Move(to_replicated, lambda p, b: 0.0 if p.dist == REPLICATED else
-                m.broadcast_from_root(b) if p.dist == SINGLE else m.broadcast(b), lambda p: REPLICATED, "rep")
-    single = _Move(to_single, lambda p, b: 0.0 if p.dist.whole else m.gather(b) + SINGLE_PENALTY * b,
-                   lambda p: SINGLE, "single")
+    rep = _Move(
+        to_replicated,
+        lambda p, b: 0.0 if p.dist == REPLICATED else m.broadcast_from_root(b) if p.dist == SINGLE else m.broadcast(b),
+        lambda p: REPLICATED,
+        "rep",
+    )
+    single = _Move(
+        to_single, lambda p, b: 0.0 if p.dist.whole else m.gather(b) + SINGLE_PENALTY * b, lambda p: SINGLE, "single"
+    )
 
     def hash_on(k):
-        return _Move(lambda p: to_hash(p, k), lambda p, b: 0.0 if p.dist in (hashed(k), REPLICATED) else
-                     m.gather(b) if p.dist == SINGLE else m.shuffle(b), lambda p: hashed(k), "hash", k)
+        return _Move(
+            lambda p: to_hash(p, k),
+            lambda p, b: (
+                0.0 if p.dist in (hashed(k), REPLICATED) else m.gather(b) if p.dist == SINGLE else m.shuffle(b)
+            ),
+            lambda p: hashed(k),
+            "hash",
+            k,
+        )
 
     options = [(keep, keep), (keep, rep), (rep, keep)]
     if ids:
         options.append((hash_on(lkeys), hash_on(rkeys)))
         for side, d in ((0, left.dist), (1, right.dist)):
             sub = _matching_keys(d, keys.left if side == 0 else keys.right, ids)
-            if sub is not None:         # one side hashed on some of the keys: the other follows it
+            if sub is not None:  # one side hashed on some of the keys: the other follows it
                 lk, rk = tuple(keys.left[i] for i in sub), tuple(keys.right[i] for i in sub)
                 options.append((keep, hash_on(rk)) if side == 0 else (hash_on(lk), keep))
     options += [(single, single), (rep, rep)]
 
-    costed = [(lo.cost(left, lb) + ro.cost(right, rb), lo, ro) for lo, ro in options
-              if _joined(lo.dist(left), ro.dist(right), kind, keys, ids) is not None]
-    best = min(costed, key=lambda c: c[0])          # the cheapest correct one; ties go to the earlier
+    costed = [
+        (lo.cost(left, lb) + ro.cost(right, rb), lo, ro)
+        for lo, ro in options
+        if _joined(lo.dist(left), ro.dist(right), kind, keys, ids) is not None
+    ]
+    best = min(costed, key=lambda c: c[0])  # the cheapest correct one; ties go to the earlier
     adaptive = _adaptive(node, ctx, keys, ids, left, right, costed, best)
     if adaptive is not None:
         return adaptive
@@ -397,8 +414,9 @@ def _(node: L.Join, ctx):
     left, right = lo.apply(left), ro.apply(right)
     out = _joined(left.dist, right.dist, kind, keys, ids)
     # each rank builds the side it holds fewer rows of (a scalar subquery: always the right)
-    build_right = kind == "single" or \
-        ctx.rows_per_rank(node.right, right.dist) <= ctx.rows_per_rank(node.left, left.dist)
+    build_right = kind == "single" or ctx.rows_per_rank(node.right, right.dist) <= ctx.rows_per_rank(
+        node.left, left.dist
+    )
     return Planned(join_exec(node, left.node, right.node, keys, build_right, ctx.rows(node)), out)
 
 
@@ -407,6 +425,7 @@ class _Move:
     """A way to bring a join input where the join needs it: the change, its
     cost for an input of b bytes, the distribution it gives, what it is
     (keep | rep | single | hash) and the keys it hashes on."""
+
     apply: Callable[[Planned], Planned]
     cost: Callable[[Planned, float], float]
     dist: Callable[[Planned], Distribution]
@@ -425,24 +444,37 @@ def _adaptive(node: L.Join, ctx: _Ctx, keys, ids, left: Planned, right: Planned,
     if mode == "never" or ctx.ranks < 2 or not (left.dist.spread and right.dist.spread):
         return None
     bcast = [c for c in costed if {c[1].name, c[2].name} == {"keep", "rep"}]
-    shuffle = [c for c in costed if {c[1].name, c[2].name} <= {"keep", "hash"} and
-               any(mv.name == "hash" and p.dist != mv.dist(p) for mv, p in ((c[1], left), (c[2], right)))]
+    shuffle = [
+        c
+        for c in costed
+        if {c[1].name, c[2].name} <= {"keep", "hash"}
+        and any(mv.name == "hash" and p.dist != mv.dist(p) for mv, p in ((c[1], left), (c[2], right)))
+    ]
     if not bcast or not shuffle or not any(best is c for c in bcast + shuffle):
         return None
     b, s = min(bcast, key=lambda c: c[0]), min(shuffle, key=lambda c: c[0])
     right_built = b[2].name == "rep"
     held, probe = (node.right, node.left) if right_built else (node.left, node.right)
     if mode != "always" and _exact_rows(held):
-        return None                 # its size is known: the run-time choice would be the planner's
+        return None  # its size is known: the run-time choice would be the planner's
     moved = [mv.keys if mv.name == "hash" and p.dist != mv.dist(p) else None for mv, p in ((s[1], left), (s[2], right))]
-    by_broadcast = _joined(left.dist if right_built else REPLICATED, REPLICATED if right_built else right.dist,
-                           node.kind, keys, ids)
+    by_broadcast = _joined(
+        left.dist if right_built else REPLICATED, REPLICATED if right_built else right.dist, node.kind, keys, ids
+    )
     by_shuffle = _joined(s[1].dist(left), s[2].dist(right), node.kind, keys, ids)
     join = join_exec(node, left.node, right.node, keys, right_built, ctx.rows(node))
-    return Planned(AdaptiveJoinExec.of(join, left_shuffle=moved[0], right_shuffle=moved[1], probe_rows=ctx.rows(probe),
-                                       probe_bytes=ctx.nbytes(probe), row_bytes=row_bytes(held.schema),
-                                       hosts=ctx.cost.hosts),
-                   by_broadcast if by_broadcast == by_shuffle else PARTITIONED)
+    return Planned(
+        AdaptiveJoinExec.of(
+            join,
+            left_shuffle=moved[0],
+            right_shuffle=moved[1],
+            probe_rows=ctx.rows(probe),
+            probe_bytes=ctx.nbytes(probe),
+            row_bytes=row_bytes(held.schema),
+            hosts=ctx.cost.hosts,
+        ),
+        by_broadcast if by_broadcast == by_shuffle else PARTITIONED,
+    )
 
 
 def _exact_rows(node: L.LogicalNode) -> bool:

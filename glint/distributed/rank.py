@@ -8,6 +8,7 @@ statistics, or its error). Rank 0 carries out its own part in-process
 query, a table partitioned on a key at load) is a *query* of the
 communicator, numbered by its sequence number.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -20,32 +21,33 @@ from dataclasses import dataclass
 import pyarrow as pa
 import torch.distributed as dist
 
+from glint.columnar.column import concat_batches
+from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
+from glint.distributed.comm import Communicator, PeerAborted, encode_error
 from glint.errors import CatalogError, did_you_mean
 from glint.exec.scan import start_scans
-from glint.plan.expr import ColRef, Field
-from glint.columnar.column import concat_batches
 from glint.io.arrow_objects import table_from_ipc
 from glint.io.fragments import ArrowSource
 from glint.io.table import Table
-from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
-from glint.distributed.comm import Communicator, PeerAborted, encode_error
+from glint.plan.expr import ColRef, Field
 
-COMMAND_WAIT_S = 3600           # a waiting rank re-arms its wait for the next command this often
+COMMAND_WAIT_S = 3600  # a waiting rank re-arms its wait for the next command this often
 
 
 # ------------------------------------------------------------------ commands
 @dataclass(frozen=True, slots=True)
 class AddTable:
     name: str
-    source: tuple                   # ("parquet", path(s), columns) | ("arrow", data key prefix)
+    source: tuple  # ("parquet", path(s), columns) | ("arrow", data key prefix)
     partitioning: TablePartitioning
-    types: dict | None = None       # glint's column types of a table created in SQL
+    types: dict | None = None  # glint's column types of a table created in SQL
 
 
 @dataclass(frozen=True, slots=True)
 class AppendRows:
     """INSERT on a distributed connection: each rank appends its share of the
     rows (under ``<data>/<rank>``, or ``<data>/all`` when replicated)."""
+
     name: str
     data: str
     replicated: bool = False
@@ -58,7 +60,7 @@ class DropTable:
 
 @dataclass(frozen=True, slots=True)
 class Execute:
-    plan: bytes                     # the pickled physical plan
+    plan: bytes  # the pickled physical plan
     profile: bool = False
 
 
@@ -66,7 +68,7 @@ class Execute:
 class InjectFault:
     rank: int
     step: int
-    action: str                     # exit | sleep | raise
+    action: str  # exit | sleep | raise
     seconds: float = 0.0
 
 
@@ -75,6 +77,7 @@ class Call:
     """Every rank runs ``target(rank, **kwargs)`` as a query and replies with
     what it returned (an SPMD step outside SQL: ``glint bench exchange``).
     ``target`` is a ``glint.`` module and function, ``"glint.bench.exchange:measure"``."""
+
     target: str
     kwargs: dict
 
@@ -98,9 +101,9 @@ class Close:
 class Reply:
     ok: bool
     stats: dict | None = None
-    error: tuple | None = None      # comm.encode_error's form
-    peer: int | None = None         # the rank whose failure stopped this one (its error is ``error``)
-    value: object = None            # what a Call returned
+    error: tuple | None = None  # comm.encode_error's form
+    peer: int | None = None  # the rank whose failure stopped this one (its error is ``error``)
+    value: object = None  # what a Call returned
 
 
 # ------------------------------------------------------------------ the rank
@@ -152,7 +155,7 @@ class Rank:
             ctx = self.engine.execution_context(self.catalog, profile)
             ctx.dist = comm
             t0 = time.perf_counter()
-            start_scans(ctx, plan)          # every scan of the rank's share starts reading now
+            start_scans(ctx, plan)  # every scan of the rank's share starts reading now
             try:
                 stream = ctx.open(plan)
                 out = consume(ctx, stream) if consume is not None else _drain(stream)
@@ -178,7 +181,7 @@ class Rank:
         """This rank's share of a table. ``src`` (a source over the whole
         table) or ``data`` (this rank's rows, or all rows when replicated)
         spare opening or fetching it again."""
-        if cmd.partitioning.kind == "hash":            # the ranks exchange rows: a query
+        if cmd.partitioning.kind == "hash":  # the ranks exchange rows: a query
             with self.query(seq):
                 t = self._share(cmd, src, data)
                 t = self._hash_partition(seq, cmd.name, t, cmd.partitioning.key, cmd.types)
@@ -196,6 +199,7 @@ class Rank:
         if kind == "parquet":
             if src is None:
                 from glint.io.parquet_source import ParquetSource
+
                 src = ParquetSource(cmd.source[1], self.engine.settings)
                 if cmd.source[2] is not None:
                     src = Projection(src, cmd.source[2])
@@ -212,8 +216,9 @@ class Rank:
     def _hash_partition(self, seq: int, name: str, t: Table, key: str, types: dict | None = None) -> Table:
         """The rows of ``t`` every rank holds, shuffled so each rank keeps the
         rows whose ``key`` hashes to it."""
-        from glint.exec.scan import ScanExec
         from glint.distributed.shuffle import ShuffleExec
+        from glint.exec.scan import ScanExec
+
         cols = tuple(t.schema)
         fields = tuple(Field(i + 1, c, ty) for i, (c, ty) in enumerate(t.schema.items()))
         kf = next(f for f in fields if f.name.lower() == key.lower())
@@ -237,6 +242,7 @@ class Rank:
         if data.num_rows == 0:
             return
         from glint.io.appended import drop_stale
+
         t = self.catalog.table(cmd.name)
         drop_stale(self.engine.memory, t, t.append(data))
 
@@ -282,8 +288,9 @@ class Rank:
                 self.engine.drop_cache()
             return Reply(True)
         except Exception as e:  # noqa: BLE001 - every error goes back to rank 0
-            return Reply(False, self.comm.stats.as_dict(), encode_error(e),
-                         e.rank if isinstance(e, PeerAborted) else None)
+            return Reply(
+                False, self.comm.stats.as_dict(), encode_error(e), e.rank if isinstance(e, PeerAborted) else None
+            )
 
     def serve(self) -> None:
         """The command loop of a rank other than 0, until rank 0 closes."""
@@ -295,7 +302,7 @@ class Rank:
                     store.wait([key], datetime.timedelta(seconds=COMMAND_WAIT_S))
                     break
                 except dist.DistStoreError:
-                    continue        # idle: wait again (rank 0 gone shows as a network error)
+                    continue  # idle: wait again (rank 0 gone shows as a network error)
             cmd = pickle.loads(store.get(key))
             reply = self.handle(seq, cmd)
             store.set(f"reply/{seq}/{self.rank}", pickle.dumps(reply))

@@ -52,17 +52,18 @@ then runs its rounds; the distributed planner decides which
 >>> rounds
 [(120, True), (120, True), (60, False)]
 """
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 
 from glint.columnar.column import Batch, concat_batches, rechunk, slice_batch
-from glint.runtime.spill import PartitionedBatches
 from glint.distributed.exchange import Outgoing, Transfer
 from glint.distributed.stats import ExchangeStats
+from glint.runtime.spill import PartitionedBatches
 
 MIN_ROUND_BYTES = 1 << 20
 MAX_ROUND_BYTES = 1 << 28
@@ -72,6 +73,7 @@ class InRounds:
     """What an exchange in rounds declares: a step every rank takes together
     (see :func:`glint.distributed.steps.has_exchange`), and a pipeline breaker only
     when it reads its input to the end first (``hold_input``)."""
+
     __slots__ = ()
     exchange = True
 
@@ -197,11 +199,23 @@ def held_input(ctx, inp: Iterator[Batch], keep: bool, owner: str) -> tuple[Itera
     def release():
         held.drop()
         res.release()
+
     return stream(), release
 
 
-def exchange_rounds(ctx, comm, inp: Iterator[Batch], split: Callable, pattern: str, kind: str, what: str, *,
-                    limit: int, keep: bool = True, hold: bool = False) -> Iterator[Batch]:
+def exchange_rounds(
+    ctx,
+    comm,
+    inp: Iterator[Batch],
+    split: Callable,
+    pattern: str,
+    kind: str,
+    what: str,
+    *,
+    limit: int,
+    keep: bool = True,
+    hold: bool = False,
+) -> Iterator[Batch]:
     """The rows this rank receives, round by round (each round's rows cut
     to ``ctx.chunk_rows``). ``split(batch)`` groups a round's rows by
     destination: (batch, rows per destination rank); ``pattern`` is the
@@ -223,7 +237,7 @@ def exchange_rounds(ctx, comm, inp: Iterator[Batch], split: Callable, pattern: s
             out = Outgoing(grouped, counts, src.more)
             ex.rounds += 1
             posts, wait_s = comm.sync(out.post, f"{what}, round {ex.rounds}")
-            if ex.rounds == 1:          # recorded at its first step (its input's exchanges come first)
+            if ex.rounds == 1:  # recorded at its first step (its input's exchanges come first)
                 ex.step = comm.step
                 comm.stats.record(ex)
             ex.wait_s += wait_s
@@ -233,7 +247,7 @@ def exchange_rounds(ctx, comm, inp: Iterator[Batch], split: Callable, pattern: s
             flight.append((Transfer(comm, out, posts, pattern, what, ex), own))
             del out, grouped, batch
             ex.seconds += time.perf_counter() - t0 - wait_s
-            if len(flight) > 1:                 # round k is in flight: hand round k-1 downstream
+            if len(flight) > 1:  # round k is in flight: hand round k-1 downstream
                 yield from _finish(flight.pop(0), ex, ctx.chunk_rows)
         while flight:
             yield from _finish(flight.pop(0), ex, ctx.chunk_rows)

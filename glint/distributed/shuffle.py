@@ -16,26 +16,27 @@ Afterwards all rows with equal keys are on one rank: the output is
 round, because it may take exchange steps of its own after its first batch
 (set by the planner, :func:`glint.distributed.steps.settle`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glint.exec.base import PhysicalNode
-from glint.functions.evaluate import evaluate
-from glint.exec.hashing import hash_columns, partition_of
-from glint.plan.expr import Expr
 from glint.distributed.exchange import by_destination, communicator
 from glint.distributed.rounds import InRounds, exchange_rounds, round_size
+from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.functions.evaluate import evaluate
+from glint.plan.expr import Expr
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ShuffleExec(InRounds, PhysicalNode):
     child: PhysicalNode
     keys: tuple[Expr, ...]
-    source: str = "all"              # all | root
+    source: str = "all"  # all | root
     est_rows: float = 0.0
-    round_bytes: int = 0             # input bytes per rank and round (0: from the rank's memory budget)
-    hold_input: bool = False         # read the input to its end before the first round
+    round_bytes: int = 0  # input bytes per rank and round (0: from the rank's memory budget)
+    hold_input: bool = False  # read the input to its end before the first round
 
     def describe(self):
         src = " from rank 0" if self.source == "root" else ""
@@ -47,6 +48,16 @@ class ShuffleExec(InRounds, PhysicalNode):
         def split(batch):
             dest = partition_of(hash_columns([evaluate(k, batch) for k in self.keys]), comm.size)
             return by_destination(batch, dest, comm.size)
-        yield from exchange_rounds(ctx, comm, inp, split, "alltoall", "shuffle", self.describe(),
-                                   limit=round_size(ctx.memory, self.round_bytes),
-                                   keep=self.source == "all" or comm.rank == 0, hold=self.hold_input)
+
+        yield from exchange_rounds(
+            ctx,
+            comm,
+            inp,
+            split,
+            "alltoall",
+            "shuffle",
+            self.describe(),
+            limit=round_size(ctx.memory, self.round_bytes),
+            keep=self.source == "all" or comm.rank == 0,
+            hold=self.hold_input,
+        )

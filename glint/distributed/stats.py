@@ -21,29 +21,30 @@ exchanges' time and waits.
 >>> summary([d, RankStats(0).as_dict()])["shuffle_s"]
 0.25
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-KINDS = ("shuffle", "broadcast", "gather", "allreduce")       # "decision" records take no time of their own
+KINDS = ("shuffle", "broadcast", "gather", "allreduce")  # "decision" records take no time of their own
 
 
 @dataclass
 class ExchangeStats:
     step: int
-    kind: str                       # shuffle | broadcast | gather | allreduce | decision
-    op: str                         # the operator, as EXPLAIN shows it
+    kind: str  # shuffle | broadcast | gather | allreduce | decision
+    op: str  # the operator, as EXPLAIN shows it
     rows_sent: int = 0
     rows_received: int = 0
     bytes_sent: int = 0
     bytes_received: int = 0
     messages_sent: int = 0
     messages_received: int = 0
-    seconds: float = 0.0            # packing, collectives, unpacking
-    wait_s: float = 0.0             # waiting for the other ranks to reach the exchange
-    rounds: int = 1                 # steps it took (an exchange in rounds: one per round)
-    round_bytes: int = 0            # input bytes per round (0: one step over the whole input)
-    detail: dict | None = None      # a decision's sizes and choice
+    seconds: float = 0.0  # packing, collectives, unpacking
+    wait_s: float = 0.0  # waiting for the other ranks to reach the exchange
+    rounds: int = 1  # steps it took (an exchange in rounds: one per round)
+    round_bytes: int = 0  # input bytes per round (0: one step over the whole input)
+    detail: dict | None = None  # a decision's sizes and choice
 
 
 @dataclass
@@ -51,7 +52,7 @@ class RankStats:
     rank: int
     total_s: float = 0.0
     exchanges: list = field(default_factory=list)
-    io: dict | None = None          # the rank's data movement (ExecContext.io)
+    io: dict | None = None  # the rank's data movement (ExecContext.io)
 
     def record(self, ex: ExchangeStats) -> None:
         self.exchanges.append(ex)
@@ -93,13 +94,17 @@ def summary(rank_stats: list[dict]) -> dict:
 
 def format_rank_stats(rank_stats: list[dict]) -> str:
     """A per-rank table for EXPLAIN ANALYZE and the command line."""
-    head = f"{'rank':>4} {'total s':>9} {'compute s':>9} {'shuffle s':>9} {'bcast s':>9} {'gather s':>9} " \
-           f"{'reduce s':>9} {'wait s':>9} {'sent':>11} {'received':>11} {'msgs':>6}"
+    head = (
+        f"{'rank':>4} {'total s':>9} {'compute s':>9} {'shuffle s':>9} {'bcast s':>9} {'gather s':>9} "
+        f"{'reduce s':>9} {'wait s':>9} {'sent':>11} {'received':>11} {'msgs':>6}"
+    )
     lines = ["Ranks:", head]
     for r in rank_stats:
-        lines.append(f"{r['rank']:>4} {r['total_s']:>9.4f} {r['compute_s']:>9.4f} {r['shuffle_s']:>9.4f} "
-                     f"{r['broadcast_s']:>9.4f} {r['gather_s']:>9.4f} {r['allreduce_s']:>9.4f} {r['wait_s']:>9.4f} "
-                     f"{_bytes(r['bytes_sent']):>11} {_bytes(r['bytes_received']):>11} {r['messages_sent']:>6}")
+        lines.append(
+            f"{r['rank']:>4} {r['total_s']:>9.4f} {r['compute_s']:>9.4f} {r['shuffle_s']:>9.4f} "
+            f"{r['broadcast_s']:>9.4f} {r['gather_s']:>9.4f} {r['allreduce_s']:>9.4f} {r['wait_s']:>9.4f} "
+            f"{_bytes(r['bytes_sent']):>11} {_bytes(r['bytes_received']):>11} {r['messages_sent']:>6}"
+        )
     ex = rank_stats[0]["exchanges"] if rank_stats else []
     if ex:
         lines.append("Exchanges (rows sent / received, summed over ranks):")
@@ -111,8 +116,10 @@ def format_rank_stats(rank_stats: list[dict]) -> str:
             got = sum(r["exchanges"][i]["rows_received"] for r in rank_stats if i < len(r["exchanges"]))
             moved = sum(r["exchanges"][i]["bytes_sent"] for r in rank_stats if i < len(r["exchanges"]))
             rounds = f" in {e['rounds']} rounds of {_bytes(e['round_bytes'])}" if e.get("round_bytes") else ""
-            lines.append(f"  {e['step']:>3}. {e['kind']:<9} {sent:>12,} / {got:<12,} {_bytes(moved):>11} "
-                         f"between ranks{rounds}  {e['op'][:70]}")
+            lines.append(
+                f"  {e['step']:>3}. {e['kind']:<9} {sent:>12,} / {got:<12,} {_bytes(moved):>11} "
+                f"between ranks{rounds}  {e['op'][:70]}"
+            )
     return "\n".join(lines)
 
 
@@ -125,11 +132,14 @@ def describe_decision(d: dict | None) -> str:
     """
     if not d:
         return "?"
-    return (f"{d['choice']} ({d['side']}: {sum(d['rows']):,} rows, {_bytes(sum(d['bytes']))} on the ranks "
-            f"{d['rows']}; other side ~{d['probe_rows_est']:,} rows est.; broadcast {d['broadcast_cost']:,.0f} "
-            f"vs shuffle {d['shuffle_cost']:,.0f}: {d['reason']})")
+    return (
+        f"{d['choice']} ({d['side']}: {sum(d['rows']):,} rows, {_bytes(sum(d['bytes']))} on the ranks "
+        f"{d['rows']}; other side ~{d['probe_rows_est']:,} rows est.; broadcast {d['broadcast_cost']:,.0f} "
+        f"vs shuffle {d['shuffle_cost']:,.0f}: {d['reason']})"
+    )
 
 
 def _bytes(n: int) -> str:
     from glint.runtime.memory import format_bytes
+
     return format_bytes(n)

@@ -27,18 +27,19 @@ stop one rank's steps early while the others go on.
 >>> late_steps(scan), late_steps(plan.child)
 (False, True)
 """
+
 from __future__ import annotations
 
 import dataclasses
 import functools
 
+from glint.distributed.adaptive_join import AdaptiveJoinExec
+from glint.distributed.gather import GatherExec
+from glint.distributed.shuffle import ShuffleExec
 from glint.exec.base import PhysicalNode
 from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
 from glint.exec.set_ops import SetOpExec
-from glint.distributed.adaptive_join import AdaptiveJoinExec
-from glint.distributed.gather import GatherExec
-from glint.distributed.shuffle import ShuffleExec
 
 
 def has_exchange(node: PhysicalNode) -> bool:
@@ -68,7 +69,7 @@ def _(node: GatherExec) -> bool:
 
 @late_steps.register
 def _(node: JoinExec) -> bool:
-    return late_steps(node.left if node.build_right else node.right)       # the probe streams
+    return late_steps(node.left if node.build_right else node.right)  # the probe streams
 
 
 @late_steps.register
@@ -79,7 +80,7 @@ def _(node: AdaptiveJoinExec) -> bool:
 
 @late_steps.register
 def _(node: SetOpExec) -> bool:
-    if node.kind == "union" and node.all:          # the right input starts once the left one is read
+    if node.kind == "union" and node.all:  # the right input starts once the left one is read
         return late_steps(node.left) or has_exchange(node.right)
     return False
 
@@ -100,8 +101,9 @@ def settle(node: PhysicalNode, round_bytes: int = 0) -> PhysicalNode:
     if isinstance(node, (ShuffleExec, GatherExec)):
         node = dataclasses.replace(node, hold_input=late_steps(node.child), round_bytes=round_bytes)
     elif isinstance(node, AdaptiveJoinExec):
-        node = dataclasses.replace(node, hold_probe=late_steps(node.left if node.build_right else node.right),
-                                   round_bytes=round_bytes)
+        node = dataclasses.replace(
+            node, hold_probe=late_steps(node.left if node.build_right else node.right), round_bytes=round_bytes
+        )
     elif isinstance(node, LimitExec) and has_exchange(node.child):
         node = dataclasses.replace(node, drain=True)
     return node

@@ -1,5 +1,6 @@
 """A connection: its catalog of tables and views, its device, memory and
 spill space, and the statements it runs (queries, views, DDL and DML)."""
+
 from __future__ import annotations
 
 import logging
@@ -10,17 +11,17 @@ from dataclasses import replace
 import pyarrow as pa
 import torch
 
+from glint.engine.result import Result, stream_to_arrow
 from glint.errors import CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
 from glint.exec.base import DecodeRedo, ExecContext
-from glint.exec.scan import start_scans
-from glint.engine.result import Result, stream_to_arrow
-from glint.plan.optimizer import RULE_NAMES
 from glint.exec.physical_planner import plan_physical
+from glint.exec.scan import start_scans
+from glint.io.table import Table
+from glint.plan.optimizer import RULE_NAMES
 from glint.runtime.memory import MemoryManager, default_chunk_rows, default_limit, format_bytes
 from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
 from glint.sql import frontend
 from glint.statements import run_statement
-from glint.io.table import Table
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 _log = logging.getLogger("glint")
@@ -52,15 +53,16 @@ def _expandable_segments() -> None:
     allocator reserves, and with chunks and temporaries of many sizes the
     fixed blocks fragment until an allocation is refused while glint's own
     account shows room. Left alone when the user configured the allocator."""
-    if "expandable_segments" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") + \
-            os.environ.get("PYTORCH_ALLOC_CONF", ""):
+    if "expandable_segments" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") + os.environ.get(
+        "PYTORCH_ALLOC_CONF", ""
+    ):
         return
     setter = getattr(torch.cuda.memory, "_set_allocator_settings", None)
     if setter is None:
         return
     try:
         setter("expandable_segments:True")
-    except (RuntimeError, ValueError):          # an allocator that does not support it
+    except (RuntimeError, ValueError):  # an allocator that does not support it
         pass
 
 
@@ -92,8 +94,7 @@ class Connection:
     on; see glint.statements.settings.
     """
 
-    def __init__(self, device: str = "auto", optimizer: dict | None = None, *, gpu_memory_limit=None,
-                 **settings):
+    def __init__(self, device: str = "auto", optimizer: dict | None = None, *, gpu_memory_limit=None, **settings):
         from glint.io.file_tables import FileTables
         from glint.runtime.memory import HostCache, default_host_cache_limit
         from glint.runtime.spill import SpillSpace
@@ -101,7 +102,7 @@ class Connection:
         self.device = resolve_device(device)
         self._tables: dict[str, Table] = {}
         self._views: dict[str, object] = {}
-        self._files = FileTables(self)            # tables reading the files named in FROM
+        self._files = FileTables(self)  # tables reading the files named in FROM
         unknown = set(optimizer or {}) - set(RULE_NAMES)
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
@@ -111,18 +112,19 @@ class Connection:
                 raise GlintError("give memory_limit or gpu_memory_limit, not both (they are the same setting)")
             settings["memory_limit"] = gpu_memory_limit
         self.settings = Settings.build(settings)
-        self._opened = self.settings                    # what RESET gives back
+        self._opened = self.settings  # what RESET gives back
         apply_process_settings(self.settings)
-        self._capped: torch.device | None = None         # the device whose allocator this connection capped
+        self._capped: torch.device | None = None  # the device whose allocator this connection capped
         self.memory: MemoryManager | None = None
         self._apply_memory_settings()
         cache_limit = self.settings.host_cache_limit
         host_cache = default_host_cache_limit(self.device) if cache_limit is None else cache_limit
-        if host_cache > 0:              # (on the CPU only when asked for: its device cache is host memory)
+        if host_cache > 0:  # (on the CPU only when asked for: its device cache is host memory)
             self.memory.host = HostCache(host_cache, always=cache_limit is not None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
-        if self.device.type == "cuda":       # the scans' pinned buffers, pinned while the tables are registered
+        if self.device.type == "cuda":  # the scans' pinned buffers, pinned while the tables are registered
             from glint.io.transfer import pinned_pool
+
             pinned_pool(self.device, self.settings.pinned_buffers).fill_in_background()
 
     def _apply_memory_settings(self) -> None:
@@ -139,15 +141,15 @@ class Connection:
         elif self.device.type == "cuda":
             total = torch.cuda.get_device_properties(self.device).total_memory
             if limit > total:
-                raise GlintError(f"memory limit {format_bytes(limit)} is more than the GPU has "
-                                 f"({format_bytes(total)})")
+                raise GlintError(f"memory limit {format_bytes(limit)} is more than the GPU has ({format_bytes(total)})")
             if limit >= 1 << 30:
                 # the allocator itself stops at the limit: a step that would pass it fails
                 # cleanly. (Below 1 GiB the allocator's own 2 MiB blocks make a cap
                 # meaningless; glint's accounting alone bounds the cache and the breakers.)
                 # (the call needs an indexed device: "cuda" alone is refused)
-                capped = self.device if self.device.index is not None else \
-                    torch.device("cuda", torch.cuda.current_device())
+                capped = (
+                    self.device if self.device.index is not None else torch.device("cuda", torch.cuda.current_device())
+                )
                 fraction = min(1.0, limit / total)
         chunk_rows = self.settings.chunk_rows
         if chunk_rows is None:
@@ -165,7 +167,7 @@ class Connection:
             self.memory = MemoryManager(self.device, limit, headroom)
         else:
             self.memory.limit, self.memory.headroom = int(limit), int(headroom)
-            self.memory.make_room(0)            # cached chunks past a lower limit go
+            self.memory.make_room(0)  # cached chunks past a lower limit go
         self.memory.allocator_capped = self._capped is not None
 
     # ------------------------------------------------------------ settings
@@ -222,13 +224,15 @@ class Connection:
         the CPU: see glint.plan.memory), never more than the connection's
         memory limit less what is in use beside evictable cached table chunks."""
         from glint.plan.memory import memory_budget_bytes
+
         m = self.memory
-        pinned = max(0, m.used() - m.cache_bytes())          # cached chunks make room when needed
+        pinned = max(0, m.used() - m.cache_bytes())  # cached chunks make room when needed
         own = m.limit - m.headroom - pinned
         return max(0, min(memory_budget_bytes(self.device) + m.cache_bytes(), own))
 
     def table_names(self) -> list[str]:
         from glint.io.file_tables import HIDDEN_PREFIX
+
         return [t.name for t in self._tables.values() if not t.name.startswith(HIDDEN_PREFIX)]
 
     def file_table(self, kind: str, paths, options: dict) -> str:
@@ -246,6 +250,7 @@ class Connection:
         """Rows added to a table (INSERT, COPY FROM): chunks cached on the
         device stay, but those whose rows changed."""
         from glint.io.appended import drop_stale
+
         t = self.table(name)
         drop_stale(self.memory, t, t.append(data))
 
@@ -255,8 +260,11 @@ class Connection:
     def _add(self, name: str, arrow, source: str) -> None:
         if not name or not isinstance(name, str):
             raise GlintError("a table needs a name")
-        t = Table.from_arrow(name, arrow, source) if isinstance(arrow, pa.Table) else \
-            Table.from_source(name, arrow, source)
+        t = (
+            Table.from_arrow(name, arrow, source)
+            if isinstance(arrow, pa.Table)
+            else Table.from_source(name, arrow, source)
+        )
         self._put(t)
 
     def _put(self, t: Table) -> None:
@@ -266,21 +274,23 @@ class Connection:
             self._evict(old)
         self._tables[name.lower()] = t
 
-    def register(self, name: str, data) -> "Connection":
+    def register(self, name: str, data) -> Connection:
         """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
         from glint.io.arrow_objects import to_arrow_table
+
         self._add(name, to_arrow_table(data), "memory")
         return self
 
-    def read_parquet(self, path: str, name: str | None = None, columns=None) -> "Connection":
+    def read_parquet(self, path: str, name: str | None = None, columns=None) -> Connection:
         """Register a Parquet file, a directory of them or a glob as table `name`.
         The footers are read now; column data when a query first needs it."""
         from glint.io.parquet_source import ParquetSource, load_parquet
+
         src = ParquetSource(path, self.settings) if columns is None else load_parquet(path, columns=columns)
         self._add(name or table_name_from_path(path), src, str(path))
         return self
 
-    def read_parquet_tables(self, tables: dict) -> "Connection":
+    def read_parquet_tables(self, tables: dict) -> Connection:
         """Register several Parquet tables at once ({name: path}, each path a
         file, a directory or a glob): their footers are read side by side
         (pyarrow parses them without the GIL; TPC-H SF 100's eight tables
@@ -290,6 +300,7 @@ class Connection:
         from concurrent.futures import ThreadPoolExecutor
 
         from glint.io.parquet_source import ParquetSource
+
         items = list(tables.items())
         if len(items) < 2 or type(self).read_parquet is not Connection.read_parquet:
             # (a subclass registers its own way: a distributed connection reads each rank's share)
@@ -303,8 +314,9 @@ class Connection:
             self._add(name or table_name_from_path(path), src, str(path))
         return self
 
-    def read_csv(self, path: str, name: str | None = None, **options) -> "Connection":
+    def read_csv(self, path: str, name: str | None = None, **options) -> Connection:
         from glint.io.csv_files import load_csv
+
         self._add(name or table_name_from_path(path), load_csv(path, **options), str(path))
         return self
 
@@ -341,8 +353,15 @@ class Connection:
     def execution_context(self, catalog, profile: bool = False, chunk_rows: int | None = None) -> ExecContext:
         """A fresh context for one run of a plan on this connection's device,
         memory and spill space, reading tables from ``catalog``."""
-        return ExecContext(self.device, catalog, profile=profile, memory=self.memory, spill=self.spill,
-                           chunk_rows=chunk_rows or self.chunk_rows, settings=self.settings)
+        return ExecContext(
+            self.device,
+            catalog,
+            profile=profile,
+            memory=self.memory,
+            spill=self.spill,
+            chunk_rows=chunk_rows or self.chunk_rows,
+            settings=self.settings,
+        )
 
     # a query that runs out of memory is re-run with smaller chunks (Result._run)
     oom_retries_with_smaller_chunks = True
@@ -350,7 +369,7 @@ class Connection:
     def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
         """(the result as Arrow, the run's ExecContext)."""
         ctx = self.execution_context(self, profile, chunk_rows)
-        ctx.decode_checks = []          # the scans' decoding checked once, at the end (ExecContext.verify_decoding)
+        ctx.decode_checks = []  # the scans' decoding checked once, at the end (ExecContext.verify_decoding)
         start_scans(ctx, physical)
         try:
             try:
@@ -362,7 +381,7 @@ class Connection:
                     ctx.verify_decoding()
                 except DecodeRedo:
                     raise
-                except Exception:       # noqa: BLE001 - the run's own error is the one to report
+                except Exception:  # noqa: BLE001 - the run's own error is the one to report
                     pass
                 raise
             ctx.close_read_ahead()
@@ -371,13 +390,13 @@ class Connection:
         finally:
             ctx.close_read_ahead()
 
-    def sql(self, query: str) -> "Result | None":
+    def sql(self, query: str) -> Result | None:
         """Run one or more ;-separated statements; returns the last query's Result."""
         if not isinstance(query, str):
             raise GlintError("sql() takes a string")
         m = _EXPLAIN.match(query)
         if m:
-            inner = query[m.end():]
+            inner = query[m.end() :]
             stmts = frontend.parse(inner)
             if len(stmts) != 1 or frontend.statement_kind(stmts[0]) != "query":
                 # (never run: EXPLAIN INSERT must not insert)
@@ -415,6 +434,7 @@ class Connection:
 
     def _create_view(self, stmt) -> None:
         from sqlglot import exp
+
         target = stmt.this
         columns = []
         if isinstance(target, exp.Schema):
@@ -427,13 +447,18 @@ class Connection:
             raise CatalogError(f'"{target.name}" already exists')
         body = stmt.expression
         if columns:
-            body = exp.select("*").from_(exp.Subquery(
-                this=body, alias=exp.TableAlias(this=exp.to_identifier("__view"),
-                                                columns=[exp.to_identifier(c) for c in columns])))
-        Result(self, body)            # bind now so a broken view fails at CREATE
+            body = exp.select("*").from_(
+                exp.Subquery(
+                    this=body,
+                    alias=exp.TableAlias(
+                        this=exp.to_identifier("__view"), columns=[exp.to_identifier(c) for c in columns]
+                    ),
+                )
+            )
+        Result(self, body)  # bind now so a broken view fails at CREATE
         self._views[name] = body
 
-    def _describe(self, name: str) -> "Result":
+    def _describe(self, name: str) -> Result:
         t = self.table(name)
         data = pa.table({"column_name": list(t.schema), "column_type": [str(x) for x in t.schema.values()]})
         return Result.from_arrow(self, data)
@@ -460,10 +485,9 @@ class Connection:
 def table_name_from_path(path: str) -> str:
     """The table name a file's path gives (its base name up to the first dot)."""
     import os
+
     base = os.path.basename(os.path.normpath(str(path)))
     name = base.split(".")[0]
     if not name or any(c in name for c in "*?[]"):
         raise GlintIOError(f"cannot derive a table name from {path!r}: pass name=...")
     return name
-
-

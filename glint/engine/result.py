@@ -7,6 +7,7 @@ conversions of a plan's output stream to Arrow and to Python values.
 >>> con.sql("SELECT sum(a) AS s FROM t").fetchall()
 [(Decimal('6'),)]
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,10 +36,11 @@ def _result_cap(limit: int | None) -> int:
     """Bytes of a result glint holds on the host: ``limit`` (the result_limit
     setting), by default 70% of the memory available when the query starts."""
     from glint.runtime.memory import host_memory_available
+
     return limit if limit is not None else int(host_memory_available() * 0.7)
 
 
-MAX_OOM_RETRIES = 6             # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
+MAX_OOM_RETRIES = 6  # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
 MIN_RETRY_CHUNK_ROWS = 1 << 16
 
 
@@ -49,9 +51,9 @@ class Result:
         self._con = con
         self._arrow: pa.Table | None = None
         self._profile: dict | None = None
-        self.io = None                  # data movement of the last run (ExecContext.io)
-        self.retries: list[str] = []    # out-of-memory errors of the last run that a re-run got past
-        self.rank_stats: list[dict] | None = None   # per rank of a distributed run (glint.distributed.stats)
+        self.io = None  # data movement of the last run (ExecContext.io)
+        self.retries: list[str] = []  # out-of-memory errors of the last run that a re-run got past
+        self.rank_stats: list[dict] | None = None  # per rank of a distributed run (glint.distributed.stats)
         self.timings: dict[str, float] = {}
         if ast is None and bound is None:
             return
@@ -69,7 +71,7 @@ class Result:
         trace.add("plan", t0, time.perf_counter())
 
     @staticmethod
-    def from_arrow(con, table: pa.Table) -> "Result":
+    def from_arrow(con, table: pa.Table) -> Result:
         r = Result(con)
         r._arrow = table
         r.names = table.column_names
@@ -81,8 +83,8 @@ class Result:
         con = self._con
         t0 = time.perf_counter()
         chunk_rows = con.chunk_rows
-        self.retries = []                   # the out-of-memory errors that a retry got past
-        dropped_at: set[int] = set()        # chunk sizes already re-run without the cache
+        self.retries = []  # the out-of-memory errors that a retry got past
+        dropped_at: set[int] = set()  # chunk sizes already re-run without the cache
         try:
             ctx = self._run_retrying(profile, chunk_rows, dropped_at)
         finally:
@@ -175,18 +177,22 @@ class Result:
         if analyze:
             self._run(profile=True)
         from glint.plan.cardinality import Estimator
+
         est = Estimator(self._con)
-        header = getattr(self._con, "plan_header", None)       # a distributed connection: ranks and tables
-        text = ("Logical plan (optimized):\n" + self.logical.explain(1, est.rows) +
-                f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n" +
-                self.physical.explain(1, self._profile if analyze else None))
+        header = getattr(self._con, "plan_header", None)  # a distributed connection: ranks and tables
+        text = (
+            "Logical plan (optimized):\n"
+            + self.logical.explain(1, est.rows)
+            + f"\n\nPhysical plan{f' ({header(self.physical)})' if header else ''}:\n"
+            + self.physical.explain(1, self._profile if analyze else None)
+        )
         if analyze and self.io is not None:
             text += "\n\n" + format_io(self.io)
-        if analyze and self.rank_stats:         # (a distributed connection formats its ranks' breakdown)
+        if analyze and self.rank_stats:  # (a distributed connection formats its ranks' breakdown)
             text += "\n\n" + self._con.format_rank_stats(self.rank_stats)
         return text
 
-    def _explain_result(self, analyze: bool) -> "Result":
+    def _explain_result(self, analyze: bool) -> Result:
         text = self.explain(analyze=analyze)
         return Result.from_arrow(self._con, pa.table({"explain": [text]}))
 
@@ -205,6 +211,7 @@ def _release_garbage(device) -> None:
     """Free what a failed run left in reference cycles, and give the CUDA
     allocator's free blocks back, before the run is tried again."""
     import gc
+
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
@@ -220,13 +227,16 @@ def format_io(io) -> str:
     scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
     """
     from glint.runtime.memory import format_bytes
-    return (f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
-            f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
-            f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
-            f"{format_bytes(io.h2d_bytes)} to the device, "
-            f"{format_bytes(io.d2h_bytes)} back\n"
-            f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
-            f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks")
+
+    return (
+        f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
+        f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
+        f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
+        f"{format_bytes(io.h2d_bytes)} to the device, "
+        f"{format_bytes(io.d2h_bytes)} back\n"
+        f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
+        f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks"
+    )
 
 
 def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
@@ -244,10 +254,12 @@ def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
             if held > cap:
                 # the host memory guard for what no operator bounds: the result itself
                 from glint.runtime.memory import format_bytes
+
                 raise ResultTooLarge(
                     f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
                     f"host memory glint may hold for it ({format_bytes(cap)}); add a LIMIT or aggregate, "
-                    f"or write it out with fewer columns")
+                    f"or write it out with fewer columns"
+                )
     nonempty = [t for t in parts if t.num_rows] or parts[:1]
     return nonempty[0] if len(nonempty) == 1 else _concat_results(nonempty)
 
@@ -303,8 +315,8 @@ def python_values(col: pa.ChunkedArray) -> list:
             raise
     import datetime as dt
 
-    from glint.functions.dates.days import format_date
     from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
+    from glint.functions.dates.days import format_date
 
     stamp = pa.types.is_timestamp(col.type)
     ints = col.cast(pa.int64() if stamp else pa.int32()).to_pylist()
@@ -317,8 +329,11 @@ def python_values(col: pa.ChunkedArray) -> list:
             out.append(top if v > 0 else low)
         else:
             try:
-                out.append(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=v) if stamp
-                           else dt.date(1970, 1, 1) + dt.timedelta(days=v))
+                out.append(
+                    dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=v)
+                    if stamp
+                    else dt.date(1970, 1, 1) + dt.timedelta(days=v)
+                )
             except OverflowError:
                 out.append(format_timestamp(v) if stamp else format_date(v))
     return out

@@ -28,29 +28,30 @@ GROUPING SETS / ROLLUP / CUBE run through the same machinery
 keys outside the set NULL and the set's number as one more key, so every set
 is computed from one pass over the input.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
-from glint.errors import NotSupported
-from glint.kernels import groupby as G
-from glint.exec.hashing import hash_columns, partition_of
-from glint.exec.keys import encode_keys
-from glint.plan import aggregates as A
-from glint.plan.expr import AggCall, Expr, Field
-from glint.plan.logical import GroupingSets
 from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
-from glint.runtime.spill import PartitionedBatches, batches_nbytes
+from glint.errors import NotSupported
 from glint.exec import aggregate_functions as F
 from glint.exec import grouping_sets as GS
 from glint.exec.aggregate_functions import decomposable
 from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.exec.keys import encode_keys
 from glint.functions.evaluate import evaluate
+from glint.kernels import groupby as G
+from glint.plan import aggregates as A
+from glint.plan.expr import AggCall, Expr, Field
+from glint.plan.logical import GroupingSets
+from glint.runtime.spill import PartitionedBatches, batches_nbytes
 
-PARTITIONS = 16          # fan-out when aggregation state goes out of core
-MAX_DEPTH = 3            # re-partitioning of a partition that is still too big
+PARTITIONS = 16  # fan-out when aggregation state goes out of core
+MAX_DEPTH = 3  # re-partitioning of a partition that is still too big
 # Combining held states (concatenation, group ids, the combined states) peaks
 # near three times what is held: reserved up front, so that the combination
 # never takes memory the budget gave to others.
@@ -66,6 +67,7 @@ class HashAggregateExec(PhysicalNode):
     aggregates only: a distributed plan aggregates each rank's rows,
     exchanges the states and finishes them. ``grouping``: GROUPING SETS
     (glint.plan.logical.GroupingSets) computed in one pass."""
+
     child: PhysicalNode
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
@@ -120,8 +122,8 @@ class _PartialFinal:
     def __init__(self, node: HashAggregateExec, ctx, groups):
         self.node, self.ctx, self.groups = node, ctx, groups
         self.group_ids = [f.id for f, _ in groups]
-        self.states_in = node.mode == "final"         # the input rows are states already
-        self.states_out = node.mode == "partial"      # hand the states on, unfinished
+        self.states_in = node.mode == "final"  # the input rows are states already
+        self.states_out = node.mode == "partial"  # hand the states on, unfinished
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
         self.parts: PartitionedBatches | None = None
 
@@ -166,7 +168,7 @@ class _PartialFinal:
         state: Batch | None = None
         pending: list[Batch] = []
         pending_rows = 0
-        empty: Batch | None = None          # a state of no groups, for when every partition ends up empty
+        empty: Batch | None = None  # a state of no groups, for when every partition ends up empty
         for batch in inp:
             p = batch if self.states_in else self._partial(batch)
             if empty is None:
@@ -209,8 +211,11 @@ class _PartialFinal:
                 continue
             work = ctx.memory.reservation(f"HashAggregate partition {p}")
             try:
-                if not work.grow((COMBINE_FACTOR - 1) * parts.nbytes(p)) and depth < MAX_DEPTH \
-                        and len(parts.held[p]) > 1:
+                if (
+                    not work.grow((COMBINE_FACTOR - 1) * parts.nbytes(p))
+                    and depth < MAX_DEPTH
+                    and len(parts.held[p]) > 1
+                ):
                     work.release()
                     sub = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                     for b in parts.take(p):

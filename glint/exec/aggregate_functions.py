@@ -20,20 +20,21 @@ FILTER (WHERE c) makes the rows where c is not TRUE count as NULL inputs
 >>> aggregate(AggCall("quantile_cont", (ColRef(x),), T.DOUBLE, params=(Quantile(0.5, 1, 2, False),)), b, s).to_arrow().to_pylist()
 [2.0, None]
 """
+
 from __future__ import annotations
 
 import torch
 
 from glint.columnar import types as T
-from glint.errors import NotSupported
-from glint.kernels import groupby as G
-from glint.exec.keys import encode_keys
-from glint.plan import aggregates as A
-from glint.plan.expr import AggCall
 from glint.columnar.column import Batch, Column
+from glint.errors import NotSupported
+from glint.exec.keys import encode_keys
 from glint.functions.builtins import BUILTINS
 from glint.functions.evaluate import evaluate
 from glint.functions.validity import predicate_mask
+from glint.kernels import groupby as G
+from glint.plan import aggregates as A
+from glint.plan.expr import AggCall
 
 _EVALUATORS = BUILTINS.aggregate_evaluators()
 
@@ -72,7 +73,7 @@ def partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
     ev = _EVALUATORS[agg.fn]
     if ev.states is None:
         raise NotSupported(f"partial states of {agg.fn}")
-    if not agg.args:                    # COUNT(*): the rows FILTER keeps
+    if not agg.args:  # COUNT(*): the rows FILTER keeps
         return ev.states(agg, filter_mask(agg, batch), slots)
     return ev.states(agg, agg_input(agg, batch), slots)
 
@@ -90,7 +91,7 @@ def final_value(agg: AggCall, cols: list[Column]) -> Column:
 def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     """``agg`` over all rows of ``batch`` at once (DISTINCT and holistic aggregates too)."""
     ev = _EVALUATORS[agg.fn]
-    if not agg.args:                    # COUNT(*)
+    if not agg.args:  # COUNT(*)
         return ev.final(agg, ev.states(agg, filter_mask(agg, batch), slots))
     x = agg_input(agg, batch)
     order = [(evaluate(k.expr, batch), k.descending, k.nulls_first) for k in agg.order]

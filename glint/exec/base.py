@@ -18,18 +18,21 @@ rows, times it for EXPLAIN ANALYZE and turns an out-of-memory error into
 Every stream yields at least one batch (possibly of zero rows), so a consumer
 always sees the column types.
 """
+
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field as dc_field, fields as dc_fields
-from typing import Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from dataclasses import fields as dc_fields
 
 import torch
 
-from glint.runtime import trace
-from glint.errors import OutOfMemory
 from glint.columnar.column import Batch, concat_batches
+from glint.errors import OutOfMemory
+from glint.runtime import trace
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
 from glint.runtime.settings import Settings
 from glint.runtime.spill import SpillSpace
@@ -38,16 +41,16 @@ from glint.runtime.spill import SpillSpace
 class PhysicalNode:
     __slots__ = ()
     est_rows: float
-    breaker = False          # consumes its input(s) whole before its first output
+    breaker = False  # consumes its input(s) whole before its first output
 
     @property
-    def children(self) -> tuple["PhysicalNode", ...]:
+    def children(self) -> tuple[PhysicalNode, ...]:
         return tuple(getattr(self, f.name) for f in dc_fields(self) if f.name in ("child", "left", "right"))
 
     def describe(self) -> str:
         raise NotImplementedError
 
-    def stream(self, ctx: "ExecContext", *inputs: Iterator[Batch]) -> Iterator[Batch]:
+    def stream(self, ctx: ExecContext, *inputs: Iterator[Batch]) -> Iterator[Batch]:
         raise NotImplementedError
 
     def explain(self, indent: int = 0, analyze: dict | None = None) -> str:
@@ -55,8 +58,10 @@ class PhysicalNode:
         if analyze is not None and id(self) in analyze:
             st = analyze[id(self)]
             own = st.seconds - sum(analyze[id(c)].seconds for c in self.children if id(c) in analyze)
-            extra += f"  [actual {st.rows:,} rows in {st.batches:,} batch{'es' if st.batches != 1 else ''}, " \
-                     f"{max(own, 0.0) * 1e3:.2f} ms]"
+            extra += (
+                f"  [actual {st.rows:,} rows in {st.batches:,} batch{'es' if st.batches != 1 else ''}, "
+                f"{max(own, 0.0) * 1e3:.2f} ms]"
+            )
             if st.notes:
                 extra += "  {" + ", ".join(st.notes) + "}"
         out = ["  " * indent + self.describe() + (" [breaker]" if self.breaker else "") + extra]
@@ -68,31 +73,32 @@ class PhysicalNode:
 class NodeStats:
     rows: int = 0
     batches: int = 0
-    seconds: float = 0.0            # inclusive of the children's time spent inside this node's steps
+    seconds: float = 0.0  # inclusive of the children's time spent inside this node's steps
     notes: list = dc_field(default_factory=list)
 
 
 @dataclass
 class IOStats:
     """Data movement of one query, for the bench and EXPLAIN ANALYZE."""
-    chunks: int = 0                 # chunks scanned
-    chunks_skipped: int = 0         # ruled out by min/max statistics
-    cache_hits: int = 0             # column chunks found on the device
-    file_bytes: int = 0             # compressed bytes read from files
-    decoded_bytes: int = 0          # bytes of decoded host columns
-    h2d_bytes: int = 0              # host -> device
-    d2h_bytes: int = 0              # device -> host (results, spills)
-    scanned_bytes: int = 0          # bytes of the column chunks scanned (the columns touched)
-    host_cache_bytes: int = 0       # of which copied up from the host tier of the cache (not decoded)
+
+    chunks: int = 0  # chunks scanned
+    chunks_skipped: int = 0  # ruled out by min/max statistics
+    cache_hits: int = 0  # column chunks found on the device
+    file_bytes: int = 0  # compressed bytes read from files
+    decoded_bytes: int = 0  # bytes of decoded host columns
+    h2d_bytes: int = 0  # host -> device
+    d2h_bytes: int = 0  # device -> host (results, spills)
+    scanned_bytes: int = 0  # bytes of the column chunks scanned (the columns touched)
+    host_cache_bytes: int = 0  # of which copied up from the host tier of the cache (not decoded)
     spilled_bytes: int = 0
     # where a scan's time went (seconds summed over the decoding threads, and
     # the time the query waited for a chunk): decode / convert / stage near
     # threads x wall means the decoding threads were the bottleneck, a large
     # wait with small sums means the pipeline starved them
-    read_s: float = 0.0             # Parquet decoding (pyarrow)
-    convert_s: float = 0.0          # Arrow -> glint columns
-    stage_s: float = 0.0            # copies into pinned buffers (and the DMA's submission)
-    scan_wait_s: float = 0.0        # the consumer waiting for the next chunk
+    read_s: float = 0.0  # Parquet decoding (pyarrow)
+    convert_s: float = 0.0  # Arrow -> glint columns
+    stage_s: float = 0.0  # copies into pinned buffers (and the DMA's submission)
+    scan_wait_s: float = 0.0  # the consumer waiting for the next chunk
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -115,9 +121,17 @@ class ExecContext:
     spill space and settings of the connection (``settings``: default, the
     defaults), per-operator statistics and IO counters."""
 
-    def __init__(self, device: torch.device, catalog, profile: bool = False, *,
-                 memory: MemoryManager | None = None, spill: SpillSpace | None = None,
-                 chunk_rows: int = 1 << 20, settings: Settings | None = None):
+    def __init__(
+        self,
+        device: torch.device,
+        catalog,
+        profile: bool = False,
+        *,
+        memory: MemoryManager | None = None,
+        spill: SpillSpace | None = None,
+        chunk_rows: int = 1 << 20,
+        settings: Settings | None = None,
+    ):
         self.device = torch.device(device)
         self.catalog = catalog
         self.profile = profile
@@ -125,11 +139,11 @@ class ExecContext:
         self.memory = memory if memory is not None else MemoryManager(self.device, 1 << 62)
         self.spill = spill if spill is not None else SpillSpace()
         self.chunk_rows = int(chunk_rows)
-        self.memory.chunk_rows = self.chunk_rows        # the working reserve scales with it
+        self.memory.chunk_rows = self.chunk_rows  # the working reserve scales with it
         self.memory.pressure = False
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
-        self.dist = None            # the rank's communicator in a distributed run (glint.distributed.comm)
+        self.dist = None  # the rank's communicator in a distributed run (glint.distributed.comm)
         # scans started before the run asks for them: id(ScanExec) -> glint.io.chunk_reader.ChunkReader
         # (scan.start_scans)
         self.read_ahead: dict = {}
@@ -163,6 +177,7 @@ class ExecContext:
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""
         from glint.io.transfer import pinned_pool
+
         return pinned_pool(self.device, self.settings.pinned_buffers)
 
     # -------------------------------------------------------------- streams
@@ -185,18 +200,20 @@ class ExecContext:
                 except torch.OutOfMemoryError as e:
                     raise _out_of_memory(node, str(e), self.memory) from None
                 except MemoryError as e:
-                    raise OutOfMemory(f"out of host memory in {_name(node)} ({node.describe()[:80]})"
-                                      f"{': ' + str(e) if str(e) else ''}") from None
+                    raise OutOfMemory(
+                        f"out of host memory in {_name(node)} ({node.describe()[:80]}){': ' + str(e) if str(e) else ''}"
+                    ) from None
                 except RuntimeError as e:
                     if _is_host_oom(e):
-                        raise OutOfMemory(f"out of host memory in {_name(node)} ({node.describe()[:80]}): "
-                                          f"{str(e).splitlines()[0]}") from None
+                        raise OutOfMemory(
+                            f"out of host memory in {_name(node)} ({node.describe()[:80]}): {str(e).splitlines()[0]}"
+                        ) from None
                     raise
                 if sync:
                     torch.cuda.synchronize(self.device)
                 t1 = time.perf_counter()
                 st.seconds += t1 - t0
-                trace.add(_name(node), t0, t1)     # nested: an operator's span holds its inputs'
+                trace.add(_name(node), t0, t1)  # nested: an operator's span holds its inputs'
                 st.rows += batch.num_rows
                 st.batches += 1
                 yield batch
@@ -227,10 +244,12 @@ def _out_of_memory(node, msg: str, memory: MemoryManager | None = None) -> OutOf
         state = memory.describe_use()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    return OutOfMemory(f"out of GPU memory in {_name(node)} ({node.describe()[:80]})"
-                       f"{f': it asked for {wanted}' if wanted else ''}; "
-                       "the query needs more memory than the device has free "
-                       f"(the connection stays usable){'; ' + state if state else ''}")
+    return OutOfMemory(
+        f"out of GPU memory in {_name(node)} ({node.describe()[:80]})"
+        f"{f': it asked for {wanted}' if wanted else ''}; "
+        "the query needs more memory than the device has free "
+        f"(the connection stays usable){'; ' + state if state else ''}"
+    )
 
 
 def _is_host_oom(e: RuntimeError) -> bool:

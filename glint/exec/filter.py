@@ -1,13 +1,14 @@
 """Filter: keep the rows where the predicate is TRUE, chunk by chunk."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from glint.errors import ExecutionError
-from glint.plan.expr import Expr, conjuncts
 from glint.exec.base import PhysicalNode
 from glint.functions.evaluate import evaluate
 from glint.functions.validity import predicate_mask
+from glint.plan.expr import Expr, conjuncts
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -29,7 +30,7 @@ def filter_batch(predicate: Expr, batch):
         mask = predicate_mask(evaluate(predicate, batch))
     except ExecutionError:
         return _conjunct_by_conjunct(predicate, batch)
-    return batch.take(mask.nonzero().squeeze(1))      # the one size this operator must know
+    return batch.take(mask.nonzero().squeeze(1))  # the one size this operator must know
 
 
 def _conjunct_by_conjunct(predicate: Expr, batch):

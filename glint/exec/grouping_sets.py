@@ -24,21 +24,23 @@ A set without keys gives one row even for an empty input (COUNT(*) = 0);
 >>> [(b[2].to_arrow().to_pylist(), b[3].data.tolist()) for b in expand(node, iter([chunk]), Seen())]
 [([5, 6], [0, 0]), ([None, None], [1, 1])]
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Iterator
 
 import torch
 
 from glint.columnar import types as T
-from glint.plan.expr import ColRef
 from glint.columnar.column import Batch, Column, concat_batches
 from glint.functions.evaluate import evaluate
+from glint.plan.expr import ColRef
 
 
 class Seen:
     """What :func:`expand` saw of its input: the first batch and the row count."""
+
     __slots__ = ("first", "rows")
 
     def __init__(self):
@@ -92,7 +94,8 @@ def empty_sets(node, ctx, empty: Batch) -> Batch | None:
         cols = dict(row.columns)
         for f, _ in node.groups:
             cols[f.id] = Column.nulls(f.type, row.num_rows, row.device)
-        cols[node.grouping.field.id] = Column(T.INTEGER, torch.full((row.num_rows,), j, dtype=torch.int32,
-                                                                     device=row.device))
+        cols[node.grouping.field.id] = Column(
+            T.INTEGER, torch.full((row.num_rows,), j, dtype=torch.int32, device=row.device)
+        )
         out.append(Batch(cols, row.num_rows, row.device))
     return concat_batches(out)

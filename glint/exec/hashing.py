@@ -20,6 +20,7 @@ True
 >>> splitmix64(torch.tensor([0, 1])).tolist()     # as the unsigned 64-bit original computes it
 [-2152535657050944081, -7995527694508729151]
 """
+
 from __future__ import annotations
 
 import torch
@@ -52,13 +53,13 @@ def value_bits(c: Column) -> torch.Tensor:
     d = c.data
     if c.dtype.is_string:
         return _string_hash(c)
-    if d.dim() == 2:                        # wide [hi, lo]: as int64 when it fits, else mixed
+    if d.dim() == 2:  # wide [hi, lo]: as int64 when it fits, else mixed
         hi, lo = d[:, 0], d[:, 1]
         fits = (hi >= -(1 << 31)) & (hi < (1 << 31))
         return torch.where(fits, (hi << 32) | lo, splitmix64(hi) ^ lo)
     if d.is_floating_point():
         d = d.double()
-        d = torch.where(torch.isnan(d), torch.full_like(d, float("nan")), d) + 0.0   # -0.0 -> 0.0
+        d = torch.where(torch.isnan(d), torch.full_like(d, float("nan")), d) + 0.0  # -0.0 -> 0.0
         bits = d.view(torch.int64)
         return torch.where(torch.isnan(d), torch.full_like(bits, _NAN_BITS), bits)
     return d.long()
@@ -68,6 +69,7 @@ def _string_hash(c: Column) -> torch.Tensor:
     """Content hash of each row's string (equal strings hash equal in any
     dictionary, chunk, device or process)."""
     from glint.kernels.strings.columns import hash64
+
     return hash64(c)
 
 

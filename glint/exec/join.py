@@ -17,6 +17,7 @@ are hash-partitioned on the join keys into held batches that spill
 a grace hash join. Joins without equality keys enumerate pairs in bounded
 chunks (nested loop); their build side must fit in memory.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,20 +25,20 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.errors import ExecutionError, OutOfMemory
-from glint.exec.hashing import hash_columns, partition_of
-from glint.kernels.join import build_side, expand_matches, match_counts
-from glint.exec.join_keys import BuildKeys
-from glint.plan.expr import Expr, Field
 from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch
-from glint.runtime.memory import format_bytes
-from glint.runtime.spill import PartitionedBatches, batch_nbytes
+from glint.errors import ExecutionError, OutOfMemory
 from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.exec.join_keys import BuildKeys
 from glint.functions.evaluate import evaluate
 from glint.functions.validity import predicate_mask
+from glint.kernels.join import build_side, expand_matches, match_counts
+from glint.plan.expr import Expr, Field
+from glint.runtime.memory import format_bytes
+from glint.runtime.spill import PartitionedBatches
 
-PAIR_CHUNK = 1 << 26       # candidate pairs materialised at once, at most (2 x 512 MiB of row ids)
-PAIR_BYTES = 64            # device bytes a candidate pair costs: two row ids, the residual's gathers and mask
+PAIR_CHUNK = 1 << 26  # candidate pairs materialised at once, at most (2 x 512 MiB of row ids)
+PAIR_BYTES = 64  # device bytes a candidate pair costs: two row ids, the residual's gathers and mask
 
 
 def pair_budget(memory) -> int:
@@ -52,7 +53,9 @@ def pair_budget(memory) -> int:
     True
     """
     return max(1 << 16, min(PAIR_CHUNK, memory.working_reserve() // PAIR_BYTES))
-BUILD_ROW_BYTES = 24       # the sorted keys and row ids kept per build row
+
+
+BUILD_ROW_BYTES = 24  # the sorted keys and row ids kept per build row
 MAX_PARTITIONS = 256
 
 
@@ -67,11 +70,11 @@ class JoinExec(PhysicalNode):
     left_fields: tuple[Field, ...]
     right_fields: tuple[Field, ...]
     mark: Field | None = None
-    null_aware: tuple[Expr, Expr] | None = None   # (outer x, inner y) of IN / NOT IN
-    in_key: int = -1                               # which key pair is x = y
+    null_aware: tuple[Expr, Expr] | None = None  # (outer x, inner y) of IN / NOT IN
+    in_key: int = -1  # which key pair is x = y
     build_right: bool = True
     est_rows: float = 0.0
-    breaker = True                                 # on its build input
+    breaker = True  # on its build input
 
     def describe(self):
         keys = ", ".join(f"{a!r} = {b!r}" for a, b in zip(self.left_keys, self.right_keys))
@@ -108,8 +111,9 @@ class JoinExec(PhysicalNode):
                         raise OutOfMemory(
                             f"a join without equality conditions keeps its build input in memory: "
                             f"{format_bytes(nbytes)} do not fit the memory budget "
-                            f"({format_bytes(ctx.memory.limit)}) in {self.describe()[:80]}")
-                parts = held.take(0)            # (gives back the rows' device bytes: taken again below)
+                            f"({format_bytes(ctx.memory.limit)}) in {self.describe()[:80]}"
+                        )
+                parts = held.take(0)  # (gives back the rows' device bytes: taken again below)
                 res.grow(nbytes)
                 build = concat_batches(parts) if parts else first
                 del parts
@@ -192,9 +196,9 @@ class JoinExec(PhysicalNode):
                 res.shrink(got)
 
 
-JOIN_FACTOR = 3            # device bytes an in-memory join of a partition needs per byte of its build rows
-MAX_DEPTH = 3              # grace partitions split again at most this often
-MIN_SPLIT_ROWS = 1 << 12   # smaller partitions are joined whatever their reservation says
+JOIN_FACTOR = 3  # device bytes an in-memory join of a partition needs per byte of its build rows
+MAX_DEPTH = 3  # grace partitions split again at most this often
+MIN_SPLIT_ROWS = 1 << 12  # smaller partitions are joined whatever their reservation says
 SPLIT_PARTS = 8
 
 
@@ -252,7 +256,7 @@ class _JoinRun:
         self.null_y = torch.zeros(nb, dtype=torch.bool, device=dev)
         self.probe_rows = 0
         self.probe_null_y = False
-        self.other = None            # build keys of the non-IN keys (null-aware marks)
+        self.other = None  # build keys of the non-IN keys (null-aware marks)
 
     # -------------------------------------------------------------- pairs
     def _pairs(self, probe: Batch, key_ids=None):
@@ -338,15 +342,20 @@ class _JoinRun:
         if kind in ("semi", "anti", "mark", "single"):
             if not br and kind != "single":
                 yield from self._emit_semi(self.build, self.hit, self._mark_final())
-            return                 # (the left side streamed: every chunk gave its batch)
+            return  # (the left side streamed: every chunk gave its batch)
         keep_build = kind in ("right", "full") if br else kind in ("left", "full")
         if keep_build:
             miss = (~self.hit).nonzero().squeeze(1)
             none = torch.full_like(miss, -1)
             yield _combine(lb, none, rb, miss, True) if br else _combine(lb, miss, rb, none, True)
         else:
-            yield _combine(lb, torch.zeros(0, dtype=torch.int64, device=dev), rb,
-                           torch.zeros(0, dtype=torch.int64, device=dev), kind != "inner")
+            yield _combine(
+                lb,
+                torch.zeros(0, dtype=torch.int64, device=dev),
+                rb,
+                torch.zeros(0, dtype=torch.int64, device=dev),
+                kind != "inner",
+            )
 
     def _emit_semi(self, left: Batch, matched: torch.Tensor, mark: Column | None):
         if self.kind == "semi":

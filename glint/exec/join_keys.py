@@ -21,6 +21,7 @@ side per chunk (:func:`glint.exec.keys.encode_keys`).
 >>> v.tolist(), bool(k[0] == b.key[1]), bool(k[2] == b.key[0])
 ([True, False, True], True, True)
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,7 +31,7 @@ from glint.exec.keys import encode_keys
 from glint.kernels.sort import float_order_key
 
 _MAX_BITS = 62
-_DENSE_SPAN = 1 << 24          # value ranges up to this wide are offsets, wider ones ranks
+_DENSE_SPAN = 1 << 24  # value ranges up to this wide are offsets, wider ones ranks
 
 
 def _int_form(c: Column) -> torch.Tensor | None:
@@ -50,6 +51,7 @@ def _and(a, b):
 
 class _Part:
     """How one key column (or a packed prefix) maps to a dense part."""
+
     __slots__ = ("lo", "uniq", "bits")
 
     def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False):
@@ -96,9 +98,9 @@ class BuildKeys:
         for c in build_cols:
             self.valid = _and(self.valid, c.valid)
         self.key = None
-        if self.joint:                 # encoded together with each probe chunk (encode)
+        if self.joint:  # encoded together with each probe chunk (encode)
             return
-        self.steps = []            # ("part", _Part) then ("pack", _Part | None) entries
+        self.steps = []  # ("part", _Part) then ("pack", _Part | None) entries
         key, bits = None, 0
         for f in forms:
             part = _Part(f, self.valid)

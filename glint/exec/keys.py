@@ -15,20 +15,21 @@ sides (glint.kernels.strings.columns.equality_keys).
 >>> ka[0] == ka[2], ka[1] == kb[0], bool(kb[1] != ka[0])
 (tensor(True), tensor(True), True)
 """
+
 from __future__ import annotations
 
 import torch
 
-from glint.kernels.strings.columns import equality_keys
 from glint.columnar.column import Column
 from glint.kernels import wide as W
+from glint.kernels.strings.columns import equality_keys
 
 _MAX_BITS = 62
 
 
 def _as_int64(c: Column) -> torch.Tensor:
     d = c.data
-    if d.dim() == 2:        # wide decimal: combine limbs into a dense rank later
+    if d.dim() == 2:  # wide decimal: combine limbs into a dense rank later
         return None
     if d.dtype == torch.float64 or d.dtype == torch.float32:
         return None
@@ -40,7 +41,7 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
     column are invalid unless nulls_equal (then NULL is a value of its own)."""
     ncols = len(sides[0])
     lengths = [len(s[0]) if s else 0 for s in sides]
-    key_parts = []   # per column: list of per-side int64 tensors with ranges
+    key_parts = []  # per column: list of per-side int64 tensors with ranges
     valids = [None] * len(sides)
     for j in range(ncols):
         cols = [s[j] for s in sides]
@@ -50,7 +51,7 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
             datas = [_as_int64(c) for c in cols]
         if any(d is None for d in datas):
             raw = [c.data for c in cols]
-            if any(d.dim() == 2 for d in raw):          # DECIMALs beyond int64 next to narrow ones
+            if any(d.dim() == 2 for d in raw):  # DECIMALs beyond int64 next to narrow ones
                 raw = [W.to_wide(d) for d in raw]
             datas = _dense_ranks(raw)
         for i, c in enumerate(cols):

@@ -3,6 +3,7 @@ input is not read any further once the limit is reached, unless ``drain``:
 on the ranks of a distributed plan, an exchange below may still have steps
 to take with the other ranks (rounds of a gather), so the rest of the input
 is read and dropped."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ class LimitExec(PhysicalNode):
     limit: int | None
     offset: int = 0
     est_rows: float = 0.0
-    drain: bool = False               # read the input to its end after the limit
+    drain: bool = False  # read the input to its end after the limit
 
     def describe(self):
         return f"Limit {self.limit if self.limit is not None else 'ALL'} OFFSET {self.offset}"
@@ -25,7 +26,7 @@ class LimitExec(PhysicalNode):
     def stream(self, ctx, inp):
         skip = self.offset
         left = self.limit
-        empty = None                  # yielded when nothing passes: it keeps the column types
+        empty = None  # yielded when nothing passes: it keeps the column types
         for batch in inp:
             if empty is None:
                 empty = slice_batch(batch, 0, 0)

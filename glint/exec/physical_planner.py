@@ -4,11 +4,13 @@ Here the join algorithm is fixed (hash join on the equality conjuncts, a
 nested loop when there are none), the build side chosen from the cardinality
 estimates, and ORDER BY + LIMIT fused into a top-k.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import functools
 
+from glint.columnar import types as T
 from glint.exec.aggregate import HashAggregateExec
 from glint.exec.base import PhysicalNode
 from glint.exec.filter import FilterExec
@@ -22,9 +24,8 @@ from glint.exec.values import ValuesExec
 from glint.exec.window import WindowExec
 from glint.plan import logical as L
 from glint.plan.cardinality import Estimator
-from glint.columnar import types as T
-from glint.plan.typing import cast
 from glint.plan.expr import Call, ColRef, Literal, conjoin, conjuncts
+from glint.plan.typing import cast
 
 
 def plan_physical(plan: L.LogicalNode, catalog) -> PhysicalNode:
@@ -96,8 +97,12 @@ def chunk_pruning(predicate, scan: L.Scan) -> tuple:
                 v = _prune_value(b, by_id[a.field.id][1].type)
                 if v is not None:
                     out.append((by_id[a.field.id][0], op, v))
-        elif c.fn == "in_list" and isinstance(c.args[0], ColRef) and c.args[0].field.id in by_id \
-                and all(isinstance(x, Literal) for x in c.args[1:]):
+        elif (
+            c.fn == "in_list"
+            and isinstance(c.args[0], ColRef)
+            and c.args[0].field.id in by_id
+            and all(isinstance(x, Literal) for x in c.args[1:])
+        ):
             t = by_id[c.args[0].field.id][1].type
             vals = [_prune_value(x, t) for x in c.args[1:]]
             if vals and all(v is not None for v in vals):
@@ -119,11 +124,11 @@ def _prune_value(lit: Literal, col_type):
         if t.is_decimal and t.scale == col_type.scale and isinstance(v, int):
             return v
         if t.is_integer and isinstance(v, int):
-            return v * 10 ** col_type.scale
+            return v * 10**col_type.scale
         return None
     if col_type.is_integer:
         return v if (t.is_integer and isinstance(v, int)) else None
-    return None             # DOUBLE: NaNs sort above every number and files leave them out of min/max
+    return None  # DOUBLE: NaNs sort above every number and files leave them out of min/max
 
 
 @_plan.register
@@ -156,8 +161,16 @@ def _(node: L.Limit, est):
 
 @_plan.register
 def _(node: L.SetOp, est):
-    return SetOpExec(_plan(node.left, est), _plan(node.right, est), node.kind, node.all, node.fields,
-                     node.left.schema, node.right.schema, est.rows(node))
+    return SetOpExec(
+        _plan(node.left, est),
+        _plan(node.right, est),
+        node.kind,
+        node.all,
+        node.fields,
+        node.left.schema,
+        node.right.schema,
+        est.rows(node),
+    )
 
 
 @_plan.register
@@ -174,6 +187,7 @@ def _(node: L.Join, est):
 class JoinKeys:
     """A join condition split into equality keys and the rest. ``in_key``: the
     position of an IN's own equality among the keys (-1: none)."""
+
     left: tuple
     right: tuple
     residual: object
@@ -203,11 +217,24 @@ def join_keys(node: L.Join) -> JoinKeys:
     return JoinKeys(tuple(lkeys), tuple(rkeys), conjoin(residual), in_key)
 
 
-def join_exec(node: L.Join, left: PhysicalNode, right: PhysicalNode, keys: JoinKeys, build_right: bool,
-                   est_rows: float) -> JoinExec:
-    return JoinExec(left, right, node.kind, keys.left, keys.right, keys.residual,
-                        node.left.schema, node.right.schema, node.mark, node.null_aware, keys.in_key,
-                        build_right, est_rows)
+def join_exec(
+    node: L.Join, left: PhysicalNode, right: PhysicalNode, keys: JoinKeys, build_right: bool, est_rows: float
+) -> JoinExec:
+    return JoinExec(
+        left,
+        right,
+        node.kind,
+        keys.left,
+        keys.right,
+        keys.residual,
+        node.left.schema,
+        node.right.schema,
+        node.mark,
+        node.null_aware,
+        keys.in_key,
+        build_right,
+        est_rows,
+    )
 
 
 def equi_key(c, lids: set[int], rids: set[int]):

@@ -1,12 +1,13 @@
 """Projection: compute the output columns from each input chunk."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glint.plan.expr import ColRef, Expr, Field
 from glint.columnar.column import Batch
 from glint.exec.base import PhysicalNode
 from glint.functions.evaluate import evaluate
+from glint.plan.expr import ColRef, Expr, Field
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -17,7 +18,8 @@ class ProjectExec(PhysicalNode):
 
     def describe(self):
         return "Project " + ", ".join(
-            repr(f) if isinstance(e, ColRef) and e.field == f else f"{e!r} AS {f!r}" for f, e in self.exprs)
+            repr(f) if isinstance(e, ColRef) and e.field == f else f"{e!r} AS {f!r}" for f, e in self.exprs
+        )
 
     def stream(self, ctx, inp):
         for batch in inp:

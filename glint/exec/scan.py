@@ -4,6 +4,7 @@ on background threads, read ahead of the chunk being computed). Chunks that
 the scan's filter rules out by their min/max statistics are never read;
 :func:`start_scans` starts every scan of a plan reading when its run starts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ class ScanExec(PhysicalNode):
     table: str
     columns: tuple[str, ...]
     fields: tuple[Field, ...]
-    prune: tuple[tuple[str, str, object], ...] = ()    # (column, op, value): chunk-skipping conjuncts
+    prune: tuple[tuple[str, str, object], ...] = ()  # (column, op, value): chunk-skipping conjuncts
     est_rows: float = 0.0
 
     def describe(self):
@@ -38,7 +39,7 @@ class ScanExec(PhysicalNode):
         chunks = t.chunks(ctx.chunk_rows)
         if not self.prune:
             return t, chunks, len(chunks)
-        by_col: dict = {}                   # (a column's bounds looked up once per chunk for all its conjuncts)
+        by_col: dict = {}  # (a column's bounds looked up once per chunk for all its conjuncts)
         for col, op, v in self.prune:
             by_col.setdefault(col, []).append((op, v))
         keep = []
@@ -70,8 +71,10 @@ class ScanExec(PhysicalNode):
 
     def _empty(self, ctx, t) -> Batch:
         types = {f.name: f.type for f in t._src.schema}
-        cols = {f.id: Column.from_arrow(pa.array([], types[c]), t.schema[c]).to(ctx.device)
-                for c, f in zip(self.columns, self.fields)}
+        cols = {
+            f.id: Column.from_arrow(pa.array([], types[c]), t.schema[c]).to(ctx.device)
+            for c, f in zip(self.columns, self.fields)
+        }
         return Batch(cols, 0, ctx.device)
 
 
@@ -116,7 +119,7 @@ def start_scans(ctx, root) -> None:
         seen.add(node.table)
         try:
             t, keep, _ = node.chunks_to_read(ctx)
-        except Exception:       # the scan raises it itself when the run gets there
+        except Exception:  # the scan raises it itself when the run gets there
             continue
         if not keep:
             continue
@@ -151,7 +154,7 @@ def _ruled_out(stats, op: str, value) -> bool:
     if stats is None:
         return False
     lo, hi, _ = stats
-    if lo is None:                      # every value NULL: no comparison is TRUE
+    if lo is None:  # every value NULL: no comparison is TRUE
         return True
     try:
         if op == "eq":
@@ -166,6 +169,6 @@ def _ruled_out(stats, op: str, value) -> bool:
             return hi < value
         if op == "in":
             return all(v < lo or v > hi for v in value)
-    except TypeError:                   # values of incomparable kinds: keep the chunk
+    except TypeError:  # values of incomparable kinds: keep the chunk
         return False
     return False

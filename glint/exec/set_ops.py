@@ -8,20 +8,21 @@ max(m - n, 0) copies. Inputs that do not fit the operator's reservation are
 hash-partitioned on all their columns (spilling) and each pair of partitions
 is processed on its own: equal rows always share a partition.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
-from glint.kernels import groupby as G
-from glint.exec.hashing import hash_columns, partition_of
-from glint.kernels.join import build_side, match_counts
-from glint.exec.keys import encode_keys
-from glint.plan.expr import Field
 from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
-from glint.runtime.spill import PartitionedBatches
 from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.exec.keys import encode_keys
+from glint.kernels import groupby as G
+from glint.kernels.join import build_side, match_counts
+from glint.plan.expr import Field
+from glint.runtime.spill import PartitionedBatches
 
 PARTITIONS = 16
 
@@ -116,6 +117,7 @@ class SetOpExec(PhysicalNode):
 
 def _concat(a: Column, b: Column) -> Column:
     from glint.columnar.column import concat_columns
+
     return concat_columns([a, b])
 
 
@@ -131,6 +133,7 @@ def _distinct(cols: list[Column], n: int):
 def _with_occurrence(key: torch.Tensor):
     """(key, k) where k numbers the rows sharing a key 0, 1, 2..."""
     from glint.columnar import types as T
+
     order = torch.argsort(key, stable=True)
     sk = key[order]
     n = key.shape[0]

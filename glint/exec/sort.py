@@ -14,6 +14,7 @@ search.
 Top-k keeps only the best k rows seen so far: each chunk is merged into them
 and cut back to k, so memory stays bounded whatever the input size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,13 +22,13 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.kernels.sort import float_order_key, lexsort
-from glint.plan.logical import SortKey
-from glint.columnar.column import Batch, Column, concat_batches, rechunk
-from glint.runtime.spill import PartitionedBatches, batch_nbytes
+from glint.columnar.column import Batch, concat_batches, rechunk
 from glint.exec.base import PhysicalNode
 from glint.functions.evaluate import evaluate
 from glint.functions.strings import core as strings
+from glint.kernels.sort import float_order_key, lexsort
+from glint.plan.logical import SortKey
+from glint.runtime.spill import PartitionedBatches
 
 
 def order_values(c) -> torch.Tensor:
@@ -35,7 +36,7 @@ def order_values(c) -> torch.Tensor:
     return strings.order_ranks(c) if c.dtype.is_string else c.data
 
 
-SORT_OVERHEAD = 3          # working memory of a sort: about this many times its input
+SORT_OVERHEAD = 3  # working memory of a sort: about this many times its input
 SAMPLE_PER_RUN = 1024
 
 
@@ -82,8 +83,7 @@ class SortExec(PhysicalNode):
         parts = 2
         while parts < 4096 and SORT_OVERHEAD * total / parts > budget / 2:
             parts *= 2
-        ctx.note(self, f"input {total:,} bytes over budget: external sort, {len(held.held[0])} runs, "
-                       f"{parts} ranges")
+        ctx.note(self, f"input {total:,} bytes over budget: external sort, {len(held.held[0])} runs, {parts} ranges")
         # sorted runs (back in the holder, spilling as they go) and a sample of each
         runs = PartitionedBatches(1, ctx.spill, res)
         samples = []
@@ -115,7 +115,7 @@ class SortExec(PhysicalNode):
         both = concat_batches([splitters, _with_columns(run, splitters)])
         order = sort_order(self.keys, both)
         is_split = order < splitters.num_rows
-        before = torch.cumsum(is_split.long(), 0)           # splitters at or before each position
+        before = torch.cumsum(is_split.long(), 0)  # splitters at or before each position
         rng = torch.empty(run.num_rows, dtype=torch.int64, device=run.device)
         rows = ~is_split
         rng[order[rows] - splitters.num_rows] = before[rows]
@@ -131,6 +131,7 @@ class TopKExec(PhysicalNode):
     """The first `limit` rows (after `offset`) in key order, without sorting
     every row: each chunk is merged with the best rows so far and cut back
     (torch.topk picks candidates when one numeric key decides)."""
+
     child: PhysicalNode
     keys: tuple[SortKey, ...]
     limit: int
@@ -149,7 +150,7 @@ class TopKExec(PhysicalNode):
             if best.num_rows > k:
                 best = self._top(best, k)
         order = sort_order(self.keys, best) if best.num_rows > 1 else torch.arange(best.num_rows, device=best.device)
-        yield best.take(order[self.offset: self.offset + self.limit])
+        yield best.take(order[self.offset : self.offset + self.limit])
 
     def _top(self, batch: Batch, k: int) -> Batch:
         n = batch.num_rows

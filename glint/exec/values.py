@@ -18,6 +18,7 @@ evaluated on its own. The groups are put back in row order.
 >>> b[1].to_arrow().to_pylist()
 [1, 7, None]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,13 +26,13 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.plan.expr import Call, Expr, Field, Literal
 from glint.columnar.column import Batch, Column, Dictionary, concat_columns
 from glint.exec.base import PhysicalNode
 from glint.functions.casts import cast_column
 from glint.functions.evaluate import constant, evaluate
+from glint.plan.expr import Call, Expr, Field, Literal
 
-_INT64 = (-2**63, 2**63)
+_INT64 = (-(2**63), 2**63)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -45,8 +46,7 @@ class ValuesExec(PhysicalNode):
 
     def stream(self, ctx):
         n = len(self.rows)
-        cols = {f.id: values_column([r[i] for r in self.rows], f.type, ctx.device)
-                for i, f in enumerate(self.fields)}
+        cols = {f.id: values_column([r[i] for r in self.rows], f.type, ctx.device) for i, f in enumerate(self.fields)}
         step = max(1, ctx.chunk_rows)
         for start in range(0, max(n, 1), step):
             stop = min(n, start + step)
@@ -77,8 +77,12 @@ def literal_column(values: list, dtype: T.DataType, device) -> Column:
     if dtype.kind == "NULL":
         return Column.nulls(dtype, n, device)
     if dtype.is_string:
-        return Column(dtype, torch.arange(n, dtype=torch.int32, device=device), valid,
-                      Dictionary.from_pylist(values, device, sorted_unique=False))
+        return Column(
+            dtype,
+            torch.arange(n, dtype=torch.int32, device=device),
+            valid,
+            Dictionary.from_pylist(values, device, sorted_unique=False),
+        )
     fill = False if dtype.kind == "BOOLEAN" else 0
     data = [fill if v is None else v for v in values]
     if dtype.torch_dtype == torch.int64 and any(not _INT64[0] <= v < _INT64[1] for v in data):
@@ -89,7 +93,7 @@ def literal_column(values: list, dtype: T.DataType, device) -> Column:
 
 def values_column(entries: list[Expr], to: T.DataType, device) -> Column:
     """One column of a VALUES list from its entries (each of type ``to``)."""
-    groups: dict = {}                 # source type -> (row positions, values)
+    groups: dict = {}  # source type -> (row positions, values)
     exprs: list[tuple[int, Expr]] = []
     for i, e in enumerate(entries):
         c = _constant_of(e)

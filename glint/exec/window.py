@@ -16,31 +16,32 @@ budget, it is hash-partitioned by the PARTITION BY expressions all calls
 share, spilling as it goes, and each part is computed alone; without such a
 shared expression it stops with OutOfMemory naming the operator.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
-from glint.errors import OutOfMemory
-from glint.kernels import window as K
-from glint.exec.hashing import hash_columns, partition_of
-from glint.kernels.sort import lexsort
-from glint.plan.expr import Field
-from glint.plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
 from glint.columnar.column import Batch, Column, concat_batches, rechunk
-from glint.runtime.memory import format_bytes
-from glint.runtime.spill import PartitionedBatches
+from glint.errors import OutOfMemory
 from glint.exec.base import PhysicalNode
+from glint.exec.hashing import hash_columns, partition_of
+from glint.exec.sort import order_values
 from glint.functions.builtins import BUILTINS
 from glint.functions.dates import timestamps
 from glint.functions.evaluate import evaluate
-from glint.exec.sort import order_values
+from glint.kernels import window as K
+from glint.kernels.sort import lexsort
+from glint.plan.expr import Field
+from glint.plan.logical import Frame, FrameBound, IntervalOffset, WindowFunc
+from glint.runtime.memory import format_bytes
+from glint.runtime.spill import PartitionedBatches
 
-_FUNCS = BUILTINS.window_evaluators()     # name -> evaluate(window call, its arguments sorted, SortedRows)
-WINDOW_OVERHEAD = 4        # working memory: about this many times the input (sort, keys, results)
-MAX_PARTS = 4096           # fan-out of the out-of-core split
-MIN_PART_ROWS = 4096       # ... and the fewest rows a part is cut to on average
+_FUNCS = BUILTINS.window_evaluators()  # name -> evaluate(window call, its arguments sorted, SortedRows)
+WINDOW_OVERHEAD = 4  # working memory: about this many times the input (sort, keys, results)
+MAX_PARTS = 4096  # fan-out of the out-of-core split
+MIN_PART_ROWS = 4096  # ... and the fewest rows a part is cut to on average
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -65,9 +66,11 @@ class WindowExec(PhysicalNode):
                 return
             keys = self._common_partition()
             if not keys:
-                raise OutOfMemory(f"out of memory in Window: its input of {format_bytes(size)} and working "
-                                  "memory exceed the memory budget, and its window functions share no "
-                                  "PARTITION BY column to split the input by")
+                raise OutOfMemory(
+                    f"out of memory in Window: its input of {format_bytes(size)} and working "
+                    "memory exceed the memory budget, and its window functions share no "
+                    "PARTITION BY column to split the input by"
+                )
             yield from self._partitioned(ctx, held, res, keys, size)
         finally:
             held.drop()
@@ -120,15 +123,28 @@ class SortedRows:
     permutation and its inverse, and per sorted row its position and the
     bounds [start, end) of its partition and of its peer group (rows equal on
     every order key; the whole partition without ORDER BY)."""
-    __slots__ = ("perm", "inverse", "pos", "part_id", "part_start", "part_end", "peer_start", "peer_end",
-                 "peers", "order", "first_key")
+
+    __slots__ = (
+        "perm",
+        "inverse",
+        "pos",
+        "part_id",
+        "part_start",
+        "part_end",
+        "peer_start",
+        "peer_end",
+        "peers",
+        "order",
+        "first_key",
+    )
 
     def __init__(self, batch: Batch, partition, order):
         n, dev = batch.num_rows, batch.device
         pkeys = [_key(evaluate(e, batch)) for e in partition]
         okeys = [_key(evaluate(k.expr, batch)) for k in order]
-        spec = [(v, valid, False, False) for v, valid in pkeys] + \
-            [(v, valid, k.descending, k.nulls_first) for (v, valid), k in zip(okeys, order)]
+        spec = [(v, valid, False, False) for v, valid in pkeys] + [
+            (v, valid, k.descending, k.nulls_first) for (v, valid), k in zip(okeys, order)
+        ]
         self.pos = torch.arange(n, device=dev)
         self.perm = lexsort(spec) if spec and n > 1 else self.pos
         self.inverse = torch.empty_like(self.perm)
@@ -217,9 +233,9 @@ class SortedRows:
             x, t = v[p], target
             if desc:
                 hit = (x > t) if is_start else (x >= t)
-                hit = hit | nan[p] if nan is not None else hit        # NaN sorts first when descending
+                hit = hit | nan[p] if nan is not None else hit  # NaN sorts first when descending
             else:
-                hit = (x < t) if is_start else (x <= t)                # NaN compares False: last
+                hit = (x < t) if is_start else (x <= t)  # NaN compares False: last
             if valid is not None:
                 hit = torch.where(valid[p], hit, key.nulls_first)
             return hit

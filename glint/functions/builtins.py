@@ -3,6 +3,7 @@
 >>> BUILTINS.lookup("ucase").name, BUILTINS.lookup("variance", AGGREGATE).name
 ('upper', 'var_samp')
 """
+
 from __future__ import annotations
 
 from glint.functions import casts, conditional, numeric, operators, table_functions, windows
@@ -11,7 +12,16 @@ from glint.functions.dates import definitions as dates
 from glint.functions.registry import AGGREGATE, Registry  # noqa: F401  (AGGREGATE: the doctest)
 from glint.functions.strings import definitions as strings
 
-BUILTINS = Registry([
-    *operators.FUNCTIONS, *numeric.FUNCTIONS, *casts.FUNCTIONS, *conditional.FUNCTIONS, *strings.FUNCTIONS,
-    *dates.FUNCTIONS, *aggregates.FUNCTIONS, *windows.FUNCTIONS, *table_functions.FUNCTIONS,
-])
+BUILTINS = Registry(
+    [
+        *operators.FUNCTIONS,
+        *numeric.FUNCTIONS,
+        *casts.FUNCTIONS,
+        *conditional.FUNCTIONS,
+        *strings.FUNCTIONS,
+        *dates.FUNCTIONS,
+        *aggregates.FUNCTIONS,
+        *windows.FUNCTIONS,
+        *table_functions.FUNCTIONS,
+    ]
+)

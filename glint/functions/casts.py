@@ -8,6 +8,7 @@ DOUBLE, division rounded half away from zero).
 >>> cast_column(c, T.INTEGER).data.tolist(), cast_column(c, T.DOUBLE).data.tolist()
 ([2, -3, 0], [1.5, -2.5, 0.4])
 """
+
 from __future__ import annotations
 
 import torch
@@ -25,7 +26,7 @@ from glint.plan.expr import Literal
 POW10 = [10**i for i in range(19)]
 
 
-LIMIT_WIDE = 2 ** 93       # wide values stay below this magnitude (kernels.wide.LIMIT)
+LIMIT_WIDE = 2**93  # wide values stay below this magnitude (kernels.wide.LIMIT)
 
 
 def exact_div(v: torch.Tensor, k) -> torch.Tensor:
@@ -53,11 +54,11 @@ def decimal_to_double(v: torch.Tensor, scale: int, huge: bool = False) -> torch.
     conv = W.to_double_duckdb if huge else (lambda x: x.double())
     if scale == 0:
         return conv(v)
-    p = 10 ** scale
+    p = 10**scale
     if v.dim() == 2:
         q = W.floordiv(v, p)
-        r = W.narrow(W.sub(v, W.scale(q, p)))          # 0 <= r < p
-        neg = (r != 0) & (v[:, 0] < 0)                   # truncate toward zero, as C does
+        r = W.narrow(W.sub(v, W.scale(q, p)))  # 0 <= r < p
+        neg = (r != 0) & (v[:, 0] < 0)  # truncate toward zero, as C does
         q = torch.where(neg[:, None], W.add(q, torch.ones_like(r)), q)
         r = torch.where(neg, r - p, r)
         hi = v[:, 0]
@@ -71,7 +72,7 @@ def decimal_to_double(v: torch.Tensor, scale: int, huge: bool = False) -> torch.
 
 def round_div(v: torch.Tensor, d: int) -> torch.Tensor:
     """v / d rounded half away from zero (integer tensors)."""
-    if d >= 2**62:          # |v / d| < 2: decided exactly by comparing with d / 2
+    if d >= 2**62:  # |v / d| < 2: decided exactly by comparing with d / 2
         half = d // 2
         big = (v.abs() >= half) if half < 2**63 else torch.zeros_like(v, dtype=torch.bool)
         return torch.where(big, torch.sign(v), torch.zeros_like(v))
@@ -87,8 +88,11 @@ def round_div_wide(v: torch.Tensor, d: int) -> torch.Tensor:
     """
     neg = v[:, 0] < 0
     mag = torch.where(neg[:, None], W.neg(v), v)
-    half = W.to_wide(torch.full((v.shape[0],), d // 2, dtype=torch.int64, device=v.device)) \
-        if d // 2 < 2**63 else W.scale(torch.ones(v.shape[0], dtype=torch.int64, device=v.device), d // 2)
+    half = (
+        W.to_wide(torch.full((v.shape[0],), d // 2, dtype=torch.int64, device=v.device))
+        if d // 2 < 2**63
+        else W.scale(torch.ones(v.shape[0], dtype=torch.int64, device=v.device), d // 2)
+    )
     q = W.floordiv(W.add(mag, half), d)
     return torch.where(neg[:, None], W.neg(q), q)
 
@@ -120,8 +124,8 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             W.check_magnitude(W.to_double(c.data) * float(10 ** (to.scale - scale_of(src))), c.valid, f"CAST to {to}")
             return Column(to, W.scale(c.data, 10 ** (to.scale - scale_of(src))), c.valid)
         if (to.kind == "HUGEINT" or to.is_decimal) and to.scale == scale_of(src):
-            if to.is_decimal and 10 ** to.precision < LIMIT_WIDE:
-                lim = W.to_wide(torch.tensor([10 ** to.precision], device=c.data.device)).expand(len(c), 2)
+            if to.is_decimal and 10**to.precision < LIMIT_WIDE:
+                lim = W.to_wide(torch.tensor([10**to.precision], device=c.data.device)).expand(len(c), 2)
                 bad = W.compare("ge", c.data, lim) | W.compare("le", c.data, W.neg(lim))
                 if c.valid is not None:
                     bad &= c.valid
@@ -157,39 +161,39 @@ def cast_column(c: Column, to: T.DataType) -> Column:
             src_whole = 38 if src.kind == "HUGEINT" else src.precision - src.scale
             if to.precision - to.scale < src_whole:
                 _check_range(d, 10 ** (to.precision - to.scale + scale_of(src)), c.valid, f"{src} to {to}", True)
-            if ds > 0 and _out_of_range(d, 2**63 // 10 ** ds, c.valid):
+            if ds > 0 and _out_of_range(d, 2**63 // 10**ds, c.valid):
                 if to.precision <= 18:
                     raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
-                return Column(to, W.scale(d, 10 ** ds), c.valid)     # beyond int64: widen
-            v = d * 10 ** ds if ds >= 0 else round_div(d, 10 ** -ds)
+                return Column(to, W.scale(d, 10**ds), c.valid)  # beyond int64: widen
+            v = d * 10**ds if ds >= 0 else round_div(d, 10**-ds)
         elif src.kind == "DOUBLE":
             _check_finite(d, c.valid, to)
-            v = round_half_away(d * float(10 ** to.scale))
+            v = round_half_away(d * float(10**to.scale))
             if to.precision > 18 and _out_of_range(v, 2**63, c.valid):
                 # the double's exact integer value, split into limbs (division by 2**32 is exact)
-                _check_range(v, 10 ** to.precision, c.valid, f"DOUBLE to {to}", True)
+                _check_range(v, 10**to.precision, c.valid, f"DOUBLE to {to}", True)
                 v = torch.where(torch.isfinite(v), v, torch.zeros_like(v))
                 hi = torch.floor(v / 4294967296.0)
                 return Column(to, torch.stack([hi.long(), (v - hi * 4294967296.0).long()], dim=1), c.valid)
-            _check_range(v, min(2**63, 10 ** to.precision), c.valid, f"DOUBLE to {to}", to.precision <= 18)
+            _check_range(v, min(2**63, 10**to.precision), c.valid, f"DOUBLE to {to}", to.precision <= 18)
             v = v.long()
         elif src.is_integer or src.kind == "BOOLEAN":
             if src.kind != "BOOLEAN" and to.precision - to.scale < 19:
                 _check_range(d.long(), 10 ** (to.precision - to.scale), c.valid, f"{src} to {to}", True)
-            if to.scale and src.kind != "BOOLEAN" and _out_of_range(d.long(), 2**63 // 10 ** to.scale, c.valid):
+            if to.scale and src.kind != "BOOLEAN" and _out_of_range(d.long(), 2**63 // 10**to.scale, c.valid):
                 if to.precision <= 18:
                     raise ExecutionError(f"Conversion Error: value out of range in CAST from {src} to {to}")
-                return Column(to, W.scale(d.long(), 10 ** to.scale), c.valid)   # beyond int64: widen
-            v = d.long() * 10 ** to.scale
+                return Column(to, W.scale(d.long(), 10**to.scale), c.valid)  # beyond int64: widen
+            v = d.long() * 10**to.scale
         else:
             raise NotSupported(f"CAST from {src} to {to}")
         return Column(to, v, c.valid)
     if to.is_integer:
         if src.is_decimal:
-            v = round_div(d, 10 ** src.scale)
+            v = round_div(d, 10**src.scale)
         elif src.kind == "DOUBLE":
             _check_finite(d, c.valid, to)
-            v = torch.round(d)   # DuckDB rounds doubles half to even here
+            v = torch.round(d)  # DuckDB rounds doubles half to even here
             _check_range(v, 2**63 if to.kind != "INTEGER" else 2**31, c.valid, f"DOUBLE to {to}")
         elif src.kind in ("DATE", "TIMESTAMP"):
             raise NotSupported(f"CAST from {src} to {to}")
@@ -221,7 +225,7 @@ def _out_of_range(v: torch.Tensor, bound: int, valid, digits: bool = False) -> b
     range: 2**31, 2**63), or with ``digits`` (a DECIMAL's 10**p) outside
     |v| < bound on both sides: -1000 does not fit DECIMAL(4,1)."""
     if bound >= 2**63 and not v.is_floating_point():
-        return False            # no int64 value reaches it
+        return False  # no int64 value reaches it
     if v.is_floating_point():
         bound = float(bound)
     bad = (v >= bound) | ((v <= -bound) if digits else (v < -bound))
@@ -232,9 +236,10 @@ def _out_of_range(v: torch.Tensor, bound: int, valid, digits: bool = False) -> b
 
 def _check_range(v: torch.Tensor, bound: int, valid, what: str, digits: bool = False):
     if v.dim() == 2:
-        return                  # wide values are range-checked where they are made
+        return  # wide values are range-checked where they are made
     if _out_of_range(v, bound, valid, digits):
         raise ExecutionError(f"Conversion Error: value out of range in CAST from {what}")
+
 
 def scale_of(t: T.DataType) -> int:
     """The scale of an exact number's representation (0 unless DECIMAL)."""
@@ -248,8 +253,13 @@ _TEMPORAL = ("DATE", "TIMESTAMP")
 def check_cast(src: T.DataType, to: T.DataType) -> None:
     """DuckDB's binder error for a CAST between a date type and a number."""
     kinds = {src.kind, to.kind}
-    if kinds & set(_TEMPORAL) and src != to and src.kind not in ("NULL", "VARCHAR") and to.kind != "VARCHAR" \
-            and kinds != set(_TEMPORAL):
+    if (
+        kinds & set(_TEMPORAL)
+        and src != to
+        and src.kind not in ("NULL", "VARCHAR")
+        and to.kind != "VARCHAR"
+        and kinds != set(_TEMPORAL)
+    ):
         raise TypeMismatch(f"Conversion Error: Unimplemented type for cast ({src} -> {to})")
 
 
@@ -269,9 +279,23 @@ def _bind_typeof(args, site):
 
 
 FUNCTIONS = [
-    Function("cast", OPERATOR, "cast", "CAST(x AS type), x::type", "x converted to another type (DuckDB's rules "
-             "and errors).", bind=_bind_cast, evaluate=lambda call, cols: cast_column(cols[0], call.type),
-             strict=True),
-    Function("typeof", SCALAR, "types", "typeof(ANY) -> VARCHAR", "The name of the argument's type.",
-             bind=_bind_typeof, rewrites_to=()),
+    Function(
+        "cast",
+        OPERATOR,
+        "cast",
+        "CAST(x AS type), x::type",
+        "x converted to another type (DuckDB's rules and errors).",
+        bind=_bind_cast,
+        evaluate=lambda call, cols: cast_column(cols[0], call.type),
+        strict=True,
+    ),
+    Function(
+        "typeof",
+        SCALAR,
+        "types",
+        "typeof(ANY) -> VARCHAR",
+        "The name of the argument's type.",
+        bind=_bind_typeof,
+        rewrites_to=(),
+    ),
 ]

@@ -8,6 +8,7 @@ one column or another.
 >>> choose(torch.tensor([True, False]), a, b, T.INTEGER).data.tolist()
 [1, 8]
 """
+
 from __future__ import annotations
 
 import torch
@@ -62,7 +63,7 @@ def evaluate_case(e: Case, batch, evaluate) -> Column:
 def _case_by_rows(e: Case, batch, evaluate) -> Column:
     n = batch.num_rows
     remaining = torch.ones(n, dtype=torch.bool, device=batch.device)
-    pieces = []                                   # (row positions, values for them)
+    pieces = []  # (row positions, values for them)
     for cond, val in e.whens:
         c = evaluate(cond, batch)
         take = predicate_mask(c) & remaining
@@ -119,7 +120,6 @@ def _coalesce(e: Call, batch, evaluate) -> Column:
     return Column(e.type, data, valid, values[-1].dictionary)
 
 
-
 # ---------------------------------------------------------------- definitions
 def _bind_coalesce(args, site):
     args = list(args)
@@ -141,10 +141,34 @@ def _bind_if(args, site):
 
 
 FUNCTIONS = [
-    Function("coalesce", SCALAR, "conditional", "coalesce(ANY, ...) -> ANY", "The first argument that is not NULL.",
-             aliases=("ifnull", "nvl"), bind=_bind_coalesce, evaluate=_coalesce, takes=EXPRESSIONS),
-    Function("nullif", SCALAR, "conditional", "nullif(a, b) -> ANY", "NULL when a equals b, else a.",
-             bind=_bind_nullif, rewrites_to=("eq",)),
-    Function("if", SCALAR, "conditional", "if(BOOLEAN, a [, b]) -> ANY", "a when the condition is TRUE, else b "
-             "(NULL without b).", aliases=("iif",), bind=_bind_if, rewrites_to=()),
+    Function(
+        "coalesce",
+        SCALAR,
+        "conditional",
+        "coalesce(ANY, ...) -> ANY",
+        "The first argument that is not NULL.",
+        aliases=("ifnull", "nvl"),
+        bind=_bind_coalesce,
+        evaluate=_coalesce,
+        takes=EXPRESSIONS,
+    ),
+    Function(
+        "nullif",
+        SCALAR,
+        "conditional",
+        "nullif(a, b) -> ANY",
+        "NULL when a equals b, else a.",
+        bind=_bind_nullif,
+        rewrites_to=("eq",),
+    ),
+    Function(
+        "if",
+        SCALAR,
+        "conditional",
+        "if(BOOLEAN, a [, b]) -> ANY",
+        "a when the condition is TRUE, else b (NULL without b).",
+        aliases=("iif",),
+        bind=_bind_if,
+        rewrites_to=(),
+    ),
 ]

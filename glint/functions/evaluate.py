@@ -18,6 +18,7 @@ whatever device the batch lives.
 >>> constant_value(Call("add", (Literal(1, T.INTEGER), Literal(2, T.INTEGER)), T.INTEGER))
 3
 """
+
 from __future__ import annotations
 
 import torch
@@ -52,11 +53,12 @@ def constant(value, dtype: T.DataType, n: int, device) -> Column:
     if value is None:
         return Column.nulls(dtype, n, device)
     if dtype.is_string:
-        return Column(dtype, torch.zeros(n, dtype=torch.int32, device=device), None,
-                      Dictionary.from_pylist([value], device))
+        return Column(
+            dtype, torch.zeros(n, dtype=torch.int32, device=device), None, Dictionary.from_pylist([value], device)
+        )
     if dtype.kind == "INTERVAL":
         raise NotSupported("INTERVAL values outside date arithmetic")
-    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
         if not (dtype.is_decimal or dtype.kind == "HUGEINT"):
             raise ExecutionError(f"Out of Range Error: {value} does not fit {dtype}")
         limbs = torch.tensor([[value >> 32, value & (LIMB - 1)]], dtype=torch.int64, device=device)
@@ -90,8 +92,9 @@ def _run_with(fn, takes: str):
     if takes == COLUMNS:
         return lambda e, batch: fn(e, [evaluate(a, batch) for a in e.args])
     if takes == CONSTANTS:
-        return lambda e, batch: fn(e, [evaluate(a, batch) if i == 0 or not _is_value(a) else a.value
-                                       for i, a in enumerate(e.args)])
+        return lambda e, batch: fn(
+            e, [evaluate(a, batch) if i == 0 or not _is_value(a) else a.value for i, a in enumerate(e.args)]
+        )
     return lambda e, batch: fn(e, batch, evaluate)
 
 

@@ -12,6 +12,7 @@ glint.errors.ExecutionError: Out of Range Error: Overflow in addition of INT32
 >>> _arith("div")(Call("div", (), T.DOUBLE), [y, Column(T.DOUBLE, torch.tensor([0.0, 0.0]))]).data.tolist()
 [inf, nan]
 """
+
 from __future__ import annotations
 
 import torch
@@ -26,7 +27,7 @@ from glint.kernels import wide as W
 from glint.plan import typing as ty
 from glint.plan.expr import Call, Literal
 
-I32_MIN, I32_MAX = -2**31, 2**31 - 1
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
 
 def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -41,7 +42,7 @@ def _x86_nan(out: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tenso
     return torch.where(new, nan.to(out.dtype), out)
 
 
-_NEG_NAN_BITS = -(1 << 51)          # 0xFFF8000000000000: x86's default NaN, sign bit set
+_NEG_NAN_BITS = -(1 << 51)  # 0xFFF8000000000000: x86's default NaN, sign bit set
 _SIGN_BIT = -(1 << 63)
 
 
@@ -66,11 +67,11 @@ def _arith(op):
         if t.kind == "DOUBLE":
             if op == "div":
                 out = x / y
-            elif op == "intdiv":            # DuckDB's // of DOUBLEs: a division, NULL by 0
+            elif op == "intdiv":  # DuckDB's // of DOUBLEs: a division, NULL by 0
                 zero = y == 0
                 out = x / torch.where(zero, torch.ones_like(y), y)
                 valid = and_valid(valid, ~zero)
-            elif op == "mod":               # fmod: x % 0 is NaN for DOUBLEs in DuckDB (NULL for integers)
+            elif op == "mod":  # fmod: x % 0 is NaN for DOUBLEs in DuckDB (NULL for integers)
                 out = torch.fmod(x, y)
             else:
                 out = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}[op](x, y)
@@ -102,12 +103,14 @@ def _arith(op):
                 over &= valid
             if bool(over.any()):
                 if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
-                    raise ExecutionError(f"Out of Range Error: Overflow in "
-                                         f"{'addition' if op == 'add' else 'subtraction'} of {_duck_name(t)}")
+                    raise ExecutionError(
+                        f"Out of Range Error: Overflow in "
+                        f"{'addition' if op == 'add' else 'subtraction'} of {_duck_name(t)}"
+                    )
                 out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
-            near = est.abs() >= 2.0 ** 62     # the estimate only says where to look exactly
+            near = est.abs() >= 2.0**62  # the estimate only says where to look exactly
             if valid is not None:
                 near &= valid
             if bool(near.any()):
@@ -123,6 +126,7 @@ def _arith(op):
                 else:
                     raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {_duck_name(t)}")
         return Column(t, out, valid)
+
     return run
 
 
@@ -142,7 +146,7 @@ def _wide_arith(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
             return Column(t, out, valid)
     if t.kind == "DOUBLE":
         x, y = _to_double(a), _to_double(b)
-        if op == "intdiv":                  # as in _arith: NULL where the divisor is 0
+        if op == "intdiv":  # as in _arith: NULL where the divisor is 0
             zero = y == 0
             return Column(t, x / torch.where(zero, torch.ones_like(y), y), and_valid(valid, ~zero))
         return Column(t, _x86_nan({"div": torch.div, "mul": torch.mul}[op](x, y), x, y), valid)
@@ -183,8 +187,8 @@ def _wide_divmod(op, a: Column, b: Column, t: T.DataType, valid) -> Column:
             ok.append(False)
             continue
         q = abs(x) // abs(y)
-        q = q if (x < 0) == (y < 0) else -q              # toward zero
-        out.append(q if op == "intdiv" else x - q * y)   # the remainder has x's sign
+        q = q if (x < 0) == (y < 0) else -q  # toward zero
+        out.append(q if op == "intdiv" else x - q * y)  # the remainder has x's sign
         ok.append(True)
     data = torch.tensor([[v >> W.BITS, v & W.MASK] for v in out], dtype=torch.int64).reshape(-1, 2)
     zero_ok = torch.tensor(ok, dtype=torch.bool)
@@ -264,14 +268,14 @@ def _round(e: Call, cols: list[Column]) -> Column:
     if a.dtype.is_decimal:
         drop = a.dtype.scale - e.type.scale
         if a.is_wide:
-            v = round_div_wide(a.data, 10 ** drop) if drop > 0 else a.data
+            v = round_div_wide(a.data, 10**drop) if drop > 0 else a.data
         else:
             v = round_div(a.data, POW10[drop]) if drop > 0 else a.data
         if digits < e.type.scale or digits < 0:
             raise NotSupported("ROUND of a DECIMAL to negative digits")
         return Column(e.type, v, a.valid)
     if a.dtype.kind == "DOUBLE":
-        f = 10.0 ** digits
+        f = 10.0**digits
         scaled = a.data * f
         # values too large to have digits below 10**-digits are already rounded
         return a.with_data(torch.where(torch.isfinite(scaled), exact_div(round_half_away(scaled), f), a.data))
@@ -282,13 +286,14 @@ def _round(e: Call, cols: list[Column]) -> Column:
 def _bind_arith(op: str):
     def bind(args, site):
         return ty.arith(op, args[0], args[1])
+
     return bind
 
 
 def _bind_neg(args, site):
     v = args[0]
     if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: -NULL is BIGINT
+        return Literal(None, T.BIGINT)  # DuckDB: -NULL is BIGINT
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
     if isinstance(v, Literal) and v.type.kind == "INTERVAL":
@@ -301,7 +306,7 @@ def _bind_neg(args, site):
 def _bind_abs(args, site):
     v = args[0]
     if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: abs(NULL) is BIGINT
+        return Literal(None, T.BIGINT)  # DuckDB: abs(NULL) is BIGINT
     if not v.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
     return Call("abs", (v,), v.type)
@@ -320,7 +325,7 @@ def _bind_round(args, site):
     v = args[0]
     digits = constant_int(args[1] if len(args) > 1 else None, "ROUND digits") or 0
     if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)          # DuckDB: round(NULL, n) is BIGINT
+        return Literal(None, T.BIGINT)  # DuckDB: round(NULL, n) is BIGINT
     if v.type.is_decimal:
         s = max(0, min(digits, v.type.scale))
         return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
@@ -329,22 +334,42 @@ def _bind_round(args, site):
     return Call("round", (v,), v.type, (digits,))
 
 
-_OPERATORS = (("add", "a + b", "Sum; a DATE or TIMESTAMP plus days or an INTERVAL."),
-              ("sub", "a - b", "Difference; of two DATEs in days; a DATE or TIMESTAMP minus days or an INTERVAL."),
-              ("mul", "a * b", "Product."),
-              ("div", "a / b", "Quotient, as a DOUBLE."),
-              ("intdiv", "a // b", "Integer quotient, truncated toward zero (NULL when b is 0)."),
-              ("mod", "a % b", "Remainder of the truncated division, with a's sign (NULL when b is 0)."))
+_OPERATORS = (
+    ("add", "a + b", "Sum; a DATE or TIMESTAMP plus days or an INTERVAL."),
+    ("sub", "a - b", "Difference; of two DATEs in days; a DATE or TIMESTAMP minus days or an INTERVAL."),
+    ("mul", "a * b", "Product."),
+    ("div", "a / b", "Quotient, as a DOUBLE."),
+    ("intdiv", "a // b", "Integer quotient, truncated toward zero (NULL when b is 0)."),
+    ("mod", "a % b", "Remainder of the truncated division, with a's sign (NULL when b is 0)."),
+)
 
 FUNCTIONS = [
-    *(Function(op, OPERATOR, "math", sig, doc, bind=_bind_arith(op), evaluate=_arith(op), strict=True)
-      for op, sig, doc in _OPERATORS),
+    *(
+        Function(op, OPERATOR, "math", sig, doc, bind=_bind_arith(op), evaluate=_arith(op), strict=True)
+        for op, sig, doc in _OPERATORS
+    ),
     Function("neg", OPERATOR, "math", "-a", "The number negated.", bind=_bind_neg, evaluate=_neg, strict=True),
-    Function("abs", SCALAR, "math", "abs(NUMERIC) -> NUMERIC", "Absolute value.", bind=_bind_abs, evaluate=_abs,
-             strict=True),
-    Function("round", SCALAR, "math", "round(NUMERIC [, INTEGER digits]) -> NUMERIC",
-             "Rounded half away from zero to a constant number of digits after the point (0 by default).",
-             bind=_bind_round, evaluate=_round, strict=True),
-    Function("floor", SCALAR, "math", "floor(DOUBLE) -> DOUBLE", "Largest integer value not above the argument.",
-             evaluate=_floor, strict=True, internal=True),
+    Function(
+        "abs", SCALAR, "math", "abs(NUMERIC) -> NUMERIC", "Absolute value.", bind=_bind_abs, evaluate=_abs, strict=True
+    ),
+    Function(
+        "round",
+        SCALAR,
+        "math",
+        "round(NUMERIC [, INTEGER digits]) -> NUMERIC",
+        "Rounded half away from zero to a constant number of digits after the point (0 by default).",
+        bind=_bind_round,
+        evaluate=_round,
+        strict=True,
+    ),
+    Function(
+        "floor",
+        SCALAR,
+        "math",
+        "floor(DOUBLE) -> DOUBLE",
+        "Largest integer value not above the argument.",
+        evaluate=_floor,
+        strict=True,
+        internal=True,
+    ),
 ]

@@ -11,6 +11,7 @@ IN lists and GROUPING().
 >>> or3(t, Column(T.BOOLEAN, torch.tensor([True, False]))).to_arrow().to_pylist()
 [True, False]
 """
+
 from __future__ import annotations
 
 import torch
@@ -37,6 +38,7 @@ def _compare(op):
             return compare_string_literal(_FLIP[op], evaluate(b, batch), a.value)
         x, y = evaluate(a, batch), evaluate(b, batch)
         return compare_columns(op, x, y)
+
     return run
 
 
@@ -84,7 +86,7 @@ def compare_scaled(op: str, x: torch.Tensor, sx: int, y: torch.Tensor, sy: int) 
     if sx > sy:
         return compare_scaled(_FLIP[op], y, sy, x, sx)
     k = 10 ** (sy - sx)
-    if k >= 2**63:          # |y| < k: floor is 0 or -1, ceiling 0 or 1
+    if k >= 2**63:  # |y| < k: floor is 0 or -1, ceiling 0 or 1
         fl = torch.where(y >= 0, torch.zeros_like(y), torch.full_like(y, -1))
         ce = (y > 0).to(y.dtype)
     else:
@@ -158,6 +160,7 @@ def _distinct(negate: bool):
         vx, vy = x.validity(), y.validity()
         same = torch.where(vx & vy, eq.data, ~vx & ~vy)
         return Column(T.BOOLEAN, ~same if negate else same)
+
     return run
 
 
@@ -171,12 +174,19 @@ def _in_list(e: Call, batch, evaluate) -> Column:
         saw_null = any(i.value is None for i in items)
         hit = strings.in_literals(x, [i.value for i in items if i.value is not None])
         result = Column(T.BOOLEAN, hit, x.valid)
-    elif len(const) == len(items) and not x.dtype.is_string and not x.is_wide and \
-            all(i.value is None or -2**63 <= i.value < 2**63 for i in items if isinstance(i.value, int)):
+    elif (
+        len(const) == len(items)
+        and not x.dtype.is_string
+        and not x.is_wide
+        and all(i.value is None or -(2**63) <= i.value < 2**63 for i in items if isinstance(i.value, int))
+    ):
         vals = [i.value for i in items if i.value is not None]
         saw_null = len(vals) < len(items)
-        hit = torch.isin(x.data, torch.tensor(vals, dtype=x.data.dtype, device=x.device)) if vals else \
-            torch.zeros(len(x), dtype=torch.bool, device=x.device)
+        hit = (
+            torch.isin(x.data, torch.tensor(vals, dtype=x.data.dtype, device=x.device))
+            if vals
+            else torch.zeros(len(x), dtype=torch.bool, device=x.device)
+        )
         result = Column(T.BOOLEAN, hit, x.valid)
     else:
         for i in items:
@@ -187,8 +197,6 @@ def _in_list(e: Call, batch, evaluate) -> Column:
     return result
 
 
-
-
 def _grouping(e: Call, cols: list[Column]) -> Column:
     """GROUPING(...) from the grouping set's number: e.params[0] holds its value per set."""
     (s,) = cols
@@ -196,11 +204,11 @@ def _grouping(e: Call, cols: list[Column]) -> Column:
     return Column(T.BIGINT, table[s.data.long()])
 
 
-
 # ---------------------------------------------------------------- definitions
 def _bind_compare(op: str):
     def bind(args, site):
         return ty.compare(op, args[0], args[1])
+
     return bind
 
 
@@ -210,6 +218,7 @@ def _bind_logic(op: str):
     def bind(args, site):
         a = ty.require_boolean(args[0], what)
         return Call(op, (a, ty.require_boolean(args[1], what)), T.BOOLEAN)
+
     return bind
 
 
@@ -225,6 +234,7 @@ def _bind_distinct(fn: str):
     def bind(args, site):
         a, b = args[0], args[1]
         return Call(fn, ty.compare("eq", a, b).args, T.BOOLEAN)
+
     return bind
 
 
@@ -243,31 +253,88 @@ def _bind_in_list(args, site):
     return Call("in_list", tuple(ty.cast(e, t) for e in [v] + items), T.BOOLEAN)
 
 
-_COMPARISONS = (("eq", "=", "equal to"), ("ne", "<>", "not equal to"), ("lt", "<", "less than"),
-                ("le", "<=", "less than or equal to"), ("gt", ">", "greater than"),
-                ("ge", ">=", "greater than or equal to"))
+_COMPARISONS = (
+    ("eq", "=", "equal to"),
+    ("ne", "<>", "not equal to"),
+    ("lt", "<", "less than"),
+    ("le", "<=", "less than or equal to"),
+    ("gt", ">", "greater than"),
+    ("ge", ">=", "greater than or equal to"),
+)
 
 FUNCTIONS = [
-    *(Function(op, OPERATOR, "comparison", f"a {sql} b", f"Whether a is {what} b.", bind=_bind_compare(op),
-               evaluate=_compare(op), takes=EXPRESSIONS, strict=True) for op, sql, what in _COMPARISONS),
-    Function("is_not_distinct", OPERATOR, "comparison", "a IS NOT DISTINCT FROM b, a <=> b, a IS TRUE",
-             "Whether a equals b, NULL equal to NULL (never NULL).", bind=_bind_distinct("is_not_distinct"),
-             evaluate=_distinct(False)),
-    Function("is_distinct", OPERATOR, "comparison", "a IS DISTINCT FROM b",
-             "Whether a differs from b, NULL equal to NULL (never NULL).", bind=_bind_distinct("is_distinct"),
-             evaluate=_distinct(True)),
-    Function("between", OPERATOR, "comparison", "x BETWEEN lo AND hi", "lo <= x AND x <= hi.",
-             bind=_bind_between, rewrites_to=("and", "ge", "le")),
-    Function("in_list", OPERATOR, "comparison", "x IN (a, b, ...)", "Whether x equals one of the values (NULL "
-             "when it does not and one is NULL).", bind=_bind_in_list, evaluate=_in_list, takes=EXPRESSIONS),
-    Function("and", OPERATOR, "logic", "a AND b", "Three-valued AND: FALSE wins over NULL.", bind=_bind_logic("and"),
-             evaluate=_and),
-    Function("or", OPERATOR, "logic", "a OR b", "Three-valued OR: TRUE wins over NULL.", bind=_bind_logic("or"),
-             evaluate=_or),
+    *(
+        Function(
+            op,
+            OPERATOR,
+            "comparison",
+            f"a {sql} b",
+            f"Whether a is {what} b.",
+            bind=_bind_compare(op),
+            evaluate=_compare(op),
+            takes=EXPRESSIONS,
+            strict=True,
+        )
+        for op, sql, what in _COMPARISONS
+    ),
+    Function(
+        "is_not_distinct",
+        OPERATOR,
+        "comparison",
+        "a IS NOT DISTINCT FROM b, a <=> b, a IS TRUE",
+        "Whether a equals b, NULL equal to NULL (never NULL).",
+        bind=_bind_distinct("is_not_distinct"),
+        evaluate=_distinct(False),
+    ),
+    Function(
+        "is_distinct",
+        OPERATOR,
+        "comparison",
+        "a IS DISTINCT FROM b",
+        "Whether a differs from b, NULL equal to NULL (never NULL).",
+        bind=_bind_distinct("is_distinct"),
+        evaluate=_distinct(True),
+    ),
+    Function(
+        "between",
+        OPERATOR,
+        "comparison",
+        "x BETWEEN lo AND hi",
+        "lo <= x AND x <= hi.",
+        bind=_bind_between,
+        rewrites_to=("and", "ge", "le"),
+    ),
+    Function(
+        "in_list",
+        OPERATOR,
+        "comparison",
+        "x IN (a, b, ...)",
+        "Whether x equals one of the values (NULL when it does not and one is NULL).",
+        bind=_bind_in_list,
+        evaluate=_in_list,
+        takes=EXPRESSIONS,
+    ),
+    Function(
+        "and",
+        OPERATOR,
+        "logic",
+        "a AND b",
+        "Three-valued AND: FALSE wins over NULL.",
+        bind=_bind_logic("and"),
+        evaluate=_and,
+    ),
+    Function(
+        "or", OPERATOR, "logic", "a OR b", "Three-valued OR: TRUE wins over NULL.", bind=_bind_logic("or"), evaluate=_or
+    ),
     Function("not", OPERATOR, "logic", "NOT a", "Logical negation.", bind=_bind_not, evaluate=_not, strict=True),
-    Function("is_null", OPERATOR, "logic", "x IS NULL", "Whether x is NULL.", bind=_bind_is_null,
-             evaluate=_is_null),
-    Function("grouping", OPERATOR, "grouping", "GROUPING(group expression, ...)",
-             "Which of the listed GROUP BY expressions a row's grouping set leaves out, as bits.",
-             evaluate=_grouping, internal=True),
+    Function("is_null", OPERATOR, "logic", "x IS NULL", "Whether x is NULL.", bind=_bind_is_null, evaluate=_is_null),
+    Function(
+        "grouping",
+        OPERATOR,
+        "grouping",
+        "GROUPING(group expression, ...)",
+        "Which of the listed GROUP BY expressions a row's grouping set leaves out, as bits.",
+        evaluate=_grouping,
+        internal=True,
+    ),
 ]

@@ -34,10 +34,12 @@ twice(3)
 >>> sorted(r.strict_names())
 ['twice']
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from glint.plan.expr import Expr
 
@@ -49,11 +51,11 @@ TABLE = "table"
 KINDS = (SCALAR, OPERATOR, AGGREGATE, WINDOW, TABLE)
 
 # how a scalar's or an operator's evaluator receives its arguments
-COLUMNS = "columns"             # evaluate(call, columns): every argument evaluated
-CONSTANTS = "constants"         # evaluate(call, arguments): an argument after the first that is a
+COLUMNS = "columns"  # evaluate(call, columns): every argument evaluated
+CONSTANTS = "constants"  # evaluate(call, arguments): an argument after the first that is a
 #                                 non-NULL constant arrives as its Python value, so that the work
 #                                 on it (a pattern, a delimiter) is done once
-EXPRESSIONS = "expressions"     # evaluate(call, batch, evaluate): it evaluates its arguments itself
+EXPRESSIONS = "expressions"  # evaluate(call, batch, evaluate): it evaluates its arguments itself
 #                                 (only some rows of a branch, a constant side kept as a value)
 TAKES = (COLUMNS, CONSTANTS, EXPRESSIONS)
 
@@ -72,6 +74,7 @@ class CallSite:
     (EXTRACT's part, LIKE's ESCAPE character and NOT, an aggregate's
     DISTINCT, FILTER and ORDER BY); ``fold``: the constant folder, for a
     rule that must know a constant argument's value."""
+
     name: str
     options: Mapping[str, Any] = field(default_factory=dict)
     fold: Callable[[Expr], Expr] = _no_folding
@@ -104,6 +107,7 @@ class AggregateEvaluator:
     of a group's values at once (holistic aggregates; ``order``: the ORDER
     BY keys inside the call as (column, descending, nulls_first)); when it
     is None, the whole computation is ``final(states(...))``."""
+
     n_states: int = 1
     states: Callable | None = None
     combine: Callable | None = None
@@ -132,6 +136,7 @@ class Function:
     binds to a constant. ``window_bind`` / ``window_evaluate``: an
     aggregate's form as a window function. ``ignore_nulls``: a window
     function that takes IGNORE NULLS."""
+
     name: str
     kind: str
     area: str
@@ -158,7 +163,7 @@ class Function:
         return f"<{self.kind} {self.name}>"
 
 
-_CALL_KINDS = (SCALAR, OPERATOR)     # functions of Call nodes: one namespace
+_CALL_KINDS = (SCALAR, OPERATOR)  # functions of Call nodes: one namespace
 
 
 class Registry:
@@ -243,8 +248,13 @@ class Registry:
         """Window functions' evaluators by name: the window functions' own and
         the aggregates' window forms."""
         out = {f.name: f.evaluate for f in self._functions if f.kind == WINDOW}
-        out.update({f.name: f.window_evaluate for f in self._functions
-                    if f.kind == AGGREGATE and f.window_evaluate is not None})
+        out.update(
+            {
+                f.name: f.window_evaluate
+                for f in self._functions
+                if f.kind == AGGREGATE and f.window_evaluate is not None
+            }
+        )
         return out
 
     def strict_names(self) -> frozenset[str]:

@@ -12,15 +12,24 @@ those not given).
 ...           "read_csv")
 ('csv', 'x.csv', {'delimiter': '|', 'header': False})
 """
+
 from __future__ import annotations
 
 from glint.errors import NotSupported
 from glint.functions.registry import TABLE, Function
 
 # read_csv's options -> the reader's names (None: accepted and ignored)
-_CSV_OPTIONS = {"header": "header", "delim": "delimiter", "sep": "delimiter", "delimiter": "delimiter",
-                "quote": "quote", "all_varchar": "all_varchar", "nullstr": "nullstr", "null": "nullstr",
-                "auto_detect": None}
+_CSV_OPTIONS = {
+    "header": "header",
+    "delim": "delimiter",
+    "sep": "delimiter",
+    "delimiter": "delimiter",
+    "quote": "quote",
+    "all_varchar": "all_varchar",
+    "nullstr": "nullstr",
+    "null": "nullstr",
+    "auto_detect": None,
+}
 
 
 def _bind_parquet(paths, options, fn: str):
@@ -37,7 +46,7 @@ def _bind_csv(paths, options, fn: str):
         v = value()
         key = _CSV_OPTIONS[name]
         if key is None:
-            continue                # auto_detect: the header and the types are always detected
+            continue  # auto_detect: the header and the types are always detected
         if key in ("header", "all_varchar"):
             v = bool(v) if not isinstance(v, str) else v.lower() in ("true", "1", "t")
         out[key] = v
@@ -45,11 +54,23 @@ def _bind_csv(paths, options, fn: str):
 
 
 FUNCTIONS = [
-    Function("read_parquet", TABLE, "files", "read_parquet(VARCHAR | VARCHAR[] files)",
-             "The rows of Parquet files (a name, a glob or a list); also FROM 'x.parquet'.",
-             aliases=("parquet_scan",), bind=_bind_parquet),
-    Function("read_csv", TABLE, "files", "read_csv(VARCHAR | VARCHAR[] files [, header := BOOLEAN, delim := "
-             "VARCHAR, quote := VARCHAR, nullstr := VARCHAR, all_varchar := BOOLEAN])",
-             "The rows of CSV files, with DuckDB's detection of the header and the types; also FROM 'x.csv'.",
-             aliases=("read_csv_auto", "sniff_csv_auto"), bind=_bind_csv),
+    Function(
+        "read_parquet",
+        TABLE,
+        "files",
+        "read_parquet(VARCHAR | VARCHAR[] files)",
+        "The rows of Parquet files (a name, a glob or a list); also FROM 'x.parquet'.",
+        aliases=("parquet_scan",),
+        bind=_bind_parquet,
+    ),
+    Function(
+        "read_csv",
+        TABLE,
+        "files",
+        "read_csv(VARCHAR | VARCHAR[] files [, header := BOOLEAN, delim := "
+        "VARCHAR, quote := VARCHAR, nullstr := VARCHAR, all_varchar := BOOLEAN])",
+        "The rows of CSV files, with DuckDB's detection of the header and the types; also FROM 'x.csv'.",
+        aliases=("read_csv_auto", "sniff_csv_auto"),
+        bind=_bind_csv,
+    ),
 ]

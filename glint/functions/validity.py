@@ -8,6 +8,7 @@ where a BOOLEAN is TRUE.
 >>> predicate_mask(Column(T.BOOLEAN, torch.tensor([True, True, False]), torch.tensor([True, False, True]))).tolist()
 [True, False, False]
 """
+
 from __future__ import annotations
 
 import torch

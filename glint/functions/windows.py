@@ -15,6 +15,7 @@ its frame) and returns its column in sorted order.
 >>> _bind_shift("lag")([x, Literal(2, T.INTEGER)], CallSite("LAG"))
 ('lag', (x#1, CAST(2 AS BIGINT), NULL), DOUBLE)
 """
+
 from __future__ import annotations
 
 import torch
@@ -88,20 +89,22 @@ def _shift(sign: int):
             inside = (target >= r.part_start) & (target < r.part_end)
         value = x.take(target.clamp(min=0, max=max(n - 1, 0)))
         out = choose(inside, value, default, w.type)
-        if offset.valid is not None:            # a NULL offset gives NULL
+        if offset.valid is not None:  # a NULL offset gives NULL
             out = Column(w.type, out.data, out.validity() & offset.valid, out.dictionary)
         return out
+
     return run
 
 
 def _value_at(which: str):
     """FIRST_VALUE, LAST_VALUE, NTH_VALUE: the value at a position of the frame
     (NULL when the frame has no such row; NULLs in the column count as rows)."""
+
     def run(w, args, r) -> Column:
         x = args[0]
         pieces = r.frame_pieces(w.frame)
         marked = K.MarkedRows(x.valid) if w.ignore_nulls and x.valid is not None else None
-        if marked is not None:          # count the frame's non-NULL rows only
+        if marked is not None:  # count the frame's non-NULL rows only
             pieces = [(marked.before[lo], marked.before[hi]) for lo, hi in pieces]
         if which == "nth":
             k = torch.where(args[1].validity(), args[1].data, 0)
@@ -115,6 +118,7 @@ def _value_at(which: str):
             at = marked.row(at)
         v = x.take(at.clamp(min=0, max=max(r.pos.shape[0] - 1, 0)))
         return Column(x.dtype, v.data, v.validity() & ok, x.dictionary)
+
     return run
 
 
@@ -126,7 +130,7 @@ def integer_arg(e: Expr | None, fn: str, what: str) -> Expr:
         return Literal(None, T.BIGINT)
     if not e.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: the {what} of {fn} must be a number, got {ty.show(e)} of type {e.type}")
-    return ty.cast(e, T.BIGINT)          # as DuckDB: 1.5 rounds to 2
+    return ty.cast(e, T.BIGINT)  # as DuckDB: 1.5 rounds to 2
 
 
 def _bind_ranking(name: str, out: T.DataType):
@@ -134,6 +138,7 @@ def _bind_ranking(name: str, out: T.DataType):
         if len(args):
             raise BinderError(f"{name}() takes no arguments")
         return name, (), out
+
     return bind
 
 
@@ -144,6 +149,7 @@ def _bind_ntile(args, site):
 
 def _bind_shift(name: str):
     """lag / lead (x [, offset [, default]])."""
+
     def bind(args, site):
         x = args[0]
         off = args[1] if len(args) > 1 else None
@@ -151,6 +157,7 @@ def _bind_shift(name: str):
         d = args[2] if len(args) > 2 else None
         default = ty.cast(d, x.type) if d is not None else Literal(None, x.type)
         return name, (x, offset, default), x.type
+
     return bind
 
 
@@ -163,36 +170,96 @@ def _bind_value(name: str):
     def bind(args, site):
         x = args[0]
         return name, (x,), x.type
+
     return bind
 
 
 # ------------------------------------------------------------------ the functions
 def _window(name, signature, doc, bind, evaluate, ignore_nulls=False):
-    return Function(name, WINDOW, "windows", signature, doc, bind=bind, evaluate=evaluate,
-                    ignore_nulls=ignore_nulls)
+    return Function(name, WINDOW, "windows", signature, doc, bind=bind, evaluate=evaluate, ignore_nulls=ignore_nulls)
 
 
 FUNCTIONS = [
-    _window("row_number", "row_number() -> BIGINT", "The row's number in its partition, from 1.",
-            _bind_ranking("row_number", T.BIGINT), _row_number),
-    _window("rank", "rank() -> BIGINT", "The row's rank with gaps (peers share the first's number).",
-            _bind_ranking("rank", T.BIGINT), _rank),
-    _window("dense_rank", "dense_rank() -> BIGINT", "The row's rank without gaps.",
-            _bind_ranking("dense_rank", T.BIGINT), _dense_rank),
-    _window("percent_rank", "percent_rank() -> DOUBLE", "(rank - 1) / (rows in the partition - 1).",
-            _bind_ranking("percent_rank", T.DOUBLE), _percent_rank),
-    _window("cume_dist", "cume_dist() -> DOUBLE", "Rows up to the row's last peer / rows in the partition.",
-            _bind_ranking("cume_dist", T.DOUBLE), _cume_dist),
-    _window("ntile", "ntile(BIGINT buckets) -> BIGINT", "The row's bucket, the partition split into that many.",
-            _bind_ntile, _ntile),
-    _window("lag", "lag(x [, BIGINT offset [, default]]) [IGNORE NULLS]", "x offset rows before (default when "
-            "there is none).", _bind_shift("lag"), _shift(-1), ignore_nulls=True),
-    _window("lead", "lead(x [, BIGINT offset [, default]]) [IGNORE NULLS]", "x offset rows after (default when "
-            "there is none).", _bind_shift("lead"), _shift(1), ignore_nulls=True),
-    _window("first_value", "first_value(x) [IGNORE NULLS]", "x at the frame's first row.", _bind_value("first_value"),
-            _value_at("first"), ignore_nulls=True),
-    _window("last_value", "last_value(x) [IGNORE NULLS]", "x at the frame's last row.", _bind_value("last_value"),
-            _value_at("last"), ignore_nulls=True),
-    _window("nth_value", "nth_value(x, BIGINT n) [IGNORE NULLS]", "x at the frame's n-th row (NULL when it has "
-            "fewer).", _bind_nth_value, _value_at("nth"), ignore_nulls=True),
+    _window(
+        "row_number",
+        "row_number() -> BIGINT",
+        "The row's number in its partition, from 1.",
+        _bind_ranking("row_number", T.BIGINT),
+        _row_number,
+    ),
+    _window(
+        "rank",
+        "rank() -> BIGINT",
+        "The row's rank with gaps (peers share the first's number).",
+        _bind_ranking("rank", T.BIGINT),
+        _rank,
+    ),
+    _window(
+        "dense_rank",
+        "dense_rank() -> BIGINT",
+        "The row's rank without gaps.",
+        _bind_ranking("dense_rank", T.BIGINT),
+        _dense_rank,
+    ),
+    _window(
+        "percent_rank",
+        "percent_rank() -> DOUBLE",
+        "(rank - 1) / (rows in the partition - 1).",
+        _bind_ranking("percent_rank", T.DOUBLE),
+        _percent_rank,
+    ),
+    _window(
+        "cume_dist",
+        "cume_dist() -> DOUBLE",
+        "Rows up to the row's last peer / rows in the partition.",
+        _bind_ranking("cume_dist", T.DOUBLE),
+        _cume_dist,
+    ),
+    _window(
+        "ntile",
+        "ntile(BIGINT buckets) -> BIGINT",
+        "The row's bucket, the partition split into that many.",
+        _bind_ntile,
+        _ntile,
+    ),
+    _window(
+        "lag",
+        "lag(x [, BIGINT offset [, default]]) [IGNORE NULLS]",
+        "x offset rows before (default when there is none).",
+        _bind_shift("lag"),
+        _shift(-1),
+        ignore_nulls=True,
+    ),
+    _window(
+        "lead",
+        "lead(x [, BIGINT offset [, default]]) [IGNORE NULLS]",
+        "x offset rows after (default when there is none).",
+        _bind_shift("lead"),
+        _shift(1),
+        ignore_nulls=True,
+    ),
+    _window(
+        "first_value",
+        "first_value(x) [IGNORE NULLS]",
+        "x at the frame's first row.",
+        _bind_value("first_value"),
+        _value_at("first"),
+        ignore_nulls=True,
+    ),
+    _window(
+        "last_value",
+        "last_value(x) [IGNORE NULLS]",
+        "x at the frame's last row.",
+        _bind_value("last_value"),
+        _value_at("last"),
+        ignore_nulls=True,
+    ),
+    _window(
+        "nth_value",
+        "nth_value(x, BIGINT n) [IGNORE NULLS]",
+        "x at the frame's n-th row (NULL when it has fewer).",
+        _bind_nth_value,
+        _value_at("nth"),
+        ignore_nulls=True,
+    ),
 ]

@@ -23,17 +23,18 @@ differing columns (``unify``).
 >>> [f.rows for f in src.fragments], src.column_arrow("a").to_pylist()
 ([2, 2], [1, 2, 3, 4])
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import pyarrow as pa
 
 from glint.columnar import types as T
 from glint.io.fragments import ARROW_FRAGMENT_ROWS, Fragment
 
-COALESCE_ROWS = 1 << 16        # a last appended part smaller than this absorbs the next append
+COALESCE_ROWS = 1 << 16  # a last appended part smaller than this absorbs the next append
 
 
 def canonical_type(t: T.DataType) -> pa.DataType:
@@ -76,6 +77,7 @@ def unify(tables: list[pa.Table], types: dict[str, T.DataType]) -> list[pa.Table
 class Appended:
     """What an append changed (Table.append): the (chunk size, chunk index)
     of the chunks whose rows changed, and the fragments that grew."""
+
     chunks: frozenset
     fragments: frozenset
 
@@ -84,12 +86,14 @@ def drop_stale(memory, table, changed: Appended) -> None:
     """Drops the cached copies an append made stale: device chunks keyed
     ("table", uid, chunk size, chunk index, column) and host-tier pieces
     keyed ("table", uid, fragments, first row, end row, column)."""
+
     def stale(k) -> bool:
         if k[0] != "table" or k[1] != table.uid:
             return False
         if isinstance(k[2], tuple):
             return bool(changed.fragments.intersection(k[2]))
         return (k[2], k[3]) in changed.chunks
+
     memory.cache_drop(stale)
     host = getattr(memory, "host", None)
     if host is not None:
@@ -108,8 +112,8 @@ class AppendedSource:
         self.num_rows = base.num_rows + sum(p.num_rows for p in parts)
         nb = len(base.fragments)
         self._n_base = nb if base.num_rows else 0
-        self.fragments = list(base.fragments[:self._n_base])
-        self._where: list[tuple[int, int]] = []            # appended fragment -> (part, first row)
+        self.fragments = list(base.fragments[: self._n_base])
+        self._where: list[tuple[int, int]] = []  # appended fragment -> (part, first row)
         for pi, p in enumerate(parts):
             for s in range(0, p.num_rows, ARROW_FRAGMENT_ROWS):
                 self._where.append((pi, s))
@@ -121,13 +125,13 @@ class AppendedSource:
             self.column_arrow = self._column_arrow
 
     @staticmethod
-    def of(src, data: pa.Table, types: dict[str, T.DataType]) -> "AppendedSource":
+    def of(src, data: pa.Table, types: dict[str, T.DataType]) -> AppendedSource:
         """``src`` with the rows of ``data`` appended."""
         if isinstance(src, AppendedSource):
             return src.appended(data)
         return AppendedSource(src, (conform(data, types),), types)
 
-    def appended(self, data: pa.Table) -> "AppendedSource":
+    def appended(self, data: pa.Table) -> AppendedSource:
         data = conform(data, self.types)
         parts = list(self.parts)
         if parts and parts[-1].num_rows < COALESCE_ROWS:
@@ -168,8 +172,7 @@ class AppendedSource:
         arrays = ([self.base.column_arrow(name)] if self._n_base else []) + [p.column(name) for p in self.parts]
         types = {a.type for a in arrays}
         want = arrays[0].type if len(types) == 1 else canonical_type(self.types[name])
-        return pa.chunked_array([c for a in arrays for c in (a if a.type == want else a.cast(want)).chunks],
-                                type=want)
+        return pa.chunked_array([c for a in arrays for c in (a if a.type == want else a.cast(want)).chunks], type=want)
 
     def bytes_of(self, fragments, columns) -> int:
         base = [i for i in fragments if i < self._n_base]

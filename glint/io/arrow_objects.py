@@ -4,6 +4,7 @@ of rows) as Arrow tables, and Arrow tables as IPC bytes for another process.
 >>> to_arrow_table({"a": [1, 2]}).num_rows
 2
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -40,7 +41,7 @@ a pandas or polars DataFrame or a dict of columns
             if isinstance(obj, pd.DataFrame):
                 return pa.Table.from_pandas(obj, preserve_index=False)
         if mod.startswith("polars"):
-            if hasattr(obj, "collect") and not hasattr(obj, "to_arrow"):   # LazyFrame
+            if hasattr(obj, "collect") and not hasattr(obj, "to_arrow"):  # LazyFrame
                 obj = obj.collect()
             if hasattr(obj, "to_arrow"):
                 t = obj.to_arrow()
@@ -60,8 +61,10 @@ a pandas or polars DataFrame or a dict of columns
         raise
     except (pa.ArrowException, TypeError, ValueError) as e:
         raise GlintError(f"cannot convert {type(obj).__name__} to a table: {e}") from None
-    raise GlintError(f"cannot register an object of type {type(obj).__name__}: expected a pyarrow Table, "
-                     f"a pandas or polars DataFrame or a dict of columns")
+    raise GlintError(
+        f"cannot register an object of type {type(obj).__name__}: expected a pyarrow Table, "
+        f"a pandas or polars DataFrame or a dict of columns"
+    )
 
 
 def table_to_ipc(table: pa.Table) -> bytes:
@@ -78,4 +81,3 @@ def table_to_ipc(table: pa.Table) -> bytes:
 
 def table_from_ipc(buf: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
-

@@ -13,6 +13,7 @@ Chunks of columns stay cached on the device (warm runs) while the memory
 manager has room for them, and decoded pieces in its host tier; evicted
 chunks are read again from the source.
 """
+
 from __future__ import annotations
 
 import collections
@@ -42,7 +43,7 @@ HOST_DICTIONARY_BYTES = 16 << 10
 # a scan keeps at most this many string dictionary pages parsed (past it, a
 # task's own; a page is at most raw_chunks.STRING_DICTIONARY_BYTES)
 SEEN_PAGES = 4096
-PREFETCH = 2          # chunks decoded / uploaded ahead of the one being computed
+PREFETCH = 2  # chunks decoded / uploaded ahead of the one being computed
 # rows a decoding task reads at least (whole row groups of one file in one
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
@@ -109,7 +110,7 @@ class ChunkReader:
         self.device = ctx.device
         self.settings = settings = ctx.settings
         self._stop = threading.Event()
-        self._files = FileHandles()       # the files the scan reads as stored, kept open while it runs
+        self._files = FileHandles()  # the files the scan reads as stored, kept open while it runs
         self._lock = threading.Lock()
         # copies and decoding on the device (the upload thread's work)
         self.uploader = ChunkUploader(ctx, table, self._files, self._lock)
@@ -124,7 +125,7 @@ class ChunkReader:
         # scans needed after it, a chunk's before the next chunk's
         # (glint.runtime.priority_pool)
         self.rank = 0
-        self._priority = (0, 0)         # of the chunk the decoding loop is at
+        self._priority = (0, 0)  # of the chunk the decoding loop is at
         self._decoded: queue.Queue = queue.Queue(PREFETCH)
         self._ready: queue.Queue = queue.Queue(PREFETCH)
         self._threads: list[threading.Thread] = []
@@ -160,9 +161,18 @@ class ChunkReader:
         mm, io = self.ctx.memory, self.ctx.io
         # chunks already resident in full need no threads at all (a reader
         # started ahead of the query reads from the first chunk)
-        first_miss = 0 if self._threads else next(
-            (i for i, c in enumerate(self.chunks)
-             if any(mm.cache_get(self._key(c, col)) is None for col in self.columns)), None)
+        first_miss = (
+            0
+            if self._threads
+            else next(
+                (
+                    i
+                    for i, c in enumerate(self.chunks)
+                    if any(mm.cache_get(self._key(c, col)) is None for col in self.columns)
+                ),
+                None,
+            )
+        )
         try:
             for i, chunk in enumerate(self.chunks):
                 if first_miss is None or i < first_miss:
@@ -231,7 +241,7 @@ class ChunkReader:
                 item = q.get(timeout=0.1)
             except queue.Empty:
                 if not any(t.is_alive() for t in self._threads):
-                    raise RuntimeError("glint scan: the reader threads stopped without a result")
+                    raise RuntimeError("glint scan: the reader threads stopped without a result") from None
                 continue
             if isinstance(item, BaseException):
                 raise item
@@ -245,8 +255,8 @@ class ChunkReader:
         mm, io = self.ctx.memory, self.ctx.io
         pool = decode_pool(self.settings.decode_threads)
         workers = pool._max_workers
-        reads: dict = {}                    # (fragment, columns) -> future of its Arrow table
-        plans: dict = {}                    # (fragment, column) -> future of its ChunkPlan (pages on the host)
+        reads: dict = {}  # (fragment, columns) -> future of its Arrow table
+        plans: dict = {}  # (fragment, column) -> future of its ChunkPlan (pages on the host)
         try:
             for chunk in chunks:
                 if self._stop.is_set():
@@ -278,12 +288,19 @@ class ChunkReader:
                         if c in self.device_cols and c in self.string_cols:
                             rs = self.table.raw_set(order, c)
                             string_raws[c] = rs if rs is not None else self.table.raw_chunks(order, c)
-                    on_device = tuple(c for c in missing if c in self.device_cols and (
-                        c not in self.string_cols or type(string_raws[c]) is RawSet
-                        or all(r is not None for r in string_raws[c])))
+                    on_device = tuple(
+                        c
+                        for c in missing
+                        if c in self.device_cols
+                        and (
+                            c not in self.string_cols
+                            or type(string_raws[c]) is RawSet
+                            or all(r is not None for r in string_raws[c])
+                        )
+                    )
                     host_cols = tuple(c for c in missing if c not in on_device)
-                    decoded = set(on_device)        # columns some piece of the chunk decodes from its file
-                    set_bytes = 0                   # (of those, the RawSets': counted as they are made)
+                    decoded = set(on_device)  # columns some piece of the chunk decodes from its file
+                    set_bytes = 0  # (of those, the RawSets': counted as they are made)
                     for run in _units(chunk, self.table.fragments, max(MIN_UNIT_ROWS, chunk.rows // (2 * workers))):
                         frag_list, start, stop = (run, 0, 0) if isinstance(run, list) else ([run[0]], run[1], run[2])
                         # the host tier first: what is there is only copied up
@@ -291,7 +308,7 @@ class ChunkReader:
                         need = tuple(c for c in host_cols if c not in held)
                         decoded.update(need)
                         read = None
-                        if need and not isinstance(run, list):   # part of a fragment other chunks share
+                        if need and not isinstance(run, list):  # part of a fragment other chunks share
                             f = run[0]
                             if (f, need) not in reads:
                                 reads[(f, need)] = self._submit(pool, self.table.read_fragments, [f], need)
@@ -307,11 +324,19 @@ class ChunkReader:
                     for c in on_device:
                         # the column's chunks all still in their files: one RawSet (arrays;
                         # a string column's dictionary pages read by one task of the pool)
-                        rs = string_raws.get(c) if c in self.string_cols else \
-                            None if self.settings.host_dictionaries else self.table.raw_set(order, c)
+                        rs = (
+                            string_raws.get(c)
+                            if c in self.string_cols
+                            else None
+                            if self.settings.host_dictionaries
+                            else self.table.raw_set(order, c)
+                        )
                         if type(rs) is RawSet:
-                            chunk_plans[c] = (order, self._submit(pool, self._string_set, rs) if rs.codes else rs,
-                                              final)
+                            chunk_plans[c] = (
+                                order,
+                                self._submit(pool, self._string_set, rs) if rs.codes else rs,
+                                final,
+                            )
                             decoded.discard(c)
                             set_bytes += rs.nbytes
                             continue
@@ -323,7 +348,7 @@ class ChunkReader:
                             by_frag = dict(zip(order, string_raws[c]))
                             step = self.settings.string_task_groups
                             for a in range(0, len(new), step):
-                                part = new[a:a + step]
+                                part = new[a : a + step]
                                 fut = self._submit(pool, self._strings, [by_frag[f] for f in part])
                                 plans.update(((f, c), (fut, i)) for i, f in enumerate(part))
                         elif new:
@@ -334,7 +359,7 @@ class ChunkReader:
                 if not self._put(self._decoded, (chunk, cached, missing, pieces, chunk_plans)):
                     return
             self._put(self._decoded, _DONE)
-        except BaseException as e:          # handed to the consumer, which raises it
+        except BaseException as e:  # handed to the consumer, which raises it
             self._put(self._decoded, e)
             self._put(self._ready, e)
 
@@ -381,8 +406,9 @@ class ChunkReader:
         t0 = time.perf_counter()
         data = None
         if columns:
-            data = self.table.read_fragments(frags, columns) if read is None else \
-                read.result().slice(start, stop - start)
+            data = (
+                self.table.read_fragments(frags, columns) if read is None else read.result().slice(start, stop - start)
+            )
         t1 = time.perf_counter()
         host = self.table.convert_parts(data, columns) if columns else {}
         nbytes = sum(_nbytes(v) for v in host.values())
@@ -510,7 +536,7 @@ class ChunkReader:
                 if self._stop.is_set():
                     return
                 host = {c: [x for p in parts for x in p[c]] for c in missing if c not in plans}
-                del parts               # the pieces, now in host (and then the chunk's columns)
+                del parts  # the pieces, now in host (and then the chunk's columns)
                 begun = None
                 if missing and self.cuda:
                     begun = self.uploader.start_to_device(chunk, host, plans, self._priority_of(chunk))
@@ -537,8 +563,8 @@ class ChunkReader:
         if begun is not None:
             event = self.uploader.to_device(chunk, host, plans, cols, begun)
         # raw chunks' bytes are on the device now: their buffers are reused
-        for c, (order, pl) in plans.items():
-            if type(pl) is RawSet:          # (its bytes were never read into host buffers)
+        for c, (_order, pl) in plans.items():
+            if type(pl) is RawSet:  # (its bytes were never read into host buffers)
                 continue
             for p, final in zip(pl, finals[c]):
                 if final and isinstance(p, RawChunk):

@@ -5,6 +5,7 @@ copied up as stored and decoded there (glint.io.raw_decode, on the scan's
 own CUDA streams), and the decoding's checks; on the CPU the pages are
 decoded by the reference decoder.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -54,7 +55,6 @@ def _contiguous(c: Column) -> Column:
     return Column(c.dtype, c.data.contiguous(), c.valid, c.dictionary)
 
 
-
 def _string_plans(plans: dict) -> dict:
     """The string columns among a chunk's plans ({column: (fragment order,
     plans)}): each one's plans replaced by its chunks with their codes in
@@ -76,9 +76,11 @@ def _string_plans(plans: dict) -> dict:
 def _trace_copy_done(event, t0: float, table: str) -> None:
     """Tracing only: a span from the upload's start to its copies' end on
     the GPU (a thread waits for the event)."""
+
     def wait():
         event.synchronize()
         trace.add("copies done", t0, time.perf_counter(), table=table)
+
     threading.Thread(target=wait, name="glint-trace-copy", daemon=True).start()
 
 
@@ -96,7 +98,7 @@ class ChunkUploader:
         # the stream the chunks are consumed on (their device buffers are allocated on it)
         self.compute_stream = torch.cuda.current_stream(self.device) if self.cuda else None
         self.side_streams = _scan_streams(self.device, self.settings.scan_streams) if self.cuda else []
-        self._decodes = 0               # chunks decoded (the decoding streams are taken in turn)
+        self._decodes = 0  # chunks decoded (the decoding streams are taken in turn)
         self._last_event = None
         self._files = files
         self._lock = lock
@@ -122,8 +124,9 @@ class ChunkUploader:
             self.ctx.io.h2d_bytes += column_nbytes(col)
         return col
 
-    def _decode_pages(self, chunk, column: str, order, plans, data=None, layout=None, exact: bool = True,
-                      dictionary=None):
+    def _decode_pages(
+        self, chunk, column: str, order, plans, data=None, layout=None, exact: bool = True, dictionary=None
+    ):
         """A chunk's column from its fragments' plans, decoded on the scan's
         device (``data``: the plans' bytes already there; ``exact``: see
         glint.io.raw_decode.decode_raw; ``dictionary``: a string
@@ -133,15 +136,16 @@ class ChunkUploader:
         t0 = time.perf_counter()
         try:
             if self.cuda:
-                with mm.allocating():       # outside any reservation, like the read-ahead's copies
+                with mm.allocating():  # outside any reservation, like the read-ahead's copies
                     mm.make_room(rows * 17)
                     if dictionary is not None:
                         dictionary = self._device_dictionary(dictionary)
-                    col, err = self.table.decode_device(plans, column, self.device, data, layout, exact,
-                                                        dictionary, self.settings.snappy_split)
+                    col, err = self.table.decode_device(
+                        plans, column, self.device, data, layout, exact, dictionary, self.settings.snappy_split
+                    )
             else:
                 col, err = self.table.decode_device(plans, column, self.device, dictionary=dictionary)
-        except GlintIOError as e:           # bad page data: which files (unless it says already)
+        except GlintIOError as e:  # bad page data: which files (unless it says already)
             if str(e).startswith("Cannot read "):
                 raise
             raise GlintIOError(f"Cannot read {self.table.describe_fragments(order)}: {e}") from None
@@ -158,12 +162,14 @@ class ChunkUploader:
         mm = self.ctx.memory
 
         @contextlib.contextmanager
-        def room(nbytes):                   # outside any reservation, like the read-ahead's copies
+        def room(nbytes):  # outside any reservation, like the read-ahead's copies
             with mm.allocating():
                 mm.make_room(nbytes)
                 yield
-        values, err = decode_raw_many([(pl, la, base) for _, pl, la, base in raws.values()], data, room,
-                                      self.settings.snappy_split)
+
+        values, err = decode_raw_many(
+            [(pl, la, base) for _, pl, la, base in raws.values()], data, room, self.settings.snappy_split
+        )
         dicts = dicts or {}
         if dicts:
             with room(sum(d.offsets.numel() * 8 + d.data.numel() for d in dicts.values())):
@@ -189,11 +195,13 @@ class ChunkUploader:
             else:
                 ranges.append([a, b])
         if ranges != [[0, at]]:
+
             def part(a, b):
                 return col.data[a:b], (None if col.valid is None else col.valid[a:b])
+
             if len(ranges) == 1:
                 d, v = part(*ranges[0])
-                if 2 * d.shape[0] < at:         # most of the buffer is not the chunk's: not kept
+                if 2 * d.shape[0] < at:  # most of the buffer is not the chunk's: not kept
                     d, v = d.clone(), (None if v is None else v.clone())
             else:
                 got = [part(a, b) for a, b in ranges]
@@ -231,9 +239,17 @@ class ChunkUploader:
         (see glint.io.transfer.StackedUpload; ``raw``: more buffers
         copied up as they are; ``narrow``: columns copied up in a narrower
         integer type): the copies started; _finish_upload waits for them."""
-        up = StackedUpload(self.ctx.pinned_pool(), self.ctx.memory, host, self.compute_stream, raw, narrow,
-                           self.side_streams[0] if self.side_streams else None, self._files,
-                           self.settings.read_gap)
+        up = StackedUpload(
+            self.ctx.pinned_pool(),
+            self.ctx.memory,
+            host,
+            self.compute_stream,
+            raw,
+            narrow,
+            self.side_streams[0] if self.side_streams else None,
+            self._files,
+            self.settings.read_gap,
+        )
         io = self.ctx.io
 
         def counted(nbytes, seconds):
@@ -276,7 +292,7 @@ class ChunkUploader:
         # a time): the host's part of a decode (tens of torch calls and kernel
         # launches) is paid once
         at_once = self.settings.raw_together
-        for c, (order, pl) in plans.items():
+        for c, (_order, pl) in plans.items():
             if type(pl) is RawSet and at_once:
                 together[c] = pl
                 continue
@@ -293,8 +309,7 @@ class ChunkUploader:
             layouts.update(lays)
             bases = dict.fromkeys(together, 0)
             raw[_RAW_KEY] = (total, segments)
-        started = self._start_upload(host, raw, self._narrow_types(chunk, host), priority) \
-            if host or raw else None
+        started = self._start_upload(host, raw, self._narrow_types(chunk, host), priority) if host or raw else None
         return layouts, started, bases, dicts
 
     def to_device(self, chunk, host: dict, plans: dict, cols: dict, begun):
@@ -339,8 +354,16 @@ class ChunkUploader:
                     order, pl = plans[c]
                     if all(isinstance(p, RawChunk) for p in pl):
                         try:
-                            cols[c], err = self._decode_pages(chunk, c, order, pl, got.get(("pages", c)),
-                                                              layouts.get(c), exact=True, dictionary=dicts.get(c))
+                            cols[c], err = self._decode_pages(
+                                chunk,
+                                c,
+                                order,
+                                pl,
+                                got.get(("pages", c)),
+                                layouts.get(c),
+                                exact=True,
+                                dictionary=dicts.get(c),
+                            )
                             flag = int(err.item()) if err is not None else 0
                         except GlintIOError:
                             if c not in dicts:
@@ -354,16 +377,19 @@ class ChunkUploader:
             del got
             if bad:
                 frags = list(dict.fromkeys(f for f, _, _ in chunk.pieces))
-                raise GlintIOError(f"Cannot read {self.table.describe_fragments(frags)}: bad page data "
-                                   f"in column(s) {', '.join(sorted(bad))} (a dictionary index past the "
-                                   "dictionary, an index stream shorter than its page, or a page that does not "
-                                   "decompress to its size)")
+                raise GlintIOError(
+                    f"Cannot read {self.table.describe_fragments(frags)}: bad page data "
+                    f"in column(s) {', '.join(sorted(bad))} (a dictionary index past the "
+                    "dictionary, an index stream shorter than its page, or a page that does not "
+                    "decompress to its size)"
+                )
             event = torch.cuda.Event()
             event.record(main)
         return event
 
-    def _decode_on_streams(self, chunk, plans: dict, cols: dict, got: dict, layouts: dict, bases: dict,
-                           dicts: dict, event):
+    def _decode_on_streams(
+        self, chunk, plans: dict, cols: dict, got: dict, layouts: dict, bases: dict, dicts: dict, event
+    ):
         """to_device's decoding: each column decoded from the pages' bytes
         copied up (``got``; ``event``: their copies' end) into ``cols``, on
         the scan's streams. Returns ({column: its decoding's error flag},
@@ -391,15 +417,16 @@ class ChunkUploader:
             if bases:
                 # the raw columns together, on the chunk's first stream
                 data, st = got[_RAW_KEY], sides[0]
-                for c, base in bases.items():       # (each column's bytes, for a re-decode below)
-                    got[("pages", c)] = data[base:base + layouts[c].total]
+                for c, base in bases.items():  # (each column's bytes, for a re-decode below)
+                    got[("pages", c)] = data[base : base + layouts[c].total]
                 if st is not self.compute_stream:
                     data.record_stream(st)
                 with torch.cuda.stream(st):
                     decoded, err = self._decode_raw_together(
-                        chunk, {c: (*plans[c], layouts[c], base) for c, base in bases.items()}, data, dicts)
+                        chunk, {c: (*plans[c], layouts[c], base) for c, base in bases.items()}, data, dicts
+                    )
                 if st is not self.compute_stream:
-                    err.record_stream(self.compute_stream)          # read there at the query's end
+                    err.record_stream(self.compute_stream)  # read there at the query's end
                 cols.update(decoded)
                 errs.update((c, err) for c in bases)
             rest = [c for c in plans if c not in bases]
@@ -412,12 +439,13 @@ class ChunkUploader:
                 if buf is not None and st is not self.compute_stream:
                     buf.record_stream(st)
                 with torch.cuda.stream(st):
-                    col, err = self._decode_pages(chunk, c, order, pl, buf, layouts.get(c), exact=False,
-                                                  dictionary=dicts.get(c))
+                    col, err = self._decode_pages(
+                        chunk, c, order, pl, buf, layouts.get(c), exact=False, dictionary=dicts.get(c)
+                    )
                 cols[c] = col
                 if err is not None:
                     if st is not self.compute_stream:
-                        err.record_stream(self.compute_stream)      # read there at the query's end
+                        err.record_stream(self.compute_stream)  # read there at the query's end
                     errs[c] = err
         main = sides[0]
         for st in used:
@@ -433,7 +461,7 @@ class ChunkUploader:
         RawSet as its RawChunks)."""
         for c in host:
             cols[c] = _contiguous(concat_columns(host[c]))
-        plans = {c: (order, list(pl)) for c, (order, pl) in plans.items()}   # (RawSets: the reference)
+        plans = {c: (order, list(pl)) for c, (order, pl) in plans.items()}  # (RawSets: the reference)
         dicts = _string_plans(plans)
         for c, (order, pl) in plans.items():
             try:
@@ -441,5 +469,5 @@ class ChunkUploader:
             except GlintIOError:
                 if c not in dicts:
                     raise
-                cols[c] = self._host_column(chunk, c)       # (see _host_column)
+                cols[c] = self._host_column(chunk, c)  # (see _host_column)
         return plans

@@ -27,19 +27,20 @@ sniffer for ordinary files; it does not look at every format DuckDB's does).
 >>> read_csv_auto(os.path.join(d, "t.csv"), header=False, all_varchar=True).column("column0").to_pylist()
 ['a', '1', '2']
 """
+
 from __future__ import annotations
 
 import io
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from glint.errors import GlintError, GlintIOError
-from glint.io.file_lists import CSV_SUFFIXES, concat_file_tables, read_files, resolve_files
 from glint.io.csv_files import open_text_sample, sniff_delimiter
+from glint.io.file_lists import CSV_SUFFIXES, concat_file_tables, read_files, resolve_files
 
 
 def _parse(text: bytes, delim: str, quote: str | None, as_text: bool = False) -> pa.Table:
@@ -48,8 +49,12 @@ def _parse(text: bytes, delim: str, quote: str | None, as_text: bool = False) ->
     copts = pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""])
     if as_text:
         t = pacsv.read_csv(io.BytesIO(text), read_options=ropts, parse_options=popts)
-        copts = pacsv.ConvertOptions(column_types={n: pa.string() for n in t.column_names},
-                                     strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[""])
+        copts = pacsv.ConvertOptions(
+            column_types={n: pa.string() for n in t.column_names},
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            null_values=[""],
+        )
     return pacsv.read_csv(io.BytesIO(text), read_options=ropts, parse_options=popts, convert_options=copts)
 
 
@@ -67,7 +72,7 @@ def sniff_header(sample: str, delim: str, quote: str | None = '"') -> bool:
     """
     lines = sample.splitlines(keepends=True)
     if len(lines) > 1 and not sample.endswith(("\n", "\r")):
-        lines = lines[:-1]              # the sample may cut the last line short
+        lines = lines[:-1]  # the sample may cut the last line short
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         return True
@@ -122,8 +127,14 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimiter: str | None = None,
-                  quote: str | None = '"', all_varchar: bool = False, nullstr: str = "") -> pa.Table:
+def read_csv_auto(
+    path: str | Sequence[str],
+    header: bool | None = None,
+    delimiter: str | None = None,
+    quote: str | None = '"',
+    all_varchar: bool = False,
+    nullstr: str = "",
+) -> pa.Table:
     """The rows of a CSV file (a directory, glob or list of them) with
     DuckDB's defaults; ``header`` None detects it."""
     files = resolve_files(path, CSV_SUFFIXES, "CSV")
@@ -139,8 +150,9 @@ def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimit
     def read_one(f, types=None) -> pa.Table:
         ropts = pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=1 if header else 0)
         popts = pacsv.ParseOptions(delimiter=delim, quote_char=quote or False)
-        copts = pacsv.ConvertOptions(column_types=types or {}, strings_can_be_null=True,
-                                     quoted_strings_can_be_null=True, null_values=[nullstr])
+        copts = pacsv.ConvertOptions(
+            column_types=types or {}, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[nullstr]
+        )
         try:
             t = pacsv.read_csv(os.fspath(f), read_options=ropts, parse_options=popts, convert_options=copts)
         except FileNotFoundError:
@@ -166,12 +178,14 @@ def read_csv_auto(path: str | Sequence[str], header: bool | None = None, delimit
     first = read_one(files[0], text if all_varchar else None)
     if header:
         names = fields
-        if first.num_columns == 0:          # a header and no rows
+        if first.num_columns == 0:  # a header and no rows
             first = pa.table({f"f{i}": pa.array([], pa.string()) for i in range(len(names))})
     if first.num_columns == 0:
         raise GlintIOError(f"Cannot read CSV file {os.fspath(files[0])!r}: the file is empty")
-    types = {n: (pa.string() if all_varchar or pa.types.is_null(t) else t)
-             for n, t in zip(first.column_names, first.schema.types)}
+    types = {
+        n: (pa.string() if all_varchar or pa.types.is_null(t) else t)
+        for n, t in zip(first.column_names, first.schema.types)
+    }
     first = first.cast(pa.schema([(n, types[n]) for n in first.column_names]))
     tables = [first]
     if len(files) > 1:

@@ -5,12 +5,13 @@ columns named as DuckDB names them.
 >>> sniff_delimiter("a|b|c\\n1|2|3\\n")
 '|'
 """
+
 from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -24,7 +25,7 @@ from glint.io.file_lists import (
     short_path,
 )
 
-_DELIMITERS = (",", "|", "\t", ";")   # sniffing order; an earlier one wins a tie
+_DELIMITERS = (",", "|", "\t", ";")  # sniffing order; an earlier one wins a tie
 
 
 def open_text_sample(f: Path, nbytes: int = 1 << 16) -> str:
@@ -45,7 +46,7 @@ def sniff_delimiter(sample: str) -> str:
     """
     lines = sample.splitlines()
     if len(lines) > 1 and not sample.endswith(("\n", "\r")):
-        lines = lines[:-1]          # the last line may be cut off by the sample size
+        lines = lines[:-1]  # the last line may be cut off by the sample size
     lines = [ln for ln in lines[:50] if ln.strip()]
     if not lines:
         return ","
@@ -84,7 +85,7 @@ def _sql_type_to_arrow(text: str) -> pa.DataType:
     s = text.strip()
     params: list[int] = []
     if "(" in s and s.endswith(")"):
-        s, inner = s[: s.index("(")].strip(), s[s.index("(") + 1: -1]
+        s, inner = s[: s.index("(")].strip(), s[s.index("(") + 1 : -1]
         try:
             params = [int(x) for x in inner.split(",") if x.strip()]
         except ValueError:
@@ -92,9 +93,15 @@ def _sql_type_to_arrow(text: str) -> pa.DataType:
     return T.to_arrow(T.from_sql_name(s, params))
 
 
-def load_csv(path: str | os.PathLike, header: bool = True, delimiter: str | None = None,
-             columns: Sequence[str] | None = None, types: dict | None = None, *,
-             progress: bool | None = None) -> pa.Table:
+def load_csv(
+    path: str | os.PathLike,
+    header: bool = True,
+    delimiter: str | None = None,
+    columns: Sequence[str] | None = None,
+    types: dict | None = None,
+    *,
+    progress: bool | None = None,
+) -> pa.Table:
     """Read a CSV file (or all ``*.csv``/``*.tsv``/``*.tbl``/``*.txt`` files below
     a directory, or a glob's matches; ``.gz`` etc. are decompressed) into one
     Arrow table.
@@ -114,15 +121,16 @@ def load_csv(path: str | os.PathLike, header: bool = True, delimiter: str | None
         raise GlintError(f"delimiter must be one character, got {delimiter!r}")
     sample = open_text_sample(files[0])
     delim = delimiter or sniff_delimiter(sample)
-    sample_lines = [ln for ln in sample.splitlines()[:-1 if not sample.endswith("\n") else None] if ln.strip()]
+    sample_lines = [ln for ln in sample.splitlines()[: -1 if not sample.endswith("\n") else None] if ln.strip()]
     trailing = bool(sample_lines) and all(ln.rstrip("\r").endswith(delim) for ln in sample_lines[:50])
     col_types = _csv_types(types)
 
     def read_one(f: Path, column_types=None) -> pa.Table:
         ropts = pacsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
         popts = pacsv.ParseOptions(delimiter=delim)
-        copts = pacsv.ConvertOptions(column_types=column_types or {}, strings_can_be_null=True,
-                                     quoted_strings_can_be_null=False)
+        copts = pacsv.ConvertOptions(
+            column_types=column_types or {}, strings_can_be_null=True, quoted_strings_can_be_null=False
+        )
         try:
             return pacsv.read_csv(os.fspath(f), read_options=ropts, parse_options=popts, convert_options=copts)
         except FileNotFoundError:
@@ -144,9 +152,10 @@ def load_csv(path: str | os.PathLike, header: bool = True, delimiter: str | None
                 t = t.remove_column(t.num_columns - 1)
         return t
 
-    if col_types and not header:   # pyarrow names headerless columns f0, f1...
-        col_types = {(f"f{k[6:]}" if k.startswith("column") and k[6:].isdigit() else k): v
-                     for k, v in col_types.items()}
+    if col_types and not header:  # pyarrow names headerless columns f0, f1...
+        col_types = {
+            (f"f{k[6:]}" if k.startswith("column") and k[6:].isdigit() else k): v for k, v in col_types.items()
+        }
     first = fix(read_one(files[0], col_types))
     if header and len(set(first.schema.names)) != len(first.schema.names):
         dup = [n for n in first.schema.names if first.schema.names.count(n) > 1][0]
@@ -156,15 +165,13 @@ def load_csv(path: str | os.PathLike, header: bool = True, delimiter: str | None
         # the other files get the first file's types (inference on a file whose
         # column happens to be all empty would give another type)
         fixed = {(f"f{i}" if not header else f.name): f.type for i, f in enumerate(first.schema)}
-        tables.extend(read_files(files[1:], lambda f: fix(read_one(f, fixed)), progress,
-                                f"{len(files)} CSV files"))
+        tables.extend(read_files(files[1:], lambda f: fix(read_one(f, fixed)), progress, f"{len(files)} CSV files"))
     t = concat_file_tables(tables, files, "CSV")
     if columns is not None:
         missing = [c for c in columns if c not in t.schema.names]
         if missing:
-            raise GlintIOError(f"CSV file {short_path(files[0])!r} has no column {missing[0]!r} "
-                               f"(columns: {', '.join(t.schema.names)})")
+            raise GlintIOError(
+                f"CSV file {short_path(files[0])!r} has no column {missing[0]!r} (columns: {', '.join(t.schema.names)})"
+            )
         t = t.select(list(columns))
     return t
-
-

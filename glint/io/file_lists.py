@@ -9,15 +9,16 @@ and the reason.
 >>> has_suffix("data/x.csv.gz", CSV_SUFFIXES), table_stem("lineitem.parquet")
 (True, 'lineitem')
 """
+
 from __future__ import annotations
 
 import glob as _glob
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -27,6 +28,7 @@ PARQUET_SUFFIXES = (".parquet", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".tbl", ".txt", ".dat")
 _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".lz4")
 _GLOB_CHARS = "*?["
+
 
 # ------------------------------------------------------------------ file lists
 def has_suffix(name: str, suffixes: Sequence[str]) -> bool:
@@ -60,7 +62,7 @@ def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = 
     if isinstance(path, (list, tuple)):
         if not path:
             raise GlintIOError("an empty list of files")
-        return [f for p in path for f in resolve_files(p, suffixes, kind)]      # a file listed twice is read twice
+        return [f for p in path for f in resolve_files(p, suffixes, kind)]  # a file listed twice is read twice
     if not isinstance(path, (str, os.PathLike)):
         raise GlintError(f"expected a path (str), got {type(path).__name__}: {path!r}")
     text = os.path.expanduser(os.fspath(path))
@@ -82,8 +84,7 @@ def resolve_files(path: str | os.PathLike, suffixes: Sequence[str], kind: str = 
     if p.is_dir():
         files = _files_under(p, suffixes)
         if not files:
-            raise GlintIOError(f"No {kind} files ({', '.join('*' + s for s in suffixes)}) "
-                               f"in directory {text!r}")
+            raise GlintIOError(f"No {kind} files ({', '.join('*' + s for s in suffixes)}) in directory {text!r}")
         return files
     if p.is_file():
         return [p]
@@ -114,8 +115,14 @@ def _progress_bar(enabled: bool, total: int, description: str) -> Iterator:
         TimeElapsedColumn,
     )
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n=1: bar.advance(task, n)
 
@@ -132,15 +139,17 @@ def concat_file_tables(tables: list[pa.Table], files: list[Path], kind: str) -> 
     for t, f in zip(tables[1:], files[1:]):
         if not t.schema.equals(first, check_metadata=False):
             if [fld.name for fld in t.schema] == [fld.name for fld in first]:
-                try:   # e.g. int32 vs int64, string vs string_view: cast to the first file's types
+                try:  # e.g. int32 vs int64, string vs string_view: cast to the first file's types
                     t = t.cast(first)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                    raise GlintIOError(f"{kind} file {short_path(f)!r} has a schema that does not match "
-                                       f"{short_path(files[0])!r}: {e}") from None
+                    raise GlintIOError(
+                        f"{kind} file {short_path(f)!r} has a schema that does not match {short_path(files[0])!r}: {e}"
+                    ) from None
             else:
                 raise GlintIOError(
                     f"{kind} file {short_path(f)!r} has columns {t.schema.names} but {short_path(files[0])!r} "
-                    f"has {first.names}")
+                    f"has {first.names}"
+                )
         else:
             t = t.replace_schema_metadata(first.metadata)
         out.append(t)
@@ -211,4 +220,3 @@ def tables_in_directory(directory: str | os.PathLike) -> dict[str, str]:
     if not found:
         raise GlintIOError(f"No Parquet files or directories of Parquet files in {text!r}")
     return found
-

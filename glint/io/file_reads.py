@@ -8,6 +8,7 @@ released while the kernel copies), through the files a scan keeps open
 (:class:`FileHandles`). :class:`BufferPool` keeps the host buffers of
 column chunks read into host memory for reuse.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,7 +54,7 @@ class BufferPool:
 
 RAW_BUFFERS = BufferPool()
 _READ_BUFFERS = threading.local()
-_REUSE_MAX = 64 << 20           # a thread keeps a read buffer of at most this size
+_REUSE_MAX = 64 << 20  # a thread keeps a read buffer of at most this size
 
 
 def read_bytes(path: str, start: int, n: int, reuse: bool | None = False, files: FileHandles | None = None):
@@ -84,6 +85,7 @@ class FileRange:
     them into host memory (the reference path, the tests). (A plain class
     with slots: a cold scan makes one per row group and column, under the
     GIL, and a frozen dataclass's constructor cost several times more.)"""
+
     __slots__ = ("path", "start", "size")
 
     def __init__(self, path: str, start: int, size: int):
@@ -93,8 +95,11 @@ class FileRange:
         return f"FileRange({self.path!r}, {self.start}, {self.size})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, FileRange) and (self.path, self.start, self.size) == \
-            (other.path, other.start, other.size)
+        return isinstance(other, FileRange) and (self.path, self.start, self.size) == (
+            other.path,
+            other.start,
+            other.size,
+        )
 
     __hash__ = None
 
@@ -154,8 +159,10 @@ def _preadv(path: str, start: int, bufs: list, files: FileHandles | None = None)
         finally:
             files.release(fd, token)
     if got != n:
-        raise GlintIOError(f"{path}: the bytes at {start}..{start + n} run past the end of the file "
-                           "(it changed after it was registered)")
+        raise GlintIOError(
+            f"{path}: the bytes at {start}..{start + n} run past the end of the file "
+            "(it changed after it was registered)"
+        )
 
 
 _IOV_MAX = 1024
@@ -168,7 +175,7 @@ def _preadv_fd(fd: int, start: int, bufs: list, n: int) -> int:
         if not k:
             break
         got += k
-        while bufs and k >= len(bufs[0]):           # the buffers filled
+        while bufs and k >= len(bufs[0]):  # the buffers filled
             k -= len(bufs[0])
             bufs = bufs[1:]
         if k:
@@ -189,10 +196,10 @@ class FileHandles:
 
     def __init__(self):
         self._fds: dict[str, int] = {}
-        self._active: set = set()           # the reads using an fd now (a token each)
+        self._active: set = set()  # the reads using an fd now (a token each)
         self._tokens = itertools.count()
         self._closed = False
-        self._lock = threading.Lock()       # (opening a file, closing them all)
+        self._lock = threading.Lock()  # (opening a file, closing them all)
 
     @contextlib.contextmanager
     def fd(self, path: str):
@@ -244,10 +251,10 @@ class FileHandles:
         if not self._active:
             self._close_all()
 
-    def __del__(self):          # a scan dropped without closing: its files are not left open
+    def __del__(self):  # a scan dropped without closing: its files are not left open
         try:
             self.close()
-        except Exception:       # noqa: BLE001 - interpreter shutdown
+        except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
     def _close_all(self) -> None:
@@ -255,8 +262,6 @@ class FileHandles:
             fds, self._fds = list(self._fds.values()), {}
         for fd in fds:
             os.close(fd)
-
-
 
 
 class FileRuns:
@@ -270,8 +275,7 @@ class FileRuns:
     __slots__ = ("paths", "file", "start", "off", "length", "size", "_ends")
 
     def __init__(self, paths: list, file, start, off, length, size: int):
-        self.paths, self.file, self.start, self.off, self.length, self.size = \
-            paths, file, start, off, length, size
+        self.paths, self.file, self.start, self.off, self.length, self.size = paths, file, start, off, length, size
         self._ends = off + length
 
     def __len__(self) -> int:
@@ -287,11 +291,12 @@ class FileRuns:
         if i1 <= i0:
             return
         paths = self.paths
-        for f, s, a, e in zip(self.file[i0:i1].tolist(), self.start[i0:i1].tolist(),
-                              self.off[i0:i1].tolist(), self._ends[i0:i1].tolist()):
+        for f, s, a, e in zip(
+            self.file[i0:i1].tolist(), self.start[i0:i1].tolist(), self.off[i0:i1].tolist(), self._ends[i0:i1].tolist()
+        ):
             a0, e0 = max(a, lo), min(e, hi)
             if e0 > a0:
-                read_file_into(paths[f], s + a0 - a, mv[a0 - lo:e0 - lo], files)
+                read_file_into(paths[f], s + a0 - a, mv[a0 - lo : e0 - lo], files)
 
     def read(self) -> bytes:
         out = bytearray(self.size)

@@ -11,6 +11,7 @@ hidden names (``HIDDEN_PREFIX``), registered through its ordinary
 ``read_parquet`` / ``register``, so a distributed connection spreads them
 over its ranks as it does any table.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -58,6 +59,7 @@ class FileTables:
             self.con.read_parquet(files[0] if len(files) == 1 else files, name)
         else:
             from glint.io.csv_auto import read_csv_auto
+
             self.con.register(name, read_csv_auto(files, **options))
         self._names[key] = name
         while len(self._names) > self.capacity:

@@ -8,19 +8,20 @@ scanned in, runs of consecutive fragments' rows.
 >>> [f.rows for f in src.fragments], src.read_run([0, 1], ["a"]).num_rows
 ([2, 1], 3)
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import decimal
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from glint.columnar import types as T
 
-ARROW_FRAGMENT_ROWS = 1 << 20       # in-memory tables are cut into fragments of this many rows
+ARROW_FRAGMENT_ROWS = 1 << 20  # in-memory tables are cut into fragments of this many rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class Fragment:
     """A unit a source reads at once: a Parquet row group, a slice of an Arrow table.
     ``stats``: column -> (min, max, null count) in glint's value representation
     (DECIMAL scaled ints, DATE days), for the columns the file has statistics for."""
+
     rows: int
     stats: dict | None = None
 
@@ -35,6 +37,7 @@ class Fragment:
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """Consecutive rows of a table: pieces (fragment index, first row, end row)."""
+
     index: int
     pieces: tuple[tuple[int, int, int], ...]
     rows: int
@@ -65,7 +68,7 @@ class ArrowSource:
         return self.table.column(name)
 
     def bytes_of(self, fragments, columns) -> int:
-        return 0            # nothing to read from a file
+        return 0  # nothing to read from a file
 
 
 _EPOCH = _dt.date(1970, 1, 1)
@@ -83,13 +86,13 @@ def to_internal(v, dtype: T.DataType):
             return int(v.scaleb(dtype.scale))
         return None
     if dtype.kind in ("DATE", "TIMESTAMP") and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return int(v)                   # already days / microseconds
+        return int(v)  # already days / microseconds
     if dtype.kind == "DATE":
         if isinstance(v, _dt.datetime):
             v = v.date()
         return (v - _EPOCH).days if isinstance(v, _dt.date) else None
     if dtype.kind == "TIMESTAMP":
-        if hasattr(v, "value") and hasattr(v, "nanosecond"):          # pandas.Timestamp: nanoseconds
+        if hasattr(v, "value") and hasattr(v, "nanosecond"):  # pandas.Timestamp: nanoseconds
             ns = int(v.value)
             return abs(ns) // 1000 * (1 if ns >= 0 else -1)
         if isinstance(v, _dt.datetime) and v.tzinfo is None:
@@ -98,7 +101,7 @@ def to_internal(v, dtype: T.DataType):
     if dtype.is_string:
         return v if isinstance(v, str) else (v.decode("utf-8", "replace") if isinstance(v, bytes) else None)
     if dtype.kind == "DOUBLE":
-        return float(v) if isinstance(v, (int, float)) and v == v else None     # NaN bounds say nothing
+        return float(v) if isinstance(v, (int, float)) and v == v else None  # NaN bounds say nothing
     if dtype.kind in ("INTEGER", "BIGINT", "HUGEINT"):
         return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
     if dtype.kind == "BOOLEAN":

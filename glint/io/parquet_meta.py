@@ -28,6 +28,7 @@ footer's end.
 >>> sorted(meta.raw_decimals), meta.dropped_arrow_schema
 (['p'], True)
 """
+
 from __future__ import annotations
 
 import os
@@ -38,11 +39,11 @@ import pyarrow.parquet as pq
 
 # compact protocol type ids
 _BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(1, 13)
-_INT32, _INT64 = 1, 2                   # parquet physical types
+_INT32, _INT64 = 1, 2  # parquet physical types
 _CONVERTED_DECIMAL = 5
-_LOGICAL_DECIMAL = 5                    # LogicalType union member for DECIMAL
+_LOGICAL_DECIMAL = 5  # LogicalType union member for DECIMAL
 _ARROW_KEY = b"ARROW:schema"
-_RENAMED_KEY = b"glint:ignore"          # the same length: nothing else in the footer moves
+_RENAMED_KEY = b"glint:ignore"  # the same length: nothing else in the footer moves
 
 
 class ThriftError(ValueError):
@@ -172,13 +173,13 @@ def _patch_schema(b, vs: int, ve: int) -> tuple[bytes, list[int]]:
         physical = _int_value(b, d[1]) if 1 in d else None
         converted = _int_value(b, d[6]) if 6 in d else None
         logical_decimal = False
-        if 10 in d:                                   # LogicalType: a union, one member set
+        if 10 in d:  # LogicalType: a union, one member set
             members, _ = _fields(b, d[10][3])
             logical_decimal = bool(members) and members[0][0] == _LOGICAL_DECIMAL
         if physical in (_INT32, _INT64) and (converted == _CONVERTED_DECIMAL or logical_decimal):
             prev = 0
             for fid, t, _, fvs, fve in fl:
-                if fid in (6, 7, 8, 10):              # converted type, scale, precision, logical type
+                if fid in (6, 7, 8, 10):  # converted type, scale, precision, logical type
                     continue
                 out += _field_header(prev, fid, t) + b[fvs:fve]
                 prev = fid
@@ -208,7 +209,7 @@ def _drop_arrow_schema(b: bytes) -> bytes | None:
             except (ThriftError, IndexError):
                 end = -1
             if end == len(b) and fl and fl[0][0] == 5:
-                return b[:at + 2] + _RENAMED_KEY + b[at + 2 + len(_ARROW_KEY):]
+                return b[: at + 2] + _RENAMED_KEY + b[at + 2 + len(_ARROW_KEY) :]
         at = b.rfind(needle, 0, at)
     return None
 
@@ -239,6 +240,7 @@ class RawFooter:
     """A rewritten footer (``metadata`` for ``pq.ParquetFile``), the columns
     that come back as unscaled integers, and whether the stored Arrow schema
     was put aside."""
+
     metadata: pq.FileMetaData
     raw_decimals: frozenset
     dropped_arrow_schema: bool
@@ -266,6 +268,7 @@ def raw_footer(path: str, footer: bytes | None = None) -> RawFooter | None:
     rewriting (no INT32 / INT64 DECIMAL, no stored Arrow schema) or the footer
     is not one this module understands (the scan then reads as pyarrow does)."""
     from pyarrow._parquet import _reconstruct_filemetadata
+
     try:
         b = footer if footer is not None else read_footer_bytes(path)
         top, _ = _fields(b, 0, stop_after=2)
@@ -277,7 +280,7 @@ def raw_footer(path: str, footer: bytes | None = None) -> RawFooter | None:
         if not changed and dropped is None:
             return None
         body = dropped if dropped is not None else b
-        body = body[:schema[3]] + new_schema + body[schema[4]:]
+        body = body[: schema[3]] + new_schema + body[schema[4] :]
         meta = _reconstruct_filemetadata(pa.py_buffer(body))
     except (ThriftError, IndexError, pa.ArrowException, OSError, ValueError):
         return None
@@ -300,7 +303,7 @@ def _element_names(b: bytes, vs: int) -> list[str]:
             out.append("")
             continue
         ln, s = _varint(b, name[3])
-        out.append(bytes(b[s:s + ln]).decode("utf-8", "replace"))
+        out.append(bytes(b[s : s + ln]).decode("utf-8", "replace"))
     return out
 
 
@@ -322,9 +325,9 @@ def dictionary_entries(path: str, offset: int) -> int | None:
             b = f.read(256)
         fl, _ = _fields(b, 0)
         d = {x[0]: x for x in fl}
-        if 1 not in d or _int_value(b, d[1]) != 2 or 7 not in d:      # PageType DICTIONARY_PAGE = 2
+        if 1 not in d or _int_value(b, d[1]) != 2 or 7 not in d:  # PageType DICTIONARY_PAGE = 2
             return None
-        header, _ = _fields(b, d[7][3])                                # DictionaryPageHeader
+        header, _ = _fields(b, d[7][3])  # DictionaryPageHeader
         nv = next((x for x in header if x[0] == 1), None)
         return None if nv is None else _int_value(b, nv)
     except (ThriftError, IndexError, OSError):

@@ -3,6 +3,7 @@ page headers parsed (Thrift compact protocol, with the helpers of
 :mod:`glint.io.parquet_meta`) and its page bodies decompressed
 (``pa.Codec``), on the host. The constants name the Thrift enums' values.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,14 +19,28 @@ from glint.io.parquet_meta import ThriftError, _skip, _varint
 DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
 # Encoding
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED, RLE_DICTIONARY = 0, 2, 3, 4, 8
-_ENCODING_NAMES = {0: "PLAIN", 2: "PLAIN_DICTIONARY", 3: "RLE", 4: "BIT_PACKED",
-                   5: "DELTA_BINARY_PACKED", 6: "DELTA_LENGTH_BYTE_ARRAY",
-                   7: "DELTA_BYTE_ARRAY", 8: "RLE_DICTIONARY", 9: "BYTE_STREAM_SPLIT"}
+_ENCODING_NAMES = {
+    0: "PLAIN",
+    2: "PLAIN_DICTIONARY",
+    3: "RLE",
+    4: "BIT_PACKED",
+    5: "DELTA_BINARY_PACKED",
+    6: "DELTA_LENGTH_BYTE_ARRAY",
+    7: "DELTA_BYTE_ARRAY",
+    8: "RLE_DICTIONARY",
+    9: "BYTE_STREAM_SPLIT",
+}
 # the physical types decoded into tensors, and their torch dtypes
 PHYSICAL_DTYPES = {"INT32": torch.int32, "INT64": torch.int64, "FLOAT": torch.float32, "DOUBLE": torch.float64}
 # Parquet codec name (the Thrift enum's) -> pa.Codec name
-_CODECS = {"UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli",
-           "ZSTD": "zstd", "LZ4_RAW": "lz4_raw"}
+_CODECS = {
+    "UNCOMPRESSED": None,
+    "SNAPPY": "snappy",
+    "GZIP": "gzip",
+    "BROTLI": "brotli",
+    "ZSTD": "zstd",
+    "LZ4_RAW": "lz4_raw",
+}
 # pyarrow's ColumnChunkMetaData.compression calls Thrift's LZ4_RAW "LZ4" (Arrow's
 # Compression::LZ4 is the raw block format); Thrift's LZ4 (Hadoop framing) is "UNKNOWN" there.
 _FROM_PYARROW = {"LZ4": "LZ4_RAW"}
@@ -56,6 +71,7 @@ class Page:
     page's definition levels (a hybrid stream without length prefix).
     ``def_encoding``: a v1 page's definition level encoding. ``num_nulls``: a
     v2 page's NULL count (None for other pages)."""
+
     kind: int
     num_values: int
     encoding: int
@@ -108,14 +124,14 @@ def _header_fields(b, i: int, structs=frozenset()) -> tuple[dict, int]:
         else:
             v, i = _varint(b, i)
             fid = (v >> 1) ^ -(v & 1)
-        if 4 <= t <= 6:                             # i16 / i32 / i64: zigzag varint
+        if 4 <= t <= 6:  # i16 / i32 / i64: zigzag varint
             v = b[i]
             if v < 0x80:
                 i += 1
             else:
                 v, i = _varint(b, i)
             out[fid] = (v >> 1) ^ -(v & 1)
-        elif t == 1 or t == 2:                      # bool: the value is the type
+        elif t == 1 or t == 2:  # bool: the value is the type
             out[fid] = t == 1
         elif t == 12 and fid in structs:
             out[fid], i = _header_fields(b, i)
@@ -178,14 +194,22 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
                 continue
             if kind == DATA_PAGE:
                 h = _required(d, 5, "data_page_header")
-                pages.append(Page(
-                    DATA_PAGE, _required(h, 1, "num_values"), _required(h, 2, "encoding"), inflate(raw, usize),
-                    def_encoding=h.get(3, RLE)))
+                pages.append(
+                    Page(
+                        DATA_PAGE,
+                        _required(h, 1, "num_values"),
+                        _required(h, 2, "encoding"),
+                        inflate(raw, usize),
+                        def_encoding=h.get(3, RLE),
+                    )
+                )
             elif kind == DICTIONARY_PAGE:
                 h = _required(d, 7, "dictionary_page_header")
-                pages.append(Page(
-                    DICTIONARY_PAGE, _required(h, 1, "num_values"), _required(h, 2, "encoding"),
-                    inflate(raw, usize)))
+                pages.append(
+                    Page(
+                        DICTIONARY_PAGE, _required(h, 1, "num_values"), _required(h, 2, "encoding"), inflate(raw, usize)
+                    )
+                )
             elif kind == DATA_PAGE_V2:
                 h = _required(d, 8, "data_page_header_v2")
                 dl = _required(h, 5, "definition_levels_byte_length")
@@ -193,11 +217,18 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
                 if dl < 0 or rl < 0 or dl + rl > min(csize, usize):
                     raise ThriftError("levels longer than the page")
                 compressed = h.get(7, True)
-                rest = raw[dl + rl:]
+                rest = raw[dl + rl :]
                 body = inflate(rest, usize - dl - rl) if compressed else bytes(rest)
-                pages.append(Page(
-                    DATA_PAGE_V2, _required(h, 1, "num_values"), _required(h, 4, "encoding"), body,
-                    def_bytes=bytes(raw[rl:rl + dl]), num_nulls=_required(h, 2, "num_nulls")))
+                pages.append(
+                    Page(
+                        DATA_PAGE_V2,
+                        _required(h, 1, "num_values"),
+                        _required(h, 4, "encoding"),
+                        body,
+                        def_bytes=bytes(raw[rl : rl + dl]),
+                        num_nulls=_required(h, 2, "num_nulls"),
+                    )
+                )
             else:
                 raise ThriftError(f"unknown page type {kind}")
     except (ThriftError, IndexError, TypeError, AttributeError) as e:
@@ -205,5 +236,3 @@ def parse_pages(buf: bytes, codec: str, column: str = "?") -> list[Page]:
     except pa.ArrowException as e:
         raise GlintIOError(f"Parquet column {column!r}: page does not decompress: {e}") from None
     return pages
-
-

@@ -33,6 +33,7 @@ naming the column; malformed bytes raise :class:`glint.errors.GlintIOError`.
 >>> values.tolist(), valid.tolist()
 ([7, 0, 7, 9], [True, False, True, True])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ from glint.io.parquet_page_headers import (
     read_chunk_bytes,
 )
 
-MAX_BIT_WIDTH = 32                          # widest hybrid value decoded (indices, levels)
+MAX_BIT_WIDTH = 32  # widest hybrid value decoded (indices, levels)
 
 
 # ------------------------------------------------------------------ hybrid runs
@@ -71,7 +72,7 @@ class _Runs:
     the device, for bit-packed runs only: other runs are checked on the host)."""
 
     def __init__(self):
-        self.rows = ([], [], [], [], [], [])    # length, base, step, bit, width, limit
+        self.rows = ([], [], [], [], [], [])  # length, base, step, bit, width, limit
         self.total = 0
         self.max_width = 0
         self.stepped = False
@@ -110,8 +111,7 @@ class _Runs:
             return torch.zeros(0, dtype=torch.int64, device=dev)
         t = torch.tensor(self.rows, dtype=torch.int64).to(dev)
         length, base, step, bit, width, limit = t.unbind(0)
-        run = torch.repeat_interleave(torch.arange(len(self.rows[0]), device=dev), length,
-                                      output_size=self.total)
+        run = torch.repeat_interleave(torch.arange(len(self.rows[0]), device=dev), length, output_size=self.total)
         out = base[run]
         if self.stepped or self.max_width:
             start = torch.cumsum(length, 0) - length
@@ -123,7 +123,7 @@ class _Runs:
                 pos = bit[run] + k * w
                 byte = pos >> 3
                 word = data[byte].to(torch.int64)
-                for j in range(1, (self.max_width + 14) // 8):      # bytes under 7 + width bits
+                for j in range(1, (self.max_width + 14) // 8):  # bytes under 7 + width bits
                     word |= data[byte + j].to(torch.int64) << (8 * j)
                 mask = torch.bitwise_left_shift(torch.ones_like(w), w) - 1
                 out = out + ((word >> (pos & 7)) & mask)
@@ -134,8 +134,9 @@ class _Runs:
         return out
 
 
-def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limit: int = 0,
-                  offset: int = 0) -> int | None:
+def _parse_hybrid(
+    b, i: int, end: int, width: int, count: int, runs: _Runs, limit: int = 0, offset: int = 0
+) -> int | None:
     """Parse the run headers of the RLE / bit-packed hybrid stream in b[i:end]
     (``count`` values of ``width`` bits) into ``runs``, each value plus
     ``offset``; bit offsets are positions in b; ``limit`` > 0: every value
@@ -150,7 +151,7 @@ def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limi
             raise ValueError(f"hybrid stream ends {left} values short")
         h, i = _varint(b, i)
         n = h >> 1
-        if h & 1:                                   # bit-packed: n groups of 8 values
+        if h & 1:  # bit-packed: n groups of 8 values
             take = min(n * 8, left)
             need = (take * width + 7) // 8
             if i + need > end:
@@ -158,12 +159,12 @@ def _parse_hybrid(b, i: int, end: int, width: int, count: int, runs: _Runs, limi
             if take:
                 runs.add(take, base=offset, bit=i * 8, width=width, limit=limit and offset + limit)
                 if width == 1:
-                    ones += (int.from_bytes(b[i:i + need], "little") & ((1 << take) - 1)).bit_count()
+                    ones += (int.from_bytes(b[i : i + need], "little") & ((1 << take) - 1)).bit_count()
             i += n * width
-        else:                                       # RLE: n copies of one value
+        else:  # RLE: n copies of one value
             if i + vbytes > end:
                 raise ValueError("RLE run runs past its stream")
-            v = int.from_bytes(b[i:i + vbytes], "little")
+            v = int.from_bytes(b[i : i + vbytes], "little")
             i += vbytes
             take = min(n, left)
             if limit and v >= limit:
@@ -217,6 +218,7 @@ def decode_streams(data: torch.Tensor, starts, ends, widths, counts, use_triton:
         use_triton = dev.type == "cuda"
     if use_triton:
         from glint.kernels.hybrid import decode_streams_triton
+
         starts_t, ends_t, widths_t, counts_t = (m.to(dev) for m in meta)
         offsets = torch.cumsum(counts_t, 0) - counts_t
         out = torch.zeros(total, dtype=torch.int32, device=dev)
@@ -243,6 +245,7 @@ class ChunkPlan:
     stream in ``hyb``, ``(None, first, 0, count)`` for a PLAIN page (indices
     first, first + 1, ...); ``levels``: the definition level runs (bit
     offsets into ``hyb``), None for a required column."""
+
     dtype: torch.dtype
     rows: int
     stored: int
@@ -272,11 +275,15 @@ def _check_column(meta, column: int):
     name = col.path
     dtype = PHYSICAL_DTYPES.get(col.physical_type)
     if dtype is None:
-        raise NotSupported(f"Parquet column {name!r}: physical type {col.physical_type} "
-                           "(only INT32, INT64, FLOAT and DOUBLE are decoded)")
+        raise NotSupported(
+            f"Parquet column {name!r}: physical type {col.physical_type} "
+            "(only INT32, INT64, FLOAT and DOUBLE are decoded)"
+        )
     if col.max_repetition_level or col.max_definition_level > 1:
-        raise NotSupported(f"Parquet column {name!r}: nested column (max repetition level "
-                           f"{col.max_repetition_level}, max definition level {col.max_definition_level})")
+        raise NotSupported(
+            f"Parquet column {name!r}: nested column (max repetition level "
+            f"{col.max_repetition_level}, max definition level {col.max_definition_level})"
+        )
     return name, dtype, col.max_definition_level
 
 
@@ -286,17 +293,22 @@ def plan_column_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData
     meta = metadata if metadata is not None else pq.read_metadata(path)
     name, dtype, max_def = _check_column(meta, column)
     cc = meta.row_group(rg).column(column)
-    plan = plan_pages(parse_pages(read_chunk_bytes(path, cc, reuse=True), parquet_codec(cc), column=name), dtype,
-                      max_def, name)
+    plan = plan_pages(
+        parse_pages(read_chunk_bytes(path, cc, reuse=True), parquet_codec(cc), column=name), dtype, max_def, name
+    )
     if plan.rows != cc.num_values:
-        raise GlintIOError(f"Parquet column {name!r}: pages hold {plan.rows} values, "
-                           f"the column chunk {cc.num_values}")
+        raise GlintIOError(f"Parquet column {name!r}: pages hold {plan.rows} values, the column chunk {cc.num_values}")
     return plan
 
 
-def decode_column_chunk(path: str, rg: int, column: int, device="cpu",
-                        metadata: pq.FileMetaData | None = None,
-                        use_triton: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+def decode_column_chunk(
+    path: str,
+    rg: int,
+    column: int,
+    device="cpu",
+    metadata: pq.FileMetaData | None = None,
+    use_triton: bool | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Column ``column`` (leaf index) of row group ``rg`` of a Parquet file:
     (values, valid). values: int32 / int64 / float32 / float64 on ``device``,
     0 where NULL; valid: a bool tensor, or None when the column cannot hold
@@ -327,9 +339,9 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
     """A column chunk's parsed pages as a ChunkPlan; malformed pages raise
     GlintIOError, encodings not handled NotSupported (naming ``column``)."""
     size = dtype.itemsize
-    hyb = []                    # hybrid streams (levels, indices): positions count from the first
+    hyb = []  # hybrid streams (levels, indices): positions count from the first
     hyb_len = 0
-    vals = []                   # dictionary entries, then the values of PLAIN pages
+    vals = []  # dictionary entries, then the values of PLAIN pages
     vals_bytes = 0
     levels = _Runs() if max_def else None
     dict_n = None
@@ -341,29 +353,31 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
                 if dict_n is not None or total:
                     raise ValueError("a dictionary page that is not the chunk's first page")
                 if p.encoding not in (PLAIN, PLAIN_DICTIONARY):
-                    raise NotSupported(f"Parquet column {column!r}: dictionary page encoding "
-                                       f"{encoding_name(p.encoding)}")
+                    raise NotSupported(
+                        f"Parquet column {column!r}: dictionary page encoding {encoding_name(p.encoding)}"
+                    )
                 if p.num_values < 0 or len(p.body) < p.num_values * size:
                     raise ValueError("dictionary page shorter than its entries")
-                vals.append(memoryview(p.body)[:p.num_values * size])
+                vals.append(memoryview(p.body)[: p.num_values * size])
                 vals_bytes += p.num_values * size
                 dict_n = p.num_values
                 continue
             n = p.num_values
             body = memoryview(p.body)
-            k = n                                           # stored (non-NULL) values
+            k = n  # stored (non-NULL) values
             if max_def:
                 if p.kind == DATA_PAGE:
                     if p.def_encoding != RLE:
-                        raise NotSupported(f"Parquet column {column!r}: definition level encoding "
-                                           f"{encoding_name(p.def_encoding)}")
+                        raise NotSupported(
+                            f"Parquet column {column!r}: definition level encoding {encoding_name(p.def_encoding)}"
+                        )
                     if len(body) < 4:
                         raise ValueError("page too short for its definition levels")
                     ln = int.from_bytes(body[:4], "little")
                     if 4 + ln > len(body):
                         raise ValueError("definition levels longer than the page")
-                    lv = body[4:4 + ln]
-                    body = body[4 + ln:]
+                    lv = body[4 : 4 + ln]
+                    body = body[4 + ln :]
                 else:
                     lv = p.def_bytes
                 page_levels = _Runs()
@@ -376,8 +390,8 @@ def plan_pages(pages: list[Page], dtype: torch.dtype, max_def: int, column: str)
             if p.encoding == PLAIN:
                 if len(body) < k * size:
                     raise ValueError("PLAIN page shorter than its values")
-                streams.append((None, vals_bytes // size, 0, k))     # indices first, first + 1, ...
-                vals.append(body[:k * size])
+                streams.append((None, vals_bytes // size, 0, k))  # indices first, first + 1, ...
+                vals.append(body[: k * size])
                 vals_bytes += k * size
             elif p.encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
                 if dict_n is None:
@@ -403,6 +417,7 @@ class PlanLayout:
     to the device: ``[every plan's hyb][pad to 8][every plan's vals][8 zero
     bytes]``. ``segments``: (offset, buffer) pairs to fill it with; ``table``:
     the page table of glint.kernels.hybrid.decode_pages_triton (int64)."""
+
     total: int
     vals_at: int
     segments: list
@@ -439,15 +454,14 @@ def layout_plans(plans: list[ChunkPlan]) -> PlanLayout:
         out_at.append(out)
         o = out
         for st, end, width, k in p.streams:
-            if st is None:          # PLAIN
+            if st is None:  # PLAIN
                 rows.append((0, 0, -1, k, o, vb + end, 0))
             else:
                 rows.append((h + st, h + end, width, k, o, vb, p.dict_n))
             o += k
         out += p.stored
     table = torch.tensor(rows, dtype=torch.int64).reshape(-1, 7)
-    return PlanLayout(at + 8, vals_at, segments, table, hyb_at, vals_base, out_at,
-                      sum(p.rows for p in plans), out)
+    return PlanLayout(at + 8, vals_at, segments, table, hyb_at, vals_base, out_at, sum(p.rows for p in plans), out)
 
 
 def fill_layout(layout: PlanLayout) -> torch.Tensor:
@@ -456,9 +470,9 @@ def fill_layout(layout: PlanLayout) -> torch.Tensor:
     mv = memoryview(buf)
     for at, seg in layout.segments:
         if isinstance(seg, FileRange):
-            seg.read_into(mv[at:at + len(seg)])
+            seg.read_into(mv[at : at + len(seg)])
         else:
-            mv[at:at + len(seg)] = seg
+            mv[at : at + len(seg)] = seg
     return torch.frombuffer(buf, dtype=torch.uint8) if layout.total else torch.zeros(0, dtype=torch.uint8)
 
 
@@ -490,9 +504,15 @@ def to_device(t: torch.Tensor, device) -> torch.Tensor:
     return t.pin_memory().to(device, non_blocking=True)
 
 
-def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None = None,
-                 data: torch.Tensor | None = None, layout: PlanLayout | None = None, column: str = "?",
-                 valid_when_no_nulls: bool = True):
+def decode_plans(
+    plans: list[ChunkPlan],
+    device="cpu",
+    use_triton: bool | None = None,
+    data: torch.Tensor | None = None,
+    layout: PlanLayout | None = None,
+    column: str = "?",
+    valid_when_no_nulls: bool = True,
+):
     """The values of several column chunks (plans of one dtype) one after
     the other: (values, valid, err). ``data``: the layout's buffer already
     on the device (the scan copies it up through pinned memory), else it is
@@ -507,19 +527,23 @@ def decode_plans(plans: list[ChunkPlan], device="cpu", use_triton: bool | None =
     value is NULL."""
     dtype, layout, data, use_triton = decode_inputs(plans, layout_plans, layout, data, device, use_triton, "plans")
     device = data.device
-    source = data[layout.vals_at:layout.total - 8].view(dtype) if layout.total else \
-        torch.zeros(0, dtype=dtype, device=device)
+    source = (
+        data[layout.vals_at : layout.total - 8].view(dtype)
+        if layout.total
+        else torch.zeros(0, dtype=dtype, device=device)
+    )
     err = None
     try:
         if use_triton:
             from glint.kernels.hybrid import decode_pages_triton
+
             values = torch.empty(layout.stored, dtype=dtype, device=device)
             err = torch.zeros(1, dtype=torch.int32, device=device)
             decode_pages_triton(data, source, to_device(layout.table, device), values, err)
         else:
             index = _Runs()
             for p, h, vb in zip(plans, layout.hyb_at, layout.vals_base):
-                local = _Runs()                 # bit offsets into p.hyb, then into the buffer
+                local = _Runs()  # bit offsets into p.hyb, then into the buffer
                 hyb = b"".join(p.hyb)
                 for st, end, width, k in p.streams:
                     if st is None:
@@ -548,5 +572,7 @@ def check_decoded(err: torch.Tensor | None, column: str = "?") -> None:
     """Raise GlintIOError if decode_plans' kernel found bad page data (waits
     for the device)."""
     if err is not None and int(err.item()):
-        raise GlintIOError(f"Parquet column {column!r}: bad page data: a dictionary index past the "
-                           "dictionary, or an index stream shorter than its page")
+        raise GlintIOError(
+            f"Parquet column {column!r}: bad page data: a dictionary index past the "
+            "dictionary, or an index stream shorter than its page"
+        )

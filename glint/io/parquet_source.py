@@ -5,14 +5,14 @@ Every failure a user can cause (a file that is not Parquet, files whose
 columns differ) raises :class:`~glint.errors.GlintIOError` naming the file
 and the reason, never a raw pyarrow exception.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -69,8 +69,10 @@ class ParquetSource:
         for f, m in zip(self.files, metas):
             names = m.schema.to_arrow_schema().names
             if names != self.schema.names:
-                raise GlintIOError(f"Parquet file {short_path(f)!r} has columns {names}, "
-                                   f"but {short_path(self.files[0])!r} has {self.schema.names}")
+                raise GlintIOError(
+                    f"Parquet file {short_path(f)!r} has columns {names}, "
+                    f"but {short_path(self.files[0])!r} has {self.schema.names}"
+                )
         self.metas = metas
         self.num_rows = sum(m.num_rows for m in metas)
         types = {}
@@ -92,22 +94,22 @@ class ParquetSource:
             self._col_index = {rg.column(ci).path_in_schema: ci for ci in range(rg.num_columns)}
         self._stat_cache: dict = {}
         self._size_cache: dict = {}
-        self._raw_bound_kinds: dict = {}    # (file, column) -> whether its min/max are glint's values as stored
+        self._raw_bound_kinds: dict = {}  # (file, column) -> whether its min/max are glint's values as stored
         self.fragments = []
-        self._where = []                    # fragment -> (file index, row group)
+        self._where = []  # fragment -> (file index, row group)
         for fi, m in enumerate(metas):
             for g in range(m.num_row_groups):
                 i = len(self._where)
                 self._where.append((fi, g))
                 self.fragments.append(Fragment(m.row_group(g).num_rows, _RowGroupStats(self, i)))
         self._dict_columns = self._dictionary_columns(metas)
-        self._raw: dict[int, tuple] = {}        # file index -> (raw footer, columns it may read)
-        self._device_ok: dict[str, bool] = {}   # column -> decodable from its pages by torch
-        self._raw_cols: dict[str, bool] = {}    # column -> decoded as stored by the device (raw_decodable)
+        self._raw: dict[int, tuple] = {}  # file index -> (raw footer, columns it may read)
+        self._device_ok: dict[str, bool] = {}  # column -> decodable from its pages by torch
+        self._raw_cols: dict[str, bool] = {}  # column -> decoded as stored by the device (raw_decodable)
         self._raw_lock = threading.Lock()
-        self._leaves: dict = {}                 # (file index, column) -> (leaf, raw index), see _leaf_index
-        self._raw_names: dict = {}              # file index -> (its path, its raw chunks' error prefix)
-        self._where_np = None                   # _where as two arrays (file index, row group), see raw_set
+        self._leaves: dict = {}  # (file index, column) -> (leaf, raw index), see _leaf_index
+        self._raw_names: dict = {}  # file index -> (its path, its raw chunks' error prefix)
+        self._where_np = None  # _where as two arrays (file index, row group), see raw_set
 
     def _dictionary_columns(self, metas) -> set[str]:
         """String columns with few distinct values, read as dictionaries
@@ -117,6 +119,7 @@ class ParquetSource:
         (comments, names, addresses), are read as plain strings: pyarrow would
         hash every value into a dictionary again, for nothing."""
         from glint.io.parquet_meta import dictionary_entries
+
         out = set()
         fi, m = next(((i, m) for i, m in enumerate(metas) if m.num_row_groups), (None, None))
         for field in self.schema:
@@ -150,6 +153,7 @@ class ParquetSource:
         if got is not None:
             return got
         from glint.io.parquet_meta import raw_footer
+
         with self._raw_lock:
             got = self._raw.get(fi)
             if got is None:
@@ -162,9 +166,12 @@ class ParquetSource:
                     except (pa.ArrowException, ValueError):
                         raw = None
                     else:
-                        ok = frozenset(f.name for f in self.schema
-                                       if f.name in patched.names and _raw_compatible(
-                                           f, patched.field(f.name), f.name in raw.raw_decimals))
+                        ok = frozenset(
+                            f.name
+                            for f in self.schema
+                            if f.name in patched.names
+                            and _raw_compatible(f, patched.field(f.name), f.name in raw.raw_decimals)
+                        )
                         types = {c: patched.field(c).type for c in ok}
                 got = self._raw[fi] = (raw, ok, types)
         return got
@@ -175,7 +182,9 @@ class ParquetSource:
         already one of many decoding threads)."""
         if len(fragments) <= 1 or not parallel:
             return [self._read_groups([i], columns, parallel) for i in fragments]
-        return list(decode_pool(self._settings.decode_threads).map(lambda i: self._read_groups([i], columns, False), fragments))
+        return list(
+            decode_pool(self._settings.decode_threads).map(lambda i: self._read_groups([i], columns, False), fragments)
+        )
 
     def read_run(self, fragments: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Several fragments' rows as one table, decoded on the calling thread:
@@ -194,8 +203,10 @@ class ParquetSource:
         # one way for every part, so that they concatenate: through the
         # rewritten footers only when each file's gives the same types
         files = {self._where[r[0]][0] for r in runs}
-        raw = all(self._raw_ok(fi, columns) for fi in files) and \
-            len({tuple(self._raw_footer(fi)[2][c] for c in columns) for fi in files}) == 1
+        raw = (
+            all(self._raw_ok(fi, columns) for fi in files)
+            and len({tuple(self._raw_footer(fi)[2][c] for c in columns) for fi in files}) == 1
+        )
         parts = [self._read_groups(r, columns, False, raw=raw) for r in runs]
         if len(parts) == 1:
             return parts[0]
@@ -210,8 +221,9 @@ class ParquetSource:
                 raise GlintIOError(f"Parquet files {names} have columns of types that do not match: {e}") from None
         return pa.concat_tables(parts)
 
-    def _read_groups(self, fragments: Sequence[int], columns: Sequence[str], threads: bool,
-                     raw: bool = False) -> pa.Table:
+    def _read_groups(
+        self, fragments: Sequence[int], columns: Sequence[str], threads: bool, raw: bool = False
+    ) -> pa.Table:
         cols = list(columns)
         dict_cols = [c for c in cols if c in self._dict_columns]
         fi = self._where[fragments[0]][0]
@@ -224,8 +236,9 @@ class ParquetSource:
                 return pf.read_row_group(groups[0], columns=cols, use_threads=threads)
             return pf.read_row_groups(groups, columns=cols, use_threads=threads)
         except FileNotFoundError:
-            raise GlintIOError(f"No such file: {short_path(f)!r} (it was there when the table was registered)"
-                               ) from None
+            raise GlintIOError(
+                f"No such file: {short_path(f)!r} (it was there when the table was registered)"
+            ) from None
         except (pa.ArrowException, OSError, ValueError, KeyError) as e:
             reason = str(e).strip() or type(e).__name__
             where = f"row group {groups[0]}" if len(groups) == 1 else f"row groups {groups[0]}-{groups[-1]}"
@@ -262,8 +275,13 @@ class ParquetSource:
             return leaf
         if kind == "DATE" and phys == "INT32" and lt == "Date":
             return leaf
-        if dtype.is_decimal and dtype.precision <= T.MAX_INT64_DECIMAL_PRECISION and phys in ("INT32", "INT64") \
-                and lt == "Decimal" and logical.get("scale") == dtype.scale:
+        if (
+            dtype.is_decimal
+            and dtype.precision <= T.MAX_INT64_DECIMAL_PRECISION
+            and phys in ("INT32", "INT64")
+            and lt == "Decimal"
+            and logical.get("scale") == dtype.scale
+        ):
             return leaf
         if kind == "DOUBLE" and phys in ("FLOAT", "DOUBLE") and lt == "None":
             return leaf
@@ -280,18 +298,18 @@ class ParquetSource:
         leaf, index = self._leaf_index(fi, name, dtype)
         try:
             if raw and index is not None and index[g] is not None:
-                return read_raw(str(self.files[fi]), index[g],
-                                where=f"Parquet file {short_path(self.files[fi])!r}, row group {g}")
+                return read_raw(
+                    str(self.files[fi]), index[g], where=f"Parquet file {short_path(self.files[fi])!r}, row group {g}"
+                )
             return plan_column_chunk(str(self.files[fi]), g, leaf, metadata=meta)
-        except GlintIOError as e:        # bad page data: which file and row group
-            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: "
-                               f"{e}") from None
+        except GlintIOError as e:  # bad page data: which file and row group
+            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: {e}") from None
         except FileNotFoundError:
-            raise GlintIOError(f"No such file: {short_path(self.files[fi])!r} (it was there when the table "
-                               f"was registered)") from None
+            raise GlintIOError(
+                f"No such file: {short_path(self.files[fi])!r} (it was there when the table was registered)"
+            ) from None
         except OSError as e:
-            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: "
-                               f"{e}") from None
+            raise GlintIOError(f"Cannot read Parquet file {short_path(self.files[fi])!r}, row group {g}: {e}") from None
 
     def raw_decodable(self, name: str, dtype, strings: bool = True) -> bool:
         """Whether column ``name`` is one the device decodes from its bytes
@@ -329,8 +347,7 @@ class ParquetSource:
         leaf = next((i for i in range(len(sch)) if sch.column(i).path == name), None)
         if leaf is None or sch.column(leaf).physical_type != "BYTE_ARRAY":
             return None
-        return leaf if json.loads(sch.column(leaf).logical_type.to_json()).get("Type") in ("String", "None") \
-            else None
+        return leaf if json.loads(sch.column(leaf).logical_type.to_json()).get("Type") in ("String", "None") else None
 
     def has_raw(self, fragment: int, name: str, dtype) -> bool:
         """Whether raw_chunk gives a RawChunk for this fragment's column."""
@@ -363,7 +380,10 @@ class ParquetSource:
         """(file ``fi``'s path, its raw chunks' error prefix), made once."""
         named = self._raw_names.get(fi)
         if named is None:
-            named = self._raw_names[fi] = (str(self.files[fi]), f"Parquet file {short_path(self.files[fi])!r}, row group ")
+            named = self._raw_names[fi] = (
+                str(self.files[fi]),
+                f"Parquet file {short_path(self.files[fi])!r}, row group ",
+            )
         return named
 
     def raw_set(self, fragments, name: str, dtype):
@@ -411,8 +431,10 @@ class ParquetSource:
                 if got is None:
                     meta = self.metas[fi]
                     leaf = self._raw_leaf(meta, name, dtype)
-                    got = self._leaves[(fi, name)] = (leaf, None if leaf is None else raw_index(
-                        meta, leaf, self._settings.raw_index_block))
+                    got = self._leaves[(fi, name)] = (
+                        leaf,
+                        None if leaf is None else raw_index(meta, leaf, self._settings.raw_index_block),
+                    )
         return got
 
     def describe_fragments(self, fragments) -> str:
@@ -557,7 +579,7 @@ def decode_pool(threads: int = 0):
         with _POOL_LOCK:
             if _POOL is None:
                 n = threads or max(2, os.cpu_count() or 2)
-                _POOL = PriorityPool(n, "glint-decode")     # a scan's tasks carry its priority (see ChunkReader)
+                _POOL = PriorityPool(n, "glint-decode")  # a scan's tasks carry its priority (see ChunkReader)
     return _POOL
 
 
@@ -576,9 +598,14 @@ def _raw_compatible(orig: pa.Field, patched: pa.Field, raw_decimal: bool) -> boo
     return a.equals(b)
 
 
-def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
-                 progress: bool | None = None, files: list[Path] | None = None,
-                 read_dictionary: Sequence[str] | None = None) -> pa.Table:
+def load_parquet(
+    path: str | os.PathLike,
+    columns: Sequence[str] | None = None,
+    *,
+    progress: bool | None = None,
+    files: list[Path] | None = None,
+    read_dictionary: Sequence[str] | None = None,
+) -> pa.Table:
     """Read a Parquet file, every ``*.parquet`` file below a directory
     (recursively, in sorted order) or every file matching a glob into one
     Arrow table. ``columns`` keeps only those columns. ``progress``: show a
@@ -603,8 +630,7 @@ def load_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None, 
                 reason = f"not a Parquet file ({reason})"
             raise GlintIOError(f"Cannot read Parquet file {short_path(f)!r}: {reason}") from None
 
-    tables = read_files(files, read_one, progress, f"{len(files)} Parquet files" if len(files) > 1
-                       else short_path(files[0]))
+    tables = read_files(
+        files, read_one, progress, f"{len(files)} Parquet files" if len(files) > 1 else short_path(files[0])
+    )
     return concat_file_tables(tables, files, "Parquet")
-
-

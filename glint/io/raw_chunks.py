@@ -6,6 +6,7 @@ chunk's chunks of one column as numpy arrays (:class:`RawSet`). A string
 column's chunks are decoded as codes into a dictionary the host makes of
 their dictionary pages' strings.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ class RawChunk:
     ``where``: the file and row group, for errors. ``source``: the bytes,
     or a :class:`FileRange` where they are still in the file (the scan's
     chunks: read straight into the pinned buffers they are copied up from)."""
+
     dtype: torch.dtype
     rows: int
     codec: int
@@ -83,7 +85,7 @@ class RawChunk:
             head = read_bytes(src.path, src.start, self.dict_span, reuse=True, files=files)
             rest = FileRange(src.path, src.start + self.dict_span, src.size - self.dict_span)
         else:
-            head, rest = src[:self.dict_span], src[self.dict_span:]
+            head, rest = src[: self.dict_span], src[self.dict_span :]
         return head, rest
 
     def _parse_dictionary(self, head) -> Page:
@@ -108,8 +110,9 @@ class RawChunk:
             strings = _dictionary_strings(head, RAW_CODEC_NAMES[self.codec], self.where)
             if key is not None:
                 seen[key] = strings
-        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings),
-                        True, strings)
+        return RawChunk(
+            self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings), True, strings
+        )
 
     def with_host_dictionary(self) -> RawChunk:
         """The chunk with its dictionary page decompressed here (pa.Codec)
@@ -132,8 +135,9 @@ class RawChunk:
         kept = RAW_BUFFERS.get(n)
         np.frombuffer(kept, dtype=np.uint8, count=n)[:] = np.frombuffer(body, dtype=np.uint8)
         del page, body
-        return RawChunk(self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0,
-                        memoryview(kept)[:n], entries)
+        return RawChunk(
+            self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, memoryview(kept)[:n], entries
+        )
 
     @property
     def buf(self):
@@ -161,7 +165,7 @@ class RawChunk:
                 RAW_BUFFERS.put(obj)
 
 
-RAW_PAGES = 64      # pages per column chunk the device's tables hold without counting them first
+RAW_PAGES = 64  # pages per column chunk the device's tables hold without counting them first
 
 
 def pages_cap_of(rows, usize):
@@ -210,7 +214,7 @@ def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
     data_at = cc.data_page_offset
     has_dict = cc.has_dictionary_page
     dict_at = cc.dictionary_page_offset if has_dict else None
-    start = dict_at if dict_at else data_at                 # (chunk_start)
+    start = dict_at if dict_at else data_at  # (chunk_start)
     size = cc.total_compressed_size
     dict_span = max(0, data_at - start)
     if codes and not (has_dict and 0 < dict_span <= min(STRING_DICTIONARY_BYTES, size - 1)):
@@ -218,7 +222,7 @@ def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
     return (dtype, start, size, cc.num_values, codec, cc.total_uncompressed_size, dict_span, codes)
 
 
-_ENCODINGS_OK: dict = {}                # a chunk's encodings (pyarrow's tuple) -> all of them RAW_ENCODINGS
+_ENCODINGS_OK: dict = {}  # a chunk's encodings (pyarrow's tuple) -> all of them RAW_ENCODINGS
 
 
 # a string column chunk is decoded as codes only when its dictionary page
@@ -241,11 +245,11 @@ def plain_strings(body, n: int) -> list[bytes]:
     for _ in range(n):
         if i + 4 > end:
             raise ValueError(f"{n} strings say the page, its bytes end after {len(out)}")
-        k = int.from_bytes(mv[i:i + 4], "little")
+        k = int.from_bytes(mv[i : i + 4], "little")
         i += 4
         if i + k > end:
             raise ValueError(f"string {len(out)} of {k} bytes runs past the page")
-        out.append(bytes(mv[i:i + k]))
+        out.append(bytes(mv[i : i + k]))
         i += k
     return out
 
@@ -261,8 +265,9 @@ def string_codes(chunks: list[RawChunk]):
     out = []
     for c in chunks:
         remap = np.fromiter((code[s] for s in c.strings), dtype=np.int32, count=len(c.strings)).tobytes()
-        out.append(RawChunk(c.dtype, c.rows, c.codec, c.usize, c.source, c.where, 0, remap, len(c.strings),
-                            True, c.strings))
+        out.append(
+            RawChunk(c.dtype, c.rows, c.codec, c.usize, c.source, c.where, 0, remap, len(c.strings), True, c.strings)
+        )
     return _sorted_dictionary(ordered), out
 
 
@@ -294,12 +299,14 @@ def _dictionary_strings(head, codec: str, where: str = "") -> list[bytes]:
     try:
         return plain_strings(page.body, page.num_values)
     except ValueError as e:
-        raise GlintIOError(f"Cannot read {where}: bad dictionary page: {e}" if where else
-                           f"bad dictionary page: {e}") from None
+        raise GlintIOError(
+            f"Cannot read {where}: bad dictionary page: {e}" if where else f"bad dictionary page: {e}"
+        ) from None
 
 
-def read_raw_chunk(path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None,
-                   where: str = "") -> RawChunk | None:
+def read_raw_chunk(
+    path: str, rg: int, column: int, metadata: pq.FileMetaData | None = None, where: str = ""
+) -> RawChunk | None:
     """Column ``column`` (leaf index) of row group ``rg`` as stored (one
     ``pread``), or None when :func:`raw_readable` says no."""
     meta = metadata if metadata is not None else pq.read_metadata(path)
@@ -342,8 +349,9 @@ class RawIndex(Sequence):
         meta, col, dt, codes = self._meta, self._column, self.dtype, self.codes
         got = [_raw_entry(meta.row_group(i).column(col), dt, codes) for i in range(lo, hi)]
         zeros = (0,) * 6
-        self._fields[:, lo:hi] = np.array([e[1:7] if e is not None else zeros for e in got],
-                                          dtype=np.int64).reshape(hi - lo, 6).T
+        self._fields[:, lo:hi] = (
+            np.array([e[1:7] if e is not None else zeros for e in got], dtype=np.int64).reshape(hi - lo, 6).T
+        )
         self._ok[lo:hi] = [e is not None for e in got]
         self._entries[lo:hi] = got
         self._done[b] = 1
@@ -405,14 +413,49 @@ class RawSet:
     data pages only) and :meth:`with_codes` (the scan chunk's dictionary, and
     ``remap``: each distinct page's int32 codes in it, at ``remap_at``)."""
 
-    __slots__ = ("dtype", "paths", "file", "start", "size", "rows", "codec", "usize", "dict_span", "where",
-                 "groups", "codes", "pages", "page_of", "remap", "remap_at")
+    __slots__ = (
+        "dtype",
+        "paths",
+        "file",
+        "start",
+        "size",
+        "rows",
+        "codec",
+        "usize",
+        "dict_span",
+        "where",
+        "groups",
+        "codes",
+        "pages",
+        "page_of",
+        "remap",
+        "remap_at",
+    )
 
-    def __init__(self, dtype, paths: list, file, start, size, rows, codec, usize, dict_span, where: list, groups,
-                 codes: bool = False):
+    def __init__(
+        self,
+        dtype,
+        paths: list,
+        file,
+        start,
+        size,
+        rows,
+        codec,
+        usize,
+        dict_span,
+        where: list,
+        groups,
+        codes: bool = False,
+    ):
         self.dtype, self.paths, self.file, self.where, self.groups = dtype, paths, file, where, groups
-        self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = \
-            start, size, rows, codec, usize, dict_span
+        self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = (
+            start,
+            size,
+            rows,
+            codec,
+            usize,
+            dict_span,
+        )
         self.codes = codes
         self.pages = self.page_of = self.remap = self.remap_at = None
 
@@ -426,16 +469,35 @@ class RawSet:
         src = FileRange(self.paths[f], int(self.start[i]), size)
         where = f"{self.where[f]}{int(self.groups[i])}"
         if self.page_of is None:
-            return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]), src, where,
-                            span if span < size else 0, codes=self.codes)
+            return RawChunk(
+                self.dtype,
+                int(self.rows[i]),
+                int(self.codec[i]),
+                int(self.usize[i]),
+                src,
+                where,
+                span if span < size else 0,
+                codes=self.codes,
+            )
         k = int(self.page_of[i])
         strings = self.pages[k]
         remap = None
         if self.remap is not None:
             at = int(self.remap_at[k])
-            remap = self.remap[at:at + 4 * len(strings)]
-        return RawChunk(self.dtype, int(self.rows[i]), int(self.codec[i]), int(self.usize[i]), src, where, 0,
-                        remap, len(strings), True, strings)
+            remap = self.remap[at : at + 4 * len(strings)]
+        return RawChunk(
+            self.dtype,
+            int(self.rows[i]),
+            int(self.codec[i]),
+            int(self.usize[i]),
+            src,
+            where,
+            0,
+            remap,
+            len(strings),
+            True,
+            strings,
+        )
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -445,8 +507,20 @@ class RawSet:
         return int(self.size.sum())
 
     def _like(self, start, size, dict_span) -> RawSet:
-        out = RawSet(self.dtype, self.paths, self.file, start, size, self.rows, self.codec, self.usize, dict_span,
-                     self.where, self.groups, self.codes)
+        out = RawSet(
+            self.dtype,
+            self.paths,
+            self.file,
+            start,
+            size,
+            self.rows,
+            self.codec,
+            self.usize,
+            dict_span,
+            self.where,
+            self.groups,
+            self.codes,
+        )
         out.pages, out.page_of, out.remap, out.remap_at = self.pages, self.page_of, self.remap, self.remap_at
         return out
 
@@ -461,12 +535,19 @@ class RawSet:
         index: dict = {}
         page_of = np.empty(len(self), dtype=np.int64)
         paths, where, codec_names = self.paths, self.where, RAW_CODEC_NAMES
-        for i, (f, s, span, size, codec) in enumerate(zip(self.file.tolist(), self.start.tolist(),
-                                                          self.dict_span.tolist(), self.size.tolist(),
-                                                          self.codec.tolist())):
+        for i, (f, s, span, size, codec) in enumerate(
+            zip(
+                self.file.tolist(),
+                self.start.tolist(),
+                self.dict_span.tolist(),
+                self.size.tolist(),
+                self.codec.tolist(),
+            )
+        ):
             if not 0 < span < size:
-                raise GlintIOError(f"Cannot read {where[f]}{int(self.groups[i])}: a string column chunk without "
-                                   "a dictionary page")
+                raise GlintIOError(
+                    f"Cannot read {where[f]}{int(self.groups[i])}: a string column chunk without a dictionary page"
+                )
             key = bytes(read_bytes(paths[f], s, span, reuse=True, files=files))
             k = index.get(key)
             if k is None:
@@ -493,8 +574,7 @@ class RawSet:
         out = self._like(self.start, self.size, self.dict_span)
         out.remap_at = np.zeros(len(lengths), dtype=np.int64)
         np.cumsum(4 * lengths[:-1], out=out.remap_at[1:])
-        out.remap = np.fromiter((code[s] for p in self.pages for s in p), dtype=np.int32,
-                                count=int(lengths.sum())).tobytes()
+        out.remap = np.fromiter(
+            (code[s] for p in self.pages for s in p), dtype=np.int32, count=int(lengths.sum())
+        ).tobytes()
         return _sorted_dictionary(ordered), out
-
-

@@ -6,6 +6,7 @@ decompress the pages and gather the values (:func:`decode_raw`, and
 :func:`decode_raw_many` for several columns in one pass); elsewhere the
 host's reference decoder (glint.io.parquet_pages) does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,6 +42,7 @@ class RawLayout:
     dictionary if it has one (``dict_at``, else -1), 8 zero bytes at the
     end. ``segments``: (offset, buffer or FileRange) pairs to fill it with
     (see fill_layout)."""
+
     total: int
     at: list
     segments: list
@@ -80,14 +82,14 @@ def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dic
     o, segments = 0, []
     at: dict = {}
     dict_at: dict = {}
-    paths: dict = {}                        # path -> its index in the runs
-    parts = []                              # (column, chunk positions, file index, start, size)
+    paths: dict = {}  # path -> its index in the runs
+    parts = []  # (column, chunk positions, file index, start, size)
     for c, chunks in columns.items():
         n = len(chunks)
         a = at[c] = np.zeros(n, dtype=np.int64)
         d = dict_at[c] = np.full(n, -1, dtype=np.int64)
         if type(chunks) is RawSet:
-            if chunks.remap is not None:            # a string column's codes of its distinct pages, one segment
+            if chunks.remap is not None:  # a string column's codes of its distinct pages, one segment
                 if chunks.remap:
                     segments.append((o, chunks.remap))
                 d[:] = o + chunks.remap_at[chunks.page_of]
@@ -114,8 +116,15 @@ def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dic
                     segments.append((o, src))
                 o += (len(src) + 7) // 8 * 8
         if pos:
-            parts.append((c, np.array(pos, dtype=np.int64), np.array(fi, dtype=np.int64),
-                          np.array(st, dtype=np.int64), np.array(sz, dtype=np.int64)))
+            parts.append(
+                (
+                    c,
+                    np.array(pos, dtype=np.int64),
+                    np.array(fi, dtype=np.int64),
+                    np.array(st, dtype=np.int64),
+                    np.array(sz, dtype=np.int64),
+                )
+            )
     if parts:
         fi = np.concatenate([p[2] for p in parts])
         st = np.concatenate([p[3] for p in parts])
@@ -140,12 +149,11 @@ def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dic
         placed = np.empty(len(k), dtype=np.int64)
         placed[order] = o + r_off[run] + k - r_start[run]
         i = 0
-        for c, pos, _, _, size in parts:
-            at[c][pos] = placed[i:i + len(pos)]
+        for c, pos, _, _, _size in parts:
+            at[c][pos] = placed[i : i + len(pos)]
             i += len(pos)
         r_file = r_start // width
-        segments.append((o, FileRuns(list(paths), r_file, r_start - r_file * width, r_off, r_len,
-                                     int(padded.sum()))))
+        segments.append((o, FileRuns(list(paths), r_file, r_start - r_file * width, r_off, r_len, int(padded.sum()))))
         o += int(padded.sum())
     total = o + 8
     return {c: RawLayout(total, at[c].tolist(), [], dict_at[c].tolist()) for c in columns}, total, segments
@@ -161,12 +169,14 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
             if c.dictionary is not None:
                 pages.insert(0, Page(DICTIONARY_PAGE, c.dict_n, PLAIN, bytes(c.dictionary)))
             if c.codes and any(p.kind != DICTIONARY_PAGE and p.encoding == PLAIN for p in pages):
-                raise GlintIOError(f"Parquet column {column!r}: a PLAIN data page in a string column chunk "
-                                   "decoded as dictionary codes")
+                raise GlintIOError(
+                    f"Parquet column {column!r}: a PLAIN data page in a string column chunk decoded as dictionary codes"
+                )
             plan = plan_pages(pages, c.dtype, 0, column)
             if plan.rows != c.rows:
-                raise GlintIOError(f"Parquet column {column!r}: pages hold {plan.rows} values, "
-                                   f"the column chunk {c.rows}")
+                raise GlintIOError(
+                    f"Parquet column {column!r}: pages hold {plan.rows} values, the column chunk {c.rows}"
+                )
         except GlintIOError as e:
             raise GlintIOError(f"Cannot read {c.where}: {e}" if c.where else str(e)) from None
         plans.append(plan)
@@ -174,10 +184,16 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
     return values
 
 
-
-def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None = None,
-               layout: RawLayout | None = None, use_triton: bool | None = None, column: str = "?",
-               exact: bool = True, split: bool = True):
+def decode_raw(
+    chunks: list[RawChunk],
+    device="cpu",
+    data: torch.Tensor | None = None,
+    layout: RawLayout | None = None,
+    use_triton: bool | None = None,
+    column: str = "?",
+    exact: bool = True,
+    split: bool = True,
+):
     """The values of several raw column chunks (one dtype) one after the
     other: (values, err). ``data``: the layout's buffer already on the
     device, else copied from pageable memory. ``split``: large snappy pages
@@ -207,21 +223,42 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
         return values, err
     from glint.kernels import parquet_raw as K
     from glint.kernels.hybrid import decode_pages_triton
+
     item = dtype.itemsize
     rows = [c.rows for c in chunks]
     out_at = [0] * len(chunks)
     for i in range(1, len(chunks)):
         out_at[i] = out_at[i - 1] + rows[i - 1]
-    table = torch.tensor([[a, a + len(c.source), o, 0, 1 << 62, 0, c.rows, c.codec, 1 << 62, d, c.dict_n,
-                           0 if c.dictionary is None else len(c.dictionary), int(c.codes)]
-                          for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)], dtype=torch.int64)
+    table = torch.tensor(
+        [
+            [
+                a,
+                a + len(c.source),
+                o,
+                0,
+                1 << 62,
+                0,
+                c.rows,
+                c.codec,
+                1 << 62,
+                d,
+                c.dict_n,
+                0 if c.dictionary is None else len(c.dictionary),
+                int(c.codes),
+            ]
+            for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)
+        ],
+        dtype=torch.int64,
+    )
     counts = K.walk_chunks_triton(data, table.to(device), item).cpu().tolist()
     for c, k in zip(chunks, counts):
         if k < 0:
             where = f"Cannot read {c.where}: " if c.where else ""
-            raise GlintIOError(f"{where}Parquet column {column!r}: bad page headers (a header that does not "
-                               "parse, a page past the column chunk's end, page values that do not add up "
-                               "to the chunk's, or a page encoding other than PLAIN or dictionary)")
+            raise GlintIOError(
+                f"{where}Parquet column {column!r}: bad page headers (a header that does not "
+                "parse, a page past the column chunk's end, page values that do not add up "
+                "to the chunk's, or a page encoding other than PLAIN or dictionary)"
+            )
     dst = page = 0
     for i, (c, k) in enumerate(zip(chunks, counts)):
         span = (c.usize + 7) // 8 * 8 + 8 * k
@@ -237,7 +274,7 @@ def decode_raw(chunks: list[RawChunk], device="cpu", data: torch.Tensor | None =
     K.inflate_pages_triton(data, buf, pages, err, split)
     _index_widths(buf, dec, err)
     values = torch.empty(sum(rows), dtype=dtype, device=device)
-    decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec, values, err)
+    decode_pages_triton(buf, buf[: (buf.numel() // item) * item].view(dtype), dec, values, err)
     return values, err
 
 
@@ -246,6 +283,7 @@ def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> No
     byte of its decompressed body (more than 32 bits is bad data: flagged,
     and read as width 0)."""
     from glint.kernels import parquet_raw as K
+
     w = dec[:, 2]
     is_idx = w == K.WIDTH_FROM_DATA
     first = buf[(dec[:, 0] - 1).clamp_(min=0)].to(torch.int64)
@@ -263,6 +301,7 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     and a row of Python per chunk, under the GIL, held up the query's own
     thread)."""
     from glint.kernels import parquet_raw as K
+
     n = len(chunks)
     out = np.empty((n, K.CHUNK_FIELDS), dtype=np.int64)
     if not n:
@@ -270,17 +309,29 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     if type(chunks) is RawSet:
         fields = np.zeros((n, 7), dtype=np.int64)
         fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
-        if chunks.remap is not None:                        # a string column's codes (RawSet.with_codes)
+        if chunks.remap is not None:  # a string column's codes (RawSet.with_codes)
             entries = np.array([len(p) for p in chunks.pages], dtype=np.int64)[chunks.page_of]
             fields[:, 4], fields[:, 5], fields[:, 6] = entries, 4 * entries, 1
     else:
-        fields = np.array([(c.rows, c.usize, c.source.size if type(c.source) is FileRange else len(c.source),
-                            c.codec, c.dict_n, 0 if c.dictionary is None else len(c.dictionary), c.codes)
-                           for c in chunks], dtype=np.int64).reshape(n, 7)
+        fields = np.array(
+            [
+                (
+                    c.rows,
+                    c.usize,
+                    c.source.size if type(c.source) is FileRange else len(c.source),
+                    c.codec,
+                    c.dict_n,
+                    0 if c.dictionary is None else len(c.dictionary),
+                    c.codes,
+                )
+                for c in chunks
+            ],
+            dtype=np.int64,
+        ).reshape(n, 7)
     rows, usize = fields[:, 0], fields[:, 1]
     at = np.asarray(layout.at, dtype=np.int64) + base
     dict_at = np.asarray(layout.dict_at, dtype=np.int64)
-    cap = np.maximum(RAW_PAGES, pages_cap_of(rows, usize))                   # RawChunk.pages_cap
+    cap = np.maximum(RAW_PAGES, pages_cap_of(rows, usize))  # RawChunk.pages_cap
     span = (usize + 7) // 8 * 8 + 8 * cap
     dst_end = dst + np.cumsum(span)
     page_end = page + np.cumsum(cap)
@@ -319,6 +370,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
     for a large one's). ``split``: see decode_raw."""
     from glint.kernels import parquet_raw as K
     from glint.kernels.hybrid import decode_pages_triton
+
     device = data.device
     order = sorted(range(len(items)), key=lambda i: _dtype_of(items[i][0]).itemsize)
     blocks, spans = [], {}
@@ -332,8 +384,12 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         dst = int(block[-1, K.C_DST_END]) if len(chunks) else dst
         page += int(block[:, K.C_CAP].sum())
         spans[i] = (r0, n_rows, p0, page, int(block[:, K.C_VALUES].sum()))
-    nbytes = dst + 16 + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7)) + \
-        sum(spans[i][4] * _dtype_of(items[i][0]).itemsize for i in order)
+    nbytes = (
+        dst
+        + 16
+        + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7))
+        + sum(spans[i][4] * _dtype_of(items[i][0]).itemsize for i in order)
+    )
     with room(nbytes) if room is not None else contextlib.nullcontext():
         rows = np.concatenate(blocks) if blocks else np.zeros((0, K.CHUNK_FIELDS), dtype=np.int64)
         table = to_device(torch.from_numpy(rows), device)
@@ -344,7 +400,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
         outs = {i: torch.empty(spans[i][4], dtype=_dtype_of(items[i][0]), device=device) for i in range(len(items))}
     dec[:, 2] = -1
-    walks: dict[int, list] = {}                 # value size -> [first row, end row]
+    walks: dict[int, list] = {}  # value size -> [first row, end row]
     for i in order:
         item = _dtype_of(items[i][0]).itemsize
         r0, r1 = spans[i][:2]
@@ -361,6 +417,6 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         item = dtype.itemsize
         _, _, p0, p1, n = spans[i]
         values = outs.pop(i)
-        decode_pages_triton(buf, buf[:(buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
+        decode_pages_triton(buf, buf[: (buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
         out.append(values)
     return out, err

@@ -20,13 +20,14 @@ counts) the first time a plan asks for them.
 >>> t.read_chunk(t.chunks(3)[1], ["a"])["a"].data.tolist()
 [0]
 """
+
 from __future__ import annotations
 
 import itertools
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,14 +35,14 @@ import pyarrow.compute as pc
 import torch
 
 from glint.columnar import types as T
-from glint.errors import GlintError, NotSupported
 from glint.columnar.column import Column
+from glint.errors import GlintError, NotSupported
 from glint.io.appended import Appended, AppendedSource, canonical_type, conform, unify
 from glint.io.fragments import ArrowSource, Chunk, Fragment, to_internal
 
 _uids = itertools.count(1)
-SAMPLE_ROWS = 200_000               # rows read to estimate a column's distinct count
-STATS_FRAGMENTS = 256               # fragments whose footer statistics a column's estimates look at
+SAMPLE_ROWS = 200_000  # rows read to estimate a column's distinct count
+STATS_FRAGMENTS = 256  # fragments whose footer statistics a column's estimates look at
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +57,30 @@ class Table:
     """A named table: schema, row count, fragments and statistics. Column data
     is read per chunk by the executor's scans (see glint.io.chunk_reader)."""
 
-    __slots__ = ("name", "schema", "num_rows", "source", "uid", "rules", "_src", "_unsupported", "_stats",
-                 "_layouts", "_lock", "exact_decode", "_fragment_rows")
+    __slots__ = (
+        "name",
+        "schema",
+        "num_rows",
+        "source",
+        "uid",
+        "rules",
+        "_src",
+        "_unsupported",
+        "_stats",
+        "_layouts",
+        "_lock",
+        "exact_decode",
+        "_fragment_rows",
+    )
 
-    def __init__(self, name: str, src, source: str = "memory", rules: "ColumnRules | None" = None,
-                 types: dict[str, T.DataType] | None = None):
+    def __init__(
+        self,
+        name: str,
+        src,
+        source: str = "memory",
+        rules: ColumnRules | None = None,
+        types: dict[str, T.DataType] | None = None,
+    ):
         self.name = name
         self.rules = rules or ColumnRules()
         self.num_rows = src.num_rows
@@ -70,7 +90,7 @@ class Table:
         # columns whose device decoding is checked chunk by chunk (a query found
         # a chunk with more pages than the page tables held: see glint.io.chunk_upload)
         self.exact_decode: set[str] = set()
-        self.schema: dict[str, T.DataType] = {}       # column name -> type, in table order
+        self.schema: dict[str, T.DataType] = {}  # column name -> type, in table order
         self._unsupported: dict[str, str] = {}
         seen = set()
         for field in src.schema:
@@ -93,15 +113,20 @@ class Table:
         self._stats: dict[str, ColumnStats] = {}
         self._layouts: dict[int, list[Chunk]] = {}
         self._lock = threading.Lock()
-        self._fragment_rows = None          # each fragment's rows as an array (raw_set's check)
+        self._fragment_rows = None  # each fragment's rows as an array (raw_set's check)
 
     @staticmethod
-    def from_arrow(name: str, tbl: pa.Table, source: str = "memory", rules: "ColumnRules | None" = None,
-                   types: dict[str, T.DataType] | None = None) -> "Table":
+    def from_arrow(
+        name: str,
+        tbl: pa.Table,
+        source: str = "memory",
+        rules: ColumnRules | None = None,
+        types: dict[str, T.DataType] | None = None,
+    ) -> Table:
         return Table(name, ArrowSource(tbl), source, rules, types)
 
     @staticmethod
-    def from_source(name: str, src, source: str) -> "Table":
+    def from_source(name: str, src, source: str) -> Table:
         """From a source with .schema, .num_rows, .fragments and .read(fragments, columns)."""
         return Table(name, src, source)
 
@@ -174,8 +199,7 @@ class Table:
                 hi = mx if hi is None else max(hi, mx)
         return lo, hi, nulls
 
-    def read_chunk(self, chunk: Chunk, columns: Sequence[str], fragment_cache: dict | None = None
-                   ) -> dict[str, Column]:
+    def read_chunk(self, chunk: Chunk, columns: Sequence[str], fragment_cache: dict | None = None) -> dict[str, Column]:
         """Host columns of one chunk. ``fragment_cache`` (fragment -> Arrow table)
         keeps a fragment that feeds several chunks from being decoded twice."""
         self.check_readable(columns)
@@ -185,8 +209,10 @@ class Table:
         if missing:
             for f, t in zip(missing, self._src.read(missing, columns)):
                 if t.num_rows != self.fragments[f].rows:
-                    raise GlintError(f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, "
-                                     f"expected {self.fragments[f].rows}")
+                    raise GlintError(
+                        f"table {self.name!r} changed on disk: a part has {t.num_rows} rows, "
+                        f"expected {self.fragments[f].rows}"
+                    )
                 cache[f] = t
         parts = [cache[f].slice(s, e - s).select(list(columns)) for f, s, e in chunk.pieces]
         if len(parts) > 1:
@@ -223,8 +249,7 @@ class Table:
         out = {}
         for c in columns:
             arr = data.column(c)
-            chunks = [x for x in arr.chunks if len(x)] or [arr.chunk(0) if arr.num_chunks else
-                                                           pa.array([], arr.type)]
+            chunks = [x for x in arr.chunks if len(x)] or [arr.chunk(0) if arr.num_chunks else pa.array([], arr.type)]
             out[c] = [self._column(c, x, False) for x in chunks]
         return out
 
@@ -249,8 +274,12 @@ class Table:
         if not hasattr(src, "raw_decodable"):
             return []
         numeric = set(self.device_columns(columns))
-        return [c for c in columns if (c in numeric or (self.schema[c] is not None and self.schema[c].is_string))
-                and src.raw_decodable(c, self.schema[c], strings)]
+        return [
+            c
+            for c in columns
+            if (c in numeric or (self.schema[c] is not None and self.schema[c].is_string))
+            and src.raw_decodable(c, self.schema[c], strings)
+        ]
 
     def has_raw(self, fragment: int, column: str) -> bool:
         """Whether raw_chunk gives a chunk for this fragment's column (of
@@ -263,8 +292,10 @@ class Table:
         ``raw``: only the chunk's bytes where the device can do the rest)."""
         plan = self._src.plan_device(fragment, column, self.schema[column], raw)
         if plan.rows != self.fragments[fragment].rows:
-            raise GlintError(f"table {self.name!r} changed on disk: a part has {plan.rows} rows, "
-                             f"expected {self.fragments[fragment].rows}")
+            raise GlintError(
+                f"table {self.name!r} changed on disk: a part has {plan.rows} rows, "
+                f"expected {self.fragments[fragment].rows}"
+            )
         return plan
 
     def raw_chunk(self, fragment: int, column: str):
@@ -277,8 +308,10 @@ class Table:
             return None
         chunk = f(fragment, column, self.schema[column])
         if chunk is not None and chunk.rows != self.fragments[fragment].rows:
-            raise GlintError(f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, "
-                             f"expected {self.fragments[fragment].rows}")
+            raise GlintError(
+                f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, "
+                f"expected {self.fragments[fragment].rows}"
+            )
         return chunk
 
     def describe_fragments(self, fragments: Sequence[int]) -> str:
@@ -286,8 +319,17 @@ class Table:
         f = getattr(self._src, "describe_fragments", None)
         return f(fragments) if f is not None else f"table {self.name!r}"
 
-    def decode_device(self, plans, column: str, device, data=None, layout=None, exact: bool = True,
-                      dictionary=None, split: bool = True):
+    def decode_device(
+        self,
+        plans,
+        column: str,
+        device,
+        data=None,
+        layout=None,
+        exact: bool = True,
+        dictionary=None,
+        split: bool = True,
+    ):
         """Column ``column`` of consecutive fragments from their plans (see
         device_plan), decoded on ``device`` (``data``: the plans' buffer,
         laid out by ``layout``, already there): (Column, err) where err is
@@ -303,6 +345,7 @@ class Table:
 
         def kind(p):
             return type(p), p.dtype
+
         if any(kind(p) != kind(plans[0]) for p in plans):
             runs, errs = [], []
             for i, p in enumerate(plans):
@@ -315,15 +358,18 @@ class Table:
                 cols.append(c)
                 errs.append(e)
             from glint.columnar.column import concat_columns
+
             errs = [e for e in errs if e is not None]
             return concat_columns(cols), (sum(errs) if errs else None)
         if isinstance(plans[0], RawChunk):
             valid = None
-            data_t, err = decode_raw(plans, device, data=data, layout=layout, column=f"{self.name}.{column}",
-                                     exact=exact, split=split)
+            data_t, err = decode_raw(
+                plans, device, data=data, layout=layout, column=f"{self.name}.{column}", exact=exact, split=split
+            )
         else:
-            data_t, valid, err = decode_plans(plans, device, data=data, layout=layout,
-                                              column=f"{self.name}.{column}", valid_when_no_nulls=False)
+            data_t, valid, err = decode_plans(
+                plans, device, data=data, layout=layout, column=f"{self.name}.{column}", valid_when_no_nulls=False
+            )
         return self.device_column(column, data_t, valid, dictionary), err
 
     def device_column(self, column: str, values, valid=None, dictionary=None) -> Column:
@@ -331,6 +377,7 @@ class Table:
         its type's layout where the file stores them narrower or wider; a
         VARCHAR column's values are codes into ``dictionary``)."""
         import torch
+
         dtype = self.schema[column]
         if dtype.is_string:
             # Codes are clamped into the dictionary: the scan checks a
@@ -342,8 +389,13 @@ class Table:
             # past its offsets)
             values = values.clamp_(0, max(len(dictionary) - 1, 0))
             return Column(dtype, values, valid, dictionary)
-        want = torch.int64 if dtype.is_decimal or dtype.kind == "BIGINT" else \
-            torch.float64 if dtype.kind == "DOUBLE" else torch.int32
+        want = (
+            torch.int64
+            if dtype.is_decimal or dtype.kind == "BIGINT"
+            else torch.float64
+            if dtype.kind == "DOUBLE"
+            else torch.int32
+        )
         if values.dtype != want:
             values = values.to(want)
         return Column(dtype, values, valid)
@@ -362,8 +414,9 @@ class Table:
             bad = np.flatnonzero(out.rows != want)
             if len(bad):
                 i = int(bad[0])
-                raise GlintError(f"table {self.name!r} changed on disk: a part has {int(out.rows[i])} rows, "
-                                 f"expected {int(want[i])}")
+                raise GlintError(
+                    f"table {self.name!r} changed on disk: a part has {int(out.rows[i])} rows, expected {int(want[i])}"
+                )
         return out
 
     def raw_chunks(self, fragments: Sequence[int], column: str) -> list:
@@ -376,8 +429,9 @@ class Table:
         frags = self.fragments
         for g, chunk in zip(fragments, out):
             if chunk is not None and chunk.rows != frags[g].rows:
-                raise GlintError(f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, "
-                                 f"expected {frags[g].rows}")
+                raise GlintError(
+                    f"table {self.name!r} changed on disk: a part has {chunk.rows} rows, expected {frags[g].rows}"
+                )
         return out
 
     def read_bytes(self, chunk: Chunk, columns: Sequence[str]) -> int:
@@ -433,10 +487,16 @@ class Table:
             arr = self._src.column_arrow(name)
             nulls = arr.null_count
             if not dtype.is_string and dtype.kind != "BOOLEAN" and arr.null_count < len(arr):
-                if dtype.kind in ("DATE", "TIMESTAMP"):     # as integers: Python's datetime stops at 9999
-                    arr = pa.chunked_array([Column.from_arrow(c, dtype).to_arrow().view(
-                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32()) for c in arr.chunks],
-                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32())
+                if dtype.kind in ("DATE", "TIMESTAMP"):  # as integers: Python's datetime stops at 9999
+                    arr = pa.chunked_array(
+                        [
+                            Column.from_arrow(c, dtype)
+                            .to_arrow()
+                            .view(pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32())
+                            for c in arr.chunks
+                        ],
+                        pa.int64() if dtype.kind == "TIMESTAMP" else pa.int32(),
+                    )
                 mm = pc.min_max(arr)
                 lo, hi = to_internal(mm["min"].as_py(), dtype), to_internal(mm["max"].as_py(), dtype)
             have_all = True
@@ -447,8 +507,9 @@ class Table:
         num = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None  # noqa: E731
         if dtype.is_string or dtype.kind == "BOOLEAN":
             lo = hi = None
-        return ColumnStats(max(1, min(ndv, self.num_rows - nulls)) if self.num_rows > nulls else 0, nulls,
-                           num(lo), num(hi))
+        return ColumnStats(
+            max(1, min(ndv, self.num_rows - nulls)) if self.num_rows > nulls else 0, nulls, num(lo), num(hi)
+        )
 
     def _sample(self, name: str):
         """(distinct count estimate, NULL fraction, min, max) from up to
@@ -458,8 +519,11 @@ class Table:
         per = max(1, SAMPLE_ROWS // len(picks))
         parts = unify(self._src.read(picks, [name]), self.schema)
         arrays = [t.column(name).slice(0, per) for t in parts]
-        sample = pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type) \
-            if arrays else pa.chunked_array([], self._src.schema.field(name).type)
+        sample = (
+            pa.chunked_array([c for a in arrays for c in a.chunks], type=arrays[0].type)
+            if arrays
+            else pa.chunked_array([], self._src.schema.field(name).type)
+        )
         n = len(sample)
         if n == 0:
             return 0, 0.0, None, None
@@ -521,12 +585,17 @@ def _distinct_and_singles(data: torch.Tensor, lo, hi) -> tuple[int, int]:
     >>> _distinct_and_singles(torch.tensor([5, 3, 5, 9]), 3, 9), _distinct_and_singles(torch.tensor([0.5, 0.5]), None, None)
     ((3, 2), (1, 0))
     """
-    if isinstance(lo, int) and isinstance(hi, int) and not data.is_floating_point() and \
-            hi - lo < 4 * data.shape[0] + 4096:
+    if (
+        isinstance(lo, int)
+        and isinstance(hi, int)
+        and not data.is_floating_point()
+        and hi - lo < 4 * data.shape[0] + 4096
+    ):
         counts = torch.bincount(data.long() - lo)
         return int((counts > 0).sum()), int((counts == 1).sum())
-    counts = (torch.unique(data, dim=0, return_counts=True) if data.dim() == 2
-              else torch.unique(data, return_counts=True))[1]
+    counts = (
+        torch.unique(data, dim=0, return_counts=True) if data.dim() == 2 else torch.unique(data, return_counts=True)
+    )[1]
     return int(counts.numel()), int((counts == 1).sum())
 
 
@@ -540,8 +609,10 @@ def _stats_pool():
     global _STATS_POOL
     if _STATS_POOL is None:
         from concurrent.futures import ThreadPoolExecutor
-        _STATS_POOL = ThreadPoolExecutor(max_workers=min(8, max(2, os.cpu_count() or 2)),
-                                         thread_name_prefix="glint-stats")
+
+        _STATS_POOL = ThreadPoolExecutor(
+            max_workers=min(8, max(2, os.cpu_count() or 2)), thread_name_prefix="glint-stats"
+        )
     return _STATS_POOL
 
 
@@ -554,7 +625,7 @@ def prefetch_stats(wanted) -> None:
     for t, n, f in started:
         try:
             t._stats.setdefault(n, f.result())
-        except Exception:       # noqa: BLE001 -- raised again by stats() when it matters
+        except Exception:  # noqa: BLE001 -- raised again by stats() when it matters
             pass
 
 
@@ -563,8 +634,9 @@ class ColumnRules:
     """What a table created in SQL checks on every insert: the columns that
     must not be NULL, and each column's DEFAULT (a constant expression;
     NULL when absent)."""
+
     not_null: frozenset = frozenset()
-    defaults: tuple = ()                # ((column, Expr), ...)
+    defaults: tuple = ()  # ((column, Expr), ...)
 
     def default(self, column: str):
         return dict(self.defaults).get(column)

@@ -15,6 +15,7 @@ wait on the returned event before it touches the tensors, and the tensors are
 marked as used by the consumer's stream so the caching allocator does not hand
 their memory out early.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -25,10 +26,10 @@ import time
 import numpy as np
 import torch
 
-from glint.runtime import trace
-from glint.runtime.settings import Settings
 from glint.columnar.column import Column
 from glint.io.file_reads import FileRange, FileRuns, read_file_into
+from glint.runtime import trace
+from glint.runtime.settings import Settings
 
 BUFFER_BYTES = 16 << 20
 
@@ -71,7 +72,7 @@ class PinnedPool:
                 buf, ev = torch.empty(self.buffer_bytes, dtype=torch.uint8, pin_memory=True), None
                 self._made += 1
         if ev is not None:
-            ev.synchronize()            # the last copy out of this buffer is done
+            ev.synchronize()  # the last copy out of this buffer is done
         return buf
 
     def fill_in_background(self) -> None:
@@ -89,15 +90,16 @@ class PinnedPool:
                 with self._cv:
                     if self._made >= self.count:
                         return
-                    self._made += 1         # counted before the (slow) pinning, outside the lock
+                    self._made += 1  # counted before the (slow) pinning, outside the lock
                 try:
                     buf = torch.empty(self.buffer_bytes, dtype=torch.uint8, pin_memory=True)
-                except Exception:       # noqa: BLE001 -- acquire() pins its own, and raises if it cannot
+                except Exception:  # noqa: BLE001 -- acquire() pins its own, and raises if it cannot
                     with self._cv:
                         self._made -= 1
                         self._cv.notify()
                     return
                 self.release(buf, None)
+
         threading.Thread(target=fill, name="glint-pin", daemon=True).start()
 
     def put_back(self, buf: torch.Tensor) -> None:
@@ -132,6 +134,7 @@ def staging_pool(threads: int = 0):
     with _POOLS_LOCK:
         if _STAGING is None:
             from glint.runtime.priority_pool import PriorityPool
+
             n = threads or max(4, (os.cpu_count() or 16) // 4)
             _STAGING = PriorityPool(n, "glint-stage")
         return _STAGING
@@ -156,7 +159,7 @@ class Uploader:
 
     def __init__(self, pool: PinnedPool, memory=None):
         self.pool = pool
-        self.memory = memory            # the connection's MemoryManager: room is made before each copy
+        self.memory = memory  # the connection's MemoryManager: room is made before each copy
         self.bytes = 0
 
     def _empty(self, shape, dtype) -> torch.Tensor:
@@ -211,9 +214,9 @@ class Uploader:
                 try:
                     # numpy's copy: one thread, GIL released; torch's CPU copy would
                     # start its own parallel team from each of the decoding threads
-                    staged = buf[:k * size].view(t.dtype)
-                    staged.numpy().view(src_np.dtype)[:] = src_np[off:off + k]
-                    dst[off:off + k].copy_(staged, non_blocking=True)
+                    staged = buf[: k * size].view(t.dtype)
+                    staged.numpy().view(src_np.dtype)[:] = src_np[off : off + k]
+                    dst[off : off + k].copy_(staged, non_blocking=True)
                 except BaseException:
                     self.pool.put_back(buf)
                     raise
@@ -243,7 +246,7 @@ class Uploader:
             d = c.dictionary
             dref = None
             if d is not None:
-                dd = d.map_tensors(lambda t: t)             # cut to the bytes it spans
+                dd = d.map_tensors(lambda t: t)  # cut to the bytes it spans
                 dref = (take(dd.offsets), take(dd.data), dd.sorted_unique)
             shapes[k] = (c.dtype, take(c.data), None if c.valid is None else take(c.valid), dref)
         out = self._pack(tensors)
@@ -252,15 +255,19 @@ class Uploader:
             if ref is None:
                 return None
             from glint.columnar.column import Dictionary
+
             return Dictionary(out[ref[0]], out[ref[1]], ref[2])
-        return {k: Column(dt, out[di], None if vi is None else out[vi], dictionary(dr))
-                for k, (dt, di, vi, dr) in shapes.items()}
+
+        return {
+            k: Column(dt, out[di], None if vi is None else out[vi], dictionary(dr))
+            for k, (dt, di, vi, dr) in shapes.items()
+        }
 
     def _pack(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         dev = self.pool.device
         cap = self.pool.buffer_bytes
         out: list = [None] * len(tensors)
-        group: list[tuple[int, int, int]] = []       # (tensor index, byte offset, bytes)
+        group: list[tuple[int, int, int]] = []  # (tensor index, byte offset, bytes)
         used = 0
 
         def flush():
@@ -277,7 +284,7 @@ class Uploader:
                             src = src.view(np.uint8)
                         if src.ndim != 1:
                             src = src.reshape(-1)
-                        buf[off:off + n].numpy().view(src.dtype)[:] = src
+                        buf[off : off + n].numpy().view(src.dtype)[:] = src
                     dst.copy_(buf[:used], non_blocking=True)
                 except BaseException:
                     self.pool.put_back(buf)
@@ -287,16 +294,16 @@ class Uploader:
             self.pool.release(buf, ev)
             for i, off, n in group:
                 t = tensors[i]
-                out[i] = dst[off:off + n].view(t.dtype).view(t.shape)
+                out[i] = dst[off : off + n].view(t.dtype).view(t.shape)
             self.bytes += used
             group, used = [], 0
 
         for i, t in enumerate(tensors):
             n = t.numel() * t.element_size()
             if t.device.type != "cpu" or n > cap // 2 or n == 0:
-                out[i] = self.tensor(t)                  # large ones on their own, in pieces
+                out[i] = self.tensor(t)  # large ones on their own, in pieces
                 continue
-            off = (used + 15) // 16 * 16                 # aligned for any element type
+            off = (used + 15) // 16 * 16  # aligned for any element type
             if off + n > cap:
                 flush()
                 off = 0
@@ -334,6 +341,7 @@ class _Write:
     maybe strided), plus ``add``; or ``count`` copies of ``fill``; or
     ``count`` bytes of files (``file``: a glint.io.file_reads.FileRange
     or FileRuns, read straight into the pinned buffer)."""
+
     __slots__ = ("off", "src", "add", "fill", "count", "dtype", "file")
 
     def __init__(self, off, dtype, src=None, add=0, fill=None, count=0, file=None):
@@ -368,6 +376,7 @@ def _raw_writes(segments) -> list[_Write]:
 
 class _Spec:
     """Where one column's components lie in the piece's device buffer."""
+
     __slots__ = ("dtype", "rows", "data", "valid", "offsets", "bytes", "sorted_unique", "wide")
 
     def column(self, dst: torch.Tensor):
@@ -375,7 +384,7 @@ class _Spec:
 
         def view(part):
             off, n, dt = part
-            return dst[off:off + n * dt.itemsize].view(_TORCH_OF[dt])
+            return dst[off : off + n * dt.itemsize].view(_TORCH_OF[dt])
 
         data = view(self.data)
         if self.data[2] == np.uint8 and self.dtype.kind == "BOOLEAN":
@@ -387,9 +396,15 @@ class _Spec:
         return Column(self.dtype, data, valid, d)
 
 
-_TORCH_OF = {np.dtype(np.int8): torch.int8, np.dtype(np.uint8): torch.uint8, np.dtype(np.int16): torch.int16,
-             np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64,
-             np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}
+_TORCH_OF = {
+    np.dtype(np.int8): torch.int8,
+    np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.int16): torch.int16,
+    np.dtype(np.int32): torch.int32,
+    np.dtype(np.int64): torch.int64,
+    np.dtype(np.float32): torch.float32,
+    np.dtype(np.float64): torch.float64,
+}
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -439,7 +454,7 @@ class _StackLayout:
         # codes / values
         off = spec.data[0]
         base = 0
-        for i, (p, a) in enumerate(zip(parts, srcs)):
+        for i, a in enumerate(srcs):
             add = base if strings else 0
             self.writes.append(_Write(off, spec.data[2], src=a, add=add))
             off += a.shape[0] * spec.data[2].itemsize
@@ -484,6 +499,7 @@ def widen(col, wide: np.dtype, empty=None):
     buffer (narrow values and all) is given back. ``empty(shape, dtype)``
     allocates the device memory (Uploader._empty: room made in the budget)."""
     from glint.columnar.column import Column
+
     empty = empty or (lambda shape, dt: torch.empty(shape, dtype=dt, device=col.data.device))
     data = empty(tuple(col.data.shape), _TORCH_OF[np.dtype(wide)])
     data.copy_(col.data)
@@ -532,7 +548,7 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files, max_ga
     wr = writes[k]
     first = wr.file
     path = first.path
-    bufs = [buf[wr.off - w:wr.off + wr.count - w]]
+    bufs = [buf[wr.off - w : wr.off + wr.count - w]]
     pos = first.start + first.size
     j = k + 1
     n = len(writes)
@@ -550,15 +566,16 @@ def _file_run(buf, w: int, end: int, writes: list[_Write], k: int, files, max_ga
             if scratch is None or len(scratch) < gap:
                 scratch = _SCRATCH.buf = memoryview(np.empty(max_gap, dtype=np.uint8)).cast("B")
             bufs.append(scratch[:gap])
-        bufs.append(buf[nx.off - w:stop - w])
+        bufs.append(buf[nx.off - w : stop - w])
         pos = f.start + f.size
         j += 1
     read_file_into(path, first.start, bufs, files)
     return j
 
 
-def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int, files=None,
-                 max_gap: int = Settings.read_gap) -> int:
+def _fill_window(
+    buf: np.ndarray, w: int, size: int, writes: list[_Write], k: int, files=None, max_gap: int = Settings.read_gap
+) -> int:
     """Write the bytes [w, w + size) of the device buffer into the pinned
     buffer ``buf``, from writes[k:] on; the index of the first write not yet
     finished (it goes on in the next window). ``files``: the files' open
@@ -581,7 +598,7 @@ def _fill_window(buf: np.ndarray, w: int, size: int, writes: list[_Write], k: in
             continue
         b0, b1 = max(wr.off, w), min(stop, end)
         if b1 > b0:
-            out = buf[b0 - w:b1 - w].view(wr.dtype)
+            out = buf[b0 - w : b1 - w].view(wr.dtype)
             e0, e1 = (b0 - wr.off) // isz, (b1 - wr.off) // isz
             if wr.file is not None:
                 wr.file.read_into(out, e0, files)
@@ -616,8 +633,18 @@ class StackedUpload:
     (wide) values go through :meth:`Uploader.columns` and are put together
     on the device."""
 
-    def __init__(self, pool: PinnedPool, memory, cols: dict, stream=None, raw: dict | None = None,
-                 narrow: dict | None = None, copy_stream=None, files=None, read_gap: int = Settings.read_gap):
+    def __init__(
+        self,
+        pool: PinnedPool,
+        memory,
+        cols: dict,
+        stream=None,
+        raw: dict | None = None,
+        narrow: dict | None = None,
+        copy_stream=None,
+        files=None,
+        read_gap: int = Settings.read_gap,
+    ):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
         device tensor of that size (bytes not covered are left as they
@@ -626,9 +653,9 @@ class StackedUpload:
         column's values: they are copied up in it and widened on the device
         (fewer bytes written into the pinned buffers and over the bus)."""
         self.pool, self.memory, self.cols = pool, memory, cols
-        self.files = files                  # the raw segments' open files (glint.io.file_reads.FileHandles)
-        self.read_gap = read_gap            # (see _file_run)
-        self.stream = stream                # the consumer's stream: the buffers are allocated on it
+        self.files = files  # the raw segments' open files (glint.io.file_reads.FileHandles)
+        self.read_gap = read_gap  # (see _file_run)
+        self.stream = stream  # the consumer's stream: the buffers are allocated on it
         # ... and the copies into them run on it too. The caching allocator
         # hands out a block freed on a stream as soon as the free is queued,
         # which is safe for work on that stream only: kernels queued there
@@ -684,6 +711,7 @@ class StackedUpload:
                 self.copy_stream.wait_event(ev)
                 t.record_stream(self.copy_stream)
             return t
+
         return empty
 
     def start(self, executor, on_window=None, priority=None) -> None:
@@ -698,8 +726,11 @@ class StackedUpload:
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
             for w in range(0, layout.total, cap):
                 k = bisect.bisect_right(ends, w)
-                self._futures.append(executor.submit(self._window, dst, layout.writes, w,
-                                                     min(cap, layout.total - w), k, on_window, **extra))
+                self._futures.append(
+                    executor.submit(
+                        self._window, dst, layout.writes, w, min(cap, layout.total - w), k, on_window, **extra
+                    )
+                )
 
     def _window(self, dst, writes, w: int, size: int, k: int, on_window) -> None:
         t0 = time.perf_counter()
@@ -708,7 +739,7 @@ class StackedUpload:
         try:
             _fill_window(buf.numpy(), w, size, writes, k, self.files, self.read_gap)
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
-                dst[w:w + size].copy_(buf[:size], non_blocking=True)
+                dst[w : w + size].copy_(buf[:size], non_blocking=True)
                 ev = torch.cuda.Event()
                 ev.record(self.copy_stream)
         except BaseException:
@@ -736,7 +767,7 @@ class StackedUpload:
             with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
                 for key in narrowed:
                     out[key] = widen(out[key], self.specs[key].wide, empty)
-                    self.dst[key] = None        # the narrow buffer goes back to the allocator
+                    self.dst[key] = None  # the narrow buffer goes back to the allocator
         out.update((key, self.dst[key]) for key in self.raw)
         # the event covers the wide parts' copies (on the pool's stream), or
         # else the windows' copies (on the copy stream)
@@ -744,6 +775,7 @@ class StackedUpload:
         with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
             if self.wide:
                 from glint.columnar.column import concat_columns
+
                 up = Uploader(self.pool, self.memory)
                 for key, parts in self.wide.items():
                     got = up.columns({i: p for i, p in enumerate(parts)})
@@ -773,6 +805,6 @@ def stack_on_host(cols: dict, window: int = BUFFER_BYTES, narrow: dict | None = 
         size = min(window, layout.total - w)
         buf = np.empty(window, dtype=np.uint8)
         k = _fill_window(buf, w, size, layout.writes, k)
-        dst[w:w + size] = torch.from_numpy(buf[:size])
+        dst[w : w + size] = torch.from_numpy(buf[:size])
     out = {key: spec.column(dst) for key, spec in specs.items()}
     return {key: widen(c, specs[key].wide) if specs[key].wide is not None else c for key, c in out.items()}

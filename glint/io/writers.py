@@ -18,6 +18,7 @@ a,b
 ,""
 "x,y",z
 '''
+
 from __future__ import annotations
 
 import os
@@ -28,9 +29,9 @@ import pyarrow.parquet as pq
 
 from glint.errors import GlintIOError
 
-PARQUET_ROW_GROUP_ROWS = 122_880        # DuckDB's default row group size
+PARQUET_ROW_GROUP_ROWS = 122_880  # DuckDB's default row group size
 PARQUET_COMPRESSIONS = ("snappy", "zstd", "gzip", "lz4", "brotli", "uncompressed", "none")
-_CSV_SLICE_ROWS = 1 << 18               # rows formatted at a time
+_CSV_SLICE_ROWS = 1 << 18  # rows formatted at a time
 
 
 def _io_error(path: str, e: BaseException) -> GlintIOError:
@@ -38,12 +39,17 @@ def _io_error(path: str, e: BaseException) -> GlintIOError:
     return GlintIOError(f"Cannot write file {path!r}: {reason}")
 
 
-def write_parquet(path: str, table: pa.Table, compression: str = "snappy",
-                  row_group_size: int = PARQUET_ROW_GROUP_ROWS) -> None:
+def write_parquet(
+    path: str, table: pa.Table, compression: str = "snappy", row_group_size: int = PARQUET_ROW_GROUP_ROWS
+) -> None:
     compression = compression.lower()
     try:
-        pq.write_table(table, path, compression="none" if compression == "uncompressed" else compression,
-                       row_group_size=max(1, int(row_group_size)))
+        pq.write_table(
+            table,
+            path,
+            compression="none" if compression == "uncompressed" else compression,
+            row_group_size=max(1, int(row_group_size)),
+        )
     except (OSError, pa.ArrowException) as e:
         raise _io_error(path, e) from None
 
@@ -52,7 +58,7 @@ def _quoted(values: pa.Array, delimiter: str, quote: str, nullstr: str) -> pa.Ar
     """Text values as CSV fields (NULL as nullstr)."""
     if pa.types.is_large_string(values.type):
         values = values.cast(pa.string()) if values.nbytes < (1 << 31) else values
-    needs = pc.equal(values, nullstr)          # a value that reads as NULL (the empty string by default)
+    needs = pc.equal(values, nullstr)  # a value that reads as NULL (the empty string by default)
     for s in {delimiter, quote, "\n", "\r"}:
         needs = pc.or_(needs, pc.match_substring(values, s))
     escaped = pc.replace_substring(values, quote, quote + quote)
@@ -62,15 +68,18 @@ def _quoted(values: pa.Array, delimiter: str, quote: str, nullstr: str) -> pa.Ar
 
 def csv_lines(table: pa.Table, delimiter: str = ",", quote: str = '"', nullstr: str = "") -> pa.Array:
     """One CSV line (without its line break) per row of a table of text columns."""
-    fields = [_quoted(c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c, delimiter, quote, nullstr)
-              for c in table.columns]
+    fields = [
+        _quoted(c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c, delimiter, quote, nullstr)
+        for c in table.columns
+    ]
     if len(fields) == 1:
         return fields[0]
     return pc.binary_join_element_wise(*fields, delimiter)
 
 
-def write_csv(path: str, table: pa.Table, header: bool = True, delimiter: str = ",", quote: str = '"',
-              nullstr: str = "") -> None:
+def write_csv(
+    path: str, table: pa.Table, header: bool = True, delimiter: str = ",", quote: str = '"', nullstr: str = ""
+) -> None:
     """Write a table of text columns (NULLs allowed) as CSV."""
     try:
         with open(path, "w", encoding="utf-8", newline="") as f:

@@ -24,6 +24,7 @@ the tests also run the kernel against (under ``TRITON_INTERPRET=1`` on the CPU).
 >>> s.tolist(), c.tolist()
 ([[2147483648, 0], [0, 12]], [2, 3])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,10 +34,10 @@ import torch
 from glint.kernels import groupby as G
 from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
 
-MAX_GROUPS = 32            # more groups than this go through the scatter path
-COLUMNS_PER_LAUNCH = 4     # value columns one kernel launch reads
-_PROGRAMS = 1024           # programs per launch to aim for (several per SM)
-_MAX_ROWS = 1 << 31        # rows of one call: the limb sums stay within int64
+MAX_GROUPS = 32  # more groups than this go through the scatter path
+COLUMNS_PER_LAUNCH = 4  # value columns one kernel launch reads
+_PROGRAMS = 1024  # programs per launch to aim for (several per SM)
+_MAX_ROWS = 1 << 31  # rows of one call: the limb sums stay within int64
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ class SumInput:
     """One column to sum per group: ``values`` (1-D, any integer or float
     dtype), ``valid`` (rows that count; None: all), ``floating`` (sum as
     float64, else exactly as int64 limbs)."""
+
     values: torch.Tensor
     valid: torch.Tensor | None
     floating: bool
@@ -93,7 +95,7 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
     programs = blocks(n, block * tiles)
     out = []
     for start in range(0, len(inputs), COLUMNS_PER_LAUNCH):
-        part = inputs[start:start + COLUMNS_PER_LAUNCH]
+        part = inputs[start : start + COLUMNS_PER_LAUNCH]
         k = len(part)
         partial = torch.empty((programs, k, g_pad, 3), dtype=torch.int64, device=dev)
         args, flags = [], []
@@ -103,11 +105,24 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
             flags += [x.floating, x.valid is not None]
         with on_device(t):
             _group_sums_kernel[(programs,)](
-                gid if gid is not None else t, n, *args, partial,
-                G=g_pad, K=k, HAS_GID=gid is not None,
-                F0=flags[0], M0=flags[1], F1=flags[2], M1=flags[3],
-                F2=flags[4], M2=flags[5], F3=flags[6], M3=flags[7],
-                BLOCK=block, TILES=tiles)
+                gid if gid is not None else t,
+                n,
+                *args,
+                partial,
+                G=g_pad,
+                K=k,
+                HAS_GID=gid is not None,
+                F0=flags[0],
+                M0=flags[1],
+                F1=flags[2],
+                M1=flags[3],
+                F2=flags[4],
+                M2=flags[5],
+                F3=flags[6],
+                M3=flags[7],
+                BLOCK=block,
+                TILES=tiles,
+            )
         counts = partial[:, :, :n_groups, 2].sum(0)
         for i, x in enumerate(part):
             if x.floating:
@@ -125,8 +140,9 @@ if HAS_TRITON:
     import triton.language as tl
 
     @triton.jit
-    def _accumulate(v_ptr, m_ptr, offs, inb, onehot, acc_lo, acc_hi, acc_n,
-                    FLOATING: tl.constexpr, MASKED: tl.constexpr):
+    def _accumulate(
+        v_ptr, m_ptr, offs, inb, onehot, acc_lo, acc_hi, acc_n, FLOATING: tl.constexpr, MASKED: tl.constexpr
+    ):
         """One column's block of rows added to its per-group accumulators."""
         ok = inb
         if MASKED:
@@ -143,8 +159,7 @@ if HAS_TRITON:
         return acc_lo, acc_hi, acc_n
 
     @triton.jit
-    def _store(out_ptr, pid, col, acc_lo, acc_hi, acc_n, K: tl.constexpr, G: tl.constexpr,
-               FLOATING: tl.constexpr):
+    def _store(out_ptr, pid, col, acc_lo, acc_hi, acc_n, K: tl.constexpr, G: tl.constexpr, FLOATING: tl.constexpr):
         g = tl.arange(0, G)
         base = out_ptr + ((pid * K + col) * G + g) * 3
         if FLOATING:
@@ -155,11 +170,32 @@ if HAS_TRITON:
         tl.store(base + 2, acc_n)
 
     @triton.jit
-    def _group_sums_kernel(gid_ptr, n, v0, m0, v1, m1, v2, m2, v3, m3, out_ptr,
-                           G: tl.constexpr, K: tl.constexpr, HAS_GID: tl.constexpr,
-                           F0: tl.constexpr, M0: tl.constexpr, F1: tl.constexpr, M1: tl.constexpr,
-                           F2: tl.constexpr, M2: tl.constexpr, F3: tl.constexpr, M3: tl.constexpr,
-                           BLOCK: tl.constexpr, TILES: tl.constexpr):
+    def _group_sums_kernel(
+        gid_ptr,
+        n,
+        v0,
+        m0,
+        v1,
+        m1,
+        v2,
+        m2,
+        v3,
+        m3,
+        out_ptr,
+        G: tl.constexpr,
+        K: tl.constexpr,
+        HAS_GID: tl.constexpr,
+        F0: tl.constexpr,
+        M0: tl.constexpr,
+        F1: tl.constexpr,
+        M1: tl.constexpr,
+        F2: tl.constexpr,
+        M2: tl.constexpr,
+        F3: tl.constexpr,
+        M3: tl.constexpr,
+        BLOCK: tl.constexpr,
+        TILES: tl.constexpr,
+    ):
         pid = tl.program_id(0)
         groups = tl.arange(0, G)
         if F0:

@@ -11,6 +11,7 @@ it is recombined and checked (GPU-NOTES, "Exact decimals").
 >>> exact_sum(torch.tensor([2**62, 2**62, 5]), Slots(torch.tensor([0, 0, 1]), 2)).tolist()
 [[2147483648, 0], [0, 5]]
 """
+
 from __future__ import annotations
 
 import torch
@@ -67,6 +68,7 @@ class Slots:
     >>> s.fold(s.scatter_add(torch.ones(4, dtype=torch.int64)), "sum").tolist()
     [2, 2]
     """
+
     __slots__ = ("gid", "n", "p", "_idx")
 
     def __init__(self, gid: torch.Tensor, n: int, spread: int | None = None):
@@ -109,7 +111,7 @@ class Slots:
             return parts.sum(0)
         return parts.amax(0) if how == "max" else parts.amin(0)
 
-    def subset(self, mask: torch.Tensor) -> "Slots":
+    def subset(self, mask: torch.Tensor) -> Slots:
         s = Slots.__new__(Slots)
         s.gid, s.n, s.p, s._idx = self.gid[mask], self.n, self.p, self.idx[mask]
         return s

@@ -14,6 +14,7 @@ One kernel, two uses: :func:`decode_pages_triton` decodes whole data pages
 a PLAIN page's values copied), :func:`decode_streams_triton` writes the
 decoded values of bare streams (the indices themselves).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,11 +24,12 @@ import torch
 try:
     import triton
     import triton.language as tl
+
     HAS_TRITON = True
-except ImportError:             # pragma: no cover - Triton comes with CUDA builds of torch
+except ImportError:  # pragma: no cover - Triton comes with CUDA builds of torch
     HAS_TRITON = False
 
-BLOCK = 512                     # values a program writes per step (a bit-packed run holds up to 504 in practice)
+BLOCK = 512  # values a program writes per step (a bit-packed run holds up to 504 in practice)
 
 
 # ------------------------------------------------------------------ whole pages: indices and values
@@ -36,6 +38,7 @@ PAGE_START, PAGE_END, PAGE_WIDTH, PAGE_COUNT, PAGE_OUT, PAGE_BASE, PAGE_LIMIT = 
 PAGE_FIELDS = 7
 
 if HAS_TRITON:
+
     @triton.jit
     def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr, GATHER: tl.constexpr):
         # one program per data page: its values, ``count`` of them, written to
@@ -55,7 +58,7 @@ if HAS_TRITON:
         base = tl.load(row + 5)
         limit = tl.load(row + 6)
         lanes = tl.arange(0, BLOCK).to(tl.int64)
-        if w < 0:                                       # PLAIN: a straight copy
+        if w < 0:  # PLAIN: a straight copy
             for j in range(0, left, BLOCK):
                 k = j + lanes
                 m = k < left
@@ -75,7 +78,7 @@ if HAS_TRITON:
                     shift += 7
                     more = b >> 7
                 n = h >> 1
-                if (h & 1) != 0:                        # bit-packed: 8 * n indices
+                if (h & 1) != 0:  # bit-packed: 8 * n indices
                     take = tl.minimum(n * 8, left)
                     first = pos * 8
                     for j in range(0, take, BLOCK):
@@ -96,7 +99,7 @@ if HAS_TRITON:
                         else:
                             tl.store(out + o + k, idx.to(out.dtype.element_ty), mask=m)
                     pos += n * w
-                else:                                   # RLE: n copies of one index
+                else:  # RLE: n copies of one index
                     rle = tl.full((), 0, tl.int64)
                     for t in range(0, vbytes):
                         rle = rle | (tl.load(data + pos + t).to(tl.int64) << (8 * t))
@@ -122,8 +125,9 @@ if HAS_TRITON:
             tl.store(err, bad, mask=bad != 0)
 
 
-def decode_pages_triton(data: torch.Tensor, values: torch.Tensor, table: torch.Tensor, out: torch.Tensor,
-                        err: torch.Tensor) -> torch.Tensor:
+def decode_pages_triton(
+    data: torch.Tensor, values: torch.Tensor, table: torch.Tensor, out: torch.Tensor, err: torch.Tensor
+) -> torch.Tensor:
     """Every page of ``table`` (an int64 [pages, PAGE_FIELDS] tensor: stream
     start and end in ``data``, index bit width or -1 for a PLAIN page, value
     count, output offset, base in ``values``, dictionary size) decoded into
@@ -138,8 +142,15 @@ def decode_pages_triton(data: torch.Tensor, values: torch.Tensor, table: torch.T
     return out
 
 
-def decode_streams_triton(data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, widths: torch.Tensor,
-                          counts: torch.Tensor, out_offsets: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+def decode_streams_triton(
+    data: torch.Tensor,
+    starts: torch.Tensor,
+    ends: torch.Tensor,
+    widths: torch.Tensor,
+    counts: torch.Tensor,
+    out_offsets: torch.Tensor,
+    out: torch.Tensor,
+) -> torch.Tensor:
     """The values of bare hybrid streams (int32 ``out``): stream s is
     ``data[starts[s]:ends[s]]`` (``data`` followed by at least 8 bytes),
     ``widths[s]`` bits wide (0..32), ``counts[s]`` values (a last bit-packed

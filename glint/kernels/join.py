@@ -7,10 +7,10 @@ One host synchronisation: the number of pairs.
 >>> sorted(zip(p.tolist(), b.tolist()))   # (probe row, build row)
 [(0, 1), (0, 2), (2, 1), (2, 2), (3, 0)]
 """
+
 from __future__ import annotations
 
 import torch
-
 
 DIRECT_LIMIT = 1 << 26
 
@@ -18,6 +18,7 @@ DIRECT_LIMIT = 1 << 26
 class SortedBuild:
     """A build side prepared for probing: keys sorted, with their row ids.
     Probes binary-search the sorted keys."""
+
     __slots__ = ("keys", "rows")
 
     def __init__(self, key: torch.Tensor, valid: torch.Tensor | None):
@@ -39,6 +40,7 @@ class DirectBuild:
     """A build side over a dense key range: per key value, where its rows
     start and how many there are, so a probe is two gathers. Row ids are
     placed by a counting sort when keys are unique (the common primary-key case)."""
+
     __slots__ = ("lo", "span", "starts", "counts", "rows")
 
     def __init__(self, key, rows, lo, span):

@@ -22,6 +22,7 @@ overflow where DuckDB's running mean does not.
 >>> [t.tolist() for t in merge(*(torch.cat([x, y]) for x, y in zip(a, b)), Slots(torch.tensor([0, 0]), 1))]
 [[3], [2.3333333333333335], [4.666666666666666]]
 """
+
 from __future__ import annotations
 
 import torch

@@ -35,6 +35,7 @@ metadata first); anything else found in the bytes is bad data. The pure-torch
 reference (and the CPU path) is glint.io.parquet_pages' host parser with
 ``pa.Codec``: see decode_raw.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,13 +45,15 @@ import torch
 try:
     import triton
     import triton.language as tl
+
     HAS_TRITON = True
-except ImportError:             # pragma: no cover - Triton comes with CUDA builds of torch
+except ImportError:  # pragma: no cover - Triton comes with CUDA builds of torch
     HAS_TRITON = False
 
 # column chunk table (int64, one row per chunk)
-C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE, \
-    C_CODES = range(13)
+C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE, C_CODES = (
+    range(13)
+)
 CHUNK_FIELDS = 13
 # C_CODES = 1: the chunk's values are its dictionary indices mapped through
 # the dictionary the host made (a string column's codes): a PLAIN data page
@@ -61,13 +64,14 @@ P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
 # codecs (SNAPPY_BLOCK: a block of a snappy page, no length preamble, copies within the block: split_pages)
 COPY, SNAPPY, SNAPPY_BLOCK = 0, 1, 2
-INFLATE_BLOCK = 128             # bytes a program copies per step (a snappy copy is at most 64)
-SPLIT = 1 << 16                 # output bytes of a snappy block (the encoders compress 64 KiB at a time)
-SEGMENT = 8192                  # stream bytes a lane of the tag scan starts in (even)
-SCAN_BLOCK = 128                # lanes a program of the tag scan has
-WIDTH_FROM_DATA = -2            # a dec row's width: the byte before the index stream says it
+INFLATE_BLOCK = 128  # bytes a program copies per step (a snappy copy is at most 64)
+SPLIT = 1 << 16  # output bytes of a snappy block (the encoders compress 64 KiB at a time)
+SEGMENT = 8192  # stream bytes a lane of the tag scan starts in (even)
+SCAN_BLOCK = 128  # lanes a program of the tag scan has
+WIDTH_FROM_DATA = -2  # a dec row's width: the byte before the index stream says it
 
 if HAS_TRITON:
+
     @triton.jit
     def _uvarint(data, pos, end):
         # a ULEB128 varint at data[pos]: (value, position after it, 1 when it ran past end)
@@ -130,17 +134,18 @@ if HAS_TRITON:
         codes_only = tl.load(row + 12)
         zero = tl.full((), 0, tl.int64)
         npages = zero
-        seen = zero                             # values of the data pages so far
-        dict_base = zero - 1                    # the dictionary's first entry (in ITEMs)
+        seen = zero  # values of the data pages so far
+        dict_base = zero - 1  # the dictionary's first entry (in ITEMs)
         dict_n = zero
         bad = zero
-        if dict_at >= 0:                        # the dictionary, decompressed by the host: copied
+        if dict_at >= 0:  # the dictionary, decompressed by the host: copied
             dn = tl.load(row + 10)
             dsize = tl.load(row + 11)
             bad = bad | ((dn < 0) | (dsize < dn * ITEM)).to(tl.int64)
             if WRITE & (cap > 0):
-                _page_row(pages, dec, p, dict_at, dsize, dst, dsize, zero,
-                          zero, zero, zero - 1, zero, out, dst // ITEM, zero)
+                _page_row(
+                    pages, dec, p, dict_at, dsize, dst, dsize, zero, zero, zero, zero - 1, zero, out, dst // ITEM, zero
+                )
             dict_base = dst // ITEM
             dict_n = dn
             p += 1
@@ -169,7 +174,7 @@ if HAS_TRITON:
                 else:
                     h = tl.load(data + pos).to(tl.int64)
                     pos += 1
-                    if h == 0:                                  # end of a struct
+                    if h == 0:  # end of a struct
                         if depth == 0:
                             done = zero + 1
                         else:
@@ -187,29 +192,29 @@ if HAS_TRITON:
                         f1 = tl.where(depth == 1, f, f1)
                         f2 = tl.where(depth == 2, f, f2)
                         val = zero
-                        if (t == 1) | (t == 2):                 # bool: the type is the value
+                        if (t == 1) | (t == 2):  # bool: the type is the value
                             val = (t == 1).to(tl.int64)
-                        elif t == 3:                            # byte
+                        elif t == 3:  # byte
                             val = tl.load(data + pos, mask=pos < end, other=0).to(tl.int64)
                             pos += 1
-                        elif (t >= 4) & (t <= 6):               # i16 / i32 / i64: zigzag varint
+                        elif (t >= 4) & (t <= 6):  # i16 / i32 / i64: zigzag varint
                             zz, pos, more = _uvarint(data, pos, end)
                             val = (zz >> 1) ^ (0 - (zz & 1))
                             bad = bad | more
-                        elif t == 7:                            # double
+                        elif t == 7:  # double
                             pos += 8
-                        elif t == 8:                            # binary: length, bytes
+                        elif t == 8:  # binary: length, bytes
                             ln, pos, more = _uvarint(data, pos, end)
                             pos += ln
                             bad = bad | more
-                        elif t == 12:                           # struct: one level down
+                        elif t == 12:  # struct: one level down
                             if depth == 0:
                                 s1 = f
                             depth += 1
                             f1 = tl.where(depth == 1, zero, f1)
                             f2 = tl.where(depth == 2, zero, f2)
                             bad = bad | (depth > 2).to(tl.int64)
-                        else:                                   # lists, sets, maps: not in a page header
+                        else:  # lists, sets, maps: not in a page header
                             bad = zero + 1
                         if t != 12:
                             if depth == 0:
@@ -217,13 +222,13 @@ if HAS_TRITON:
                                 usize = tl.where(f == 2, val, usize)
                                 csize = tl.where(f == 3, val, csize)
                             if depth == 1:
-                                if s1 == 5:                     # DataPageHeader
+                                if s1 == 5:  # DataPageHeader
                                     nv = tl.where(f == 1, val, nv)
                                     enc = tl.where(f == 2, val, enc)
-                                if s1 == 7:                     # DictionaryPageHeader
+                                if s1 == 7:  # DictionaryPageHeader
                                     nv = tl.where(f == 1, val, nv)
                                     enc = tl.where(f == 2, val, enc)
-                                if s1 == 8:                     # DataPageHeaderV2
+                                if s1 == 8:  # DataPageHeaderV2
                                     nv = tl.where(f == 1, val, nv)
                                     enc = tl.where(f == 4, val, enc)
                                     lv = lv + tl.where((f == 5) | (f == 6), val, 0)
@@ -235,25 +240,43 @@ if HAS_TRITON:
                 bad = bad | ((csize < 0) | (usize < 0) | (pos > end)).to(tl.int64)
                 is_dict = ptype == 2
                 is_data = (ptype == 0) | (ptype == 3)
-                if ptype != 1:                                  # (index pages: skipped)
+                if ptype != 1:  # (index pages: skipped)
                     bad = bad | ((~is_dict) & (~is_data)).to(tl.int64)
                     plain = enc == 0
                     dic = (enc == 2) | (enc == 8)
                     if is_dict:
-                        bad = bad | ((dict_base >= 0) | (seen > 0) | ((enc != 0) & (enc != 2)) |
-                                     (nv < 0) | (usize < nv * ITEM)).to(tl.int64)
+                        bad = bad | (
+                            (dict_base >= 0) | (seen > 0) | ((enc != 0) & (enc != 2)) | (nv < 0) | (usize < nv * ITEM)
+                        ).to(tl.int64)
                     else:
-                        bad = bad | ((lv != 0) | (nv < 0) | ((~plain) & (~dic)) |
-                                     (plain & ((usize < nv * ITEM) | (codes_only != 0))) |
-                                     (dic & (dict_base < 0)) |
-                                     (dic & (nv > 0) & (usize < 1))).to(tl.int64)
+                        bad = bad | (
+                            (lv != 0)
+                            | (nv < 0)
+                            | ((~plain) & (~dic))
+                            | (plain & ((usize < nv * ITEM) | (codes_only != 0)))
+                            | (dic & (dict_base < 0))
+                            | (dic & (nv > 0) & (usize < 1))
+                        ).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
                     if WRITE & (npages < cap):
                         dic_page = is_data & dic
-                        _page_row(pages, dec, p, body, csize, dst, usize, pcodec,
-                                  tl.where(dic_page, dst + 1, zero), tl.where(dic_page, dst + usize, zero),
-                                  tl.where(dic_page, zero - 2, zero - 1), tl.where(is_data, nv, zero), out + seen,
-                                  tl.where(dic_page, dict_base, dst // ITEM), tl.where(dic_page, dict_n, zero))
+                        _page_row(
+                            pages,
+                            dec,
+                            p,
+                            body,
+                            csize,
+                            dst,
+                            usize,
+                            pcodec,
+                            tl.where(dic_page, dst + 1, zero),
+                            tl.where(dic_page, dst + usize, zero),
+                            tl.where(dic_page, zero - 2, zero - 1),
+                            tl.where(is_data, nv, zero),
+                            out + seen,
+                            tl.where(dic_page, dict_base, dst // ITEM),
+                            tl.where(dic_page, dict_n, zero),
+                        )
                     if is_dict:
                         dict_base = dst // ITEM
                         dict_n = nv
@@ -412,19 +435,19 @@ if HAS_TRITON:
                 m = k < m_n
                 tl.store(dst + d + k, tl.load(src + ip + k, mask=m), mask=m)
         else:
-            if codec == 1:                                      # a whole page: its length first
+            if codec == 1:  # a whole page: its length first
                 ulen, ip, more = _uvarint(src, ip, end)
                 bad = more | (ulen != u).to(tl.int64)
-            else:                                               # a block of a page (split_pages)
+            else:  # a block of a page (split_pages)
                 bad = (codec != 2).to(tl.int64)
             op = zero
             while (ip < end) & (bad == 0):
                 tag = tl.load(src + ip).to(tl.int64)
                 ip += 1
                 kind = tag & 3
-                if kind == 0:                                   # literal
+                if kind == 0:  # literal
                     ln = tag >> 2
-                    if ln >= 60:                                # its length in 1-4 more bytes
+                    if ln >= 60:  # its length in 1-4 more bytes
                         nb = ln - 59
                         ln = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
                         ln = ln | (tl.load(src + ip + 1, mask=(nb > 1) & (ip + 1 < end), other=0).to(tl.int64) << 8)
@@ -440,17 +463,18 @@ if HAS_TRITON:
                             tl.store(dst + d + op + k, tl.load(src + ip + k, mask=m), mask=m)
                         ip += ln
                         op += ln
-                else:                                           # copy
+                else:  # copy
                     b0 = tl.load(src + ip, mask=ip < end, other=0).to(tl.int64)
                     b1 = tl.load(src + ip + 1, mask=(kind != 1) & (ip + 1 < end), other=0).to(tl.int64)
-                    b23 = tl.load(src + ip + 2, mask=(kind == 3) & (ip + 2 < end), other=0).to(tl.int64) | \
-                        (tl.load(src + ip + 3, mask=(kind == 3) & (ip + 3 < end), other=0).to(tl.int64) << 8)
+                    b23 = tl.load(src + ip + 2, mask=(kind == 3) & (ip + 2 < end), other=0).to(tl.int64) | (
+                        tl.load(src + ip + 3, mask=(kind == 3) & (ip + 3 < end), other=0).to(tl.int64) << 8
+                    )
                     ln = tl.where(kind == 1, ((tag >> 2) & 7) + 4, (tag >> 2) + 1)
                     off = tl.where(kind == 1, ((tag >> 5) << 8) | b0, b0 | (b1 << 8) | (b23 << 16))
                     ip += tl.where(kind == 1, 1, tl.where(kind == 2, 2, 4))
                     bad = bad | ((ip > end) | (off == 0) | (off > op) | (op + ln > u)).to(tl.int64)
                     if bad == 0:
-                        tl.debug_barrier()                      # earlier elements' bytes are written
+                        tl.debug_barrier()  # earlier elements' bytes are written
                         m = lanes < ln
                         back = (lanes32 % off.to(tl.int32)).to(tl.int64)
                         v = tl.load(dst + d + op - off + back, mask=m)
@@ -467,8 +491,13 @@ def _on(t: torch.Tensor):
     return torch.cuda.device(t.device) if t.is_cuda else contextlib.nullcontext()
 
 
-def walk_chunks_triton(data: torch.Tensor, chunks: torch.Tensor, item: int, pages: torch.Tensor | None = None,
-                       dec: torch.Tensor | None = None) -> torch.Tensor:
+def walk_chunks_triton(
+    data: torch.Tensor,
+    chunks: torch.Tensor,
+    item: int,
+    pages: torch.Tensor | None = None,
+    dec: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Walk the page headers of every column chunk of ``chunks`` (int64
     [n, CHUNK_FIELDS]: its bytes in ``data``, its output row, the span of the
     decompression buffer it may use, its first row in the page tables, its
@@ -557,8 +586,9 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     outat = torch.zeros_like(exits)
     streams = torch.stack([nseg, sfirst, s0, e, u], 1).contiguous()
     with _on(src):
-        _scan_kernel[(triton.cdiv(seg_bound, SCAN_BLOCK),)](src, segs, seg_bound, mark, exits, outs,
-                                                             BLOCK=SCAN_BLOCK, num_warps=4)
+        _scan_kernel[(triton.cdiv(seg_bound, SCAN_BLOCK),)](
+            src, segs, seg_bound, mark, exits, outs, BLOCK=SCAN_BLOCK, num_warps=4
+        )
         _sync_kernel[(n,)](src, streams, segs, mark, exits, outs, entry, outat, whole, num_warps=1)
     # blocks: each starts in the last segment whose true output before it
     # is at most the block's first byte
@@ -569,27 +599,38 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     t = bj * SPLIT
     k = (torch.searchsorted(key, bp * (1 << 40) + t, right=True) - 1).clamp_(0, seg_bound - 1)
     go = blive & (bj > 0) & (whole[bp] == 0)
-    walks = torch.stack([torch.where(go, entry[k], s0[bp]), torch.where(go, outat[k], 0), torch.where(go, t, 0),
-                         e[bp]], 1).contiguous()
+    walks = torch.stack(
+        [torch.where(go, entry[k], s0[bp]), torch.where(go, outat[k], 0), torch.where(go, t, 0), e[bp]], 1
+    ).contiguous()
     starts = torch.empty(blk_bound, dtype=torch.int64, device=dev)
     with _on(src):
-        _find_kernel[(triton.cdiv(blk_bound, SCAN_BLOCK),)](src, walks, blk_bound, starts, BLOCK=SCAN_BLOCK,
-                                                            num_warps=4)
+        _find_kernel[(triton.cdiv(blk_bound, SCAN_BLOCK),)](
+            src, walks, blk_bound, starts, BLOCK=SCAN_BLOCK, num_warps=4
+        )
     missed = blive & (starts < 0)
     whole.scatter_add_(0, bp, missed.to(torch.int32))
     last = bj == nblk[bp] - 1
     nxt = torch.cat([starts[1:], starts[-1:]])
     stop = torch.where(last, e[bp], nxt)
     ok = blive & (whole[bp] == 0)
-    rows = torch.stack([starts, stop - starts, pages[bp, P_DST] + t, torch.minimum(u[bp] - t, torch.full_like(t, SPLIT)),
-                        torch.full_like(t, SNAPPY_BLOCK)], 1)
+    rows = torch.stack(
+        [
+            starts,
+            stop - starts,
+            pages[bp, P_DST] + t,
+            torch.minimum(u[bp] - t, torch.full_like(t, SPLIT)),
+            torch.full_like(t, SNAPPY_BLOCK),
+        ],
+        1,
+    )
     rows = rows.masked_fill_(~ok[:, None], 0)
     rows[:, P_CODEC] = SNAPPY_BLOCK
     return rows.contiguous(), bp.contiguous(), whole
 
 
-def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor,
-                         split: bool = True) -> None:
+def inflate_pages_triton(
+    src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor, split: bool = True
+) -> None:
     """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
     ``dst`` (uint8); err[0] (int32) set when a page is not what its header
     says (the caller raises). With ``split`` the large snappy pages are cut
@@ -604,6 +645,5 @@ def inflate_pages_triton(src: torch.Tensor, dst: torch.Tensor, pages: torch.Tens
             _inflate_kernel[(n,)](src, dst, pages, err, err, err, BLOCK=INFLATE_BLOCK, MODE=0, num_warps=1)
             return
         rows, owner, whole = split_pages(src, pages, dst.numel())
-        _inflate_kernel[(rows.shape[0],)](src, dst, rows, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=2,
-                                          num_warps=1)
+        _inflate_kernel[(rows.shape[0],)](src, dst, rows, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=2, num_warps=1)
         _inflate_kernel[(n,)](src, dst, pages, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=1, num_warps=1)

@@ -18,6 +18,7 @@ the sizes of the groups before it.
 >>> lo.tolist(), hi.tolist(), [round(f, 6) for f in frac.tolist()]
 ([0, 1, 0, 0], [1, 2, 0, 0], [0.9, 0.2, 0.0, 0.0])
 """
+
 from __future__ import annotations
 
 import torch

@@ -6,6 +6,7 @@ SQL NULL placement.
 ...          (torch.tensor([0, 5, 3, 4]), None, True, False)]).tolist()
 [1, 3, 2, 0]
 """
+
 from __future__ import annotations
 
 import torch

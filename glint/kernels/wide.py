@@ -14,6 +14,7 @@ values that need it: a product of two int64 decimals, a rescale, a large SUM.
 >>> to_python(scale(to_wide(torch.tensor([-123])), 10**12))
 [-123000000000000]
 """
+
 from __future__ import annotations
 
 import torch
@@ -22,7 +23,7 @@ from glint.errors import ExecutionError
 
 BITS = 32
 MASK = (1 << BITS) - 1
-LIMIT = 2.0 ** 93          # magnitudes kept clear of the hi limb's int64 range
+LIMIT = 2.0**93  # magnitudes kept clear of the hi limb's int64 range
 
 
 def to_wide(v: torch.Tensor) -> torch.Tensor:
@@ -73,9 +74,9 @@ def mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a1, a0 = a >> BITS, a & MASK
     b1, b0 = b >> BITS, b & MASK
     a0h, a0l = a0 >> 16, a0 & 0xFFFF
-    t0 = a0l * b0                        # < 2**48
-    t1 = a0h * b0                        # < 2**48, weight 2**16
-    lo = t0 + ((t1 & 0xFFFF) << 16)      # < 2**49
+    t0 = a0l * b0  # < 2**48
+    t1 = a0h * b0  # < 2**48, weight 2**16
+    lo = t0 + ((t1 & 0xFFFF) << 16)  # < 2**49
     hi = ((a1 * b1) << BITS) + a1 * b0 + a0 * b1 + (t1 >> 16)
     return normalize(hi, lo)
 
@@ -108,10 +109,10 @@ def scale(a: torch.Tensor, k: int) -> torch.Tensor:
 def floordiv(a: torch.Tensor, k: int) -> torch.Tensor:
     """floor(a / k) for a positive Python int k, in steps below 2**31."""
     out = to_wide(a)
-    for step in _steps(k):      # floor(floor(a / p) / q) == floor(a / (p*q))
+    for step in _steps(k):  # floor(floor(a / p) / q) == floor(a / (p*q))
         hi, lo = out[:, 0], out[:, 1]
         q_hi = torch.div(hi, step, rounding_mode="floor")
-        r = hi - q_hi * step                       # 0 <= r < step
+        r = hi - q_hi * step  # 0 <= r < step
         q_lo = torch.div((r << BITS) + lo, step, rounding_mode="floor")
         out = normalize(q_hi, q_lo)
     return out
@@ -170,10 +171,12 @@ def _split(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def _two_prod(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """p + e == a * b exactly (Dekker's product with Veltkamp splits; no FMA
     needed, and each torch op rounds on its own)."""
+
     def veltkamp(x):
-        c = x * 134217729.0                      # 2**27 + 1
+        c = x * 134217729.0  # 2**27 + 1
         h = c - (c - x)
         return h, x - h
+
     p = a * b
     ah, al = veltkamp(a)
     bh, bl = veltkamp(b)
@@ -205,13 +208,13 @@ def quotient_ld(n: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
     n_hi, n_lo = _split(n)
     # DuckDB first converts the sum to long double: beyond 2**64 it is rounded to 64 bits
     g = _ulp_toward(n_hi, n_lo) / 2048.0
-    n_lo = torch.where(n_hi.abs() >= 2.0 ** 64, torch.round(n_lo / g) * g, n_lo)
+    n_lo = torch.where(n_hi.abs() >= 2.0**64, torch.round(n_lo / g) * g, n_lo)
     d_hi, d_lo = _split(d)
     q1 = n_hi / d_hi
     p, e = _two_prod(q1, d_hi)
     q2 = ((((n_hi - p) - e) + n_lo) - q1 * d_lo) / d_hi
     u = _ulp_toward(q1, q2)
-    k = torch.round(q2 / (u / 2048.0))           # x on the 64-bit grid next to q1, in steps of u / 2**11
+    k = torch.round(q2 / (u / 2048.0))  # x on the 64-bit grid next to q1, in steps of u / 2**11
     j0 = torch.floor(k / 2048.0)
     rem = k - j0 * 2048.0
     low = q1 + j0 * u
@@ -236,9 +239,9 @@ def to_double_duckdb(a: torch.Tensor) -> torch.Tensor:
     """
     a = to_wide(a)
     hi, lo = a[:, 0], a[:, 1]
-    upper = hi >> BITS                          # value >> 64
-    mid = hi & MASK                             # bits 32..63 of the 64-bit lower half
+    upper = hi >> BITS  # value >> 64
+    mid = hi & MASK  # bits 32..63 of the 64-bit lower half
     two32 = float(1 << BITS)
     lower = mid.double() * two32 + lo.double()  # double(lower): one rounding
-    neg_lower = (MASK - mid).double() * two32 + (MASK - lo).double()     # double(2**64 - 1 - lower)
+    neg_lower = (MASK - mid).double() * two32 + (MASK - lo).double()  # double(2**64 - 1 - lower)
     return torch.where(upper == -1, -neg_lower - 1.0, lower + upper.double() * (two32 * two32))

@@ -16,6 +16,7 @@ segment tree loops over its log2(n) levels).
 >>> range_sum_exact(torch.tensor([2**62, 2**62, 5]), torch.tensor([0, 1]), torch.tensor([2, 3])).tolist()
 [[2147483648, 0], [1073741824, 5]]
 """
+
 from __future__ import annotations
 
 import torch
@@ -39,8 +40,11 @@ def boundaries(keys, n: int, device=None) -> torch.Tensor:
         if values.is_floating_point():
             values = float_order_key(values)
         if valid is not None:
-            values = torch.where(valid if values.dim() == 1 else valid[:, None], values,
-                                 torch.zeros((), dtype=values.dtype, device=values.device))
+            values = torch.where(
+                valid if values.dim() == 1 else valid[:, None],
+                values,
+                torch.zeros((), dtype=values.dtype, device=values.device),
+            )
         diff = values[1:] != values[:-1]
         if diff.dim() == 2:
             diff = diff.any(1)
@@ -83,6 +87,7 @@ class MarkedRows:
     >>> m.before.tolist(), m.row(torch.tensor([0, 2])).tolist()
     ([0, 0, 1, 1, 2, 3], [1, 4])
     """
+
     __slots__ = ("before", "rows")
 
     def __init__(self, mask: torch.Tensor):
@@ -195,8 +200,9 @@ def kth_in_pieces(pieces, k: torch.Tensor) -> torch.Tensor:
     return at
 
 
-def range_best_row(key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor,
-                   largest: bool) -> torch.Tensor:
+def range_best_row(
+    key: torch.Tensor, valid: torch.Tensor | None, lo: torch.Tensor, hi: torch.Tensor, largest: bool
+) -> torch.Tensor:
     """For each [lo, hi), a row of the range whose key is smallest (largest),
     skipping rows that are not valid; -1 when there is none. ``key`` is an
     integer order key (floats through kernels.sort.float_order_key, strings
@@ -242,8 +248,14 @@ def bisect_rows(before, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
     return lo
 
 
-def running_best_row(key: torch.Tensor, valid: torch.Tensor | None, segment: torch.Tensor, lo: torch.Tensor,
-                     hi: torch.Tensor, largest: bool) -> torch.Tensor:
+def running_best_row(
+    key: torch.Tensor,
+    valid: torch.Tensor | None,
+    segment: torch.Tensor,
+    lo: torch.Tensor,
+    hi: torch.Tensor,
+    largest: bool,
+) -> torch.Tensor:
     """:func:`range_best_row` for ranges that start where their segment
     starts (running and whole-partition frames), by one segmented scan: each
     row's key rank, offset by its segment number so that a running maximum
@@ -261,16 +273,16 @@ def running_best_row(key: torch.Tensor, valid: torch.Tensor | None, segment: tor
     if n == 0:
         return torch.full_like(lo, -1)
     order = torch.argsort(key, stable=True)
-    dense = torch.cumsum(boundaries([(key[order], None)], n).long(), 0)       # 1..distinct keys
+    dense = torch.cumsum(boundaries([(key[order], None)], n).long(), 0)  # 1..distinct keys
     rank = torch.empty_like(dense)
     rank[order] = dense
-    score = rank if largest else n + 1 - rank                                # higher is better, 1..n
+    score = rank if largest else n + 1 - rank  # higher is better, 1..n
     if valid is not None:
-        score = torch.where(valid, score, 0)                                 # 0: nothing to pick
+        score = torch.where(valid, score, 0)  # 0: nothing to pick
     best = torch.cummax(segment * (n + 1) + score, 0).values
     at = (hi - 1).clamp(min=0)
     best_score = torch.where(hi > lo, best[at] - segment[at] * (n + 1), 0)
     row_of = torch.full((n + 1,), -1, dtype=torch.int64, device=key.device)
-    row_of.scatter_(0, score, rows)          # rows of equal score hold equal values: any one will do
+    row_of.scatter_(0, score, rows)  # rows of equal score hold equal values: any one will do
     row_of[0] = -1
     return row_of[best_score]

@@ -20,6 +20,7 @@ all of a group's values at once, and which ignore duplicate inputs.
 >>> duplicate_insensitive(AggCall("bool_or", (x,), T.BOOLEAN)), duplicate_insensitive(AggCall("sum", (x,), T.DOUBLE))
 (True, False)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ class Quantile:
     >>> Quantile(0.25, 1, 4, False)
     0.25
     """
+
     value: float
     num: int | None
     den: int

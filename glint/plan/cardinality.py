@@ -38,6 +38,7 @@ row will happily join it to anything, cross products included. So
 >>> round(est.rows(L.Filter(scan, both)), 1)    # 1000 * 0.1 * 0.1 ** 0.5, not 1000 * 0.1 * 0.1
 31.6
 """
+
 from __future__ import annotations
 
 import math
@@ -48,9 +49,7 @@ from glint.plan.join_graph import JoinGraph, is_inner_join_tree
 from glint.plan.selectivity import backoff, strip_cast
 
 DEFAULT_SEL = 0.25
-RANGE_SEL = 1.0 / 3.0      # one side of a range on a column without min/max
-
-
+RANGE_SEL = 1.0 / 3.0  # one side of a range on a column without min/max
 
 
 class Estimator:
@@ -59,9 +58,9 @@ class Estimator:
         # id(node) -> (node, rows): the node is kept so that its id cannot be
         # reused by a new node while the estimate is cached
         self._rows: dict[int, tuple[L.LogicalNode, float]] = {}
-        self._ndv: dict[int, float] = {}     # field id -> distinct count
-        self._range: dict[int, tuple] = {}   # field id -> (min, max)
-        self._column_of: dict[int, tuple] = {}   # scan field id -> (table, column), stats read lazily
+        self._ndv: dict[int, float] = {}  # field id -> distinct count
+        self._range: dict[int, tuple] = {}  # field id -> (min, max)
+        self._column_of: dict[int, tuple] = {}  # scan field id -> (table, column), stats read lazily
 
     def rows(self, node: L.LogicalNode) -> float:
         hit = self._rows.get(id(node))
@@ -83,7 +82,7 @@ class Estimator:
             if isinstance(node, L.Filter):
                 node = node.child
             elif isinstance(node, L.Project):
-                self.rows(node)          # registers the renamed columns' statistics
+                self.rows(node)  # registers the renamed columns' statistics
                 node = node.child
             elif isinstance(node, L.Join) and node.kind in ("semi", "anti"):
                 node = node.left
@@ -167,7 +166,7 @@ class Estimator:
                 ndv.append(d)
             sets = node.grouping.sets if node.grouping is not None else (range(len(ndv)),)
             total = 0.0
-            for s in sets:          # each grouping set's groups (the empty set: one row)
+            for s in sets:  # each grouping set's groups (the empty set: one row)
                 g = 1.0
                 for i in s:
                     g *= ndv[i]
@@ -271,8 +270,6 @@ class Estimator:
         return min(1.0, max(frac, 1.0 / d))
 
 
-
-
 def _column_arg(c: Call) -> ColRef | None:
     for a in c.args:
         a = strip_cast(a)
@@ -294,8 +291,12 @@ def _range_column(c: Expr) -> ColRef | None:
     if isinstance(a, Literal):
         a, b = b, a
     col = strip_cast(a)
-    if not (isinstance(col, ColRef) and isinstance(b, Literal) and isinstance(b.value, (int, float))
-            and not isinstance(b.value, bool)):
+    if not (
+        isinstance(col, ColRef)
+        and isinstance(b, Literal)
+        and isinstance(b.value, (int, float))
+        and not isinstance(b.value, bool)
+    ):
         return None
     # scaled DECIMAL integers compare with the statistics only at the column's own scale
     if col.type.is_decimal or b.type.is_decimal:
@@ -352,10 +353,11 @@ def prefetch_stats(plan: L.LogicalNode, catalog) -> None:
     for t, cols in per_table.items():
         try:
             table = catalog.table(t)
-        except Exception:       # noqa: BLE001 -- the binder or the run names it
+        except Exception:  # noqa: BLE001 -- the binder or the run names it
             continue
         if hasattr(table, "start_stats"):
             wanted.append((table, cols))
     if sum(len(c) for _, c in wanted) > 1:
         from glint.io.table import prefetch_stats as compute
+
         compute(wanted)

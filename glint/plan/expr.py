@@ -11,21 +11,39 @@ name, so rewrites can move expressions between nodes without re-resolving.
 >>> sorted(f.id for f in e.fields())
 [1]
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from glint.columnar.types import DataType
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%", "eq": "=",
-          "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "AND", "or": "OR",
-          "concat": "||", "is_not_distinct": "IS NOT DISTINCT FROM", "is_distinct": "IS DISTINCT FROM"}
+_INFIX = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "intdiv": "//",
+    "mod": "%",
+    "eq": "=",
+    "ne": "<>",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "AND",
+    "or": "OR",
+    "concat": "||",
+    "is_not_distinct": "IS NOT DISTINCT FROM",
+    "is_distinct": "IS DISTINCT FROM",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     """A column of a plan node's output: a unique id, a display name and a type."""
+
     id: int
     name: str
     type: DataType
@@ -39,13 +57,13 @@ class Expr:
     type: DataType
 
     @property
-    def children(self) -> tuple["Expr", ...]:
+    def children(self) -> tuple[Expr, ...]:
         return ()
 
-    def with_children(self, children) -> "Expr":
+    def with_children(self, children) -> Expr:
         return self
 
-    def walk(self) -> Iterator["Expr"]:
+    def walk(self) -> Iterator[Expr]:
         yield self
         for c in self.children:
             yield from c.walk()
@@ -53,7 +71,7 @@ class Expr:
     def fields(self) -> set[Field]:
         return {e.field for e in self.walk() if isinstance(e, ColRef)}
 
-    def transform(self, fn) -> "Expr":
+    def transform(self, fn) -> Expr:
         """Bottom-up rewrite: fn(node with rewritten children) -> node."""
         kids = self.children
         node = self.with_children(tuple(k.transform(fn) for k in kids)) if kids else self
@@ -77,6 +95,7 @@ class Literal(Expr):
     """A constant. DECIMAL values are scaled ints, DATE values days since 1970,
     TIMESTAMP values microseconds since 1970, INTERVAL values (months, days,
     microseconds)."""
+
     value: object
     type: DataType
 
@@ -90,9 +109,11 @@ class Literal(Expr):
             return ("-" if self.value < 0 else "") + txt
         if self.type.kind == "DATE":
             from datetime import date, timedelta
+
             return f"DATE '{date(1970, 1, 1) + timedelta(days=self.value)}'"
         if self.type.kind == "TIMESTAMP":
             from glint.columnar.timestamp_text import format_timestamp
+
             return f"TIMESTAMP '{format_timestamp(self.value)}'"
         if self.type.kind == "INTERVAL":
             months, days, micros = self.value
@@ -106,6 +127,7 @@ class Literal(Expr):
 class Call(Expr):
     """A scalar function or operator. `params` holds constant, non-expression
     arguments (a LIKE pattern, an EXTRACT field, an interval)."""
+
     fn: str
     args: tuple[Expr, ...]
     type: DataType
@@ -130,6 +152,7 @@ class Call(Expr):
 @dataclass(frozen=True, slots=True)
 class Case(Expr):
     """CASE WHEN c1 THEN v1 ... ELSE d END (a missing ELSE is a NULL Literal)."""
+
     whens: tuple[tuple[Expr, Expr], ...]
     default: Expr
     type: DataType
@@ -162,6 +185,7 @@ class AggCall(Expr):
     >>> AggCall("sum", (x,), T.HUGEINT, filter=Call("gt", (x, Literal(0, T.INTEGER)), T.BOOLEAN))
     sum(x#1) FILTER (WHERE (x#1 > 0))
     """
+
     fn: str
     args: tuple[Expr, ...]
     type: DataType
@@ -177,7 +201,7 @@ class AggCall(Expr):
     def with_children(self, children):
         n = len(self.args)
         f = children[n] if self.filter is not None else None
-        rest = children[n + (self.filter is not None):]
+        rest = children[n + (self.filter is not None) :]
         order = tuple(type(k)(e, k.descending, k.nulls_first) for k, e in zip(self.order, rest))
         return AggCall(self.fn, tuple(children[:n]), self.type, self.distinct, f, order, self.params)
 
@@ -210,6 +234,7 @@ def conjuncts(e: Expr | None) -> list[Expr]:
 
 def conjoin(parts) -> Expr | None:
     from glint.columnar.types import BOOLEAN
+
     parts = list(parts)
     if not parts:
         return None

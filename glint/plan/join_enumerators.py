@@ -46,6 +46,7 @@ Algorithms:
 >>> greedy_operator_ordering(Toy(), JoinCost(Toy()), 0b111)[0b111][1]
 (1, 6)
 """
+
 from __future__ import annotations
 
 from glint.plan.join_graph import PAIR_ID_BYTES, bits
@@ -66,7 +67,7 @@ class JoinCost:
         out = g.rows(m)
         work = out
         if not g.has_equi(m1, m2):
-            work += g.rows(m1) * g.rows(m2)      # a nested loop visits every pair
+            work += g.rows(m1) * g.rows(m2)  # a nested loop visits every pair
         if self.budget is None:
             return 0.0, work
         held = g.input_bytes(m1) + g.input_bytes(m2) + out * (g.width(m) + PAIR_ID_BYTES)
@@ -114,7 +115,7 @@ def dp_ccp(graph, cost: JoinCost, comp: int, max_pairs: int) -> dict:
 
     def emit_csg(s1):
         low = s1 & -s1
-        x = s1 | ((low << 1) - 1)          # s1 and every leaf numbered below its lowest
+        x = s1 | ((low << 1) - 1)  # s1 and every leaf numbered below its lowest
         n = graph.neighbors(s1) & ~x & comp
         for i in sorted(bits(n), reverse=True):
             v = 1 << i
@@ -261,7 +262,7 @@ def greedy_operator_ordering(graph, cost: JoinCost, comp: int) -> dict:
                 if choice is None or key < choice[0]:
                     choice = (key, x, y)
         if choice is None:
-            break                       # not connected: the caller joins components
+            break  # not connected: the caller joins components
         _, x, y = choice
         a, b = parts[x], parts[y]
         table[a | b] = (cost.join(table, a, b), (a, b))

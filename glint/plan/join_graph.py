@@ -43,18 +43,19 @@ are joined, and they do not collapse:
 >>> round(g.rows(0b111))     # independence: 10,000 / 10 / 10 = 100; backoff: 10,000 / 10 / 10 ** 0.5
 316
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from glint.plan import logical as L
-from glint.plan.selectivity import backoff, strip_cast
 from glint.plan.expr import Call, ColRef, Expr, conjuncts
+from glint.plan.selectivity import backoff, strip_cast
 
-if TYPE_CHECKING:       # (the estimator builds join graphs: a type, not an import, here)
+if TYPE_CHECKING:  # (the estimator builds join graphs: a type, not an import, here)
     from glint.plan.cardinality import Estimator
 
-PAIR_ID_BYTES = 16     # a hash join holds (left row, right row) as two int64 per output row
+PAIR_ID_BYTES = 16  # a hash join holds (left row, right row) as two int64 per output row
 
 
 def is_inner_join_tree(node: L.LogicalNode) -> bool:
@@ -102,6 +103,7 @@ def type_width(t) -> int:
 
 class _Pred:
     """A predicate of the graph, with what the estimates need precomputed."""
+
     __slots__ = ("expr", "touch", "kind", "pair", "cols", "sel_rows", "sel_base")
 
     def __init__(self, expr, touch, kind, pair=None, cols=None, sel_rows=1.0, sel_base=1.0):
@@ -117,7 +119,7 @@ class JoinGraph:
     more is applied as soon as all its leaves are joined but connects nothing.
     """
 
-    def __init__(self, leaves, preds: list[Expr], est: "Estimator", needed: set[int] | None = None):
+    def __init__(self, leaves, preds: list[Expr], est: Estimator, needed: set[int] | None = None):
         self.leaves = tuple(leaves)
         self.preds = list(preds)
         self.est = est
@@ -130,10 +132,11 @@ class JoinGraph:
         self.leaf_rows = [est.rows(leaf) for leaf in self.leaves]
         self.base_rows = [max(r, est.unfiltered_rows(leaf)) for r, leaf in zip(self.leaf_rows, self.leaves)]
         self.filter_sel = [r / b for r, b in zip(self.leaf_rows, self.base_rows)]
-        self.leaf_width = [sum(type_width(f.type) for f in leaf.schema if needed is None or f.id in needed)
-                           for leaf in self.leaves]
-        self.adj = [0] * n         # leaves sharing a two-leaf predicate
-        self.equi_adj = [0] * n    # leaves sharing an equality usable as a hash-join key
+        self.leaf_width = [
+            sum(type_width(f.type) for f in leaf.schema if needed is None or f.id in needed) for leaf in self.leaves
+        ]
+        self.adj = [0] * n  # leaves sharing a two-leaf predicate
+        self.equi_adj = [0] * n  # leaves sharing an equality usable as a hash-join key
         keys: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
         self._preds: list[_Pred] = []
         for p in self.preds:
@@ -154,14 +157,15 @@ class JoinGraph:
             joint = lambda k, rows: min(rows, _product(k))
             self._key_floor[pair] = (
                 1.0 / max(joint([x[0] for x in ks], self.leaf_rows[i]), joint([x[1] for x in ks], self.leaf_rows[j])),
-                1.0 / max(joint([x[2] for x in ks], self.base_rows[i]), joint([x[3] for x in ks], self.base_rows[j])))
-        self._rows: dict[int, float] = {}        # the search asks about each set many times
+                1.0 / max(joint([x[2] for x in ks], self.base_rows[i]), joint([x[3] for x in ks], self.base_rows[j])),
+            )
+        self._rows: dict[int, float] = {}  # the search asks about each set many times
         self._width: dict[int, int] = {}
         self._neighbors: dict[int, int] = {}
         self._connected: dict[int, bool] = {}
 
     @staticmethod
-    def of_join(node: L.LogicalNode, est: "Estimator", needed: set[int] | None = None) -> "JoinGraph":
+    def of_join(node: L.LogicalNode, est: Estimator, needed: set[int] | None = None) -> JoinGraph:
         """The graph of an inner-join tree (see :func:`is_inner_join_tree`)."""
         leaves, preds = [], []
         flatten_inner_joins(node, leaves, preds)
@@ -175,8 +179,13 @@ class JoinGraph:
             return _Pred(p, touch, "const", sel_rows=s, sel_base=s)
         if len(members) == 1:
             i = members[0]
-            return _Pred(p, touch, "local", sel_rows=est.conjunct_selectivity(p, self.leaf_rows[i]),
-                         sel_base=est.conjunct_selectivity(p, self.base_rows[i]))
+            return _Pred(
+                p,
+                touch,
+                "local",
+                sel_rows=est.conjunct_selectivity(p, self.leaf_rows[i]),
+                sel_base=est.conjunct_selectivity(p, self.base_rows[i]),
+            )
         if len(members) == 2:
             i, j = members
             self.adj[i] |= 1 << j
@@ -188,19 +197,28 @@ class JoinGraph:
                     a, ia, b, ib = b, ib, a, ia
                 self.equi_adj[i] |= 1 << j
                 self.equi_adj[j] |= 1 << i
-                ndv = [est._expr_ndv(a, self.leaf_rows[ia]), est._expr_ndv(b, self.leaf_rows[ib]),
-                       est._expr_ndv(a, self.base_rows[ia]), est._expr_ndv(b, self.base_rows[ib])]
+                ndv = [
+                    est._expr_ndv(a, self.leaf_rows[ia]),
+                    est._expr_ndv(b, self.leaf_rows[ib]),
+                    est._expr_ndv(a, self.base_rows[ia]),
+                    est._expr_ndv(b, self.base_rows[ib]),
+                ]
                 keys.setdefault((ia, ib), []).append(tuple(ndv))
                 a, b = strip_cast(a), strip_cast(b)
                 cols = (a.field.id, b.field.id) if isinstance(a, ColRef) and isinstance(b, ColRef) else None
                 return _Pred(p, touch, "equi", (ia, ib), cols, 1.0 / max(ndv[0], ndv[1]), 1.0 / max(ndv[2], ndv[3]))
-            return _Pred(p, touch, "edge",
-                         sel_rows=est.conjunct_selectivity(p, self.leaf_rows[i] * self.leaf_rows[j]),
-                         sel_base=est.conjunct_selectivity(p, self.base_rows[i] * self.base_rows[j]))
+            return _Pred(
+                p,
+                touch,
+                "edge",
+                sel_rows=est.conjunct_selectivity(p, self.leaf_rows[i] * self.leaf_rows[j]),
+                sel_base=est.conjunct_selectivity(p, self.base_rows[i] * self.base_rows[j]),
+            )
         rows = _product(self.leaf_rows[i] for i in members)
         base = _product(self.base_rows[i] for i in members)
-        return _Pred(p, touch, "hyper", sel_rows=est.conjunct_selectivity(p, rows),
-                     sel_base=est.conjunct_selectivity(p, base))
+        return _Pred(
+            p, touch, "hyper", sel_rows=est.conjunct_selectivity(p, rows), sel_base=est.conjunct_selectivity(p, base)
+        )
 
     @staticmethod
     def _equi_sides(p: Expr, owner):
@@ -246,7 +264,7 @@ class JoinGraph:
                 if p.cols is not None:
                     ra, rb = find(p.cols[0]), find(p.cols[1])
                     if ra == rb:
-                        continue        # implied by equalities already counted
+                        continue  # implied by equalities already counted
                     parent[ra] = rb
                 pair_a[p.pair] = pair_a.get(p.pair, 1.0) * p.sel_rows
                 pair_b[p.pair] = pair_b.get(p.pair, 1.0) * p.sel_base

@@ -16,9 +16,11 @@ rule that rewrites or inspects expressions needs no case per node type.
 >>> f.map_expressions(lambda e: Literal(True, T.BOOLEAN)).label()
 'Filter True'
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass, fields as dc_fields, replace
+from dataclasses import dataclass, replace
+from dataclasses import fields as dc_fields
 
 from glint.plan.expr import AggCall, Expr, Field
 
@@ -29,10 +31,10 @@ class LogicalNode:
     __slots__ = ()
 
     @property
-    def children(self) -> tuple["LogicalNode", ...]:
+    def children(self) -> tuple[LogicalNode, ...]:
         return tuple(getattr(self, f.name) for f in dc_fields(self) if f.name in ("child", "left", "right"))
 
-    def with_children(self, children) -> "LogicalNode":
+    def with_children(self, children) -> LogicalNode:
         names = [f.name for f in dc_fields(self) if f.name in ("child", "left", "right")]
         return replace(self, **dict(zip(names, children)))
 
@@ -57,11 +59,11 @@ class LogicalNode:
         ``with_expressions`` takes them back in)."""
         return ()
 
-    def with_expressions(self, exprs) -> "LogicalNode":
+    def with_expressions(self, exprs) -> LogicalNode:
         """The same node with its expressions replaced, in ``expressions()`` order."""
         return self
 
-    def map_expressions(self, fn) -> "LogicalNode":
+    def map_expressions(self, fn) -> LogicalNode:
         """The same node with ``fn`` applied to each of its expressions."""
         exprs = self.expressions()
         return self.with_expressions(tuple(fn(e) for e in exprs)) if exprs else self
@@ -70,7 +72,7 @@ class LogicalNode:
         """Ids of the fields the node's expressions read."""
         return {f.id for e in self.expressions() for f in e.fields()}
 
-    def transform_up(self, fn) -> "LogicalNode":
+    def transform_up(self, fn) -> LogicalNode:
         kids = self.children
         node = self.with_children(tuple(k.transform_up(fn) for k in kids)) if kids else self
         return fn(node)
@@ -79,7 +81,7 @@ class LogicalNode:
 @dataclass(frozen=True, slots=True)
 class Scan(LogicalNode):
     table: str
-    columns: tuple[str, ...]        # table column names, aligned with `fields`
+    columns: tuple[str, ...]  # table column names, aligned with `fields`
     fields: tuple[Field, ...]
     alias: str = ""
 
@@ -115,6 +117,7 @@ class Values(LogicalNode):
     >>> Values(((Literal(1, T.INTEGER),), (Literal(2, T.INTEGER),)), (Field(1, "col0", T.INTEGER),)).label()
     'Values 2 rows [col0#1]'
     """
+
     rows: tuple[tuple[Expr, ...], ...]
     fields: tuple[Field, ...]
 
@@ -127,7 +130,7 @@ class Values(LogicalNode):
 
     def with_expressions(self, exprs):
         w = len(self.fields)
-        return Values(tuple(tuple(exprs[i * w:(i + 1) * w]) for i in range(len(self.rows))), self.fields)
+        return Values(tuple(tuple(exprs[i * w : (i + 1) * w]) for i in range(len(self.rows))), self.fields)
 
     def label(self):
         return f"Values {len(self.rows)} row{'s' if len(self.rows) != 1 else ''} [{', '.join(map(repr, self.fields))}]"
@@ -169,7 +172,8 @@ class Project(LogicalNode):
 
     def label(self):
         return "Project " + ", ".join(
-            repr(f) if isinstance(e, type(None)) or repr(e) == repr(f) else f"{e!r} AS {f!r}" for f, e in self.exprs)
+            repr(f) if isinstance(e, type(None)) or repr(e) == repr(f) else f"{e!r} AS {f!r}" for f, e in self.exprs
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,7 @@ class Join(LogicalNode):
     """Joins of every kind. `mark` is the BOOLEAN field a mark join adds;
     `null_aware` = (outer expr, inner expr) of an IN / NOT IN, whose NULLs
     make the mark NULL instead of FALSE."""
+
     left: LogicalNode
     right: LogicalNode
     kind: str
@@ -198,7 +203,7 @@ class Join(LogicalNode):
 
     def with_expressions(self, exprs):
         cond = exprs[0] if self.condition is not None else None
-        rest = tuple(exprs[self.condition is not None:])
+        rest = tuple(exprs[self.condition is not None :])
         return Join(self.left, self.right, self.kind, cond, self.mark, rest if self.null_aware else None)
 
     def label(self):
@@ -220,6 +225,7 @@ class GroupingSets:
     >>> gs.common(), gs.masks((0, 1)), gs
     ((), (0, 1, 3), sets=[(0, 1), (0,), ()])
     """
+
     sets: tuple[tuple[int, ...], ...]
     field: Field
 
@@ -246,6 +252,7 @@ class GroupingSets:
 class Aggregate(LogicalNode):
     """GROUP BY ``groups`` computing ``aggs``; with ``grouping``, once per
     grouping set over the same input (the set's number is a column too)."""
+
     child: LogicalNode
     groups: tuple[tuple[Field, Expr], ...]
     aggs: tuple[tuple[Field, AggCall], ...]
@@ -261,8 +268,11 @@ class Aggregate(LogicalNode):
 
     def with_expressions(self, exprs):
         n = len(self.groups)
-        return replace(self, groups=tuple((f, e) for (f, _), e in zip(self.groups, exprs[:n])),
-                       aggs=tuple((f, a) for (f, _), a in zip(self.aggs, exprs[n:])))
+        return replace(
+            self,
+            groups=tuple((f, e) for (f, _), e in zip(self.groups, exprs[:n])),
+            aggs=tuple((f, a) for (f, _), a in zip(self.aggs, exprs[n:])),
+        )
 
     def label(self):
         g = ", ".join(f"{e!r} AS {f!r}" for f, e in self.groups)
@@ -317,9 +327,10 @@ class Limit(LogicalNode):
 @dataclass(frozen=True, slots=True)
 class SetOp(LogicalNode):
     """UNION / INTERSECT / EXCEPT; children already project the common types."""
+
     left: LogicalNode
     right: LogicalNode
-    kind: str          # union | intersect | except
+    kind: str  # union | intersect | except
     all: bool
     fields: tuple[Field, ...]
 
@@ -339,11 +350,12 @@ class IntervalOffset:
     >>> -IntervalOffset(1, 2, 3)
     INTERVAL '-1 months -2 days -3 microseconds'
     """
+
     months: int
     days: int
     micros: int
 
-    def __neg__(self) -> "IntervalOffset":
+    def __neg__(self) -> IntervalOffset:
         return IntervalOffset(-self.months, -self.days, -self.micros)
 
     def __repr__(self):
@@ -355,7 +367,8 @@ class FrameBound:
     """One end of a window frame: ``unbounded``, ``preceding`` / ``following``
     with a constant ``offset``, or ``current`` (the row itself for ROWS, its
     last or first peer for RANGE)."""
-    kind: str           # unbounded | preceding | current | following
+
+    kind: str  # unbounded | preceding | current | following
     offset: int | float | IntervalOffset = 0
 
     def __repr__(self):
@@ -372,14 +385,16 @@ class Frame:
     rows, ORDER BY values or peer groups). Without ORDER BY every row of a
     partition is a peer of every other, so the RANGE default frame is the
     whole partition (as in DuckDB)."""
-    kind: str           # rows | range | groups
+
+    kind: str  # rows | range | groups
     start: FrameBound
     end: FrameBound
-    exclude: str = ""   # "" (no others) | current_row | group | ties
+    exclude: str = ""  # "" (no others) | current_row | group | ties
 
     def __repr__(self):
         def bound(b, unbounded):
             return f"UNBOUNDED {unbounded}" if b.kind == "unbounded" else repr(b)
+
         ex = f" EXCLUDE {self.exclude.replace('_', ' ').upper()}" if self.exclude else ""
         return f"{self.kind.upper()} BETWEEN {bound(self.start, 'PRECEDING')} AND {bound(self.end, 'FOLLOWING')}{ex}"
 
@@ -403,13 +418,14 @@ class WindowFunc:
     >>> WindowFunc("sum", (a,), (), (SortKey(a),), DEFAULT_FRAME, T.HUGEINT)
     sum(a#1) OVER (ORDER BY a#1 ASC NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
     """
+
     fn: str
     args: tuple[Expr, ...]
     partition: tuple[Expr, ...]
     order: tuple[SortKey, ...]
     frame: Frame
     type: object
-    ignore_nulls: bool = False          # LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE skip NULL rows
+    ignore_nulls: bool = False  # LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE skip NULL rows
 
     def expressions(self) -> tuple[Expr, ...]:
         return self.args + self.partition + tuple(k.expr for k in self.order)
@@ -417,10 +433,14 @@ class WindowFunc:
     def fields(self) -> set[Field]:
         return {f for e in self.expressions() for f in e.fields()}
 
-    def map_expressions(self, fn) -> "WindowFunc":
+    def map_expressions(self, fn) -> WindowFunc:
         """The same call with fn applied to each of its expressions."""
-        return replace(self, args=tuple(fn(a) for a in self.args), partition=tuple(fn(p) for p in self.partition),
-                       order=tuple(SortKey(fn(k.expr), k.descending, k.nulls_first) for k in self.order))
+        return replace(
+            self,
+            args=tuple(fn(a) for a in self.args),
+            partition=tuple(fn(p) for p in self.partition),
+            order=tuple(SortKey(fn(k.expr), k.descending, k.nulls_first) for k in self.order),
+        )
 
     def __repr__(self):
         over = []
@@ -437,6 +457,7 @@ class WindowFunc:
 @dataclass(frozen=True, slots=True)
 class Window(LogicalNode):
     """The child's rows, each with the value of every window function added."""
+
     child: LogicalNode
     funcs: tuple[tuple[Field, WindowFunc], ...]
 
@@ -451,7 +472,7 @@ class Window(LogicalNode):
         funcs, i = [], 0
         for f, w in self.funcs:
             n = len(w.expressions())
-            it = iter(exprs[i:i + n])
+            it = iter(exprs[i : i + n])
             funcs.append((f, w.map_expressions(lambda _e: next(it))))
             i += n
         return Window(self.child, tuple(funcs))

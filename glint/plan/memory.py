@@ -17,6 +17,7 @@ True
 >>> memory_budget_bytes("cpu", limit=1 << 20)
 1048576
 """
+
 from __future__ import annotations
 
 import os

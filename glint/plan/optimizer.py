@@ -1,6 +1,7 @@
 """The optimizer: named rules, each a pure function plan -> plan, run in order,
 timed, and switchable one by one (``Connection(optimizer={"reorder_joins": False})``).
 """
+
 from __future__ import annotations
 
 import time
@@ -25,13 +26,14 @@ RULES = (
 RULE_NAMES = tuple(n for n, _ in RULES)
 
 
-def optimize(plan: L.LogicalNode, catalog, evaluator: ConstantEvaluator, disabled=(),
-             timings: dict | None = None) -> L.LogicalNode:
+def optimize(
+    plan: L.LogicalNode, catalog, evaluator: ConstantEvaluator, disabled=(), timings: dict | None = None
+) -> L.LogicalNode:
     """The plan after every rule not in ``disabled``; ``evaluator`` computes a
     constant expression's value and names the strict functions (see
     :mod:`glint.plan.rules.fold_constants`)."""
     t0 = time.perf_counter()
-    prefetch_stats(plan, catalog)       # the columns' statistics the rules will ask for, side by side
+    prefetch_stats(plan, catalog)  # the columns' statistics the rules will ask for, side by side
     if timings is not None:
         timings["stats"] = time.perf_counter() - t0
     for name, rule in RULES:
@@ -47,13 +49,17 @@ def optimize(plan: L.LogicalNode, catalog, evaluator: ConstantEvaluator, disable
 
 def validate(plan: L.LogicalNode) -> None:
     """Every expression reads only columns its node's inputs produce."""
+
     def check(node):
         avail = {f.id for c in node.children for f in c.schema}
         exprs = node.expressions()
         for e in exprs:
             missing = [f for f in e.fields() if f.id not in avail]
             if missing:
-                raise NotSupported(f"a column reference that crosses more than one subquery level "
-                                   f"({', '.join(f.name for f in missing)})")
+                raise NotSupported(
+                    f"a column reference that crosses more than one subquery level "
+                    f"({', '.join(f.name for f in missing)})"
+                )
         return node
+
     plan.transform_up(check)

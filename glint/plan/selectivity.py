@@ -1,10 +1,12 @@
 """Selectivity arithmetic shared by the cardinality estimator and the join
 graph: combining the selectivities of possibly correlated predicates."""
+
 from __future__ import annotations
 
 from glint.plan.expr import Call, Expr
 
-BACKOFF_TERMS = 4          # conjuncts that count in exponential backoff
+BACKOFF_TERMS = 4  # conjuncts that count in exponential backoff
+
 
 def backoff(selectivities) -> float:
     """Combined selectivity of predicates that may be correlated: the most
@@ -17,7 +19,7 @@ def backoff(selectivities) -> float:
     """
     s, e = 1.0, 1.0
     for x in sorted(selectivities)[:BACKOFF_TERMS]:
-        s *= x ** e
+        s *= x**e
         e /= 2
     return s
 

@@ -7,15 +7,16 @@ result types, literal typing. Shared by the binder and the optimizer.
 >>> arith("mul", literal_number("0.2"), literal_number("3")).type
 DECIMAL(12,1)
 """
+
 from __future__ import annotations
 
 import re
 from decimal import Decimal
 
 from glint.columnar import types as T
+from glint.columnar.types import DataType
 from glint.errors import BinderError, NotSupported, TypeMismatch
 from glint.plan.expr import Call, Expr, Literal
-from glint.columnar.types import DataType
 
 CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 
@@ -23,8 +24,22 @@ CMP = ("eq", "ne", "lt", "le", "gt", "ge")
 def show(e) -> str:
     """An expression as the user wrote it, without glint's internal column ids."""
     return re.sub(r"#\d+", "", repr(e))
-_CMP_SQL = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-            "add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%"}
+
+
+_CMP_SQL = {
+    "eq": "=",
+    "ne": "<>",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "intdiv": "//",
+    "mod": "%",
+}
 
 
 def literal_number(text: str) -> Literal:
@@ -35,14 +50,14 @@ def literal_number(text: str) -> Literal:
         d = Decimal(text)
         sign, digits, exp = d.as_tuple()
         scale = -exp if exp < 0 else 0
-        prec = max(len(digits) - scale, 1) + scale   # DuckDB: 0.2 is DECIMAL(2,1)
+        prec = max(len(digits) - scale, 1) + scale  # DuckDB: 0.2 is DECIMAL(2,1)
         if prec > 38:
             return Literal(float(text), T.DOUBLE)
         return Literal(int(d.scaleb(scale)), T.DECIMAL(prec, scale))
     v = int(text)
-    if -2**31 <= v < 2**31:
+    if -(2**31) <= v < 2**31:
         return Literal(v, T.INTEGER)
-    if -2**63 <= v < 2**63:
+    if -(2**63) <= v < 2**63:
         return Literal(v, T.BIGINT)
     raise NotSupported(f"integer literal {text} beyond 64 bits")
 
@@ -81,9 +96,11 @@ def common_of(exprs, what: str) -> DataType:
     others = [e for e in exprs if not e.type.is_string and e.type.kind != "NULL"]
     if texts and others:
         if any(not (isinstance(e, Literal) and e.value is not None) for e in texts):
-            raise TypeMismatch(f"Type mismatch in {what}: cannot mix values of type {others[0].type} and "
-                               "VARCHAR - an explicit cast is required")
-        exprs = others          # string literals are cast to the other values' type
+            raise TypeMismatch(
+                f"Type mismatch in {what}: cannot mix values of type {others[0].type} and "
+                "VARCHAR - an explicit cast is required"
+            )
+        exprs = others  # string literals are cast to the other values' type
     t = T.NULLTYPE
     for e in exprs:
         try:
@@ -100,7 +117,7 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
         return Literal(None, T.INTEGER)
     if "INTERVAL" in (ta.kind, tb.kind) and "NULL" in (ta.kind, tb.kind):
         raise BinderError(f"Could not choose a best candidate function for {desc}: add an explicit cast")
-    if ta.kind == "NULL":       # an untyped NULL takes the other operand's type
+    if ta.kind == "NULL":  # an untyped NULL takes the other operand's type
         ta = tb
         a = cast(a, ta)
     if tb.kind == "NULL":
@@ -130,7 +147,7 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
         da, db = T.as_decimal(ta), T.as_decimal(tb)
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
-        if whole + scale > 38:      # DuckDB computes it in DOUBLE then
+        if whole + scale > 38:  # DuckDB computes it in DOUBLE then
             return Call("mod", (cast(a, T.DOUBLE), cast(b, T.DOUBLE)), T.DOUBLE)
         t = T.DECIMAL(whole + scale, scale)
         return Call(op, (cast(a, t), cast(b, t)), t)
@@ -142,7 +159,7 @@ def arith(op: str, a: Expr, b: Expr) -> Expr:
 
 def _fits(value, t: DataType) -> bool:
     bits = {"INTEGER": 32, "BIGINT": 64}.get(t.kind)
-    return isinstance(value, int) and bits is not None and -2 ** (bits - 1) <= value < 2 ** (bits - 1)
+    return isinstance(value, int) and bits is not None and -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
 
 
 def _as_decimal(e: Expr) -> Expr:
@@ -172,8 +189,13 @@ def _date_arith(op, a, b, ta, tb, desc) -> Expr:
         return Call("date_diff_days", (a, b), T.BIGINT)
     if ta.kind in temporal and tb.kind in temporal and op == "sub":
         raise NotSupported(f"{ta} - {tb} (its result is an INTERVAL): {desc}")
-    if ta.kind == "INTERVAL" and tb.kind == "INTERVAL" and isinstance(a, Literal) and isinstance(b, Literal) \
-            and op in ("add", "sub"):
+    if (
+        ta.kind == "INTERVAL"
+        and tb.kind == "INTERVAL"
+        and isinstance(a, Literal)
+        and isinstance(b, Literal)
+        and op in ("add", "sub")
+    ):
         s = 1 if op == "add" else -1
         return Literal(tuple(x + s * y for x, y in zip(a.value, b.value)), T.INTERVAL)
     if op == "mul" and "INTERVAL" in (ta.kind, tb.kind):
@@ -211,6 +233,8 @@ def assignable(src: DataType, dst: DataType) -> bool:
 def assign(e: Expr, to: DataType, target: str) -> Expr:
     """e cast to the type of the column it is stored in (``target`` names the column)."""
     if not assignable(e.type, to):
-        raise TypeMismatch(f"cannot store a value of type {e.type} in {target} of type {to}: "
-                           f"Unimplemented type for cast ({e.type} -> {to})")
+        raise TypeMismatch(
+            f"cannot store a value of type {e.type} in {target} of type {to}: "
+            f"Unimplemented type for cast ({e.type} -> {to})"
+        )
     return cast(e, to)

@@ -37,6 +37,7 @@ True
 >>> r2 = m.reservation("Sort"); r2.grow(800), m.cache_bytes()      # the cache gives way
 (True, 0)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -50,9 +51,22 @@ import torch
 
 from glint.errors import GlintError
 
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
-          "tib": 1 << 40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
+}
 
 
 def parse_size(value) -> int:
@@ -74,7 +88,7 @@ def parse_size(value) -> int:
         return int(value)
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(value))
     if not m or m.group(2).lower() not in _UNITS:
-        raise GlintError(f"invalid memory size {value!r} (use e.g. \"16GB\", \"512MB\" or a number of bytes)")
+        raise GlintError(f'invalid memory size {value!r} (use e.g. "16GB", "512MB" or a number of bytes)')
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if n <= 0:
         raise GlintError(f"a memory size must be positive, got {value!r}")
@@ -125,7 +139,7 @@ def _meminfo() -> dict[str, int]:
                     out[k] = int(parts[0]) * (1024 if len(parts) > 1 else 1)
     except OSError:
         pass
-    if "MemTotal" not in out:       # no /proc (not Linux): physical pages, all counted as available
+    if "MemTotal" not in out:  # no /proc (not Linux): physical pages, all counted as available
         try:
             out["MemTotal"] = out["MemAvailable"] = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
@@ -148,7 +162,7 @@ def _read_int(path: str) -> int | None:
 
 
 def _cgroup_limit() -> int | None:
-    v = _read_int("/sys/fs/cgroup/memory.max")                       # cgroup v2
+    v = _read_int("/sys/fs/cgroup/memory.max")  # cgroup v2
     if v is None:
         v = _read_int("/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v1
         if v is not None and v >= 1 << 60:
@@ -185,18 +199,18 @@ class MemoryManager:
         # raised when a step runs out of memory anyway (note_oom). On the CPU
         # only declared memory is counted: the headroom is what stays free.
         self.working_per_row = WORKING_BYTES_PER_ROW if self.device.type == "cuda" else 0
-        self.chunk_rows = 0                             # rows per chunk of the run in progress
+        self.chunk_rows = 0  # rows per chunk of the run in progress
         self._reserved = 0
         self._cache: OrderedDict = OrderedDict()
         self._cache_bytes = 0
         self._lock = threading.RLock()
         self._alloc_lock = threading.Lock()
-        self.peak = 0                                   # accounted peak (CPU); CUDA has the allocator's
+        self.peak = 0  # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
-        self.host: HostCache | None = None              # the host tier of the table cache (CUDA)
-        self.cache_enabled = True                       # off for a query's last out-of-memory retry
-        self.pressure = False                           # a reservation failed in the run in progress
-        self.allocator_capped = False                   # the CUDA allocator stops at the limit (see slack)
+        self.host: HostCache | None = None  # the host tier of the table cache (CUDA)
+        self.cache_enabled = True  # off for a query's last out-of-memory retry
+        self.pressure = False  # a reservation failed in the run in progress
+        self.allocator_capped = False  # the CUDA allocator stops at the limit (see slack)
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -244,11 +258,15 @@ class MemoryManager:
     def describe_use(self) -> str:
         """Where the memory is, for an out-of-memory message."""
         f = format_bytes
-        text = (f"limit {f(self.limit)}: table cache {f(self._cache_bytes)}, reservations {f(self._reserved)}, "
-                f"kept for chunks of {self.chunk_rows} rows {f(self.working_reserve())}")
+        text = (
+            f"limit {f(self.limit)}: table cache {f(self._cache_bytes)}, reservations {f(self._reserved)}, "
+            f"kept for chunks of {self.chunk_rows} rows {f(self.working_reserve())}"
+        )
         if self.device.type == "cuda":
-            text += (f"; allocated {f(torch.cuda.memory_allocated(self.device))}, held by the allocator "
-                     f"{f(torch.cuda.memory_reserved(self.device))}")
+            text += (
+                f"; allocated {f(torch.cuda.memory_allocated(self.device))}, held by the allocator "
+                f"{f(torch.cuda.memory_reserved(self.device))}"
+            )
         return text
 
     def note_oom(self, asked: int = 0) -> None:
@@ -308,7 +326,7 @@ class MemoryManager:
         self.evictions += 1
 
     # ------------------------------------------------------------- reservations
-    def reservation(self, owner: str) -> "Reservation":
+    def reservation(self, owner: str) -> Reservation:
         return Reservation(self, owner)
 
     def _grow(self, nbytes: int) -> bool:
@@ -342,8 +360,11 @@ class MemoryManager:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return True
-            if not self.cache_enabled or self.pressure or \
-                    nbytes > self.limit - max(self.headroom, self.working_reserve() + self.slack()):
+            if (
+                not self.cache_enabled
+                or self.pressure
+                or nbytes > self.limit - max(self.headroom, self.working_reserve() + self.slack())
+            ):
                 return False
             # a new entry never pushes reservations out, only older cache entries
             if not self._make_room(nbytes):
@@ -367,8 +388,10 @@ class MemoryManager:
             return list(self._cache)
 
     def __repr__(self) -> str:
-        return (f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
-                f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})")
+        return (
+            f"MemoryManager({self.device}, limit={format_bytes(self.limit)}, "
+            f"reserved={format_bytes(self._reserved)}, cache={format_bytes(self._cache_bytes)})"
+        )
 
 
 class HostCache:
@@ -400,7 +423,7 @@ class HostCache:
         self._entries: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
-    def admits(self, manager: "MemoryManager") -> bool:
+    def admits(self, manager: MemoryManager) -> bool:
         """Whether the scan keeps its decoded pieces here now."""
         return self.always or manager.evictions > 0
 
@@ -502,6 +525,7 @@ def _cuda_allocated(device: torch.device) -> int:
 # per row, until a run shows more: TPC-H Q1's 128-bit DECIMAL products peak
 # near 900 bytes a row (see default_chunk_rows).
 WORKING_BYTES_PER_ROW = 1024
+
 
 def default_limit(device: torch.device) -> int:
     """The budget when the user sets none: what the GPU has free (less 5% for

@@ -14,6 +14,7 @@ with a priority at least as urgent (a chunk's pieces wait for its row groups'
 reads), so those are taken first and the pool cannot deadlock where the FIFO
 pool did not.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -79,6 +80,7 @@ class PriorityPool:
         def results():
             for f in futures:
                 yield f.result()
+
         return results()
 
     def _work(self) -> None:
@@ -92,8 +94,8 @@ class PriorityPool:
             if fut.set_running_or_notify_cancel():
                 try:
                     result = fn(*args, **kwargs)
-                except BaseException as e:      # noqa: BLE001 -- handed to whoever waits for the future
+                except BaseException as e:  # noqa: BLE001 -- handed to whoever waits for the future
                     fut.set_exception(e)
                 else:
                     fut.set_result(result)
-            del fut, fn, args, kwargs           # (a finished task's arguments are not kept alive)
+            del fut, fn, args, kwargs  # (a finished task's arguments are not kept alive)

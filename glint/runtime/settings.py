@@ -33,6 +33,7 @@ glint.errors.GlintError: raw_index_block must be at least 1, got 0
 >>> Settings().with_value("MEMORY_LIMIT", "16GB").memory_limit
 17179869184
 """
+
 from __future__ import annotations
 
 import difflib
@@ -47,19 +48,18 @@ from glint.runtime import trace as _trace
 from glint.runtime.memory import format_bytes, parse_size
 
 # scopes: when a setting may change
-CONNECTION = "connection"       # SET changes it on an open connection (from the next query on)
-FIXED = "fixed"                 # fixed when the connection is created
-PROCESS = "process"             # fixed for the process by the first connection that creates what it sizes
+CONNECTION = "connection"  # SET changes it on an open connection (from the next query on)
+FIXED = "fixed"  # fixed when the connection is created
+PROCESS = "process"  # fixed for the process by the first connection that creates what it sizes
 
 _SCOPE_TEXT = {
     CONNECTION: "SET changes it on an open connection, from the next query on",
     FIXED: "fixed when the connection is created",
     PROCESS: "fixed for the process by the first connection that creates the thread pools, pinned buffers "
-             "or streams it sizes",
+    "or streams it sizes",
 }
 # SQL type names of the kinds (glint_settings().input_type, as duckdb_settings() names them)
-_INPUT_TYPES = {"integer": "BIGINT", "boolean": "BOOLEAN", "size": "VARCHAR", "text": "VARCHAR",
-                "choice": "VARCHAR"}
+_INPUT_TYPES = {"integer": "BIGINT", "boolean": "BOOLEAN", "size": "VARCHAR", "text": "VARCHAR", "choice": "VARCHAR"}
 _TRUE = frozenset(("1", "true", "on", "yes"))
 _FALSE = frozenset(("0", "false", "off", "no"))
 
@@ -74,6 +74,7 @@ class Setting:
     an integer's range; ``zero``: a size of 0 is allowed (it turns
     something off). ``requirement``: the error's own words where they
     differ from the kind's."""
+
     env: str
     kind: str
     default: object
@@ -105,10 +106,14 @@ class Setting:
     def why_fixed(self) -> str:
         """Why SET refuses this setting (its scope is not "connection")."""
         if self.scope == PROCESS:
-            return (f"{self.name} cannot be changed on an open connection: it is fixed for the process by its "
-                    f"first connection (pass {self.name}=... to the first glint.connect(), or set {self.env})")
-        return (f"{self.name} cannot be changed on an open connection: it is fixed when the connection is "
-                f"created (pass {self.name}=... to glint.connect(), or set {self.env})")
+            return (
+                f"{self.name} cannot be changed on an open connection: it is fixed for the process by its "
+                f"first connection (pass {self.name}=... to the first glint.connect(), or set {self.env})"
+            )
+        return (
+            f"{self.name} cannot be changed on an open connection: it is fixed when the connection is "
+            f"created (pass {self.name}=... to glint.connect(), or set {self.env})"
+        )
 
     def text(self, value) -> str | None:
         """A value as glint_settings() shows it (None: NULL)."""
@@ -176,8 +181,13 @@ def _parse_text(s: Setting, value, source: str) -> str:
     return os.fspath(value)
 
 
-_PARSERS = {"integer": _parse_integer, "size": _parse_size, "boolean": _parse_boolean, "choice": _parse_choice,
-            "text": _parse_text}
+_PARSERS = {
+    "integer": _parse_integer,
+    "size": _parse_size,
+    "boolean": _parse_boolean,
+    "choice": _parse_choice,
+    "text": _parse_text,
+}
 
 
 def _setting(env: str, kind: str, default, description: str, scope: str = CONNECTION, **meta):
@@ -192,96 +202,223 @@ class Settings:
 
     # ------------------------------------------------------------ memory and results
     memory_limit: int | None = _setting(
-        "GLINT_MEMORY_LIMIT", "size", None,
+        "GLINT_MEMORY_LIMIT",
+        "size",
+        None,
         "memory glint may use on its device: GPU memory on CUDA (the allocator is capped at it from 1 GiB "
         "up), working memory on the CPU; the table cache and the operators' state stay within it",
-        unit="bytes", auto="the GPU's free memory less 5%, or 60% of the host memory available")
+        unit="bytes",
+        auto="the GPU's free memory less 5%, or 60% of the host memory available",
+    )
     chunk_rows: int | None = _setting(
-        "GLINT_CHUNK_ROWS", "integer", None, "rows per chunk (morsel) of a scan",
-        unit="rows", lo=1, requirement="must be a positive integer",
-        auto="from the memory limit: 2**14 to 2**25 on a GPU, up to 2**21 on the CPU")
+        "GLINT_CHUNK_ROWS",
+        "integer",
+        None,
+        "rows per chunk (morsel) of a scan",
+        unit="rows",
+        lo=1,
+        requirement="must be a positive integer",
+        auto="from the memory limit: 2**14 to 2**25 on a GPU, up to 2**21 on the CPU",
+    )
     host_cache_limit: int | None = _setting(
-        "GLINT_HOST_CACHE_LIMIT", "size", None,
+        "GLINT_HOST_CACHE_LIMIT",
+        "size",
+        None,
         "bytes of decoded table data kept in host memory as the table cache's second tier (0: none); "
         "given, pieces are always kept, by default only once the device cache has had to evict",
-        FIXED, unit="bytes", zero=True, auto="40% of the host's memory on CUDA, none on the CPU")
+        FIXED,
+        unit="bytes",
+        zero=True,
+        auto="40% of the host's memory on CUDA, none on the CPU",
+    )
     spill_dir: str | None = _setting(
-        "GLINT_SPILL_DIR", "text", None,
-        "where operators spill once pinned host memory is spent", FIXED,
-        unit="path", auto="the system's temporary directory")
+        "GLINT_SPILL_DIR",
+        "text",
+        None,
+        "where operators spill once pinned host memory is spent",
+        FIXED,
+        unit="path",
+        auto="the system's temporary directory",
+    )
     host_spill_limit: int | None = _setting(
-        "GLINT_HOST_SPILL_LIMIT", "size", None, "bytes of host memory that spilled batches may take before "
-        "they go to disk", FIXED, unit="bytes", auto="half of the host memory available when a batch spills")
+        "GLINT_HOST_SPILL_LIMIT",
+        "size",
+        None,
+        "bytes of host memory that spilled batches may take before they go to disk",
+        FIXED,
+        unit="bytes",
+        auto="half of the host memory available when a batch spills",
+    )
     result_limit: int | None = _setting(
-        "GLINT_RESULT_LIMIT", "size", None, "bytes of a query's result glint holds on the host before the "
-        "query fails (ResultTooLarge)", unit="bytes", auto="70% of the host memory available when the query starts")
+        "GLINT_RESULT_LIMIT",
+        "size",
+        None,
+        "bytes of a query's result glint holds on the host before the query fails (ResultTooLarge)",
+        unit="bytes",
+        auto="70% of the host memory available when the query starts",
+    )
     footer_threads: int = _setting(
-        "GLINT_FOOTER_THREADS", "integer", 8, "threads that read the footers of several Parquet tables "
-        "registered at once", unit="threads", lo=1)
+        "GLINT_FOOTER_THREADS",
+        "integer",
+        8,
+        "threads that read the footers of several Parquet tables registered at once",
+        unit="threads",
+        lo=1,
+    )
 
     # ------------------------------------------------------------ scans
     parquet_decode: str = _setting(
-        "GLINT_PARQUET_DECODE", "choice", "auto",
+        "GLINT_PARQUET_DECODE",
+        "choice",
+        "auto",
         "which Parquet columns the scan's device decodes from their pages: 'raw' those the GPU decodes from "
         "their bytes as stored (the CPU's reference decoder on the CPU), 'device' also the numeric columns "
         "whose pages the host plans, 'host' none (all by pyarrow); 'auto' is 'raw' on CUDA, 'host' on the CPU",
-        choices=("auto", "raw", "device", "host"))
+        choices=("auto", "raw", "device", "host"),
+    )
     read_ahead: bool = _setting(
-        "GLINT_READ_AHEAD", "boolean", True, "every scan of a multi-table query starts reading when the run "
-        "starts, within a quarter of the memory the cache could still take")
+        "GLINT_READ_AHEAD",
+        "boolean",
+        True,
+        "every scan of a multi-table query starts reading when the run "
+        "starts, within a quarter of the memory the cache could still take",
+    )
     narrow_uploads: bool = _setting(
-        "GLINT_NARROW_UPLOADS", "boolean", True, "integer columns whose chunk statistics fit a narrower type "
-        "are copied to the device in it and widened there")
+        "GLINT_NARROW_UPLOADS",
+        "boolean",
+        True,
+        "integer columns whose chunk statistics fit a narrower type are copied to the device in it and widened there",
+    )
     raw_together: bool = _setting(
-        "GLINT_RAW_TOGETHER", "boolean", True, "a chunk's columns decoded from their bytes as stored go "
-        "through the page kernels together (off: one column at a time)")
+        "GLINT_RAW_TOGETHER",
+        "boolean",
+        True,
+        "a chunk's columns decoded from their bytes as stored go "
+        "through the page kernels together (off: one column at a time)",
+    )
     raw_strings: bool = _setting(
-        "GLINT_RAW_STRINGS", "boolean", True, "low-cardinality string columns are decoded on the device as "
-        "codes into a dictionary per scan chunk (off: by pyarrow)")
+        "GLINT_RAW_STRINGS",
+        "boolean",
+        True,
+        "low-cardinality string columns are decoded on the device as "
+        "codes into a dictionary per scan chunk (off: by pyarrow)",
+    )
     host_dictionaries: bool = _setting(
-        "GLINT_HOST_DICTIONARIES", "boolean", False, "large snappy dictionary pages of raw column chunks are "
-        "decompressed by the decoding threads instead of on the GPU")
+        "GLINT_HOST_DICTIONARIES",
+        "boolean",
+        False,
+        "large snappy dictionary pages of raw column chunks are "
+        "decompressed by the decoding threads instead of on the GPU",
+    )
     snappy_split: bool = _setting(
-        "GLINT_SNAPPY_SPLIT", "boolean", True, "large snappy pages are cut into 64 KiB blocks decompressed "
-        "side by side on the GPU (off: one program a page)")
+        "GLINT_SNAPPY_SPLIT",
+        "boolean",
+        True,
+        "large snappy pages are cut into 64 KiB blocks decompressed side by side on the GPU (off: one program a page)",
+    )
     upload_ahead: int = _setting(
-        "GLINT_UPLOAD_AHEAD", "integer", 2, "chunks whose copies to the GPU start before the oldest started one "
-        "is decoded and handed on", unit="chunks", lo=1)
+        "GLINT_UPLOAD_AHEAD",
+        "integer",
+        2,
+        "chunks whose copies to the GPU start before the oldest started one is decoded and handed on",
+        unit="chunks",
+        lo=1,
+    )
     scan_priority: int = _setting(
-        "GLINT_SCAN_PRIORITY", "integer", 2, "order of the scans' tasks in the shared pools: 2 by (chunk, "
-        "scan), every scan's first chunk first; 1 by (scan, chunk); 0 first come, first served", lo=0, hi=2)
+        "GLINT_SCAN_PRIORITY",
+        "integer",
+        2,
+        "order of the scans' tasks in the shared pools: 2 by (chunk, "
+        "scan), every scan's first chunk first; 1 by (scan, chunk); 0 first come, first served",
+        lo=0,
+        hi=2,
+    )
     string_task_groups: int = _setting(
-        "GLINT_STRING_TASK_GROUPS", "integer", 64, "row groups whose string dictionary pages one decoding "
-        "task reads", unit="row groups", lo=1)
+        "GLINT_STRING_TASK_GROUPS",
+        "integer",
+        64,
+        "row groups whose string dictionary pages one decoding task reads",
+        unit="row groups",
+        lo=1,
+    )
     read_gap: int = _setting(
-        "GLINT_READ_GAP", "integer", 1 << 20, "file bytes between two column chunks up to which the staging "
-        "reads both with one system call", unit="bytes", lo=0)
+        "GLINT_READ_GAP",
+        "integer",
+        1 << 20,
+        "file bytes between two column chunks up to which the staging reads both with one system call",
+        unit="bytes",
+        lo=0,
+    )
     run_gap: int = _setting(
-        "GLINT_RUN_GAP", "integer", 256 << 10, "file bytes between two column chunks up to which a scan chunk "
-        "stages and copies them up as one run (the bytes between too)", unit="bytes", lo=0)
+        "GLINT_RUN_GAP",
+        "integer",
+        256 << 10,
+        "file bytes between two column chunks up to which a scan chunk "
+        "stages and copies them up as one run (the bytes between too)",
+        unit="bytes",
+        lo=0,
+    )
     raw_index_block: int = _setting(
-        "GLINT_RAW_INDEX_BLOCK", "integer", 64, "row groups of a Parquet file whose column chunk entries are "
-        "read from the footer at once, when a scan first needs one of them", FIXED, unit="row groups", lo=1)
+        "GLINT_RAW_INDEX_BLOCK",
+        "integer",
+        64,
+        "row groups of a Parquet file whose column chunk entries are "
+        "read from the footer at once, when a scan first needs one of them",
+        FIXED,
+        unit="row groups",
+        lo=1,
+    )
 
     # ------------------------------------------------------------ the process's threads, buffers and kernels
     decode_threads: int = _setting(
-        "GLINT_DECODE_THREADS", "integer", 0, "threads that decode Parquet row groups (0: one per core, at "
-        "least 2)", PROCESS, unit="threads", lo=0)
+        "GLINT_DECODE_THREADS",
+        "integer",
+        0,
+        "threads that decode Parquet row groups (0: one per core, at least 2)",
+        PROCESS,
+        unit="threads",
+        lo=0,
+    )
     staging_threads: int = _setting(
-        "GLINT_STAGING_THREADS", "integer", 0, "threads that fill pinned buffers and start their copies to "
-        "the GPU (0: a quarter of the cores, at least 4)", PROCESS, unit="threads", lo=0)
+        "GLINT_STAGING_THREADS",
+        "integer",
+        0,
+        "threads that fill pinned buffers and start their copies to the GPU (0: a quarter of the cores, at least 4)",
+        PROCESS,
+        unit="threads",
+        lo=0,
+    )
     pinned_buffers: int = _setting(
-        "GLINT_PINNED_BUFFERS", "integer", 0, "pinned host buffers of 16 MiB per GPU for the copies to it "
-        "(0: 48 on a host of 32 GiB or more, else 16)", PROCESS, unit="buffers", lo=0)
+        "GLINT_PINNED_BUFFERS",
+        "integer",
+        0,
+        "pinned host buffers of 16 MiB per GPU for the copies to it (0: 48 on a host of 32 GiB or more, else 16)",
+        PROCESS,
+        unit="buffers",
+        lo=0,
+    )
     scan_streams: int = _setting(
-        "GLINT_SCAN_STREAMS", "integer", 4, "CUDA streams per GPU shared by the scans: the copies run on the "
-        "first, the columns decoded from their pages on the others", PROCESS, unit="streams", lo=1)
+        "GLINT_SCAN_STREAMS",
+        "integer",
+        4,
+        "CUDA streams per GPU shared by the scans: the copies run on the "
+        "first, the columns decoded from their pages on the others",
+        PROCESS,
+        unit="streams",
+        lo=1,
+    )
     triton_strings: bool = _setting(
-        "GLINT_TRITON", "boolean", True, "string kernels run as Triton kernels on CUDA (off: their torch "
-        "code)", PROCESS)
+        "GLINT_TRITON", "boolean", True, "string kernels run as Triton kernels on CUDA (off: their torch code)", PROCESS
+    )
     trace: str | None = _setting(
-        "GLINT_TRACE", "text", None, "write a timeline of glint's threads (Chrome's trace format) to this "
-        "file when the process exits", PROCESS, unit="path", auto="no timeline")
+        "GLINT_TRACE",
+        "text",
+        None,
+        "write a timeline of glint's threads (Chrome's trace format) to this file when the process exits",
+        PROCESS,
+        unit="path",
+        auto="no timeline",
+    )
 
     @classmethod
     def build(cls, arguments: Mapping | None = None, environ: Mapping | None = None) -> Settings:
@@ -292,7 +429,7 @@ class Settings:
         arguments = dict(arguments or {})
         environ = os.environ if environ is None else environ
         for name in arguments:
-            setting(name)           # an unknown name: an error naming the close ones
+            setting(name)  # an unknown name: an error naming the close ones
         values = {}
         for s in _ALL.values():
             given = arguments.get(s.name)
@@ -319,7 +456,7 @@ class Settings:
 _ALL: dict[str, Setting] = {}
 for _f in fields(Settings):
     _s = _f.metadata["setting"]
-    object.__setattr__(_s, "name", _f.name)     # (the field's name is the setting's: set once, here)
+    object.__setattr__(_s, "name", _f.name)  # (the field's name is the setting's: set once, here)
     _ALL[_f.name] = _s
 del _f, _s
 
@@ -371,11 +508,17 @@ def apply_process_settings(settings: Settings) -> None:
 # GLINT_* variables that are not settings: read where they are used (the
 # command line, the benchmarks, the test data), listed in the reference
 ENVIRONMENT_ONLY = (
-    ("GLINT_DEBUG", "the glint command, the benchmarks, a distributed connection's errors",
-     "set: an internal error shows its traceback (a rank's, on rank 0's error)"),
+    (
+        "GLINT_DEBUG",
+        "the glint command, the benchmarks, a distributed connection's errors",
+        "set: an internal error shows its traceback (a rank's, on rank 0's error)",
+    ),
     ("GLINT_HISTORY", "glint shell", "the shell's history file (default ~/.glint_history)"),
-    ("GLINT_DATA", "glint tpch, glint bench, the tests",
-     "where TPC-H and SSB data are generated and cached (default $XDG_CACHE_HOME/glint or ~/.cache/glint)"),
+    (
+        "GLINT_DATA",
+        "glint tpch, glint bench, the tests",
+        "where TPC-H and SSB data are generated and cached (default $XDG_CACHE_HOME/glint or ~/.cache/glint)",
+    ),
     ("GLINT_RANKS", "the glint command", "the default of --ranks (a number, or env: the ranks torchrun started)"),
     ("GLINT_BENCH_LOG", "glint bench", "set (not 0): the harness logs each run's progress"),
 )

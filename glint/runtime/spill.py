@@ -24,6 +24,7 @@ aggregation, set operations, range partitions of an external sort).
 >>> space.spilled_bytes > 0, [sum(x.num_rows for x in parts.take(p)) for p in range(2)]
 (True, [3, 9])
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,8 +35,8 @@ import threading
 
 import torch
 
-from glint.errors import OutOfMemory
 from glint.columnar.column import Batch, Column, concat_batches, slice_batch
+from glint.errors import OutOfMemory
 from glint.runtime.memory import Reservation, format_bytes, host_memory_available
 
 
@@ -76,12 +77,21 @@ def compact_strings(batch: Batch) -> Batch:
     that is held, partitioned or spilled must not carry (or write) every string
     of the chunk it came from."""
     cols = batch.columns
-    if not any(getattr(c, "dictionary", None) is not None and len(c.dictionary) > 2 * batch.num_rows + 1024
-               for c in cols.values()):
+    if not any(
+        getattr(c, "dictionary", None) is not None and len(c.dictionary) > 2 * batch.num_rows + 1024
+        for c in cols.values()
+    ):
         return batch
-    return Batch({k: c.compact() if getattr(c, "dictionary", None) is not None
-                  and len(c.dictionary) > 2 * batch.num_rows + 1024 else c for k, c in cols.items()},
-                 batch.num_rows, batch.device)
+    return Batch(
+        {
+            k: c.compact()
+            if getattr(c, "dictionary", None) is not None and len(c.dictionary) > 2 * batch.num_rows + 1024
+            else c
+            for k, c in cols.items()
+        },
+        batch.num_rows,
+        batch.device,
+    )
 
 
 def _to_host(t: torch.Tensor, pinned: bool) -> torch.Tensor:
@@ -102,7 +112,7 @@ def column_to_host(c: Column, pinned: bool) -> Column:
 def batch_to_host(b: Batch, pinned: bool = False) -> Batch:
     cols = {k: column_to_host(c, pinned) for k, c in b.columns.items()}
     if pinned and b.device.type == "cuda":
-        torch.cuda.current_stream(b.device).synchronize()       # the copies above were asynchronous
+        torch.cuda.current_stream(b.device).synchronize()  # the copies above were asynchronous
     return Batch(cols, b.num_rows, "cpu")
 
 
@@ -125,8 +135,8 @@ class SpillSpace:
         self._dir: str | None = None
         self.host_limit = host_limit
         self.host_bytes = 0
-        self.spilled_bytes = 0        # bytes moved off the execution device
-        self.disk_bytes = 0           # of which written to files
+        self.spilled_bytes = 0  # bytes moved off the execution device
+        self.disk_bytes = 0  # of which written to files
         self.files = 0
         self._lock = threading.Lock()
 
@@ -144,8 +154,9 @@ class SpillSpace:
                     os.makedirs(base, exist_ok=True)
                     self._dir = tempfile.mkdtemp(prefix="glint-spill-", dir=base)
                 except OSError as e:
-                    raise OutOfMemory(f"cannot spill: the spill directory {base!r} is not writable ({e.strerror})"
-                                      ) from None
+                    raise OutOfMemory(
+                        f"cannot spill: the spill directory {base!r} is not writable ({e.strerror})"
+                    ) from None
             self.files += 1
             return os.path.join(self._dir, f"batch-{next(self._ids)}.pt")
 
@@ -238,7 +249,7 @@ def split_by_partition(batch: Batch, part: torch.Tensor, parts: int) -> list[Bat
     return out
 
 
-SPILL_MERGE_BYTES = 64 << 20    # on-device pieces of a partition are written together up to this size
+SPILL_MERGE_BYTES = 64 << 20  # on-device pieces of a partition are written together up to this size
 
 
 def _merge_groups(pieces: list[HeldBatch]) -> list[list[HeldBatch]]:
@@ -275,7 +286,7 @@ class PartitionedBatches:
         self.space = space
         self.reservation = reservation
         self.held: list[list[HeldBatch]] = [[] for _ in range(parts)]
-        self._dev = [0] * parts             # device-resident bytes per partition
+        self._dev = [0] * parts  # device-resident bytes per partition
 
     def rows(self, p: int | None = None) -> int:
         lists = self.held if p is None else [self.held[p]]
@@ -303,7 +314,7 @@ class PartitionedBatches:
         if self._make_room(held.nbytes):
             self._dev[p] += held.nbytes
         else:
-            held.spill()                            # nothing left to spill: this one goes down
+            held.spill()  # nothing left to spill: this one goes down
         self.held[p].append(held)
 
     def hold(self, stream) -> Batch:
@@ -330,7 +341,7 @@ class PartitionedBatches:
                 # of memory in TPC-H Q21)
                 h = HeldBatch(concat_batches([g.get() for g in group]), self.space)
                 self.reservation.shrink(sum(g.nbytes for g in group) - h.nbytes)
-            group.clear()                           # the pieces' device memory goes as each group spills
+            group.clear()  # the pieces' device memory goes as each group spills
             self.reservation.shrink(h.spill())
             kept.append(h)
         self._dev[p] = 0
@@ -377,7 +388,7 @@ class PartitionedBatches:
                     left -= h.nbytes
                 yield h.get()
         finally:
-            self.reservation.shrink(left)           # a consumer that stopped early
+            self.reservation.shrink(left)  # a consumer that stopped early
             for h in lst:
                 if h is not None:
                     h.drop()

@@ -11,6 +11,7 @@ read and a list append.
 ``GLINT_TRACE=path`` (the trace setting) starts it when the process's first
 connection opens and writes the file at exit.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -54,11 +55,10 @@ def add(name: str, t0: float, t1: float, **args) -> None:
     if ev is None:
         return
     th = threading.current_thread()
-    e = {"name": name, "ph": "X", "ts": (t0 - _t0) * 1e6, "dur": (t1 - t0) * 1e6, "pid": os.getpid(),
-         "tid": th.name}
+    e = {"name": name, "ph": "X", "ts": (t0 - _t0) * 1e6, "dur": (t1 - t0) * 1e6, "pid": os.getpid(), "tid": th.name}
     if args:
         e["args"] = args
-    ev.append(e)            # list.append is atomic under the GIL
+    ev.append(e)  # list.append is atomic under the GIL
 
 
 @contextmanager

@@ -18,6 +18,7 @@ the separator) with the rest as options.
 >>> [type(n).__name__ for n in find_aggregates(node)]
 ['GroupConcat']
 """
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,9 @@ from glint.columnar import types as T
 from glint.errors import BinderError, CatalogError, NotSupported, TypeMismatch
 from glint.functions.builtins import BUILTINS
 from glint.functions.registry import AGGREGATE
+from glint.plan import typing as ty
 from glint.plan.expr import AggCall, Call, ColRef, Expr, Literal
 from glint.plan.logical import GroupingSets, SortKey
-from glint.plan import typing as ty
 from glint.sql.bind_expr import ExprContext, _bind, bind, bind_call
 from glint.sql.function_calls import AGGREGATE_NODES
 
@@ -74,7 +75,7 @@ def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
             out.append(n)
             return
         if isinstance(n, (exp.Grouping, exp.GroupingId)):
-            return              # GROUPING() reads the groups, after GROUP BY
+            return  # GROUPING() reads the groups, after GROUP BY
         if isinstance(n, exp.Anonymous) and n.name.lower() == "every":
             raise CatalogError("Function with name every does not exist (DuckDB 1.4 has no EVERY: use bool_and)")
         if isinstance(n, exp.AggFunc):
@@ -99,7 +100,7 @@ class _Call:
             self.where = node.expression.this if isinstance(node.expression, exp.Where) else node.expression
             node = node.this
         self.within = None
-        if isinstance(node, exp.WithinGroup):            # PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)
+        if isinstance(node, exp.WithinGroup):  # PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)
             self.within = node.expression.expressions if node.expression is not None else []
             node = node.this
         self.node = node
@@ -150,10 +151,15 @@ def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
     if c.arg is None and not star:
         raise BinderError(f"{c.fn.upper()} needs an argument")
     arg_text = c.arg.sql(dialect="duckdb") if c.arg is not None else None
-    options = {"distinct": c.distinct, "filter": filt, "within_group": c.within is not None,
-               "order": (lambda: _order_keys(c, bind_inner)) if c.order else None, "order_size": len(c.order),
-               "order_is_argument": all(o.this.sql(dialect="duckdb") == arg_text for o in c.order),
-               "descending": bool(c.order[0].args.get("desc")) if c.order else False}
+    options = {
+        "distinct": c.distinct,
+        "filter": filt,
+        "within_group": c.within is not None,
+        "order": (lambda: _order_keys(c, bind_inner)) if c.order else None,
+        "order_size": len(c.order),
+        "order_is_argument": all(o.this.sql(dialect="duckdb") == arg_text for o in c.order),
+        "descending": bool(c.order[0].args.get("desc")) if c.order else False,
+    }
     args = [] if star else [c.arg] + ([c.second] if c.second is not None else [])
     binders = {0: lambda node, _ctx, _bind: bind_inner(node), 1: _second_binder(c, bind_inner)}
     return bind_call(BUILTINS.get(c.fn, AGGREGATE).bind, args, inner, c.fn.upper(), options, binders)
@@ -161,12 +167,16 @@ def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
 
 def _second_binder(c: _Call, bind_inner):
     """Binds the second argument: a quantile's q (a constant, not a list) or the separator."""
+
     def bind_it(node, _ctx, _bind):
         if c.fn in ("quantile_cont", "quantile_disc") and (
-                isinstance(node, exp.Array) or (isinstance(node, exp.Paren) and isinstance(node.this, exp.Array))):
-            raise NotSupported(f"{c.fn.upper()} with a list of quantiles (DuckDB returns a LIST, which glint has "
-                               "no type for)")
+            isinstance(node, exp.Array) or (isinstance(node, exp.Paren) and isinstance(node.this, exp.Array))
+        ):
+            raise NotSupported(
+                f"{c.fn.upper()} with a list of quantiles (DuckDB returns a LIST, which glint has no type for)"
+            )
         return bind_inner(node)
+
     return bind_it
 
 
@@ -182,8 +192,9 @@ def _filter(e: Expr) -> Expr:
 
 
 def _order_keys(c: _Call, bind_inner) -> tuple[SortKey, ...]:
-    return tuple(SortKey(bind_inner(o.this), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
-                 for o in c.order)
+    return tuple(
+        SortKey(bind_inner(o.this), bool(o.args.get("desc")), bool(o.args.get("nulls_first"))) for o in c.order
+    )
 
 
 def _check_order(c: _Call) -> None:
@@ -235,7 +246,7 @@ def _bind_agg(node, ctx):
     f = ctx.aggs.get(node.sql(dialect="duckdb")) if ctx.aggs is not None else None
     if f is None:
         raise BinderError(f"aggregate {node.sql(dialect='duckdb')} is not allowed here")
-    if ctx.empty_aggs:          # its value over no rows (a correlated COUNT that finds no group)
+    if ctx.empty_aggs:  # its value over no rows (a correlated COUNT that finds no group)
         inner = node.this if isinstance(node, exp.Filter) else node
         return Literal(0, T.BIGINT) if isinstance(inner, exp.Count) else Literal(None, f.type)
     return ColRef(f)
@@ -256,6 +267,7 @@ def grouping_key(e: exp.Expression) -> str:
 class GroupingInfo:
     """What GROUPING() needs after GROUP BY: each group expression's position
     (by :func:`grouping_key`) and the grouping sets (None for a plain GROUP BY)."""
+
     __slots__ = ("positions", "sets")
 
     def __init__(self, positions: dict[str, int], sets: GroupingSets | None):

@@ -15,6 +15,7 @@ Traceback (most recent call last):
 ...
 glint.errors.NotSupported: Not supported: PRIMARY KEY constraints (column a)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -24,17 +25,22 @@ from sqlglot import exp
 from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported
 from glint.functions.evaluate import constant_value as evaluate_constant
-from glint.plan.expr import Field, Literal
 from glint.io.table import ColumnRules
 from glint.plan import typing as ty
+from glint.plan.expr import Field, Literal
 from glint.sql.bind_expr import sql_type
 
 _REFUSED = {
-    exp.PrimaryKeyColumnConstraint: "PRIMARY KEY constraints", exp.PrimaryKey: "PRIMARY KEY constraints",
-    exp.UniqueColumnConstraint: "UNIQUE constraints", exp.CheckColumnConstraint: "CHECK constraints",
-    exp.Reference: "FOREIGN KEY constraints", exp.ForeignKey: "FOREIGN KEY constraints",
-    exp.CollateColumnConstraint: "COLLATE", exp.GeneratedAsIdentityColumnConstraint: "generated columns",
-    exp.ComputedColumnConstraint: "generated columns", exp.LikeProperty: "CREATE TABLE ... (LIKE ...)",
+    exp.PrimaryKeyColumnConstraint: "PRIMARY KEY constraints",
+    exp.PrimaryKey: "PRIMARY KEY constraints",
+    exp.UniqueColumnConstraint: "UNIQUE constraints",
+    exp.CheckColumnConstraint: "CHECK constraints",
+    exp.Reference: "FOREIGN KEY constraints",
+    exp.ForeignKey: "FOREIGN KEY constraints",
+    exp.CollateColumnConstraint: "COLLATE",
+    exp.GeneratedAsIdentityColumnConstraint: "generated columns",
+    exp.ComputedColumnConstraint: "generated columns",
+    exp.LikeProperty: "CREATE TABLE ... (LIKE ...)",
 }
 
 
@@ -65,6 +71,7 @@ def table_name(node: exp.Table) -> str:
 def table_definition(schema: exp.Schema) -> tuple[dict[str, T.DataType], ColumnRules]:
     """(column name -> type, NOT NULL columns and DEFAULTs) of a CREATE TABLE's column list."""
     from glint.sql.bind_values import bind_cell
+
     types: dict[str, T.DataType] = {}
     not_null, defaults = set(), []
     for item in schema.expressions:
@@ -93,8 +100,11 @@ def table_definition(schema: exp.Schema) -> tuple[dict[str, T.DataType], ColumnR
                 defaults.append((name, constant_value(value)))
                 continue
             refused = next((v for k, v in _REFUSED.items() if isinstance(kind, k)), None)
-            raise NotSupported(f"{refused} (column {name})" if refused else
-                               f"column constraint {c.sql(dialect='duckdb')} (column {name})")
+            raise NotSupported(
+                f"{refused} (column {name})"
+                if refused
+                else f"column constraint {c.sql(dialect='duckdb')} (column {name})"
+            )
     if not types:
         raise BinderError("a table needs at least one column")
     return types, ColumnRules(frozenset(not_null), tuple(defaults))

@@ -16,10 +16,11 @@ regexp_replace('abc', 'b', 'x', 'g')
 >>> bind(sqlglot.parse_one("'abc' ~ 'a.c'", read=DIALECT), ExprContext(None, None))
 regexp_matches('abc', 'a.c', '', True)
 """
+
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 from sqlglot import exp
 
@@ -41,17 +42,18 @@ class ExprContext:
     AST text of each GROUP BY expression / aggregate mapped to its output field;
     subqueries: callback planning a subquery expression into a join.
     """
+
     __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows", "grouping")
 
     def __init__(self, scope, binder, groups=None, aggs=None):
         self.scope = scope
         self.binder = binder
-        self.groups = groups        # dict[str, Field] | None
-        self.aggs = aggs            # dict[str, Field] | None
-        self.pending = []           # plan -> plan functions (joins computing subqueries)
-        self.empty_aggs = False     # bind aggregates as their value over an empty group
-        self.windows = None         # dict[str, Field]: window calls (AST text) -> the Window node's column
-        self.grouping = None        # what GROUPING() reads (glint.sql.bind_agg.GroupingInfo), after GROUP BY
+        self.groups = groups  # dict[str, Field] | None
+        self.aggs = aggs  # dict[str, Field] | None
+        self.pending = []  # plan -> plan functions (joins computing subqueries)
+        self.empty_aggs = False  # bind aggregates as their value over an empty group
+        self.windows = None  # dict[str, Field]: window calls (AST text) -> the Window node's column
+        self.grouping = None  # what GROUPING() reads (glint.sql.bind_agg.GroupingInfo), after GROUP BY
 
 
 def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
@@ -78,6 +80,7 @@ class Arguments(Sequence):
     for an absent one), so that the rule decides the order of binding and
     checking, and an argument it never reads is never bound. An argument the
     syntax has already bound (an expression) is passed as it is."""
+
     __slots__ = ("_nodes", "_ctx", "_binders", "_bound")
     _UNBOUND = object()
 
@@ -113,6 +116,7 @@ def bind_call(rule: BindRule, nodes: list, ctx: ExprContext, name: str, options=
 
 def _node_call(call: F.NodeCall):
     """The binding of a node type that is a call of a registry function."""
+
     def bind_node(node: exp.Expression, ctx: ExprContext) -> Expr:
         if call.refuse is not None:
             error = call.refuse(node)
@@ -120,14 +124,17 @@ def _node_call(call: F.NodeCall):
                 raise error
         name = call.function(node)
         options = call.options(node) if call.options is not None else None
-        return bind_call(BUILTINS.get(name, call.kind).bind, call.arguments(node), ctx, name.upper(), options,
-                         call.binders)
+        return bind_call(
+            BUILTINS.get(name, call.kind).bind, call.arguments(node), ctx, name.upper(), options, call.binders
+        )
+
     return bind_node
 
 
 def _refused(error: type, message: str):
     def refuse(node: exp.Expression, ctx: ExprContext) -> Expr:
         raise error(message)
+
     return refuse
 
 
@@ -167,7 +174,9 @@ def _(node: exp.Column, ctx):
     table = node.table or None
     if ctx.groups is not None:
         f, _ = ctx.scope.resolve(table, node.name)
-        raise BinderError(f'column "{node.name}" must appear in the GROUP BY clause or be used in an aggregate function')
+        raise BinderError(
+            f'column "{node.name}" must appear in the GROUP BY clause or be used in an aggregate function'
+        )
     f, _ = ctx.scope.resolve(table, node.name)
     return ColRef(f)
 
@@ -179,8 +188,7 @@ def _(node: exp.Dot, ctx):
     (``(VALUES ...) AS v(a, v)``): that is the column ``v.c`` (glint has no STRUCT
     fields to access)."""
     col, field = node.this, node.expression
-    if isinstance(col, exp.Column) and isinstance(field, exp.Identifier) and col.table \
-            and col.table == col.name:
+    if isinstance(col, exp.Column) and isinstance(field, exp.Identifier) and col.table and col.table == col.name:
         return bind(exp.Column(this=field.copy(), table=exp.to_identifier(col.table)), ctx)
     raise NotSupported(f"field access {node.sql(dialect='duckdb')[:80]} (glint has no STRUCT values)")
 
@@ -241,8 +249,14 @@ def _(node: exp.Cast, ctx):
 # and keep its width (DuckDB's ABS(CAST(-32768 AS SMALLINT)) overflows, and a
 # FLOAT holds 0.1 as a 32-bit value), so it is refused rather than widened
 _NARROW_TYPES = {
-    "TINYINT": "INTEGER", "SMALLINT": "INTEGER", "UTINYINT": "INTEGER", "USMALLINT": "INTEGER",
-    "UINT": "BIGINT", "UBIGINT": "HUGEINT", "UINT128": "HUGEINT", "FLOAT": "DOUBLE",
+    "TINYINT": "INTEGER",
+    "SMALLINT": "INTEGER",
+    "UTINYINT": "INTEGER",
+    "USMALLINT": "INTEGER",
+    "UINT": "BIGINT",
+    "UBIGINT": "HUGEINT",
+    "UINT128": "HUGEINT",
+    "FLOAT": "DOUBLE",
 }
 
 
@@ -253,8 +267,9 @@ def sql_type(dt: exp.DataType) -> T.DataType:
     name = dt.this.name if hasattr(dt.this, "name") else str(dt.this)
     if name in _NARROW_TYPES:
         spelled = {"UINT": "UINTEGER", "FLOAT": "FLOAT (32-bit REAL)", "UINT128": "UHUGEINT"}.get(name, name)
-        raise NotSupported(f"type {spelled}: glint computes in INTEGER, BIGINT, HUGEINT and DOUBLE "
-                           f"(use {_NARROW_TYPES[name]})")
+        raise NotSupported(
+            f"type {spelled}: glint computes in INTEGER, BIGINT, HUGEINT and DOUBLE (use {_NARROW_TYPES[name]})"
+        )
     name = {"INT": "INTEGER", "TEXT": "VARCHAR"}.get(name, name)
     return T.from_sql_name(name, params)
 
@@ -264,7 +279,7 @@ def sql_type(dt: exp.DataType) -> T.DataType:
 def _(node: exp.Neg, ctx):
     lit = node.this
     if isinstance(lit, exp.Literal) and not lit.is_string and lit.this.isdigit() and int(lit.this) == 2**63:
-        return Literal(-2**63, T.BIGINT)      # BIGINT's minimum: its magnitude alone is beyond 64 bits (DuckDB)
+        return Literal(-(2**63), T.BIGINT)  # BIGINT's minimum: its magnitude alone is beyond 64 bits (DuckDB)
     return _operator("neg", [node.this], ctx)
 
 
@@ -293,8 +308,7 @@ def _(node: exp.In, ctx):
         return ctx.binder.bind_subquery_predicate(node, ctx, negate=False)
     if node.args.get("unnest") or node.args.get("field"):
         raise NotSupported("IN UNNEST / IN field")
-    return _operator("in_list", [node.this, *node.expressions], ctx,
-                     {"text": f"{node.sql(dialect='duckdb')[:60]}"})
+    return _operator("in_list", [node.this, *node.expressions], ctx, {"text": f"{node.sql(dialect='duckdb')[:60]}"})
 
 
 @_bind.register
@@ -310,8 +324,11 @@ def _(node: exp.Escape, ctx):
         return Literal(None, T.BOOLEAN)
     if not (isinstance(esc, exp.Literal) and esc.is_string):
         raise NotSupported("ESCAPE with a non-constant escape character")
-    options = {"case_insensitive": isinstance(inner, exp.ILike), "negate": bool(inner.args.get("negate")),
-               "escape": esc.this}
+    options = {
+        "case_insensitive": isinstance(inner, exp.ILike),
+        "negate": bool(inner.args.get("negate")),
+        "escape": esc.this,
+    }
     return _operator("like", [inner.this, inner.expression], ctx, options)
 
 

@@ -8,16 +8,17 @@ Conversion Error when the row is made, a DATE into an INTEGER column a type
 error now). Columns the statement does not name take their DEFAULT, or NULL.
 NOT NULL is checked on the rows themselves (glint.statements).
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
 
 from glint.errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
 from glint.plan import logical as L
-from glint.plan.expr import ColRef, Expr, Literal
 from glint.plan import typing as ty
-from glint.sql.binder import Binder, Bound
+from glint.plan.expr import ColRef, Expr, Literal
 from glint.sql.bind_values import bind_cell
+from glint.sql.binder import Binder, Bound
 
 
 def _unsupported_parts(stmt: exp.Insert) -> None:
@@ -38,8 +39,10 @@ def _column_lookup(table, name: str, what: str) -> str:
     by_lower = {c.lower(): c for c in table.schema}
     c = by_lower.get(name.lower())
     if c is None:
-        raise ColumnNotFound(f'Table "{table.name}" does not have a column with name "{name}"'
-                             f'{did_you_mean(name, list(table.schema))} ({what})')
+        raise ColumnNotFound(
+            f'Table "{table.name}" does not have a column with name "{name}"'
+            f"{did_you_mean(name, list(table.schema))} ({what})"
+        )
     return c
 
 
@@ -65,6 +68,7 @@ def default_value(table, column: str) -> Expr:
 def bind_insert(stmt: exp.Insert, catalog, table) -> Bound:
     """The rows an INSERT adds, as a plan producing the table's columns."""
     from glint.sql.frontend import bind_query
+
     _unsupported_parts(stmt)
     binder = Binder(catalog)
     columns = target_columns(stmt, table)
@@ -102,8 +106,9 @@ def bind_insert(stmt: exp.Insert, catalog, table) -> Bound:
 def _count_message(table, columns, want: int, got: int) -> str:
     if columns is None:
         return f"table {table.name} has {want} columns but {got} values were supplied"
-    return (f"Column name/value mismatch for insert on {table.name}: expected {want} columns but "
-            f"{got} values were supplied")
+    return (
+        f"Column name/value mismatch for insert on {table.name}: expected {want} columns but {got} values were supplied"
+    )
 
 
 def _bind_values_insert(source: exp.Values, table, columns, binder) -> Bound:
@@ -126,4 +131,3 @@ def _bind_values_insert(source: exp.Values, table, columns, binder) -> Bound:
         rows.append(tuple(given[c] if c in given else default_value(table, c) for c in table.schema))
     fields = tuple(binder.field(c, t) for c, t in table.schema.items())
     return Bound(L.Values(tuple(rows), fields), list(zip(table.schema, fields)))
-

@@ -23,6 +23,7 @@ Traceback (most recent call last):
 ...
 glint.errors.TypeMismatch: Cannot combine types VARCHAR and INTEGER in VALUES - an explicit cast is required
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
@@ -30,8 +31,8 @@ from sqlglot import exp
 from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported, TypeMismatch
 from glint.plan import logical as L
-from glint.plan.expr import Expr
 from glint.plan import typing as ty
+from glint.plan.expr import Expr
 from glint.sql.bind_expr import ExprContext, bind
 from glint.sql.scope import Scope
 
@@ -58,6 +59,7 @@ def normalize_values(ast: exp.Expression) -> exp.Expression:
     gets its alias's names completed with col<i>; one elsewhere (a query of
     its own, a set operation's side, a CTE's body) becomes
     ``SELECT * FROM (VALUES ...)`` with its ORDER BY / LIMIT moved to the SELECT."""
+
     def fix(node):
         if not isinstance(node, exp.Values):
             return node
@@ -81,6 +83,7 @@ def normalize_values(ast: exp.Expression) -> exp.Expression:
         for k, v in tail.items():
             sel.set(k, v)
         return sel
+
     return ast.transform(fix)
 
 
@@ -92,7 +95,7 @@ def _combine(acc: T.DataType | None, t: T.DataType, string_literal: bool) -> T.D
     if acc.kind == "NULL":
         return t
     if string_literal:
-        return acc                  # cast to the type the rows before it have
+        return acc  # cast to the type the rows before it have
     kinds = {acc.kind, t.kind}
     if acc.is_numeric and t.is_numeric:
         return T.common_type(acc, t)

@@ -12,6 +12,7 @@ the current row included); without one, every row of the partition.
 >>> bind_frame(w.args["spec"], (), None)
 ROWS BETWEEN 2 PRECEDING AND CURRENT ROW
 """
+
 from __future__ import annotations
 
 import math
@@ -24,10 +25,10 @@ from glint.errors import BinderError, ExecutionError, NotSupported, TypeMismatch
 from glint.functions.builtins import BUILTINS
 from glint.functions.registry import AGGREGATE, WINDOW, Function
 from glint.plan import logical as L
-from glint.plan.expr import Expr, Literal
-from glint.sql.folding import fold_expr
 from glint.plan import typing as ty
+from glint.plan.expr import Expr, Literal
 from glint.sql.bind_expr import bind, bind_call
+from glint.sql.folding import fold_expr
 from glint.sql.function_calls import WINDOW_NODES, argument_nodes
 
 _EXCLUDE = {"": "", "NO OTHERS": "", "CURRENT ROW": "current_row", "GROUP": "group", "TIES": "ties"}
@@ -94,8 +95,10 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
         if part is not None and has_window(part):
             raise BinderError("window functions are not allowed in window definitions")
     parts = tuple(bind(p, ctx) for p in partition or [])
-    keys = tuple(L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
-                 for o in (order.expressions if order else []))
+    keys = tuple(
+        L.SortKey(bind(o.this, ctx), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
+        for o in (order.expressions if order else [])
+    )
     f = node.this
     ignore_nulls = isinstance(f, exp.IgnoreNulls)
     if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
@@ -147,10 +150,13 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if exclude is None:
         raise NotSupported(f"EXCLUDE {spec.args.get('exclude')}")
     if kind not in ("rows", "range", "groups"):
-        raise NotSupported(f"{kind.upper()} window frames")          # never: the parser knows no others
+        raise NotSupported(f"{kind.upper()} window frames")  # never: the parser knows no others
     start = _bound(spec.args.get("start"), spec.args.get("start_side"), ctx, kind, keys)
-    end = _bound(spec.args.get("end"), spec.args.get("end_side"), ctx, kind, keys) \
-        if spec.args.get("end") is not None else L.FrameBound("current")
+    end = (
+        _bound(spec.args.get("end"), spec.args.get("end_side"), ctx, kind, keys)
+        if spec.args.get("end") is not None
+        else L.FrameBound("current")
+    )
     if start.kind == "unbounded" and (spec.args.get("start_side") or "").upper() == "FOLLOWING":
         raise BinderError("frame start cannot be UNBOUNDED FOLLOWING")
     if end.kind == "unbounded" and (spec.args.get("end_side") or "").upper() == "PRECEDING":
@@ -158,8 +164,11 @@ def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:
     if start.kind == "current" and end.kind == "preceding":
         raise BinderError("frame starting from current row cannot have preceding rows")
     if start.kind == "following" and end.kind in ("current", "preceding"):
-        raise BinderError("frame starting from following row cannot have preceding rows"
-                          if end.kind == "preceding" else "frame starting from following row cannot end with current row")
+        raise BinderError(
+            "frame starting from following row cannot have preceding rows"
+            if end.kind == "preceding"
+            else "frame starting from following row cannot end with current row"
+        )
     return L.Frame(kind, start, end, exclude)
 
 
@@ -172,14 +181,17 @@ def _bound(value, side, ctx, kind: str, keys) -> L.FrameBound:
             return L.FrameBound("current")
         raise NotSupported(f"window frame bound {value}")
     side = (side or "").lower()
-    off = ty.literal_number(value.this) if isinstance(value, exp.Literal) and not value.is_string \
+    off = (
+        ty.literal_number(value.this)
+        if isinstance(value, exp.Literal) and not value.is_string
         else fold_expr(bind(value, ctx))
+    )
     if kind == "range":
         if len(keys) != 1:
             raise BinderError("RANGE frames must have only one ORDER BY expression")
         return L.FrameBound(side, _range_offset(off, keys[0].expr.type, side))
     if off.type.is_numeric:
-        off = fold_expr(ty.cast(off, T.BIGINT))          # as DuckDB: 1.5 rows is 2
+        off = fold_expr(ty.cast(off, T.BIGINT))  # as DuckDB: 1.5 rows is 2
     if not (isinstance(off, Literal) and isinstance(off.value, int)):
         raise NotSupported("window frame offsets that are not constant integers")
     if kind == "groups" and off.value < 0:
@@ -203,14 +215,15 @@ def _range_offset(off: Expr, key: T.DataType, side: str):
         if key.kind not in ("DATE", "TIMESTAMP"):
             raise TypeMismatch(f"Type mismatch: a RANGE frame offset over {key} keys must be a number, got an INTERVAL")
         months, days, micros = v
-        if (months * 30 + days) * 86_400_000_000 + micros < 0:     # DuckDB compares intervals with 30-day months
+        if (months * 30 + days) * 86_400_000_000 + micros < 0:  # DuckDB compares intervals with 30-day months
             raise ExecutionError(f"Out of Range Error: Invalid RANGE {side.upper()} value")
         return L.IntervalOffset(months, days, micros)
     if key.kind == "TIMESTAMP":
-        raise TypeMismatch(f"Type mismatch: a RANGE frame offset over TIMESTAMP keys must be an INTERVAL, "
-                           f"got {ty.show(off)}")
+        raise TypeMismatch(
+            f"Type mismatch: a RANGE frame offset over TIMESTAMP keys must be an INTERVAL, got {ty.show(off)}"
+        )
     if t.is_decimal:
-        exact = Fraction(v, 10 ** t.scale)
+        exact = Fraction(v, 10**t.scale)
     elif t.is_integer or t.kind == "DOUBLE":
         exact = Fraction(v)
     else:
@@ -220,7 +233,7 @@ def _range_offset(off: Expr, key: T.DataType, side: str):
     if key.is_integer and key.kind != "HUGEINT" or key.kind == "DATE":
         return math.floor(exact)
     if key.is_decimal and key.precision <= 18:
-        return math.floor(exact * 10 ** key.scale)
+        return math.floor(exact * 10**key.scale)
     if key.kind == "DOUBLE":
         return float(exact)
     raise NotSupported(f"RANGE frames with offsets over {key} keys")

@@ -9,30 +9,32 @@ Subqueries are decorrelated here, into joins the executor runs directly:
   their correlation equalities first (the classic rewrite), with COUNT's value
   over an empty group restored for rows that find no group.
 """
+
 from __future__ import annotations
 
 import contextlib
-import re
 import itertools
+import re
 
 from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported, ParseError, TypeMismatch
 from glint.plan import logical as L
-from glint.plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from glint.plan import typing as ty
+from glint.plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
 from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates
 from glint.sql.bind_expr import ExprContext, bind
-from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
 from glint.sql.bind_values import bind_values
 from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
-from glint.sql.scope import Scope
 from glint.sql.folding import fold_expr
+from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
+from glint.sql.scope import Scope
 
 
 class Bound:
     """A bound query: its plan and its visible output columns (name, field)."""
+
     __slots__ = ("plan", "outputs")
 
     def __init__(self, plan: L.LogicalNode, outputs: list[tuple[str, Field]]):
@@ -42,9 +44,9 @@ class Bound:
 
 class Binder:
     def __init__(self, catalog):
-        self.catalog = catalog            # name -> Table (schema dict)
+        self.catalog = catalog  # name -> Table (schema dict)
         self._ids = itertools.count(1)
-        self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []   # (body, the CTEs it sees)
+        self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []  # (body, the CTEs it sees)
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -105,8 +107,9 @@ class Binder:
         left = self.bind_query(node.this, outer)
         right = self.bind_query(node.expression, outer)
         if len(left.outputs) != len(right.outputs):
-            raise BinderError(f"{type(node).__name__.upper()} inputs have {len(left.outputs)} and "
-                              f"{len(right.outputs)} columns")
+            raise BinderError(
+                f"{type(node).__name__.upper()} inputs have {len(left.outputs)} and {len(right.outputs)} columns"
+            )
         kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
         types = []
         for (n, a), (_, b) in zip(left.outputs, right.outputs):
@@ -139,8 +142,9 @@ class Binder:
         for clause in ("where", "group", "having"):
             node = sel.args.get(clause)
             if node is not None and has_window(node):
-                raise BinderError(f"{'GROUP BY' if clause == 'group' else clause.upper()} clause cannot "
-                                  "contain window functions!")
+                raise BinderError(
+                    f"{'GROUP BY' if clause == 'group' else clause.upper()} clause cannot contain window functions!"
+                )
         plan, correlated = self._bind_where(sel, plan, scope, outer, pull_correlated)
         select_items = sel.expressions
         if any(isinstance(e, exp.Star) for e in select_items):
@@ -154,7 +158,8 @@ class Binder:
         corr_groups: list[Field] = []
         if aggregated:
             plan, post_ctx, correlated, corr_groups = self._bind_aggregation(
-                sel, plan, scope, group_items, sets, aggs_ast, correlated)
+                sel, plan, scope, group_items, sets, aggs_ast, correlated
+            )
         elif having is not None:
             raise BinderError("HAVING without GROUP BY or aggregates")
         empty_value = self._empty_value(select_items, scope, post_ctx) if corr_groups else None
@@ -175,10 +180,16 @@ class Binder:
         order_scope = Scope(scope.parent)
         order_scope.sources = dict(scope.sources)
         windowed = post_ctx.windows is not None
-        bound = self._apply_order_limit(sel, plan, outputs, order_scope,
-                                        post_ctx if aggregated or windowed else None,
-                                        select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
-                                        distinct=bool(sel.args.get("distinct")), hidden=hidden)
+        bound = self._apply_order_limit(
+            sel,
+            plan,
+            outputs,
+            order_scope,
+            post_ctx if aggregated or windowed else None,
+            select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
+            distinct=bool(sel.args.get("distinct")),
+            hidden=hidden,
+        )
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
             raise NotSupported("LIMIT in a correlated subquery")
         if pull_correlated:
@@ -275,13 +286,15 @@ class Binder:
         subquery's plan, too late for windows over the correlated rows."""
         qualify = sel.args.get("qualify")
         order = sel.args.get("order")
-        roots = list(sel.expressions) + ([qualify.this] if qualify is not None else []) + \
-            ([o.this for o in order.expressions] if order is not None else [])
+        roots = (
+            list(sel.expressions)
+            + ([qualify.this] if qualify is not None else [])
+            + ([o.this for o in order.expressions] if order is not None else [])
+        )
         calls = [w for r in roots for w in window_calls(r)]
         if not calls:
             if qualify is not None:
-                raise BinderError("at least one window function must appear in the SELECT column or "
-                                  "QUALIFY clause")
+                raise BinderError("at least one window function must appear in the SELECT column or QUALIFY clause")
             return plan
         if correlated:
             raise NotSupported("window functions in a correlated subquery")
@@ -317,12 +330,13 @@ class Binder:
                 if ib and not (ib & outer_ids) and ia and ia <= outer_ids:
                     pairs.append((b, a))
                     continue
-            raise NotSupported(f"correlated subquery with aggregates and the condition {c!r} "
-                               "(only equalities between inner and outer columns are decorrelated)")
+            raise NotSupported(
+                f"correlated subquery with aggregates and the condition {c!r} "
+                "(only equalities between inner and outer columns are decorrelated)"
+            )
         return [], pairs
 
-    def _apply_order_limit(self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False,
-                           hidden=()):
+    def _apply_order_limit(self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False, hidden=()):
         order = node.args.get("order")
         if order is not None:
             keys, extra = [], []
@@ -343,7 +357,9 @@ class Binder:
                     f = select_exprs[item_key(e)]
                 if f is None:
                     if distinct or isinstance(node, exp.SetOperation):
-                        raise BinderError(f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list")
+                        raise BinderError(
+                            f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list"
+                        )
                     ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
                     be = bind(e, ctx)
                     if ctx.pending:
@@ -401,13 +417,13 @@ class Binder:
         for j in group[1:]:
             on = j.args.get("on")
             for c in on.find_all(exp.Column) if on is not None else ():
-                if c.table and c.table in before and c.table not in gscope.sources \
-                        and j.this.alias_or_name != c.table:
+                if c.table and c.table in before and c.table not in gscope.sources and j.this.alias_or_name != c.table:
                     side = (j.side or j.kind or "INNER").upper()
                     raise BinderError(
                         f'the ON condition of a {side} JOIN refers to "{c.table}", a table before a comma in the '
                         f'same FROM: a JOIN binds tighter than the comma, so "{c.table}" is not '
-                        f'visible there (move the condition to WHERE, or join "{c.table}" with JOIN ... ON)')
+                        f'visible there (move the condition to WHERE, or join "{c.table}" with JOIN ... ON)'
+                    )
             plan = self._bind_join(plan, j, gscope)
         scope.sources.update(gscope.sources)
         scope.outer_refs |= gscope.outer_refs
@@ -428,7 +444,7 @@ class Binder:
             fields = tuple(self.field(c, t) for c, t in table.schema.items())
             cols = {}
             for c, f in zip(table.schema, fields):
-                cols.setdefault(c.lower(), f)       # names resolve case-insensitively (qualify lower-cases them)
+                cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
             scope.add(alias, _rename(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
         if isinstance(src, exp.Subquery):
@@ -557,6 +573,7 @@ class Binder:
 class Correlated:
     """What a subquery's binding pulled out: the correlation conditions, the
     fields of a correlated aggregate's groups, and its value over no rows."""
+
     __slots__ = ("conditions", "groups", "empty_value")
 
     def __init__(self, conditions, groups, empty_value):
@@ -607,8 +624,11 @@ def _group_items(sel: exp.Select) -> tuple[list, list | None]:
             raise ParseError("syntax error: GROUP BY without expressions")
     if group is not None and group.args.get("all"):
         # GROUP BY ALL: every select item that holds no aggregate
-        group_items = [i.this if isinstance(i, exp.Alias) else i for i in select_items
-                       if not find_aggregates(i) and not has_window(i)]
+        group_items = [
+            i.this if isinstance(i, exp.Alias) else i
+            for i in select_items
+            if not find_aggregates(i) and not has_window(i)
+        ]
     return group_items, sets
 
 

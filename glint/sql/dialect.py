@@ -8,4 +8,5 @@ latter, so every parse names the version.
 >>> type(sqlglot.parse_one("SELECT 'abc' ~ 'a.c'", read=DIALECT).expressions[0]).__name__
 'RegexpFullMatch'
 """
+
 DIALECT = "duckdb, version=1.4.4"

@@ -1,6 +1,7 @@
 """Constant folding while binding (a LIMIT, a window offset, STRING_AGG's
 separator, a quantile): the optimizer's folding rule with the executor's own
 evaluator, so that a constant means what it will mean when the query runs."""
+
 from __future__ import annotations
 
 from glint.functions.evaluate import CONSTANT_EVALUATOR

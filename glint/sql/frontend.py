@@ -1,25 +1,35 @@
 """SQL text -> optimized logical plan: parse (sqlglot, DuckDB dialect), inline
 views, check names, qualify, bind, optimize. Errors name the position."""
+
 from __future__ import annotations
 
 import re
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError, TokenError
+from sqlglot.errors import OptimizeError, TokenError
+from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import TokenType
 
 from glint.errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
 from glint.sql.bind_values import normalize_values
-from glint.sql.table_functions import resolve_file_references
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
 from glint.sql.positions import position
+from glint.sql.table_functions import resolve_file_references
 
-_SQL_TYPE = {"BOOLEAN": "BOOLEAN", "INTEGER": "INT", "BIGINT": "BIGINT", "HUGEINT": "INT128",
-             "DOUBLE": "DOUBLE", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP", "VARCHAR": "VARCHAR",
-             "NULL": "INT"}
+_SQL_TYPE = {
+    "BOOLEAN": "BOOLEAN",
+    "INTEGER": "INT",
+    "BIGINT": "BIGINT",
+    "HUGEINT": "INT128",
+    "DOUBLE": "DOUBLE",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP",
+    "VARCHAR": "VARCHAR",
+    "NULL": "INT",
+}
 
 
 def parse(sql: str) -> list[exp.Expression]:
@@ -55,14 +65,14 @@ def _whole_interval_strings(sql: str) -> str:
     try:
         tokens = sqlglot.tokenize(sql, read="duckdb")
     except TokenError:
-        return sql                  # the parser reports it
+        return sql  # the parser reports it
     out, last = [], 0
     for t, nxt in zip(tokens, tokens[1:]):
         if t.token_type == TokenType.INTERVAL and nxt.token_type == TokenType.STRING:
             text = nxt.text
             if len(_INTERVAL_PIECE.findall(text)) == 1 and not _INTERVAL_PIECE.fullmatch(text):
                 quoted = text.replace("'", "''")
-                out.append(sql[last:t.start] + f"CAST('{quoted}' AS INTERVAL)")
+                out.append(sql[last : t.start] + f"CAST('{quoted}' AS INTERVAL)")
                 last = nxt.end + 1
     return "".join(out) + sql[last:] if out else sql
 
@@ -83,12 +93,12 @@ def inline_views(ast: exp.Expression, views: dict[str, exp.Expression], depth: i
     ctes = _cte_names(ast)
 
     def repl(node):
-        if isinstance(node, exp.Table) and not node.db and node.name.lower() in views \
-                and node.name.lower() not in ctes:
+        if isinstance(node, exp.Table) and not node.db and node.name.lower() in views and node.name.lower() not in ctes:
             body = inline_views(views[node.name.lower()].copy(), views, depth + 1)
             alias = node.alias_or_name
             return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
         return node
+
     return ast.transform(repl)
 
 
@@ -105,8 +115,7 @@ def check_tables(ast: exp.Expression, catalog) -> None:
         if name.lower() in ctes and not t.db:
             continue
         if not catalog.has_table(name):
-            raise CatalogError(f'Table "{name}" does not exist{position(t)}'
-                               f'{did_you_mean(name, catalog.table_names())}')
+            raise CatalogError(f'Table "{name}" does not exist{position(t)}{did_you_mean(name, catalog.table_names())}')
 
 
 def check_join_precedence(ast: exp.Expression) -> None:
@@ -131,8 +140,13 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
     check_tables(ast, catalog)
     check_join_precedence(ast)
     used = {t.name for t in ast.find_all(exp.Table) if t.name and catalog.has_table(t.name)}
-    schema = {catalog.table(name).name: {c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
-                                         for c, t in catalog.table(name).schema.items()} for name in used}
+    schema = {
+        catalog.table(name).name: {
+            c.lower(): _SQL_TYPE.get(t.kind, "DECIMAL" if t.is_decimal else "VARCHAR")
+            for c, t in catalog.table(name).schema.items()
+        }
+        for name in used
+    }
     names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
@@ -140,8 +154,9 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
         raise _column_error(str(e), ast, catalog) from None
     bound = (binder or Binder(catalog)).bind_query(expand_order_by_all(q))
     if names is not None and len(names) == len(bound.outputs):
-        bound.outputs = [(n if generated.startswith("_col_") else generated, f)
-                         for n, (generated, f) in zip(names, bound.outputs)]
+        bound.outputs = [
+            (n if generated.startswith("_col_") else generated, f) for n, (generated, f) in zip(names, bound.outputs)
+        ]
     return bound
 
 
@@ -155,8 +170,9 @@ def expand_order_by_all(ast: exp.Expression) -> exp.Expression:
     """
     for node in list(ast.find_all(exp.Select, exp.SetOperation)):
         order = node.args.get("order")
-        if order is None or not any(isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL"
-                                    for o in order.expressions):
+        if order is None or not any(
+            isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL" for o in order.expressions
+        ):
             continue
         if len(order.expressions) > 1:
             raise BinderError("ORDER BY ALL cannot be combined with other ORDER BY terms")
@@ -169,20 +185,29 @@ def expand_order_by_all(ast: exp.Expression) -> exp.Expression:
         if n == 0:
             raise NotSupported("ORDER BY ALL here")
         o = order.expressions[0]
-        order.set("expressions", [exp.Ordered(this=exp.Literal.number(i + 1), desc=o.args.get("desc"),
-                                              nulls_first=o.args.get("nulls_first")) for i in range(n)])
+        order.set(
+            "expressions",
+            [
+                exp.Ordered(
+                    this=exp.Literal.number(i + 1), desc=o.args.get("desc"), nulls_first=o.args.get("nulls_first")
+                )
+                for i in range(n)
+            ],
+        )
     return ast
 
 
 def _output_names(ast) -> list[str] | None:
     """Result column names as the user wrote the expressions (qualify would name
     an unaliased expression _col_N; DuckDB names it after the expression)."""
-    if not isinstance(ast, exp.Select) or any(isinstance(e, exp.Star) or
-                                              (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-                                              for e in ast.expressions):
+    if not isinstance(ast, exp.Select) or any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)) for e in ast.expressions
+    ):
         return None
-    return [e.alias if isinstance(e, exp.Alias) else
-            e.name if isinstance(e, exp.Column) else e.sql(dialect="duckdb") for e in ast.expressions]
+    return [
+        e.alias if isinstance(e, exp.Alias) else e.name if isinstance(e, exp.Column) else e.sql(dialect="duckdb")
+        for e in ast.expressions
+    ]
 
 
 def _column_error(msg: str, ast, catalog):
@@ -216,8 +241,13 @@ def statement_kind(stmt: exp.Expression) -> str:
         return f"drop_{(stmt.args.get('kind') or '').lower()}"
     if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
         return "query"
-    for cls, kind in ((exp.Insert, "insert"), (exp.Delete, "delete"), (exp.Update, "update"),
-                      (exp.Copy, "copy"), (exp.TruncateTable, "truncate")):
+    for cls, kind in (
+        (exp.Insert, "insert"),
+        (exp.Delete, "delete"),
+        (exp.Update, "update"),
+        (exp.Copy, "copy"),
+        (exp.TruncateTable, "truncate"),
+    ):
         if isinstance(stmt, cls):
             return kind
     if isinstance(stmt, exp.Describe):

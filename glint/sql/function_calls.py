@@ -13,10 +13,11 @@ reads them and calls the rule (glint.functions.registry).
 >>> call.function(node), [a.sql() for a in call.arguments(node)]
 ('strpos', ['s', "'a'"])
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from sqlglot import exp
 
@@ -40,6 +41,7 @@ class NodeCall:
     ``options``: the constant options the syntax gives; ``refuse``: an error
     for a form glint does not run, raised before anything is bound;
     ``binders``: arguments (by position) bound in a way of their own."""
+
     name: str | Callable[[exp.Expression], str]
     args: tuple[str, ...]
     kind: str = SCALAR
@@ -73,6 +75,7 @@ def part_argument(fn: str, refuse_list: bool = False) -> ArgumentBinder:
     """A date part: sqlglot reads date_trunc(x, ts) / date_diff(x, ...) with a
     column x as the unit named X, so a name that is no part but is a column is
     refused; other parts are bound (the function wants a constant string)."""
+
     def bind_part(node, ctx, bind):
         if refuse_list and isinstance(node, exp.Array):
             raise NotSupported(f"{fn} with a list of parts (a STRUCT result)")
@@ -86,6 +89,7 @@ def part_argument(fn: str, refuse_list: bool = False) -> ArgumentBinder:
                 return Literal(name.lower(), T.VARCHAR)
             raise NotSupported(f"{fn} with a part that is not a constant string")
         return Literal(name, T.VARCHAR)
+
     return bind_part
 
 
@@ -99,6 +103,7 @@ def _no_list(message: str) -> ArgumentBinder:
         if isinstance(node, exp.Array):
             raise NotSupported(message)
         return bind(node, ctx)
+
     return bind_it
 
 
@@ -116,6 +121,7 @@ def _unsupported_keys(fn: str, *keys: str):
             if node.args.get(key) is not None:
                 return NotSupported(f"{fn} with a {key} argument")
         return None
+
     return refuse
 
 
@@ -137,19 +143,30 @@ _UNARY = ("this",)
 
 def _operators() -> dict:
     out = {}
-    for cls, op in ((exp.Add, "add"), (exp.Sub, "sub"), (exp.Mul, "mul"), (exp.Div, "div"), (exp.IntDiv, "intdiv"),
-                    (exp.Mod, "mod"), (exp.And, "and"), (exp.Or, "or")):
+    for cls, op in (
+        (exp.Add, "add"),
+        (exp.Sub, "sub"),
+        (exp.Mul, "mul"),
+        (exp.Div, "div"),
+        (exp.IntDiv, "intdiv"),
+        (exp.Mod, "mod"),
+        (exp.And, "and"),
+        (exp.Or, "or"),
+    ):
         out[cls] = NodeCall(op, _BINARY, OPERATOR)
-    for cls, op in ((exp.EQ, "eq"), (exp.NEQ, "ne"), (exp.LT, "lt"), (exp.LTE, "le"), (exp.GT, "gt"),
-                    (exp.GTE, "ge")):
+    for cls, op in ((exp.EQ, "eq"), (exp.NEQ, "ne"), (exp.LT, "lt"), (exp.LTE, "le"), (exp.GT, "gt"), (exp.GTE, "ge")):
         out[cls] = NodeCall(op, _BINARY, OPERATOR, refuse=_no_subquery_sides)
     out[exp.NullSafeEQ] = NodeCall("is_not_distinct", _BINARY, OPERATOR)
     out[exp.NullSafeNEQ] = NodeCall("is_distinct", _BINARY, OPERATOR)
     out[exp.Between] = NodeCall("between", ("this", "low", "high"), OPERATOR)
     out[exp.DPipe] = NodeCall("concat", _BINARY, options=lambda node: {"null_is_empty": False})
     for cls, ci in ((exp.Like, False), (exp.ILike, True)):
-        out[cls] = NodeCall("like", _BINARY, OPERATOR,
-                            options=lambda node, ci=ci: {"case_insensitive": ci, "negate": bool(node.args.get("negate"))})
+        out[cls] = NodeCall(
+            "like",
+            _BINARY,
+            OPERATOR,
+            options=lambda node, ci=ci: {"case_insensitive": ci, "negate": bool(node.args.get("negate"))},
+        )
     return out
 
 
@@ -158,36 +175,63 @@ def _strings() -> dict:
         exp.RegexpLike: NodeCall("regexp_matches", ("this", "expression", "flag")),
         exp.RegexpFullMatch: NodeCall("regexp_full_match", ("this", "expression", "options")),
         exp.SimilarTo: NodeCall("regexp_full_match", ("this", "expression", "options")),
-        exp.RegexpReplace: NodeCall("regexp_replace", ("this", "expression", "replacement", "modifiers"),
-                                    refuse=_unsupported_keys("regexp_replace", "position", "occurrence")),
-        exp.RegexpExtract: NodeCall("regexp_extract", ("this", "expression", "group", "parameters"),
-                                    refuse=_unsupported_keys("regexp_extract", "position", "occurrence"),
-                                    binders={2: _no_list("regexp_extract with a list of group names (its result "
-                                                         "is a STRUCT)")}),
-        exp.StartsWith: NodeCall("starts_with", _BINARY), exp.EndsWith: NodeCall("ends_with", _BINARY),
+        exp.RegexpReplace: NodeCall(
+            "regexp_replace",
+            ("this", "expression", "replacement", "modifiers"),
+            refuse=_unsupported_keys("regexp_replace", "position", "occurrence"),
+        ),
+        exp.RegexpExtract: NodeCall(
+            "regexp_extract",
+            ("this", "expression", "group", "parameters"),
+            refuse=_unsupported_keys("regexp_extract", "position", "occurrence"),
+            binders={2: _no_list("regexp_extract with a list of group names (its result is a STRUCT)")},
+        ),
+        exp.StartsWith: NodeCall("starts_with", _BINARY),
+        exp.EndsWith: NodeCall("ends_with", _BINARY),
         exp.Contains: NodeCall("contains", _BINARY),
-        exp.StrPosition: NodeCall("strpos", ("this", "substr"), refuse=_unsupported_keys("strpos", "position",
-                                                                                         "occurrence")),
+        exp.StrPosition: NodeCall(
+            "strpos", ("this", "substr"), refuse=_unsupported_keys("strpos", "position", "occurrence")
+        ),
         exp.Replace: NodeCall("replace", ("this", "expression", "replacement")),
         exp.SplitPart: NodeCall("split_part", ("this", "delimiter", "part_index")),
-        exp.Pad: NodeCall(lambda node: "lpad" if node.args.get("is_left") else "rpad",
-                          ("this", "expression", "fill_pattern")),
-        exp.Left: NodeCall("left", _BINARY), exp.Right: NodeCall("right", _BINARY),
+        exp.Pad: NodeCall(
+            lambda node: "lpad" if node.args.get("is_left") else "rpad", ("this", "expression", "fill_pattern")
+        ),
+        exp.Left: NodeCall("left", _BINARY),
+        exp.Right: NodeCall("right", _BINARY),
         exp.Repeat: NodeCall("repeat", ("this", "times")),
         exp.ConcatWs: NodeCall("concat_ws", ("*expressions",)),
-        exp.Chr: NodeCall("chr", ("*expressions",), refuse=_refuse_if(
-            lambda node: bool(node.args.get("charset")) or len(node.expressions) != 1,
-            NotSupported, "chr with a character set or several arguments")),
-        exp.Trim: NodeCall(lambda node: _TRIM[(node.args.get("position") or "BOTH").upper()], ("this", "expression"),
-                           refuse=_refuse_if(lambda node: node.args.get("collation") is not None,
-                                             NotSupported, "TRIM with a collation")),
+        exp.Chr: NodeCall(
+            "chr",
+            ("*expressions",),
+            refuse=_refuse_if(
+                lambda node: bool(node.args.get("charset")) or len(node.expressions) != 1,
+                NotSupported,
+                "chr with a character set or several arguments",
+            ),
+        ),
+        exp.Trim: NodeCall(
+            lambda node: _TRIM[(node.args.get("position") or "BOTH").upper()],
+            ("this", "expression"),
+            refuse=_refuse_if(
+                lambda node: node.args.get("collation") is not None, NotSupported, "TRIM with a collation"
+            ),
+        ),
         exp.Substring: NodeCall("substring", ("this", "start", "length")),
-        exp.Concat: NodeCall("concat", ("*expressions",),
-                             options=lambda node: {"null_is_empty": bool(node.args.get("coalesce"))}),
+        exp.Concat: NodeCall(
+            "concat", ("*expressions",), options=lambda node: {"null_is_empty": bool(node.args.get("coalesce"))}
+        ),
     }
-    for cls, fn in ((exp.Upper, "upper"), (exp.Lower, "lower"), (exp.Length, "length"),
-                    (exp.BitLength, "bit_length"), (exp.Reverse, "reverse"), (exp.Ascii, "ascii"),
-                    (exp.Unicode, "unicode"), (exp.MD5, "md5")):
+    for cls, fn in (
+        (exp.Upper, "upper"),
+        (exp.Lower, "lower"),
+        (exp.Length, "length"),
+        (exp.BitLength, "bit_length"),
+        (exp.Reverse, "reverse"),
+        (exp.Ascii, "ascii"),
+        (exp.Unicode, "unicode"),
+        (exp.MD5, "md5"),
+    ):
         out[cls] = NodeCall(fn, _UNARY)
     return out
 
@@ -201,32 +245,69 @@ def _dates() -> dict:
     out = {
         exp.Extract: NodeCall("date_part", _BINARY, binders={0: _extract_part}),
         # epoch_ms(x) (scale 3), make_timestamp(micros) (scale 6), to_timestamp(x) (no scale)
-        exp.UnixToTime: NodeCall(lambda node: "epoch_ms" if _unix_scale(node) == "3" else "make_timestamp", _UNARY,
-                                 options=lambda node: {"unix_scale": _unix_scale(node),
-                                                       "time_zone": node.args.get("zone") is not None}),
-        exp.TimestampFromParts: NodeCall("make_timestamp", ("year", "month", "day", "hour", "min", "sec"),
-                                         refuse=_refuse_if(lambda node: any(node.args.get(k) is None for k in (
-                                             "year", "month", "day", "hour", "min", "sec")) or
-                                             node.args.get("zone") is not None or node.args.get("milli") is not None,
-                                             NotSupported, "make_timestamp with other than six parts")),
-        exp.DateFromParts: NodeCall("make_date", ("year", "month", "day"), refuse=_refuse_if(
-            lambda node: any(node.args.get(k) is None for k in ("year", "month", "day")),
-            NotSupported, "make_date with other than three parts (year, month, day)")),
+        exp.UnixToTime: NodeCall(
+            lambda node: "epoch_ms" if _unix_scale(node) == "3" else "make_timestamp",
+            _UNARY,
+            options=lambda node: {"unix_scale": _unix_scale(node), "time_zone": node.args.get("zone") is not None},
+        ),
+        exp.TimestampFromParts: NodeCall(
+            "make_timestamp",
+            ("year", "month", "day", "hour", "min", "sec"),
+            refuse=_refuse_if(
+                lambda node: (
+                    any(node.args.get(k) is None for k in ("year", "month", "day", "hour", "min", "sec"))
+                    or node.args.get("zone") is not None
+                    or node.args.get("milli") is not None
+                ),
+                NotSupported,
+                "make_timestamp with other than six parts",
+            ),
+        ),
+        exp.DateFromParts: NodeCall(
+            "make_date",
+            ("year", "month", "day"),
+            refuse=_refuse_if(
+                lambda node: any(node.args.get(k) is None for k in ("year", "month", "day")),
+                NotSupported,
+                "make_date with other than three parts (year, month, day)",
+            ),
+        ),
         # sqlglot reads date_trunc as DateTrunc when it sees a DATE argument, TimestampTrunc otherwise
         exp.TimestampTrunc: NodeCall("date_trunc", ("unit", "this"), binders={0: part_argument("date_trunc")}),
         exp.DateTrunc: NodeCall("date_trunc", ("unit", "this"), binders={0: part_argument("date_trunc")}),
-        exp.DateDiff: NodeCall("date_diff", ("unit", "expression", "this"), binders={0: part_argument("date_diff")},
-                               refuse=_refuse_if(lambda node: node.args.get("unit") is None, BinderError,
-                                                 "date_diff needs a part, a start and an end")),
+        exp.DateDiff: NodeCall(
+            "date_diff",
+            ("unit", "expression", "this"),
+            binders={0: part_argument("date_diff")},
+            refuse=_refuse_if(
+                lambda node: node.args.get("unit") is None, BinderError, "date_diff needs a part, a start and an end"
+            ),
+        ),
         exp.DateAdd: NodeCall("date_add", _BINARY),
-        exp.Monthname: NodeCall("monthname", _UNARY), exp.Dayname: NodeCall("dayname", _UNARY),
-        exp.LastDay: NodeCall("last_day", _UNARY, refuse=_refuse_if(lambda node: node.args.get("unit") is not None,
-                                                                   NotSupported, "last_day with a unit")),
+        exp.Monthname: NodeCall("monthname", _UNARY),
+        exp.Dayname: NodeCall("dayname", _UNARY),
+        exp.LastDay: NodeCall(
+            "last_day",
+            _UNARY,
+            refuse=_refuse_if(lambda node: node.args.get("unit") is not None, NotSupported, "last_day with a unit"),
+        ),
     }
-    for cls, fn in ((exp.Year, "year"), (exp.Month, "month"), (exp.Day, "day"), (exp.Quarter, "quarter"),
-                    (exp.DayOfWeek, "dayofweek"), (exp.DayOfMonth, "dayofmonth"), (exp.DayOfYear, "dayofyear"),
-                    (exp.WeekOfYear, "weekofyear"), (exp.Week, "week"), (exp.DayOfWeekIso, "isodow"),
-                    (exp.Hour, "hour"), (exp.Minute, "minute"), (exp.Second, "second"), (exp.TimeToUnix, "epoch")):
+    for cls, fn in (
+        (exp.Year, "year"),
+        (exp.Month, "month"),
+        (exp.Day, "day"),
+        (exp.Quarter, "quarter"),
+        (exp.DayOfWeek, "dayofweek"),
+        (exp.DayOfMonth, "dayofmonth"),
+        (exp.DayOfYear, "dayofyear"),
+        (exp.WeekOfYear, "weekofyear"),
+        (exp.Week, "week"),
+        (exp.DayOfWeekIso, "isodow"),
+        (exp.Hour, "hour"),
+        (exp.Minute, "minute"),
+        (exp.Second, "second"),
+        (exp.TimeToUnix, "epoch"),
+    ):
         out[cls] = NodeCall(fn, _UNARY)
     return out
 
@@ -254,8 +335,10 @@ REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
     exp.StrToTime: (NotSupported, "strptime"),
 }
 REFUSED_NAMES: dict[str, tuple[type[GlintError], str]] = {
-    "octet_length": (TypeMismatch, ("octet_length takes BLOB or BIT, not VARCHAR (use strlen for the bytes of "
-                                    "a string)")),
+    "octet_length": (
+        TypeMismatch,
+        ("octet_length takes BLOB or BIT, not VARCHAR (use strlen for the bytes of a string)"),
+    ),
     "age": (NotSupported, "age (its result is an INTERVAL)"),
     "make_timestamp_ms": (NotSupported, "make_timestamp_ms"),
     "make_timestamp_ns": (NotSupported, "make_timestamp_ns (TIMESTAMP_NS)"),
@@ -264,21 +347,41 @@ REFUSED_NAMES: dict[str, tuple[type[GlintError], str]] = {
 
 # node type -> the aggregate function it calls
 AGGREGATE_NODES: dict[type, str] = {
-    exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
-    exp.Variance: "var_samp", exp.VariancePop: "var_pop", exp.Stddev: "stddev_samp",
-    exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.LogicalAnd: "bool_and",
-    exp.LogicalOr: "bool_or", exp.GroupConcat: "string_agg", exp.Median: "median",
-    exp.PercentileCont: "quantile_cont", exp.PercentileDisc: "quantile_disc", exp.Quantile: "quantile_disc",
+    exp.Count: "count",
+    exp.Sum: "sum",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+    exp.Variance: "var_samp",
+    exp.VariancePop: "var_pop",
+    exp.Stddev: "stddev_samp",
+    exp.StddevSamp: "stddev_samp",
+    exp.StddevPop: "stddev_pop",
+    exp.LogicalAnd: "bool_and",
+    exp.LogicalOr: "bool_or",
+    exp.GroupConcat: "string_agg",
+    exp.Median: "median",
+    exp.PercentileCont: "quantile_cont",
+    exp.PercentileDisc: "quantile_disc",
+    exp.Quantile: "quantile_disc",
 }
 
 # node type -> (the window function, or aggregate with a window form, it calls; its argument keys)
 WINDOW_NODES: dict[type, tuple[str, tuple[str, ...]]] = {
-    exp.RowNumber: ("row_number", ("*expressions",)), exp.Rank: ("rank", ("*expressions",)),
-    exp.DenseRank: ("dense_rank", ("*expressions",)), exp.PercentRank: ("percent_rank", ("*expressions",)),
-    exp.CumeDist: ("cume_dist", ("*expressions",)), exp.Ntile: ("ntile", _UNARY),
-    exp.Lag: ("lag", ("this", "offset", "default")), exp.Lead: ("lead", ("this", "offset", "default")),
-    exp.NthValue: ("nth_value", ("this", "offset")), exp.FirstValue: ("first_value", _UNARY),
+    exp.RowNumber: ("row_number", ("*expressions",)),
+    exp.Rank: ("rank", ("*expressions",)),
+    exp.DenseRank: ("dense_rank", ("*expressions",)),
+    exp.PercentRank: ("percent_rank", ("*expressions",)),
+    exp.CumeDist: ("cume_dist", ("*expressions",)),
+    exp.Ntile: ("ntile", _UNARY),
+    exp.Lag: ("lag", ("this", "offset", "default")),
+    exp.Lead: ("lead", ("this", "offset", "default")),
+    exp.NthValue: ("nth_value", ("this", "offset")),
+    exp.FirstValue: ("first_value", _UNARY),
     exp.LastValue: ("last_value", _UNARY),
-    exp.Count: ("count", _UNARY), exp.Sum: ("sum", _UNARY), exp.Avg: ("avg", _UNARY), exp.Min: ("min", _UNARY),
+    exp.Count: ("count", _UNARY),
+    exp.Sum: ("sum", _UNARY),
+    exp.Avg: ("avg", _UNARY),
+    exp.Min: ("min", _UNARY),
     exp.Max: ("max", _UNARY),
 }

@@ -18,20 +18,22 @@ positions (sqlglot resolves those of a plain GROUP BY).
 >>> [e.sql() for e in exprs], sets
 (['a', 'b', 'c'], [(0, 1, 2), (0, 1), (0,)])
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
 
 from glint.errors import BinderError, NotSupported
 
-MAX_SETS = 4096          # CUBE of 12 expressions
+MAX_SETS = 4096  # CUBE of 12 expressions
 
 
 def has_grouping_sets(group: exp.Group | None) -> bool:
     if group is None:
         return False
-    return any(isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions) or \
-        any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets"))
+    return any(isinstance(e, (exp.Rollup, exp.Cube, exp.GroupingSets)) for e in group.expressions) or any(
+        group.args.get(k) for k in ("rollup", "cube", "grouping_sets")
+    )
 
 
 def grouping_sets(group: exp.Group, select_items) -> tuple[list[exp.Expression], list[tuple[int, ...]]]:
@@ -71,8 +73,10 @@ def _sets_of(e: exp.Expression, select_items, top: bool = False) -> list[list[ex
         units = [_unit(x, select_items) for x in e.expressions]
         if len(units) > 12:
             raise NotSupported(f"CUBE of {len(units)} expressions (more than {MAX_SETS} grouping sets)")
-        return [[x for j, u in enumerate(units) if m >> (len(units) - 1 - j) & 1 for x in u]
-                for m in range((1 << len(units)) - 1, -1, -1)]
+        return [
+            [x for j, u in enumerate(units) if m >> (len(units) - 1 - j) & 1 for x in u]
+            for m in range((1 << len(units)) - 1, -1, -1)
+        ]
     if isinstance(e, exp.GroupingSets):
         out = []
         for x in e.expressions:

@@ -8,6 +8,7 @@ TIMESTAMP '1992-01-01 12:30:00.123456'
 >>> date_literal("1995-3-15")
 9204
 """
+
 from __future__ import annotations
 
 import re
@@ -34,18 +35,55 @@ def date_literal(s: str) -> int:
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000}
 # INTERVAL units (singular, lower case) -> (months, days, microseconds) per unit
 _INTERVAL_UNITS = {
-    "year": (12, 0, 0), "month": (1, 0, 0), "day": (0, 1, 0), "week": (0, 7, 0), "quarter": (3, 0, 0),
-    "decade": (120, 0, 0), "century": (1200, 0, 0), "millennium": (12000, 0, 0),
+    "year": (12, 0, 0),
+    "month": (1, 0, 0),
+    "day": (0, 1, 0),
+    "week": (0, 7, 0),
+    "quarter": (3, 0, 0),
+    "decade": (120, 0, 0),
+    "century": (1200, 0, 0),
+    "millennium": (12000, 0, 0),
     **{u: (0, 0, us) for u, us in _US.items()},
 }
 _UNIT_ALIASES = {
-    "years": "year", "y": "year", "yr": "year", "yrs": "year", "months": "month", "mon": "month", "mons": "month",
-    "days": "day", "d": "day", "weeks": "week", "w": "week", "quarters": "quarter", "decades": "decade",
-    "dec": "decade", "centuries": "century", "c": "century", "millennia": "millennium", "millenniums": "millennium",
-    "hours": "hour", "h": "hour", "hr": "hour", "hrs": "hour", "minutes": "minute", "m": "minute", "min": "minute",
-    "mins": "minute", "seconds": "second", "s": "second", "sec": "second", "secs": "second",
-    "milliseconds": "millisecond", "ms": "millisecond", "msec": "millisecond", "msecs": "millisecond",
-    "microseconds": "microsecond", "us": "microsecond", "usec": "microsecond", "usecs": "microsecond",
+    "years": "year",
+    "y": "year",
+    "yr": "year",
+    "yrs": "year",
+    "months": "month",
+    "mon": "month",
+    "mons": "month",
+    "days": "day",
+    "d": "day",
+    "weeks": "week",
+    "w": "week",
+    "quarters": "quarter",
+    "decades": "decade",
+    "dec": "decade",
+    "centuries": "century",
+    "c": "century",
+    "millennia": "millennium",
+    "millenniums": "millennium",
+    "hours": "hour",
+    "h": "hour",
+    "hr": "hour",
+    "hrs": "hour",
+    "minutes": "minute",
+    "m": "minute",
+    "min": "minute",
+    "mins": "minute",
+    "seconds": "second",
+    "s": "second",
+    "sec": "second",
+    "secs": "second",
+    "milliseconds": "millisecond",
+    "ms": "millisecond",
+    "msec": "millisecond",
+    "msecs": "millisecond",
+    "microseconds": "microsecond",
+    "us": "microsecond",
+    "usec": "microsecond",
+    "usecs": "microsecond",
 }
 
 

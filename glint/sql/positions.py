@@ -5,6 +5,7 @@
 >>> position(t)
 ' at line 2, column 6'
 """
+
 from __future__ import annotations
 
 from sqlglot import exp

@@ -10,6 +10,7 @@ point at their parent so correlated references resolve outward.
 >>> inner.resolve("t", "a")
 (a#1, True)
 """
+
 from __future__ import annotations
 
 from glint.errors import ColumnNotFound, did_you_mean
@@ -19,15 +20,15 @@ from glint.plan.expr import Field
 class Scope:
     __slots__ = ("parent", "sources", "outer_refs")
 
-    def __init__(self, parent: "Scope | None"):
+    def __init__(self, parent: Scope | None):
         self.parent = parent
         self.sources: dict[str, dict[str, Field]] = {}
-        self.outer_refs: set[int] = set()   # ids of outer fields this scope used
+        self.outer_refs: set[int] = set()  # ids of outer fields this scope used
 
     def add(self, alias: str, columns: dict[str, Field]) -> None:
         self.sources[alias] = columns
 
-    def merged(self, other: "Scope") -> "Scope":
+    def merged(self, other: Scope) -> Scope:
         s = Scope(self.parent)
         s.sources = {**self.sources, **other.sources}
         return s

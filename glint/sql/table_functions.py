@@ -13,6 +13,7 @@ CSV suffix, as DuckDB's replacement scans decide. The table's alias is the
 file's stem (``FROM 'data/x.parquet'`` is ``x``) or the function's name. A
 missing file is a GlintIOError naming it and its place in the SQL.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,11 +53,13 @@ def _function_name(node: exp.Expression) -> str | None:
 def _paths(node: exp.Expression, what: str) -> list[str] | str:
     if isinstance(node, exp.Literal) and node.is_string:
         return node.this
-    if isinstance(node, exp.Array) and node.expressions and all(
-            isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+    if (
+        isinstance(node, exp.Array)
+        and node.expressions
+        and all(isinstance(e, exp.Literal) and e.is_string for e in node.expressions)
+    ):
         return [e.this for e in node.expressions]
-    raise BinderError(f"{what} takes a file name or a list of file names as text, "
-                      f"got {node.sql(dialect='duckdb')}")
+    raise BinderError(f"{what} takes a file name or a list of file names as text, got {node.sql(dialect='duckdb')}")
 
 
 def _option_value(node: exp.Expression, fn: str, name: str):
@@ -71,8 +74,7 @@ def _options(args: list[exp.Expression], fn: str):
     """The named options, in order: (name, a function giving its constant value)."""
     for a in args:
         if not isinstance(a, (exp.EQ, exp.PropertyEQ)):
-            raise BinderError(f"{fn} takes named options after the files (name = value), got "
-                              f"{a.sql(dialect='duckdb')}")
+            raise BinderError(f"{fn} takes named options after the files (name = value), got {a.sql(dialect='duckdb')}")
         name = a.this.name.lower()
         yield name, (lambda a=a, name=name: _option_value(a.expression, fn, name))
 
@@ -83,7 +85,7 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
     if fn is not None:
         function = BUILTINS.lookup(fn, TABLE)
         if function is None:
-            return None             # another table function: refused by the binder
+            return None  # another table function: refused by the binder
         if isinstance(node.this, exp.ReadCSV):
             first, rest = node.this.this, list(node.this.expressions)
         else:
@@ -124,8 +126,10 @@ def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
         except GlintIOError as e:
             raise GlintIOError(f"{e}{position(where)}") from None
         alias = node.args.get("alias")
-        new_alias = exp.TableAlias(this=alias.this if alias is not None and alias.this else
-                                   exp.to_identifier(default_alias),
-                                   columns=alias.columns if alias is not None else None)
+        new_alias = exp.TableAlias(
+            this=alias.this if alias is not None and alias.this else exp.to_identifier(default_alias),
+            columns=alias.columns if alias is not None else None,
+        )
         return exp.Table(this=exp.to_identifier(name, quoted=True), alias=new_alias)
+
     return ast.transform(fix)

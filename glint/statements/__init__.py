@@ -20,6 +20,7 @@ Traceback (most recent call last):
 ...
 glint.errors.ConstraintError: Constraint Error: NOT NULL constraint failed: t.a
 """
+
 from __future__ import annotations
 
 from glint.errors import NotSupported

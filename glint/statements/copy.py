@@ -13,38 +13,54 @@ FROM`` is ``INSERT INTO t [(columns)] SELECT * FROM read_csv(file, ...)`` (or
 fields are read as text and cast to the columns' types as INSERT casts them.
 An option glint does not know is refused by name.
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported
-from glint.plan import logical as L
-from glint.plan.expr import ColRef
-from glint.sql import frontend
-from glint.plan import typing as ty
-from glint.sql.binder import Binder
 from glint.io import writers
 from glint.io.file_lists import PARQUET_SUFFIXES, has_suffix
+from glint.plan import logical as L
+from glint.plan import typing as ty
+from glint.plan.expr import ColRef
+from glint.sql import frontend
+from glint.sql.binder import Binder
 from glint.statements.tables import count_result, insert
 
-_CSV_WRITE = {"header": "header", "delimiter": "delimiter", "delim": "delimiter", "sep": "delimiter",
-              "quote": "quote", "nullstr": "nullstr", "null": "nullstr"}
-_CSV_READ = {"header": "header", "delimiter": "delim", "delim": "delim", "sep": "delim", "quote": "quote",
-             "nullstr": "nullstr", "null": "nullstr", "auto_detect": "auto_detect"}
+_CSV_WRITE = {
+    "header": "header",
+    "delimiter": "delimiter",
+    "delim": "delimiter",
+    "sep": "delimiter",
+    "quote": "quote",
+    "nullstr": "nullstr",
+    "null": "nullstr",
+}
+_CSV_READ = {
+    "header": "header",
+    "delimiter": "delim",
+    "delim": "delim",
+    "sep": "delim",
+    "quote": "quote",
+    "nullstr": "nullstr",
+    "null": "nullstr",
+    "auto_detect": "auto_detect",
+}
 _PARQUET_WRITE = {"compression": "compression", "codec": "compression", "row_group_size": "row_group_size"}
 
 
 def _value(node):
     if node is None:
-        return True                  # an option without a value: HEADER
+        return True  # an option without a value: HEADER
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Literal):
         return node.this if node.is_string else int(node.this)
     if isinstance(node, (exp.Var, exp.Identifier, exp.Column)):
         return node.name
-    return node                      # refused by name if the option is known (see _known)
+    return node  # refused by name if the option is known (see _known)
 
 
 def options(stmt: exp.Copy) -> dict:
@@ -129,8 +145,14 @@ def copy_to(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):
     for k in ("delimiter", "quote"):
         if k in o and (not isinstance(o[k], str) or len(o[k]) != 1):
             raise BinderError(f"COPY option {k.upper()} must be one character, got {o[k]!r}")
-    writers.write_csv(path, data, header=_bool(o.get("header", True), "HEADER"),
-                      delimiter=o.get("delimiter", ","), quote=o.get("quote", '"'), nullstr=str(o.get("nullstr", "")))
+    writers.write_csv(
+        path,
+        data,
+        header=_bool(o.get("header", True), "HEADER"),
+        delimiter=o.get("delimiter", ","),
+        quote=o.get("quote", '"'),
+        nullstr=str(o.get("nullstr", "")),
+    )
     return count_result(con, data.num_rows)
 
 

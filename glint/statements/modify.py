@@ -10,6 +10,7 @@ and puts them in place. The table keeps its name, types and constraints;
 a NOT NULL violation or a failed CAST leaves it unchanged. A table read
 from files becomes an in-memory table (the files are not written).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,13 +22,13 @@ from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import BinderError, ColumnNotFound, NotSupported, did_you_mean
-from glint.plan import logical as L
-from glint.plan.expr import ColRef
-from glint.sql import frontend
-from glint.plan import typing as ty
-from glint.sql.binder import Binder
 from glint.io.appended import conform
 from glint.io.file_tables import HIDDEN_PREFIX
+from glint.plan import logical as L
+from glint.plan import typing as ty
+from glint.plan.expr import ColRef
+from glint.sql import frontend
+from glint.sql.binder import Binder
 from glint.statements.tables import check_not_null, count_result, target_table
 
 ROWID = "__glint_rowid"
@@ -91,13 +92,16 @@ def _assignments(table, stmt: exp.Update) -> list[tuple[str, exp.Expression]]:
             raise BinderError(f"UPDATE ... SET expects column = value, got {a.sql(dialect='duckdb')}")
         c = by_lower.get(a.this.name.lower())
         if c is None:
-            raise ColumnNotFound(f"Referenced update column {a.this.name} not found in table!"
-                                 f"{did_you_mean(a.this.name, list(table.schema))}")
+            raise ColumnNotFound(
+                f"Referenced update column {a.this.name} not found in table!"
+                f"{did_you_mean(a.this.name, list(table.schema))}"
+            )
         if any(c == d for d, _ in out):
             raise BinderError(f'Multiple assignments to same column "{c}"')
         value = a.expression
-        default = isinstance(value, exp.Var) or isinstance(value, exp.Column) and not value.table and \
-            not value.this.quoted
+        default = (
+            isinstance(value, exp.Var) or isinstance(value, exp.Column) and not value.table and not value.this.quoted
+        )
         out.append((c, None if default and value.name.upper() == "DEFAULT" else value))
     return out
 
@@ -106,6 +110,7 @@ def _defaults(table, columns: list[str], n: int) -> dict[str, pa.Array]:
     """SET c = DEFAULT: the column's default (or NULL) for n rows."""
     from glint.functions.evaluate import constant
     from glint.sql.bind_insert import default_value
+
     out = {}
     for c in columns:
         d = default_value(table, c)
@@ -138,4 +143,3 @@ def update(con, stmt: exp.Update):
         cols.append(col)
     con.create_table(table.name, pa.Table.from_arrays(cols, names=data.column_names), table.schema, table.rules)
     return count_result(con, len(ids))
-

@@ -19,6 +19,7 @@ Traceback (most recent call last):
 glint.errors.GlintError: spill_dir cannot be changed on an open connection: it is fixed when the connection is \
 created (pass spill_dir=... to glint.connect(), or set GLINT_SPILL_DIR)
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
@@ -26,7 +27,7 @@ from sqlglot import exp
 from glint.errors import BinderError, GlintError, ParseError
 from glint.runtime.settings import all_settings, setting
 
-_RESET_SCOPES = ("LOCAL", "SESSION", "GLOBAL")       # RESET [scope] name: one scope here
+_RESET_SCOPES = ("LOCAL", "SESSION", "GLOBAL")  # RESET [scope] name: one scope here
 SETTINGS_FUNCTION = "glint_settings"
 SETTINGS_COLUMNS = ("name", "value", "description", "input_type", "scope")
 
@@ -78,8 +79,12 @@ def resolve_setting_functions(con, ast: exp.Expression) -> exp.Expression:
     """A query with ``current_setting('name')`` replaced by the setting's
     value (a constant, as of now) and ``glint_settings()`` in FROM by a
     VALUES list of every setting (a copy: the query may be a view's body)."""
+
     def calls(tree):
-        return [n for n in tree.find_all(exp.Anonymous) if str(n.this).lower() in ("current_setting", SETTINGS_FUNCTION)]
+        return [
+            n for n in tree.find_all(exp.Anonymous) if str(n.this).lower() in ("current_setting", SETTINGS_FUNCTION)
+        ]
+
     if not calls(ast):
         return ast
     ast = ast.copy()
@@ -114,7 +119,12 @@ def _settings_values(con, alias: str) -> exp.Expression:
     for s in all_settings():
         value = s.text(con.setting_value(s.name))
         cells = [s.name, value, s.description, s.input_type, s.scope]
-        rows.append(exp.Tuple(expressions=[exp.cast(exp.Null(), "VARCHAR") if c is None else exp.Literal.string(c)
-                                           for c in cells]))
-    return exp.Values(expressions=rows, alias=exp.TableAlias(
-        this=exp.to_identifier(alias), columns=[exp.to_identifier(c) for c in SETTINGS_COLUMNS]))
+        rows.append(
+            exp.Tuple(
+                expressions=[exp.cast(exp.Null(), "VARCHAR") if c is None else exp.Literal.string(c) for c in cells]
+            )
+        )
+    return exp.Values(
+        expressions=rows,
+        alias=exp.TableAlias(this=exp.to_identifier(alias), columns=[exp.to_identifier(c) for c in SETTINGS_COLUMNS]),
+    )

@@ -1,5 +1,6 @@
 """CREATE TABLE (from column definitions or AS a query), DROP TABLE, INSERT
 and TRUNCATE, with DuckDB's catalog rules and messages."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -7,12 +8,12 @@ from sqlglot import exp
 
 from glint.columnar import types as T
 from glint.errors import CatalogError, ConstraintError, NotSupported, did_you_mean
-from glint.sql import frontend
-from glint.sql.bind_ddl import table_definition, table_name
-from glint.sql.bind_insert import bind_insert
 from glint.io.appended import canonical_type, conform
 from glint.io.csv_auto import unique_names
 from glint.io.table import ColumnRules
+from glint.sql import frontend
+from glint.sql.bind_ddl import table_definition, table_name
+from glint.sql.bind_insert import bind_insert
 
 
 def count_result(con, n: int) -> pa.Table:
@@ -50,7 +51,7 @@ def create_table(con, stmt: exp.Create):
     target = stmt.this
     table_node = target.this if isinstance(target, exp.Schema) else target
     name = table_name(table_node)
-    for p in (stmt.args.get("properties").expressions if stmt.args.get("properties") else []):
+    for p in stmt.args.get("properties").expressions if stmt.args.get("properties") else []:
         if not isinstance(p, exp.TemporaryProperty):
             raise NotSupported(f"CREATE TABLE property {p.sql(dialect='duckdb')}")
     if is_view(con, name):

@@ -11,13 +11,14 @@
 >>> ordered_by_query("SELECT a FROM t ORDER BY a"), ordered_by_query("SELECT a FROM (SELECT a FROM t ORDER BY a)")
 (True, False)
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import math
 from collections import Counter
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Sequence
 
 import pyarrow as pa
 
@@ -69,10 +70,15 @@ def values_equal(a, b, rel_tol: float = 1e-9, abs_tol: float = 1e-12) -> bool:
                 return fa == fb
             return math.isclose(fa, fb, rel_tol=rel_tol, abs_tol=abs_tol)
         return a == b
-    if isinstance(a, _dt.datetime) != isinstance(b, _dt.datetime) and isinstance(a, _dt.date) \
-            and isinstance(b, _dt.date):
-        da, db = (a if isinstance(a, _dt.datetime) else _dt.datetime(a.year, a.month, a.day),
-                  b if isinstance(b, _dt.datetime) else _dt.datetime(b.year, b.month, b.day))
+    if (
+        isinstance(a, _dt.datetime) != isinstance(b, _dt.datetime)
+        and isinstance(a, _dt.date)
+        and isinstance(b, _dt.date)
+    ):
+        da, db = (
+            a if isinstance(a, _dt.datetime) else _dt.datetime(a.year, a.month, a.day),
+            b if isinstance(b, _dt.datetime) else _dt.datetime(b.year, b.month, b.day),
+        )
         return da == db
     return a == b
 
@@ -135,6 +141,7 @@ def _fingerprint(row) -> tuple:
 
 def _rows(t: pa.Table) -> list[tuple]:
     from glint.engine.result import python_values  # dates past 9999 and infinities as DuckDB's client gives them
+
     cols = [python_values(c) for c in t.columns]
     return list(zip(*cols)) if cols else [() for _ in range(t.num_rows)]
 
@@ -155,16 +162,24 @@ class _Ctx:
         self.n_bad_rows += 1
         if len(self.row_diffs) >= self.max_diffs:
             return
-        parts = [f"{self.names[i]}: actual {_fmt(x)}, expected {_fmt(y)}"
-                 for i, (x, y) in enumerate(zip(a, b)) if not values_equal(x, y, self.rel_tol, self.abs_tol)]
+        parts = [
+            f"{self.names[i]}: actual {_fmt(x)}, expected {_fmt(y)}"
+            for i, (x, y) in enumerate(zip(a, b))
+            if not values_equal(x, y, self.rel_tol, self.abs_tol)
+        ]
         self.row_diffs.append(f"{label}: " + "; ".join(parts) + f"  (expected row {_fmt_row(b)})")
 
 
 def _canonical(rows: list[tuple], inexact: Sequence[bool]) -> list[tuple]:
     exact_idx = [i for i, x in enumerate(inexact) if not x]
     inexact_idx = [i for i, x in enumerate(inexact) if x]
-    return sorted(rows, key=lambda r: tuple(_sort_key_value(r[i], False) for i in exact_idx)
-                  + tuple(_sort_key_value(r[i], True) for i in inexact_idx))
+    return sorted(
+        rows,
+        key=lambda r: (
+            tuple(_sort_key_value(r[i], False) for i in exact_idx)
+            + tuple(_sort_key_value(r[i], True) for i in inexact_idx)
+        ),
+    )
 
 
 def _multiset_diff(actual: list[tuple], expected: list[tuple], limit: int) -> list[str]:
@@ -179,18 +194,31 @@ def _multiset_diff(actual: list[tuple], expected: list[tuple], limit: int) -> li
         by_fp_a.setdefault(_fingerprint(r), r)
     if missing:
         n = sum(missing.values())
-        out.append(f"{n} expected row{'s' if n != 1 else ''} missing from actual, e.g. "
-                   + ", ".join(_fmt_row(by_fp_e[k]) for k in list(missing)[:limit]))
+        out.append(
+            f"{n} expected row{'s' if n != 1 else ''} missing from actual, e.g. "
+            + ", ".join(_fmt_row(by_fp_e[k]) for k in list(missing)[:limit])
+        )
     if extra:
         n = sum(extra.values())
-        out.append(f"{n} row{'s' if n != 1 else ''} in actual not expected, e.g. "
-                   + ", ".join(_fmt_row(by_fp_a[k]) for k in list(extra)[:limit]))
+        out.append(
+            f"{n} row{'s' if n != 1 else ''} in actual not expected, e.g. "
+            + ", ".join(_fmt_row(by_fp_a[k]) for k in list(extra)[:limit])
+        )
     return out
 
 
-def compare_tables(actual: pa.Table, expected: pa.Table, ordered: bool, rel_tol: float = 1e-9, *,
-                   abs_tol: float = 1e-12, order_by: Sequence[int] | None = None, truncated: bool = False,
-                   check_names: bool = False, max_diffs: int = 5) -> list[str]:
+def compare_tables(
+    actual: pa.Table,
+    expected: pa.Table,
+    ordered: bool,
+    rel_tol: float = 1e-9,
+    *,
+    abs_tol: float = 1e-12,
+    order_by: Sequence[int] | None = None,
+    truncated: bool = False,
+    check_names: bool = False,
+    max_diffs: int = 5,
+) -> list[str]:
     """Differences between two results, described readably; [] when equal.
 
     - Same number of columns and rows; columns matched by position (names
@@ -212,8 +240,10 @@ def compare_tables(actual: pa.Table, expected: pa.Table, ordered: bool, rel_tol:
         expected = expected.read_all()
     diffs: list[str] = []
     if actual.num_columns != expected.num_columns:
-        return [f"column count: actual has {actual.num_columns} columns {actual.schema.names}, "
-                f"expected {expected.num_columns} {expected.schema.names}"]
+        return [
+            f"column count: actual has {actual.num_columns} columns {actual.schema.names}, "
+            f"expected {expected.num_columns} {expected.schema.names}"
+        ]
     names = [f"{e!r}" if e == a else f"{e!r}/{a!r}" for a, e in zip(actual.schema.names, expected.schema.names)]
     names = [f"column {i + 1} {n}" for i, n in enumerate(names)]
     if check_names and actual.schema.names != expected.schema.names:
@@ -239,7 +269,7 @@ def compare_tables(actual: pa.Table, expected: pa.Table, ordered: bool, rel_tol:
         if ctx.n_bad_rows:
             diffs.append(f"{ctx.n_bad_rows} of {len(ra)} rows differ (compared as unordered sets)")
             md = _multiset_diff(ra, re_, 3) if ctx.n_bad_rows > max_diffs else []
-            if md:      # many differences: which rows are missing / extra reads better
+            if md:  # many differences: which rows are missing / extra reads better
                 diffs.extend(md)
             else:
                 diffs.extend(ctx.row_diffs)
@@ -258,7 +288,7 @@ def compare_tables(actual: pa.Table, expected: pa.Table, ordered: bool, rel_tol:
                 if not ctx.row_equal(ra[lo], re_[lo]):
                     ctx.record(f"row {lo + 1}", ra[lo], re_[lo])
                 continue
-            if last_cut:   # rows beyond the LIMIT may differ: check the keys only
+            if last_cut:  # rows beyond the LIMIT may differ: check the keys only
                 for i in range(lo, hi):
                     ka, ke = [ra[i][k] for k in keys], [re_[i][k] for k in keys]
                     if not all(values_equal(x, y, rel_tol, abs_tol) for x, y in zip(ka, ke)):
@@ -299,6 +329,7 @@ def _parse(sql: str):
         import sqlglot
 
         from glint.sql.dialect import DIALECT
+
         stmts = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except Exception:  # noqa: BLE001 - any parser failure: fall back to scanning
         return None
@@ -308,8 +339,11 @@ def _parse(sql: str):
 def _outer(node):
     import sqlglot.expressions as exp
 
-    while isinstance(node, (exp.Subquery, exp.Paren)) and node.args.get("order") is None \
-            and node.args.get("limit") is None:
+    while (
+        isinstance(node, (exp.Subquery, exp.Paren))
+        and node.args.get("order") is None
+        and node.args.get("limit") is None
+    ):
         node = node.this
     return node
 
@@ -431,8 +465,7 @@ def order_by_columns(sql: str, column_names: Sequence[str]) -> list[int]:
     return out
 
 
-def compare_query_result(sql: str, actual: pa.Table, expected: pa.Table, rel_tol: float = 1e-9,
-                         **kwargs) -> list[str]:
+def compare_query_result(sql: str, actual: pa.Table, expected: pa.Table, rel_tol: float = 1e-9, **kwargs) -> list[str]:
     """compare_tables with the ordering taken from the query: unordered without
     an outer ORDER BY; else ordered, rows tied on the ORDER BY keys in any
     order, and the last tie group of a LIMIT-cut result checked on its keys only.
@@ -442,5 +475,4 @@ def compare_query_result(sql: str, actual: pa.Table, expected: pa.Table, rel_tol
     keys = order_by_columns(sql, expected.schema.names)
     limit = query_limit(sql)
     truncated = limit is not None and expected.num_rows >= limit
-    return compare_tables(actual, expected, ordered=True, rel_tol=rel_tol, order_by=keys, truncated=truncated,
-                          **kwargs)
+    return compare_tables(actual, expected, ordered=True, rel_tol=rel_tol, order_by=keys, truncated=truncated, **kwargs)

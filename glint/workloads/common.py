@@ -1,11 +1,12 @@
 """What the benchmark suites share: registering a directory of generated
 tables on a glint connection, shipped query texts, the data cache, and DuckDB
 (the reference) with its pip-packaged extensions."""
+
 from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,8 +15,9 @@ from glint.errors import GlintError, GlintIOError
 from glint.io.file_lists import tables_in_directory
 
 
-def register_tables(con, directory, names, title: str, progress: bool | None = None,
-                    partition_keys: dict | None = None) -> None:
+def register_tables(
+    con, directory, names, title: str, progress: bool | None = None, partition_keys: dict | None = None
+) -> None:
     """con.read_parquet every table of `names` found in `directory` (one file or
     folder per table), with a progress bar on a terminal; ``partition_keys``
     (table -> column) hash-partitions those tables on a distributed connection."""
@@ -31,9 +33,10 @@ def register_tables(con, directory, names, title: str, progress: bool | None = N
             con.read_parquet(found[t], t)
         else:
             con.read_parquet(found[t], t, partition_by=key)
+
     if not show:
         if not partition_keys and hasattr(con, "read_parquet_tables"):
-            con.read_parquet_tables({t: found[t] for t in names})     # the footers read side by side
+            con.read_parquet_tables({t: found[t] for t in names})  # the footers read side by side
             return
         for t in names:
             register(t)
@@ -41,8 +44,14 @@ def register_tables(con, directory, names, title: str, progress: bool | None = N
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("loading {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        TextColumn("loading {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task("", total=len(names))
         for t in names:
             bar.update(task, description=t)
@@ -50,7 +59,7 @@ def register_tables(con, directory, names, title: str, progress: bool | None = N
             bar.advance(task)
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_query(path: Path, title: str) -> str:
     """A shipped query text, without its trailing semicolon."""
     try:
@@ -102,8 +111,10 @@ def duckdb_extension_path(name: str) -> Path:
             except Exception:  # noqa: BLE001 - fall back to what exists
                 pass
             return hits[0]
-    raise GlintError(f"DuckDB's {name} extension for duckdb {version} is not installed: "
-                     f"pip install duckdb-ext-{name}=={version}.*  (or pip install -e '.[test]')")
+    raise GlintError(
+        f"DuckDB's {name} extension for duckdb {version} is not installed: "
+        f"pip install duckdb-ext-{name}=={version}.*  (or pip install -e '.[test]')"
+    )
 
 
 def load_duckdb_extension(con, name: str) -> None:
@@ -112,7 +123,7 @@ def load_duckdb_extension(con, name: str) -> None:
     try:
         path = duckdb_extension_path(name)
     except GlintError:
-        con.execute(f"LOAD {name}")          # an extension the user installed with INSTALL
+        con.execute(f"LOAD {name}")  # an extension the user installed with INSTALL
         return
     con.execute(f"LOAD '{path}'")
 

@@ -48,6 +48,7 @@ on the number of worker processes.
 >>> table_rows(1)["customer"], table_rows(10)["part"], table_rows(0.01)["supplier"]
 (30000, 800000, 20)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,11 +59,11 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -73,18 +74,32 @@ from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, import_duckdb
 from glint.workloads.tpch import sf_label
 
-__all__ = ["ssb_tables", "ssb_query", "ssb_queries", "QUERY_NAMES", "QUERY_DIR", "data_dir", "ensure_ssb_data",
-           "generate_ssb", "load_ssb", "duckdb_ssb_connection", "duckdb_arrow", "table_rows", "sf_label",
-           "ORDERS_PER_CHUNK", "main"]
+__all__ = [
+    "ssb_tables",
+    "ssb_query",
+    "ssb_queries",
+    "QUERY_NAMES",
+    "QUERY_DIR",
+    "data_dir",
+    "ensure_ssb_data",
+    "generate_ssb",
+    "load_ssb",
+    "duckdb_ssb_connection",
+    "duckdb_arrow",
+    "table_rows",
+    "sf_label",
+    "ORDERS_PER_CHUNK",
+    "main",
+]
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries" / "ssb"
 QUERY_NAMES = ("1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2", "4.3")
 ssb_tables = ["lineorder", "customer", "supplier", "part", "date"]
 
-ORDERS_PER_CHUNK = 500_000        # one lineorder part file (~2M rows) per chunk
-DIM_ROWS_PER_CHUNK = 1_000_000    # dimension tables are written in row groups of this size
+ORDERS_PER_CHUNK = 500_000  # one lineorder part file (~2M rows) per chunk
+DIM_ROWS_PER_CHUNK = 1_000_000  # dimension tables are written in row groups of this size
 ROW_GROUP_ROWS = 1 << 20
-_SEED = 0x55B_2009                # base of every SeedSequence
+_SEED = 0x55B_2009  # base of every SeedSequence
 
 
 # ------------------------------------------------------------------ queries
@@ -101,6 +116,7 @@ def ssb_query(name) -> str:
 
 def _query_text(name: str) -> str:
     from glint.workloads.common import read_query
+
     return read_query(QUERY_DIR / f"q{name}.sql", "SSB")
 
 
@@ -111,11 +127,32 @@ def ssb_queries() -> dict[str, str]:
 
 # ------------------------------------------------------------------ vocabularies
 _NATIONS = [  # TPC-H's 25 nations (nation key = position) and their region keys
-    ("ALGERIA", 0), ("ARGENTINA", 1), ("BRAZIL", 1), ("CANADA", 1), ("EGYPT", 4), ("ETHIOPIA", 0),
-    ("FRANCE", 3), ("GERMANY", 3), ("INDIA", 2), ("INDONESIA", 2), ("IRAN", 4), ("IRAQ", 4), ("JAPAN", 2),
-    ("JORDAN", 4), ("KENYA", 0), ("MOROCCO", 0), ("MOZAMBIQUE", 0), ("PERU", 1), ("CHINA", 2),
-    ("ROMANIA", 3), ("SAUDI ARABIA", 4), ("VIETNAM", 2), ("RUSSIA", 3), ("UNITED KINGDOM", 3),
-    ("UNITED STATES", 1)]
+    ("ALGERIA", 0),
+    ("ARGENTINA", 1),
+    ("BRAZIL", 1),
+    ("CANADA", 1),
+    ("EGYPT", 4),
+    ("ETHIOPIA", 0),
+    ("FRANCE", 3),
+    ("GERMANY", 3),
+    ("INDIA", 2),
+    ("INDONESIA", 2),
+    ("IRAN", 4),
+    ("IRAQ", 4),
+    ("JAPAN", 2),
+    ("JORDAN", 4),
+    ("KENYA", 0),
+    ("MOROCCO", 0),
+    ("MOZAMBIQUE", 0),
+    ("PERU", 1),
+    ("CHINA", 2),
+    ("ROMANIA", 3),
+    ("SAUDI ARABIA", 4),
+    ("VIETNAM", 2),
+    ("RUSSIA", 3),
+    ("UNITED KINGDOM", 3),
+    ("UNITED STATES", 1),
+]
 _REGIONS = ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
 _SEGMENTS = ["AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY", "HOUSEHOLD"]
 _PRIORITIES = ["1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"]
@@ -128,14 +165,32 @@ _COLORS = (
     "orange orchid pale papaya peach peru pink plum powder puff purple red rose rosy royal saddle salmon sandy "
     "seashell sienna sky slate smoke snow spring steel tan thistle tomato turquoise violet wheat white yellow"
 ).split()
-_TYPES = [f"{a} {b} {c}" for a in ("STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO")
-          for b in ("ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED")
-          for c in ("TIN", "NICKEL", "BRASS", "STEEL", "COPPER")]
-_CONTAINERS = [f"{a} {b}" for a in ("SM", "LG", "MED", "JUMBO", "WRAP")
-               for b in ("CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM")]
+_TYPES = [
+    f"{a} {b} {c}"
+    for a in ("STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO")
+    for b in ("ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED")
+    for c in ("TIN", "NICKEL", "BRASS", "STEEL", "COPPER")
+]
+_CONTAINERS = [
+    f"{a} {b}"
+    for a in ("SM", "LG", "MED", "JUMBO", "WRAP")
+    for b in ("CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM")
+]
 _ALPHABET = np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,.", dtype=np.uint8)
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 _HOLIDAYS = {(1, 1), (7, 4), (11, 11), (12, 24), (12, 25), (12, 31)}
 
@@ -160,18 +215,30 @@ _NATION_ORDER = _nation_order()
 _DIGIT_ORDER = np.array([1, 5, 0, 2, 3, 4, 6, 7, 8, 9], dtype=np.int64)
 _NATION_NAMES = [n for n, _ in _NATIONS]
 _NATION_REGION = np.array([r for _, r in _NATIONS], dtype=np.int64)
-_CITY_NAMES = [f"{_NATION_NAMES[c // 10][:9]:<9}{c % 10}" for c in range(250)]   # city index = nation*10 + digit
+_CITY_NAMES = [f"{_NATION_NAMES[c // 10][:9]:<9}{c % 10}" for c in range(250)]  # city index = nation*10 + digit
 _BRAND_NAMES = [f"MFGR#{b // 200 + 1}{b // 40 % 5 + 1}{b % 40 + 1:02d}" for b in range(1000)]
 _CATEGORY_NAMES = [f"MFGR#{c // 5 + 1}{c % 5 + 1}" for c in range(25)]
 _MFGR_NAMES = [f"MFGR#{m + 1}" for m in range(5)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _vocab(name: str) -> pa.Array:
-    lists = {"nation": _NATION_NAMES, "region": _REGIONS, "city": _CITY_NAMES, "segment": _SEGMENTS,
-             "priority": _PRIORITIES, "shipmode": _SHIPMODES, "color": _COLORS, "type": _TYPES,
-             "container": _CONTAINERS, "brand": _BRAND_NAMES, "category": _CATEGORY_NAMES, "mfgr": _MFGR_NAMES,
-             "pname": [f"{a} {b}" for a in _COLORS for b in _COLORS], "shippriority": ["0"]}
+    lists = {
+        "nation": _NATION_NAMES,
+        "region": _REGIONS,
+        "city": _CITY_NAMES,
+        "segment": _SEGMENTS,
+        "priority": _PRIORITIES,
+        "shipmode": _SHIPMODES,
+        "color": _COLORS,
+        "type": _TYPES,
+        "container": _CONTAINERS,
+        "brand": _BRAND_NAMES,
+        "category": _CATEGORY_NAMES,
+        "mfgr": _MFGR_NAMES,
+        "pname": [f"{a} {b}" for a in _COLORS for b in _COLORS],
+        "shippriority": ["0"],
+    }
     return pa.array(lists[name], type=pa.string())
 
 
@@ -182,7 +249,7 @@ def _take(vocab: str, idx: np.ndarray) -> pa.Array:
 
 # ------------------------------------------------------------------ sizes
 def _check_sf(sf) -> float:
-    sf_label(sf)            # raises on a non-positive scale factor
+    sf_label(sf)  # raises on a non-positive scale factor
     return float(sf)
 
 
@@ -194,12 +261,17 @@ def table_rows(sf) -> dict[str, int]:
     exists."""
     s = _check_sf(sf)
     part = 200_000 * (1 + int(math.floor(math.log2(s) + 1e-12))) if s >= 1 else round(200_000 * s)
-    return {"customer": max(100, round(30_000 * s)), "supplier": max(10, round(2_000 * s)),
-            "part": max(1_000, part), "date": 2_556, "orders": max(1_000, round(1_500_000 * s))}
+    return {
+        "customer": max(100, round(30_000 * s)),
+        "supplier": max(10, round(2_000 * s)),
+        "part": max(1_000, part),
+        "date": 2_556,
+        "orders": max(1_000, round(1_500_000 * s)),
+    }
 
 
 def _key_type(max_key: int) -> pa.DataType:
-    return pa.int32() if max_key < 2 ** 31 else pa.int64()
+    return pa.int32() if max_key < 2**31 else pa.int64()
 
 
 def _order_key(idx: np.ndarray) -> np.ndarray:
@@ -211,8 +283,12 @@ def _order_key(idx: np.ndarray) -> np.ndarray:
 def _rng(table: str, chunk: int, column: str) -> np.random.Generator:
     """The generator of one column of one chunk of one table: independent of
     everything else, so any column can be regenerated alone."""
-    words = [_SEED, sum((i + 1) * b for i, b in enumerate(table.encode())), chunk,
-             sum((i + 1) * b for i, b in enumerate(column.encode()))]
+    words = [
+        _SEED,
+        sum((i + 1) * b for i, b in enumerate(table.encode())),
+        chunk,
+        sum((i + 1) * b for i, b in enumerate(column.encode())),
+    ]
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
 
 
@@ -276,16 +352,18 @@ def _customer_chunk(sf: float, chunk: int, start: int, n: int) -> pa.Table:
     city = _city_index("customer", chunk, start, n)
     nation = city // 10
     kt = _key_type(table_rows(sf)["customer"])
-    return pa.table({
-        "c_custkey": pa.array(keys, type=kt),
-        "c_name": _prefixed_keys("Customer#", keys),
-        "c_address": _random_text(_rng("customer", chunk, "address"), n, 10, 25),
-        "c_city": _take("city", city),
-        "c_nation": _take("nation", nation),
-        "c_region": _take("region", _NATION_REGION[nation]),
-        "c_phone": _phones(_rng("customer", chunk, "phone"), nation),
-        "c_mktsegment": _take("segment", _rng("customer", chunk, "segment").integers(0, 5, n)),
-    })
+    return pa.table(
+        {
+            "c_custkey": pa.array(keys, type=kt),
+            "c_name": _prefixed_keys("Customer#", keys),
+            "c_address": _random_text(_rng("customer", chunk, "address"), n, 10, 25),
+            "c_city": _take("city", city),
+            "c_nation": _take("nation", nation),
+            "c_region": _take("region", _NATION_REGION[nation]),
+            "c_phone": _phones(_rng("customer", chunk, "phone"), nation),
+            "c_mktsegment": _take("segment", _rng("customer", chunk, "segment").integers(0, 5, n)),
+        }
+    )
 
 
 def _supplier_chunk(sf: float, chunk: int, start: int, n: int) -> pa.Table:
@@ -293,37 +371,41 @@ def _supplier_chunk(sf: float, chunk: int, start: int, n: int) -> pa.Table:
     city = _city_index("supplier", chunk, start, n)
     nation = city // 10
     kt = _key_type(table_rows(sf)["supplier"])
-    return pa.table({
-        "s_suppkey": pa.array(keys, type=kt),
-        "s_name": _prefixed_keys("Supplier#", keys),
-        "s_address": _random_text(_rng("supplier", chunk, "address"), n, 10, 25),
-        "s_city": _take("city", city),
-        "s_nation": _take("nation", nation),
-        "s_region": _take("region", _NATION_REGION[nation]),
-        "s_phone": _phones(_rng("supplier", chunk, "phone"), nation),
-    })
+    return pa.table(
+        {
+            "s_suppkey": pa.array(keys, type=kt),
+            "s_name": _prefixed_keys("Supplier#", keys),
+            "s_address": _random_text(_rng("supplier", chunk, "address"), n, 10, 25),
+            "s_city": _take("city", city),
+            "s_nation": _take("nation", nation),
+            "s_region": _take("region", _NATION_REGION[nation]),
+            "s_phone": _phones(_rng("supplier", chunk, "phone"), nation),
+        }
+    )
 
 
 def _part_chunk(sf: float, chunk: int, start: int, n: int) -> pa.Table:
     keys = np.arange(start + 1, start + n + 1, dtype=np.int64)
-    brand = _dealt(start, n, 1000, _rng("part", chunk, "brand"))      # brand index 0..999
+    brand = _dealt(start, n, 1000, _rng("part", chunk, "brand"))  # brand index 0..999
     category = brand // 40
     kt = _key_type(table_rows(sf)["part"])
-    return pa.table({
-        "p_partkey": pa.array(keys, type=kt),
-        "p_name": _take("pname", _rng("part", chunk, "name").integers(0, len(_COLORS) ** 2, n)),
-        "p_mfgr": _take("mfgr", category // 5),
-        "p_category": _take("category", category),
-        "p_brand1": _take("brand", brand),
-        "p_color": _take("color", _rng("part", chunk, "color").integers(0, len(_COLORS), n)),
-        "p_type": _take("type", _rng("part", chunk, "type").integers(0, len(_TYPES), n)),
-        "p_size": pa.array(_rng("part", chunk, "size").integers(1, 51, n, dtype=np.int32)),
-        "p_container": _take("container", _rng("part", chunk, "container").integers(0, len(_CONTAINERS), n)),
-    })
+    return pa.table(
+        {
+            "p_partkey": pa.array(keys, type=kt),
+            "p_name": _take("pname", _rng("part", chunk, "name").integers(0, len(_COLORS) ** 2, n)),
+            "p_mfgr": _take("mfgr", category // 5),
+            "p_category": _take("category", category),
+            "p_brand1": _take("brand", brand),
+            "p_color": _take("color", _rng("part", chunk, "color").integers(0, len(_COLORS), n)),
+            "p_type": _take("type", _rng("part", chunk, "type").integers(0, len(_TYPES), n)),
+            "p_size": pa.array(_rng("part", chunk, "size").integers(1, 51, n, dtype=np.int32)),
+            "p_container": _take("container", _rng("part", chunk, "container").integers(0, len(_CONTAINERS), n)),
+        }
+    )
 
 
 _DATE_START = np.datetime64("1992-01-01", "D")
-_LAST_ORDER_DAY = int((np.datetime64("1998-08-02", "D") - _DATE_START).astype(np.int64))     # 1998-12-31 minus 151 days
+_LAST_ORDER_DAY = int((np.datetime64("1998-08-02", "D") - _DATE_START).astype(np.int64))  # 1998-12-31 minus 151 days
 _ANCHOR_DAY = int((np.datetime64("1997-12-15", "D") - _DATE_START).astype(np.int64))
 
 
@@ -343,7 +425,7 @@ def _date_table() -> pa.Table:
     month0 = days.astype("M8[M]").astype(np.int64) % 12
     dom = (days - days.astype("M8[M]")).astype(np.int64) + 1
     doy = (days - days.astype("M8[Y]")).astype(np.int64) + 1
-    dow0 = (days.astype(np.int64) + 4) % 7                      # 0 = Sunday (1970-01-01 was a Thursday)
+    dow0 = (days.astype(np.int64) + 4) % 7  # 0 = Sunday (1970-01-01 was a Thursday)
     next_month = (days.astype("M8[M]") + 1).astype("M8[D]")
     last_in_month = (next_month - days).astype(np.int64) == 1
     md = month0 * 100 + dom
@@ -352,28 +434,36 @@ def _date_table() -> pa.Table:
     month_names = np.array(_MONTHS)
     ys = year.astype(str)
     i32 = lambda a: pa.array(np.asarray(a, dtype=np.int32))  # noqa: E731
-    return pa.table({
-        "d_datekey": pa.array(_date_keys()),
-        "d_date": pa.array(np.char.add(np.char.add(np.char.add(month_names[month0], " "), dom.astype(str)),
-                                       np.char.add(", ", ys)).tolist(), type=pa.string()),
-        "d_dayofweek": pa.array(np.array(_WEEKDAYS)[dow0].tolist(), type=pa.string()),
-        "d_month": pa.array(month_names[month0].tolist(), type=pa.string()),
-        "d_year": i32(year),
-        "d_yearmonthnum": i32(year * 100 + month0 + 1),
-        "d_yearmonth": pa.array(np.char.add(np.array([s[:3] for s in _MONTHS])[month0], ys).tolist(),
-                                type=pa.string()),
-        "d_daynuminweek": i32(dow0 + 1),
-        "d_daynuminmonth": i32(dom),
-        "d_daynuminyear": i32(doy),
-        "d_monthnuminyear": i32(month0 + 1),
-        "d_weeknuminyear": i32((doy - 1) // 7 + 1),
-        "d_sellingseason": pa.array(np.array(["Christmas", "Winter", "Spring", "Summer", "Fall"])[season].tolist(),
-                                    type=pa.string()),
-        "d_lastdayinweekfl": i32(dow0 == 6),
-        "d_lastdayinmonthfl": i32(last_in_month),
-        "d_holidayfl": i32(holiday),
-        "d_weekdayfl": i32((dow0 >= 1) & (dow0 <= 5)),
-    })
+    return pa.table(
+        {
+            "d_datekey": pa.array(_date_keys()),
+            "d_date": pa.array(
+                np.char.add(
+                    np.char.add(np.char.add(month_names[month0], " "), dom.astype(str)), np.char.add(", ", ys)
+                ).tolist(),
+                type=pa.string(),
+            ),
+            "d_dayofweek": pa.array(np.array(_WEEKDAYS)[dow0].tolist(), type=pa.string()),
+            "d_month": pa.array(month_names[month0].tolist(), type=pa.string()),
+            "d_year": i32(year),
+            "d_yearmonthnum": i32(year * 100 + month0 + 1),
+            "d_yearmonth": pa.array(
+                np.char.add(np.array([s[:3] for s in _MONTHS])[month0], ys).tolist(), type=pa.string()
+            ),
+            "d_daynuminweek": i32(dow0 + 1),
+            "d_daynuminmonth": i32(dom),
+            "d_daynuminyear": i32(doy),
+            "d_monthnuminyear": i32(month0 + 1),
+            "d_weeknuminyear": i32((doy - 1) // 7 + 1),
+            "d_sellingseason": pa.array(
+                np.array(["Christmas", "Winter", "Spring", "Summer", "Fall"])[season].tolist(), type=pa.string()
+            ),
+            "d_lastdayinweekfl": i32(dow0 == 6),
+            "d_lastdayinmonthfl": i32(last_in_month),
+            "d_holidayfl": i32(holiday),
+            "d_weekdayfl": i32((dow0 >= 1) & (dow0 <= 5)),
+        }
+    )
 
 
 # ------------------------------------------------------------------ lineorder
@@ -384,7 +474,7 @@ def _anchors(sf: float) -> tuple[int, int]:
     out = []
     for table in ("customer", "supplier"):
         n = min(rows[table], DIM_ROWS_PER_CHUNK)
-        hits = np.flatnonzero(_city_index(table, 0, 0, n) == 231)       # UNITED KINGDOM (23), digit 1
+        hits = np.flatnonzero(_city_index(table, 0, 0, n) == 231)  # UNITED KINGDOM (23), digit 1
         out.append(int(hits[0]) + 1)
     return out[0], out[1]
 
@@ -412,10 +502,10 @@ def _lineorder_chunk(sf: float, chunk: int, anchors: tuple[int, int] | None) -> 
     tax = r("tax").integers(0, 9, n_l, dtype=np.int64)
     commit_delay = r("commitdate").integers(30, 91, n_l, dtype=np.int64)
     shipmode = r("shipmode").integers(0, len(_SHIPMODES), n_l, dtype=np.int64)
-    if chunk == 0 and anchors is not None:      # the planted order (see the module's doc)
+    if chunk == 0 and anchors is not None:  # the planted order (see the module's doc)
         custkey[0], orderday[0], suppkey[0] = anchors[0], _ANCHOR_DAY, anchors[1]
 
-    retail = 90_000 + (partkey // 10) % 20_001 + 100 * (partkey % 1_000)    # TPC-H p_retailprice, cents
+    retail = 90_000 + (partkey // 10) % 20_001 + 100 * (partkey % 1_000)  # TPC-H p_retailprice, cents
     extended = quantity * retail
     revenue = extended * (100 - discount) // 100
     supplycost = retail * 6 // 10
@@ -424,32 +514,43 @@ def _lineorder_chunk(sf: float, chunk: int, anchors: tuple[int, int] | None) -> 
     okey = _order_key(np.arange(first, first + n_o, dtype=np.int64))
     okt = _key_type(int(_order_key(np.array([rows["orders"] - 1]))[0]))
     i32 = lambda a: pa.array(a.astype(np.int32))  # noqa: E731
-    return pa.table({
-        "lo_orderkey": pa.array(okey[order_of], type=okt),
-        "lo_linenumber": i32(linenumber),
-        "lo_custkey": pa.array(custkey[order_of], type=_key_type(rows["customer"])),
-        "lo_partkey": pa.array(partkey, type=_key_type(rows["part"])),
-        "lo_suppkey": pa.array(suppkey, type=_key_type(rows["supplier"])),
-        "lo_orderdate": pa.array(datekeys[orderday][order_of]),
-        "lo_orderpriority": _take("priority", priority[order_of]),
-        "lo_shippriority": _take("shippriority", np.zeros(n_l, dtype=np.int32)),
-        "lo_quantity": i32(quantity),
-        "lo_extendedprice": i32(extended),
-        "lo_ordtotalprice": i32(order_total[order_of]),
-        "lo_discount": i32(discount),
-        "lo_revenue": i32(revenue),
-        "lo_supplycost": i32(supplycost),
-        "lo_tax": i32(tax),
-        "lo_commitdate": pa.array(datekeys[orderday[order_of] + commit_delay]),
-        "lo_shipmode": _take("shipmode", shipmode),
-    })
+    return pa.table(
+        {
+            "lo_orderkey": pa.array(okey[order_of], type=okt),
+            "lo_linenumber": i32(linenumber),
+            "lo_custkey": pa.array(custkey[order_of], type=_key_type(rows["customer"])),
+            "lo_partkey": pa.array(partkey, type=_key_type(rows["part"])),
+            "lo_suppkey": pa.array(suppkey, type=_key_type(rows["supplier"])),
+            "lo_orderdate": pa.array(datekeys[orderday][order_of]),
+            "lo_orderpriority": _take("priority", priority[order_of]),
+            "lo_shippriority": _take("shippriority", np.zeros(n_l, dtype=np.int32)),
+            "lo_quantity": i32(quantity),
+            "lo_extendedprice": i32(extended),
+            "lo_ordtotalprice": i32(order_total[order_of]),
+            "lo_discount": i32(discount),
+            "lo_revenue": i32(revenue),
+            "lo_supplycost": i32(supplycost),
+            "lo_tax": i32(tax),
+            "lo_commitdate": pa.array(datekeys[orderday[order_of] + commit_delay]),
+            "lo_shipmode": _take("shipmode", shipmode),
+        }
+    )
 
 
 # ------------------------------------------------------------------ tasks
 # dictionary-encode the strings and the integer columns of few values; the keys and
 # prices would only fall back to plain encoding (slower, no smaller)
-_LINEORDER_DICT = ["lo_orderpriority", "lo_shippriority", "lo_shipmode", "lo_linenumber", "lo_quantity",
-                   "lo_discount", "lo_tax", "lo_orderdate", "lo_commitdate"]
+_LINEORDER_DICT = [
+    "lo_orderpriority",
+    "lo_shippriority",
+    "lo_shipmode",
+    "lo_linenumber",
+    "lo_quantity",
+    "lo_discount",
+    "lo_tax",
+    "lo_orderdate",
+    "lo_commitdate",
+]
 
 
 def _write(table: pa.Table, path: Path) -> None:
@@ -495,8 +596,7 @@ def _mp_context():
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else None)
 
 
-def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *,
-                 _label: Path | None = None) -> Path:
+def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *, _label: Path | None = None) -> Path:
     """Write the 5 SSB tables at scale factor ``sf`` into the directory
     ``out`` (created; must be empty): ``lineorder/part-NNNNN.parquet`` and
     ``customer.parquet``, ``supplier.parquet``, ``part.parquet``,
@@ -522,8 +622,7 @@ def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *,
             for fn, args in tasks:
                 advance(*fn(*args))
         else:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as ex, \
-                    warnings.catch_warnings():
+            with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as ex, warnings.catch_warnings():
                 # Python >= 3.12 warns about fork() in a process with threads (torch's, pyarrow's):
                 # the workers use none of them
                 warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
@@ -539,8 +638,10 @@ def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *,
                     raise
     if progress:
         from rich.console import Console
-        Console(stderr=True).print(f"[dim]generated SSB SF {sf_label(sf)} into {_label or out} in "
-                                   f"{time.perf_counter() - t0:.1f} s[/]")
+
+        Console(stderr=True).print(
+            f"[dim]generated SSB SF {sf_label(sf)} into {_label or out} in {time.perf_counter() - t0:.1f} s[/]"
+        )
     return out
 
 
@@ -554,15 +655,23 @@ def _progress(enabled: bool, total: int, description: str, expected_rows: int) -
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     done_rows = 0
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=total, info="")
 
         def advance(table: str, rows: int) -> None:
             nonlocal done_rows
             done_rows += rows
             bar.update(task, advance=1, info=f"{table}  {done_rows / 1e6:,.1f}M of ~{expected_rows / 1e6:,.1f}M rows")
+
         yield advance
 
 
@@ -570,6 +679,7 @@ def _progress(enabled: bool, total: int, description: str, expected_rows: int) -
 def data_dir(sf) -> Path:
     """Where the Parquet files of scale factor ``sf`` live (see common.cache_dir)."""
     from glint.workloads.common import cache_dir
+
     return cache_dir("ssb", sf_label(sf))
 
 
@@ -587,22 +697,24 @@ def _generate_atomically(target: Path, sf, progress: bool, workers: int | None) 
     if _complete(target):
         return target
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise GlintIOError(f"{str(target)!r} exists but does not hold the 5 SSB tables: remove it "
-                           f"(or choose another directory) to have it generated again")
+        raise GlintIOError(
+            f"{str(target)!r} exists but does not hold the 5 SSB tables: remove it "
+            f"(or choose another directory) to have it generated again"
+        )
     _check_sf(sf)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     umask = os.umask(0)
     os.umask(umask)
-    tmp.chmod(0o777 & ~umask)           # mkdtemp makes it private; the cache is an ordinary folder
+    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the cache is an ordinary folder
     try:
         generate_ssb(tmp, sf, workers=workers, progress=progress, _label=target)
         try:
             if target.exists():
-                target.rmdir()          # empty (checked above)
+                target.rmdir()  # empty (checked above)
             os.replace(tmp, target)
         except OSError:
-            if not _complete(target):   # another process may have won the race
+            if not _complete(target):  # another process may have won the race
                 raise
     finally:
         if tmp.exists():
@@ -628,9 +740,13 @@ def load_ssb(con, sf=None, directory: str | os.PathLike | None = None, progress:
     """Register the 5 SSB tables on a glint connection with ``con.read_parquet``
     (generating the data of ``sf``, default 1, first when needed). Returns the
     data directory."""
-    d = Path(directory) if directory is not None else ensure_ssb_data(sf if sf is not None else 1,
-                                                                      progress=bool(progress))
+    d = (
+        Path(directory)
+        if directory is not None
+        else ensure_ssb_data(sf if sf is not None else 1, progress=bool(progress))
+    )
     from glint.workloads.common import register_tables
+
     register_tables(con, d, ssb_tables, "SSB", progress)
     return d
 
@@ -655,11 +771,13 @@ def duckdb_ssb_connection(directory: str | os.PathLike, views: bool = False, thr
 # ------------------------------------------------------------------ command line
 def main(argv: list[str] | None = None) -> int:
     """``python -m glint.workloads.ssb --sf 1 [--out DIR] [--workers N] [--quiet]``."""
-    ap = argparse.ArgumentParser(prog="python -m glint.workloads.ssb",
-                                 description="Generate the Star Schema Benchmark tables as Parquet files.")
+    ap = argparse.ArgumentParser(
+        prog="python -m glint.workloads.ssb", description="Generate the Star Schema Benchmark tables as Parquet files."
+    )
     ap.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1; SF 1 is ~6M lineorder rows)")
-    ap.add_argument("--out", help="output directory (default: the cache, $GLINT_DATA/ssb/sfN or "
-                                  "~/.cache/glint/ssb/sfN)")
+    ap.add_argument(
+        "--out", help="output directory (default: the cache, $GLINT_DATA/ssb/sfN or ~/.cache/glint/ssb/sfN)"
+    )
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default: the CPU count)")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)

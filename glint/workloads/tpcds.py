@@ -11,6 +11,7 @@ once by ``python -m glint.workloads.tpcds --export-queries``.
 >>> data_dir(0.1).name
 'sf0.1'
 """
+
 from __future__ import annotations
 
 import os
@@ -32,15 +33,48 @@ from glint.workloads.common import (
 )
 from glint.workloads.tpch import sf_label
 
-__all__ = ["tpcds_tables", "tpcds_query", "tpcds_queries", "QUERY_DIR", "NUM_QUERIES", "data_dir",
-           "ensure_tpcds_data", "load_tpcds", "duckdb_tpcds_connection", "duckdb_arrow", "export_queries"]
+__all__ = [
+    "tpcds_tables",
+    "tpcds_query",
+    "tpcds_queries",
+    "QUERY_DIR",
+    "NUM_QUERIES",
+    "data_dir",
+    "ensure_tpcds_data",
+    "load_tpcds",
+    "duckdb_tpcds_connection",
+    "duckdb_arrow",
+    "export_queries",
+]
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries" / "tpcds"
 NUM_QUERIES = 99
-tpcds_tables = ["call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer", "customer_address",
-                "customer_demographics", "date_dim", "household_demographics", "income_band", "inventory", "item",
-                "promotion", "reason", "ship_mode", "store", "store_returns", "store_sales", "time_dim",
-                "warehouse", "web_page", "web_returns", "web_sales", "web_site"]
+tpcds_tables = [
+    "call_center",
+    "catalog_page",
+    "catalog_returns",
+    "catalog_sales",
+    "customer",
+    "customer_address",
+    "customer_demographics",
+    "date_dim",
+    "household_demographics",
+    "income_band",
+    "inventory",
+    "item",
+    "promotion",
+    "reason",
+    "ship_mode",
+    "store",
+    "store_returns",
+    "store_sales",
+    "time_dim",
+    "warehouse",
+    "web_page",
+    "web_returns",
+    "web_sales",
+    "web_site",
+]
 
 
 # ------------------------------------------------------------------ queries
@@ -119,8 +153,11 @@ def ensure_tpcds_data(sf, progress: bool = True) -> Path:
 def load_tpcds(con, sf=None, directory: str | os.PathLike | None = None, progress: bool | None = None) -> Path:
     """Register the 24 TPC-DS tables on a glint connection (generating the
     data first when needed). Returns the data directory."""
-    d = Path(directory) if directory is not None else ensure_tpcds_data(sf if sf is not None else 1,
-                                                                        progress=bool(progress))
+    d = (
+        Path(directory)
+        if directory is not None
+        else ensure_tpcds_data(sf if sf is not None else 1, progress=bool(progress))
+    )
     register_tables(con, d, tpcds_tables, "TPC-DS", progress)
     return d
 
@@ -142,7 +179,7 @@ def duckdb_tpcds_connection(directory: str | os.PathLike, views: bool = False, t
     return con
 
 
-if __name__ == "__main__":   # python -m glint.workloads.tpcds --export-queries
+if __name__ == "__main__":  # python -m glint.workloads.tpcds --export-queries
     if sys.argv[1:] == ["--export-queries"]:
         for p in export_queries():
             print(p)

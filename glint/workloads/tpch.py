@@ -10,6 +10,7 @@ its tpch extension), exported once by ``python -m glint.workloads.tpch --export-
 >>> data_dir(0.01).name, data_dir(1).name, data_dir(1.0).name
 ('sf0.01', 'sf1', 'sf1')
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -20,7 +21,7 @@ import sys
 import tempfile
 import time
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,10 +30,25 @@ from glint.errors import GlintError, GlintIOError
 from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, duckdb_extension_path, import_duckdb, load_duckdb_extension
 
-__all__ = ["tpch_tables", "tpch_query", "tpch_queries", "QUERY_DIR", "ANSWER_SCALE_FACTORS", "data_dir",
-           "ensure_tpch_data", "find_tpchgen", "load_tpch", "tpch_extension_path", "duckdb_tpch_connection",
-           "duckdb_arrow", "official_answer", "parse_answer", "answer_columns_for_tpchgen", "export_queries",
-           "sf_label"]
+__all__ = [
+    "tpch_tables",
+    "tpch_query",
+    "tpch_queries",
+    "QUERY_DIR",
+    "ANSWER_SCALE_FACTORS",
+    "data_dir",
+    "ensure_tpch_data",
+    "find_tpchgen",
+    "load_tpch",
+    "tpch_extension_path",
+    "duckdb_tpch_connection",
+    "duckdb_arrow",
+    "official_answer",
+    "parse_answer",
+    "answer_columns_for_tpchgen",
+    "export_queries",
+    "sf_label",
+]
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries" / "tpch"
 NUM_QUERIES = 22
@@ -40,9 +56,15 @@ tpch_tables = ["region", "nation", "supplier", "customer", "part", "partsupp", "
 # the columns a distributed run hash-partitions the tables on (--hash-partition): as
 # "Terabyte-scale analytics in the blink of an eye" does, lineitem and orders on the
 # order key, partsupp on the part key, the others on their primary keys
-PARTITION_KEYS = {"lineitem": "l_orderkey", "orders": "o_orderkey", "partsupp": "ps_partkey",
-                  "part": "p_partkey", "customer": "c_custkey", "supplier": "s_suppkey"}
-ANSWER_SCALE_FACTORS = (0.01, 0.1, 1.0)   # scale factors tpch_answers() has answers for
+PARTITION_KEYS = {
+    "lineitem": "l_orderkey",
+    "orders": "o_orderkey",
+    "partsupp": "ps_partkey",
+    "part": "p_partkey",
+    "customer": "c_custkey",
+    "supplier": "s_suppkey",
+}
+ANSWER_SCALE_FACTORS = (0.01, 0.1, 1.0)  # scale factors tpch_answers() has answers for
 
 
 # ------------------------------------------------------------------ queries
@@ -56,6 +78,7 @@ def tpch_query(n: int) -> str:
 
 def _query_text(n: int) -> str:
     from glint.workloads.common import read_query
+
     return read_query(QUERY_DIR / f"q{n:02d}.sql", "TPC-H")
 
 
@@ -138,11 +161,12 @@ def official_answer(n: int, sf) -> pa.Table | None:
     if a is None:
         return None
     con = _reference_connection()
-    row = con.execute("SELECT answer FROM tpch_answers() WHERE query_nr = ? AND abs(scale_factor - ?) < 1e-9",
-                      [n, a]).fetchone()
+    row = con.execute(
+        "SELECT answer FROM tpch_answers() WHERE query_nr = ? AND abs(scale_factor - ?) < 1e-9", [n, a]
+    ).fetchone()
     if row is None:
         return None
-    schema = duckdb_arrow(con, tpch_query(n)).schema     # the tables are empty: this is instant
+    schema = duckdb_arrow(con, tpch_query(n)).schema  # the tables are empty: this is instant
     return parse_answer(row[0], schema)
 
 
@@ -151,8 +175,20 @@ def official_answer(n: int, sf) -> pa.Table | None:
 # reproduces; keys, numbers, dates, names and flags agree. So on tpchgen-cli data,
 # compare answers without these columns, and not at all for Q13 (it filters on
 # o_comment, so its counts differ).
-ANSWER_TEXT_COLUMNS = frozenset({"s_address", "s_comment", "c_address", "c_comment", "p_comment", "ps_comment",
-                                 "o_comment", "l_comment", "n_comment", "r_comment"})
+ANSWER_TEXT_COLUMNS = frozenset(
+    {
+        "s_address",
+        "s_comment",
+        "c_address",
+        "c_comment",
+        "p_comment",
+        "ps_comment",
+        "o_comment",
+        "l_comment",
+        "n_comment",
+        "r_comment",
+    }
+)
 ANSWER_UNUSABLE_ON_TPCHGEN = frozenset({13})
 
 
@@ -172,7 +208,7 @@ def parse_answer(text: str, schema: pa.Schema) -> pa.Table:
     """Parse an answer of tpch_answers(): a header line and one line per row,
     fields separated by '|', NULL written as an empty field."""
     if text.endswith("\n"):
-        text = text[:-1]          # (a row of one NULL column is an empty line: strip only the last newline)
+        text = text[:-1]  # (a row of one NULL column is an empty line: strip only the last newline)
     lines = text.split("\n")
     if not lines or not lines[0]:
         raise GlintError("empty TPC-H answer text")
@@ -224,6 +260,7 @@ def sf_label(sf) -> str:
 def data_dir(sf) -> Path:
     """Where the Parquet files of scale factor ``sf`` live (see common.cache_dir)."""
     from glint.workloads.common import cache_dir
+
     return cache_dir("tpch", sf_label(sf))
 
 
@@ -267,11 +304,13 @@ def find_tpchgen() -> str:
     found = shutil.which("tpchgen-cli")
     if found:
         return found
-    raise GlintError("tpchgen-cli was not found (next to the Python interpreter or on PATH): "
-                     "pip install tpchgen-cli  (or pip install -e '.[bench]')")
+    raise GlintError(
+        "tpchgen-cli was not found (next to the Python interpreter or on PATH): "
+        "pip install tpchgen-cli  (or pip install -e '.[bench]')"
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tpchgen_command(exe: str) -> tuple[str, ...]:
     """Arguments selecting Parquet output: tpchgen-cli >= 2 has a ``parquet``
     subcommand; 1.x took ``--format parquet``."""
@@ -312,14 +351,16 @@ def ensure_tpch_data(sf, progress: bool = True, parts: int | None = None) -> Pat
     if _complete(target):
         return target
     if target.exists() and any(target.iterdir()):
-        raise GlintIOError(f"{str(target)!r} exists but does not hold the 8 TPC-H tables: remove it "
-                           f"(or point GLINT_DATA elsewhere) to have it generated again")
+        raise GlintIOError(
+            f"{str(target)!r} exists but does not hold the 8 TPC-H tables: remove it "
+            f"(or point GLINT_DATA elsewhere) to have it generated again"
+        )
     exe = find_tpchgen()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     umask = os.umask(0)
     os.umask(umask)
-    tmp.chmod(0o777 & ~umask)           # mkdtemp makes it private; the cache is an ordinary folder
+    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the cache is an ordinary folder
     cmd = [exe, *_tpchgen_command(exe), "--scale-factor", sf_label(sf), "--output-dir", str(tmp)]
     if parts:
         cmd += ["--parts", str(int(parts))]
@@ -340,10 +381,10 @@ def ensure_tpch_data(sf, progress: bool = True, parts: int | None = None) -> Pat
             raise GlintError(f"tpchgen-cli finished but did not write all 8 TPC-H tables into {str(tmp)!r}")
         try:
             if target.exists():
-                target.rmdir()          # empty (checked above)
+                target.rmdir()  # empty (checked above)
             os.replace(tmp, target)
         except OSError:
-            if not _complete(target):   # another process may have won the race
+            if not _complete(target):  # another process may have won the race
                 raise
     finally:
         if tmp.exists():
@@ -359,9 +400,16 @@ def _watch(proc: subprocess.Popen, tmp: Path, sf, progress: bool) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     t0 = time.perf_counter()
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(f"tpchgen-cli SF {sf_label(sf)}", total=len(tpch_tables), info="")
         while proc.poll() is None:
             time.sleep(0.2)
@@ -372,20 +420,29 @@ def _watch(proc: subprocess.Popen, tmp: Path, sf, progress: bool) -> None:
     Console(stderr=True).print(f"[dim]generated TPC-H SF {sf_label(sf)} in {time.perf_counter() - t0:.1f} s[/]")
 
 
-def load_tpch(con, sf=None, directory: str | os.PathLike | None = None, progress: bool | None = None,
-              partition_keys: dict | None = None) -> Path:
+def load_tpch(
+    con,
+    sf=None,
+    directory: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    partition_keys: dict | None = None,
+) -> Path:
     """Register the 8 TPC-H tables on a glint connection with
     ``con.read_parquet`` (generating the data first when needed; on a
     distributed connection, ``partition_keys`` (table -> column, e.g.
     PARTITION_KEYS) hash-partitions tables at load). Returns the data directory."""
-    d = Path(directory) if directory is not None else ensure_tpch_data(sf if sf is not None else 1,
-                                                                       progress=bool(progress))
+    d = (
+        Path(directory)
+        if directory is not None
+        else ensure_tpch_data(sf if sf is not None else 1, progress=bool(progress))
+    )
     from glint.workloads.common import register_tables
+
     register_tables(con, d, tpch_tables, "TPC-H", progress, partition_keys)
     return d
 
 
-if __name__ == "__main__":   # python -m glint.workloads.tpch --export-queries
+if __name__ == "__main__":  # python -m glint.workloads.tpch --export-queries
     if sys.argv[1:] == ["--export-queries"]:
         for p in export_queries():
             print(p)

@@ -1,5 +1,6 @@
 """``glint bench``, run in-process at SF 0.01 on the CPU: the report files, their
 keys, the checks against DuckDB and the exit codes."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -7,17 +8,43 @@ import json
 
 import pytest
 
-from glint.bench import duckdb_runs, glint_runs, suites
 from glint.__main__ import main
+from glint.bench import duckdb_runs, glint_runs, suites
 from glint.errors import ExecutionError
 
-REPORT_KEYS = {"benchmark", "sf", "device", "ranks", "glint_version", "queries", "glint_warm_total_s",
-               "glint_cold_total_s", "duckdb_memory_total_s", "duckdb_parquet_total_s", "runs", "timestamp",
-               "machine"}
-QUERY_KEYS = {"query", "correct", "glint_warm_s", "glint_cold_s", "duckdb_memory_s", "duckdb_parquet_s",
-              "peak_gpu_bytes"}
-MACHINE_KEYS = {"hostname", "cpu_count", "ram_bytes", "gpu_name", "gpu_driver_version", "torch_version",
-                "duckdb_version"}
+REPORT_KEYS = {
+    "benchmark",
+    "sf",
+    "device",
+    "ranks",
+    "glint_version",
+    "queries",
+    "glint_warm_total_s",
+    "glint_cold_total_s",
+    "duckdb_memory_total_s",
+    "duckdb_parquet_total_s",
+    "runs",
+    "timestamp",
+    "machine",
+}
+QUERY_KEYS = {
+    "query",
+    "correct",
+    "glint_warm_s",
+    "glint_cold_s",
+    "duckdb_memory_s",
+    "duckdb_parquet_s",
+    "peak_gpu_bytes",
+}
+MACHINE_KEYS = {
+    "hostname",
+    "cpu_count",
+    "ram_bytes",
+    "gpu_name",
+    "gpu_driver_version",
+    "torch_version",
+    "duckdb_version",
+}
 FAST = ["--sf", "0.01", "--device", "cpu", "--runs", "1", "--warmup", "0", "--no-cold-process"]
 
 
@@ -49,7 +76,7 @@ def _check_full_report(rep: dict, benchmark: str, n_queries: int, cold: set[str]
         assert QUERY_KEYS <= q.keys()
         assert q["correct"] is True, (q["query"], q["errors"], q["diffs"])
         assert q["glint_warm_s"] > 0 and q["duckdb_memory_s"] > 0 and q["duckdb_parquet_s"] > 0
-        assert q["peak_gpu_bytes"] is None                      # CPU run
+        assert q["peak_gpu_bytes"] is None  # CPU run
         assert (q["glint_cold_s"] is not None) == (q["query"] in cold)
         assert q["checked"] == (["warm", "cold"] if q["query"] in cold else ["warm"])
     assert rep["glint_warm_total_s"] == pytest.approx(sum(q["glint_warm_s"] for q in rep["queries"]))
@@ -120,12 +147,15 @@ def test_bench_without_duckdb_is_unchecked(tmp_path, capsys):
     assert q["glint_cold_s"] is None and rep["cold"] is False and rep["duckdb_memory_total_s"] is None
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--queries", "23"], "there is no TPC-H query 23"),
-    (["--runs", "0"], "--runs must be at least 1"),
-    (["--device", "tpu"], 'unknown device "tpu"'),
-    (["--data", "/nonexistent/dir"], "No such directory"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--queries", "23"], "there is no TPC-H query 23"),
+        (["--runs", "0"], "--runs must be at least 1"),
+        (["--device", "tpu"], 'unknown device "tpu"'),
+        (["--data", "/nonexistent/dir"], "No such directory"),
+    ],
+)
 def test_bench_bad_arguments(argv, message, tmp_path, capsys):
     assert main(["bench", "tpch", "--sf", "0.01", "--out", str(tmp_path / "o"), *argv]) == 1
     c = capsys.readouterr()
@@ -165,7 +195,7 @@ def test_bench_cold_runs_in_a_fresh_process(tmp_path, capsys):
     assert q["status"] == "ok" and "cold" in q["checked"] and q["glint_cold_s"] > 0
     assert rep["load_s"]["glint_cold_process_start_s"] > 0
     assert rep["glint_options"] == {"chunk_rows": 20000}
-    assert q["touched_bytes"] > 0 and q["cold_io"]["chunks"] == 4       # 60,175 lineitem rows in 20,000-row chunks
+    assert q["touched_bytes"] > 0 and q["cold_io"]["chunks"] == 4  # 60,175 lineitem rows in 20,000-row chunks
 
 
 PROFILE_DEVICE_FIELDS = ("gpu_busy_s", "kernel_launches", "memcpy_count", "host_syncs", "top_kernels")
@@ -175,8 +205,10 @@ def test_bench_profile_on_the_cpu(tmp_path, capsys):
     """--profile runs each query once more under torch.profiler: on the CPU the
     device fields are null, the profiled run's time and the touched rate are not."""
     out = tmp_path / "res"
-    assert main(["bench", "tpch", *FAST, "--queries", "1,6", "--no-duckdb", "--no-cold", "--profile",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["bench", "tpch", *FAST, "--queries", "1,6", "--no-duckdb", "--no-cold", "--profile", "--out", str(out)])
+        == 0
+    )
     c = capsys.readouterr()
     _no_traceback(c)
     rep = _report(out, "tpch")
@@ -212,17 +244,23 @@ def test_profile_reads_the_kineto_events_when_function_events_fail():
     from glint.bench import profile
 
     def kineto(name, device, start_ns, dur_ns):
-        return SimpleNamespace(name=lambda: name, device_type=lambda: device, start_ns=lambda: start_ns,
-                               duration_ns=lambda: dur_ns)
+        return SimpleNamespace(
+            name=lambda: name, device_type=lambda: device, start_ns=lambda: start_ns, duration_ns=lambda: dur_ns
+        )
 
     def broken():
         raise AttributeError("no time_range")
 
-    events = [kineto(profile.MARK, DeviceType.CPU, 0, 100_000), kineto("cudaStreamSynchronize", DeviceType.CPU,
-                                                                       50_000, 1_000),
-              kineto("cudaDeviceSynchronize", DeviceType.CPU, 200_000, 1_000),
-              kineto("gemm", DeviceType.CUDA, 10_000, 20_000), kineto("Memset (Device)", DeviceType.CUDA, 20_000, 20_000)]
-    prof = SimpleNamespace(events=broken, profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events)))
+    events = [
+        kineto(profile.MARK, DeviceType.CPU, 0, 100_000),
+        kineto("cudaStreamSynchronize", DeviceType.CPU, 50_000, 1_000),
+        kineto("cudaDeviceSynchronize", DeviceType.CPU, 200_000, 1_000),
+        kineto("gemm", DeviceType.CUDA, 10_000, 20_000),
+        kineto("Memset (Device)", DeviceType.CUDA, 20_000, 20_000),
+    ]
+    prof = SimpleNamespace(
+        events=broken, profiler=SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events))
+    )
     s = profile.summarize(profile.trace_events(prof))
     assert s["gpu_busy_s"] == pytest.approx(30e-6) and s["kernel_launches"] == 1 and s["memcpy_count"] == 0
     assert s["host_syncs"] == 1 and s["top_kernels"] == [{"name": "gemm", "count": 1, "total_s": pytest.approx(20e-6)}]
@@ -232,8 +270,30 @@ def test_profile_reads_the_kineto_events_when_function_events_fail():
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
 def test_bench_profile_on_cuda(tmp_path, capsys):
     out = tmp_path / "res"
-    assert main(["bench", "tpch", "--sf", "0.01", "--device", "cuda", "--runs", "1", "--warmup", "0",
-                 "--queries", "1,6", "--no-duckdb", "--no-cold", "--profile", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "tpch",
+                "--sf",
+                "0.01",
+                "--device",
+                "cuda",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--queries",
+                "1,6",
+                "--no-duckdb",
+                "--no-cold",
+                "--profile",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     c = capsys.readouterr()
     _no_traceback(c)
     rep = json.loads(next(out.glob("*.json")).read_text())

@@ -2,14 +2,15 @@
 glint's shuffle and broadcast delivered exactly the rows they should (the
 expected rows recomputed here from the generator, apart from the ranks'
 own checks); on CUDA (NCCL, one GPU per rank) when two GPUs are present."""
+
 import json
 
 import pytest
 import torch
 
 import glint
-from glint.bench.exchange import CHECKS, checksums, destinations, make_batch, parse_sizes
 from glint.__main__ import main
+from glint.bench.exchange import CHECKS, checksums, destinations, make_batch, parse_sizes
 
 SIZES = "64KB,1MB"
 
@@ -52,8 +53,12 @@ def _check_report(report: dict, ranks: int, runs: int, sizes: str) -> None:
 
 def test_bench_exchange_cli_on_gloo_ranks(tmp_path, capsys):
     out = tmp_path / "tmp"
-    assert main(["bench", "exchange", "--ranks", "2", "--device", "cpu", "--sizes", SIZES, "--runs", "2",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            ["bench", "exchange", "--ranks", "2", "--device", "cpu", "--sizes", SIZES, "--runs", "2", "--out", str(out)]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     _check_report(report, 2, 2, SIZES)
     assert (out / "report.md").read_text().count("| ok |") == 2
@@ -73,7 +78,8 @@ def test_bench_exchange_catches_wrong_rows(monkeypatch):
     def lossy(self, ctx, inp):
         for b in real(self, ctx, inp):
             yield b.take(torch.arange(1, b.num_rows)) if b.num_rows else b
-    monkeypatch.setattr(sh.ShuffleExec, "stream", lossy)       # rank 0 only: it runs in this process
+
+    monkeypatch.setattr(sh.ShuffleExec, "stream", lossy)  # rank 0 only: it runs in this process
     con = glint.connect(ranks=2, device="cpu", timeout=60)
     try:
         (mine, other) = con.call(ex.TARGET, sizes=[1 << 14], runs=1)
@@ -97,6 +103,23 @@ def test_call_rejects_targets_outside_glint():
 @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_bench_exchange_nccl(tmp_path):
     out = tmp_path / "cuda"
-    assert main(["bench", "exchange", "--ranks", "2", "--device", "cuda", "--sizes", "1MB,64MB", "--runs", "3",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "exchange",
+                "--ranks",
+                "2",
+                "--device",
+                "cuda",
+                "--sizes",
+                "1MB,64MB",
+                "--runs",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     _check_report(json.loads((out / "report.json").read_text()), 2, 3, "1MB,64MB")

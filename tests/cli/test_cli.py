@@ -1,5 +1,6 @@
 """The glint command, run in-process: error paths print `Error: ...` with exit
 code 1 and never a traceback; internal errors exit with 2."""
+
 from __future__ import annotations
 
 import io
@@ -10,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from glint.cli import sql as cli_sql
 from glint.__main__ import main
+from glint.cli import sql as cli_sql
 from glint.cli.common import parse_query_list
 from glint.cli.shell import split_statements
 from glint.errors import GlintError
@@ -21,9 +22,16 @@ from glint.errors import GlintError
 def data_dir(tmp_path):
     d = tmp_path / "data"
     d.mkdir()
-    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()),
-                             "price": pa.array([Decimal("1.50"), Decimal("2.25"), None], pa.decimal128(15, 2)),
-                             "name": ["a", "b", "c"]}), d / "items.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([1, 2, 3], pa.int64()),
+                "price": pa.array([Decimal("1.50"), Decimal("2.25"), None], pa.decimal128(15, 2)),
+                "name": ["a", "b", "c"],
+            }
+        ),
+        d / "items.parquet",
+    )
     (d / "events").mkdir()
     pq.write_table(pa.table({"item": pa.array([1, 1, 2], pa.int64())}), d / "events" / "part-0.parquet")
     return d
@@ -68,6 +76,7 @@ def test_sql_no_query(capsys, monkeypatch):
 def test_internal_error_exit_code_2(capsys, monkeypatch):
     def boom(device, args=None):
         raise RuntimeError("kaboom")
+
     monkeypatch.setattr(cli_sql, "connect_from_args", boom)
     monkeypatch.delenv("GLINT_DEBUG", raising=False)
     assert main(["sql", "SELECT 1"]) == 2
@@ -105,8 +114,7 @@ def test_sql_unknown_column(data_dir, capsys):
 
 
 def test_sql_prints_result(data_dir, capsys):
-    q = ("SELECT name, price, (SELECT count(*) FROM events WHERE item = id) AS n "
-         "FROM items ORDER BY id")
+    q = "SELECT name, price, (SELECT count(*) FROM events WHERE item = id) AS n FROM items ORDER BY id"
     assert main(["sql", q, "--parquet", str(data_dir), "--device", "cpu"]) == 0
     c = capsys.readouterr()
     for text in ("name", "price", "1.50", "2.25", "NULL", "3 rows"):
@@ -117,30 +125,44 @@ def test_sql_prints_result(data_dir, capsys):
 def test_sql_csv_table(tmp_path, capsys):
     p = tmp_path / "sales-2024.csv"
     p.write_text("region|amount\nEU|10\nUS|5\nEU|1\n")
-    assert main(["sql", "SELECT region, sum(amount) AS total FROM sales_2024 GROUP BY region ORDER BY region",
-                 "--csv", str(p)]) == 0
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT region, sum(amount) AS total FROM sales_2024 GROUP BY region ORDER BY region",
+                "--csv",
+                str(p),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "EU" in out and "11" in out and "2 rows" in out
 
 
 # ------------------------------------------------------------------ glint shell
 def test_shell_errors_do_not_stop_it(data_dir, capsys, monkeypatch):
-    script = "\n".join([
-        ".tables",
-        "SELEC 1;",
-        "SELECT name",
-        "  FROM items WHERE id = 2;",
-        ".schema items",
-        ".bogus",
-        "SELECT * FROM missing_table;",
-        "SELECT 40 + 2 AS answer;",
-        ".quit",
-        "SELECT 'not reached';",
-    ]) + "\n"
+    script = (
+        "\n".join(
+            [
+                ".tables",
+                "SELEC 1;",
+                "SELECT name",
+                "  FROM items WHERE id = 2;",
+                ".schema items",
+                ".bogus",
+                "SELECT * FROM missing_table;",
+                "SELECT 40 + 2 AS answer;",
+                ".quit",
+                "SELECT 'not reached';",
+            ]
+        )
+        + "\n"
+    )
     monkeypatch.setattr(sys, "stdin", io.StringIO(script))
     rc = main(["shell", "--parquet", str(data_dir)])
     c = capsys.readouterr()
-    assert rc == 1                       # piped input with errors
+    assert rc == 1  # piped input with errors
     assert "items" in c.out and "events" in c.out
     assert "b" in c.out and "42" in c.out and "DECIMAL(15,2)" in c.out
     assert sum(line.startswith("Error: ") for line in c.err.splitlines()) == 3
@@ -199,12 +221,29 @@ def test_memory_options(tmp_path, capsys):
     directory given and still gives the right answer."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     pq.write_table(pa.table({"k": list(range(5000)), "v": [i % 13 for i in range(5000)]}), tmp_path / "t.parquet")
     spill = tmp_path / "spill"
     spill.mkdir()
-    assert main(["sql", "SELECT count(*) AS n, sum(s) AS s FROM (SELECT k, sum(v) AS s FROM t GROUP BY k)",
-                 "--parquet", f"t={tmp_path / 't.parquet'}", "--device", "cpu", "--gpu-memory-limit", "64KB",
-                 "--chunk-rows", "64", "--spill-dir", str(spill)]) == 0
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT count(*) AS n, sum(s) AS s FROM (SELECT k, sum(v) AS s FROM t GROUP BY k)",
+                "--parquet",
+                f"t={tmp_path / 't.parquet'}",
+                "--device",
+                "cpu",
+                "--gpu-memory-limit",
+                "64KB",
+                "--chunk-rows",
+                "64",
+                "--spill-dir",
+                str(spill),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "5000" in out and str(sum(i % 13 for i in range(5000))) in out
     assert main(["sql", "SELECT 1", "--gpu-memory-limit", "lots"]) == 1

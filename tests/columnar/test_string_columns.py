@@ -2,6 +2,7 @@
 tensors, loading without sorting, gathering only codes, compaction, moves,
 concatenation, and the per-row keys built on it (hash64, equality keys,
 order ranks) across dictionaries and chunks."""
+
 from __future__ import annotations
 
 import random
@@ -15,12 +16,11 @@ import torch
 
 import glint
 from glint.columnar import types as T
+from glint.columnar.column import Column, Dictionary, concat_columns
 from glint.functions.strings import core as S
 from glint.functions.strings.like import like
-from glint.kernels.strings import columns as K
-from glint.columnar.column import Column, Dictionary, concat_columns
 from glint.io.table import Table
-
+from glint.kernels.strings import columns as K
 from tests.functions.test_functions_strings import assert_valid_dictionary
 from tests.kernels.test_string_kernels import random_strings
 
@@ -70,9 +70,11 @@ def test_sliced_and_typed_arrays(typ, device):
 def test_dictionary_arrays_keep_their_indices_and_order(device):
     d1 = pa.array(["zeta", "alpha", "mid"])
     d2 = pa.array(["mid", "beta"])
-    chunks = [pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 2, 1], pa.int32()), d1),
-              pa.DictionaryArray.from_arrays(pa.array([1, 0, 0], pa.int32()), d2),
-              pa.DictionaryArray.from_arrays(pa.array([2, 2], pa.int32()), d1)]     # same dictionary again
+    chunks = [
+        pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 2, 1], pa.int32()), d1),
+        pa.DictionaryArray.from_arrays(pa.array([1, 0, 0], pa.int32()), d2),
+        pa.DictionaryArray.from_arrays(pa.array([2, 2], pa.int32()), d1),
+    ]  # same dictionary again
     c = Column.from_arrow(pa.chunked_array(chunks)).to(device)
     assert rows(c) == ["zeta", "alpha", None, "mid", "alpha", "beta", "mid", "mid", "mid", "mid"]
     # the chunks' dictionaries merged by Arrow (each distinct entry once, first-seen order, unsorted)
@@ -83,16 +85,25 @@ def test_dictionary_arrays_keep_their_indices_and_order(device):
 
 def test_dictionary_arrays_with_null_entries_and_garbage_null_indices():
     values = pa.array(["a", None, "c"])
-    indices = pa.Array.from_buffers(pa.int32(), 4, [pa.array([True, True, False, True]).buffers()[1],
-                                                    pa.py_buffer(np.array([0, 1, 12345, 2], np.int32).tobytes())])
+    indices = pa.Array.from_buffers(
+        pa.int32(),
+        4,
+        [
+            pa.array([True, True, False, True]).buffers()[1],
+            pa.py_buffer(np.array([0, 1, 12345, 2], np.int32).tobytes()),
+        ],
+    )
     c = Column.from_arrow(pa.DictionaryArray.from_arrays(indices, values))
     assert rows(c) == ["a", None, None, "c"]
     assert_valid_dictionary(c)
 
 
 def test_all_null_and_empty_columns_keep_a_valid_code():
-    for arr in (pa.array([None, None], pa.string()), pa.array([], pa.string()),
-                pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int32()), pa.array([], pa.string()))):
+    for arr in (
+        pa.array([None, None], pa.string()),
+        pa.array([], pa.string()),
+        pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int32()), pa.array([], pa.string())),
+    ):
         c = Column.from_arrow(arr)
         assert rows(c) == arr.to_pylist() if not pa.types.is_dictionary(arr.type) else [None, None]
         assert_valid_dictionary(c)
@@ -100,9 +111,11 @@ def test_all_null_and_empty_columns_keep_a_valid_code():
 
 class _NoSorting:
     """Fails the test if anything sorts, de-duplicates or hashes while loading."""
+
     def __init__(self, monkeypatch):
         def boom(*a, **k):
             raise AssertionError("a sort / unique / dictionary_encode ran while loading strings")
+
         for name in ("sort", "argsort", "unique", "unique_consecutive"):
             monkeypatch.setattr(torch, name, boom)
         for name in ("sort_indices", "unique", "dictionary_encode", "array_sort_indices"):
@@ -116,8 +129,10 @@ def test_loading_parquet_strings_does_not_sort(tmp_path, monkeypatch):
     arrays, one dictionary per row group, or plain strings) become columns
     without any sort, unique or hash table."""
     rng = random.Random(0)
-    comments = [" ".join(rng.choice(["special", "requests", "pending", "foxes", "ironic"]) for _ in range(6))
-                for _ in range(20000)]
+    comments = [
+        " ".join(rng.choice(["special", "requests", "pending", "foxes", "ironic"]) for _ in range(6))
+        for _ in range(20000)
+    ]
     modes = [rng.choice(["AIR", "RAIL", "SHIP", "MAIL"]) for _ in range(20000)]
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"c": comments, "m": modes}), path, row_group_size=3000)
@@ -125,13 +140,16 @@ def test_loading_parquet_strings_does_not_sort(tmp_path, monkeypatch):
     plain = pq.read_table(path)
     assert pa.types.is_dictionary(encoded.column("m").type) and encoded.column("m").num_chunks > 1
     _NoSorting(monkeypatch)
-    cols = {(name, kind): Column.from_arrow(t.column(name), T.VARCHAR)
-            for kind, t in (("dict", encoded), ("plain", plain)) for name in ("c", "m")}
+    cols = {
+        (name, kind): Column.from_arrow(t.column(name), T.VARCHAR)
+        for kind, t in (("dict", encoded), ("plain", plain))
+        for name in ("c", "m")
+    }
     monkeypatch.undo()
     for (name, _), c in cols.items():
         assert rows(c) == (comments if name == "c" else modes)
         assert_valid_dictionary(c)
-    assert len(cols["m", "dict"].dictionary) <= 4 * 7      # one small dictionary per row group, kept as they are
+    assert len(cols["m", "dict"].dictionary) <= 4 * 7  # one small dictionary per row group, kept as they are
     assert torch.equal(cols["c", "plain"].data, torch.arange(20000, dtype=torch.int32))
 
 
@@ -139,6 +157,7 @@ def test_loading_time_is_linear():
     """A million distinct strings load in about the time of touching their
     bytes (no sort, no hash table)."""
     import time
+
     arr = pa.array([f"comment number {i:09d} with some text" for i in range(1_000_000)][::-1])
     t = time.perf_counter()
     c = Column.from_arrow(arr)
@@ -164,7 +183,7 @@ def test_compact(device):
     assert rows(k) == [values[400], None, values[3], values[77]]
     assert k.dictionary.data.shape[0] == sum(len(values[i].encode()) for i in (400, 3, 77))
     assert k.nbytes() < few.nbytes()
-    assert c.compact() is c                    # nothing to gain
+    assert c.compact() is c  # nothing to gain
     assert_valid_dictionary(k)
 
 
@@ -185,7 +204,7 @@ def test_to_moves_the_strings(device):
     arr = pa.array(["a", "bb", None, "ccc"] * 50).slice(3, 100)
     c = Column.from_arrow(arr).to(device)
     assert c.dictionary.data.device.type == torch.device(device).type
-    assert c.dictionary.data.shape[0] <= arr.nbytes          # only the bytes the slice spans
+    assert c.dictionary.data.shape[0] <= arr.nbytes  # only the bytes the slice spans
     assert rows(c) == arr.to_pylist()
 
 
@@ -199,7 +218,7 @@ def test_concat_columns_appends_dictionaries(device):
     b = Column.from_arrow(pa.array(["y", "z"])).to(device)
     c = concat_columns([a, b, a])
     assert rows(c) == ["x", None, "y", "y", "z", "x", None, "y"]
-    assert len(c.dictionary) == 5                   # a's entries once, then b's: nothing merged
+    assert len(c.dictionary) == 5  # a's entries once, then b's: nothing merged
     assert_valid_dictionary(c)
 
 
@@ -213,9 +232,10 @@ def test_nulls_column():
 def test_hash64_is_the_same_whatever_the_layout(device):
     values = random_strings(5, n=300)
     plain = Column.from_arrow(pa.array(values)).to(device)
-    encoded = Column.from_arrow(pa.chunked_array([pa.array(values[:100]).dictionary_encode(),
-                                                  pa.array(values[100:]).dictionary_encode()])).to(device)
-    few = plain.take(torch.tensor([5, 250], device=device))           # per-row work: dictionary larger than rows
+    encoded = Column.from_arrow(
+        pa.chunked_array([pa.array(values[:100]).dictionary_encode(), pa.array(values[100:]).dictionary_encode()])
+    ).to(device)
+    few = plain.take(torch.tensor([5, 250], device=device))  # per-row work: dictionary larger than rows
     h = K.hash64(plain)
     assert torch.equal(h, K.hash64(encoded))
     assert K.hash64(few).tolist() == h[[5, 250]].tolist()
@@ -266,8 +286,9 @@ def test_per_row_and_per_entry_work_agree(device):
     few = big.take(idx)
     assert K.per_row(few) and not K.per_row(big)
     want = [values[i] for i in idx.tolist()]
-    assert rows(S.upper(few)) == [v.upper() if v.isascii() else rows(S.upper(Column.from_arrow(pa.array([v]))))[0]
-                                  for v in want]
+    assert rows(S.upper(few)) == [
+        v.upper() if v.isascii() else rows(S.upper(Column.from_arrow(pa.array([v]))))[0] for v in want
+    ]
     assert rows(S.length(few)) == [len(v) for v in want]
     assert rows(like(few, "%special%")) == ["special" in v for v in want]
     assert rows(S.substring(few, 2, 3)) == [v[1:4] for v in want]
@@ -287,12 +308,15 @@ def test_queries_over_parquet_dictionaries(tmp_path, device):
     con = glint.connect(device=device)
     con.read_parquet(str(tmp_path / "t.parquet"), "t")
     import duckdb
+
     duck = duckdb.connect()
-    for q in ["SELECT s, count(*), min(i) FROM t GROUP BY s ORDER BY s",
-              "SELECT min(s), max(s), count(DISTINCT s) FROM t",
-              "SELECT s FROM t WHERE s > 'ab' AND s NOT LIKE '%special%' ORDER BY s DESC, i LIMIT 7",
-              "SELECT upper(s) || '-' || length(s), count(*) FROM t GROUP BY 1 ORDER BY 1",
-              "SELECT a.s, count(*) FROM t a JOIN (SELECT DISTINCT s FROM t WHERE i < 50) b ON a.s = b.s GROUP BY 1 ORDER BY 1"]:
+    for q in [
+        "SELECT s, count(*), min(i) FROM t GROUP BY s ORDER BY s",
+        "SELECT min(s), max(s), count(DISTINCT s) FROM t",
+        "SELECT s FROM t WHERE s > 'ab' AND s NOT LIKE '%special%' ORDER BY s DESC, i LIMIT 7",
+        "SELECT upper(s) || '-' || length(s), count(*) FROM t GROUP BY 1 ORDER BY 1",
+        "SELECT a.s, count(*) FROM t a JOIN (SELECT DISTINCT s FROM t WHERE i < 50) b ON a.s = b.s GROUP BY 1 ORDER BY 1",
+    ]:
         want = duck.sql(q.replace("FROM t", f"FROM '{tmp_path / 't.parquet'}'")).fetchall()
         assert con.sql(q).fetchall() == want, q
 
@@ -302,11 +326,12 @@ def test_folding_chunks_keeps_dictionaries_small():
     (concatenate, keep a few rows, concatenate again): the dictionary of the
     result holds its rows' strings, not every string every chunk brought."""
     from glint.columnar.column import Column, concat_columns
+
     best = None
     for k in range(50):
         chunk = Column.from_arrow(pa.array([f"c{k}-{i}" for i in range(3000)]))
         best = chunk if best is None else concat_columns([best, chunk])
-        best = best.take(torch.tensor([0, len(best) - 1]))      # keep two rows
+        best = best.take(torch.tensor([0, len(best) - 1]))  # keep two rows
     assert best.to_arrow().to_pylist() == ["c0-0", "c49-2999"]
     assert len(best.dictionary) < 2 * 3000 + 1024 + 2
 
@@ -314,6 +339,7 @@ def test_folding_chunks_keeps_dictionaries_small():
 def test_shared_dictionaries_counted_once():
     from glint.columnar.column import Batch, Column
     from glint.runtime.spill import batch_nbytes, batches_nbytes, compact_strings
+
     col = Column.from_arrow(pa.array([f"s{i}" for i in range(5000)]))
     parts = [Batch({"s": col.take(torch.arange(i, i + 10))}, 10) for i in range(0, 50, 10)]
     one = batch_nbytes(parts[0])

@@ -5,6 +5,7 @@ failure, a hang and an error in one rank's rows do; and planning decisions.
 
 One connection (one set of rank processes) serves all queries of a
 configuration."""
+
 import time
 
 import duckdb
@@ -12,14 +13,20 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint.workloads import ssb, tpch
 from glint.errors import ExecutionError, GlintError, ParseError, RankFailure
 from glint.io.file_lists import tables_in_directory
 from glint.testing.compare import compare_query_result
+from glint.workloads import ssb, tpch
 
 SF = 0.01
-TPCH_KEYS = {"lineitem": "l_orderkey", "orders": "o_orderkey", "partsupp": "ps_partkey", "part": "p_partkey",
-             "customer": "c_custkey", "supplier": "s_suppkey"}
+TPCH_KEYS = {
+    "lineitem": "l_orderkey",
+    "orders": "o_orderkey",
+    "partsupp": "ps_partkey",
+    "part": "p_partkey",
+    "customer": "c_custkey",
+    "supplier": "s_suppkey",
+}
 
 # (ranks, how the tables are spread): "ranges": every table split by rows but
 # nation / region (replicated), every aggregate's states shuffled; "keys": the
@@ -30,8 +37,9 @@ _expected: dict = {}
 
 
 def _connect(ranks: int, how: str, **kw):
-    opts = {"ranges": {"replicate_rows": 30, "small_result_bytes": 0},
-            "keys": {"replicate_rows": 30}, "defaults": {}}[how]
+    opts = {"ranges": {"replicate_rows": 30, "small_result_bytes": 0}, "keys": {"replicate_rows": 30}, "defaults": {}}[
+        how
+    ]
     return glint.connect(ranks=ranks, device="cpu", timeout=60, **opts, **kw)
 
 
@@ -102,7 +110,7 @@ def test_breakdown_and_explain(tpch_con):
     res = _check(con, duck, ("tpch", 3), tpch.tpch_query(3))
     for r in res.rank_stats:
         assert r["total_s"] >= r["compute_s"] >= 0
-        assert r["bytes_sent"] > 0 and r["messages_sent"] > 0          # at least the final gather
+        assert r["bytes_sent"] > 0 and r["messages_sent"] > 0  # at least the final gather
         assert r["exchanges"][-1]["kind"] == "gather" or r["exchanges"][-1]["kind"] in ("broadcast", "shuffle")
     text = con.sql("EXPLAIN ANALYZE " + tpch.tpch_query(3)).fetchall()[0][0]
     assert "Gather to rank 0" in text and "Ranks:" in text and "TopK" in text
@@ -114,20 +122,27 @@ def test_breakdown_and_explain(tpch_con):
 def _all_types(n: int) -> pa.Table:
     import datetime
     import decimal
+
     rows = range(n)
-    return pa.table({
-        "k": pa.array([i % 7 for i in rows], pa.int32()),
-        "big": pa.array([None if i % 5 == 0 else i * 10**12 for i in rows], pa.int64()),
-        "dbl": pa.array([float("nan") if i % 11 == 0 else -0.0 if i % 13 == 0 else i / 3 for i in rows],
-                        pa.float64()),
-        "flag": pa.array([None if i % 4 == 0 else i % 2 == 0 for i in rows], pa.bool_()),
-        "day": pa.array([datetime.date(1990, 1, 1) + datetime.timedelta(days=i) for i in rows], pa.date32()),
-        "price": pa.array([decimal.Decimal(f"{(i * 7919) % 10**13}.{i % 100:02d}") * (-1 if i % 3 else 1)
-                           for i in rows], pa.decimal128(15, 2)),
-        "name": pa.array([None if i % 6 == 0 else "" if i % 9 == 0 else f"näme-{i}-{'x' * (i % 17)}"
-                          for i in rows], pa.string()),
-        "cat": pa.array([["a", "bb", None, "ccc"][i % 4] for i in rows], pa.string()).dictionary_encode(),
-    })
+    return pa.table(
+        {
+            "k": pa.array([i % 7 for i in rows], pa.int32()),
+            "big": pa.array([None if i % 5 == 0 else i * 10**12 for i in rows], pa.int64()),
+            "dbl": pa.array(
+                [float("nan") if i % 11 == 0 else -0.0 if i % 13 == 0 else i / 3 for i in rows], pa.float64()
+            ),
+            "flag": pa.array([None if i % 4 == 0 else i % 2 == 0 for i in rows], pa.bool_()),
+            "day": pa.array([datetime.date(1990, 1, 1) + datetime.timedelta(days=i) for i in rows], pa.date32()),
+            "price": pa.array(
+                [decimal.Decimal(f"{(i * 7919) % 10**13}.{i % 100:02d}") * (-1 if i % 3 else 1) for i in rows],
+                pa.decimal128(15, 2),
+            ),
+            "name": pa.array(
+                [None if i % 6 == 0 else "" if i % 9 == 0 else f"näme-{i}-{'x' * (i % 17)}" for i in rows], pa.string()
+            ),
+            "cat": pa.array([["a", "bb", None, "ccc"][i % 4] for i in rows], pa.string()).dictionary_encode(),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +167,9 @@ def duck_mem():
 
 EXCHANGE_QUERIES = [
     # gathers of every type (empty partitions on most ranks for "one", all for "none")
-    "SELECT * FROM t", "SELECT * FROM one", "SELECT * FROM none",
+    "SELECT * FROM t",
+    "SELECT * FROM one",
+    "SELECT * FROM none",
     # shuffles: GROUP BY on each type, DISTINCT rows, set operations
     "SELECT name, count(*), min(day), max(price), sum(big) FROM t GROUP BY name",
     "SELECT cat, flag, count(*), avg(dbl), min(name), max(name) FROM t GROUP BY cat, flag",
@@ -163,7 +180,7 @@ EXCHANGE_QUERIES = [
     "SELECT DISTINCT flag, cat, k FROM t",
     "SELECT name, cat FROM t INTERSECT SELECT name, cat FROM t WHERE k < 4",
     "SELECT * FROM t EXCEPT SELECT * FROM t WHERE k = 1",
-    "SELECT k, sum(price * 1000000) AS s FROM t GROUP BY k",           # sums past 64 bits: wide states
+    "SELECT k, sum(price * 1000000) AS s FROM t GROUP BY k",  # sums past 64 bits: wide states
     "SELECT sum(price * 1000000), count(DISTINCT cat), count(*) FROM none",
     # all-reduced aggregates without GROUP BY: wide sums, MIN / MAX with NULLs, empty partitions
     "SELECT sum(price * 1000000), min(day), max(day), min(flag), max(flag), min(price), max(big), avg(big), "
@@ -224,9 +241,10 @@ def test_parquet_shares(types_con, duck_mem, tmp_path):
     """Whole row groups per rank (more row groups than ranks), row ranges cut
     through one row group, and a file of no rows; each rank reads only its share."""
     import pyarrow.parquet as pq
+
     data = _all_types(1000)
-    pq.write_table(data, tmp_path / "groups.parquet", row_group_size=64)      # 16 row groups
-    pq.write_table(data, tmp_path / "whole.parquet")                          # 1 row group
+    pq.write_table(data, tmp_path / "groups.parquet", row_group_size=64)  # 16 row groups
+    pq.write_table(data, tmp_path / "whole.parquet")  # 1 row group
     pq.write_table(data.slice(0, 0), tmp_path / "empty.parquet")
     for name in ("groups", "whole", "empty"):
         types_con.read_parquet(str(tmp_path / f"{name}.parquet"), name)
@@ -242,14 +260,26 @@ def test_parquet_shares(types_con, duck_mem, tmp_path):
 # ------------------------------------------------------------------ TIMESTAMP on 2 ranks
 def _timestamps(n: int) -> pa.Table:
     import datetime
+
     base = datetime.datetime(1995, 1, 1)
     far = [datetime.datetime(1, 1, 1), datetime.datetime(9999, 12, 31, 23, 59, 59, 999999)]
-    return pa.table({
-        "k": pa.array([i % 5 for i in range(n)], pa.int32()),
-        "ts": pa.array([None if i % 7 == 0 else far[i % 2] if i % 23 == 0 else
-                        base + datetime.timedelta(hours=11 * i, microseconds=i) for i in range(n)], pa.timestamp("us")),
-        "d": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 40) for i in range(n)], pa.date32()),
-    })
+    return pa.table(
+        {
+            "k": pa.array([i % 5 for i in range(n)], pa.int32()),
+            "ts": pa.array(
+                [
+                    None
+                    if i % 7 == 0
+                    else far[i % 2]
+                    if i % 23 == 0
+                    else base + datetime.timedelta(hours=11 * i, microseconds=i)
+                    for i in range(n)
+                ],
+                pa.timestamp("us"),
+            ),
+            "d": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i % 40) for i in range(n)], pa.date32()),
+        }
+    )
 
 
 TIMESTAMP_QUERIES = [
@@ -257,7 +287,7 @@ TIMESTAMP_QUERIES = [
     "SELECT ts, count(*), min(k) FROM ts_t GROUP BY ts",
     "SELECT date_trunc('day', ts) AS day, count(*), max(ts) FROM ts_t GROUP BY day",
     "SELECT min(ts), max(ts), count(ts), count(DISTINCT date_trunc('hour', ts)) FROM ts_t",
-    "SELECT min(ts), max(ts), count(ts), min(d + INTERVAL 1 HOUR) FROM ts_t WHERE k > 1",       # all-reduced
+    "SELECT min(ts), max(ts), count(ts), min(d + INTERVAL 1 HOUR) FROM ts_t WHERE k > 1",  # all-reduced
     "SELECT a.k, b.k, a.ts FROM ts_t a JOIN ts_t b ON a.ts = b.ts AND a.k <> b.k",
     "SELECT a.k, b.ts FROM ts_t a JOIN ts_t b ON a.d = b.ts",
     "SELECT ts, k FROM ts_t ORDER BY ts DESC NULLS LAST, k LIMIT 9",
@@ -293,11 +323,15 @@ def test_tables_writes_and_files_on_two_ranks(tmp_path):
     hash-partitioned, TRUNCATE, VALUES, and files in FROM (each rank reading
     its row groups) on 2 ranks, against DuckDB; DELETE and UPDATE are refused."""
     import duckdb
+
     from glint.errors import NotSupported
+
     path = tmp_path / "p.parquet"
     duck = duckdb.connect()
-    duck.execute(f"COPY (SELECT i AS k, i % 5 AS g, 'n' || (i % 7) AS s, (i * 0.25)::DECIMAL(8,2) AS m "
-                 f"FROM range(300) t(i)) TO '{path}' (ROW_GROUP_SIZE 40)")
+    duck.execute(
+        f"COPY (SELECT i AS k, i % 5 AS g, 'n' || (i % 7) AS s, (i * 0.25)::DECIMAL(8,2) AS m "
+        f"FROM range(300) t(i)) TO '{path}' (ROW_GROUP_SIZE 40)"
+    )
     con = glint.connect(ranks=2, device="cpu", timeout=60, replicate_rows=8, chunk_rows=16)
     try:
         statements = [
@@ -355,7 +389,7 @@ def test_tables_writes_and_files_on_two_ranks(tmp_path):
 def test_error_in_one_rank_keeps_connection(duck_mem):
     con = glint.connect(ranks=3, device="cpu", timeout=60, replicate_rows=0)
     try:
-        con.register("s", pa.table({"v": ["1", "2", "3", "4", "5", "x"]}))   # "x" is rank 2's
+        con.register("s", pa.table({"v": ["1", "2", "3", "4", "5", "x"]}))  # "x" is rank 2's
         with pytest.raises(ExecutionError, match="Could not convert string 'x' to INT32"):
             con.sql("SELECT sum(CAST(v AS INTEGER)) FROM s").arrow()
         with pytest.raises(ParseError):
@@ -398,7 +432,7 @@ def test_rank_hang_times_out():
     elapsed = time.monotonic() - t0
     assert e.value.rank == 1 and 2.5 < elapsed < 10
     procs = list(con.world.procs.values())
-    assert all(p.poll() is not None for p in procs)          # nothing left hanging
+    assert all(p.poll() is not None for p in procs)  # nothing left hanging
     con.close()
 
 
@@ -414,6 +448,7 @@ def test_bad_arguments():
 def planning():
     """A plain connection as the planner's catalog, with a partitioning per table."""
     from glint.distributed.catalog import TablePartitioning
+
     con = glint.connect(device="cpu")
     n = 100_000
     con.register("fact", pa.table({"k": list(range(n)), "d": [i % 1000 for i in range(n)], "v": [1.0] * n}))
@@ -428,8 +463,10 @@ def planning():
 
 def _plan_text(planning, sql: str, ranks: int = 4, **parts) -> str:
     import re
+
     from glint.distributed.catalog import TablePartitioning
     from glint.distributed.planner import plan_distributed
+
     con, table_parts = planning
     table_parts.clear()
     table_parts.update({t: TablePartitioning("hash", k) for t, k in parts.items()})
@@ -439,7 +476,9 @@ def _plan_text(planning, sql: str, ranks: int = 4, **parts) -> str:
 
 def test_plan_broadcasts_the_small_side(planning):
     # |fact| / |dim| = 100 > ranks - 1 (eq. 3): dim is broadcast, fact stays where it is
-    assert _plan_text(planning, "SELECT name, sum(v) FROM fact JOIN dim ON fact.d = dim.d GROUP BY name") == """\
+    assert (
+        _plan_text(planning, "SELECT name, sum(v) FROM fact JOIN dim ON fact.d = dim.d GROUP BY name")
+        == """\
 Project name#6 AS name#8, SUM(v)#7 AS _col_1#9
   HashAggregate(final) groups=[name#5] aggs=[sum(v#3)] [breaker]
     Broadcast to all ranks [breaker]
@@ -448,16 +487,21 @@ Project name#6 AS name#8, SUM(v)#7 AS _col_1#9
           Scan fact [d, v]
           Broadcast to all ranks [breaker]
             Scan dim [d, name]"""
+    )
 
 
 def test_plan_shuffles_comparable_sides_and_keeps_co_partitioned_ones(planning):
     sql = "SELECT count(*) FROM a JOIN b ON x = y"
     shuffled = _plan_text(planning, sql)
-    assert "Shuffle hash(x#1)" in shuffled and "Shuffle hash(y#3)" in shuffled and "Broadcast to all ranks\n" \
-        not in shuffled.split("EquiJoin")[1]
+    assert (
+        "Shuffle hash(x#1)" in shuffled
+        and "Shuffle hash(y#3)" in shuffled
+        and "Broadcast to all ranks\n" not in shuffled.split("EquiJoin")[1]
+    )
     local = _plan_text(planning, sql, a="x", b="y")
-    assert "Shuffle" not in local and local.endswith("EquiJoin INNER [x#1 = y#3] build=right [breaker]\n"
-                                                     "          Scan a [x]\n          Scan b [y]")
+    assert "Shuffle" not in local and local.endswith(
+        "EquiJoin INNER [x#1 = y#3] build=right [breaker]\n          Scan a [x]\n          Scan b [y]"
+    )
     # partitioned on another column: only that side moves
     one = _plan_text(planning, sql, a="x", b="q")
     assert "Shuffle hash(y#3)" in one and "Shuffle hash(x" not in one
@@ -470,23 +514,29 @@ def test_plan_not_in_never_partitions_on_the_in_key(planning):
 
 def test_plan_all_reduces_aggregates_without_groups(planning):
     text = _plan_text(planning, "SELECT sum(v), min(k), count(*) FROM fact")
-    assert text == """\
+    assert (
+        text
+        == """\
 Project SUM(v)#4 AS _col_0#7, MIN(k)#5 AS _col_1#8, COUNT(*)#6 AS _col_2#9
   HashAggregate(final) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]
     AllReduce sum(v#3), min(k#1), count_star() [breaker]
       HashAggregate(partial) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]
         Scan fact [k, v]"""
-    assert "AllReduce" not in _plan_text(planning, "SELECT max(v) FROM fact")      # NaN order: states broadcast
+    )
+    assert "AllReduce" not in _plan_text(planning, "SELECT max(v) FROM fact")  # NaN order: states broadcast
 
 
 def test_plan_global_top_k_and_distinct_aggregates(planning):
-    assert _plan_text(planning, "SELECT x FROM a ORDER BY p DESC LIMIT 5") == """\
+    assert (
+        _plan_text(planning, "SELECT x FROM a ORDER BY p DESC LIMIT 5")
+        == """\
 Project x#3
   TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
     Gather to rank 0
       TopK 5 OFFSET 0 BY __order#4 DESC NULLS LAST [breaker]
         Project x#1 AS x#3, p#2 AS __order#4
           Scan a [x, p]"""
+    )
     # DISTINCT: each rank's distinct (group, argument) pairs are shuffled, not its rows
     assert _plan_text(planning, "SELECT q % 10, count(DISTINCT y) FROM b GROUP BY 1").endswith("""\
     HashAggregate groups=[q % 10#3] aggs=[count(DISTINCT __arg0#7)] [breaker]
@@ -508,23 +558,65 @@ def test_plan_grouping_sets(planning):
     text = _plan_text(planning, "SELECT k, d, median(v) FROM fact GROUP BY k, ROLLUP (d)")
     assert "Shuffle hash(k#1)" in text and "partial" not in text
     assert "Shuffle" not in _plan_text(planning, "SELECT k, d, median(v) FROM fact GROUP BY k, ROLLUP (d)", fact="k")
-    assert "Gather to rank 0\n      Scan fact" in \
-        _plan_text(planning, "SELECT d, median(v) FROM fact GROUP BY ROLLUP (d)")
+    assert "Gather to rank 0\n      Scan fact" in _plan_text(
+        planning, "SELECT d, median(v) FROM fact GROUP BY ROLLUP (d)"
+    )
 
 
 # ------------------------------------------------------------------ command line and benchmark
 def test_cli_sql_and_bench_on_ranks(tmp_path, tpch_data, capsys):
     import json
+
     from glint.__main__ import main
+
     d = tpch_data[0]
-    assert main(["sql", "SELECT count(*) AS n FROM lineitem", "--parquet", str(d), "--device", "cpu",
-                 "--ranks", "2", "--timer"]) == 0
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT count(*) AS n FROM lineitem",
+                "--parquet",
+                str(d),
+                "--device",
+                "cpu",
+                "--ranks",
+                "2",
+                "--timer",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "60175" in out and "Ranks:" in out and "allreduce" in out      # COUNT(*): all-reduced states
+    assert "60175" in out and "Ranks:" in out and "allreduce" in out  # COUNT(*): all-reduced states
     res = tmp_path / "res"
-    assert main(["bench", "tpch", "--sf", "0.01", "--device", "cpu", "--ranks", "2", "--hash-partition",
-                 "--runs", "1", "--warmup", "0", "--queries", "3,18", "--cold-queries", "3", "--no-cold-process",
-                 "--no-duckdb-memory", "--out", str(res)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "tpch",
+                "--sf",
+                "0.01",
+                "--device",
+                "cpu",
+                "--ranks",
+                "2",
+                "--hash-partition",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--queries",
+                "3,18",
+                "--cold-queries",
+                "3",
+                "--no-cold-process",
+                "--no-duckdb-memory",
+                "--out",
+                str(res),
+            ]
+        )
+        == 0
+    )
     rep = json.loads((res / "tpch_sf0.01_2-ranks-x-cpu.json").read_text())
     assert rep["ranks"] == 2 and rep["hash_partition"] and rep["queries_failed"] == []
     q3 = rep["queries"][0]
@@ -538,15 +630,37 @@ def test_torchrun_entry(tpch_data):
     over all the ranks torchrun started; the others serve it and leave."""
     import subprocess
     import sys
+
     sql = "SELECT l_returnflag, count(*) AS n FROM lineitem GROUP BY 1 ORDER BY 1"
-    p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                        "-m", "glint", "sql", sql, "--parquet", str(tpch_data[0]), "--device", "cpu",
-                        "--timer", "--ranks", "env"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "glint",
+            "sql",
+            sql,
+            "--parquet",
+            str(tpch_data[0]),
+            "--device",
+            "cpu",
+            "--timer",
+            "--ranks",
+            "env",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     expected = tpch.duckdb_arrow(tpch_data[1], sql).to_pylist()
     for row in expected:
         assert f"{row['l_returnflag']} " in p.stdout and str(row["n"]) in p.stdout
-    assert "Ranks:" in p.stdout and "   1 " in p.stdout            # both ranks' breakdown
+    assert "Ranks:" in p.stdout and "   1 " in p.stdout  # both ranks' breakdown
 
 
 @pytest.mark.gpu
@@ -554,6 +668,7 @@ def test_torchrun_entry(tpch_data):
 def test_cuda_ranks_nccl(tpch_data):
     """One rank per GPU (up to 2), NCCL between them: the same results."""
     import torch
+
     d, duck = tpch_data
     con = glint.connect(ranks=min(2, torch.cuda.device_count()), device="cuda", replicate_rows=30)
     try:
@@ -598,7 +713,7 @@ def test_string_functions_on_two_ranks(string_con, duck_mem, sql):
 
 
 def test_string_function_error_in_one_rank(string_con):
-    string_con.register("pats", pa.table({"s": ["a", "b", "c", "d"], "p": ["a", "b", "c", "("]}))   # "(" is rank 1's
+    string_con.register("pats", pa.table({"s": ["a", "b", "c", "d"], "p": ["a", "b", "c", "("]}))  # "(" is rank 1's
     with pytest.raises(ExecutionError, match=r"missing \): \("):
         string_con.sql("SELECT count(*) FROM pats WHERE regexp_matches(s, p)").arrow()
     assert string_con.sql("SELECT count(*) FROM pats WHERE s LIKE p").fetchall() == [(3,)]
@@ -611,10 +726,13 @@ def test_ranks_read_every_scan_ahead(tmp_path, monkeypatch):
     import threading
 
     import pyarrow.parquet as pq
+
     from glint.distributed import rank as R
+
     n = 4000
-    fact = pa.table({"fk": pa.array([i % 40 for i in range(n)], pa.int64()),
-                     "v": pa.array([i % 97 for i in range(n)], pa.int64())})
+    fact = pa.table(
+        {"fk": pa.array([i % 40 for i in range(n)], pa.int64()), "v": pa.array([i % 97 for i in range(n)], pa.int64())}
+    )
     dim = pa.table({"dk": pa.array(range(40), pa.int64()), "g": pa.array([f"g{i % 4}" for i in range(40)])})
     for name, t in (("fact", fact), ("dim", dim)):
         pq.write_table(t, str(tmp_path / f"{name}.parquet"), row_group_size=500)
@@ -624,6 +742,7 @@ def test_ranks_read_every_scan_ahead(tmp_path, monkeypatch):
     def spy(ctx, root):
         real(ctx, root)
         seen.append(sorted(r.table.name for r in ctx.read_ahead.values()))
+
     monkeypatch.setattr(R, "start_scans", spy)
     sql = "SELECT g, sum(v) AS s, count(*) AS c FROM fact JOIN dim ON fk = dk GROUP BY g ORDER BY g"
     duck = duckdb.connect()

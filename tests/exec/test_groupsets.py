@@ -7,6 +7,7 @@ a 48 KB budget; the predicate pushdown rule around grouping sets; and on 2
 Gloo ranks (states shuffled on the keys and the grouping set, rows shuffled
 on the keys every set keeps, or gathered). The per-construct behaviour is in
 tests/sqllogic/groupsets/ and tests/sqllogic/aggregates/."""
+
 from __future__ import annotations
 
 import re
@@ -104,22 +105,35 @@ def test_string_agg_without_order_follows_the_input(engines):
 def random_groups(device):
     rng = np.random.default_rng(5)
     n = 2500
-    t = pa.table({
-        "g": pa.array(rng.integers(0, 50, n), pa.int32()),
-        "d": pa.array([None if r < 0.1 else Decimal(int(v)).scaleb(-3)
-                       for r, v in zip(rng.random(n), rng.integers(-10**15, 10**15, n))], pa.decimal128(18, 3)),
-        "e": pa.array([Decimal(int(v)).scaleb(-2) for v in rng.integers(-999, 999, n)], pa.decimal128(5, 2)),
-        "b": pa.array([int(v) if r < 0.5 else int(w) for r, v, w in zip(rng.random(n), rng.integers(-2**62, 2**62, n),
-                                                                         rng.integers(-100, 100, n))], pa.int64()),
-        "f": pa.array(np.where(rng.random(n) < 0.5, rng.uniform(-1e6, 1e6, n), rng.integers(-5, 5, n) / 4)),
-    })
+    t = pa.table(
+        {
+            "g": pa.array(rng.integers(0, 50, n), pa.int32()),
+            "d": pa.array(
+                [
+                    None if r < 0.1 else Decimal(int(v)).scaleb(-3)
+                    for r, v in zip(rng.random(n), rng.integers(-(10**15), 10**15, n))
+                ],
+                pa.decimal128(18, 3),
+            ),
+            "e": pa.array([Decimal(int(v)).scaleb(-2) for v in rng.integers(-999, 999, n)], pa.decimal128(5, 2)),
+            "b": pa.array(
+                [
+                    int(v) if r < 0.5 else int(w)
+                    for r, v, w in zip(rng.random(n), rng.integers(-(2**62), 2**62, n), rng.integers(-100, 100, n))
+                ],
+                pa.int64(),
+            ),
+            "f": pa.array(np.where(rng.random(n) < 0.5, rng.uniform(-1e6, 1e6, n), rng.integers(-5, 5, n) / 4)),
+        }
+    )
     con, duck = _engines(t, device, chunk_rows=128)
     yield con, duck
     duck.close()
 
 
-@pytest.mark.parametrize("q", ["0.5", "0.3", "0.1", "0.99", "-0.3", "0.333", "0", "1", "0.3::DOUBLE", "(1 / 3)",
-                               "-0.7::DOUBLE"])
+@pytest.mark.parametrize(
+    "q", ["0.5", "0.3", "0.1", "0.99", "-0.3", "0.333", "0", "1", "0.3::DOUBLE", "(1 / 3)", "-0.7::DOUBLE"]
+)
 def test_quantile_positions_and_interpolation(random_groups, q):
     """DuckDB's positions (exact for a DECIMAL q, in doubles for a DOUBLE q)
     and interpolation (truncated in a DECIMAL's scale) on groups of every size."""
@@ -130,9 +144,10 @@ def test_quantile_positions_and_interpolation(random_groups, q):
 
 def test_variances_of_random_groups(random_groups):
     con, duck = random_groups
-    for sql in ("SELECT g, var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e), var_samp(DISTINCT f) "
-                "FROM t GROUP BY g",
-                "SELECT var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e) FROM t"):
+    for sql in (
+        "SELECT g, var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e), var_samp(DISTINCT f) FROM t GROUP BY g",
+        "SELECT var_samp(b), var_pop(d), stddev_samp(f), stddev_pop(e) FROM t",
+    ):
         _check(con, duck, sql)
 
 
@@ -141,11 +156,14 @@ def test_variances_of_random_groups(random_groups):
 def big_table():
     rng = np.random.default_rng(8)
     n = 5000
-    t = pa.table({"k": rng.integers(0, 1200, n), "kn": pa.array(np.where(rng.random(n) < 0.1, None,
-                                                                          rng.integers(0, 40, n)).tolist(), pa.int64()),
-                  "x": rng.integers(-1000, 1000, n) / 8,
-                  "s": pa.array([None if r < 0.05 else f"s{v:03d}" for r, v in zip(rng.random(n),
-                                                                                  rng.integers(0, 300, n))])})
+    t = pa.table(
+        {
+            "k": rng.integers(0, 1200, n),
+            "kn": pa.array(np.where(rng.random(n) < 0.1, None, rng.integers(0, 40, n)).tolist(), pa.int64()),
+            "x": rng.integers(-1000, 1000, n) / 8,
+            "s": pa.array([None if r < 0.05 else f"s{v:03d}" for r, v in zip(rng.random(n), rng.integers(0, 300, n))]),
+        }
+    )
     duck = duckdb.connect()
     duck.register("big", t)
     yield t, duck
@@ -154,21 +172,34 @@ def big_table():
 
 # budgets small enough that the aggregation goes out of core, large enough
 # that one level of partitions fits (deeper levels only cost time here)
-@pytest.mark.parametrize("budget, sql, note", [
-    ("256KB", "SELECT k, kn, count(*), sum(x), var_samp(x), bool_or(x > 0), grouping(k, kn) FROM big "
-     "GROUP BY ROLLUP (k, kn)", "aggregation state over budget"),
-    ("256KB", "SELECT k, kn, count(DISTINCT x), median(x), quantile_disc(x, 0.3) FROM big GROUP BY CUBE (k, kn)",
-     "input over budget"),
-    ("256KB", "SELECT k, string_agg(s, ',' ORDER BY s NULLS FIRST, x) FROM big GROUP BY k", "input over budget"),
-    ("320KB", "SELECT k, kn, string_agg(s || s || s, '') FILTER (WHERE x > 0), stddev_pop(x) FROM big "
-     "GROUP BY k, kn", "aggregation state over budget"),
-])
+@pytest.mark.parametrize(
+    "budget, sql, note",
+    [
+        (
+            "256KB",
+            "SELECT k, kn, count(*), sum(x), var_samp(x), bool_or(x > 0), grouping(k, kn) FROM big "
+            "GROUP BY ROLLUP (k, kn)",
+            "aggregation state over budget",
+        ),
+        (
+            "256KB",
+            "SELECT k, kn, count(DISTINCT x), median(x), quantile_disc(x, 0.3) FROM big GROUP BY CUBE (k, kn)",
+            "input over budget",
+        ),
+        ("256KB", "SELECT k, string_agg(s, ',' ORDER BY s NULLS FIRST, x) FROM big GROUP BY k", "input over budget"),
+        (
+            "320KB",
+            "SELECT k, kn, string_agg(s || s || s, '') FILTER (WHERE x > 0), stddev_pop(x) FROM big GROUP BY k, kn",
+            "aggregation state over budget",
+        ),
+    ],
+)
 def test_out_of_core(device, big_table, budget, sql, note):
     t, duck = big_table
     con = glint.connect(device=device, chunk_rows=256, memory_limit=budget)
     con.register("big", t)
     res = con.sql(sql)
-    duck.execute("SET threads = 1")         # STRING_AGG without ORDER BY: input order on both sides
+    duck.execute("SET threads = 1")  # STRING_AGG without ORDER BY: input order on both sides
     try:
         _check(con, duck, sql, res)
     finally:
@@ -192,8 +223,9 @@ def test_filters_on_keys_every_set_keeps_go_below_the_aggregate(engines):
     assert any(ln.startswith("Filter (h#") for ln in lines[:agg])
     _check(con, duck, sql)
     lines = _logical(con, "SELECT g, count(*) FROM t GROUP BY ROLLUP (g) HAVING g IS NULL")
-    assert lines.index(next(ln for ln in lines if ln.startswith("Filter"))) < \
-        lines.index(next(ln for ln in lines if ln.startswith("Aggregate")))
+    assert lines.index(next(ln for ln in lines if ln.startswith("Filter"))) < lines.index(
+        next(ln for ln in lines if ln.startswith("Aggregate"))
+    )
 
 
 def test_grouping_sets_plan_reads_the_input_once(engines):

@@ -2,6 +2,7 @@
 memory limit force every pipeline to run chunk by chunk and every breaker to
 spill (grace hash join, partitioned aggregation, external sort, partitioned
 set operations). Every result is compared with DuckDB's."""
+
 from __future__ import annotations
 
 import os
@@ -16,9 +17,9 @@ import pytest
 import torch
 
 import glint
-from glint.workloads import ssb, tpch
 from glint.errors import GlintError
 from glint.testing.compare import compare_query_result
+from glint.workloads import ssb, tpch
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,7 @@ def device(request):
     opt = request.config.getoption("--device")
     if opt == "all":
         import torch
+
         return "cuda" if torch.cuda.is_available() else "cpu"
     return opt
 
@@ -100,8 +102,13 @@ def _data(n=6000, seed=3):
     x[rng.random(n) < 0.01] = -0.0
     s = pa.array([None if r < 0.05 else f"s{int(v):04d}" for r, v in zip(rng.random(n), rng.integers(0, 700, n))])
     d = pa.array(rng.integers(8000, 11000, n).astype("int32"), pa.int32()).cast(pa.date32())
-    dec = pa.array([None if r < 0.03 else Decimal(int(v)).scaleb(-2)
-                    for r, v in zip(rng.random(n), rng.integers(-10**6, 10**6, n))], pa.decimal128(12, 2))
+    dec = pa.array(
+        [
+            None if r < 0.03 else Decimal(int(v)).scaleb(-2)
+            for r, v in zip(rng.random(n), rng.integers(-(10**6), 10**6, n))
+        ],
+        pa.decimal128(12, 2),
+    )
     return pa.table({"k": k, "kn": kn, "x": x, "s": s, "d": d, "dec": dec})
 
 
@@ -141,7 +148,7 @@ JOINS = [
     "SELECT b.k, s.dec FROM big b LEFT JOIN small s ON b.k = s.k AND b.kn = s.kn",
     "SELECT b.k, s.k FROM small s RIGHT JOIN big b ON b.k = s.k AND b.x < s.x",
     "SELECT b.k, s.k, s.s FROM big b FULL JOIN small s ON b.kn = s.kn AND b.k = s.k",
-    "SELECT s.k, b.s FROM small s LEFT JOIN big b ON b.k = s.k",      # the left side built
+    "SELECT s.k, b.s FROM small s LEFT JOIN big b ON b.k = s.k",  # the left side built
     "SELECT count(*) FROM big b WHERE EXISTS (SELECT 1 FROM small s WHERE s.k = b.k AND s.x > b.x)",
     "SELECT count(*) FROM small s WHERE NOT EXISTS (SELECT 1 FROM big b WHERE s.k = b.k)",
     "SELECT k, kn FROM big WHERE kn NOT IN (SELECT kn FROM small WHERE k < 100)",
@@ -209,25 +216,32 @@ def test_topk_and_limit(ops):
     _check(con, duck, "SELECT s, k FROM big ORDER BY s NULLS FIRST, k DESC LIMIT 40")
     res = con.sql("SELECT k FROM big LIMIT 5")
     assert res.arrow().num_rows == 5
-    assert res.io.chunks < 4          # a LIMIT stops reading once it has its rows
+    assert res.io.chunks < 4  # a LIMIT stops reading once it has its rows
 
 
 # ------------------------------------------------------------------ scans
 def test_row_groups_skipped_by_statistics(tmp_path):
     n = 40_000
-    t = pa.table({"k": np.arange(n), "v": np.arange(n) % 7,
-                  "s": pa.array([f"k{i:06d}" for i in range(n)]),
-                  "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32())})
+    t = pa.table(
+        {
+            "k": np.arange(n),
+            "v": np.arange(n) % 7,
+            "s": pa.array([f"k{i:06d}" for i in range(n)]),
+            "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32()),
+        }
+    )
     pq.write_table(t, tmp_path / "t.parquet", row_group_size=1000)
     con = glint.connect(device="cpu", chunk_rows=2000)
     con.read_parquet(str(tmp_path / "t.parquet"), "t")
     duck = duckdb.connect()
     duck.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
-    for sql, max_chunks in [("SELECT sum(v) FROM t WHERE k >= 39000", 1),
-                            ("SELECT count(*) FROM t WHERE k < 1500 AND v = 3", 1),
-                            ("SELECT count(*) FROM t WHERE s = 'k012345'", 1),
-                            ("SELECT count(*) FROM t WHERE d BETWEEN DATE '1970-01-05' AND DATE '1970-01-06'", 1),
-                            ("SELECT count(*) FROM t WHERE k IN (5, 39999)", 2)]:
+    for sql, max_chunks in [
+        ("SELECT sum(v) FROM t WHERE k >= 39000", 1),
+        ("SELECT count(*) FROM t WHERE k < 1500 AND v = 3", 1),
+        ("SELECT count(*) FROM t WHERE s = 'k012345'", 1),
+        ("SELECT count(*) FROM t WHERE d BETWEEN DATE '1970-01-05' AND DATE '1970-01-06'", 1),
+        ("SELECT count(*) FROM t WHERE k IN (5, 39999)", 2),
+    ]:
         _check(con, duck, sql)
         res = con.sql(sql)
         res.arrow()
@@ -244,7 +258,7 @@ def test_parquet_chunks_read_once_and_cached(tmp_path):
     assert r1.io.file_bytes > 0 and r1.io.cache_hits == 0
     r2 = con.sql("SELECT sum(a) FROM t")
     r2.fetchall()
-    assert r2.io.file_bytes == 0 and r2.io.cache_hits == r2.io.chunks > 1       # warm: from the cache
+    assert r2.io.file_bytes == 0 and r2.io.cache_hits == r2.io.chunks > 1  # warm: from the cache
 
 
 def test_cache_is_bounded_by_the_limit(tmp_path):
@@ -275,6 +289,7 @@ def test_default_chunk_rows():
     of that under a limit the user set; powers of two within 2**14 .. 2**25
     (2**21 on the CPU)."""
     from glint.runtime.memory import default_chunk_rows
+
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
     assert default_chunk_rows(gpu, 133 << 30) == 1 << 25
     assert default_chunk_rows(gpu, 16 << 30) == 1 << 22
@@ -295,10 +310,11 @@ def test_spill_directory_is_used_and_cleaned(tmp_path, ops):
         p = orig()
         seen.append(p)
         return p
+
     con.spill.new_path = spy
     con.sql("SELECT * FROM big ORDER BY x, k").arrow()
     assert seen and all(p.startswith(str(tmp_path / "spill")) for p in seen)
-    assert not any(os.path.exists(p) for p in seen)        # read back and removed
+    assert not any(os.path.exists(p) for p in seen)  # read back and removed
     con.close()
     assert not os.listdir(tmp_path / "spill")
 
@@ -319,20 +335,28 @@ def test_grace_partition_split_again(device, monkeypatch):
     """A grace partition whose join cannot reserve its memory is split again on
     other hash bits (here: 4 partitions at most, so each is too large)."""
     from glint.exec import join
+
     monkeypatch.setattr(join, "MAX_PARTITIONS", 4)
     monkeypatch.setattr(join, "MIN_SPLIT_ROWS", 0)
     rng = np.random.default_rng(7)
     n = 3000
-    t = pa.table({"k": rng.integers(0, n // 2, n), "x": rng.normal(size=n),
-                  "g": pa.array([None if v % 13 == 0 else v % 97 for v in range(n)], pa.int64())})
+    t = pa.table(
+        {
+            "k": rng.integers(0, n // 2, n),
+            "x": rng.normal(size=n),
+            "g": pa.array([None if v % 13 == 0 else v % 97 for v in range(n)], pa.int64()),
+        }
+    )
     duck = duckdb.connect()
     duck.execute("SET disabled_optimizers = 'join_filter_pushdown'")
     duck.register("t", t)
     con = glint.connect(device=device, chunk_rows=512, memory_limit="16KB")
     con.register("t", t)
-    for sql in ["SELECT count(*), sum(b.x), sum(a.g) FROM t a JOIN t b ON a.k = b.k AND a.x < b.x",
-                "SELECT count(*) FROM t a WHERE EXISTS (SELECT 1 FROM t b WHERE b.k = a.k AND b.x > a.x)",
-                "SELECT a.k, b.g FROM t a LEFT JOIN t b ON a.k = b.k AND b.g <> a.g"]:
+    for sql in [
+        "SELECT count(*), sum(b.x), sum(a.g) FROM t a JOIN t b ON a.k = b.k AND a.x < b.x",
+        "SELECT count(*) FROM t a WHERE EXISTS (SELECT 1 FROM t b WHERE b.k = a.k AND b.x > a.x)",
+        "SELECT a.k, b.g FROM t a LEFT JOIN t b ON a.k = b.k AND b.g <> a.g",
+    ]:
         _check(con, duck, sql)
     notes = _notes(con.sql("SELECT count(*) FROM t a JOIN t b ON a.k = b.k"))
     assert any("split again (level 1)" in x for x in notes), notes
@@ -344,6 +368,7 @@ def _held(tmp_path, limit, pieces, rows=1000):
     from glint.columnar.column import Batch, Column
     from glint.runtime.memory import MemoryManager
     from glint.runtime.spill import PartitionedBatches, SpillSpace
+
     mm = MemoryManager(torch.device("cpu"), limit=limit)
     res = mm.reservation("test")
     pb = PartitionedBatches(1, SpillSpace(str(tmp_path)), res)
@@ -374,10 +399,11 @@ def test_spilled_partition_is_written_in_bounded_pieces(tmp_path, monkeypatch):
     """Spilling merges a partition's small pieces, but only up to
     SPILL_MERGE_BYTES a piece: reading a piece back needs it on the device whole."""
     from glint.runtime import spill
+
     monkeypatch.setattr(spill, "SPILL_MERGE_BYTES", 20000)
     mm, res, pb = _held(tmp_path, 1 << 20, 5)
     pb.spill_others()
-    assert [h.tier for h in pb.held[0]] == ["disk"] * 3          # 2 + 2 + 1 pieces of 8000 bytes
+    assert [h.tier for h in pb.held[0]] == ["disk"] * 3  # 2 + 2 + 1 pieces of 8000 bytes
     assert [h.num_rows for h in pb.held[0]] == [2000, 2000, 1000]
     assert res.bytes == 0
     out = torch.cat([b.columns[1].data for b in pb.drain(0)])

@@ -1,5 +1,6 @@
 """A device out-of-memory error becomes glint.OutOfMemory naming the operator
 and the bytes asked for, and the connection keeps working."""
+
 import pyarrow as pa
 import pytest
 import torch
@@ -14,7 +15,7 @@ def test_oom_is_reported_and_connection_survives(monkeypatch):
 
     def boom(self, ctx, *inputs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.50 GiB. GPU 0 has ...")
-        yield   # a generator, as every operator's stream is
+        yield  # a generator, as every operator's stream is
 
     with monkeypatch.context() as m:
         m.setattr(HashAggregateExec, "stream", boom)
@@ -29,6 +30,7 @@ def test_out_of_memory_retries_with_smaller_chunks(monkeypatch):
     """A query that runs out of memory is run again without the cached table
     chunks, then with chunks a quarter the size, until it fits."""
     from glint.exec.scan import ScanExec
+
     con = glint.connect(device="cpu", chunk_rows=1 << 20)
     n = 300_000
     con.register("t", pa.table({"a": pa.array(range(n), pa.int64()), "g": pa.array([i % 7 for i in range(n)])}))
@@ -49,7 +51,7 @@ def test_out_of_memory_retries_with_smaller_chunks(monkeypatch):
         assert res.fetchall() == expected
     assert seen == [1 << 20, 1 << 18, 1 << 16]
     assert len(res.retries) == 2 and "Scan" in res.retries[0] and "1048576 rows" in res.retries[0]
-    assert con.chunk_rows == 1 << 20                                 # only that run used smaller chunks
+    assert con.chunk_rows == 1 << 20  # only that run used smaller chunks
     assert con.sql(sql).fetchall() == expected and con.sql(sql).retries == []
 
 
@@ -73,13 +75,13 @@ def test_out_of_memory_retries_are_bounded(monkeypatch):
 def test_result_larger_than_host_memory_is_a_clear_error(monkeypatch):
     """The host memory guard for what no operator bounds: a result that grows
     past what the host can hold stops with OutOfMemory, not a killed process."""
-    monkeypatch.setenv("GLINT_RESULT_LIMIT", "64KB")         # (read when the connection opens)
+    monkeypatch.setenv("GLINT_RESULT_LIMIT", "64KB")  # (read when the connection opens)
     con = glint.connect(device="cpu", chunk_rows=1 << 12)
     con.register("t", pa.table({"a": list(range(20_000))}))
     with pytest.raises(glint.OutOfMemory, match=r"query's result passed .* rows.*add a LIMIT") as info:
         con.sql("SELECT x.a, y.a AS b FROM t x, t y WHERE y.a < 100").fetchall()
     assert "retries" not in str(info.value)
-    assert con.sql("SELECT count(*) FROM t").fetchall() == [(20_000,)]     # small results still fine
+    assert con.sql("SELECT count(*) FROM t").fetchall() == [(20_000,)]  # small results still fine
 
 
 def test_last_retry_runs_without_the_cache(monkeypatch):

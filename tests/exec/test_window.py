@@ -2,6 +2,7 @@
 every chunk before it sorts), result types against DuckDB's, the optimizer
 rules around the Window node, and the memory budget. The per-function
 behaviour is in tests/sqllogic/window/*.test."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,18 +24,23 @@ def _table(n: int = 300, seed: int = 3) -> pa.Table:
     def nulls(values, p=0.15):
         return [None if rng.random() < p else v for v in values]
 
-    return pa.table({
-        "id": pa.array(rng.permutation(n) + 1, pa.int32()),
-        "g": pa.array(nulls(rng.choice(["a", "b", "c", "dd", ""], n).tolist(), 0.1), pa.string()),
-        "h": pa.array(nulls(rng.integers(0, 4, n).tolist()), pa.int32()),
-        "v": pa.array(nulls(rng.integers(-50, 50, n).tolist()), pa.int32()),
-        "b": pa.array(nulls((rng.integers(-4, 5, n) * 2**61).tolist()), pa.int64()),
-        "d": pa.array(nulls([Decimal(int(x)).scaleb(-2) for x in rng.integers(-10**6, 10**6, n)]), pa.decimal128(10, 2)),
-        "f": pa.array(nulls((rng.integers(-64, 64, n) / 4).tolist()), pa.float64()),
-        "s": pa.array(nulls([f"s{x}" for x in rng.integers(0, 40, n)]), pa.string()),
-        "dt": pa.array(nulls([dt.date(2024, 1, 1) + dt.timedelta(days=int(x)) for x in rng.integers(0, 60, n)]),
-                       pa.date32()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(rng.permutation(n) + 1, pa.int32()),
+            "g": pa.array(nulls(rng.choice(["a", "b", "c", "dd", ""], n).tolist(), 0.1), pa.string()),
+            "h": pa.array(nulls(rng.integers(0, 4, n).tolist()), pa.int32()),
+            "v": pa.array(nulls(rng.integers(-50, 50, n).tolist()), pa.int32()),
+            "b": pa.array(nulls((rng.integers(-4, 5, n) * 2**61).tolist()), pa.int64()),
+            "d": pa.array(
+                nulls([Decimal(int(x)).scaleb(-2) for x in rng.integers(-(10**6), 10**6, n)]), pa.decimal128(10, 2)
+            ),
+            "f": pa.array(nulls((rng.integers(-64, 64, n) / 4).tolist()), pa.float64()),
+            "s": pa.array(nulls([f"s{x}" for x in rng.integers(0, 40, n)]), pa.string()),
+            "dt": pa.array(
+                nulls([dt.date(2024, 1, 1) + dt.timedelta(days=int(x)) for x in rng.integers(0, 60, n)]), pa.date32()
+            ),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,13 +92,19 @@ def test_window_queries_match_duckdb(engines, sql):
 
 def test_filter_on_partition_keys_runs_before_the_window(engines):
     con, _ = engines
-    plan = con.sql("EXPLAIN SELECT * FROM (SELECT g, v, sum(v) OVER (PARTITION BY g) AS s FROM t) q "
-                   "WHERE g = 'a' AND s > 10").arrow().column(0)[0].as_py()
+    plan = (
+        con.sql(
+            "EXPLAIN SELECT * FROM (SELECT g, v, sum(v) OVER (PARTITION BY g) AS s FROM t) q WHERE g = 'a' AND s > 10"
+        )
+        .arrow()
+        .column(0)[0]
+        .as_py()
+    )
     logical = plan.split("Physical plan:")[0]
     lines = [ln.strip() for ln in logical.splitlines()]
     window = next(i for i, ln in enumerate(lines) if ln.startswith("Window"))
     # the filter on the partition key sits below the window, the one on its value above
-    assert any(ln.startswith("Filter (g#") for ln in lines[window + 1:])
+    assert any(ln.startswith("Filter (g#") for ln in lines[window + 1 :])
     assert any(ln.startswith("Filter (SUM(v)") for ln in lines[:window])
 
 
@@ -102,14 +114,18 @@ def test_filter_on_other_columns_stays_above_the_window(engines):
     plan = con.sql("EXPLAIN " + sql).arrow().column(0)[0].as_py().split("Physical plan:")[0]
     lines = [ln.strip() for ln in plan.splitlines()]
     window = next(i for i, ln in enumerate(lines) if ln.startswith("Window"))
-    assert not any(ln.startswith("Filter") for ln in lines[window + 1:])
+    assert not any(ln.startswith("Filter") for ln in lines[window + 1 :])
     assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table())
 
 
 def test_unused_window_function_is_not_computed(engines):
     con, _ = engines
-    plan = con.sql("EXPLAIN SELECT g FROM (SELECT g, row_number() OVER (ORDER BY id) AS rn FROM t) q") \
-        .arrow().column(0)[0].as_py()
+    plan = (
+        con.sql("EXPLAIN SELECT g FROM (SELECT g, row_number() OVER (ORDER BY id) AS rn FROM t) q")
+        .arrow()
+        .column(0)[0]
+        .as_py()
+    )
     assert "Window" not in plan
 
 
@@ -126,8 +142,13 @@ def test_window_output_is_chunked(engines):
 def small_budget(device):
     """20 000 rows under a 64 KB budget: the window operator's input does not fit."""
     rng = np.random.default_rng(5)
-    t = pa.table({"x": np.arange(20_000, dtype=np.int64), "g": rng.integers(0, 500, 20_000),
-                  "s": pa.array([f"k{v}" for v in rng.integers(0, 300, 20_000)])})
+    t = pa.table(
+        {
+            "x": np.arange(20_000, dtype=np.int64),
+            "g": rng.integers(0, 500, 20_000),
+            "s": pa.array([f"k{v}" for v in rng.integers(0, 300, 20_000)]),
+        }
+    )
     con = glint.connect(device=device, chunk_rows=1024, memory_limit="64KB")
     con.register("big", t)
     duck = duckdb.connect()
@@ -136,10 +157,13 @@ def small_budget(device):
     duck.close()
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT x, sum(x) OVER (PARTITION BY g ORDER BY x), rank() OVER (PARTITION BY g, s ORDER BY x DESC) FROM big",
-    "SELECT x, lag(x) OVER (PARTITION BY s ORDER BY x), count(*) OVER (PARTITION BY s) FROM big WHERE g < 100",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT x, sum(x) OVER (PARTITION BY g ORDER BY x), rank() OVER (PARTITION BY g, s ORDER BY x DESC) FROM big",
+        "SELECT x, lag(x) OVER (PARTITION BY s ORDER BY x), count(*) OVER (PARTITION BY s) FROM big WHERE g < 100",
+    ],
+)
 def test_window_over_the_budget_splits_by_partition_keys(small_budget, sql):
     con, duck = small_budget
     res = con.sql(sql)

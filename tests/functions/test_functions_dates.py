@@ -1,5 +1,6 @@
 """glint.functions.dates.days checked row by row against DuckDB running the
 same SQL on the same dates."""
+
 from __future__ import annotations
 
 import datetime
@@ -12,9 +13,9 @@ import pytest
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.column import Column
 from glint.errors import ExecutionError, NotSupported
 from glint.functions.dates import days as D
-from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 _DUCK = duckdb.connect()
@@ -41,10 +42,23 @@ def sample_dates() -> list[datetime.date | None]:
         for m in range(1, 13):
             first = datetime.date(y, m, 1)
             out += [first, (first + datetime.timedelta(days=32)).replace(day=1) - datetime.timedelta(days=1)]
-        out += [datetime.date(y, 12, 28), datetime.date(y, 12, 29), datetime.date(y, 12, 30), datetime.date(y, 1, 3),
-                datetime.date(y, 1, 4)]
-    out += [datetime.date(1, 1, 1), datetime.date(1, 12, 31), datetime.date(4, 2, 29), datetime.date(100, 3, 1),
-            datetime.date(9999, 12, 31), datetime.date(1970, 1, 1), datetime.date(1969, 12, 31), None]
+        out += [
+            datetime.date(y, 12, 28),
+            datetime.date(y, 12, 29),
+            datetime.date(y, 12, 30),
+            datetime.date(y, 1, 3),
+            datetime.date(y, 1, 4),
+        ]
+    out += [
+        datetime.date(1, 1, 1),
+        datetime.date(1, 12, 31),
+        datetime.date(4, 2, 29),
+        datetime.date(100, 3, 1),
+        datetime.date(9999, 12, 31),
+        datetime.date(1970, 1, 1),
+        datetime.date(1969, 12, 31),
+        None,
+    ]
     return out
 
 
@@ -63,8 +77,27 @@ def dates_col(device):
 
 ARR = pa.array(DATES, pa.date32())
 
-FIELDS = ["year", "month", "day", "quarter", "dow", "dayofweek", "isodow", "doy", "dayofyear", "week", "weekofyear",
-          "yearweek", "isoyear", "epoch", "decade", "century", "millennium", "weekday", "dayofmonth"]
+FIELDS = [
+    "year",
+    "month",
+    "day",
+    "quarter",
+    "dow",
+    "dayofweek",
+    "isodow",
+    "doy",
+    "dayofyear",
+    "week",
+    "weekofyear",
+    "yearweek",
+    "isoyear",
+    "epoch",
+    "decade",
+    "century",
+    "millennium",
+    "weekday",
+    "dayofmonth",
+]
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -72,7 +105,7 @@ def test_extract_matches_duckdb(dates_col, field):
     got = D.extract(field, dates_col)
     assert got.dtype == T.BIGINT
     want = duck(f"extract('{field}' FROM d)", d=ARR)
-    want = [None if w is None else int(w) for w in want]     # epoch is a DOUBLE in DuckDB
+    want = [None if w is None else int(w) for w in want]  # epoch is a DOUBLE in DuckDB
     assert rows(got) == want
 
 
@@ -83,8 +116,16 @@ def test_extract_unknown_field(dates_col):
 
 # ------------------------------------------------------------- interval maths
 MONTH_END_DATES = pa.array(
-    [datetime.date(y, m, d) for y in (1999, 2000, 2019, 2020, 2023, 2024, 2100) for m in range(1, 13) for d in (1, 15, 28, 29, 30, 31)
-     if d <= (datetime.date(y + (m == 12), m % 12 + 1, 1) - datetime.timedelta(days=1)).day] + [None], pa.date32())
+    [
+        datetime.date(y, m, d)
+        for y in (1999, 2000, 2019, 2020, 2023, 2024, 2100)
+        for m in range(1, 13)
+        for d in (1, 15, 28, 29, 30, 31)
+        if d <= (datetime.date(y + (m == 12), m % 12 + 1, 1) - datetime.timedelta(days=1)).day
+    ]
+    + [None],
+    pa.date32(),
+)
 
 
 @pytest.mark.parametrize("months", [0, 1, -1, 2, 3, -3, 11, 12, -12, 13, -13, 25, -25, 48, -120, 1200])
@@ -100,8 +141,10 @@ def test_add_interval_months_matches_duckdb(device, months):
 def test_add_interval_days_only(dates_col):
     for days in (1, -1, 400, -100000, 10**6):
         got = D.add_interval(dates_col, 0, days)
-        want = duck(f"date_diff('day', DATE '1970-01-01', d + {days})", d=ARR)   # as day numbers: may leave 1..9999
-        assert [None if v is None else int(x) for x, v in zip(got.data.tolist(), rows(D.extract("year", dates_col)))] == want
+        want = duck(f"date_diff('day', DATE '1970-01-01', d + {days})", d=ARR)  # as day numbers: may leave 1..9999
+        assert [
+            None if v is None else int(x) for x, v in zip(got.data.tolist(), rows(D.extract("year", dates_col)))
+        ] == want
 
 
 @pytest.mark.parametrize("part", ["year", "quarter", "month", "week", "day"])
@@ -117,8 +160,13 @@ def test_date_diff_matches_duckdb(device, part):
     a = ARR.take(pa.array(rng.integers(0, len(ARR), 600)))
     b = ARR.take(pa.array(rng.integers(0, len(ARR), 600)))
     # short spans too, where boundary counting and truncation differ
-    b2 = pa.array([None if x is None else x + datetime.timedelta(days=int(k)) for x, k in
-                   zip(a.to_pylist(), rng.integers(-20, 20, 600))], pa.date32())
+    b2 = pa.array(
+        [
+            None if x is None else x + datetime.timedelta(days=int(k))
+            for x, k in zip(a.to_pylist(), rng.integers(-20, 20, 600))
+        ],
+        pa.date32(),
+    )
     for bb in (b, b2):
         got = D.date_diff(part, Column.from_arrow(a).to(device), Column.from_arrow(bb).to(device))
         assert got.dtype == T.BIGINT
@@ -148,12 +196,47 @@ def test_make_date_invalid_raises(device, ymd):
 
 
 # ------------------------------------------------------ parsing and printing
-GOOD_TEXT = ["1995-03-15", "1995-3-5", "1995/03/15", "1995 03 15", " 1995-03-15 ", "1995-03-15 00:00:00",
-             "1995-03-15T10:00", "95-03-15", "0095-03-15", "1996-02-29", "2000-02-29", "1995-03-15x", "1995-03-1",
-             "0001-01-01", "9999-12-31", "\t1995-01-01", "1995-03-15 (BC)", "0000-01-01", "12345-01-01", "epoch",
-             "1995-03-15 BC"]
-BAD_TEXT = ["1995.03.15", "19950315", "1995-02-29", "1900-02-29", "1995-13-01", "1995-03-32", "1995-00-10",
-            "1995-03/15", "1995-03-151", "+1995-03-15", "1995-03", "1995", "abc", "", "1995--03-15", "a1995-01-01"]
+GOOD_TEXT = [
+    "1995-03-15",
+    "1995-3-5",
+    "1995/03/15",
+    "1995 03 15",
+    " 1995-03-15 ",
+    "1995-03-15 00:00:00",
+    "1995-03-15T10:00",
+    "95-03-15",
+    "0095-03-15",
+    "1996-02-29",
+    "2000-02-29",
+    "1995-03-15x",
+    "1995-03-1",
+    "0001-01-01",
+    "9999-12-31",
+    "\t1995-01-01",
+    "1995-03-15 (BC)",
+    "0000-01-01",
+    "12345-01-01",
+    "epoch",
+    "1995-03-15 BC",
+]
+BAD_TEXT = [
+    "1995.03.15",
+    "19950315",
+    "1995-02-29",
+    "1900-02-29",
+    "1995-13-01",
+    "1995-03-32",
+    "1995-00-10",
+    "1995-03/15",
+    "1995-03-151",
+    "+1995-03-15",
+    "1995-03",
+    "1995",
+    "abc",
+    "",
+    "1995--03-15",
+    "a1995-01-01",
+]
 
 
 @pytest.mark.parametrize("text", GOOD_TEXT)
@@ -193,19 +276,30 @@ def test_calendar_roundtrip_every_day():
 
 
 # ------------------------------------------------------------ degenerate input
-@pytest.mark.parametrize("arr", [pa.array([None, None], pa.date32()), pa.array([], pa.date32())], ids=["all_null", "zero_rows"])
+@pytest.mark.parametrize(
+    "arr", [pa.array([None, None], pa.date32()), pa.array([], pa.date32())], ids=["all_null", "zero_rows"]
+)
 def test_degenerate_columns(device, arr):
     c = Column.from_arrow(arr).to(device)
     n = len(arr)
-    for got in (D.extract("year", c), D.extract("week", c), D.add_interval(c, 1, 1), D.date_trunc("month", c),
-                D.date_diff("month", c, c)):
+    for got in (
+        D.extract("year", c),
+        D.extract("week", c),
+        D.add_interval(c, 1, 1),
+        D.date_trunc("month", c),
+        D.date_diff("month", c, c),
+    ):
         assert rows(got) == [None] * n
     assert rows(D.make_date(D.extract("year", c), D.extract("month", c), D.extract("day", c))) == [None] * n
 
 
 def test_stays_on_device(dates_col):
-    for got in (D.extract("week", dates_col), D.add_interval(dates_col, 1, 0), D.date_trunc("year", dates_col),
-                D.date_diff("day", dates_col, dates_col)):
+    for got in (
+        D.extract("week", dates_col),
+        D.add_interval(dates_col, 1, 0),
+        D.date_trunc("year", dates_col),
+        D.date_diff("day", dates_col, dates_col),
+    ):
         assert got.device == dates_col.device
 
 

@@ -1,12 +1,13 @@
 """glint.functions.strings.core and .like checked row by row against DuckDB running the
 same SQL function on the same values."""
+
 from __future__ import annotations
 
 import datetime
 import decimal
 import math
-import re
 import random
+import re
 
 import duckdb
 import numpy as np
@@ -16,18 +17,48 @@ import pytest
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.column import Column
 from glint.errors import ExecutionError
 from glint.functions.strings import core as S
 from glint.functions.strings.like import like
-from glint.columnar.column import Column
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 WORDS = [
-    "hello", "Hello World", "", None, "héllo wörld", "日本語テキスト", "a%b", "a_b", "a.b", "axb",
-    "a(b)+c", "^start$", "line1\nline2", "  padded  ", "\u00a0nbsp\u3000", "\ttab\n ", "ß", "ǅ",
-    "İstanbul", "emoji 👍🏽!", "aaa", "abcabc", "back\\slash", "x" * 40, "[set]{1,2}|or?*", "A%B", "ÀB",
-    None, "a", "ab", "%", "_", "a\\%b", "hello",
+    "hello",
+    "Hello World",
+    "",
+    None,
+    "héllo wörld",
+    "日本語テキスト",
+    "a%b",
+    "a_b",
+    "a.b",
+    "axb",
+    "a(b)+c",
+    "^start$",
+    "line1\nline2",
+    "  padded  ",
+    "\u00a0nbsp\u3000",
+    "\ttab\n ",
+    "ß",
+    "ǅ",
+    "İstanbul",
+    "emoji 👍🏽!",
+    "aaa",
+    "abcabc",
+    "back\\slash",
+    "x" * 40,
+    "[set]{1,2}|or?*",
+    "A%B",
+    "ÀB",
+    None,
+    "a",
+    "ab",
+    "%",
+    "_",
+    "a\\%b",
+    "hello",
 ]
 
 
@@ -76,10 +107,43 @@ SPECIAL_COLUMNS = {
 
 # ----------------------------------------------------------------------- LIKE
 LIKE_PATTERNS = [
-    "hello", "%", "%%", "", "_", "__", "h%", "%o", "%ll%", "%l_o%", "a_b", "a%b", "a.b", "a(b)+c",
-    "^start$", "%$", "^%", "a(%", "%+c", "line1%line2", "line1_line2", "%\n%", "_%_", "%_%_%",
-    "[set]{1,2}|or?*", "%[%", "%|%", "h_llo%", "%ö%", "日%", "%👍🏽_", "a\\%b", "back\\slash", "%\\%",
-    "x%x", "abc%abc", "%a%a%a%",
+    "hello",
+    "%",
+    "%%",
+    "",
+    "_",
+    "__",
+    "h%",
+    "%o",
+    "%ll%",
+    "%l_o%",
+    "a_b",
+    "a%b",
+    "a.b",
+    "a(b)+c",
+    "^start$",
+    "%$",
+    "^%",
+    "a(%",
+    "%+c",
+    "line1%line2",
+    "line1_line2",
+    "%\n%",
+    "_%_",
+    "%_%_%",
+    "[set]{1,2}|or?*",
+    "%[%",
+    "%|%",
+    "h_llo%",
+    "%ö%",
+    "日%",
+    "%👍🏽_",
+    "a\\%b",
+    "back\\slash",
+    "%\\%",
+    "x%x",
+    "abc%abc",
+    "%a%a%a%",
 ]
 
 
@@ -90,10 +154,23 @@ def test_like_matches_duckdb(words, pattern):
     assert rows(like(words, pattern, case_insensitive=True)) == duck(f"s ILIKE {sql_str(pattern)}", s=arr)
 
 
-@pytest.mark.parametrize("pattern,escape", [
-    ("a\\%b", "\\"), ("a\\_b", "\\"), ("%\\%%", "\\"), ("a#%b", "#"), ("a##%", "#"), ("%#_", "#"),
-    ("a%", ""), ("aa", "a"), ("a%", "a"), ("back\\\\slash", "\\"), ("\\h\\e%", "\\"), ("%.%", "."),
-])
+@pytest.mark.parametrize(
+    "pattern,escape",
+    [
+        ("a\\%b", "\\"),
+        ("a\\_b", "\\"),
+        ("%\\%%", "\\"),
+        ("a#%b", "#"),
+        ("a##%", "#"),
+        ("%#_", "#"),
+        ("a%", ""),
+        ("aa", "a"),
+        ("a%", "a"),
+        ("back\\\\slash", "\\"),
+        ("\\h\\e%", "\\"),
+        ("%.%", "."),
+    ],
+)
 def test_like_escape_matches_duckdb(words, pattern, escape):
     arr = pa.array(WORDS, pa.string())
     sql = f"s LIKE {sql_str(pattern)} ESCAPE {sql_str(escape)}"
@@ -129,15 +206,22 @@ def test_substring_matches_duckdb(words, start):
 
 def test_substring_large_arguments(words):
     arr = pa.array(WORDS, pa.string())
-    for start, length in [(1, 10**9), (-10**9, 2 * 10**9), (10**9, 5), (3, -10**9), (-10**9, 10**9)]:
+    for start, length in [(1, 10**9), (-(10**9), 2 * 10**9), (10**9, 5), (3, -(10**9)), (-(10**9), 10**9)]:
         assert rows(S.substring(words, start, length)) == duck(f"substring(s, {start}, {length})", s=arr)
 
 
 # ------------------------------------------------------------ simple functions
-@pytest.mark.parametrize("fn,sql", [
-    (S.upper, "upper(s)"), (S.lower, "lower(s)"), (S.length, "length(s)"), (S.trim, "trim(s)"),
-    (S.ltrim, "ltrim(s)"), (S.rtrim, "rtrim(s)"),
-])
+@pytest.mark.parametrize(
+    "fn,sql",
+    [
+        (S.upper, "upper(s)"),
+        (S.lower, "lower(s)"),
+        (S.length, "length(s)"),
+        (S.trim, "trim(s)"),
+        (S.ltrim, "ltrim(s)"),
+        (S.rtrim, "rtrim(s)"),
+    ],
+)
 def test_unary_functions_match_duckdb(words, fn, sql):
     assert rows(fn(words)) == duck(sql, s=pa.array(WORDS, pa.string()))
 
@@ -187,10 +271,16 @@ def test_degenerate_columns(device, name):
     arr = SPECIAL_COLUMNS[name]
     c = Column.from_arrow(arr).to(device)
     checks = [
-        (S.upper(c), "upper(s)"), (S.length(c), "length(s)"), (like(c, "a%"), "s LIKE 'a%'"),
-        (like(c, "_b_", case_insensitive=True), "s ILIKE '_b_'"), (S.substring(c, -2, 3), "substring(s, -2, 3)"),
-        (S.strpos(c, "a"), "strpos(s, 'a')"), (S.trim(c), "trim(s)"), (S.replace(c, "a", "b"), "replace(s, 'a', 'b')"),
-        (S.concat([c, c]), "s || s"), (S.concat([c, c], null_is_empty=True), "concat(s, s)"),
+        (S.upper(c), "upper(s)"),
+        (S.length(c), "length(s)"),
+        (like(c, "a%"), "s LIKE 'a%'"),
+        (like(c, "_b_", case_insensitive=True), "s ILIKE '_b_'"),
+        (S.substring(c, -2, 3), "substring(s, -2, 3)"),
+        (S.strpos(c, "a"), "strpos(s, 'a')"),
+        (S.trim(c), "trim(s)"),
+        (S.replace(c, "a", "b"), "replace(s, 'a', 'b')"),
+        (S.concat([c, c]), "s || s"),
+        (S.concat([c, c], null_is_empty=True), "concat(s, s)"),
     ]
     for got, sql in checks:
         assert len(got) == len(arr)
@@ -204,7 +294,13 @@ def test_degenerate_columns(device, name):
 def test_map_dictionary_types_and_nulls(device):
     c = col(["b", None, "a", "ccc", "b"], device)
     assert rows(S.map_dictionary(c, pc.utf8_is_upper)) == [False, None, False, False, False]
-    assert rows(S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "a"), None, pc.utf8_length(v)))) == [1, None, None, 3, 1]
+    assert rows(S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "a"), None, pc.utf8_length(v)))) == [
+        1,
+        None,
+        None,
+        3,
+        1,
+    ]
     r = S.map_dictionary(c, lambda v: pc.if_else(pc.equal(v, "ccc"), pa.scalar("a"), v))
     assert rows(r) == ["b", None, "a", "a", "b"]
     assert_valid_dictionary(r)
@@ -215,21 +311,51 @@ def test_map_dictionary_types_and_nulls(device):
 
 # ------------------------------------------------------------------ to_varchar
 def cast_cases():
-    dbl = [0.1, 1e20, 1e15, 1e16, 1.0, -0.0, 1e-5, 1e-4, 123456.789, 0.30000000000000004, 5e-324,
-           1.7976931348623157e308, -2.5, float("inf"), float("-inf"), 12345678901234567890.0, None, 100.0]
+    dbl = [
+        0.1,
+        1e20,
+        1e15,
+        1e16,
+        1.0,
+        -0.0,
+        1e-5,
+        1e-4,
+        123456.789,
+        0.30000000000000004,
+        5e-324,
+        1.7976931348623157e308,
+        -2.5,
+        float("inf"),
+        float("-inf"),
+        12345678901234567890.0,
+        None,
+        100.0,
+    ]
     rng = random.Random(7)
-    dbl += [rng.uniform(-1e6, 1e6) for _ in range(40)] + [10.0 ** rng.randint(-30, 30) * rng.random() for _ in range(40)]
+    dbl += [rng.uniform(-1e6, 1e6) for _ in range(40)] + [
+        10.0 ** rng.randint(-30, 30) * rng.random() for _ in range(40)
+    ]
     dbl += list(np.frombuffer(np.random.default_rng(3).integers(0, 2**63, 60, dtype=np.int64).tobytes(), np.float64))
     dbl = [x for x in dbl if x is None or not math.isnan(x)]
     return {
         "int": pa.array([0, -1, 2**31 - 1, -(2**31), None, 42], pa.int32()),
         "bigint": pa.array([0, 2**63 - 1, -(2**63), None, -5], pa.int64()),
         "double": pa.array(dbl, pa.float64()),
-        "decimal": pa.array([decimal.Decimal(x) if x else None for x in ["12.50", "-0.05", "0.00", None, "9999999999999.99", "-1.00"]],
-                            pa.decimal128(15, 2)),
+        "decimal": pa.array(
+            [decimal.Decimal(x) if x else None for x in ["12.50", "-0.05", "0.00", None, "9999999999999.99", "-1.00"]],
+            pa.decimal128(15, 2),
+        ),
         "decimal0": pa.array([decimal.Decimal(x) for x in ["12", "-7", "0"]], pa.decimal128(10, 0)),
-        "date": pa.array([datetime.date(1995, 3, 15), None, datetime.date(1, 1, 1), datetime.date(9999, 12, 31),
-                          datetime.date(1970, 1, 1)], pa.date32()),
+        "date": pa.array(
+            [
+                datetime.date(1995, 3, 15),
+                None,
+                datetime.date(1, 1, 1),
+                datetime.date(9999, 12, 31),
+                datetime.date(1970, 1, 1),
+            ],
+            pa.date32(),
+        ),
         "bool": pa.array([True, False, None, True], pa.bool_()),
     }
 
@@ -247,7 +373,9 @@ def test_to_varchar_nan_and_bc_dates():
     values = pa.array([float("nan"), 1.5, 0.0, -0.0, float("nan"), 0.0])
     assert rows(S.to_varchar(Column.from_arrow(values))) == duck("CAST(x AS VARCHAR)", x=values)
     d = Column(T.DATE, torch.tensor([-719163, -719529, 3000000], dtype=torch.int32))
-    assert rows(S.to_varchar(d)) == duck("CAST(x AS VARCHAR)", x=pa.array([-719163, -719529, 3000000], pa.int32()).cast(pa.date32()))
+    assert rows(S.to_varchar(d)) == duck(
+        "CAST(x AS VARCHAR)", x=pa.array([-719163, -719529, 3000000], pa.int32()).cast(pa.date32())
+    )
 
 
 # ---------------------------------------------------------------------- concat
@@ -264,8 +392,16 @@ def test_concat_mixed_types_matches_duckdb(device):
         "b": pa.array([True, False, None, True, True, False]),
     }
     cols = {k: Column.from_arrow(v).to(device) for k, v in arrs.items()}
-    for names in [("s", "t"), ("s", "i"), ("i", "s", "d"), ("m", "s", "dt"), ("b", "s"), ("s", "t", "i", "d", "m", "dt", "b"),
-                  ("s",), ("i",)]:
+    for names in [
+        ("s", "t"),
+        ("s", "i"),
+        ("i", "s", "d"),
+        ("m", "s", "dt"),
+        ("b", "s"),
+        ("s", "t", "i", "d", "m", "dt", "b"),
+        ("s",),
+        ("i",),
+    ]:
         pipes = " || ".join(names) if len(names) > 1 else f"CAST({names[0]} AS VARCHAR)"
         got = S.concat([cols[k] for k in names])
         assert rows(got) == duck(pipes, **{k: arrs[k] for k in names}), pipes
@@ -287,24 +423,114 @@ def test_concat_many_wide_dictionaries(device):
 
 
 # ---------------------------------------------------------------- from_varchar
-NUMERIC_TEXT = ["12", " 12 ", "+12", "-12", "1.5", "2.5", "-2.5", "1e3", "1e-1", "0x1F", "0X1f", "0b101", "1_000",
-                "12a", "", "  ", "2147483648", "-2147483648", "2147483647", "9223372036854775807", "9223372036854775808",
-                "-9223372036854775808", "1,000", ".5", "5.", "1__0", "_1", "1e", "e3", "1.e2", "1.5e1", "\t5\n",
-                "1.2.3", "+-1", "1e+2", "1E2", "00012", "0000000000000000000000000012", "1e18", "1e19", "12345678901234567890",
-                "-0.5", "-0.4", "1e-400", "inf", "nan", "-Infinity", "1_000.5", "1e400", "+.5e3", "1d", "99.995", "12.345",
-                "-.005", "0.0051", "1.49999999999999999999999", "-0x10", "0xFFFFFFFF", "0.5e1"]
+NUMERIC_TEXT = [
+    "12",
+    " 12 ",
+    "+12",
+    "-12",
+    "1.5",
+    "2.5",
+    "-2.5",
+    "1e3",
+    "1e-1",
+    "0x1F",
+    "0X1f",
+    "0b101",
+    "1_000",
+    "12a",
+    "",
+    "  ",
+    "2147483648",
+    "-2147483648",
+    "2147483647",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "1,000",
+    ".5",
+    "5.",
+    "1__0",
+    "_1",
+    "1e",
+    "e3",
+    "1.e2",
+    "1.5e1",
+    "\t5\n",
+    "1.2.3",
+    "+-1",
+    "1e+2",
+    "1E2",
+    "00012",
+    "0000000000000000000000000012",
+    "1e18",
+    "1e19",
+    "12345678901234567890",
+    "-0.5",
+    "-0.4",
+    "1e-400",
+    "inf",
+    "nan",
+    "-Infinity",
+    "1_000.5",
+    "1e400",
+    "+.5e3",
+    "1d",
+    "99.995",
+    "12.345",
+    "-.005",
+    "0.0051",
+    "1.49999999999999999999999",
+    "-0x10",
+    "0xFFFFFFFF",
+    "0.5e1",
+]
 BOOL_TEXT = ["true", "TRUE", "t", "T", "yes", "Y", "1", "0", "false", "f", "no", "n", "on", " true ", "tru", "2", ""]
-DATE_TEXT = ["1995-03-15", "1995-3-5", "1995/03/15", "1995.03.15", "1995 03 15", " 1995-03-15 ", "1995-03-15 00:00:00",
-             "1995-03-15T10:00", "19950315", "95-03-15", "1995-02-29", "1996-02-29", "1995-13-01", "1995-03-32",
-             "1995-03-15x", "1995-03/15", "1995-03-151", "+1995-03-15", "1995-03", "abc", "0001-01-01", "0000-01-01",
-             "0044-03-15 (BC)", "9999-12-31", "12345-06-07", "epoch", "1900-02-29", "2000-02-29", "1995-03-15 BC"]
+DATE_TEXT = [
+    "1995-03-15",
+    "1995-3-5",
+    "1995/03/15",
+    "1995.03.15",
+    "1995 03 15",
+    " 1995-03-15 ",
+    "1995-03-15 00:00:00",
+    "1995-03-15T10:00",
+    "19950315",
+    "95-03-15",
+    "1995-02-29",
+    "1996-02-29",
+    "1995-13-01",
+    "1995-03-32",
+    "1995-03-15x",
+    "1995-03/15",
+    "1995-03-151",
+    "+1995-03-15",
+    "1995-03",
+    "abc",
+    "0001-01-01",
+    "0000-01-01",
+    "0044-03-15 (BC)",
+    "9999-12-31",
+    "12345-06-07",
+    "epoch",
+    "1900-02-29",
+    "2000-02-29",
+    "1995-03-15 BC",
+]
 
 
-@pytest.mark.parametrize("type_sql,dtype,texts", [
-    ("INTEGER", T.INTEGER, NUMERIC_TEXT), ("BIGINT", T.BIGINT, NUMERIC_TEXT), ("DOUBLE", T.DOUBLE, NUMERIC_TEXT),
-    ("DECIMAL(5,2)", T.DECIMAL(5, 2), NUMERIC_TEXT), ("DECIMAL(18,3)", T.DECIMAL(18, 3), NUMERIC_TEXT),
-    ("DECIMAL(4,0)", T.DECIMAL(4, 0), NUMERIC_TEXT), ("BOOLEAN", T.BOOLEAN, BOOL_TEXT), ("DATE", T.DATE, DATE_TEXT),
-])
+@pytest.mark.parametrize(
+    "type_sql,dtype,texts",
+    [
+        ("INTEGER", T.INTEGER, NUMERIC_TEXT),
+        ("BIGINT", T.BIGINT, NUMERIC_TEXT),
+        ("DOUBLE", T.DOUBLE, NUMERIC_TEXT),
+        ("DECIMAL(5,2)", T.DECIMAL(5, 2), NUMERIC_TEXT),
+        ("DECIMAL(18,3)", T.DECIMAL(18, 3), NUMERIC_TEXT),
+        ("DECIMAL(4,0)", T.DECIMAL(4, 0), NUMERIC_TEXT),
+        ("BOOLEAN", T.BOOLEAN, BOOL_TEXT),
+        ("DATE", T.DATE, DATE_TEXT),
+    ],
+)
 def test_from_varchar_matches_duckdb(device, type_sql, dtype, texts):
     for text in texts:
         arr = pa.array([text, None], pa.string())
@@ -383,6 +609,7 @@ def test_from_python(device):
 
 def test_to_varchar_wide_decimal_and_hugeint(device):
     from glint.columnar.column import to_wide
+
     v = torch.tensor([123456789012, -5, 0, 10**17], dtype=torch.int64, device=device)
     wide = Column(T.DECIMAL(38, 2), to_wide(v))
     assert rows(S.to_varchar(wide)) == ["1234567890.12", "-0.05", "0.00", "1000000000000000.00"]

@@ -2,6 +2,7 @@
 glint.functions.strings.{regex, like, text_search, text_build}, checked
 row by row against DuckDB running the same SQL on the same values, on
 random strings (ASCII, accents, combining marks, emoji, CJK, NULLs)."""
+
 from __future__ import annotations
 
 import random
@@ -28,15 +29,24 @@ ALPHABET = list("abcAB_%#\\.,x ") + ["é", "É", "ß", "日", "👍", "🏽", "\
 
 def random_strings(n: int, seed: int, alphabet=ALPHABET, nulls: float = 0.1) -> list:
     r = random.Random(seed)
-    return [None if r.random() < nulls else "".join(r.choice(alphabet) for _ in range(r.randint(0, 6)))
-            for _ in range(n)]
+    return [
+        None if r.random() < nulls else "".join(r.choice(alphabet) for _ in range(r.randint(0, 6))) for _ in range(n)
+    ]
 
 
 def duck(expr: str, **cols) -> list:
     n = len(next(iter(cols.values())))
-    table = pa.table({**{k: pa.array(v, pa.string()) if isinstance(v, list) and (not v or isinstance(
-        next((x for x in v if x is not None), ""), str)) else pa.array(v) for k, v in cols.items()},
-        "row_id": pa.array(np.arange(n, dtype=np.int64))})
+    table = pa.table(
+        {
+            **{
+                k: pa.array(v, pa.string())
+                if isinstance(v, list) and (not v or isinstance(next((x for x in v if x is not None), ""), str))
+                else pa.array(v)
+                for k, v in cols.items()
+            },
+            "row_id": pa.array(np.arange(n, dtype=np.int64)),
+        }
+    )
     _DUCK.register("t", table)
     try:
         return [r[0] for r in _DUCK.execute(f"SELECT {expr} FROM t ORDER BY row_id").fetchall()]
@@ -48,7 +58,7 @@ def duck(expr: str, **cols) -> list:
 def test_like_rows_matches_duckdb(device):
     s = random_strings(600, 1, list("abé_%#x"))
     p = random_strings(600, 2, list("ab%_é#x"))
-    p = [None if x is None else x.rstrip("#") for x in p]     # no lone escape at the end
+    p = [None if x is None else x.rstrip("#") for x in p]  # no lone escape at the end
     for esc in (None, "#"):
         tail = "" if esc is None else " ESCAPE '#'"
         got = rows(like_rows(col(s, device), col(p, device), esc))
@@ -67,15 +77,34 @@ def test_like_pairs_lone_escape_reports_reached_rows():
 
 def test_like_rows_long_strings_chunked(device, monkeypatch):
     import glint.kernels.strings.like_rows as K
-    monkeypatch.setattr(K, "_CANDIDATES", 64)           # many small chunks of candidate starts
+
+    monkeypatch.setattr(K, "_CANDIDATES", 64)  # many small chunks of candidate starts
     s = ["x" * 40 + "abc" + "y" * i for i in range(30)] + ["short", ""]
     p = ["%abc%", "x%c_%y", "%y%y%"] * 10 + ["s%o%t", "%"]
     assert rows(like_rows(col(s, device), col(p, device), None)) == duck("s LIKE p", s=s, p=p)
 
 
 # ------------------------------------------------------- regular expressions
-PATTERNS = ["a", "^a", "a$", "[a-c]+", "é.", "(a)(b)?", "\\.", "x*", "", "(?i)AB", "\\bx", "x\\B", "[^a]",
-            "\\p{L}+", "👍.", "a|b|", "(?s)a.b", "[[:space:]]"]
+PATTERNS = [
+    "a",
+    "^a",
+    "a$",
+    "[a-c]+",
+    "é.",
+    "(a)(b)?",
+    "\\.",
+    "x*",
+    "",
+    "(?i)AB",
+    "\\bx",
+    "x\\B",
+    "[^a]",
+    "\\p{L}+",
+    "👍.",
+    "a|b|",
+    "(?s)a.b",
+    "[[:space:]]",
+]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -118,8 +147,9 @@ def test_regex_per_row_patterns_match_duckdb(device):
     assert rows(R.regexp_matches(c, pc_, o)) == duck("regexp_matches(s, p)", s=s, p=p)
     assert rows(R.regexp_matches(c, pc_, o, full=True)) == duck("regexp_full_match(s, p)", s=s, p=p)
     assert rows(R.regexp_replace(c, pc_, rc, o)) == duck("regexp_replace(s, p, r)", s=s, p=p, r=rw)
-    assert rows(R.regexp_replace(c, pc_, "#", R.parse_options("g", True))) == \
-        duck("regexp_replace(s, p, '#', 'g')", s=s, p=p)
+    assert rows(R.regexp_replace(c, pc_, "#", R.parse_options("g", True))) == duck(
+        "regexp_replace(s, p, '#', 'g')", s=s, p=p
+    )
     assert rows(R.regexp_extract(c, pc_, 1, o)) == duck("regexp_extract(s, p, 1)", s=s, p=p)
 
 
@@ -159,8 +189,9 @@ def test_split_part_matches_duckdb(device, delim):
     for i in (-4, -2, -1, 0, 1, 2, 3, 7):
         assert rows(Q.split_part(c, delim, i)) == duck(f"split_part(s, '{delim}', {i})", s=s), i
     idx = [random.Random(i).randint(-4, 4) for i in range(len(s))]
-    assert rows(Q.split_part(c, delim, col(idx, device, pa.int64()))) == \
-        duck(f"split_part(s, '{delim}', i)", s=s, i=idx)
+    assert rows(Q.split_part(c, delim, col(idx, device, pa.int64()))) == duck(
+        f"split_part(s, '{delim}', i)", s=s, i=idx
+    )
 
 
 def test_pad_left_right_repeat_match_duckdb(device):
@@ -203,13 +234,33 @@ def _grapheme_samples(n: int, seed: int) -> list[str]:
     """Strings of code points drawn from every grapheme property run."""
     r = random.Random(seed)
     runs = [(G.STARTS[i], G.STARTS[i + 1] if i + 1 < len(G.STARTS) else 0x110000) for i in range(len(G.STARTS))]
-    special = [0x61, 0xD, 0xA, 0x200D, 0x1F1E6, 0x1F1E9, 0x1100, 0x1161, 0x11A8, 0xAC00, 0xAC01, 0x915, 0x94D,
-               0x930, 0x1F44D, 0x1F3FD, 0x301, 0x2764, 0xFE0F]
+    special = [
+        0x61,
+        0xD,
+        0xA,
+        0x200D,
+        0x1F1E6,
+        0x1F1E9,
+        0x1100,
+        0x1161,
+        0x11A8,
+        0xAC00,
+        0xAC01,
+        0x915,
+        0x94D,
+        0x930,
+        0x1F44D,
+        0x1F3FD,
+        0x301,
+        0x2764,
+        0xFE0F,
+    ]
 
     def one():
         x = r.random()
         c = r.choice(special) if x < 0.3 else r.randrange(*r.choice(runs))
         return chr(0x41 if 0xD800 <= c <= 0xDFFF or c == 0 else c)
+
     return ["".join(one() for _ in range(r.randint(1, 8))) for _ in range(n)]
 
 

@@ -1,5 +1,6 @@
 """Loading Parquet / CSV files, directories and globs; in-memory objects; the
 TPC-H data cache (tpchgen-cli)."""
+
 from __future__ import annotations
 
 import gzip
@@ -14,16 +15,20 @@ import pytest
 
 import glint
 from glint.errors import GlintError, GlintIOError
+from glint.io.arrow_objects import to_arrow_table
+from glint.io.csv_files import load_csv, sniff_delimiter
 from glint.io.file_lists import tables_in_directory
 from glint.io.parquet_source import load_parquet
-from glint.io.csv_files import load_csv, sniff_delimiter
-from glint.io.arrow_objects import to_arrow_table
 
 
 def _t(start: int, n: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
-                     "price": pa.array([Decimal(f"{i}.25") for i in range(start, start + n)], pa.decimal128(15, 2)),
-                     "name": pa.array([f"n{i}" for i in range(start, start + n)], pa.string())})
+    return pa.table(
+        {
+            "id": pa.array(range(start, start + n), pa.int64()),
+            "price": pa.array([Decimal(f"{i}.25") for i in range(start, start + n)], pa.decimal128(15, 2)),
+            "name": pa.array([f"n{i}" for i in range(start, start + n)], pa.string()),
+        }
+    )
 
 
 def _raises_io(match_path, fn, *args, **kwargs) -> str:
@@ -56,7 +61,7 @@ def test_parquet_directory_recursive_sorted(tmp_path):
     (d / "notes.txt").write_text("ignored")
     t = load_parquet(str(d))
     assert t.column("id").to_pylist() == list(range(25))
-    assert load_parquet(str(d), progress=True).num_rows == 25   # the bar must not break anything
+    assert load_parquet(str(d), progress=True).num_rows == 25  # the bar must not break anything
 
 
 def test_parquet_glob(tmp_path):
@@ -198,7 +203,7 @@ def test_csv_nulls(tmp_path):
 def test_csv_directory_glob_and_gzip(tmp_path):
     d = tmp_path / "parts"
     d.mkdir()
-    (d / "b.csv").write_text("id,v\n3,\n4,x\n")     # all-empty column in one file must not change its type
+    (d / "b.csv").write_text("id,v\n3,\n4,x\n")  # all-empty column in one file must not change its type
     (d / "a.csv").write_text("id,v\n1,p\n2,q\n")
     with gzip.open(d / "c.csv.gz", "wt") as f:
         f.write("id,v\n5,z\n")
@@ -307,11 +312,11 @@ def test_ensure_tpch_data(tmp_path, monkeypatch):
     assert d == tmp_path / "tpch" / "sf0.01"
     found = tables_in_directory(d)
     assert sorted(found) == sorted(tpch.tpch_tables)
-    assert os.listdir(d.parent) == ["sf0.01"]            # no temporary directory left behind
+    assert os.listdir(d.parent) == ["sf0.01"]  # no temporary directory left behind
     assert load_parquet(found["region"]).num_rows == 5
     assert load_parquet(found["lineitem"]).num_rows == 60175
     mtime = os.stat(found["lineitem"]).st_mtime_ns
-    assert tpch.ensure_tpch_data(0.01) == d               # cached: not generated again
+    assert tpch.ensure_tpch_data(0.01) == d  # cached: not generated again
     assert os.stat(found["lineitem"]).st_mtime_ns == mtime
 
 
@@ -354,11 +359,13 @@ def test_ensure_tpch_data_failure_leaves_nothing(tmp_path, monkeypatch):
 
     fake = tmp_path / "bin" / "tpchgen-cli"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nif [ \"$1\" = --help ]; then echo 'Commands:'; exit 0; fi\n"
-                    "out=''; prev=''\n"
-                    "for a in \"$@\"; do if [ \"$prev\" = --output-dir ]; then out=$a; fi; prev=$a; done\n"
-                    "[ -d \"$out\" ] || exit 9\n"
-                    "echo partial > \"$out/region.parquet\"; echo 'disk full' >&2; exit 3\n")
+    fake.write_text(
+        "#!/bin/sh\nif [ \"$1\" = --help ]; then echo 'Commands:'; exit 0; fi\n"
+        "out=''; prev=''\n"
+        'for a in "$@"; do if [ "$prev" = --output-dir ]; then out=$a; fi; prev=$a; done\n'
+        '[ -d "$out" ] || exit 9\n'
+        "echo partial > \"$out/region.parquet\"; echo 'disk full' >&2; exit 3\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(tpch, "find_tpchgen", lambda: str(fake))
     monkeypatch.setenv("GLINT_DATA", str(tmp_path / "data"))
@@ -382,8 +389,7 @@ def test_tpch_queries_are_packaged():
 
     qs = tpch.tpch_queries()
     assert sorted(qs) == list(range(1, 23))
-    assert all(q.lstrip().upper().startswith(("SELECT", "WITH")) and not q.rstrip().endswith(";")
-               for q in qs.values())
+    assert all(q.lstrip().upper().startswith(("SELECT", "WITH")) and not q.rstrip().endswith(";") for q in qs.values())
     assert "l_returnflag" in qs[1]
     with pytest.raises(GlintError, match="23"):
         tpch.tpch_query(23)
@@ -414,8 +420,8 @@ def test_duckdb_connection_on_tpchgen_data_matches_answers(tmp_path, monkeypatch
     """DuckDB on tpchgen-cli's Parquet files agrees with tpch_answers() (without
     the random-text columns, which DuckDB's dbgen generates differently)."""
     pytest.importorskip("duckdb")
-    from glint.workloads import tpch
     from glint.testing.compare import compare_query_result
+    from glint.workloads import tpch
 
     _tpchgen_or_skip()
     try:
@@ -439,12 +445,21 @@ def test_read_parquet_tables_reads_footers_side_by_side(tmp_path):
     (their footers read on threads), each as read_parquet registers it; an
     unreadable file raises naming it and registers none of them."""
     for i in range(3):
-        pq.write_table(pa.table({"k": list(range(i * 10, i * 10 + 10)), "v": [f"s{i}"] * 10}),
-                       tmp_path / f"t{i}.parquet", row_group_size=4)
+        pq.write_table(
+            pa.table({"k": list(range(i * 10, i * 10 + 10)), "v": [f"s{i}"] * 10}),
+            tmp_path / f"t{i}.parquet",
+            row_group_size=4,
+        )
     con = glint.connect()
     con.read_parquet_tables({f"t{i}": str(tmp_path / f"t{i}.parquet") for i in range(3)})
-    got = con.sql("SELECT sum(t0.k) AS s, min(t1.v) AS v, max(t2.v) AS w, count(*) AS n FROM t0 "
-                  "JOIN t1 ON t1.k = t0.k + 10 JOIN t2 ON t2.k = t1.k + 10").arrow().to_pylist()
+    got = (
+        con.sql(
+            "SELECT sum(t0.k) AS s, min(t1.v) AS v, max(t2.v) AS w, count(*) AS n FROM t0 "
+            "JOIN t1 ON t1.k = t0.k + 10 JOIN t2 ON t2.k = t1.k + 10"
+        )
+        .arrow()
+        .to_pylist()
+    )
     assert got == [{"s": 45, "v": "s1", "w": "s2", "n": 10}]
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     con2 = glint.connect()
@@ -462,26 +477,39 @@ def test_parquet_bounds_as_stored_equal_logical(tmp_path, monkeypatch):
     (fixed-length) decimal left to the logical path."""
     import datetime
     import decimal
+
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from glint.io.parquet_source import ParquetSource
+
     rng = np.random.default_rng(3)
     n = 600
     days = rng.integers(-800, 20000, n)
-    t = pa.table({
-        "d": pa.array([datetime.date(1970, 1, 1) + datetime.timedelta(days=int(x)) for x in days], pa.date32()),
-        "p": pa.array([decimal.Decimal(int(x)).scaleb(-2) for x in rng.integers(-10**8, 10**8, n)], pa.decimal128(9, 2)),
-        "q": pa.array([decimal.Decimal(int(x)).scaleb(-3) for x in rng.integers(-10**13, 10**13, n)],
-                      pa.decimal128(15, 3)),
-        "w": pa.array([decimal.Decimal(int(x)).scaleb(-4) for x in rng.integers(-10**15, 10**15, n)],
-                      pa.decimal128(30, 4)),
-    })
+    t = pa.table(
+        {
+            "d": pa.array([datetime.date(1970, 1, 1) + datetime.timedelta(days=int(x)) for x in days], pa.date32()),
+            "p": pa.array(
+                [decimal.Decimal(int(x)).scaleb(-2) for x in rng.integers(-(10**8), 10**8, n)], pa.decimal128(9, 2)
+            ),
+            "q": pa.array(
+                [decimal.Decimal(int(x)).scaleb(-3) for x in rng.integers(-(10**13), 10**13, n)], pa.decimal128(15, 3)
+            ),
+            "w": pa.array(
+                [decimal.Decimal(int(x)).scaleb(-4) for x in rng.integers(-(10**15), 10**15, n)], pa.decimal128(30, 4)
+            ),
+        }
+    )
     path = str(tmp_path / "b.parquet")
     pq.write_table(t, path, row_group_size=100, store_decimal_as_integer=True)
     meta = pq.read_metadata(path)
-    assert [meta.schema.column(i).physical_type for i in range(4)] == ["INT32", "INT32", "INT64",
-                                                                      "FIXED_LEN_BYTE_ARRAY"]
+    assert [meta.schema.column(i).physical_type for i in range(4)] == [
+        "INT32",
+        "INT32",
+        "INT64",
+        "FIXED_LEN_BYTE_ARRAY",
+    ]
     fast, slow = ParquetSource(path), ParquetSource(path)
     monkeypatch.setattr(slow, "_raw_bounds", lambda *a: False)
     for name in ("d", "p", "q", "w"):

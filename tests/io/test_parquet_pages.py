@@ -1,5 +1,6 @@
 """glint.io.parquet_pages: column chunks decoded with torch, compared row
 for row (NULLs included, floats bit for bit) with what pyarrow reads."""
+
 import collections
 import os
 import random
@@ -24,8 +25,8 @@ from glint.io.parquet_page_headers import (
     parse_pages,
     read_chunk_bytes,
 )
-from glint.workloads import tpch
 from glint.io.parquet_pages import decode_column_chunk, decode_hybrid
+from glint.workloads import tpch
 
 # in the data cache: the tests that read it have the cached_tpch fixture generate it first
 TPCH_LINEITEM = str(tpch.data_dir(0.01) / "lineitem.parquet")
@@ -42,7 +43,7 @@ def expected(pf: pq.ParquetFile, rg: int, column: int):
     valid = np.asarray(arr.is_valid())
     physical = _PHYSICAL[meta.schema.column(column).physical_type]
     if arr.type != physical:
-        arr = arr.view(physical)            # date32 -> int32, timestamp -> int64
+        arr = arr.view(physical)  # date32 -> int32, timestamp -> int64
     return np.asarray(arr.fill_null(0)), valid
 
 
@@ -98,12 +99,23 @@ def random_array(rng, dtype: str, n: int, distinct: int | None, null_fraction: f
 def test_matrix(tmp_path, dtype, nulls, dictionary, version, compression):
     rng = np.random.default_rng(zlib.crc32(f"{dtype}{nulls}{dictionary}{version}{compression}".encode()))
     n = 1500
-    t = pa.table({"x": random_array(rng, dtype, n, 40, 0.25 if nulls else 0.0, nans=True),
-                  "y": random_array(rng, dtype, n, None, 0.1 if nulls else 0.0)})
+    t = pa.table(
+        {
+            "x": random_array(rng, dtype, n, 40, 0.25 if nulls else 0.0, nans=True),
+            "y": random_array(rng, dtype, n, None, 0.1 if nulls else 0.0),
+        }
+    )
     path = str(tmp_path / "t.parquet")
-    pq.write_table(t, path, compression=compression, use_dictionary=dictionary,
-                   data_page_version=version, data_page_size=256, write_batch_size=64,
-                   row_group_size=600)                # 3 row groups, many pages each
+    pq.write_table(
+        t,
+        path,
+        compression=compression,
+        use_dictionary=dictionary,
+        data_page_version=version,
+        data_page_size=256,
+        write_batch_size=64,
+        row_group_size=600,
+    )  # 3 row groups, many pages each
     check_file(path)
     ps = pages_of(path)
     kinds = collections.Counter(p.kind for p in ps)
@@ -115,8 +127,13 @@ def test_required_columns(tmp_path):
     """Non-nullable fields: max definition level 0, no levels in the pages, valid None."""
     rng = np.random.default_rng(1)
     schema = pa.schema([pa.field("a", pa.int32(), nullable=False), pa.field("b", pa.float64(), nullable=False)])
-    t = pa.table({"a": random_array(rng, "int32", 3000, 100, 0.0),
-                  "b": random_array(rng, "float64", 3000, None, 0.0, nans=True)}, schema=schema)
+    t = pa.table(
+        {
+            "a": random_array(rng, "int32", 3000, 100, 0.0),
+            "b": random_array(rng, "float64", 3000, None, 0.0, nans=True),
+        },
+        schema=schema,
+    )
     for version in ("1.0", "2.0"):
         path = str(tmp_path / f"r{version}.parquet")
         pq.write_table(t, path, data_page_version=version, data_page_size=1024, write_batch_size=100)
@@ -126,15 +143,26 @@ def test_required_columns(tmp_path):
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 def test_dictionary_falls_back_to_plain(tmp_path, version):
     rng = np.random.default_rng(2)
-    t = pa.table({"x": random_array(rng, "int64", 6000, None, 0.1),
-                  "f": random_array(rng, "float32", 6000, None, 0.0, nans=True)})
+    t = pa.table(
+        {
+            "x": random_array(rng, "int64", 6000, None, 0.1),
+            "f": random_array(rng, "float32", 6000, None, 0.0, nans=True),
+        }
+    )
     path = str(tmp_path / "t.parquet")
-    pq.write_table(t, path, data_page_version=version, dictionary_pagesize_limit=2000,
-                   data_page_size=2048, write_batch_size=128, row_group_size=4000)
+    pq.write_table(
+        t,
+        path,
+        data_page_version=version,
+        dictionary_pagesize_limit=2000,
+        data_page_size=2048,
+        write_batch_size=128,
+        row_group_size=4000,
+    )
     check_file(path)
     for c in range(2):
         encodings = [p.encoding for p in pages_of(path, 0, c) if p.kind != DICTIONARY_PAGE]
-        assert encodings[0] == RLE_DICTIONARY and encodings[-1] == PLAIN   # the switch mid-chunk
+        assert encodings[0] == RLE_DICTIONARY and encodings[-1] == PLAIN  # the switch mid-chunk
         assert len(encodings) > 4
 
 
@@ -145,9 +173,9 @@ def test_dictionary_widths(tmp_path, distinct, width):
     rng = np.random.default_rng(distinct)
     n = max(3000, distinct + distinct // 4)
     pool = np.arange(distinct, dtype=np.int32) * 7 - 1000
-    vals = np.concatenate([pool, pool[rng.integers(0, distinct, n - distinct)]])   # every entry used
+    vals = np.concatenate([pool, pool[rng.integers(0, distinct, n - distinct)]])  # every entry used
     mask = np.arange(n) >= distinct
-    mask[mask] = rng.random(n - distinct) < 0.05                                   # NULLs after those
+    mask[mask] = rng.random(n - distinct) < 0.05  # NULLs after those
     t = pa.table({"x": pa.array(vals, mask=mask)})
     path = str(tmp_path / "t.parquet")
     pq.write_table(t, path, data_page_size=4096, write_batch_size=256, row_group_size=n)
@@ -168,27 +196,32 @@ def test_dictionary_width_zero(tmp_path):
     """A one-entry dictionary with index bit width 0 (legal, pyarrow writes 1):
     an uncompressed v2 file patched in place, same length, no page checksums."""
     path = str(tmp_path / "t.parquet")
-    pq.write_table(pa.table({"x": pa.array([5] * 100, pa.int32())}), path, data_page_version="2.0",
-                   compression="none")
+    pq.write_table(pa.table({"x": pa.array([5] * 100, pa.int32())}), path, data_page_version="2.0", compression="none")
     page = [p for p in pages_of(path) if p.kind == DATA_PAGE_V2][0]
-    assert page.body == bytes([1, 0xC8, 0x01, 0])   # width 1, RLE run of 100, value 0
+    assert page.body == bytes([1, 0xC8, 0x01, 0])  # width 1, RLE run of 100, value 0
     raw = open(path, "rb").read()
     assert raw.count(page.body) == 1
     with open(path, "wb") as f:
-        f.write(raw.replace(page.body, bytes([0, 0xC8, 0x01, 0])))   # width 0: no value byte
+        f.write(raw.replace(page.body, bytes([0, 0xC8, 0x01, 0])))  # width 0: no value byte
     assert pages_of(path)[1].body[0] == 0
     check_file(path)
     assert decode_column_chunk(path, 0, 0)[0].tolist() == [5] * 100
 
 
 def test_all_nulls_and_empty_pages(tmp_path):
-    t = pa.table({"i": pa.nulls(1000, pa.int32()), "d": pa.nulls(1000, pa.float64()),
-                  "h": pa.array([None] * 999 + [5], pa.int64())})
+    t = pa.table(
+        {
+            "i": pa.nulls(1000, pa.int32()),
+            "d": pa.nulls(1000, pa.float64()),
+            "h": pa.array([None] * 999 + [5], pa.int64()),
+        }
+    )
     for version in ("1.0", "2.0"):
         for dictionary in (True, False):
             path = str(tmp_path / f"n{version}{dictionary}.parquet")
-            pq.write_table(t, path, data_page_version=version, use_dictionary=dictionary,
-                           write_batch_size=64, data_page_size=256)
+            pq.write_table(
+                t, path, data_page_version=version, use_dictionary=dictionary, write_batch_size=64, data_page_size=256
+            )
             check_file(path)
             values, valid = decode_column_chunk(path, 0, 0)
             assert not valid.any() and not values.any() and values.dtype == torch.int32
@@ -199,8 +232,9 @@ def test_nan_bits_and_extremes(tmp_path):
     d = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, nan_payload, 1e-310], dtype=np.float64)
     i64 = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1, 0, 1, 2, 3, 4], dtype=np.int64)
     i32 = np.array([np.iinfo(np.int32).min, np.iinfo(np.int32).max, -1, 0, 1, 2, 3, 4], dtype=np.int32)
-    t = pa.table({"d": np.tile(d, 50), "f": np.tile(d.astype(np.float32), 50),
-                  "i": np.tile(i64, 50), "j": np.tile(i32, 50)})
+    t = pa.table(
+        {"d": np.tile(d, 50), "f": np.tile(d.astype(np.float32), 50), "i": np.tile(i64, 50), "j": np.tile(i32, 50)}
+    )
     for dictionary in (True, False):
         path = str(tmp_path / f"e{dictionary}.parquet")
         pq.write_table(t, path, use_dictionary=dictionary)
@@ -213,8 +247,9 @@ def test_other_codecs(tmp_path, compression):
     t = pa.table({"x": random_array(rng, "int64", 2000, 30, 0.2)})
     for version in ("1.0", "2.0"):
         path = str(tmp_path / f"c{version}.parquet")
-        pq.write_table(t, path, compression=compression, data_page_version=version,
-                       write_batch_size=100, data_page_size=512)
+        pq.write_table(
+            t, path, compression=compression, data_page_version=version, write_batch_size=100, data_page_size=512
+        )
         check_file(path)
 
 
@@ -243,7 +278,7 @@ def pack(values, width: int) -> bytes:
 def test_decode_hybrid_hand_made():
     # RLE run: header 5 << 1 = 10, value 300 in two little-endian bytes (width 9)
     assert decode_hybrid(bytes([10, 0x2C, 0x01]), 9, 5).tolist() == [300] * 5
-    assert decode_hybrid(bytes([10, 0x2C, 0x01]), 9, 3).tolist() == [300] * 3    # fewer than the run holds
+    assert decode_hybrid(bytes([10, 0x2C, 0x01]), 9, 3).tolist() == [300] * 3  # fewer than the run holds
     # bit-packed run of one group (8 values), only 5 asked for: the padding is dropped
     vals = [1, 2, 3, 4, 5, 0, 0, 0]
     assert decode_hybrid(bytes([0x03]) + pack(vals, 3), 3, 5).tolist() == [1, 2, 3, 4, 5]
@@ -264,28 +299,29 @@ def test_decode_hybrid_hand_made():
 def test_decode_hybrid_widths(width):
     rng = np.random.default_rng(width)
     vals = [int(v) for v in rng.integers(0, 1 << width, 8 * 37)]
-    count = len(vals) - 5                   # the last group padded
+    count = len(vals) - 5  # the last group padded
     stream = bytes([(37 << 1) | 1]) + pack(vals, width)
-    assert decode_hybrid(stream, width, count).tolist() == [v - (1 << 32) if v >= 1 << 31 else v
-                                                            for v in vals[:count]]
+    assert decode_hybrid(stream, width, count).tolist() == [v - (1 << 32) if v >= 1 << 31 else v for v in vals[:count]]
 
 
 def test_decode_hybrid_truncated():
     with pytest.raises(ValueError):
-        decode_hybrid(bytes([10, 1]), 1, 6)               # RLE run of 5, 6 asked for
+        decode_hybrid(bytes([10, 1]), 1, 6)  # RLE run of 5, 6 asked for
     with pytest.raises(ValueError):
-        decode_hybrid(bytes([0x05, 0xFF]), 8, 16)         # bit-packed run of 16 with 1 byte
+        decode_hybrid(bytes([0x05, 0xFF]), 8, 16)  # bit-packed run of 16 with 1 byte
 
 
 # ------------------------------------------------------------------ out of scope
 def test_not_supported_columns(tmp_path):
-    t = pa.table({
-        "strcol": ["a", "b", None],
-        "listcol": pa.array([[1, 2], [], None], pa.list_(pa.int32())),
-        "structcol": pa.array([{"inner": 1}, None, {"inner": None}], pa.struct([("inner", pa.int64())])),
-        "boolcol": [True, False, None],
-        "okcol": pa.array([1, None, 3], pa.int32()),
-    })
+    t = pa.table(
+        {
+            "strcol": ["a", "b", None],
+            "listcol": pa.array([[1, 2], [], None], pa.list_(pa.int32())),
+            "structcol": pa.array([{"inner": 1}, None, {"inner": None}], pa.struct([("inner", pa.int64())])),
+            "boolcol": [True, False, None],
+            "okcol": pa.array([1, None, 3], pa.int32()),
+        }
+    )
     path = str(tmp_path / "t.parquet")
     pq.write_table(t, path)
     meta = pq.read_metadata(path)
@@ -317,6 +353,7 @@ def test_corrupt_chunk(tmp_path):
 # ------------------------------------------------------------------ many streams at once (the GPU kernel's input)
 def _encode_hybrid(rng, width: int, count: int) -> tuple[bytes, list[int]]:
     """A random RLE / bit-packed hybrid stream of ``count`` values and the values."""
+
     def varint(v):
         out = bytearray()
         while True:
@@ -324,14 +361,15 @@ def _encode_hybrid(rng, width: int, count: int) -> tuple[bytes, list[int]]:
                 return bytes(out + bytes([v]))
             out.append((v & 0x7F) | 0x80)
             v >>= 7
+
     out, values = bytearray(), []
     while len(values) < count:
-        if rng.random() < 0.5:                                  # RLE
+        if rng.random() < 0.5:  # RLE
             n = rng.randint(1, 300)
             v = rng.getrandbits(width) if width else 0
             out += varint(n << 1) + v.to_bytes((width + 7) // 8, "little")
             values += [v] * n
-        else:                                                   # bit-packed, groups of 8
+        else:  # bit-packed, groups of 8
             groups = rng.randint(1, 70)
             vs = [rng.getrandbits(width) if width else 0 for _ in range(groups * 8)]
             packed = 0
@@ -356,7 +394,7 @@ def hybrid_streams(seed: int, n: int):
         ends.append(len(buf))
         widths.append(w)
         counts.append(len(vals))
-        buf += bytes(rng.randint(0, 5))                         # gaps between streams
+        buf += bytes(rng.randint(0, 5))  # gaps between streams
     data = torch.frombuffer(bytearray(buf + bytes(8)), dtype=torch.uint8)
     return data, starts, ends, widths, counts
 
@@ -365,20 +403,26 @@ def page_index_streams(tmp=None):
     """The dictionary-index streams of the data pages of a file pyarrow wrote
     (no NULLs: each page's count is its number of values)."""
     import tempfile
+
     rng = random.Random(5)
     d = tmp or tempfile.mkdtemp()
     path = f"{d}/streams.parquet"
-    pq.write_table(pa.table({"x": pa.array([rng.randint(0, 5000) for _ in range(30_000)], pa.int64())}), path,
-                   data_page_size=2048, write_batch_size=256, compression="snappy")
+    pq.write_table(
+        pa.table({"x": pa.array([rng.randint(0, 5000) for _ in range(30_000)], pa.int64())}),
+        path,
+        data_page_size=2048,
+        write_batch_size=256,
+        compression="snappy",
+    )
     cc = pq.read_metadata(path).row_group(0).column(0)
     buf, starts, ends, widths, counts = bytearray(), [], [], [], []
     for p in ph.parse_pages(ph.read_chunk_bytes(path, cc), "SNAPPY"):
         if p.kind == ph.DICTIONARY_PAGE or p.encoding not in (ph.PLAIN_DICTIONARY, ph.RLE_DICTIONARY):
             continue
         body = p.body
-        if p.kind == ph.DATA_PAGE:      # v1: the optional column's levels first
+        if p.kind == ph.DATA_PAGE:  # v1: the optional column's levels first
             ln = int.from_bytes(body[:4], "little")
-            body = body[4 + ln:]
+            body = body[4 + ln :]
         widths.append(body[0])
         starts.append(len(buf))
         buf += body[1:]
@@ -392,8 +436,9 @@ def test_decode_streams_reference():
     for w in (0, 1, 5, 8, 12, 32):
         b, vals = _encode_hybrid(rng, w, 2000)
         data = torch.frombuffer(bytearray(b + bytes(8)), dtype=torch.uint8)
-        assert pp.decode_streams(data, [0], [len(b)], [w], [2000], use_triton=False).tolist() == \
-            [v - (1 << 32) if v >= 1 << 31 else v for v in vals]          # int32
+        assert pp.decode_streams(data, [0], [len(b)], [w], [2000], use_triton=False).tolist() == [
+            v - (1 << 32) if v >= 1 << 31 else v for v in vals
+        ]  # int32
     data, starts, ends, widths, counts = hybrid_streams(seed=1, n=26)
     got = pp.decode_streams(data, starts, ends, widths, counts, use_triton=False)
     one_by_one = torch.cat([pp.decode_hybrid(data[s:e], w, c) for s, e, w, c in zip(starts, ends, widths, counts)])
@@ -421,11 +466,22 @@ def test_hybrid_kernel_compiles_for_hopper_without_a_gpu():
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
     from glint.kernels.hybrid import _pages_kernel
-    sig = {"data": "*u8", "values": "*i32", "table": "*i64", "out": "*i32", "err": "*i32",
-           "BLOCK": "constexpr", "GATHER": "constexpr"}
-    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": False}),
-                       target=GPUTarget("cuda", 90, 32))
+
+    sig = {
+        "data": "*u8",
+        "values": "*i32",
+        "table": "*i64",
+        "out": "*i32",
+        "err": "*i32",
+        "BLOCK": "constexpr",
+        "GATHER": "constexpr",
+    }
+    k = triton.compile(
+        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": False}),
+        target=GPUTarget("cuda", 90, 32),
+    )
     assert "ptx" in k.asm
 
 
@@ -434,11 +490,22 @@ def test_pages_kernel_compiles_for_hopper_without_a_gpu(vt):
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
     from glint.kernels.hybrid import _pages_kernel
-    sig = {"data": "*u8", "values": f"*{vt}", "table": "*i64", "out": f"*{vt}", "err": "*i32",
-           "BLOCK": "constexpr", "GATHER": "constexpr"}
-    k = triton.compile(ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": True}),
-                       target=GPUTarget("cuda", 90, 32))
+
+    sig = {
+        "data": "*u8",
+        "values": f"*{vt}",
+        "table": "*i64",
+        "out": f"*{vt}",
+        "err": "*i32",
+        "BLOCK": "constexpr",
+        "GATHER": "constexpr",
+    }
+    k = triton.compile(
+        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": True}),
+        target=GPUTarget("cuda", 90, 32),
+    )
     assert "ptx" in k.asm
 
 
@@ -450,8 +517,13 @@ def test_decode_plans_on_cuda_equal_pyarrow(tmp_path):
         plans, want = [], []
         for i, (distinct, nulls) in enumerate([(50, 0.0), (None, 0.2), (70000, 0.0), (2, 0.5)]):
             path = str(tmp_path / f"{dtype}{i}.parquet")
-            pq.write_table(pa.table({"x": random_array(rng, dtype, 5000, distinct, nulls, nans=True)}), path,
-                           data_page_size=2048, row_group_size=2000, dictionary_pagesize_limit=8000)
+            pq.write_table(
+                pa.table({"x": random_array(rng, dtype, 5000, distinct, nulls, nans=True)}),
+                path,
+                data_page_size=2048,
+                row_group_size=2000,
+                dictionary_pagesize_limit=8000,
+            )
             pf = pq.ParquetFile(path)
             for rg in range(pf.metadata.num_row_groups):
                 plans.append(pp.plan_column_chunk(path, rg, 0, pf.metadata))

@@ -3,6 +3,7 @@
 decompresses snappy on the GPU), compared with what pyarrow reads. The
 kernels run interpreted on the CPU in tests/kernels/triton_interpreted.py, compiled
 here for sm_90 without a GPU, and on CUDA where there is one."""
+
 import logging
 import os
 
@@ -19,15 +20,15 @@ from glint.io import parquet_page_headers as ph
 from glint.io import parquet_pages as pp
 from glint.io import raw_chunks as rc
 from glint.io import raw_decode as rd
-
 from tests.io.test_parquet_pages import TPCH_LINEITEM, expected, random_array
 
 CUDA = torch.cuda.is_available()
 _ARROW = {"int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64()}
 
 
-def raw_file(path, dtype, rng, version="1.0", codec="snappy", distincts=(50, None, 3000, 1), n=3000,
-             page_size=1024, batch=128):
+def raw_file(
+    path, dtype, rng, version="1.0", codec="snappy", distincts=(50, None, 3000, 1), n=3000, page_size=1024, batch=128
+):
     """A file of one required column ``x`` with row groups of several kinds
     (small and large dictionaries, a dictionary that falls back to PLAIN,
     one value): its raw chunks and pyarrow's values."""
@@ -36,8 +37,16 @@ def raw_file(path, dtype, rng, version="1.0", codec="snappy", distincts=(50, Non
     for i, distinct in enumerate(distincts):
         p = f"{path}{i}.parquet"
         t = pa.table({"x": random_array(rng, dtype, n, distinct, 0.0, nans=True)}, schema=schema)
-        pq.write_table(t, p, compression=codec, data_page_version=version, data_page_size=page_size,
-                       write_batch_size=batch, row_group_size=1400, dictionary_pagesize_limit=4000)
+        pq.write_table(
+            t,
+            p,
+            compression=codec,
+            data_page_version=version,
+            data_page_size=page_size,
+            write_batch_size=batch,
+            row_group_size=1400,
+            dictionary_pagesize_limit=4000,
+        )
         pf = pq.ParquetFile(p)
         for rg in range(pf.metadata.num_row_groups):
             c = rc.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
@@ -59,11 +68,24 @@ def string_file(path, rng, n=4500, version="1.0", codec="snappy", first=0):
     the table written."""
     s = [WORDS[i] for i in rng.integers(0, len(WORDS), n)]
     u = [f"u{i % 3}" if i < 1500 else f"unique value {i}" for i in range(n)]
-    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False),
-                        pa.field("u", pa.string(), nullable=False)])
+    schema = pa.schema(
+        [
+            pa.field("k", pa.int64(), nullable=False),
+            pa.field("s", pa.string(), nullable=False),
+            pa.field("u", pa.string(), nullable=False),
+        ]
+    )
     t = pa.table({"k": np.arange(first, first + n, dtype=np.int64), "s": s, "u": u}, schema=schema)
-    pq.write_table(t, path, compression=codec, data_page_version=version, row_group_size=1500,
-                   dictionary_pagesize_limit=2000, data_page_size=1024, write_batch_size=128)
+    pq.write_table(
+        t,
+        path,
+        compression=codec,
+        data_page_version=version,
+        row_group_size=1500,
+        dictionary_pagesize_limit=2000,
+        data_page_size=1024,
+        write_batch_size=128,
+    )
     return t
 
 
@@ -72,7 +94,9 @@ def tpch_raw_columns():
     lineitem at SF 0.01 (DECIMALs as their unscaled integers: read through
     a footer without the DECIMAL annotations)."""
     import os
+
     from glint.io.parquet_meta import raw_footer
+
     if not os.path.exists(TPCH_LINEITEM):
         pytest.skip("TPC-H sf0.01 lineitem.parquet not generated")
     raw = raw_footer(TPCH_LINEITEM)
@@ -106,10 +130,18 @@ def test_which_chunks_are_raw(tmp_path):
     """Only flat numeric columns without definition levels, snappy or
     uncompressed, PLAIN or dictionary pages: everything else is planned on
     the host (or read by pyarrow)."""
-    schema = pa.schema([pa.field("req", pa.int64(), nullable=False), pa.field("opt", pa.int64()),
-                        pa.field("s", pa.string(), nullable=False), pa.field("f", pa.float32(), nullable=False)])
-    t = pa.table({"req": list(range(100)), "opt": list(range(100)), "s": ["a"] * 100,
-                  "f": [float(i) for i in range(100)]}, schema=schema)
+    schema = pa.schema(
+        [
+            pa.field("req", pa.int64(), nullable=False),
+            pa.field("opt", pa.int64()),
+            pa.field("s", pa.string(), nullable=False),
+            pa.field("f", pa.float32(), nullable=False),
+        ]
+    )
+    t = pa.table(
+        {"req": list(range(100)), "opt": list(range(100)), "s": ["a"] * 100, "f": [float(i) for i in range(100)]},
+        schema=schema,
+    )
     for codec, ok in [("snappy", True), ("none", True), ("zstd", False), ("gzip", False)]:
         p = str(tmp_path / f"{codec}.parquet")
         pq.write_table(t, p, compression=codec)
@@ -122,7 +154,7 @@ def test_which_chunks_are_raw(tmp_path):
     pq.write_table(t, p, use_dictionary=False, column_encoding={"req": "DELTA_BINARY_PACKED"})
     meta = pq.read_metadata(p)
     assert not rc.raw_readable(meta, 0, 0)
-    assert not rc.raw_readable(meta, 0, 2)          # strings without a dictionary page: not as codes
+    assert not rc.raw_readable(meta, 0, 2)  # strings without a dictionary page: not as codes
 
 
 def _corrupt_header(path: str) -> None:
@@ -131,13 +163,14 @@ def _corrupt_header(path: str) -> None:
     cc = pq.read_metadata(path).row_group(0).column(0)
     raw = bytearray(open(path, "rb").read())
     off = cc.data_page_offset
-    assert raw[off] == 0x15                 # field 1 (type), i32
-    raw[off + 1] = 14                       # zigzag(7)
+    assert raw[off] == 0x15  # field 1 (type), i32
+    raw[off + 1] = 14  # zigzag(7)
     open(path, "wb").write(bytes(raw))
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
-    not CUDA, reason="needs CUDA")])])
+@pytest.mark.parametrize(
+    "device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="needs CUDA")])]
+)
 def test_bad_page_header_names_the_file_and_row_group(tmp_path, monkeypatch, device):
     path = tmp_path / "hdr.parquet"
     schema = pa.schema([pa.field("x", pa.int64(), nullable=False)])
@@ -168,23 +201,71 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
     assert isinstance(lazy.source, fr.FileRange) and lazy.dict_span > 0
     h = lazy.with_host_dictionary()
     assert isinstance(h.source, fr.FileRange) and h.nbytes < lazy.nbytes + len(h.dictionary)
-    assert rd.decode_raw([h], use_triton=False)[0].numpy().tobytes() == want[:lazy.rows].tobytes()
-    bad = rc.RawChunk(lazy.dtype, lazy.rows, lazy.codec, lazy.usize, lazy.source, "d0 rg 0",
-                      lazy.dict_span + 7)       # the span runs into the first data page
+    assert rd.decode_raw([h], use_triton=False)[0].numpy().tobytes() == want[: lazy.rows].tobytes()
+    bad = rc.RawChunk(
+        lazy.dtype, lazy.rows, lazy.codec, lazy.usize, lazy.source, "d0 rg 0", lazy.dict_span + 7
+    )  # the span runs into the first data page
     with pytest.raises(GlintIOError, match="Cannot read d0 rg 0: "):
         bad.with_host_dictionary()
 
 
-@pytest.mark.parametrize("fn,sig", [
-    ("_walk_kernel", {"data": "*u8", "chunks": "*i64", "counts": "*i64", "pages": "*i64", "dec": "*i64",
-                      "ITEM": "constexpr", "WRITE": "constexpr"}),
-    ("_inflate_kernel", {"src": "*u8", "dst": "*u8", "pages": "*i64", "err": "*i32", "whole": "*i32",
-                         "owner": "*i64", "BLOCK": "constexpr", "MODE": "constexpr"}),
-    ("_scan_kernel", {"src": "*u8", "segs": "*i64", "n": "i64", "mark": "*i32", "exits": "*i64", "outs": "*i64",
-                      "BLOCK": "constexpr"}),
-    ("_sync_kernel", {"src": "*u8", "streams": "*i64", "segs": "*i64", "mark": "*i32", "exits": "*i64",
-                      "outs": "*i64", "entry": "*i64", "outat": "*i64", "whole": "*i32"}),
-    ("_find_kernel", {"src": "*u8", "walks": "*i64", "n": "i64", "starts": "*i64", "BLOCK": "constexpr"})])
+@pytest.mark.parametrize(
+    "fn,sig",
+    [
+        (
+            "_walk_kernel",
+            {
+                "data": "*u8",
+                "chunks": "*i64",
+                "counts": "*i64",
+                "pages": "*i64",
+                "dec": "*i64",
+                "ITEM": "constexpr",
+                "WRITE": "constexpr",
+            },
+        ),
+        (
+            "_inflate_kernel",
+            {
+                "src": "*u8",
+                "dst": "*u8",
+                "pages": "*i64",
+                "err": "*i32",
+                "whole": "*i32",
+                "owner": "*i64",
+                "BLOCK": "constexpr",
+                "MODE": "constexpr",
+            },
+        ),
+        (
+            "_scan_kernel",
+            {
+                "src": "*u8",
+                "segs": "*i64",
+                "n": "i64",
+                "mark": "*i32",
+                "exits": "*i64",
+                "outs": "*i64",
+                "BLOCK": "constexpr",
+            },
+        ),
+        (
+            "_sync_kernel",
+            {
+                "src": "*u8",
+                "streams": "*i64",
+                "segs": "*i64",
+                "mark": "*i32",
+                "exits": "*i64",
+                "outs": "*i64",
+                "entry": "*i64",
+                "outat": "*i64",
+                "whole": "*i32",
+            },
+        ),
+        ("_find_kernel", {"src": "*u8", "walks": "*i64", "n": "i64", "starts": "*i64", "BLOCK": "constexpr"}),
+    ],
+)
 @pytest.mark.parametrize("variant", [0, 1, 2])
 def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     """Compiled Triton type-checks what the interpreter does not (both
@@ -192,7 +273,9 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
     from glint.kernels import parquet_raw as K
+
     if fn == "_walk_kernel":
         consts = {"ITEM": (4, 8, 8)[variant], "WRITE": bool(variant)}
     elif fn == "_inflate_kernel":
@@ -201,8 +284,7 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
         consts = {}
     else:
         consts = {"BLOCK": K.SCAN_BLOCK}
-    k = triton.compile(ASTSource(fn=getattr(K, fn), signature=sig, constexprs=consts),
-                       target=GPUTarget("cuda", 90, 32))
+    k = triton.compile(ASTSource(fn=getattr(K, fn), signature=sig, constexprs=consts), target=GPUTarget("cuda", 90, 32))
     assert "ptx" in k.asm
 
 
@@ -240,12 +322,22 @@ def snappy_cases(small: bool = False):
     takes a while per element), overlapping copies."""
     rng = np.random.default_rng(0)
     k = 10 if small else 1
-    out = [b"", b"a", b"abcd" * (1000 // k), bytes(5000), rng.integers(0, 256, 70000, dtype=np.uint8).tobytes(),
-           np.arange(3000 // k, dtype=np.int64).tobytes(), rng.integers(0, 10**6, 4000 // k).astype(np.int64).tobytes(),
-           b"xyz" + bytes(300) + b"hello world " * 50 + rng.integers(0, 256, 300, dtype=np.uint8).tobytes() * 3]
+    out = [
+        b"",
+        b"a",
+        b"abcd" * (1000 // k),
+        bytes(5000),
+        rng.integers(0, 256, 70000, dtype=np.uint8).tobytes(),
+        np.arange(3000 // k, dtype=np.int64).tobytes(),
+        rng.integers(0, 10**6, 4000 // k).astype(np.int64).tobytes(),
+        b"xyz" + bytes(300) + b"hello world " * 50 + rng.integers(0, 256, 300, dtype=np.uint8).tobytes() * 3,
+    ]
     if not small:
-        out.append(rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 4000 + bytes(70000) +
-                   rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 100)
+        out.append(
+            rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 4000
+            + bytes(70000)
+            + rng.integers(0, 256, 70, dtype=np.uint8).tobytes() * 100
+        )
     return out
 
 
@@ -253,6 +345,7 @@ def inflate(inputs, device, damage=None):
     """The inputs compressed by pa.Codec('snappy'), decompressed by the
     kernel: (outputs, err). ``damage(rows)``: changes the page table first."""
     from glint.kernels import parquet_raw as K
+
     codec = pa.Codec("snappy")
     src, rows, o, outs = [], [], 0, 0
     for x in inputs:
@@ -268,7 +361,7 @@ def inflate(inputs, device, damage=None):
     err = torch.zeros(1, dtype=torch.int32, device=device)
     K.inflate_pages_triton(data, dst, torch.tensor(rows, dtype=torch.int64).to(device), err)
     b = bytes(dst.cpu().numpy())
-    return [b[r[2]:r[2] + len(x)] for x, r in zip(inputs, rows)], int(err.item())
+    return [b[r[2] : r[2] + len(x)] for x, r in zip(inputs, rows)], int(err.item())
 
 
 @pytest.mark.gpu
@@ -291,8 +384,10 @@ def test_cuda_snappy_equals_pyarrow():
     cases = snappy_cases()
     got, err = inflate(cases, "cuda")
     assert err == 0 and got == cases
-    for damage in (lambda r: r[2].__setitem__(3, r[2][3] - 1),       # the header's size too small
-                   lambda r: r[2].__setitem__(1, r[2][1] - 3)):      # the body cut short
+    for damage in (
+        lambda r: r[2].__setitem__(3, r[2][3] - 1),  # the header's size too small
+        lambda r: r[2].__setitem__(1, r[2][1] - 3),
+    ):  # the body cut short
         assert inflate(cases[:3], "cuda", damage)[1] == 1
 
 
@@ -305,27 +400,36 @@ def test_cuda_scan_of_chunks_with_many_pages(tmp_path, monkeypatch, caplog):
     answers as pyarrow's path."""
     rng = np.random.default_rng(11)
     schema = pa.schema([pa.field("x", pa.int64(), nullable=False), pa.field("y", pa.float64(), nullable=False)])
-    t = pa.table({"x": random_array(rng, "int64", 20000, 300, 0.0), "y": random_array(rng, "float64", 20000, None, 0.0)},
-                 schema=schema)
+    t = pa.table(
+        {"x": random_array(rng, "int64", 20000, 300, 0.0), "y": random_array(rng, "float64", 20000, None, 0.0)},
+        schema=schema,
+    )
     path = tmp_path / "many.parquet"
     pq.write_table(t, path, data_page_size=128, write_batch_size=32, row_group_size=5000)
-    assert max(len(ph.parse_pages(r.buf, "SNAPPY")) - r.pages_cap()
-               for r in (rc.read_raw_chunk(str(path), 0, c) for c in (0, 1))) > 0
+    assert (
+        max(
+            len(ph.parse_pages(r.buf, "SNAPPY")) - r.pages_cap()
+            for r in (rc.read_raw_chunk(str(path), 0, c) for c in (0, 1))
+        )
+        > 0
+    )
     sql = f"SELECT x, y FROM read_parquet('{path}')"
     got = {}
     for mode in ("", "device"):
         monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
         with caplog.at_level(logging.INFO, logger="glint"):
             got[mode] = glint.connect(device="cuda", chunk_rows=7000).sql(sql).arrow()
-    assert "failed its checks; running the query again" in caplog.text      # the checks at the end found them
+    assert "failed its checks; running the query again" in caplog.text  # the checks at the end found them
     assert got[""].equals(got["device"])
     assert got[""].column("x").equals(t.column("x")) and got[""].column("y").equals(t.column("y"))
 
 
 def _string_chunks(path, column):
     meta = pq.read_metadata(path)
-    return [rc.read_raw(path, e, where=f"rg {g}", lazy=True).with_strings()
-            for g, e in enumerate(rc.raw_index(meta, column))]
+    return [
+        rc.read_raw(path, e, where=f"rg {g}", lazy=True).with_strings()
+        for g, e in enumerate(rc.raw_index(meta, column))
+    ]
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -345,7 +449,7 @@ def test_string_codes_reference(tmp_path, version):
     # one chunk at a time, each its own dictionary
     for g, c in enumerate(chunks):
         d1, (m1,) = rc.string_codes([c])
-        assert d1.to_arrow(rd.decode_raw([m1])[0]).to_pylist() == t.column("s").to_pylist()[g * 1500:(g + 1) * 1500]
+        assert d1.to_arrow(rd.decode_raw([m1])[0]).to_pylist() == t.column("s").to_pylist()[g * 1500 : (g + 1) * 1500]
     u = _string_chunks(path, 2)
     assert len(u[0].strings) == 3
     d, mapped = rc.string_codes(u[:1])
@@ -402,8 +506,7 @@ def test_large_string_dictionaries_are_not_codes(tmp_path):
     mapped one by one in Python): pyarrow reads it."""
     p = str(tmp_path / "big.parquet")
     schema = pa.schema([pa.field("s", pa.string(), nullable=False)])
-    pq.write_table(pa.table({"s": [f"clerk#{i:012d}" for i in range(8000)] * 2}, schema=schema), p,
-                   compression="none")
+    pq.write_table(pa.table({"s": [f"clerk#{i:012d}" for i in range(8000)] * 2}, schema=schema), p, compression="none")
     meta = pq.read_metadata(p)
     cc = meta.row_group(0).column(0)
     assert cc.has_dictionary_page and cc.data_page_offset - cc.dictionary_page_offset > rc.STRING_DICTIONARY_BYTES
@@ -414,13 +517,14 @@ def _staged(segments, total, window, files):
     """The buffer the staging fills from layout segments, a window at a time
     (transfer._fill_window over transfer._raw_writes)."""
     from glint.io.transfer import _fill_window, _raw_writes
+
     writes = _raw_writes(segments)
     got = np.zeros(total, dtype=np.uint8)
     k = 0
     for w in range(0, total, window):
         buf = np.zeros(window, dtype=np.uint8)
         k = _fill_window(buf, w, min(window, total - w), writes, k, files)
-        got[w:w + window] = buf[:min(window, total - w)]
+        got[w : w + window] = buf[: min(window, total - w)]
     assert k == len(writes)
     return got
 
@@ -435,7 +539,9 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
     a scan (FileHandles) or a fresh open per read. Every column decodes from
     the buffer to pyarrow's values, given as chunk lists or as a RawSet."""
     import os
+
     import glint
+
     path = str(tmp_path / "t.parquet")
     t = string_file(path, np.random.default_rng(4), n=4500)
     meta = pq.read_metadata(path)
@@ -446,25 +552,29 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
     for as_sets in (False, True):
         if as_sets:
             cols = {"k": k_set, "s": s_set.with_strings(fr.FileHandles(), {})}
+
             def fields(c):
                 return c.source, c.rows, c.codec, c.usize, c.dict_n, c.codes, c.strings
+
             # the same chunks as one by one, made on demand
             assert [fields(c) for c in cols["s"]] == [fields(c) for c in _string_chunks(path, 1)]
             d, cols["s"] = cols["s"].with_codes()
         else:
-            cols = {"k": [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, 0)],
-                    "s": _string_chunks(path, 1)}
+            cols = {"k": [rc.read_raw(path, e, lazy=True) for e in rc.raw_index(meta, 0)], "s": _string_chunks(path, 1)}
             d, cols["s"] = rc.string_codes(cols["s"])
         lays, total, segments = rd.layout_raw_together(cols)
         assert lays["k"].total == lays["s"].total == total
         # the codes first, then one range: the file from row group 0's k to row group 2's s
         runs = segments[-1][1]
-        assert isinstance(runs, fr.FileRuns) and len(runs.start) == 1 and all(isinstance(s_, bytes)
-                                                                                for _, s_ in segments[:-1])
+        assert (
+            isinstance(runs, fr.FileRuns)
+            and len(runs.start) == 1
+            and all(isinstance(s_, bytes) for _, s_ in segments[:-1])
+        )
         assert lays["k"].at < lays["s"].at and lays["s"].at[0] < lays["k"].at[1]
         want = np.zeros(total, dtype=np.uint8)
         for o, seg in segments:
-            want[o:o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, fr.FileRuns) else seg, dtype=np.uint8)
+            want[o : o + len(seg)] = np.frombuffer(seg.read() if isinstance(seg, fr.FileRuns) else seg, dtype=np.uint8)
         calls = []
         real = os.preadv
         monkeypatch.setattr(os, "preadv", lambda fd, bufs, at: calls.append(len(bufs)) or real(fd, bufs, at))
@@ -479,8 +589,9 @@ def test_raw_columns_laid_out_together_and_read_in_runs(tmp_path, monkeypatch, w
                 files.close()
         monkeypatch.setattr(os, "preadv", real)
         data = torch.from_numpy(got)
-        assert rd.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == \
-            t.column("k").to_pylist()
+        assert (
+            rd.decode_raw(list(cols["k"]), data=data, layout=lays["k"])[0].numpy().tolist() == t.column("k").to_pylist()
+        )
         codes = rd.decode_raw(list(cols["s"]), data=data, layout=lays["s"])[0]
         assert d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
         table = rd._chunk_table(cols["s"], lays["s"], 0, 0, 0)
@@ -500,17 +611,20 @@ def test_runs_cut_at_gaps_and_files(tmp_path):
 
     def chunk(f, start, size):
         return rc.RawChunk(torch.int64, 1, 0, size, fr.FileRange(paths[f], start, size))
-    cols = {"a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
-            "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)]}
+
+    cols = {
+        "a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
+        "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)],
+    }
     for gap, n_runs in ((0, 6), (5, 5), (150, 3), (10_000, 2)):
         lays, total, segments = rd.layout_raw_together(cols, gap=gap)
-        (o, runs), = segments
+        ((o, runs),) = segments
         assert len(runs.start) == n_runs and list(np.unique(runs.file)) == [0, 1]
         assert all(a % 8 == 0 for a in runs.off) and total >= o + len(runs) + 8
         got = _staged(segments, total, 64, None)
         for c, chunks in cols.items():
             for ch, at in zip(chunks, lays[c].at):
-                assert got[at:at + ch.source.size].tobytes() == ch.source.read()
+                assert got[at : at + ch.source.size].tobytes() == ch.source.read()
 
 
 def test_raw_set_equals_raw_chunks(tmp_path):
@@ -519,13 +633,17 @@ def test_raw_set_equals_raw_chunks(tmp_path):
     column, or where a fragment has no raw chunk (NULLs); a row count that differs
     from the fragment's is a clear error."""
     import glint
+
     for i in range(2):
         rng = np.random.default_rng(i)
         schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("f", pa.float64(), nullable=True)])
         f = rng.random(900)
-        pq.write_table(pa.table({"a": rng.integers(0, 1000, 900), "f": pa.array(f, mask=(f < 0.1) if i else None)},
-                                schema=schema), str(tmp_path / f"p{i}.parquet"), row_group_size=200,
-                       compression=["snappy", "none"][i])
+        pq.write_table(
+            pa.table({"a": rng.integers(0, 1000, 900), "f": pa.array(f, mask=(f < 0.1) if i else None)}, schema=schema),
+            str(tmp_path / f"p{i}.parquet"),
+            row_group_size=200,
+            compression=["snappy", "none"][i],
+        )
     con = glint.connect(device="cpu")
     con.read_parquet(str(tmp_path / "*.parquet"), "t")
     t = con.table("t")
@@ -533,8 +651,8 @@ def test_raw_set_equals_raw_chunks(tmp_path):
     got = t.raw_set(frags, "a")
     assert list(got) == t.raw_chunks(frags, "a") and got.nbytes == sum(len(c.source) for c in got)
     assert got[0].where.startswith("Parquet file '") and got[0].where.endswith("p1.parquet', row group 4")
-    assert t.raw_set(frags, "f") is None and t.raw_chunks(frags, "f") == [None] * len(frags)   # NULLs
-    t._src._leaves[(0, "a")][1]._fields[2, 1] += 1          # a row group's rows, as if the file changed
+    assert t.raw_set(frags, "f") is None and t.raw_chunks(frags, "f") == [None] * len(frags)  # NULLs
+    t._src._leaves[(0, "a")][1]._fields[2, 1] += 1  # a row group's rows, as if the file changed
     t._src._where_np = None
     with pytest.raises(glint.GlintError, match="changed on disk"):
         t.raw_set([0, 1], "a")
@@ -546,10 +664,10 @@ def test_file_handles_close_once_unused(tmp_path):
     files = fr.FileHandles()
     out = np.zeros(4, dtype=np.uint8)
     with files.fd(str(p)) as fd:
-        files.close()                       # in use: closed when the read is done
+        files.close()  # in use: closed when the read is done
         assert os.pread(fd, 2, 10) == bytes([10, 11])
     assert files._fds == {}
-    fr.read_file_into(str(p), 20, out, files)        # after close: a fresh open of its own
+    fr.read_file_into(str(p), 20, out, files)  # after close: a fresh open of its own
     assert out.tolist() == [20, 21, 22, 23]
 
 
@@ -558,6 +676,7 @@ def test_file_handles_threads_and_close(tmp_path):
     scan's handles while it is closed midway; every read gets its bytes,
     and once all are done no file is left open."""
     import threading
+
     paths = []
     for i in range(3):
         p = tmp_path / f"f{i}.bin"
@@ -577,6 +696,7 @@ def test_file_handles_threads_and_close(tmp_path):
             fr.read_file_into(paths[i], at, out, files)
             if out.tolist() != [(i * 7 + at + j) % 256 for j in range(16)]:
                 errors.append((k, n))
+
     threads = [threading.Thread(target=reader, args=(k,)) for k in range(8)]
     for t in threads:
         t.start()
@@ -596,15 +716,19 @@ def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
     the same entries as the footer says."""
     path = str(tmp_path / "t.parquet")
     schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False)])
-    pq.write_table(pa.table({"a": np.arange(1000, dtype=np.int64), "s": ["x", "y"] * 500}, schema=schema), path,
-                   row_group_size=50, compression="snappy")
+    pq.write_table(
+        pa.table({"a": np.arange(1000, dtype=np.int64), "s": ["x", "y"] * 500}, schema=schema),
+        path,
+        row_group_size=50,
+        compression="snappy",
+    )
     meta = pq.read_metadata(path)
     for column in (0, 1):
         dtype, codes = rc._raw_kind(meta, column)
         want = [rc._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
         idx = rc.raw_index(meta, column, block=4)
         assert len(idx) == 20 and bytes(idx._done) == bytes(5)
-        assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"       # only row groups 8-11 made
+        assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"  # only row groups 8-11 made
         assert idx[-1] == want[-1] and idx[3:7] == want[3:7] and list(idx) == want and all(idx._done)
         assert all(e is not None for e in want)
 
@@ -615,13 +739,29 @@ def test_raw_chunks_in_one_call_equal_one_by_one(tmp_path):
     chunks (file, offset, sizes, codec, dictionary span, codes), None where
     the device cannot decode one, over several files."""
     import glint
+
     for i in range(2):
         rng = np.random.default_rng(i)
-        schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False),
-                            pa.field("f", pa.float64(), nullable=False)])
-        pq.write_table(pa.table({"a": rng.integers(0, 1000, 900), "s": [f"v{x}" for x in rng.integers(0, 5, 900)],
-                                 "f": rng.random(900)}, schema=schema), str(tmp_path / f"p{i}.parquet"),
-                       row_group_size=200, compression=["snappy", "none"][i])
+        schema = pa.schema(
+            [
+                pa.field("a", pa.int64(), nullable=False),
+                pa.field("s", pa.string(), nullable=False),
+                pa.field("f", pa.float64(), nullable=False),
+            ]
+        )
+        pq.write_table(
+            pa.table(
+                {
+                    "a": rng.integers(0, 1000, 900),
+                    "s": [f"v{x}" for x in rng.integers(0, 5, 900)],
+                    "f": rng.random(900),
+                },
+                schema=schema,
+            ),
+            str(tmp_path / f"p{i}.parquet"),
+            row_group_size=200,
+            compression=["snappy", "none"][i],
+        )
     con = glint.connect(device="cpu")
     con.read_parquet(str(tmp_path / "*.parquet"), "t")
     t = con.table("t")
@@ -634,8 +774,9 @@ def test_raw_chunks_in_one_call_equal_one_by_one(tmp_path):
         assert {g.source.path for g in got} == {str(tmp_path / f"p{i}.parquet") for i in range(2)}
     # the IO counter's bytes (ParquetSource.bytes_of: an array per column), a fragment counted as often as named
     metas = [pq.read_metadata(str(tmp_path / f"p{i}.parquet")) for i in range(2)]
-    sizes = [m.row_group(g).column(j).total_compressed_size for m in metas for g in range(m.num_row_groups)
-             for j in (0, 2)]
+    sizes = [
+        m.row_group(g).column(j).total_compressed_size for m in metas for g in range(m.num_row_groups) for j in (0, 2)
+    ]
     per_frag = [sizes[2 * f] + sizes[2 * f + 1] for f in range(10)]
     assert t._src.bytes_of(frags, ["a", "f"]) == sum(per_frag[f] for f in frags)
     assert t._src.bytes_of([], ["a"]) == 0 and t._src.bytes_of([1], ["nope"]) == 0
@@ -647,6 +788,7 @@ def test_string_set_errors_name_the_row_group(tmp_path):
     scan's ``seen``) are not parsed again; FileRuns past a file's end (it
     was cut short) is a GlintIOError naming the file."""
     import glint
+
     path = str(tmp_path / "t.parquet")
     string_file(path, np.random.default_rng(5), n=3000)
     con = glint.connect(device="cpu")
@@ -658,7 +800,7 @@ def test_string_set_errors_name_the_row_group(tmp_path):
     fake = {k: [b"from seen"] * len(v) for k, v in seen.items()}
     assert all(p[0] == b"from seen" for p in rs.with_strings(None, fake).pages)
     bad = rs._like(rs.start, rs.size, rs.dict_span)
-    bad.start = rs.start + 1                    # the dictionary page's header read from its second byte
+    bad.start = rs.start + 1  # the dictionary page's header read from its second byte
     with pytest.raises(GlintIOError, match=r"Cannot read Parquet file '.*t\.parquet', row group 0: "):
         bad.with_strings()
     runs = fr.FileRuns([path], np.array([0]), np.array([os.path.getsize(path) - 4]), np.array([0]), np.array([8]), 8)

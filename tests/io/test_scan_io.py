@@ -1,6 +1,7 @@
 """The scan's IO path: Parquet read the way glint stores columns (DECIMAL as
 unscaled integers, strings as plain ``string``), the host tier of the table
 cache, and the working memory the memory manager keeps free for chunks."""
+
 import decimal
 
 import duckdb
@@ -11,23 +12,25 @@ import pytest
 import torch
 
 import glint
+from glint.io.parquet_meta import dictionary_entries, raw_footer
 from glint.io.parquet_source import ParquetSource
 from glint.runtime.memory import HostCache, MemoryManager
-from glint.io.parquet_meta import dictionary_entries, raw_footer
 
 D = decimal.Decimal
 
 
 def _table(n=1000):
-    return pa.table({
-        "k": pa.array(range(n), pa.int64()),
-        "d64": pa.array([None if i % 7 == 0 else D(i * 37 - 5000) / 100 for i in range(n)], pa.decimal128(15, 2)),
-        "d32": pa.array([D(-i) / 1000 for i in range(n)], pa.decimal128(9, 3)),
-        "d18": pa.array([D(10) ** 17 + i for i in range(n)], pa.decimal128(18, 0)),
-        "s": pa.array([None if i % 11 == 0 else f"text {i * 7919 % 1000}" for i in range(n)], pa.string()),
-        "flag": pa.array(["AB"[i % 2] for i in range(n)], pa.string()),
-        "sv": pa.array([f"v{i}" for i in range(n)], pa.string_view()),
-    })
+    return pa.table(
+        {
+            "k": pa.array(range(n), pa.int64()),
+            "d64": pa.array([None if i % 7 == 0 else D(i * 37 - 5000) / 100 for i in range(n)], pa.decimal128(15, 2)),
+            "d32": pa.array([D(-i) / 1000 for i in range(n)], pa.decimal128(9, 3)),
+            "d18": pa.array([D(10) ** 17 + i for i in range(n)], pa.decimal128(18, 0)),
+            "s": pa.array([None if i % 11 == 0 else f"text {i * 7919 % 1000}" for i in range(n)], pa.string()),
+            "flag": pa.array(["AB"[i % 2] for i in range(n)], pa.string()),
+            "sv": pa.array([f"v{i}" for i in range(n)], pa.string_view()),
+        }
+    )
 
 
 @pytest.mark.parametrize("as_integer", [True, False])
@@ -43,8 +46,7 @@ def test_decimals_and_strings_read_raw_equal_duckdb(tmp_path, as_integer):
     assert got.schema.field("sv").type == pa.string()
     con = glint.connect(device="cpu", chunk_rows=300)
     con.read_parquet(path, "t")
-    sql = ("SELECT k, d64, d32, d18, s, flag, sv, d64 * 2 AS x FROM t WHERE d64 > -10 OR d64 IS NULL "
-           "ORDER BY k")
+    sql = "SELECT k, d64, d32, d18, s, flag, sv, d64 * 2 AS x FROM t WHERE d64 > -10 OR d64 IS NULL ORDER BY k"
     want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
     assert con.sql(sql).fetchall() == want
 
@@ -66,10 +68,12 @@ def test_files_with_and_without_a_rewrite_mix(tmp_path):
 def test_dictionary_detection(tmp_path):
     path = str(tmp_path / "t.parquet")
     pq.write_table(_table(4000), path, row_group_size=4000)
-    cc = {pq.read_metadata(path).row_group(0).column(i).path_in_schema: pq.read_metadata(path).row_group(0).column(i)
-          for i in range(7)}
+    cc = {
+        pq.read_metadata(path).row_group(0).column(i).path_in_schema: pq.read_metadata(path).row_group(0).column(i)
+        for i in range(7)
+    }
     assert dictionary_entries(path, cc["flag"].dictionary_page_offset) == 2
-    assert dictionary_entries(path, cc["k"].data_page_offset) is None         # not a dictionary page
+    assert dictionary_entries(path, cc["k"].data_page_offset) is None  # not a dictionary page
     src = ParquetSource(path)
     assert "flag" in src._dict_columns and "sv" not in src._dict_columns and "s" not in src._dict_columns
 
@@ -111,7 +115,7 @@ class _FakeCuda(MemoryManager):
 
     def __init__(self, limit, headroom=0, capped=True):
         super().__init__(torch.device("cuda"), limit, headroom)
-        self.live = 0               # a pipeline's working tensors
+        self.live = 0  # a pipeline's working tensors
         self.allocator_capped = capped
 
     def used(self):
@@ -121,16 +125,16 @@ class _FakeCuda(MemoryManager):
 def test_working_reserve_keeps_the_cache_out_of_a_chunks_way():
     m = _FakeCuda(limit=16_000, headroom=100)
     m.chunk_rows = 4
-    m.working_per_row = 500                      # 2,000 bytes kept for a chunk
+    m.working_per_row = 500  # 2,000 bytes kept for a chunk
     assert m.working_reserve() == 2000
-    assert m.slack() == 2000                     # an eighth for what the allocator holds unseen
+    assert m.slack() == 2000  # an eighth for what the allocator holds unseen
     assert m.cache_put("a", object(), 7000) and m.cache_put("b", object(), 5000)
-    assert m.cache_bytes() == 12000              # 16,000 - 2,000 - 2,000
-    assert m.cache_put("c", object(), 5000)      # evicts "a" to fit
+    assert m.cache_bytes() == 12000  # 16,000 - 2,000 - 2,000
+    assert m.cache_put("c", object(), 5000)  # evicts "a" to fit
     assert m.cache_get("a") is None and m.cache_bytes() == 10000
     r = m.reservation("Sort")
-    assert r.grow(2000) and m.cache_bytes() == 10000         # beside the cache and the chunk's reserve
-    assert r.grow(3000) and m.cache_bytes() == 5000          # the cache gives way, the reserve does not
+    assert r.grow(2000) and m.cache_bytes() == 10000  # beside the cache and the chunk's reserve
+    assert r.grow(3000) and m.cache_bytes() == 5000  # the cache gives way, the reserve does not
     assert not r.grow(8000)
     # no cap on the allocator (no limit set by the user): no slack
     assert _FakeCuda(limit=16_000, capped=False).slack() == 0
@@ -141,8 +145,8 @@ def test_making_room_evicts_oldest_first_and_skips_kept_entries():
     m = _FakeCuda(limit=16_000)
     for k in "abcd":
         assert m.cache_put(k, object(), 3000)
-    assert m.cache_get("a") is not None          # "a" is now the newest
-    assert m._make_room(5000, keep={"b"})        # 2,000 were free: "c" goes ("b" is kept)
+    assert m.cache_get("a") is not None  # "a" is now the newest
+    assert m._make_room(5000, keep={"b"})  # 2,000 were free: "c" goes ("b" is kept)
     assert m.cache_keys() == ["b", "d", "a"]
     assert not m._make_room(50_000, keep={"b"}) and m.cache_keys() == ["b"]
 
@@ -152,7 +156,7 @@ def test_an_out_of_memory_step_raises_the_working_reserve():
     m.chunk_rows = 10
     m.working_per_row = 100
     m.cache_put("a", object(), 6000)
-    m.live = 3500                                # the chunk needed more than the 1,000 kept for it
+    m.live = 3500  # the chunk needed more than the 1,000 kept for it
     m.note_oom(asked=500)
     assert m.working_per_row == (3500 + 500) * 5 // 4 // 10
     assert m.working_reserve() == 5000
@@ -171,28 +175,36 @@ def test_stacked_upload_layout_equals_concatenation(window):
     and windows that cut through components."""
     from glint.columnar.column import concat_columns
     from glint.io.transfer import stack_on_host
+
     t = _table(300)
     d = pa.array(["x", "yy", None, "x", "zzz"] * 60).dictionary_encode()
     parts = {
         "k": [t.column("k").chunk(0).slice(a, 50) for a in (0, 50, 100)],
-        "d64": [t.column("d64").chunk(0).slice(a, 70) for a in (0, 70, 140)],        # strided, NULLs
-        "s": [t.column("s").chunk(0).slice(a, 40) for a in (3, 100, 250)],            # sliced offsets, NULLs
+        "d64": [t.column("d64").chunk(0).slice(a, 70) for a in (0, 70, 140)],  # strided, NULLs
+        "s": [t.column("s").chunk(0).slice(a, 40) for a in (3, 100, 250)],  # sliced offsets, NULLs
         "dict": [d.slice(0, 90), d.slice(90, 100), d.slice(190, 7)],
         "b": [pa.array([True, None, False]), pa.array([False, True])],
         "f": [pa.array([1.5, None]), pa.array([float("nan"), -0.0, 2.0])],
         "empty": [pa.array([], pa.string()), pa.array(["only"])],
     }
-    types = {"k": glint.columnar.types.BIGINT, "d64": glint.columnar.types.DECIMAL(15, 2), "s": glint.columnar.types.VARCHAR,
-             "dict": glint.columnar.types.VARCHAR, "b": glint.columnar.types.BOOLEAN, "f": glint.columnar.types.DOUBLE,
-             "empty": glint.columnar.types.VARCHAR}
+    types = {
+        "k": glint.columnar.types.BIGINT,
+        "d64": glint.columnar.types.DECIMAL(15, 2),
+        "s": glint.columnar.types.VARCHAR,
+        "dict": glint.columnar.types.VARCHAR,
+        "b": glint.columnar.types.BOOLEAN,
+        "f": glint.columnar.types.DOUBLE,
+        "empty": glint.columnar.types.VARCHAR,
+    }
     from glint.columnar.column import Column
+
     cols = {k: [Column.from_arrow(a, types[k], False) for a in v] for k, v in parts.items()}
     got = stack_on_host(cols, window=window)
     # integers copied up narrowed (as the scan does where the file's statistics allow), then widened
     narrowed = stack_on_host(cols, window=window, narrow={"k": np.dtype(np.int16), "d64": np.dtype(np.int16)})
     for k, v in cols.items():
         want = concat_columns(v).to_arrow()
-        assert repr(got[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k      # NaN and -0.0 too
+        assert repr(got[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k  # NaN and -0.0 too
         assert got[k].to_arrow().type == want.type
         assert repr(narrowed[k].to_arrow().to_pylist()) == repr(want.to_pylist()), k
         assert narrowed[k].data.dtype == got[k].data.dtype
@@ -217,7 +229,7 @@ class _FakePool:
         self.out -= 1
         self.free.append(buf)
 
-    put_back = lambda self, buf: self.release(buf, None)   # noqa: E731
+    put_back = lambda self, buf: self.release(buf, None)  # noqa: E731
 
 
 @pytest.mark.parametrize("window", [64, 1 << 20])
@@ -227,8 +239,9 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     stubbed: the columns equal the parts' concatenation."""
     import contextlib
     from concurrent.futures import ThreadPoolExecutor
-    from glint.io import transfer
+
     from glint.columnar.column import Column, concat_columns
+    from glint.io import transfer
 
     class Ev:
         def record(self, stream=None):
@@ -240,23 +253,33 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     def stream(s):
         used.append(s)
         return contextlib.nullcontext()
+
     monkeypatch.setattr(torch.cuda, "stream", stream)
     monkeypatch.setattr(torch.cuda, "default_stream", lambda d=None: None)
     monkeypatch.setattr(torch.cuda, "Event", Ev)
     monkeypatch.setattr(torch.Tensor, "record_stream", lambda self, s: None)
     t = _table(400)
     cols = {
-        "k": [Column.from_arrow(t.column("k").chunk(0).slice(a, 100), glint.columnar.types.BIGINT, False) for a in (0, 100, 200)],
-        "d": [Column.from_arrow(t.column("d64").chunk(0).slice(a, 130), glint.columnar.types.DECIMAL(15, 2), False)
-              for a in (0, 130)],
-        "s": [Column.from_arrow(t.column("s").chunk(0).slice(a, 90), glint.columnar.types.VARCHAR, False) for a in (5, 200)],
+        "k": [
+            Column.from_arrow(t.column("k").chunk(0).slice(a, 100), glint.columnar.types.BIGINT, False)
+            for a in (0, 100, 200)
+        ],
+        "d": [
+            Column.from_arrow(t.column("d64").chunk(0).slice(a, 130), glint.columnar.types.DECIMAL(15, 2), False)
+            for a in (0, 130)
+        ],
+        "s": [
+            Column.from_arrow(t.column("s").chunk(0).slice(a, 90), glint.columnar.types.VARCHAR, False)
+            for a in (5, 200)
+        ],
     }
     pool = _FakePool(window)
     mem = MemoryManager(torch.device("cpu"), 1 << 30)
     wide = transfer.StackedUpload(pool, mem, cols, "consumer stream").bytes
     # BIGINT keys < 400 and DECIMAL(15,2) values (NULL slots too) in int16: 6 of 8 bytes less a value
-    up = transfer.StackedUpload(pool, mem, cols, "consumer stream",
-                                narrow={"k": np.dtype(np.int16), "d": np.dtype(np.int16)})
+    up = transfer.StackedUpload(
+        pool, mem, cols, "consumer stream", narrow={"k": np.dtype(np.int16), "d": np.dtype(np.int16)}
+    )
     assert up.bytes < wide - 6 * (300 + 260) + 64
     seen = []
     with ThreadPoolExecutor(3) as ex:
@@ -266,7 +289,7 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     assert got["k"].data.dtype == torch.int64 and got["d"].data.dtype == torch.int64
     # buffers allocated and windows copied on the consumer's stream (another
     # stream's copies could overwrite a block the consumer's kernels still read)
-    assert set(used[:-1]) == {"consumer stream"} and used[-1] == "pool stream"     # the last: finish()
+    assert set(used[:-1]) == {"consumer stream"} and used[-1] == "pool stream"  # the last: finish()
     for k, parts in cols.items():
         assert repr(got[k].to_arrow().to_pylist()) == repr(concat_columns(parts).to_arrow().to_pylist()), k
     assert got["k"].data.untyped_storage().data_ptr() != got["s"].data.untyped_storage().data_ptr()
@@ -280,17 +303,18 @@ def test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads()
     the pinned pool's stream) into a buffer the allocator hands out from that
     block must wait for them. Without the wait this read 1s instead of 7s."""
     from concurrent.futures import ThreadPoolExecutor
-    from glint.io import transfer
+
     from glint.columnar.column import Column
+    from glint.io import transfer
 
     n = 1 << 21
     stream = torch.cuda.current_stream()
     parts = [Column(glint.columnar.types.BIGINT, torch.ones(n, dtype=torch.int64), None, None)]
     for _ in range(5):
         x = torch.full((n,), 7, dtype=torch.int64, device="cuda")
-        torch.cuda._sleep(20_000_000)           # the compute stream is busy ...
-        y = x.clone()                           # ... then reads x
-        del x                                   # freed while the read is still queued
+        torch.cuda._sleep(20_000_000)  # the compute stream is busy ...
+        y = x.clone()  # ... then reads x
+        del x  # freed while the read is still queued
         up = transfer.StackedUpload(transfer.pinned_pool(torch.device("cuda")), None, {"c": parts}, stream)
         with ThreadPoolExecutor(2) as ex:
             up.start(ex)
@@ -308,25 +332,32 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
     import datetime
 
     import numpy as np
-    from glint.runtime import trace
+
     from glint.io.parquet_source import ParquetSource
+    from glint.runtime import trace
+
     rng = np.random.default_rng(9)
     n = 3000
     nulls = rng.random(n) < 0.2
 
     def col(values, typ):
         return pa.array([None if z else v for v, z in zip(values, nulls)], typ)
+
     ints = rng.integers(-1000, 1000, n).tolist()
-    t = pa.table({
-        "i": col(ints, pa.int32()), "b": col([x * 10**9 for x in ints], pa.int64()),
-        "f": col([x / 7 for x in ints], pa.float32()), "d": col([x / 3 for x in ints], pa.float64()),
-        "dt": col([datetime.date(2000, 1, 1) + datetime.timedelta(days=x) for x in ints], pa.date32()),
-        "p9": col([decimal.Decimal(x) / 100 for x in ints], pa.decimal128(9, 2)),
-        "p18": col([decimal.Decimal(x * 10**9) / 1000 for x in ints], pa.decimal128(18, 3)),
-        "u": col([abs(x) for x in ints], pa.uint32()),
-        "s": col([f"s{x}" for x in ints], pa.string()),
-        "g": col([x % 5 for x in ints], pa.int64()),
-    })
+    t = pa.table(
+        {
+            "i": col(ints, pa.int32()),
+            "b": col([x * 10**9 for x in ints], pa.int64()),
+            "f": col([x / 7 for x in ints], pa.float32()),
+            "d": col([x / 3 for x in ints], pa.float64()),
+            "dt": col([datetime.date(2000, 1, 1) + datetime.timedelta(days=x) for x in ints], pa.date32()),
+            "p9": col([decimal.Decimal(x) / 100 for x in ints], pa.decimal128(9, 2)),
+            "p18": col([decimal.Decimal(x * 10**9) / 1000 for x in ints], pa.decimal128(18, 3)),
+            "u": col([abs(x) for x in ints], pa.uint32()),
+            "s": col([f"s{x}" for x in ints], pa.string()),
+            "g": col([x % 5 for x in ints], pa.int64()),
+        }
+    )
     path = tmp_path / "t.parquet"
     pq.write_table(t, path, row_group_size=700, store_decimal_as_integer=True, data_page_size=1024)
     src = ParquetSource(str(path))
@@ -335,10 +366,12 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
     tbl_types = {f.name: glint.columnar.types.from_arrow(f.type) for f in src.schema}
     decodable = sorted(c for c, ty in tbl_types.items() if src.device_decodable(c, ty))
     assert decodable == ["b", "d", "dt", "f", "g", "i", "p18", "p9"]
-    sql = ("SELECT g, count(i), sum(i), sum(b), sum(f), sum(d), min(dt), max(dt), sum(p9), sum(p18), "
-           "sum(u), count(s), count(*) FROM t WHERE dt IS NULL OR dt > DATE '1999-06-01' GROUP BY g ORDER BY g")
+    sql = (
+        "SELECT g, count(i), sum(i), sum(b), sum(f), sum(d), min(dt), max(dt), sum(p9), sum(p18), "
+        "sum(u), count(s), count(*) FROM t WHERE dt IS NULL OR dt > DATE '1999-06-01' GROUP BY g ORDER BY g"
+    )
     rows = "SELECT * FROM t ORDER BY b, i, s, u"
-    for chunk_rows in (1000, 1 << 20):          # (the same chunks both ways: float sums follow their order)
+    for chunk_rows in (1000, 1 << 20):  # (the same chunks both ways: float sums follow their order)
         got = []
         for mode in ("", "device"):
             monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
@@ -349,9 +382,9 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
                 got.append((con.sql(sql).arrow(), con.sql(rows).arrow()))
             finally:
                 decoded = {e["args"]["column"] for e in trace.stop() if e["name"] == "device decode"}
-            assert decoded == (set(decodable) if mode else set())      # the columns the pages gave
+            assert decoded == (set(decodable) if mode else set())  # the columns the pages gave
         (want, want_rows), (agg, all_rows) = got
-        assert want.num_rows == 6 and want_rows.num_rows == n          # g = 0..4 and NULL
+        assert want.num_rows == 6 and want_rows.num_rows == n  # g = 0..4 and NULL
         assert agg.equals(want) and all_rows.equals(want_rows)
 
 
@@ -361,12 +394,13 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
     the row group and the column, not a traceback from inside the decoder."""
     from glint.errors import GlintIOError
     from glint.io.parquet_meta import _fields
+
     path = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"x": [i % 7 for i in range(1000)]}), path, compression="none")
     off = pq.read_metadata(path).row_group(0).column(0).data_page_offset
     raw = bytearray(path.read_bytes())
-    _, body = _fields(bytes(raw[off:off + 4096]), 0)        # the data page's header ends here
-    raw[off + body] = 0x40                                  # the indices' bit width: 64
+    _, body = _fields(bytes(raw[off : off + 4096]), 0)  # the data page's header ends here
+    raw[off + body] = 0x40  # the indices' bit width: 64
     path.write_bytes(bytes(raw))
     monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
     con = glint.connect(device="cpu")
@@ -382,18 +416,36 @@ def test_decode_threads_from_the_environment():
     import os
     import subprocess
     import sys
-    code = ("import glint\nfrom glint.io.parquet_source import decode_pool\n"
-            "try:\n    con = glint.connect(device='cpu')\nexcept glint.GlintError as e:\n    print('ERR', e)\n"
-            "else:\n    print(decode_pool(con.settings.decode_threads)._max_workers)\n")
-    for value, want in [("3", "3"), ("zero", "ERR GLINT_DECODE_THREADS must be a whole number, got 'zero'"),
-                        ("0", str(max(2, os.cpu_count() or 2)))]:
-        out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "GLINT_DECODE_THREADS": value},
-                             capture_output=True, text=True, check=True).stdout
+
+    code = (
+        "import glint\nfrom glint.io.parquet_source import decode_pool\n"
+        "try:\n    con = glint.connect(device='cpu')\nexcept glint.GlintError as e:\n    print('ERR', e)\n"
+        "else:\n    print(decode_pool(con.settings.decode_threads)._max_workers)\n"
+    )
+    for value, want in [
+        ("3", "3"),
+        ("zero", "ERR GLINT_DECODE_THREADS must be a whole number, got 'zero'"),
+        ("0", str(max(2, os.cpu_count() or 2))),
+    ]:
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "GLINT_DECODE_THREADS": value},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert out.strip() == want
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs CUDA")])])
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
+        ),
+    ],
+)
 def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypatch, device):
     """Pages whose dictionary indices point past the dictionary (here: the
     plan made to claim a 3-entry dictionary for indices 0-4): on the CPU the
@@ -402,13 +454,15 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     from glint.errors import GlintIOError
     from glint.io import parquet_pages as pp
     from glint.io.parquet_source import ParquetSource
+
     path = tmp_path / "idx.parquet"
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     real = ParquetSource.plan_device
 
     def shrunk(self, fragment, name, dtype, raw=False):
-        p = real(self, fragment, name, dtype)           # (a plan made on the host, never a raw chunk)
+        p = real(self, fragment, name, dtype)  # (a plan made on the host, never a raw chunk)
         return pp.ChunkPlan(p.dtype, p.rows, p.stored, 3, p.hyb, p.vals, p.vals_bytes, p.streams, p.levels)
+
     monkeypatch.setattr(ParquetSource, "plan_device", shrunk)
     monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
     con = glint.connect(device=device)
@@ -420,9 +474,13 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
 
 def _three_tables(tmp_path, rows=3000):
     """Parquet files of a small star: fact f, dimensions a and b."""
-    f = pa.table({"fa": pa.array([i % 50 for i in range(rows)], pa.int64()),
-                  "fb": pa.array([i % 7 for i in range(rows)], pa.int64()),
-                  "v": pa.array([D(i) / 100 for i in range(rows)], pa.decimal128(12, 2))})
+    f = pa.table(
+        {
+            "fa": pa.array([i % 50 for i in range(rows)], pa.int64()),
+            "fb": pa.array([i % 7 for i in range(rows)], pa.int64()),
+            "v": pa.array([D(i) / 100 for i in range(rows)], pa.decimal128(12, 2)),
+        }
+    )
     a = pa.table({"ak": pa.array(range(50), pa.int64()), "an": pa.array([f"a{i % 5}" for i in range(50)])})
     b = pa.table({"bk": pa.array(range(7), pa.int64()), "bn": pa.array([f"b{i}" for i in range(7)])})
     paths = {}
@@ -432,12 +490,15 @@ def _three_tables(tmp_path, rows=3000):
     return paths
 
 
-STAR = ("SELECT an, bn, sum(v) AS s, count(*) AS n FROM f JOIN a ON fa = ak JOIN b ON fb = bk "
-        "WHERE bn <> 'b3' GROUP BY an, bn ORDER BY an, bn")
+STAR = (
+    "SELECT an, bn, sum(v) AS s, count(*) AS n FROM f JOIN a ON fa = ak JOIN b ON fb = bk "
+    "WHERE bn <> 'b3' GROUP BY an, bn ORDER BY an, bn"
+)
 
 
 def _scan_threads():
     import threading
+
     return [t for t in threading.enumerate() if t.name.startswith("glint-scan") and t.is_alive()]
 
 
@@ -445,6 +506,7 @@ def _star_with_spy(tmp_path, monkeypatch, **connect):
     """A connection over the star's files whose runs record which scans they
     read ahead (table, chunks), and STAR's answer from DuckDB."""
     from glint.exec import scan as S
+
     paths = _three_tables(tmp_path)
     con = glint.connect(device="cpu", chunk_rows=700, **connect)
     for n, p in paths.items():
@@ -455,6 +517,7 @@ def _star_with_spy(tmp_path, monkeypatch, **connect):
     def spy(ctx, root):
         real(ctx, root)
         started.append([(r.table.name, len(r.chunks)) for r in ctx.read_ahead.values()])
+
     monkeypatch.setattr("glint.engine.connection.start_scans", spy)
     duck = duckdb.connect()
     for n, p in paths.items():
@@ -486,11 +549,12 @@ def test_scans_in_run_order_read_build_sides_first(tmp_path):
     con = glint.connect(device="cpu")
     for n, p in paths.items():
         con.read_parquet(p, n)
-    from glint.exec.scan import _scans_in_run_order
     from glint.exec.join import JoinExec
+    from glint.exec.scan import _scans_in_run_order
+
     physical = con.sql(STAR).physical
 
-    def first_asked(node, out):      # what the run opens first: a join's build side
+    def first_asked(node, out):  # what the run opens first: a join's build side
         kids = list(node.children)
         if isinstance(node, JoinExec) and node.build_right:
             kids.reverse()
@@ -499,9 +563,10 @@ def test_scans_in_run_order_read_build_sides_first(tmp_path):
         for k in kids:
             first_asked(k, out)
         return out
+
     order = [s.table for s in _scans_in_run_order(physical, [])]
     assert order == [s.table for s in first_asked(physical, []) if hasattr(s, "table")]
-    assert order[-1] == "f"          # the fact table is probed, after both dimensions are built
+    assert order[-1] == "f"  # the fact table is probed, after both dimensions are built
 
 
 def test_an_unread_read_ahead_is_closed_with_the_run(tmp_path, monkeypatch):
@@ -522,6 +587,7 @@ def test_planner_statistics_are_computed_side_by_side(tmp_path, monkeypatch):
     their statistics before the rules run (in parallel), and the plan is the
     one the rules choose when they compute them one at a time."""
     import glint.plan.optimizer as O
+
     paths = _three_tables(tmp_path)
 
     def plan(prefetch):
@@ -536,17 +602,19 @@ def test_planner_statistics_are_computed_side_by_side(tmp_path, monkeypatch):
         def first_rule(plan_, catalog, evaluate):
             seen.update({n: set(catalog.table(n)._stats) for n in paths})
             return real(plan_, catalog, evaluate)
+
         if prefetch:
             rules = [(n, first_rule if n == "reorder_joins" else r) for n, r in O.RULES]
             monkeypatch.setattr(O, "RULES", rules)
         r = con.sql(STAR)
         monkeypatch.undo()
         return r.physical.explain(), seen
+
     with_prefetch, seen = plan(True)
     without, _ = plan(False)
     assert with_prefetch == without
     assert {"fa", "fb"} <= seen["f"] and "ak" in seen["a"] and {"bk", "bn"} <= seen["b"]
-    assert "v" not in seen["f"]          # only aggregated: no statistics asked for
+    assert "v" not in seen["f"]  # only aggregated: no statistics asked for
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -554,10 +622,12 @@ def test_pinned_buffers_are_pinned_in_the_background():
     """A fresh pool fills itself on its own thread; acquire() meanwhile
     waits for a buffer or pins one, never more than the pool's count."""
     import time as _time
+
     from glint.io.transfer import PinnedPool
+
     pool = PinnedPool(torch.device("cuda", torch.cuda.current_device()), buffer_bytes=1 << 20, count=4)
     pool.fill_in_background()
-    pool.fill_in_background()            # once
+    pool.fill_in_background()  # once
     got = [pool.acquire() for _ in range(4)]
     assert all(b.is_pinned() and b.numel() == 1 << 20 for b in got)
     assert pool._made == 4
@@ -579,10 +649,10 @@ def test_default_host_tier_holds_pieces_once_the_device_cache_evicts(tmp_path):
     want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
     con = glint.connect(device="cpu", chunk_rows=1000)
     con.read_parquet(path, "t")
-    con.memory.host = HostCache(64 << 20, always=False)      # as a CUDA connection's default tier
+    con.memory.host = HostCache(64 << 20, always=False)  # as a CUDA connection's default tier
     assert con.sql(sql).fetchall() == want
     assert con.memory.evictions == 0 and con.memory.host.bytes == 0
-    con.memory.evictions = 1                                  # the device cache has evicted
+    con.memory.evictions = 1  # the device cache has evicted
     con.memory.cache_drop()
     assert con.sql(sql).fetchall() == want
     assert con.memory.host.bytes > 0
@@ -593,19 +663,23 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     """Which columns of a chunk the scan copies up narrowed: integer kinds
     whose chunk min/max (Parquet statistics) fit a smaller integer type."""
     import datetime
+
     from glint.exec.base import ExecContext
     from glint.io.chunk_reader import ChunkReader
+
     n = 1000
-    t = pa.table({
-        "small": pa.array([i % 100 for i in range(n)], pa.int64()),            # int8
-        "mid": pa.array([i * 40 - 20000 for i in range(n)], pa.int64()),       # int16
-        "big": pa.array([i << 33 for i in range(n)], pa.int64()),              # stays
-        "i32": pa.array([i for i in range(n)], pa.int32()),                    # int16
-        "price": pa.array([D(i * 1000) / 100 for i in range(n)], pa.decimal128(15, 2)),   # int32
-        "day": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i) for i in range(n)]),  # int16
-        "f": pa.array([float(i) for i in range(n)]),                            # floats: never
-        "allnull": pa.array([None] * n, pa.int64()),                            # no min / max
-    })
+    t = pa.table(
+        {
+            "small": pa.array([i % 100 for i in range(n)], pa.int64()),  # int8
+            "mid": pa.array([i * 40 - 20000 for i in range(n)], pa.int64()),  # int16
+            "big": pa.array([i << 33 for i in range(n)], pa.int64()),  # stays
+            "i32": pa.array([i for i in range(n)], pa.int32()),  # int16
+            "price": pa.array([D(i * 1000) / 100 for i in range(n)], pa.decimal128(15, 2)),  # int32
+            "day": pa.array([datetime.date(1995, 1, 1) + datetime.timedelta(days=i) for i in range(n)]),  # int16
+            "f": pa.array([float(i) for i in range(n)]),  # floats: never
+            "allnull": pa.array([None] * n, pa.int64()),  # no min / max
+        }
+    )
     path = str(tmp_path / "t.parquet")
     pq.write_table(t, path, row_group_size=250, store_decimal_as_integer=True)
     con = glint.connect(device="cpu", chunk_rows=500)
@@ -626,17 +700,22 @@ def test_narrowed_uploads_equal_duckdb_and_move_fewer_bytes(tmp_path, monkeypatc
     """On CUDA, integer columns travel narrowed where the statistics allow
     (NULLs included), equal DuckDB's, and fewer bytes cross the bus."""
     import datetime
+
     n = 20000
-    t = pa.table({
-        "k": pa.array([None if i % 13 == 0 else i % 300 for i in range(n)], pa.int64()),
-        "p": pa.array([None if i % 7 == 0 else D(i * 37 - 5000) / 100 for i in range(n)], pa.decimal128(15, 2)),
-        "d": pa.array([datetime.date(1992, 1, 1) + datetime.timedelta(days=i % 2500) for i in range(n)]),
-        "big": pa.array([(i << 35) - (1 << 40) for i in range(n)], pa.int64()),
-    })
+    t = pa.table(
+        {
+            "k": pa.array([None if i % 13 == 0 else i % 300 for i in range(n)], pa.int64()),
+            "p": pa.array([None if i % 7 == 0 else D(i * 37 - 5000) / 100 for i in range(n)], pa.decimal128(15, 2)),
+            "d": pa.array([datetime.date(1992, 1, 1) + datetime.timedelta(days=i % 2500) for i in range(n)]),
+            "big": pa.array([(i << 35) - (1 << 40) for i in range(n)], pa.int64()),
+        }
+    )
     path = str(tmp_path / "t.parquet")
     pq.write_table(t, path, row_group_size=3000, store_decimal_as_integer=True)
-    sql = ("SELECT k, count(*) AS c, sum(p) AS s, min(d) AS lo, max(d) AS hi, sum(big) AS b FROM t "
-           "GROUP BY k ORDER BY k NULLS FIRST")
+    sql = (
+        "SELECT k, count(*) AS c, sum(p) AS s, min(d) AS lo, max(d) AS hi, sum(big) AS b FROM t "
+        "GROUP BY k ORDER BY k NULLS FIRST"
+    )
     want = duckdb.connect().execute(sql.replace("FROM t", f"FROM '{path}'")).fetchall()
     moved = {}
     for flag in ("1", "0"):
@@ -657,7 +736,7 @@ def test_read_ahead_stays_within_a_quarter_of_the_free_memory(tmp_path, monkeypa
     monkeypatch.setenv("GLINT_READ_AHEAD", "1")
     con, started, want = _star_with_spy(tmp_path, monkeypatch, memory_limit="128KB")
     assert con.sql(STAR).fetchall() == want
-    assert started and 0 < len(started[0]) < 3         # the dimensions, not the fact table
+    assert started and 0 < len(started[0]) < 3  # the dimensions, not the fact table
     assert not _scan_threads()
 
 
@@ -669,16 +748,19 @@ def test_decoding_checks_at_the_end_name_the_failed_columns():
 
     class T:
         name = "t"
+
     t = T()
     ctx = ExecContext("cpu", None)
-    ctx.verify_decoding()                   # checks not collected: nothing to do
-    ctx.decode_checks = [(torch.tensor([0], dtype=torch.int32), t, "a"),
-                         (torch.tensor([2], dtype=torch.int32), t, "b"),
-                         (torch.tensor([0], dtype=torch.int32), t, "b")]
+    ctx.verify_decoding()  # checks not collected: nothing to do
+    ctx.decode_checks = [
+        (torch.tensor([0], dtype=torch.int32), t, "a"),
+        (torch.tensor([2], dtype=torch.int32), t, "b"),
+        (torch.tensor([0], dtype=torch.int32), t, "b"),
+    ]
     with pytest.raises(DecodeRedo, match=r"^t\.b$") as e:
         ctx.verify_decoding()
     assert e.value.columns == {(t, "b")}
-    assert ctx.decode_checks == []           # read once
+    assert ctx.decode_checks == []  # read once
     ctx.verify_decoding()
 
 
@@ -688,8 +770,10 @@ def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, cap
     cached from the failed run; the result is the query's. A check that
     fails again for the same columns is an error, not a loop."""
     import logging
+
     from glint.errors import GlintError
     from glint.exec.base import DecodeRedo, ExecContext
+
     path = tmp_path / "t.parquet"
     pq.write_table(_table(), path)
     con = glint.connect(device="cpu", chunk_rows=300)
@@ -705,6 +789,7 @@ def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, cap
         real(self)
         if len(runs) == 1:
             raise DecodeRedo({(table, "d64")})
+
     monkeypatch.setattr(ExecContext, "verify_decoding", failing_once)
     with caplog.at_level(logging.INFO, logger="glint"):
         assert con.sql(sql).fetchall() == want
@@ -713,6 +798,7 @@ def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, cap
 
     def always_failing(self):
         raise DecodeRedo({(table, "d64")})
+
     monkeypatch.setattr(ExecContext, "verify_decoding", always_failing)
     with pytest.raises(GlintError, match=r"decoding .*d64 failed its checks twice"):
         con.sql(sql).fetchall()
@@ -725,14 +811,22 @@ def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
     integers, a zstd file's columns; by each file's first row group."""
     n = 500
     ints = pa.array(range(n), pa.int64())
-    t = pa.table({"k": ints, "p": pa.array([x * 25 for x in range(n)], pa.decimal128(12, 2)),
-                  "z": pa.array([None if x % 7 == 0 else x for x in range(n)], pa.int32()),
-                  "s": pa.array([str(x) for x in range(n)]), "u": pa.array(range(n), pa.uint32())})
+    t = pa.table(
+        {
+            "k": ints,
+            "p": pa.array([x * 25 for x in range(n)], pa.decimal128(12, 2)),
+            "z": pa.array([None if x % 7 == 0 else x for x in range(n)], pa.int32()),
+            "s": pa.array([str(x) for x in range(n)]),
+            "u": pa.array(range(n), pa.uint32()),
+        }
+    )
     schema = t.schema.set(0, pa.field("k", pa.int64(), nullable=False)).set(
-        1, pa.field("p", pa.decimal128(12, 2), nullable=False))
+        1, pa.field("p", pa.decimal128(12, 2), nullable=False)
+    )
     t = t.cast(schema)
-    pq.write_table(t, tmp_path / "snappy.parquet", compression="snappy", row_group_size=200,
-                   store_decimal_as_integer=True)          # (as tpchgen does: INT64)
+    pq.write_table(
+        t, tmp_path / "snappy.parquet", compression="snappy", row_group_size=200, store_decimal_as_integer=True
+    )  # (as tpchgen does: INT64)
     pq.write_table(t, tmp_path / "zstd.parquet", compression="zstd")
     con = glint.connect(device="cpu")
     con.read_parquet(str(tmp_path / "snappy.parquet"), "a")
@@ -744,8 +838,18 @@ def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
     con.close()
 
 
-@pytest.mark.parametrize("device,chunk_rows", [("cpu", 1000), ("cpu", 4000), pytest.param(
-    "cuda", 1000, marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")])])
+@pytest.mark.parametrize(
+    "device,chunk_rows",
+    [
+        ("cpu", 1000),
+        ("cpu", 4000),
+        pytest.param(
+            "cuda",
+            1000,
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")],
+        ),
+    ],
+)
 def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, device, chunk_rows):
     """Low-cardinality string columns decoded from their pages as codes
     (GLINT_PARQUET_DECODE=raw: on the CPU the reference decoder; on CUDA the
@@ -753,8 +857,9 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     strings. Chunks that cut row groups, row groups whose writer fell back
     to PLAIN pages (read by pyarrow instead, for that chunk only): DuckDB's
     answers."""
-    from tests.io.test_parquet_raw import string_file
     from glint.io.chunk_upload import ChunkUploader
+    from tests.io.test_parquet_raw import string_file
+
     rng = np.random.default_rng(9)
     for i in range(2):
         string_file(str(tmp_path / f"f{i}.parquet"), rng, version=("1.0", "2.0")[i], first=i * 10**6)
@@ -768,15 +873,18 @@ def test_string_codes_decoded_from_pages_equal_duckdb(tmp_path, monkeypatch, dev
     def counted(self, chunk, column):
         fallbacks.append(column)
         return real(self, chunk, column)
+
     monkeypatch.setattr(ChunkUploader, "_host_column", counted)
     con = glint.connect(device=device, chunk_rows=chunk_rows)
     con.read_parquet(str(tmp_path), "x")
     assert con.table("x").raw_columns(["k", "s", "u"]) == ["k", "s", "u"]
     src = f"read_parquet('{tmp_path}/*.parquet')"
-    for sql in ["SELECT s, u, count(*), sum(k) FROM {} GROUP BY s, u ORDER BY s, u",
-                "SELECT s, min(u), max(u), count(*) FROM {} WHERE s >= 'MAIL' GROUP BY s ORDER BY s",
-                "SELECT k, s, u, length(s) FROM {} WHERE k % 97 = 0 ORDER BY k",
-                "SELECT s FROM {} WHERE s LIKE '%AI%' ORDER BY k DESC LIMIT 20"]:
+    for sql in [
+        "SELECT s, u, count(*), sum(k) FROM {} GROUP BY s, u ORDER BY s, u",
+        "SELECT s, min(u), max(u), count(*) FROM {} WHERE s >= 'MAIL' GROUP BY s ORDER BY s",
+        "SELECT k, s, u, length(s) FROM {} WHERE k % 97 = 0 ORDER BY k",
+        "SELECT s FROM {} WHERE s LIKE '%AI%' ORDER BY k DESC LIMIT 20",
+    ]:
         assert con.sql(sql.format("x")).fetchall() == duckdb.sql(sql.format(src)).fetchall(), sql
     assert fallbacks and set(fallbacks) == {"u"}
     con.close()
@@ -786,13 +894,14 @@ def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
     """A string column decoded as codes whose dictionary page does not hold
     its strings: a GlintIOError naming the file and row group."""
     from glint.errors import GlintIOError
+
     path = tmp_path / "d.parquet"
     schema = pa.schema([pa.field("s", pa.string(), nullable=False)])
     pq.write_table(pa.table({"s": ["alpha", "beta"] * 500}, schema=schema), path, compression="none")
     cc = pq.read_metadata(path).row_group(0).column(0)
     raw = bytearray(path.read_bytes())
     at = raw.index(b"\x05\x00\x00\x00alpha", cc.dictionary_page_offset, cc.data_page_offset)
-    raw[at] = 0x7F                          # the first string's length: past the page
+    raw[at] = 0x7F  # the first string's length: past the page
     path.write_bytes(bytes(raw))
     monkeypatch.setenv("GLINT_PARQUET_DECODE", "raw")
     con = glint.connect(device="cpu")
@@ -803,11 +912,14 @@ def test_bad_string_dictionary_page_names_the_file(tmp_path, monkeypatch):
     con.close()
 
 
-@pytest.mark.parametrize("var,value,message", [
-    ("GLINT_READ_GAP", "1MB", "GLINT_READ_GAP must be a whole number, got '1MB'"),
-    ("GLINT_SCAN_PRIORITY", "3", "GLINT_SCAN_PRIORITY must be between 0 and 2, got 3"),
-    ("GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "var,value,message",
+    [
+        ("GLINT_READ_GAP", "1MB", "GLINT_READ_GAP must be a whole number, got '1MB'"),
+        ("GLINT_SCAN_PRIORITY", "3", "GLINT_SCAN_PRIORITY must be between 0 and 2, got 3"),
+        ("GLINT_RAW_INDEX_BLOCK", "0", "GLINT_RAW_INDEX_BLOCK must be at least 1, got 0"),
+    ],
+)
 def test_a_bad_tuning_variable_is_named(var, value, message):
     """The scan's GLINT_* knobs are checked when a connection reads its
     settings (none is read when glint is imported): a bad value is a
@@ -816,8 +928,12 @@ def test_a_bad_tuning_variable_is_named(var, value, message):
     import os
     import subprocess
     import sys
-    code = ("import glint, glint.io.chunk_reader, glint.io.transfer\ntry:\n    glint.connect(device='cpu')\n"
-            "except glint.GlintError as e:\n    print('ERR', e)\n")
-    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True,
-                       timeout=120)
+
+    code = (
+        "import glint, glint.io.chunk_reader, glint.io.transfer\ntry:\n    glint.connect(device='cpu')\n"
+        "except glint.GlintError as e:\n    print('ERR', e)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0 and f"ERR {message}" in r.stdout, r.stdout + r.stderr

@@ -2,6 +2,7 @@
 on random strings, and each Triton kernel against the torch code it
 replaces: under the Triton interpreter on the CPU (TRITON_INTERPRET=1), and
 on CUDA when a GPU is present."""
+
 from __future__ import annotations
 
 import random
@@ -18,6 +19,7 @@ from glint.kernels.strings.pieces import Pieces, chunk_bounds, from_strings, to_
 
 try:
     import triton  # noqa: F401
+
     HAS_TRITON = True
 except ImportError:
     HAS_TRITON = False
@@ -38,9 +40,9 @@ def random_strings(seed: int, n: int = 200, long: bool = True) -> list[str]:
         size = rng.choice([0, 1, 2, 7, 8, 9, rng.randint(0, 40)] + ([rng.randint(100, 300)] if long else []))
         s = "".join(rng.choice(alpha) for _ in range(size))
         if rng.random() < 0.2:
-            s = s[: len(s) // 2] + "special" + s[len(s) // 2:] + rng.choice(["requests", "", "request"])
+            s = s[: len(s) // 2] + "special" + s[len(s) // 2 :] + rng.choice(["requests", "", "request"])
         out.append(s)
-    out += rng.sample(out, min(len(out), 30))          # duplicates
+    out += rng.sample(out, min(len(out), 30))  # duplicates
     rng.shuffle(out)
     return out
 
@@ -85,8 +87,12 @@ def test_gather(strings, monkeypatch):
 
 
 # --------------------------------------------------------------------- hashing
-GOLDEN = {"": -824098762345677140, "a": -6252230058015607918, "special requests": -3380999741550166013,
-          "héllo wörld, a string longer than sixteen bytes": 8252767266201925769}
+GOLDEN = {
+    "": -824098762345677140,
+    "a": -6252230058015607918,
+    "special requests": -3380999741550166013,
+    "héllo wörld, a string longer than sixteen bytes": 8252767266201925769,
+}
 
 
 def python_hash(s: str) -> int:
@@ -99,10 +105,11 @@ def python_hash(s: str) -> int:
         x ^= x >> 33
         x = (x * hashing.F2) & mask
         return x ^ (x >> 33)
+
     b = s.encode()
     total = 0
     for j in range(0, len(b), 8):
-        w = int.from_bytes(b[j: j + 8].ljust(8, b"\0"), "little")
+        w = int.from_bytes(b[j : j + 8].ljust(8, b"\0"), "little")
         total = (total + fmix(w ^ (((j // 8 + 1) * hashing.K1) & mask))) & mask
     h = fmix((total + len(b) * hashing.K2 + hashing.K3) & mask)
     return h - (1 << 64) if h >= 1 << 63 else h
@@ -122,12 +129,25 @@ def test_hash_depends_on_bytes_only(strings):
     by_value = {}
     for s, h in zip(strings, a.tolist()):
         assert by_value.setdefault(s, h) == h
-    assert len(set(by_value.values())) == len(by_value)      # no collisions among these
+    assert len(set(by_value.values())) == len(by_value)  # no collisions among these
 
 
 def test_hash_separates_near_misses():
-    words = ["", "\x00", "\x00\x00", "a", "a\x00", "ab", "ba", "abcdefgh", "abcdefgh\x00", "abcdefghabcdefgh",
-             "abcdefgi", "bbcdefgh", "habcdefg"]
+    words = [
+        "",
+        "\x00",
+        "\x00\x00",
+        "a",
+        "a\x00",
+        "ab",
+        "ba",
+        "abcdefgh",
+        "abcdefgh\x00",
+        "abcdefghabcdefgh",
+        "abcdefgi",
+        "bbcdefgh",
+        "habcdefg",
+    ]
     h = hashing.hash_pieces(from_strings(words)).tolist()
     assert len(set(h)) == len(words)
 
@@ -157,7 +177,7 @@ def test_find_and_match_at(strings, lit):
     want = [-1 if st < 0 or st > len(r) else r.find(b, st) for r, st in zip(raw, starts)]
     assert search.find(p, b, torch.tensor(starts)).tolist() == want
     at = [max(w, 0) for w in want]
-    assert search.match_at(p, b, torch.tensor(at)).tolist() == [r[a: a + len(b)] == b for r, a in zip(raw, at)]
+    assert search.match_at(p, b, torch.tensor(at)).tolist() == [r[a : a + len(b)] == b for r, a in zip(raw, at)]
 
 
 def test_find_run_with_underscores(strings):
@@ -179,8 +199,25 @@ def like_regex(pattern: str, escape: str | None = None) -> re.Pattern:
     return re.compile("(?s)" + body)
 
 
-LIKE_PATTERNS = ["%special%requests%", "special%", "%requests", "%a%b%c%", "a_b%", "%_é_%", "_", "%", "",
-                 "%a_%_b%", "%\x00%", "日%", "%👍🏽", "a%a", "%ab%ba%", "__%__", "%special_requests%"]
+LIKE_PATTERNS = [
+    "%special%requests%",
+    "special%",
+    "%requests",
+    "%a%b%c%",
+    "a_b%",
+    "%_é_%",
+    "_",
+    "%",
+    "",
+    "%a_%_b%",
+    "%\x00%",
+    "日%",
+    "%👍🏽",
+    "a%a",
+    "%ab%ba%",
+    "__%__",
+    "%special_requests%",
+]
 
 
 @pytest.mark.parametrize("pattern", LIKE_PATTERNS)
@@ -263,13 +300,16 @@ def test_pair_equal(strings):
 # ---------------------------------------------------------- Triton, interpreted
 def _triton_version() -> tuple[int, int]:
     import triton
+
     return tuple(int(x) for x in triton.__version__.split(".")[:2])
 
 
 @pytest.mark.skipif(not HAS_TRITON, reason="needs Triton")
-@pytest.mark.skipif(HAS_TRITON and _triton_version() < (3, 7),
-                    reason="Triton 3.6's interpreter gives a reduction such as tl.max a 1-element array, not a "
-                           "scalar, so a loop bounded by it fails (compiled, the kernels are tested on CUDA)")
+@pytest.mark.skipif(
+    HAS_TRITON and _triton_version() < (3, 7),
+    reason="Triton 3.6's interpreter gives a reduction such as tl.max a 1-element array, not a "
+    "scalar, so a loop bounded by it fails (compiled, the kernels are tested on CUDA)",
+)
 def test_triton_kernels_interpreted(cached_tpch):
     """Each Triton kernel against its torch code under TRITON_INTERPRET=1, on
     the CPU. Triton reads the variable when triton.language is first
@@ -280,12 +320,27 @@ def test_triton_kernels_interpreted(cached_tpch):
     import subprocess
     import sys
     from pathlib import Path
+
     here = Path(__file__).resolve().parent
     cached_tpch(0.01)
     env = {**os.environ, "TRITON_INTERPRET": "1"}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header",
-                        str(here / "triton_interpreted.py")], env=env, capture_output=True, text=True,
-                       cwd=here.parents[1], timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--no-header",
+            str(here / "triton_interpreted.py"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=here.parents[1],
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
     assert " passed" in r.stdout
 
@@ -324,9 +379,18 @@ def test_cuda_kernels_match_cpu(seed):
 def test_word_loads_in_small_chunks_agree(strings, monkeypatch):
     """Per-string byte loads go in bounded chunks; chunk edges change nothing."""
     p = scattered(strings)
-    want = (order.ranks(p)[0], order.compare_literal(p, "special"), search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)))
+    want = (
+        order.ranks(p)[0],
+        order.compare_literal(p, "special"),
+        search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)),
+    )
     from glint.kernels.strings import pieces
+
     monkeypatch.setattr(pieces, "WORD_ROWS", 7)
     monkeypatch.setattr(order, "WORD_ROWS", 7)
-    got = (order.ranks(p)[0], order.compare_literal(p, "special"), search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)))
+    got = (
+        order.ranks(p)[0],
+        order.compare_literal(p, "special"),
+        search.match_at(p, b"ab", torch.zeros(len(p), dtype=torch.int64)),
+    )
     assert all(torch.equal(a, b) for a, b in zip(want, got))

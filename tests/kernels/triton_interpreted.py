@@ -3,6 +3,7 @@ code they replace, and the Parquet page kernels against pyarrow. Run by
 tests/kernels/test_string_kernels.py in a process started with
 TRITON_INTERPRET=1 (the variable must be set before Triton is first imported);
 not collected on its own (no test_ prefix)."""
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ import random
 import pytest
 import torch
 
-from glint.kernels.strings import counting, equality, gather as G, hashing, search
+from glint.kernels.strings import counting, equality, hashing, search
+from glint.kernels.strings import gather as G
 from glint.kernels.strings.pieces import from_strings
-
 from tests.kernels.test_string_kernels import GOLDEN, python_hash, random_strings, scattered
 
 pytestmark = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1", reason="needs TRITON_INTERPRET=1")
@@ -66,6 +67,7 @@ def test_find(lit):
 @pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00"])
 def test_find_in_contiguous_strings(lit, block, monkeypatch):
     from glint.kernels.strings.pieces import Pieces
+
     monkeypatch.setattr(search, "_FLAT_BLOCK", block)
     strings = random_strings(12, n=80) + [""] * 40 + ["x" * 3000 + "special"] + random_strings(13, n=20)
     dense = from_strings(strings)
@@ -92,14 +94,18 @@ def test_parquet_hybrid_streams():
     the host-parsed torch reference, on random streams of every width and on
     the dictionary-index streams of pages pyarrow wrote."""
     from tests.io.test_parquet_pages import hybrid_streams, page_index_streams
+
     data, starts, ends, widths, counts = hybrid_streams(seed=3, n=40)
     from glint.io.parquet_pages import decode_streams
+
     ref = decode_streams(data, starts, ends, widths, counts, use_triton=False)
     got = decode_streams(data, starts, ends, widths, counts, use_triton=True)
     assert torch.equal(got, ref)
     data, starts, ends, widths, counts = page_index_streams()
-    assert torch.equal(decode_streams(data, starts, ends, widths, counts, use_triton=True),
-                       decode_streams(data, starts, ends, widths, counts, use_triton=False))
+    assert torch.equal(
+        decode_streams(data, starts, ends, widths, counts, use_triton=True),
+        decode_streams(data, starts, ends, widths, counts, use_triton=False),
+    )
 
 
 def test_parquet_column_chunks_with_the_hybrid_kernel(tmp_path, monkeypatch):
@@ -109,22 +115,37 @@ def test_parquet_column_chunks_with_the_hybrid_kernel(tmp_path, monkeypatch):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from glint.kernels import hybrid
     from tests.io.test_parquet_pages import check_file, random_array
+
     calls = []
     real = hybrid.decode_pages_triton
     monkeypatch.setattr(hybrid, "decode_pages_triton", lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(4)
-    for i, (version, distinct, nulls, codec) in enumerate([("1.0", 100, 0.2, "snappy"), ("2.0", 70000, 0.0, "zstd"),
-                                                          ("2.0", 3, 0.5, "none"), ("1.0", None, 0.1, "gzip")]):
-        t = pa.table({"x": random_array(rng, "int64", 5000, distinct, nulls),
-                      "f": random_array(rng, "float64", 5000, distinct, nulls, nans=True),
-                      "d": random_array(rng, "int32", 5000, distinct, 0.0)})
+    for i, (version, distinct, nulls, codec) in enumerate(
+        [("1.0", 100, 0.2, "snappy"), ("2.0", 70000, 0.0, "zstd"), ("2.0", 3, 0.5, "none"), ("1.0", None, 0.1, "gzip")]
+    ):
+        t = pa.table(
+            {
+                "x": random_array(rng, "int64", 5000, distinct, nulls),
+                "f": random_array(rng, "float64", 5000, distinct, nulls, nans=True),
+                "d": random_array(rng, "int32", 5000, distinct, 0.0),
+            }
+        )
         path = str(tmp_path / f"t{i}.parquet")
-        pq.write_table(t, path, data_page_version=version, compression=codec, data_page_size=1024,
-                       write_batch_size=128, row_group_size=3000, dictionary_pagesize_limit=4000)
+        pq.write_table(
+            t,
+            path,
+            data_page_version=version,
+            compression=codec,
+            data_page_size=1024,
+            write_batch_size=128,
+            row_group_size=3000,
+            dictionary_pagesize_limit=4000,
+        )
         check_file(path, use_triton=True)
-    assert len(calls) >= 12         # every chunk, the PLAIN pages of the fallback included
+    assert len(calls) >= 12  # every chunk, the PLAIN pages of the fallback included
 
 
 def test_parquet_pages_kernel_many_chunks(tmp_path):
@@ -135,17 +156,27 @@ def test_parquet_pages_kernel_many_chunks(tmp_path):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from glint.io import parquet_pages as pp
     from tests.io.test_parquet_pages import expected, random_array
+
     rng = np.random.default_rng(6)
     for dtype in ("int64", "float64", "int32"):
         plans, want, want_valid = [], [], []
-        for i, (version, distinct, nulls) in enumerate([("1.0", 100, 0.2), ("2.0", 70000, 0.0), ("2.0", 1, 0.5),
-                                                        ("1.0", None, 0.1), ("2.0", 3, 0.0)]):
+        for i, (version, distinct, nulls) in enumerate(
+            [("1.0", 100, 0.2), ("2.0", 70000, 0.0), ("2.0", 1, 0.5), ("1.0", None, 0.1), ("2.0", 3, 0.0)]
+        ):
             t = pa.table({"x": random_array(rng, dtype, 4000, distinct, nulls, nans=True)})
             path = str(tmp_path / f"{dtype}{i}.parquet")
-            pq.write_table(t, path, data_page_version=version, data_page_size=1024, write_batch_size=128,
-                           row_group_size=1500, dictionary_pagesize_limit=4000)
+            pq.write_table(
+                t,
+                path,
+                data_page_version=version,
+                data_page_size=1024,
+                write_batch_size=128,
+                row_group_size=1500,
+                dictionary_pagesize_limit=4000,
+            )
             pf = pq.ParquetFile(path)
             for rg in range(pf.metadata.num_row_groups):
                 plans.append(pp.plan_column_chunk(path, rg, 0, pf.metadata))
@@ -164,21 +195,33 @@ def test_parquet_pages_kernel_flags_bad_indices(tmp_path):
     nothing); so does an index stream that ends before its page's values."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from glint.errors import GlintIOError
     from glint.io import parquet_pages as pp
+
     path = str(tmp_path / "t.parquet")
     pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
     plan = pp.plan_column_chunk(path, 0, 0)
     pp.check_decoded(pp.decode_plans([plan], use_triton=True)[2])
-    small = pp.ChunkPlan(plan.dtype, plan.rows, plan.stored, 3, plan.hyb, plan.vals, plan.vals_bytes,
-                         plan.streams, plan.levels)          # a dictionary of 3 entries: indices 3, 4 are past it
+    small = pp.ChunkPlan(
+        plan.dtype, plan.rows, plan.stored, 3, plan.hyb, plan.vals, plan.vals_bytes, plan.streams, plan.levels
+    )  # a dictionary of 3 entries: indices 3, 4 are past it
     with pytest.raises(GlintIOError, match="past the dictionary"):
         pp.check_decoded(pp.decode_plans([small], use_triton=True)[2], "x")
     with pytest.raises(GlintIOError, match="'x'"):
         pp.decode_plans([small], use_triton=False, column="x")
     st, end, w, k = plan.streams[0]
-    short = pp.ChunkPlan(plan.dtype, plan.rows, plan.stored, plan.dict_n, plan.hyb, plan.vals, plan.vals_bytes,
-                         [(st, st + 2, w, k)] + plan.streams[1:], plan.levels)
+    short = pp.ChunkPlan(
+        plan.dtype,
+        plan.rows,
+        plan.stored,
+        plan.dict_n,
+        plan.hyb,
+        plan.vals,
+        plan.vals_bytes,
+        [(st, st + 2, w, k)] + plan.streams[1:],
+        plan.levels,
+    )
     with pytest.raises(GlintIOError):
         pp.check_decoded(pp.decode_plans([short], use_triton=True)[2])
 
@@ -189,6 +232,7 @@ def test_parquet_raw_snappy():
     copies; a body whose size is not its header's, or that is cut short,
     sets the flag."""
     from tests.io.test_parquet_raw import inflate, snappy_cases
+
     cases = snappy_cases(small=True)
     got, err = inflate(cases, "cpu")
     assert err == 0 and got == cases
@@ -202,9 +246,11 @@ def test_parquet_raw_chunks(tmp_path, dtype):
     values gathered) equals pyarrow: v1 and v2 pages, snappy and
     uncompressed, dictionaries falling back to PLAIN, TPC-H's lineitem."""
     import numpy as np
+
     from glint.io import parquet_pages as pp
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file, tpch_raw_columns
+
     rng = np.random.default_rng(3)
     chunks, want = [], []
     for version, codec in (("1.0", "snappy"), ("2.0", "none")):
@@ -216,11 +262,11 @@ def test_parquet_raw_chunks(tmp_path, dtype):
     assert got.numpy().tobytes() == np.concatenate(want).tobytes()
     if dtype == "int64":
         for name, chunks, want in tpch_raw_columns():
-            if name != "l_quantity":              # (a dictionary of 50: the interpreter is slow per element)
+            if name != "l_quantity":  # (a dictionary of 50: the interpreter is slow per element)
                 continue
             got, err = rd.decode_raw(chunks[:1], use_triton=True, column=name)
             pp.check_decoded(err, name)
-            assert got.numpy().tobytes() == want[:chunks[0].rows].tobytes(), name
+            assert got.numpy().tobytes() == want[: chunks[0].rows].tobytes(), name
 
 
 def test_parquet_raw_columns_decoded_together(tmp_path):
@@ -229,14 +275,17 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
     after the other in one buffer, decoded by one pass of the kernels:
     pyarrow's values, each column's own."""
     import numpy as np
+
     from glint.io import parquet_pages as pp
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
+
     rng = np.random.default_rng(5)
     items, wants, bufs, base = [], [], [], 0
     for i, dtype in enumerate(["int64", "int32", "float64"]):
-        chunks, want = raw_file(str(tmp_path / dtype), dtype, rng, ("1.0", "2.0")[i % 2], "snappy", (50, None, 1),
-                                n=1500)
+        chunks, want = raw_file(
+            str(tmp_path / dtype), dtype, rng, ("1.0", "2.0")[i % 2], "snappy", (50, None, 1), n=1500
+        )
         if i == 0:
             chunks = [c.with_host_dictionary() if c.dict_span else c for c in chunks]
         layout = rd.layout_raw(chunks)
@@ -245,17 +294,19 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
         b = pp.fill_layout(layout)
         bufs.append(b)
         base += b.numel()
-        bufs.append(torch.zeros(8, dtype=torch.uint8))          # not a multiple of 8: bases need not be
+        bufs.append(torch.zeros(8, dtype=torch.uint8))  # not a multiple of 8: bases need not be
         base += 8 + 5
         bufs.append(torch.zeros(5, dtype=torch.uint8))
     data = torch.cat(bufs)
     import contextlib
+
     asked = []
 
     @contextlib.contextmanager
-    def room(nbytes):           # the scan's memory manager makes room for this much (and holds its lock)
+    def room(nbytes):  # the scan's memory manager makes room for this much (and holds its lock)
         asked.append(nbytes)
         yield
+
     got, err = rd.decode_raw_many(items, data, room)
     pp.check_decoded(err)
     assert [g.numpy().tobytes() for g in got] == [w.tobytes() for w in wants]
@@ -271,18 +322,32 @@ def test_snappy_pages_split_into_blocks():
     input."""
     import numpy as np
     import pyarrow as pa
+
     from glint.kernels import parquet_raw as K
+
     rng = np.random.default_rng(4)
     x = rng.integers(0, 256, 70000, dtype=np.uint8).tobytes()
-    y = rng.integers(0, 10**6, 9000).astype(np.int64).tobytes()        # short literals and copies
+    y = rng.integers(0, 10**6, 9000).astype(np.int64).tobytes()  # short literals and copies
     # a literal of 64 KiB, then a copy of 64 bytes from 64 KiB back (a 4-byte offset)
     lit = rng.integers(0, 256, 65536, dtype=np.uint8).tobytes()
-    z = bytes([0xC0, 0x80, 0x04]) + bytes([61 << 2]) + (65535).to_bytes(2, "little") + lit + \
-        bytes([(63 << 2) | 3]) + (65536).to_bytes(4, "little")
+    z = (
+        bytes([0xC0, 0x80, 0x04])
+        + bytes([61 << 2])
+        + (65535).to_bytes(2, "little")
+        + lit
+        + bytes([(63 << 2) | 3])
+        + (65536).to_bytes(4, "little")
+    )
     # a literal of 65,537 bytes: no element starts at 64 KiB
     w = rng.integers(0, 256, 65540, dtype=np.uint8).tobytes()
-    v = bytes([0x84, 0x80, 0x04]) + bytes([62 << 2]) + (65536).to_bytes(3, "little") + w[:65537] + \
-        bytes([2 << 2]) + w[65537:]
+    v = (
+        bytes([0x84, 0x80, 0x04])
+        + bytes([62 << 2])
+        + (65536).to_bytes(3, "little")
+        + w[:65537]
+        + bytes([2 << 2])
+        + w[65537:]
+    )
     codec = pa.Codec("snappy")
     streams = [codec.compress(x, asbytes=True), codec.compress(y, asbytes=True), z, v]
     outs = [x, y, lit + lit[:64], w]
@@ -299,13 +364,13 @@ def test_snappy_pages_split_into_blocks():
     assert whole.tolist() == [0, 0, 0, 1]
     assert owner[used].tolist() == [0, 0, 1, 1] + [2, 2]
     assert blocks[used, K.P_USIZE].tolist() == [65536, 70000 - 65536, 65536, 72000 - 65536, 65536, 64]
-    assert blocks[used][2, K.P_SRC] == rows[1][0] + 3                        # after the 3-byte length
+    assert blocks[used][2, K.P_SRC] == rows[1][0] + 3  # after the 3-byte length
     assert blocks[used][4:, K.P_SRC].tolist() == [rows[2][0] + 3, rows[2][0] + len(z) - 5]
     dst = torch.zeros(d + 16, dtype=torch.uint8)
     err = torch.zeros(1, dtype=torch.int32)
     K.inflate_pages_triton(src, dst, pages, err)
     b = bytes(dst.numpy())
-    assert int(err) == 0 and [b[r[2]:r[2] + len(out)] for r, out in zip(rows, outs)] == outs
+    assert int(err) == 0 and [b[r[2] : r[2] + len(out)] for r, out in zip(rows, outs)] == outs
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -314,9 +379,11 @@ def test_parquet_raw_host_dictionaries(tmp_path, version):
     for large dictionaries: RawChunk.with_host_dictionary) decode to the
     same values, counted first or not, mixed with chunks left as stored."""
     import numpy as np
+
     from glint.io import parquet_pages as pp
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
+
     rng = np.random.default_rng(8)
     chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, version, "snappy", (50, None, 300, 1), n=1400)
     mixed = [c.with_host_dictionary() if i % 2 == 0 else c for i, c in enumerate(chunks)]
@@ -330,13 +397,18 @@ def test_parquet_raw_host_dictionaries(tmp_path, version):
 def test_parquet_raw_bad_header_names_the_chunk(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from glint.errors import GlintIOError
     from glint.io import raw_chunks as rc
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import _corrupt_header
+
     p = str(tmp_path / "h.parquet")
-    pq.write_table(pa.table({"x": list(range(500))}, schema=pa.schema([pa.field("x", pa.int64(), nullable=False)])),
-                   p, use_dictionary=False)
+    pq.write_table(
+        pa.table({"x": list(range(500))}, schema=pa.schema([pa.field("x", pa.int64(), nullable=False)])),
+        p,
+        use_dictionary=False,
+    )
     _corrupt_header(p)
     c = rc.read_raw_chunk(p, 0, 0, where="Parquet file 'h.parquet', row group 0")
     with pytest.raises(GlintIOError, match=r"h\.parquet', row group 0.*'x'.*bad page headers"):
@@ -348,17 +420,18 @@ def test_parquet_raw_without_counting_first(tmp_path):
     chunk, no wait for the device. A chunk with more pages sets the flag
     (and the exact decode then gives every value)."""
     import numpy as np
+
     from glint.io import parquet_page_headers as ph
     from glint.io import parquet_pages as pp
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import raw_file
+
     rng = np.random.default_rng(5)
     few, want_few = raw_file(str(tmp_path / "few"), "int64", rng, distincts=(50, None), n=1000)
     assert all(len(ph.parse_pages(c.buf, "SNAPPY")) <= c.pages_cap() for c in few)
     got, err = rd.decode_raw(few, use_triton=True, exact=False)
     assert int(err.item()) == 0 and got.numpy().tobytes() == want_few.tobytes()
-    many, want_many = raw_file(str(tmp_path / "many"), "int32", rng, distincts=(None,), n=1400, page_size=64,
-                                  batch=16)
+    many, want_many = raw_file(str(tmp_path / "many"), "int32", rng, distincts=(None,), n=1400, page_size=64, batch=16)
     assert max(len(ph.parse_pages(c.buf, "SNAPPY")) - c.pages_cap() for c in many) > 0
     assert int(rd.decode_raw(many, use_triton=True, exact=False)[1].item()) != 0
     got, err = rd.decode_raw(many, use_triton=True)
@@ -373,10 +446,12 @@ def test_parquet_raw_string_codes(tmp_path):
     sets the flag, where the same kernels take a numeric column's PLAIN
     pages as values."""
     import numpy as np
+
     from glint.io import parquet_pages as pp
     from glint.io import raw_chunks as rc
     from glint.io import raw_decode as rd
     from tests.io.test_parquet_raw import _string_chunks, string_file
+
     path = str(tmp_path / "s.parquet")
     t = string_file(path, np.random.default_rng(6), n=3000)
     d, mapped = rc.string_codes(_string_chunks(path, 1))
@@ -404,17 +479,35 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     from glint.io import raw_decode as rd
     from glint.io.transfer import _fill_window, _raw_writes
     from tests.io.test_parquet_raw import WORDS
+
     rng = np.random.default_rng(3)
     n = 3000
-    schema = pa.schema([pa.field(c, t, nullable=False) for c, t in
-                        (("k", pa.int64()), ("i", pa.int32()), ("f", pa.float64()), ("s", pa.string()),
-                         ("u", pa.string()))])
-    t = pa.table({"k": np.arange(n, dtype=np.int64) * 7, "i": rng.integers(-5, 5, n).astype(np.int32),
-                  "f": rng.random(n), "s": [WORDS[j] for j in rng.integers(0, len(WORDS), n)],
-                  "u": [f"u{j % 3}" if j < 1500 else f"unique {j}" for j in range(n)]}, schema=schema)
+    schema = pa.schema(
+        [
+            pa.field(c, t, nullable=False)
+            for c, t in (
+                ("k", pa.int64()),
+                ("i", pa.int32()),
+                ("f", pa.float64()),
+                ("s", pa.string()),
+                ("u", pa.string()),
+            )
+        ]
+    )
+    t = pa.table(
+        {
+            "k": np.arange(n, dtype=np.int64) * 7,
+            "i": rng.integers(-5, 5, n).astype(np.int32),
+            "f": rng.random(n),
+            "s": [WORDS[j] for j in rng.integers(0, len(WORDS), n)],
+            "u": [f"u{j % 3}" if j < 1500 else f"unique {j}" for j in range(n)],
+        },
+        schema=schema,
+    )
     path = str(tmp_path / "t.parquet")
-    pq.write_table(t, path, row_group_size=1500, compression="snappy", data_page_size=2048,
-                   dictionary_pagesize_limit=4000)
+    pq.write_table(
+        t, path, row_group_size=1500, compression="snappy", data_page_size=2048, dictionary_pagesize_limit=4000
+    )
     con = glint.connect(device="cpu")
     con.read_parquet(path, "t")
     tb = con.table("t")
@@ -426,7 +519,7 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     buf = np.zeros(total, dtype=np.uint8)
     k = 0
     for w in range(0, total, 4096):
-        k = _fill_window(buf[w:w + 4096], w, min(4096, total - w), _raw_writes(segments), k)
+        k = _fill_window(buf[w : w + 4096], w, min(4096, total - w), _raw_writes(segments), k)
     data = torch.from_numpy(buf)
     names = ["k", "i", "f", "s"]
     values, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
@@ -435,7 +528,7 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
         want = t.column(c).to_pylist()
         assert (dicts[c].to_arrow(v).to_pylist() if c == "s" else v.tolist()) == want, c
     (u,), err = rd.decode_raw_many([(sets["u"], lays["u"], 0)], data)
-    assert int(err) == 1                    # row group 1's PLAIN pages: flagged, never read as codes
+    assert int(err) == 1  # row group 1's PLAIN pages: flagged, never read as codes
     first = rd.RawLayout(total, lays["u"].at[:1], [], lays["u"].dict_at[:1])
     (u,), err = rd.decode_raw_many([(sets["u"][:1], first, 0)], data)
     assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]

@@ -1,6 +1,7 @@
 """The join-order search (glint.plan.join_enumerators) against brute force on
 random query graphs, the estimates' floors (glint.plan.cardinality,
 glint.plan.join_graph), and the memory check end to end."""
+
 from __future__ import annotations
 
 import random
@@ -11,15 +12,15 @@ import pytest
 
 import glint
 from glint.columnar import types as T
-from glint.workloads.tpch import duckdb_arrow
+from glint.io.table import ColumnStats
 from glint.plan import logical as L
 from glint.plan.cardinality import Estimator
 from glint.plan.expr import Call, ColRef, Field, Literal
 from glint.plan.join_enumerators import JoinCost, dp_ccp, greedy_operator_ordering, linearized_dp
 from glint.plan.join_graph import JoinGraph, flatten_inner_joins
 from glint.plan.rules.reorder_joins import plan_table
-from glint.io.table import ColumnStats
 from glint.testing.compare import compare_query_result
+from glint.workloads.tpch import duckdb_arrow
 
 
 class _Table:
@@ -56,8 +57,11 @@ def random_graph(seed: int, n: int, extra_edges: int) -> JoinGraph:
         payload = tuple(Field(next(ids), f"p{k}", T.DOUBLE) for k in range(rnd.randrange(4)))
         ndv = {f"c{j}": max(1, min(rows, rnd.choice([5, 50, 500, 5_000, rows]))) for j in range(n)}
         cat.tables[f"t{i}"] = _Table(rows, {**ndv, **{f.name: rows for f in payload}})
-        scan = L.Scan(f"t{i}", tuple(f.name for f in fields.values()) + tuple(f.name for f in payload),
-                      tuple(fields.values()) + payload)
+        scan = L.Scan(
+            f"t{i}",
+            tuple(f.name for f in fields.values()) + tuple(f.name for f in payload),
+            tuple(fields.values()) + payload,
+        )
         if rnd.random() < 0.4:
             f = fields[i]
             scan = L.Filter(scan, Call("eq", (ColRef(f), Literal(1, T.BIGINT)), T.BOOLEAN))
@@ -108,7 +112,7 @@ def test_dp_ccp_finds_the_optimum(seed):
     for budget in (None, 1e4, 1e6):
         cost = JoinCost(g, budget)
         exact = brute_force(g, cost)[g.full][0]
-        table = dp_ccp(g, cost, g.full, 10 ** 6)
+        table = dp_ccp(g, cost, g.full, 10**6)
         check_plan(g, table, g.full)
         assert _close(table[g.full][0], exact), (seed, budget)
 
@@ -119,7 +123,7 @@ def test_heuristics_give_valid_plans_no_better_than_the_optimum(seed):
     n = rnd.randrange(3, 10)
     g = random_graph(seed, n, rnd.randrange(0, n))
     cost = JoinCost(g, 1e6)
-    exact = dp_ccp(g, cost, g.full, 10 ** 6)[g.full][0]
+    exact = dp_ccp(g, cost, g.full, 10**6)[g.full][0]
     for search in (linearized_dp, greedy_operator_ordering):
         table = search(g, cost, g.full)
         check_plan(g, table, g.full)
@@ -131,11 +135,15 @@ def test_linearized_dp_is_optimal_on_a_star():
     plan without cross products is left-deep from the fact table."""
     for seed in range(10):
         g = random_graph(seed, 8, 0)
-        star = JoinGraph(g.leaves, [Call("eq", (ColRef(g.leaves[0].schema[i]), ColRef(_key(g.leaves[i]))),
-                                             T.BOOLEAN) for i in range(1, 8)], g.est)
+        star = JoinGraph(
+            g.leaves,
+            [Call("eq", (ColRef(g.leaves[0].schema[i]), ColRef(_key(g.leaves[i]))), T.BOOLEAN) for i in range(1, 8)],
+            g.est,
+        )
         cost = JoinCost(star)
-        assert _close(linearized_dp(star, cost, star.full)[star.full][0],
-                      dp_ccp(star, cost, star.full, 10 ** 6)[star.full][0]), seed
+        assert _close(
+            linearized_dp(star, cost, star.full)[star.full][0], dp_ccp(star, cost, star.full, 10**6)[star.full][0]
+        ), seed
 
 
 def _key(leaf):
@@ -154,6 +162,7 @@ def test_large_graphs_use_the_heuristics_and_stay_connected():
 def _est_rows(con, sql):
     res = con.sql(sql)
     from glint.plan.cardinality import Estimator as E
+
     return E(con).rows(res.logical)
 
 
@@ -163,8 +172,18 @@ def dims():
     n = 40_000
     g = rng.integers(0, 20, n)
     con = glint.connect(device="cpu")
-    con.register("dim", pa.table({"k": np.arange(n), "g": g, "code": g * 7 + 1,
-                                  "name": np.array([f"g{v}" for v in g]), "x": np.arange(n) % 1000}))
+    con.register(
+        "dim",
+        pa.table(
+            {
+                "k": np.arange(n),
+                "g": g,
+                "code": g * 7 + 1,
+                "name": np.array([f"g{v}" for v in g]),
+                "x": np.arange(n) % 1000,
+            }
+        ),
+    )
     con.register("fact", pa.table({"dk": rng.integers(0, n, 200_000), "ek": rng.integers(0, n, 200_000)}))
     con.register("dim2", pa.table({"k": np.arange(n), "g": g}))
     return con
@@ -180,7 +199,7 @@ def test_correlated_filters_do_not_collapse(dims):
 def test_range_conjuncts_on_one_column_make_one_interval(dims):
     rows = _est_rows(dims, "SELECT k FROM dim WHERE x >= 100 AND x < 200")
     assert rows == pytest.approx(40_000 * 100 / 999, rel=0.05)
-    rows = _est_rows(dims, "SELECT k FROM dim WHERE x > 500 AND x < 400")    # empty: one value's worth
+    rows = _est_rows(dims, "SELECT k FROM dim WHERE x > 500 AND x < 400")  # empty: one value's worth
     assert 1 <= rows <= 100
 
 
@@ -188,14 +207,13 @@ def test_join_chain_of_correlated_dimension_filters_does_not_collapse(dims):
     """fact joined to two dimensions filtered on the same (correlated) group:
     independence multiplies both filters (200,000 / 400 = 500 rows); the
     estimate keeps at least the backoff of the two."""
-    sql = ("SELECT count(*) FROM fact, dim, dim2 WHERE fact.dk = dim.k AND fact.ek = dim2.k "
-           "AND dim.g = 3 AND dim2.g = 3")
+    sql = "SELECT count(*) FROM fact, dim, dim2 WHERE fact.dk = dim.k AND fact.ek = dim2.k AND dim.g = 3 AND dim2.g = 3"
     res = dims.sql(sql)
     join = res.logical
     while not (isinstance(join, L.Join) and join.kind == "inner"):
         join = join.children[0]
     rows = Estimator(dims).rows(join)
-    assert rows >= 200_000 / 20 / 20 ** 0.5 * 0.9
+    assert rows >= 200_000 / 20 / 20**0.5 * 0.9
 
 
 def test_composite_key_keeps_one_row_per_key():
@@ -223,7 +241,7 @@ def test_implied_equalities_count_once():
     eq = lambda a, b: Call("eq", (ColRef(a), ColRef(b)), T.BOOLEAN)
     two = JoinGraph(scans, [eq(fs[0], fs[1]), eq(fs[1], fs[2])], Estimator(cat)).rows(-1)
     three = JoinGraph(scans, [eq(fs[0], fs[1]), eq(fs[1], fs[2]), eq(fs[0], fs[2])], Estimator(cat)).rows(-1)
-    assert two == three == pytest.approx(1000 ** 3 / 100 ** 2)
+    assert two == three == pytest.approx(1000**3 / 100**2)
 
 
 # ---------------------------------------------------------------- memory
@@ -243,9 +261,12 @@ def chain():
     return tables
 
 
-CHAIN_SQL = ("SELECT " + ", ".join(f"sum(wide.w{i})" for i in range(40)) +
-             " FROM wide, fact, narrow WHERE fact.wk = wide.k AND fact.nk = narrow.k "
-             "AND wide.sel = 0 AND narrow.sel = 0")
+CHAIN_SQL = (
+    "SELECT "
+    + ", ".join(f"sum(wide.w{i})" for i in range(40))
+    + " FROM wide, fact, narrow WHERE fact.wk = wide.k AND fact.nk = narrow.k "
+    "AND wide.sel = 0 AND narrow.sel = 0"
+)
 
 
 def _chain_con(tables, budget):
@@ -267,6 +288,7 @@ def _first_join_tables(plan) -> set[str]:
             deepest, depth = node, d
         for c in node.children:
             walk(c, d + 1)
+
     walk(plan, 0)
     out = set()
     deepest.transform_up(lambda n: out.add(n.table) or n if isinstance(n, L.Scan) else n)

@@ -2,6 +2,7 @@
 connected inputs, fast planning, results equal to DuckDB's, and intermediate
 results that stay near the fact table's size even when the filters are
 skewed and correlated (so that independence assumptions underestimate)."""
+
 from __future__ import annotations
 
 import re
@@ -12,15 +13,15 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint.workloads.tpch import duckdb_arrow
+from glint.exec.physical_planner import equi_key
 from glint.plan import logical as L
 from glint.plan.expr import conjuncts
-from glint.exec.physical_planner import equi_key
 from glint.testing.compare import compare_query_result
+from glint.workloads.tpch import duckdb_arrow
 
 N_FACT = 60_000
-BIG = 40_000            # rows of each of the two big dimensions
-N_SMALL = 16            # small dimensions d0..d15; d0..d3 are snowflaked into o0..o3
+BIG = 40_000  # rows of each of the two big dimensions
+N_SMALL = 16  # small dimensions d0..d15; d0..d3 are snowflaked into o0..o3
 HOT_GROUP = 3
 
 
@@ -43,30 +44,49 @@ def star_schema(seed: int = 7) -> dict[str, pa.Table]:
     for name in ("big1", "big2"):
         k = np.arange(BIG)
         g = _group(k)
-        t[name] = pa.table({"k": k, "grp": g, "grp_code": g * 7 + 1,
-                            "grp_name": np.array([f"g{v}" for v in g]), "region": g % 4,
-                            "payload": rng.random(BIG)})
+        t[name] = pa.table(
+            {
+                "k": k,
+                "grp": g,
+                "grp_code": g * 7 + 1,
+                "grp_name": np.array([f"g{v}" for v in g]),
+                "region": g % 4,
+                "payload": rng.random(BIG),
+            }
+        )
     sizes = [10, 25, 50, 100, 200, 300, 500, 700, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000]
     for i, n in enumerate(sizes):
         cols = {"k": np.arange(n), "attr": rng.integers(0, max(2, n // 20), n), "flag": rng.random(n) < 0.5}
         if i < 4:
             cols["sub_k"] = rng.integers(0, 10 + 40 * i, n)
-            t[f"o{i}"] = pa.table({"k": np.arange(10 + 40 * i), "cat": np.array([f"c{j % 5}" for j in range(10 + 40 * i)]),
-                                   "name": np.array([f"o{i}_{j}" for j in range(10 + 40 * i)])})
+            t[f"o{i}"] = pa.table(
+                {
+                    "k": np.arange(10 + 40 * i),
+                    "cat": np.array([f"c{j % 5}" for j in range(10 + 40 * i)]),
+                    "name": np.array([f"o{i}_{j}" for j in range(10 + 40 * i)]),
+                }
+            )
         t[f"d{i}"] = pa.table(cols)
     days = np.arange(2000)
     year = 1995 + days // 360
     month = (days % 360) // 30 + 1
     t["d_date"] = pa.table({"k": days, "year": year, "month": month, "quarter": (month - 1) // 3 + 1})
-    t["promo"] = pa.table({"k": np.arange(20), "year": 1995 + np.arange(20) * 100 // 360,
-                           "name": np.array([f"p{j}" for j in range(20)])})
+    t["promo"] = pa.table(
+        {"k": np.arange(20), "year": 1995 + np.arange(20) * 100 // 360, "name": np.array([f"p{j}" for j in range(20)])}
+    )
 
     hot = np.flatnonzero(_group(np.arange(BIG)) == HOT_GROUP)[:10]
     big1 = np.where(rng.random(N_FACT) < 0.3, rng.choice(hot, N_FACT), rng.integers(0, BIG, N_FACT))
     big2 = np.where(rng.random(N_FACT) < 0.8, big1, rng.integers(0, BIG, N_FACT))
-    date = np.minimum(rng.zipf(1.5, N_FACT) + 800, 1999)          # skewed towards day 801
-    fact = {"id": np.arange(N_FACT), "big1_k": big1, "big2_k": big2, "date_k": date, "promo_k": date // 100,
-            "amount": np.round(rng.random(N_FACT) * 100, 2)}
+    date = np.minimum(rng.zipf(1.5, N_FACT) + 800, 1999)  # skewed towards day 801
+    fact = {
+        "id": np.arange(N_FACT),
+        "big1_k": big1,
+        "big2_k": big2,
+        "date_k": date,
+        "promo_k": date // 100,
+        "amount": np.round(rng.random(N_FACT) * 100, 2),
+    }
     for i, n in enumerate(sizes):
         fact[f"d{i}_k"] = (rng.zipf(1.2, N_FACT) - 1) % n if i % 3 == 0 else rng.integers(0, n, N_FACT)
     t["fact"] = pa.table(fact)
@@ -84,30 +104,47 @@ def _from_and_joins():
     return names, conds
 
 
-CORRELATED = ["big1.grp = 3", "big1.grp_code = 22", "big1.grp_name = 'g3'",
-              "big2.grp = 3", "big2.grp_code = 22", "big2.grp_name = 'g3'",
-              "big1.region = big2.region",       # a many-to-many edge between the two big dimensions
-              "d_date.year = 1997", "d_date.quarter = 1", "d_date.month = 3", "promo.year = 1997",
-              "o0.cat = 'c1'", "d5.flag"]
+CORRELATED = [
+    "big1.grp = 3",
+    "big1.grp_code = 22",
+    "big1.grp_name = 'g3'",
+    "big2.grp = 3",
+    "big2.grp_code = 22",
+    "big2.grp_name = 'g3'",
+    "big1.region = big2.region",  # a many-to-many edge between the two big dimensions
+    "d_date.year = 1997",
+    "d_date.quarter = 1",
+    "d_date.month = 3",
+    "promo.year = 1997",
+    "o0.cat = 'c1'",
+    "d5.flag",
+]
 
 
 def star_query(filters=CORRELATED) -> str:
     names, conds = _from_and_joins()
-    return ("SELECT big1.grp_name, d_date.month, o0.name, count(*) AS n, sum(fact.amount) AS amount, "
-            "min(d7.attr) AS a7, max(big2.payload) AS p2\n"
-            f"FROM {', '.join(names)}\nWHERE " + "\n  AND ".join(conds + list(filters)) +
-            "\nGROUP BY ALL ORDER BY 1, 2, 3")
+    return (
+        "SELECT big1.grp_name, d_date.month, o0.name, count(*) AS n, sum(fact.amount) AS amount, "
+        "min(d7.attr) AS a7, max(big2.payload) AS p2\n"
+        f"FROM {', '.join(names)}\nWHERE " + "\n  AND ".join(conds + list(filters)) + "\nGROUP BY ALL ORDER BY 1, 2, 3"
+    )
 
 
 def explicit_join_query() -> str:
     """The same star with JOIN ... ON, snowflake branches written inside out."""
-    parts = ["o1 JOIN d1 ON d1.sub_k = o1.k", "JOIN big2 ON big2.grp = 3 AND big2.grp_name = 'g3'",
-             "JOIN big1 ON big1.region = big2.region AND big1.grp_code = 22",
-             "JOIN fact ON fact.big1_k = big1.k AND fact.big2_k = big2.k AND fact.d1_k = d1.k"]
+    parts = [
+        "o1 JOIN d1 ON d1.sub_k = o1.k",
+        "JOIN big2 ON big2.grp = 3 AND big2.grp_name = 'g3'",
+        "JOIN big1 ON big1.region = big2.region AND big1.grp_code = 22",
+        "JOIN fact ON fact.big1_k = big1.k AND fact.big2_k = big2.k AND fact.d1_k = d1.k",
+    ]
     parts += [f"JOIN d{i} ON fact.d{i}_k = d{i}.k" for i in range(2, N_SMALL)]
     parts += ["JOIN d_date ON fact.date_k = d_date.k AND d_date.month = 3 AND d_date.year = 1997"]
-    return ("SELECT o1.cat, count(*) AS n, sum(fact.amount) AS amount FROM " + " ".join(parts) +
-            " WHERE o1.cat IN ('c1', 'c2') GROUP BY ALL ORDER BY 1")
+    return (
+        "SELECT o1.cat, count(*) AS n, sum(fact.amount) AS amount FROM "
+        + " ".join(parts)
+        + " WHERE o1.cat IN ('c1', 'c2') GROUP BY ALL ORDER BY 1"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +167,7 @@ def _connections(config, tables):
     devices = ["cpu"]
     if opt in ("all", "cuda") or opt.startswith("cuda:"):
         import torch
+
         if torch.cuda.is_available():
             devices.append("cuda" if opt == "all" else opt)
     out = {}
@@ -176,8 +214,13 @@ def keyless_joins(plan: L.LogicalNode) -> list[L.Join]:
 def join_rows(res) -> list[int]:
     """Actual output rows of every join, from EXPLAIN ANALYZE."""
     text = res.explain(analyze=True).split("Physical plan:")[1]
-    return [int(m.group(1).replace(",", "")) for line in text.splitlines() if "Join" in line
-            for m in [re.search(r"\[actual ([0-9,]+) rows", line)] if m]
+    return [
+        int(m.group(1).replace(",", ""))
+        for line in text.splitlines()
+        if "Join" in line
+        for m in [re.search(r"\[actual ([0-9,]+) rows", line)]
+        if m
+    ]
 
 
 def check_against_duckdb(cons, duck, sql):
@@ -189,8 +232,11 @@ def check_against_duckdb(cons, duck, sql):
 
 
 # ---------------------------------------------------------------- tests
-STAR_QUERIES = pytest.mark.parametrize("query", [star_query, explicit_join_query, lambda: star_query(())],
-                                       ids=["correlated", "explicit_joins", "unfiltered"])
+STAR_QUERIES = pytest.mark.parametrize(
+    "query",
+    [star_query, explicit_join_query, lambda: star_query(())],
+    ids=["correlated", "explicit_joins", "unfiltered"],
+)
 
 
 @STAR_QUERIES
@@ -203,7 +249,7 @@ def test_star_join_has_no_cross_product(con, query):
 
 def test_star_join_plans_quickly(con):
     sql = star_query()
-    con.sql(sql)                      # statistics are computed on first use, not timed here
+    con.sql(sql)  # statistics are computed on first use, not timed here
     t0 = time.perf_counter()
     res = con.sql(sql)
     elapsed = time.perf_counter() - t0
@@ -239,9 +285,11 @@ def test_components_are_crossed_last_smallest_first(con, duck):
     """Three components: {fact, d2, d3}, {d1, o1} and {d0}. Each is joined on
     its keys first; then the two smallest are crossed, and the fact table's
     component last."""
-    sql = ("SELECT count(*), sum(fact.amount) FROM d1, o1, fact, d2, d3, d0 "
-           "WHERE fact.d2_k = d2.k AND fact.d3_k = d3.k AND d1.sub_k = o1.k AND d1.attr = 0 "
-           "AND fact.amount < 1 AND d0.flag")
+    sql = (
+        "SELECT count(*), sum(fact.amount) FROM d1, o1, fact, d2, d3, d0 "
+        "WHERE fact.d2_k = d2.k AND fact.d3_k = d3.k AND d1.sub_k = o1.k AND d1.attr = 0 "
+        "AND fact.amount < 1 AND d0.flag"
+    )
     crosses = keyless_joins(con.sql(sql).logical)
     assert len(crosses) == 2
     top, lower = sorted(crosses, key=lambda j: len(_tables(j)), reverse=True)

@@ -1,4 +1,5 @@
 """Optimizer rules, checked on printed plans (stable text) and on results."""
+
 import pyarrow as pa
 import pytest
 
@@ -8,8 +9,17 @@ import glint
 @pytest.fixture(scope="module")
 def con():
     c = glint.connect(device="cpu")
-    c.register("big", pa.table({"k": list(range(1000)), "v": [i % 7 for i in range(1000)],
-                                "w": [float(i) for i in range(1000)], "s": [f"s{i % 13}" for i in range(1000)]}))
+    c.register(
+        "big",
+        pa.table(
+            {
+                "k": list(range(1000)),
+                "v": [i % 7 for i in range(1000)],
+                "w": [float(i) for i in range(1000)],
+                "s": [f"s{i % 13}" for i in range(1000)],
+            }
+        ),
+    )
     c.register("dim", pa.table({"k": list(range(0, 1000, 10)), "name": [f"n{i}" for i in range(100)]}))
     c.register("tiny", pa.table({"name": ["n1", "n2"], "flag": [True, False]}))
     return c
@@ -38,14 +48,14 @@ def test_constant_folding(con):
 
 
 def test_or_factoring_exposes_join_key(con):
-    sql = ("SELECT count(*) FROM big, dim WHERE (big.k = dim.k AND big.v = 1) OR (big.k = dim.k AND big.v = 2)")
+    sql = "SELECT count(*) FROM big, dim WHERE (big.k = dim.k AND big.v = 1) OR (big.k = dim.k AND big.v = 2)"
     phys = con.sql(sql).explain().split("Physical plan:")[1]
     assert "EquiJoin INNER" in phys and "NestedLoop" not in phys
     assert con.sql(sql).fetchall() == [(sum(1 for k in range(0, 1000, 10) if k % 7 in (1, 2)),)]
 
 
 def test_join_order_puts_selective_input_early(con):
-    sql = ("SELECT count(*) FROM big, dim, tiny WHERE big.k = dim.k AND dim.name = tiny.name AND tiny.flag")
+    sql = "SELECT count(*) FROM big, dim, tiny WHERE big.k = dim.k AND dim.name = tiny.name AND tiny.flag"
     phys = con.sql(sql).explain().split("Physical plan:")[1]
     # the deepest join involves the filtered tiny table, not big x dim
     deepest = [l for l in phys.splitlines() if "EquiJoin" in l][-1]

@@ -1,5 +1,6 @@
 """glint.runtime.priority_pool: the decoding and staging threads' pool, which
 runs the most urgent task first (a scan's tasks carry (chunk, scan) ranks)."""
+
 import os
 import threading
 import warnings
@@ -16,6 +17,7 @@ def _blocked(pool, workers):
     def hold():
         started.wait()
         gate.wait()
+
     held = [pool.submit(hold) for _ in range(workers)]
     started.wait()
     return gate, held
@@ -25,8 +27,10 @@ def test_lowest_priority_first_and_equal_ones_in_order():
     pool = PriorityPool(1, "t")
     gate, held = _blocked(pool, 1)
     order = []
-    futs = [pool.submit(order.append, name, priority=p)
-            for name, p in [("c0", (2, 0)), ("a0", (0, 0)), ("b0", (1, 0)), ("a1", (0, 0)), ("urgent", URGENT)]]
+    futs = [
+        pool.submit(order.append, name, priority=p)
+        for name, p in [("c0", (2, 0)), ("a0", (0, 0)), ("b0", (1, 0)), ("a1", (0, 0)), ("urgent", URGENT)]
+    ]
     gate.set()
     for f in held + futs:
         f.result(timeout=10)
@@ -42,7 +46,7 @@ def test_results_exceptions_map_and_cancel():
     gate, held = _blocked(pool, 3)
     ran = []
     late = pool.submit(ran.append, "late", priority=(5,))
-    assert late.cancel()                   # not started: cancelled, never run
+    assert late.cancel()  # not started: cancelled, never run
     gate.set()
     for f in held:
         f.result(timeout=10)
@@ -71,15 +75,15 @@ def test_threads_grow_up_to_the_limit_only():
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_starts_its_own_threads():
     pool = PriorityPool(2, "t")
-    assert pool.submit(lambda: 1).result(timeout=10) == 1          # threads started in the parent
+    assert pool.submit(lambda: 1).result(timeout=10) == 1  # threads started in the parent
     r, w = os.pipe()
-    with warnings.catch_warnings():     # (Python 3.12 warns that the process has threads: the point here)
+    with warnings.catch_warnings():  # (Python 3.12 warns that the process has threads: the point here)
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
-    if pid == 0:                # the child: the parent's threads are not there
+    if pid == 0:  # the child: the parent's threads are not there
         try:
             ok = pool.submit(lambda: 7).result(timeout=10) == 7
-        except BaseException:   # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             ok = False
         os.write(w, b"1" if ok else b"0")
         os._exit(0)

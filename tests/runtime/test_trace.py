@@ -1,4 +1,5 @@
 """glint.runtime.trace: the scan's timeline in Chrome's trace format."""
+
 import json
 
 import pyarrow as pa
@@ -39,4 +40,4 @@ def test_a_scan_from_parquet_leaves_its_decoding_and_the_consumers_compute(tmp_p
     assert {"decode", "convert", "scan wait", "compute"} <= names
     decoded = sum(e["args"]["rows"] for e in events if e["name"] == "decode")
     assert decoded == 5000
-    assert sum(1 for e in events if e["name"] == "compute") == 3        # chunks of 2048 rows
+    assert sum(1 for e in events if e["name"] == "compute") == 3  # chunks of 2048 rows

@@ -13,6 +13,7 @@ Records of one file share one engine connection and one DuckDB table store per
 device; running a single item (``-k`` / node id) first replays the statements
 before it.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +29,7 @@ _SESSIONS = pytest.StashKey[dict]()
 def _opt(config: pytest.Config, name: str, default):
     try:
         return config.getoption(name)
-    except ValueError:    # options not registered (plugin used on its own)
+    except ValueError:  # options not registered (plugin used on its own)
         return default
 
 
@@ -45,6 +46,7 @@ def devices_of(config: pytest.Config) -> list[str | None]:
         devs: list[str | None] = ["cpu"]
         try:
             import torch
+
             if torch.cuda.is_available():
                 devs.append("cuda")
         except Exception:
@@ -58,6 +60,7 @@ def _cuda_missing(device: str | None) -> bool:
         return False
     try:
         import torch
+
         return not torch.cuda.is_available()
     except Exception:
         return True
@@ -101,14 +104,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 class SQLLogicFile(pytest.File):
     def collect(self):
-        test_file = runner.parse_file(self.path)   # a parse error is a collection error
+        test_file = runner.parse_file(self.path)  # a parse error is a collection error
         engine = engine_of(self.config)
         devices = devices_of(self.config)
         for device in devices:
             suffix = f"[{device}]" if device and (len(devices) > 1 or device != "cpu") else ""
             for index, rec in enumerate(test_file.records):
-                item = SQLLogicItem.from_parent(self, name=f"L{rec.line}{suffix}", test_file=test_file,
-                                                index=index, engine=engine, device=device)
+                item = SQLLogicItem.from_parent(
+                    self, name=f"L{rec.line}{suffix}", test_file=test_file, index=index, engine=engine, device=device
+                )
                 reason = runner.skip_reason(rec, engine, device)
                 if reason is None and _cuda_missing(device):
                     reason = "CUDA is not available"
@@ -147,9 +151,13 @@ class SQLLogicItem(pytest.Item):
         if isinstance(excinfo.value, runner.RecordFailure):
             msg = str(excinfo.value)
             cause = excinfo.value.__cause__
-            if cause is not None and not isinstance(cause, runner.RecordFailure) \
-                    and self.config.getoption("verbose", 0) > 1:
+            if (
+                cause is not None
+                and not isinstance(cause, runner.RecordFailure)
+                and self.config.getoption("verbose", 0) > 1
+            ):
                 import traceback
+
                 msg += "\n\n" + "".join(traceback.format_exception(cause))
             return msg
         return super().repr_failure(excinfo, style=style)

@@ -23,6 +23,7 @@ Usage (from the repository root, in the dev venv)::
 Exit status: 0 when all is well, 1 when ``--check`` found a stale file or a
 record misbehaved under DuckDB.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,10 +33,10 @@ from pathlib import Path
 
 _REPO = str(Path(__file__).resolve().parents[2])
 if _REPO not in sys.path:
-    sys.path.insert(0, _REPO)           # run as a script: tests.sqllogic is importable from the repository root
+    sys.path.insert(0, _REPO)  # run as a script: tests.sqllogic is importable from the repository root
 from tests.sqllogic import runner  # noqa: E402
 
-ORACLE_VERSION = "1.4.4"      # pyproject.toml pins duckdb==1.4.4 for tests
+ORACLE_VERSION = "1.4.4"  # pyproject.toml pins duckdb==1.4.4 for tests
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 
 
@@ -54,7 +55,7 @@ def generate_text(text: str, path: Path | None = None) -> tuple[str, list[str]]:
     where = str(path) if path is not None else "<string>"
     sess = runner.Session(tf, engine="duckdb", device=None)
     problems: list[str] = []
-    replacements: dict[int, tuple[int, list[str]]] = {}   # header index -> (end index, new lines)
+    replacements: dict[int, tuple[int, list[str]]] = {}  # header index -> (end index, new lines)
     try:
         for index, rec in enumerate(tf.records):
             if runner.skip_reason(rec, "duckdb", None):
@@ -77,14 +78,18 @@ def generate_text(text: str, path: Path | None = None) -> tuple[str, list[str]]:
             if rec.sortmode != "nosort":
                 rows = runner.sort_rows(rows, types, "rowsort")
             elif len(rows) > 1 and not _ORDER_BY.search(rec.sql):
-                problems.append(f"{where}:{rec.line}: warning: {len(rows)} rows, nosort and no ORDER BY; "
-                                f"use rowsort (results would depend on the engine's row order)")
+                problems.append(
+                    f"{where}:{rec.line}: warning: {len(rows)} rows, nosort and no ORDER BY; "
+                    f"use rowsort (results would depend on the engine's row order)"
+                )
             if any(v != v.strip() for r in rows for v in r):
-                problems.append(f"{where}:{rec.line}: warning: a value has leading/trailing blanks; editors may "
-                                f"strip them: print it between brackets ('[' || x || ']')")
-            sql_lines = tf.lines[rec.header_index + 1:rec.end_index]
+                problems.append(
+                    f"{where}:{rec.line}: warning: a value has leading/trailing blanks; editors may "
+                    f"strip them: print it between brackets ('[' || x || ']')"
+                )
+            sql_lines = tf.lines[rec.header_index + 1 : rec.end_index]
             if rec.has_separator:
-                sql_lines = sql_lines[:[ln.rstrip() for ln in sql_lines].index("----")]
+                sql_lines = sql_lines[: [ln.rstrip() for ln in sql_lines].index("----")]
             new = [_header(rec, types), *sql_lines, "----", *("\t".join(r) for r in rows)]
             replacements[rec.header_index] = (rec.end_index, new)
     finally:
@@ -107,15 +112,19 @@ def generate_text(text: str, path: Path | None = None) -> tuple[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("paths", nargs="+", help=".test files or directories (searched recursively)")
     ap.add_argument("--check", action="store_true", help="do not write; exit 1 if a file would change")
     args = ap.parse_args(argv)
     import duckdb
+
     if duckdb.__version__ != ORACLE_VERSION:
-        print(f"warning: the expected results come from DuckDB {ORACLE_VERSION}; this is DuckDB "
-              f"{duckdb.__version__}", file=sys.stderr)
+        print(
+            f"warning: the expected results come from DuckDB {ORACLE_VERSION}; this is DuckDB {duckdb.__version__}",
+            file=sys.stderr,
+        )
     status = 0
     for path in runner.iter_test_files(args.paths):
         old = path.read_text(encoding="utf-8")

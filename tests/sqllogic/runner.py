@@ -43,6 +43,7 @@ Format summary::
     ----
     <value>\\t<value>...                (one row per line)
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -50,33 +51,52 @@ import decimal
 import hashlib
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 ENGINES = ("glint", "duckdb")
 SORT_MODES = ("nosort", "rowsort", "valuesort")
-REL_TOL = 1e-9          # relative tolerance on R columns
-ABS_TOL = 1e-12         # absolute floor, so that 0 vs 1e-17 compares equal
+REL_TOL = 1e-9  # relative tolerance on R columns
+ABS_TOL = 1e-12  # absolute floor, so that 0 vs 1e-17 compares equal
 
 NULL = "NULL"
 EMPTY = "(empty)"
 
 _HASH_RE = re.compile(r"^(\d+) values hashing to ([0-9a-f]{32})$")
 _TYPES_RE = re.compile(r"^[A-Z]+$")
-ENGINE_WRITES_DIR = "tables"     # files in a directory of this name run their writes in the engine
+ENGINE_WRITES_DIR = "tables"  # files in a directory of this name run their writes in the engine
 TEST_DIR = "__TEST_DIR__"
 # Statements the runner's DuckDB table store runs instead of the engine.
 _STORE_RE = re.compile(
     r"^\s*(CREATE\s+(OR\s+REPLACE\s+)?((TEMP|TEMPORARY)\s+)?TABLE|INSERT|DROP\s+TABLE|COPY|UPDATE|DELETE"
-    r"|ALTER\s+TABLE|TRUNCATE)\b", re.IGNORECASE)
-_QUERY_RE = re.compile(r"^\s*(\(\s*)*(SELECT|WITH|FROM|VALUES|TABLE|SUMMARIZE|DESCRIBE|SHOW|EXPLAIN)\b",
-                       re.IGNORECASE)
+    r"|ALTER\s+TABLE|TRUNCATE)\b",
+    re.IGNORECASE,
+)
+_QUERY_RE = re.compile(r"^\s*(\(\s*)*(SELECT|WITH|FROM|VALUES|TABLE|SUMMARIZE|DESCRIBE|SHOW|EXPLAIN)\b", re.IGNORECASE)
 # Directives we accept and ignore, and those we cannot honour (the file fails to collect).
 _IGNORED = ("hash-threshold",)
-_UNSUPPORTED = ("loop", "foreach", "endloop", "concurrentloop", "concurrentforeach", "load", "restart",
-                "reconnect", "sleep", "unzip", "set", "reset", "tags", "continue", "require-env",
-                "test-env", "template", "cache")
+_UNSUPPORTED = (
+    "loop",
+    "foreach",
+    "endloop",
+    "concurrentloop",
+    "concurrentforeach",
+    "load",
+    "restart",
+    "reconnect",
+    "sleep",
+    "unzip",
+    "set",
+    "reset",
+    "tags",
+    "continue",
+    "require-env",
+    "test-env",
+    "template",
+    "cache",
+)
 
 
 class SQLLogicParseError(Exception):
@@ -93,23 +113,24 @@ class RecordSkipped(Exception):
 
 # --------------------------------------------------------------------------- parsing
 
+
 @dataclass
 class Record:
-    kind: str                          # "statement" or "query"
-    line: int                          # 1-based line of the header
+    kind: str  # "statement" or "query"
+    line: int  # 1-based line of the header
     sql: str = ""
-    expect: str = "ok"                 # statements: "ok", "error" or "maybe"
-    error: str | None = None           # statements: expected error fragment (None: any error)
-    types: str | None = None           # queries: column type letters
+    expect: str = "ok"  # statements: "ok", "error" or "maybe"
+    error: str | None = None  # statements: expected error fragment (None: any error)
+    types: str | None = None  # queries: column type letters
     sortmode: str = "nosort"
     label: str | None = None
     expected: list[str] | None = None  # queries: result lines; None when there is no ----
-    conditions: list[tuple[str, str]] = field(default_factory=list)   # ("skipif"|"onlyif", name)
-    skip: str | None = None            # "mode skip"/halt reason, fixed at parse time
-    requires: tuple[str, ...] = ()     # require lines seen before this record
-    header_index: int = 0              # 0-based index of the header line
-    end_index: int = 0                 # 0-based index one past the record's last line
-    has_separator: bool = False        # whether the record had a ---- line
+    conditions: list[tuple[str, str]] = field(default_factory=list)  # ("skipif"|"onlyif", name)
+    skip: str | None = None  # "mode skip"/halt reason, fixed at parse time
+    requires: tuple[str, ...] = ()  # require lines seen before this record
+    header_index: int = 0  # 0-based index of the header line
+    end_index: int = 0  # 0-based index one past the record's last line
+    has_separator: bool = False  # whether the record had a ---- line
 
     @property
     def is_query(self) -> bool:
@@ -127,7 +148,7 @@ class TestFile:
     records: list[Record]
     lines: list[str]
 
-    __test__ = False   # not a pytest test class
+    __test__ = False  # not a pytest test class
 
 
 def _is_blank(line: str) -> bool:
@@ -189,8 +210,14 @@ def parse(text: str, path: Path | str | None = None) -> TestFile:
         if word not in ("statement", "query"):
             raise fail(f"unknown directive {word!r}", i)
 
-        rec = Record(kind=word, line=i + 1, header_index=i, conditions=conditions, requires=tuple(requires),
-                     skip="mode skip" if skipping else None)
+        rec = Record(
+            kind=word,
+            line=i + 1,
+            header_index=i,
+            conditions=conditions,
+            requires=tuple(requires),
+            skip="mode skip" if skipping else None,
+        )
         conditions = []
         if word == "statement":
             if len(tokens) < 2 or tokens[1] not in ("ok", "error", "maybe"):
@@ -243,6 +270,7 @@ def parse_file(path: Path | str) -> TestFile:
 
 # --------------------------------------------------------------------------- applicability
 
+
 def skip_reason(rec: Record, engine: str, device: str | None) -> str | None:
     """Why ``rec`` does not run under ``engine``/``device`` (None: it runs).
 
@@ -274,6 +302,7 @@ def skip_reason(rec: Record, engine: str, device: str | None) -> str | None:
 
 # --------------------------------------------------------------------------- value printing
 
+
 def _fmt_decimal(d: decimal.Decimal) -> str:
     if d.is_nan():
         return "nan"
@@ -292,6 +321,7 @@ def _fmt_float(x: float) -> str:
 
 def _fmt_float32(x: float) -> str:
     import numpy as np
+
     if math.isnan(x) or math.isinf(x):
         return _fmt_float(x)
     return str(np.float32(x))
@@ -331,7 +361,7 @@ def format_interval(months: int, days: int, nanos: int) -> str:
     '00:00:00'
     """
     parts = []
-    years = int(months / 12)           # truncation toward zero, like DuckDB
+    years = int(months / 12)  # truncation toward zero, like DuckDB
     months -= years * 12
     if years:
         parts.append(_plural(years, "year"))
@@ -382,6 +412,7 @@ def format_value(v: Any, arrow_type: Any = None) -> str:
     if isinstance(v, float):
         if arrow_type is not None:
             import pyarrow as pa
+
             if pa.types.is_float32(arrow_type) or pa.types.is_float16(arrow_type):
                 return _fmt_float32(v)
         return _fmt_float(v)
@@ -407,9 +438,10 @@ def format_value(v: Any, arrow_type: Any = None) -> str:
     # numpy scalars and anything else
     try:
         import numpy as np
+
         if isinstance(v, np.generic):
             return format_value(v.item(), arrow_type)
-    except ImportError:   # pragma: no cover
+    except ImportError:  # pragma: no cover
         pass
     return str(v)
 
@@ -417,6 +449,7 @@ def format_value(v: Any, arrow_type: Any = None) -> str:
 def to_arrow_table(result: Any):
     """Accept a pyarrow Table, RecordBatchReader, RecordBatch or pandas DataFrame."""
     import pyarrow as pa
+
     if isinstance(result, pa.Table):
         return result
     if isinstance(result, pa.RecordBatch):
@@ -425,9 +458,10 @@ def to_arrow_table(result: Any):
         return result.read_all()
     try:
         import pandas as pd
+
         if isinstance(result, pd.DataFrame):
             return pa.Table.from_pandas(result, preserve_index=False)
-    except ImportError:   # pragma: no cover
+    except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"cannot turn {type(result).__name__} into an Arrow table")
 
@@ -441,7 +475,7 @@ def table_to_rows(table: Any) -> list[list[str]]:
         col = table.column(i)
         try:
             values = col.to_pylist()
-        except (OverflowError, ValueError):      # dates/timestamps Python cannot hold (years past 9999, infinity)
+        except (OverflowError, ValueError):  # dates/timestamps Python cannot hold (years past 9999, infinity)
             cols.append(_format_far_temporal(col))
             continue
         cols.append([format_value(v, typ) for v in values])
@@ -468,6 +502,7 @@ def _civil(days: int) -> str:
 def _format_far_temporal(col) -> list[str]:
     """DATE / TIMESTAMP values printed from their integers (infinities included)."""
     import pyarrow as pa
+
     if pa.types.is_timestamp(col.type):
         per_unit = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": None}[col.type.unit]
         out = []
@@ -480,19 +515,26 @@ def _format_far_temporal(col) -> list[str]:
                 us = v * per_unit if per_unit else int(v / 1000)
                 days, tod = divmod(us, 86_400_000_000)
                 secs, frac = divmod(tod, 1_000_000)
-                out.append(f"{_civil(days)} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
-                           f"{_fmt_fraction(frac)}")
+                out.append(
+                    f"{_civil(days)} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_fmt_fraction(frac)}"
+                )
         return out
-    days = col.cast(pa.int32()).to_pylist() if pa.types.is_date32(col.type) else \
-        [None if v is None else v // 86_400_000 for v in col.cast(pa.int64()).to_pylist()]
-    return [NULL if v is None else ("infinity" if v == _INT32_MAX else "-infinity" if v == -_INT32_MAX else _civil(v))
-            for v in days]
+    days = (
+        col.cast(pa.int32()).to_pylist()
+        if pa.types.is_date32(col.type)
+        else [None if v is None else v // 86_400_000 for v in col.cast(pa.int64()).to_pylist()]
+    )
+    return [
+        NULL if v is None else ("infinity" if v == _INT32_MAX else "-infinity" if v == -_INT32_MAX else _civil(v))
+        for v in days
+    ]
 
 
 def infer_types(table: Any) -> str:
     """Type letters for a result: I for integers (and DECIMAL(p,0), which is how
     DuckDB's HUGEINT reaches Arrow), R for floating point, T for everything else."""
     import pyarrow as pa
+
     table = to_arrow_table(table)
     letters = []
     for f in table.schema:
@@ -507,6 +549,7 @@ def infer_types(table: Any) -> str:
 
 
 # --------------------------------------------------------------------------- comparison
+
 
 def _as_float(s: str) -> float | None:
     try:
@@ -559,8 +602,10 @@ def sort_rows(rows: list[list[str]], types: str | None, mode: str) -> list[list[
         return [list(r) for r in rows]
     reals = [c == "R" for c in (types or "")]
     if mode == "rowsort":
+
         def key(row: list[str]):
             return tuple(_norm(v, reals[i] if i < len(reals) else False) for i, v in enumerate(row))
+
         return sorted((list(r) for r in rows), key=key)
     if mode == "valuesort":
         any_real = any(reals)
@@ -574,7 +619,7 @@ def split_expected(rec: Record, ncols: int) -> list[list[str]]:
     layout when a multi-column result is written without tabs."""
     lines = rec.expected or []
     if ncols > 1 and lines and not any("\t" in ln for ln in lines) and len(lines) % ncols == 0:
-        return [lines[i:i + ncols] for i in range(0, len(lines), ncols)]
+        return [lines[i : i + ncols] for i in range(0, len(lines), ncols)]
     return [ln.split("\t") for ln in lines]
 
 
@@ -598,23 +643,28 @@ def check_query(rec: Record, actual: list[list[str]], where: str = "") -> None:
     """Raise :class:`RecordFailure` unless ``actual`` (printed rows) matches ``rec``."""
     head = f"{where}:{rec.line}: " if where else f"line {rec.line}: "
     if rec.expected is None:
-        raise RecordFailure(f"{head}query has no expected results (no ---- section); "
-                            f"fill them in with tests/sqllogic/generate.py")
+        raise RecordFailure(
+            f"{head}query has no expected results (no ---- section); fill them in with tests/sqllogic/generate.py"
+        )
     if not rec.types:
         raise RecordFailure(f"{head}query has no column types; fill them in with tests/sqllogic/generate.py")
     ncols = len(actual[0]) if actual else len(rec.types)
     if actual and ncols != len(rec.types):
-        raise RecordFailure(f"{head}query returned {ncols} columns, the record declares "
-                            f"{len(rec.types)} ({rec.types})\nSQL:\n{rec.sql}\nActual:\n{_render(actual)}")
+        raise RecordFailure(
+            f"{head}query returned {ncols} columns, the record declares "
+            f"{len(rec.types)} ({rec.types})\nSQL:\n{rec.sql}\nActual:\n{_render(actual)}"
+        )
     got = sort_rows(actual, rec.types, rec.sortmode)
     lines = rec.expected
     if len(lines) == 1 and (m := _HASH_RE.match(lines[0].strip())):
         count, digest = int(m.group(1)), m.group(2)
         nvalues = sum(len(r) for r in got)
         if nvalues != count or result_hash(got) != digest:
-            raise RecordFailure(f"{head}result hash mismatch: expected {count} values hashing to {digest}, "
-                                f"got {nvalues} values hashing to {result_hash(got)}\nSQL:\n{rec.sql}\n"
-                                f"Actual:\n{_render(got)}")
+            raise RecordFailure(
+                f"{head}result hash mismatch: expected {count} values hashing to {digest}, "
+                f"got {nvalues} values hashing to {result_hash(got)}\nSQL:\n{rec.sql}\n"
+                f"Actual:\n{_render(got)}"
+            )
         return
     want = sort_rows(split_expected(rec, len(rec.types)), rec.types, rec.sortmode)
     problem = None
@@ -642,8 +692,10 @@ def check_query(rec: Record, actual: list[list[str]], where: str = "") -> None:
                 if problem:
                     break
     if problem:
-        raise RecordFailure(f"{head}wrong result ({rec.sortmode}): {problem}\nSQL:\n{rec.sql}\n"
-                            f"Expected:\n{_render(want)}\nActual:\n{_render(got)}")
+        raise RecordFailure(
+            f"{head}wrong result ({rec.sortmode}): {problem}\nSQL:\n{rec.sql}\n"
+            f"Expected:\n{_render(want)}\nActual:\n{_render(got)}"
+        )
 
 
 def check_error(rec: Record, message: str, where: str = "", check_fragment: bool = True) -> None:
@@ -654,25 +706,28 @@ def check_error(rec: Record, message: str, where: str = "", check_fragment: bool
     head = f"{where}:{rec.line}: " if where else f"line {rec.line}: "
     frag = rec.error
     if frag.startswith("<REGEX>:"):
-        if re.search(frag[len("<REGEX>:"):], message, re.DOTALL):
+        if re.search(frag[len("<REGEX>:") :], message, re.DOTALL):
             return
     elif frag in message:
         return
-    raise RecordFailure(f"{head}error message does not contain the expected fragment\nSQL:\n{rec.sql}\n"
-                        f"Expected fragment: {frag!r}\nActual message: {message!r}")
+    raise RecordFailure(
+        f"{head}error message does not contain the expected fragment\nSQL:\n{rec.sql}\n"
+        f"Expected fragment: {frag!r}\nActual message: {message!r}"
+    )
 
 
 # --------------------------------------------------------------------------- engines
+
 
 def _strip_leading_comments(sql: str) -> str:
     s = sql.lstrip()
     while True:
         if s.startswith("--"):
             nl = s.find("\n")
-            s = "" if nl < 0 else s[nl + 1:].lstrip()
+            s = "" if nl < 0 else s[nl + 1 :].lstrip()
         elif s.startswith("/*"):
             end = s.find("*/")
-            s = "" if end < 0 else s[end + 2:].lstrip()
+            s = "" if end < 0 else s[end + 2 :].lstrip()
         else:
             return s
 
@@ -700,6 +755,7 @@ class DuckDBEngine:
 
     def __init__(self, device: str | None = None):
         import duckdb
+
         self._duckdb = duckdb
         self.con = duckdb.connect(":memory:")
         # as the fuzz oracle (glint.testing.fuzz.runner): DuckDB 1.4's join filter
@@ -735,6 +791,7 @@ class GlintEngine:
 
     def __init__(self, device: str | None = "cpu"):
         import glint
+
         self.con = glint.connect(device=device or "cpu")
         self.error_types = (glint.GlintError,)
 
@@ -773,6 +830,7 @@ def make_engine(engine: str, device: str | None):
 
 # --------------------------------------------------------------------------- running
 
+
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -782,6 +840,7 @@ class Session:
 
     def __init__(self, test_file: TestFile, engine: str = "glint", device: str | None = "cpu"):
         import duckdb
+
         self.file = test_file
         self.engine_name = engine
         self.device = device
@@ -795,19 +854,21 @@ class Session:
         self.engine_error: BaseException | None = None
         try:
             self.engine = make_engine(engine, device)
-        except Exception as e:    # reported by every record that needs the engine
+        except Exception as e:  # reported by every record that needs the engine
             self.engine_error = e
         self.registered: set[str] = set()
         self.dirty = False
         self.engine_writes = test_file.path is not None and Path(test_file.path).parent.name == ENGINE_WRITES_DIR
         self._test_dir: str | None = None
-        self.done: dict[int, BaseException | None] = {}   # record index -> outcome (None: passed)
+        self.done: dict[int, BaseException | None] = {}  # record index -> outcome (None: passed)
 
     # -- table store -> engine
     def _need_engine(self):
         if self.engine is None:
-            raise RecordFailure(f"could not open a {self.engine_name} connection "
-                                f"(device={self.device}): {type(self.engine_error).__name__}: {self.engine_error}")
+            raise RecordFailure(
+                f"could not open a {self.engine_name} connection "
+                f"(device={self.device}): {type(self.engine_error).__name__}: {self.engine_error}"
+            )
         return self.engine
 
     def sync(self) -> None:
@@ -815,21 +876,25 @@ class Session:
         if not self.dirty:
             return
         engine = self._need_engine()
-        names = [r[0] for r in self.store.execute(
-            "SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
+        names = [
+            r[0] for r in self.store.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()
+        ]
         for gone in sorted(self.registered - set(names)):
             try:
                 engine.unregister(gone)
             except Exception as e:
-                raise RecordFailure(f"unregistering dropped table {gone!r} from {self.engine_name} failed: "
-                                    f"{type(e).__name__}: {e}") from e
+                raise RecordFailure(
+                    f"unregistering dropped table {gone!r} from {self.engine_name} failed: {type(e).__name__}: {e}"
+                ) from e
         for name in names:
             table = to_arrow_table(self.store.execute(f"SELECT * FROM {_quote_ident(name)}").arrow())
             try:
                 engine.register(name, table)
             except Exception as e:
-                raise RecordFailure(f"registering table {name!r} ({table.schema.to_string(show_schema_metadata=False)!r})"
-                                    f" into {self.engine_name} failed: {type(e).__name__}: {e}") from e
+                raise RecordFailure(
+                    f"registering table {name!r} ({table.schema.to_string(show_schema_metadata=False)!r})"
+                    f" into {self.engine_name} failed: {type(e).__name__}: {e}"
+                ) from e
         self.registered = set(names)
         self.dirty = False
 
@@ -839,6 +904,7 @@ class Session:
             return rec.sql
         if self._test_dir is None:
             import tempfile
+
             self._test_dir = tempfile.mkdtemp(prefix="glint-sqllogic-")
         return rec.sql.replace(TEST_DIR, self._test_dir)
 
@@ -847,7 +913,7 @@ class Session:
         store = is_store_statement(rec.sql) and not self.engine_writes
         if store:
             runner, errors = self.store.execute, self._store_errors
-            self.dirty = True     # even a failing statement may have done something
+            self.dirty = True  # even a failing statement may have done something
         else:
             engine = self._need_engine()
             self.sync()
@@ -856,8 +922,9 @@ class Session:
             runner(self.sql(rec))
         except errors as e:
             if rec.expect == "ok":
-                raise RecordFailure(f"{self.where}:{rec.line}: statement failed: {type(e).__name__}: {e}\n"
-                                    f"SQL:\n{rec.sql}") from e
+                raise RecordFailure(
+                    f"{self.where}:{rec.line}: statement failed: {type(e).__name__}: {e}\nSQL:\n{rec.sql}"
+                ) from e
             if rec.expect == "error":
                 # glint's fragments are glint's messages: DuckDB (as engine) is only held to failing.
                 check_error(rec, str(e), self.where, check_fragment=store or self.engine_name != "duckdb")
@@ -867,12 +934,13 @@ class Session:
         except Exception as e:
             if rec.expect == "maybe":
                 return
-            raise RecordFailure(f"{self.where}:{rec.line}: statement raised an internal error "
-                                f"(not a {'/'.join(t.__name__ for t in errors)}): {type(e).__name__}: {e}\n"
-                                f"SQL:\n{rec.sql}") from e
+            raise RecordFailure(
+                f"{self.where}:{rec.line}: statement raised an internal error "
+                f"(not a {'/'.join(t.__name__ for t in errors)}): {type(e).__name__}: {e}\n"
+                f"SQL:\n{rec.sql}"
+            ) from e
         if rec.expect == "error":
-            raise RecordFailure(f"{self.where}:{rec.line}: statement should have failed but succeeded\n"
-                                f"SQL:\n{rec.sql}")
+            raise RecordFailure(f"{self.where}:{rec.line}: statement should have failed but succeeded\nSQL:\n{rec.sql}")
 
     def query_table(self, rec: Record):
         engine = self._need_engine()
@@ -882,8 +950,9 @@ class Session:
         except RecordFailure:
             raise
         except Exception as e:
-            raise RecordFailure(f"{self.where}:{rec.line}: query failed: {type(e).__name__}: {e}\n"
-                                f"SQL:\n{rec.sql}") from e
+            raise RecordFailure(
+                f"{self.where}:{rec.line}: query failed: {type(e).__name__}: {e}\nSQL:\n{rec.sql}"
+            ) from e
 
     def run_query(self, rec: Record) -> None:
         check_query(rec, table_to_rows(self.query_table(rec)), self.where)
@@ -909,7 +978,7 @@ class Session:
             try:
                 self.run_statement(prev)
                 self.done[j] = None
-            except Exception as e:    # its own item (if selected) reports it
+            except Exception as e:  # its own item (if selected) reports it
                 self.done[j] = e
         if index in self.done:
             outcome = self.done[index]
@@ -950,6 +1019,7 @@ class Session:
             pass
         if self._test_dir is not None:
             import shutil
+
             shutil.rmtree(self._test_dir, ignore_errors=True)
 
 

@@ -1,4 +1,5 @@
 """Unit tests of the sqllogictest runner (tests/sqllogic/), independent of the engine."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from tests.sqllogic import generate, runner
-from tests.sqllogic.runner import RecordFailure, Record
+from tests.sqllogic.runner import Record, RecordFailure
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -24,6 +25,7 @@ def q(expected, types="I", sortmode="nosort", sql="SELECT 1") -> Record:
 
 
 # --------------------------------------------------------------------------- parsing
+
 
 def test_doctests_of_runner():
     result = doctest.testmod(runner)
@@ -62,8 +64,14 @@ SELECT 1
 """
     f = runner.parse(text, "x.test")
     kinds = [(r.kind, r.line) for r in f.records]
-    assert kinds == [("statement", 2), ("statement", 5), ("statement", 11), ("query", 14), ("query", 22),
-                     ("statement", 27)]
+    assert kinds == [
+        ("statement", 2),
+        ("statement", 5),
+        ("statement", 11),
+        ("query", 14),
+        ("query", 22),
+        ("statement", 27),
+    ]
     ok, err, err2, q1, q2, maybe = f.records
     assert ok.expect == "ok" and ok.sql == "CREATE TABLE t(a INTEGER)" and ok.error is None
     assert err.expect == "error" and err.sql == "SELECT *\nFROM nosuch" and err.error == 'Table "nosuch" does not exist'
@@ -86,7 +94,7 @@ def test_parse_results_end_only_at_an_empty_line():
     # a blank value (" ") is a result line, not the end of the record
     f = runner.parse("query T\nSELECT ' '\n----\n \nx\n\nquery I\nSELECT 1\n----\n1")
     assert f.records[0].expected == [" ", "x"]
-    assert f.records[1].expected == ["1"]     # results may end at EOF
+    assert f.records[1].expected == ["1"]  # results may end at EOF
 
 
 def test_parse_conditions_modes_requires_halt():
@@ -142,16 +150,19 @@ def test_conditions_on_devices():
     assert runner.skip_reason(rec, "glint", "cpu") is not None
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("loop i 0 10\n", "not supported"),
-    ("frobnicate\n", "unknown directive"),
-    ("query I sideways\nSELECT 1\n", "unknown sort mode"),
-    ("query I\n----\n1\n", "without SQL"),
-    ("statement ok\nSELECT 1\n----\nx\n", "cannot have a ---- section"),
-    ("statement sometimes\nSELECT 1\n", "statement ok"),
-    ("mode fast\n", "unknown mode"),
-    ("query I rowsort lbl extra\nSELECT 1\n", "unexpected text"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("loop i 0 10\n", "not supported"),
+        ("frobnicate\n", "unknown directive"),
+        ("query I sideways\nSELECT 1\n", "unknown sort mode"),
+        ("query I\n----\n1\n", "without SQL"),
+        ("statement ok\nSELECT 1\n----\nx\n", "cannot have a ---- section"),
+        ("statement sometimes\nSELECT 1\n", "statement ok"),
+        ("mode fast\n", "unknown mode"),
+        ("query I rowsort lbl extra\nSELECT 1\n", "unexpected text"),
+    ],
+)
 def test_parse_errors_name_the_line(text, fragment):
     with pytest.raises(runner.SQLLogicParseError) as ei:
         runner.parse("\n" + text, "bad.test")
@@ -160,19 +171,43 @@ def test_parse_errors_name_the_line(text, fragment):
 
 # --------------------------------------------------------------------------- value printing
 
-@pytest.mark.parametrize("value, text", [
-    (None, "NULL"), (True, "true"), (False, "false"), (0, "0"), (-42, "-42"), (2**70, str(2**70)),
-    (0.1, "0.1"), (3.0, "3.0"), (-0.0, "-0.0"), (1e20, "1e+20"), (1.5e-7, "1.5e-07"),
-    (float("inf"), "inf"), (float("-inf"), "-inf"), (float("nan"), "nan"),
-    ("", "(empty)"), ("abc", "abc"), (" ", " "),
-    (decimal.Decimal("12.50"), "12.50"), (decimal.Decimal("0.00"), "0.00"), (decimal.Decimal("-0.05"), "-0.05"),
-    (decimal.Decimal("1E-7"), "0.0000001"), (decimal.Decimal("1E+3"), "1000"),
-    (dt.date(1995, 3, 15), "1995-03-15"), (dt.date(2000, 2, 29), "2000-02-29"),
-    (dt.datetime(1995, 3, 15), "1995-03-15 00:00:00"), (dt.datetime(1995, 3, 15, 1, 2, 3, 120000), "1995-03-15 01:02:03.12"),
-    (dt.time(13, 5, 0), "13:05:00"), (dt.timedelta(days=1, seconds=5), "24:00:05"),
-    ([1, None, "x"], "[1, NULL, x]"), ({"a": 1, "b": None}, "{'a': 1, 'b': NULL}"),
-    (b"ab\x00", "ab\\x00"),
-])
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (None, "NULL"),
+        (True, "true"),
+        (False, "false"),
+        (0, "0"),
+        (-42, "-42"),
+        (2**70, str(2**70)),
+        (0.1, "0.1"),
+        (3.0, "3.0"),
+        (-0.0, "-0.0"),
+        (1e20, "1e+20"),
+        (1.5e-7, "1.5e-07"),
+        (float("inf"), "inf"),
+        (float("-inf"), "-inf"),
+        (float("nan"), "nan"),
+        ("", "(empty)"),
+        ("abc", "abc"),
+        (" ", " "),
+        (decimal.Decimal("12.50"), "12.50"),
+        (decimal.Decimal("0.00"), "0.00"),
+        (decimal.Decimal("-0.05"), "-0.05"),
+        (decimal.Decimal("1E-7"), "0.0000001"),
+        (decimal.Decimal("1E+3"), "1000"),
+        (dt.date(1995, 3, 15), "1995-03-15"),
+        (dt.date(2000, 2, 29), "2000-02-29"),
+        (dt.datetime(1995, 3, 15), "1995-03-15 00:00:00"),
+        (dt.datetime(1995, 3, 15, 1, 2, 3, 120000), "1995-03-15 01:02:03.12"),
+        (dt.time(13, 5, 0), "13:05:00"),
+        (dt.timedelta(days=1, seconds=5), "24:00:05"),
+        ([1, None, "x"], "[1, NULL, x]"),
+        ({"a": 1, "b": None}, "{'a': 1, 'b': NULL}"),
+        (b"ab\x00", "ab\\x00"),
+    ],
+)
 def test_format_value(value, text):
     assert runner.format_value(value) == text
 
@@ -186,19 +221,21 @@ def test_format_interval():
 
 
 def test_table_to_rows_and_infer_types():
-    table = pa.table({
-        "i": pa.array([1, None], pa.int32()),
-        "b": pa.array([2**40, -1], pa.int64()),
-        "h": pa.array([decimal.Decimal(15), None], pa.decimal128(38, 0)),
-        "d": pa.array([decimal.Decimal("12.50"), decimal.Decimal("-0.05")], pa.decimal128(10, 2)),
-        "x": pa.array([0.1, None], pa.float64()),
-        "f": pa.array([0.1, 2.5], pa.float32()),
-        "s": pa.array(["", None], pa.string()),
-        "dt": pa.array([dt.date(1995, 3, 15), None], pa.date32()),
-        "ok": pa.array([True, None], pa.bool_()),
-        "n": pa.array([None, None], pa.null()),
-        "dict": pa.array(["a", "b"]).dictionary_encode(),
-    })
+    table = pa.table(
+        {
+            "i": pa.array([1, None], pa.int32()),
+            "b": pa.array([2**40, -1], pa.int64()),
+            "h": pa.array([decimal.Decimal(15), None], pa.decimal128(38, 0)),
+            "d": pa.array([decimal.Decimal("12.50"), decimal.Decimal("-0.05")], pa.decimal128(10, 2)),
+            "x": pa.array([0.1, None], pa.float64()),
+            "f": pa.array([0.1, 2.5], pa.float32()),
+            "s": pa.array(["", None], pa.string()),
+            "dt": pa.array([dt.date(1995, 3, 15), None], pa.date32()),
+            "ok": pa.array([True, None], pa.bool_()),
+            "n": pa.array([None, None], pa.null()),
+            "dict": pa.array(["a", "b"]).dictionary_encode(),
+        }
+    )
     assert runner.table_to_rows(table) == [
         ["1", "1099511627776", "15", "12.50", "0.1", "0.1", "(empty)", "1995-03-15", "true", "NULL", "a"],
         ["NULL", "-1", "NULL", "-0.05", "NULL", "2.5", "NULL", "NULL", "NULL", "NULL", "b"],
@@ -222,11 +259,12 @@ def test_table_to_rows_of_an_empty_table():
 
 # --------------------------------------------------------------------------- comparison
 
+
 def test_values_equal_tolerance_on_r_only():
-    assert runner.values_equal("1.0", "1.0000000001", True)          # 1e-10 relative
-    assert not runner.values_equal("1.0", "1.00000001", True)        # 1e-8 relative
+    assert runner.values_equal("1.0", "1.0000000001", True)  # 1e-10 relative
+    assert not runner.values_equal("1.0", "1.00000001", True)  # 1e-8 relative
     assert runner.values_equal("1e+20", "100000000000000000001.0", True)
-    assert runner.values_equal("0.0", "1e-17", True)                 # absolute floor near 0
+    assert runner.values_equal("0.0", "1e-17", True)  # absolute floor near 0
     assert not runner.values_equal("1.0", "1.0000000001", False)
     assert runner.values_equal("nan", "nan", True)
     assert runner.values_equal("inf", "inf", True) and not runner.values_equal("inf", "-inf", True)
@@ -242,8 +280,10 @@ def test_sort_rows_modes():
     assert runner.sort_rows(rows, "TI", "rowsort") == [["a", "10"], ["a", "9"], ["b", "2"]]
     assert runner.sort_rows(rows, "TI", "valuesort") == [["10"], ["2"], ["9"], ["a"], ["a"], ["b"]]
     # R values equal within the tolerance sort alike, so the other column decides
-    assert runner.sort_rows([["0.30000000000000004", "b"], ["0.3", "a"]], "RT", "rowsort") == \
-        [["0.3", "a"], ["0.30000000000000004", "b"]]
+    assert runner.sort_rows([["0.30000000000000004", "b"], ["0.3", "a"]], "RT", "rowsort") == [
+        ["0.3", "a"],
+        ["0.30000000000000004", "b"],
+    ]
     with pytest.raises(ValueError):
         runner.sort_rows(rows, "TI", "weird")
 
@@ -284,7 +324,7 @@ def test_check_query_row_and_column_counts():
     with pytest.raises(RecordFailure) as ei:
         runner.check_query(q(["1"], "I"), [["1", "2"]])
     assert "returned 2 columns" in str(ei.value)
-    runner.check_query(q([], "II"), [])          # empty result
+    runner.check_query(q([], "II"), [])  # empty result
     with pytest.raises(RecordFailure):
         runner.check_query(q([], "I"), [["1"]])
 
@@ -325,27 +365,41 @@ def test_check_error_fragment_and_regex():
         runner.check_error(rx, "syntax error")
 
 
-@pytest.mark.parametrize("sql, store", [
-    ("CREATE TABLE t(a INT)", True), ("create temp table t AS SELECT 1", True),
-    ("CREATE OR REPLACE TABLE t AS SELECT 1", True), ("  INSERT INTO t VALUES (1)", True),
-    ("-- comment\nINSERT INTO t VALUES (1)", True), ("/* c */ DROP TABLE t", True),
-    ("COPY t FROM 'x.csv'", True), ("UPDATE t SET a = 1", True), ("DELETE FROM t", True),
-    ("CREATE VIEW v AS SELECT 1", False), ("CREATE OR REPLACE VIEW v AS SELECT 1", False),
-    ("SELECT * FROM t", False), ("WITH x AS (SELECT 1) SELECT * FROM x", False), ("DROP VIEW v", False),
-    ("INSERTX", False),
-])
+@pytest.mark.parametrize(
+    "sql, store",
+    [
+        ("CREATE TABLE t(a INT)", True),
+        ("create temp table t AS SELECT 1", True),
+        ("CREATE OR REPLACE TABLE t AS SELECT 1", True),
+        ("  INSERT INTO t VALUES (1)", True),
+        ("-- comment\nINSERT INTO t VALUES (1)", True),
+        ("/* c */ DROP TABLE t", True),
+        ("COPY t FROM 'x.csv'", True),
+        ("UPDATE t SET a = 1", True),
+        ("DELETE FROM t", True),
+        ("CREATE VIEW v AS SELECT 1", False),
+        ("CREATE OR REPLACE VIEW v AS SELECT 1", False),
+        ("SELECT * FROM t", False),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", False),
+        ("DROP VIEW v", False),
+        ("INSERTX", False),
+    ],
+)
 def test_is_store_statement(sql, store):
     assert runner.is_store_statement(sql) is store
 
 
 # --------------------------------------------------------------------------- sessions
 
+
 class FakeEngine:
     """Records what the session asks of an engine; answers queries from DuckDB."""
+
     name = "fake"
 
     def __init__(self):
         import duckdb
+
         self.duck = duckdb.connect()
         self.calls: list[tuple] = []
         self.error_types = (duckdb.Error,)
@@ -412,12 +466,12 @@ def test_session_routes_ddl_to_the_store_and_registers_tables(monkeypatch):
     sess.close()
     assert [e for _, e in results] == [None] * 8
     assert fake.calls == [
-        ("register", "t", 2),                              # synced before the first engine statement
+        ("register", "t", 2),  # synced before the first engine statement
         ("execute", "CREATE VIEW v AS SELECT a * 10 AS x FROM t"),
         ("query", "SELECT x FROM v"),
-        ("register", "t", 3),                              # re-registered after the INSERT
+        ("register", "t", 3),  # re-registered after the INSERT
         ("query", "SELECT count(*) FROM v"),
-        ("unregister", "t"),                               # dropped in the store
+        ("unregister", "t"),  # dropped in the store
         ("execute", "SELECT * FROM t"),
         ("close",),
     ]
@@ -464,17 +518,17 @@ not this fragment
     assert "statement failed" in str(out[0])
     assert "should have failed" in str(out[1])
     assert out[2] is None
-    assert "should have failed" in str(out[3])          # CREATE TABLE succeeded
-    assert out[4] is None                               # store errors are checked against the fragment...
-    assert "expected fragment" in str(out[5])           # ...even under the duckdb engine
+    assert "should have failed" in str(out[3])  # CREATE TABLE succeeded
+    assert out[4] is None  # store errors are checked against the fragment...
+    assert "expected fragment" in str(out[5])  # ...even under the duckdb engine
 
 
 def test_session_replays_earlier_statements_for_a_selected_record():
     tf = runner.parse(SESSION_TEXT, "s.test")
     sess = runner.Session(tf, engine="duckdb", device=None)
-    sess.run_index(5)                                   # the count(*) query alone: needs 4 statements first
+    sess.run_index(5)  # the count(*) query alone: needs 4 statements first
     assert sorted(sess.done) == [0, 1, 2, 4, 5]
-    sess.run_index(4)                                   # already replayed: reports its outcome
+    sess.run_index(4)  # already replayed: reports its outcome
     sess.close()
 
 
@@ -490,6 +544,7 @@ def test_session_skips_records_that_do_not_apply():
 def test_session_without_an_engine_fails_each_record(monkeypatch):
     def broken(engine, device):
         raise ImportError("engine not built yet")
+
     monkeypatch.setattr(runner, "make_engine", broken)
     sess = runner.Session(runner.parse(SESSION_TEXT), engine="glint", device="cpu")
     outcomes = [e for _, e in sess.run_all()]
@@ -501,13 +556,16 @@ def test_session_without_an_engine_fails_each_record(monkeypatch):
 def test_store_copy_reads_files_relative_to_the_test_file(tmp_path):
     (tmp_path / "data.csv").write_text("a,b\n1,x\n2,y\n")
     path = tmp_path / "c.test"
-    path.write_text("statement ok\nCREATE TABLE t(a INTEGER, b VARCHAR)\n\nstatement ok\nCOPY t FROM 'data.csv' (HEADER)\n\n"
-                    "query IT\nSELECT a, b FROM t ORDER BY a\n----\n1\tx\n2\ty\n")
+    path.write_text(
+        "statement ok\nCREATE TABLE t(a INTEGER, b VARCHAR)\n\nstatement ok\nCOPY t FROM 'data.csv' (HEADER)\n\n"
+        "query IT\nSELECT a, b FROM t ORDER BY a\n----\n1\tx\n2\ty\n"
+    )
     results = runner.run_file(path, engine="duckdb")
     assert [e for _, e in results] == [None, None, None]
 
 
 # --------------------------------------------------------------------------- generator
+
 
 def test_generate_fills_results_and_types_and_keeps_the_rest():
     text = """# keep me
@@ -541,7 +599,9 @@ glint wording
 """
     new, problems = generate.generate_text(text)
     assert problems == []
-    assert new == """# keep me
+    assert (
+        new
+        == """# keep me
 statement ok
 CREATE TABLE t(a INTEGER, d DECIMAL(6,2), x DOUBLE, s VARCHAR)
 
@@ -576,6 +636,7 @@ SELECT nosuch FROM t
 ----
 glint wording
 """
+    )
     again, problems = generate.generate_text(new)
     assert again == new and problems == []
 
@@ -588,7 +649,7 @@ def test_generate_reports_misbehaving_records_and_unordered_queries():
     assert "should have failed" in problems[1]
     assert "warning" in problems[2] and "rowsort" in problems[2]
     assert "query failed" in problems[3]
-    assert new.endswith("query I\nSELECT nosuch\n")      # a failing query is left as it was
+    assert new.endswith("query I\nSELECT nosuch\n")  # a failing query is left as it was
 
 
 def test_generate_main_check_mode(tmp_path, capsys):
@@ -614,10 +675,17 @@ def test_checked_in_files_are_up_to_date():
 
 # --------------------------------------------------------------------------- pytest plugin
 
+
 def _pytest(*args):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_plugin_collects_one_item_per_record():
@@ -640,6 +708,7 @@ def test_session_reports_a_failing_registration(monkeypatch):
 
     def refuse(name, table):
         raise ValueError("no such column type")
+
     fake.register = refuse
     monkeypatch.setattr(runner, "make_engine", lambda engine, device: fake)
     sess = runner.Session(runner.parse(SESSION_TEXT, "s.test"), engine="glint", device="cpu")

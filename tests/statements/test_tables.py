@@ -3,6 +3,7 @@ result types against DuckDB's Arrow types, files written by one engine and
 read by the other (byte for byte for CSV), cached device chunks and
 statistics after appends, the cache of file tables, row order after DELETE
 and UPDATE, large VALUES lists. The records are in tests/sqllogic/tables/."""
+
 import itertools
 import time
 
@@ -61,10 +62,25 @@ def test_values_types_match_duckdb(con, duck, sql):
     _same(con.sql(sql).arrow(), duck.execute(sql).arrow().read_all())
 
 
-VALUE_KINDS = {"int": "1", "big": "3000000000", "dec": "1.5", "str_number": "'1'", "str_date": "'2020-01-01'",
-               "str_bool": "'true'", "null": "NULL", "bool": "true", "date": "DATE '2020-01-01'",
-               "integer": "1::INTEGER", "bigint": "1::BIGINT", "varchar": "'1'::VARCHAR", "double": "1.5::DOUBLE",
-               "decimal": "1.5::DECIMAL(10,3)", "negative": "-1", "expression": "1 + 1", "concat": "'1' || '2'"}
+VALUE_KINDS = {
+    "int": "1",
+    "big": "3000000000",
+    "dec": "1.5",
+    "str_number": "'1'",
+    "str_date": "'2020-01-01'",
+    "str_bool": "'true'",
+    "null": "NULL",
+    "bool": "true",
+    "date": "DATE '2020-01-01'",
+    "integer": "1::INTEGER",
+    "bigint": "1::BIGINT",
+    "varchar": "'1'::VARCHAR",
+    "double": "1.5::DOUBLE",
+    "decimal": "1.5::DECIMAL(10,3)",
+    "negative": "-1",
+    "expression": "1 + 1",
+    "concat": "'1' || '2'",
+}
 
 
 def test_values_type_unification_matrix(con, duck):
@@ -83,8 +99,9 @@ def test_values_type_unification_matrix(con, duck):
 
 def test_values_list_of_many_rows(con, duck):
     """A long VALUES list is cast column by column, not row by row."""
-    rows = ", ".join(f"({i}, {'NULL' if i % 9 == 0 else repr(str(i))}, {i}.5, DATE '2020-01-01' + {i % 300})"
-                     for i in range(5000))
+    rows = ", ".join(
+        f"({i}, {'NULL' if i % 9 == 0 else repr(str(i))}, {i}.5, DATE '2020-01-01' + {i % 300})" for i in range(5000)
+    )
     con.sql("CREATE TABLE big (a BIGINT, s VARCHAR, d DECIMAL(10,1), dt DATE)")
     duck.execute("CREATE TABLE big (a BIGINT, s VARCHAR, d DECIMAL(10,1), dt DATE)")
     t0 = time.perf_counter()
@@ -98,10 +115,12 @@ def test_values_list_of_many_rows(con, duck):
 
 
 def test_create_table_as_types_match_duckdb(con, duck):
-    setup = ["CREATE TABLE src AS SELECT * FROM (VALUES (1, 'a', 2.50, 1.5::DOUBLE), (2, 'b', NULL, NULL), "
-             "(2, NULL, 1.25, 2.0::DOUBLE)) v(k, s, m, x)",
-             "CREATE TABLE agg AS SELECT k, sum(m) AS total, count(*) AS n, avg(m) AS mean, sum(k) AS ks, "
-             "max(s) AS top, sum(x) AS sx, NULL AS nothing FROM src GROUP BY k"]
+    setup = [
+        "CREATE TABLE src AS SELECT * FROM (VALUES (1, 'a', 2.50, 1.5::DOUBLE), (2, 'b', NULL, NULL), "
+        "(2, NULL, 1.25, 2.0::DOUBLE)) v(k, s, m, x)",
+        "CREATE TABLE agg AS SELECT k, sum(m) AS total, count(*) AS n, avg(m) AS mean, sum(k) AS ks, "
+        "max(s) AS top, sum(x) AS sx, NULL AS nothing FROM src GROUP BY k",
+    ]
     for sql in setup:
         con.sql(sql)
         duck.execute(sql)
@@ -128,13 +147,15 @@ def test_statements_answer_with_a_count(con):
 
 
 def test_delete_and_update_keep_the_row_order(con, duck):
-    setup = ["CREATE TABLE t (id INTEGER, g VARCHAR, v DECIMAL(6,2))",
-             "INSERT INTO t SELECT * FROM (VALUES (5, 'x', 1.00), (3, 'y', NULL), (9, 'x', 2.50), (1, NULL, 4.00), "
-             "(7, 'y', 0.50), (2, 'x', 3.00))",
-             "DELETE FROM t WHERE v < 1 OR g IS NULL",
-             "UPDATE t SET v = coalesce(v, 0) + id, g = g || '!' WHERE g = 'x'",
-             "INSERT INTO t VALUES (4, 'z', 8.00)",
-             "UPDATE t SET id = id * 10 WHERE id IN (SELECT max(id) FROM t)"]
+    setup = [
+        "CREATE TABLE t (id INTEGER, g VARCHAR, v DECIMAL(6,2))",
+        "INSERT INTO t SELECT * FROM (VALUES (5, 'x', 1.00), (3, 'y', NULL), (9, 'x', 2.50), (1, NULL, 4.00), "
+        "(7, 'y', 0.50), (2, 'x', 3.00))",
+        "DELETE FROM t WHERE v < 1 OR g IS NULL",
+        "UPDATE t SET v = coalesce(v, 0) + id, g = g || '!' WHERE g = 'x'",
+        "INSERT INTO t VALUES (4, 'z', 8.00)",
+        "UPDATE t SET id = id * 10 WHERE id IN (SELECT max(id) FROM t)",
+    ]
     for sql in setup:
         con.sql(sql)
         duck.execute(sql)
@@ -145,20 +166,22 @@ def test_delete_and_update_keep_the_row_order(con, duck):
 def test_appends_keep_unchanged_cached_chunks(device):
     con = glint.connect(device=device, chunk_rows=4)
     try:
-        con.sql("CREATE TABLE t AS SELECT * FROM (VALUES " + ", ".join(f"({i}, 's{i}')" for i in range(10)) +
-                ") v(a, s)")
+        con.sql(
+            "CREATE TABLE t AS SELECT * FROM (VALUES " + ", ".join(f"({i}, 's{i}')" for i in range(10)) + ") v(a, s)"
+        )
         uid = con.table("t").uid
         assert con.sql("SELECT sum(a), count(s) FROM t").fetchall()[0][1] == 10
 
         def cached():
             return {k[3] for k in con.memory.cache_keys() if k[0] == "table" and k[1] == uid}
+
         assert cached() == {0, 1, 2}
         con.sql("INSERT INTO t VALUES (10, 's10'), (11, NULL), (12, 's12')")
-        assert cached() == {0, 1, 2}                 # the first 10 rows' chunks are still right
+        assert cached() == {0, 1, 2}  # the first 10 rows' chunks are still right
         assert con.sql("SELECT sum(a), count(s), count(*) FROM t").fetchall() == [(78, 12, 13)]
         assert cached() == {0, 1, 2, 3}
         con.sql("INSERT INTO t VALUES (13, 's13'), (14, 's14')")
-        assert cached() == {0, 1, 2}                 # the appended chunk grew: dropped, read again
+        assert cached() == {0, 1, 2}  # the appended chunk grew: dropped, read again
         assert con.sql("SELECT sum(a), count(s), max(s) FROM t").fetchall() == [(105, 14, "s9")]
         res = con.sql("SELECT count(*) FROM t WHERE a >= 13")
         assert res.fetchall() == [(2,)]
@@ -178,10 +201,11 @@ def test_appends_drop_stale_host_cache_pieces(device):
 
         def host_fragments():
             return {f for k in con.memory.host._entries if k[1] == uid for f in k[2]}
+
         assert 1 in host_fragments()
         con.sql("INSERT INTO t VALUES (13), (14)")
         assert 1 not in host_fragments() and 0 in host_fragments()
-        con.memory.cache_drop()                      # the device tier: read again from the host tier
+        con.memory.cache_drop()  # the device tier: read again from the host tier
         assert con.sql("SELECT sum(a), count(*) FROM t").fetchall() == [(105, 15)]
     finally:
         con.close()
@@ -207,15 +231,17 @@ def test_statistics_of_many_fragments_from_a_spread_of_them(con, tmp_path):
     included (so a sorted column's range is exact), NULLs scaled to the
     table; few row groups: every one."""
     from glint.io import table as T
+
     n = 700 * 10
     a = list(range(n))
-    pq.write_table(pa.table({"a": a, "b": [None if i % 10 == 0 else i for i in a]}), tmp_path / "m.parquet",
-                   row_group_size=10)
+    pq.write_table(
+        pa.table({"a": a, "b": [None if i % 10 == 0 else i for i in a]}), tmp_path / "m.parquet", row_group_size=10
+    )
     con.read_parquet(str(tmp_path / "m.parquet"), "m")
     assert len(con.table("m").fragments) == 700 > T.STATS_FRAGMENTS
     s = con.table("m").stats("a")
     assert (s.min, s.max, s.null_count) == (0, n - 1, 0)
-    assert con.table("m").stats("b").null_count == 700            # 1 in 10, scaled from the spread
+    assert con.table("m").stats("b").null_count == 700  # 1 in 10, scaled from the spread
     pq.write_table(pa.table({"a": a}), tmp_path / "f.parquet", row_group_size=n // 5)
     con.read_parquet(str(tmp_path / "f.parquet"), "f")
     assert (con.table("f").stats("a").min, con.table("f").stats("a").max) == (0, n - 1)
@@ -224,14 +250,17 @@ def test_statistics_of_many_fragments_from_a_spread_of_them(con, tmp_path):
 def test_insert_into_tables_read_from_files(con, tmp_path):
     """A Parquet table (an int8 column is INTEGER in glint) takes rows; the file is left alone."""
     path = tmp_path / "t.parquet"
-    pq.write_table(pa.table({"a": pa.array([1, 2], pa.int8()), "s": pa.array(["x", "y"]).dictionary_encode()}),
-                   path)
+    pq.write_table(pa.table({"a": pa.array([1, 2], pa.int8()), "s": pa.array(["x", "y"]).dictionary_encode()}), path)
     before = path.read_bytes()
     con.read_parquet(str(path), "t")
     con.sql("INSERT INTO t VALUES (1000, 'z'), (NULL, NULL)")
     assert con.sql("SELECT a, s FROM t").fetchall() == [(1, "x"), (2, "y"), (1000, "z"), (None, None)]
-    assert con.sql("SELECT s, count(*) FROM t GROUP BY s ORDER BY s").fetchall() == \
-        [("x", 1), ("y", 1), ("z", 1), (None, 1)]
+    assert con.sql("SELECT s, count(*) FROM t GROUP BY s ORDER BY s").fetchall() == [
+        ("x", 1),
+        ("y", 1),
+        ("z", 1),
+        (None, 1),
+    ]
     assert path.read_bytes() == before
     con.register("r", pa.table({"k": [3, 1]}))
     con.sql("INSERT INTO r SELECT a FROM t WHERE a < 3")
@@ -253,8 +282,9 @@ CSV_SETUP = [
 ]
 
 
-@pytest.mark.parametrize("options", ["", "(HEADER false)", "(DELIMITER '|')", "(DELIMITER ';', NULLSTR 'NA')",
-                                     "(QUOTE '''')"])
+@pytest.mark.parametrize(
+    "options", ["", "(HEADER false)", "(DELIMITER '|')", "(DELIMITER ';', NULLSTR 'NA')", "(QUOTE '''')"]
+)
 def test_csv_written_as_duckdb_writes_it(con, duck, tmp_path, options):
     for sql in CSV_SETUP:
         con.sql(sql)
@@ -273,8 +303,11 @@ def test_files_written_by_each_engine_read_by_the_other(con, duck, tmp_path):
         mine, theirs = tmp_path / f"glint.{ext}", tmp_path / f"duckdb.{ext}"
         con.sql(f"COPY (SELECT * FROM t ORDER BY i) TO '{mine}'")
         duck.execute(f"COPY (SELECT * FROM t ORDER BY i) TO '{theirs}'")
-        for q in (f"SELECT * FROM '{mine}'", f"SELECT * FROM '{theirs}'",
-                  f"SELECT s, count(*), sum(d) FROM '{theirs}' GROUP BY s"):
+        for q in (
+            f"SELECT * FROM '{mine}'",
+            f"SELECT * FROM '{theirs}'",
+            f"SELECT s, count(*), sum(d) FROM '{theirs}' GROUP BY s",
+        ):
             _same(con.sql(q).arrow(), duck.execute(q).arrow().read_all(), types=ext == "parquet")
         for engine in (con, duck):
             engine.execute("CREATE OR REPLACE TABLE back AS SELECT * FROM t WHERE false")
@@ -288,7 +321,7 @@ def test_files_written_by_each_engine_read_by_the_other(con, duck, tmp_path):
 
 def test_csv_files_read_as_duckdb_reads_them(con, duck, tmp_path):
     files = {
-        "header.csv": "id,name,when,amount\n1,x,2024-01-31,2.5\n2,\"y,z\",,\n3,\"\",1999-12-31,-1\n",
+        "header.csv": 'id,name,when,amount\n1,x,2024-01-31,2.5\n2,"y,z",,\n3,"",1999-12-31,-1\n',
         "noheader.csv": "1,2\n3,4\n",
         "alltext.csv": "a,b\nc,d\ne,\n",
         "pipes.csv": "k|v\n1|a\n2|b\n",
@@ -310,7 +343,7 @@ def test_file_tables_are_cached_until_the_file_changes(con, duck, tmp_path):
     q = f"SELECT sum(a) FROM '{path}'"
     assert con.sql(q).fetchall() == [(4950,)]
     warm = con.sql(q)
-    assert warm.fetchall() == [(4950,)] and warm.io.cache_hits > 0       # the same table, its chunks cached
+    assert warm.fetchall() == [(4950,)] and warm.io.cache_hits > 0  # the same table, its chunks cached
     time.sleep(0.01)
     duck.execute(f"COPY (SELECT i * 2 AS a FROM range(10) t(i)) TO '{path}'")
     assert con.sql(q).fetchall() == [(90,)]
@@ -324,8 +357,10 @@ def test_file_in_from_skips_row_groups_by_statistics(device, tmp_path):
     path = tmp_path / "groups.parquet"
     con = glint.connect(device=device, chunk_rows=4)
     try:
-        con.sql(f"COPY (SELECT * FROM (VALUES {', '.join(f'({i}, {i * 10})' for i in range(40))}) v(id, x)) "
-                f"TO '{path}' (ROW_GROUP_SIZE 4)")
+        con.sql(
+            f"COPY (SELECT * FROM (VALUES {', '.join(f'({i}, {i * 10})' for i in range(40))}) v(id, x)) "
+            f"TO '{path}' (ROW_GROUP_SIZE 4)"
+        )
         assert pq.read_metadata(path).num_row_groups == 10
         res = con.sql(f"SELECT sum(x) FROM read_parquet('{path}') WHERE id >= 36")
         assert res.fetchall() == [(1500,)]
@@ -350,28 +385,56 @@ def test_file_errors_name_the_file_and_the_place(con, tmp_path):
 class _Writes:
     """Random INSERT / DELETE / UPDATE / TRUNCATE statements on two tables."""
 
-    SETUP = ["CREATE TABLE a (id INTEGER, s VARCHAR, m DECIMAL(8,2), f BOOLEAN NOT NULL DEFAULT false, dt DATE)",
-             "CREATE TABLE b (k BIGINT, s VARCHAR DEFAULT 'dflt', x DOUBLE)"]
-    PREDICATES = {"a": ["id IS NULL", "id > 1", "m < 5", "m IS NOT NULL", "s > 'a'", "s = 'a'", "f", "f = false",
-                        "dt > DATE '2020-01-01'", "id IN (SELECT k FROM b)", "id = (SELECT max(id) FROM a)"],
-                  "b": ["k IS NULL", "k > 1", "x < 5", "s <> 'b'", "s IS NOT NULL", "k IN (SELECT id FROM a)"]}
-    SETS = {"a": ["m = m * 2", "s = upper(s)", "id = id + 1", "f = NOT f", "dt = dt + 1", "m = NULL",
-                  "s = s || 'z', m = -m", "f = DEFAULT"],
-            "b": ["x = x / 2", "s = coalesce(s, 'n')", "k = k * 3", "s = DEFAULT"]}
+    SETUP = [
+        "CREATE TABLE a (id INTEGER, s VARCHAR, m DECIMAL(8,2), f BOOLEAN NOT NULL DEFAULT false, dt DATE)",
+        "CREATE TABLE b (k BIGINT, s VARCHAR DEFAULT 'dflt', x DOUBLE)",
+    ]
+    PREDICATES = {
+        "a": [
+            "id IS NULL",
+            "id > 1",
+            "m < 5",
+            "m IS NOT NULL",
+            "s > 'a'",
+            "s = 'a'",
+            "f",
+            "f = false",
+            "dt > DATE '2020-01-01'",
+            "id IN (SELECT k FROM b)",
+            "id = (SELECT max(id) FROM a)",
+        ],
+        "b": ["k IS NULL", "k > 1", "x < 5", "s <> 'b'", "s IS NOT NULL", "k IN (SELECT id FROM a)"],
+    }
+    SETS = {
+        "a": [
+            "m = m * 2",
+            "s = upper(s)",
+            "id = id + 1",
+            "f = NOT f",
+            "dt = dt + 1",
+            "m = NULL",
+            "s = s || 'z', m = -m",
+            "f = DEFAULT",
+        ],
+        "b": ["x = x / 2", "s = coalesce(s, 'n')", "k = k * 3", "s = DEFAULT"],
+    }
 
     def __init__(self, seed: int):
         import random
+
         self.r = random.Random(seed)
 
     def lit(self, kind: str) -> str:
         r = self.r
         if r.random() < 0.2:
             return "NULL"
-        return {"int": lambda: str(r.choice([0, 1, -1, 7, 42, 1000, r.randrange(-50, 50)])),
-                "dec": lambda: f"{r.randrange(-999, 999)}.{r.randrange(100):02d}",
-                "str": lambda: "'" + r.choice(["a", "b", "", "x y", "it''s", "Z", "ü"]) + "'",
-                "date": lambda: f"DATE '20{r.randrange(10, 30)}-0{r.randrange(1, 9)}-1{r.randrange(0, 9)}'",
-                "dbl": lambda: r.choice(["0.5", "1.25::DOUBLE", "-2.0", "3"])}[kind]()
+        return {
+            "int": lambda: str(r.choice([0, 1, -1, 7, 42, 1000, r.randrange(-50, 50)])),
+            "dec": lambda: f"{r.randrange(-999, 999)}.{r.randrange(100):02d}",
+            "str": lambda: "'" + r.choice(["a", "b", "", "x y", "it''s", "Z", "ü"]) + "'",
+            "date": lambda: f"DATE '20{r.randrange(10, 30)}-0{r.randrange(1, 9)}-1{r.randrange(0, 9)}'",
+            "dbl": lambda: r.choice(["0.5", "1.25::DOUBLE", "-2.0", "3"]),
+        }[kind]()
 
     def statement(self) -> str:
         r = self.r
@@ -379,17 +442,26 @@ class _Writes:
         where = r.choice(self.PREDICATES[t])
         if x < 0.35:
             if t == "a":
-                rows = [f"({self.lit('int')}, {self.lit('str')}, {self.lit('dec')}, "
-                        f"{r.choice(['true', 'false', 'DEFAULT'])}, {self.lit('date')})" for _ in range(r.randrange(1, 5))]
+                rows = [
+                    f"({self.lit('int')}, {self.lit('str')}, {self.lit('dec')}, "
+                    f"{r.choice(['true', 'false', 'DEFAULT'])}, {self.lit('date')})"
+                    for _ in range(r.randrange(1, 5))
+                ]
             else:
-                rows = [f"({self.lit('int')}, {r.choice([self.lit('str'), 'DEFAULT'])}, {self.lit('dbl')})"
-                        for _ in range(r.randrange(1, 5))]
+                rows = [
+                    f"({self.lit('int')}, {r.choice([self.lit('str'), 'DEFAULT'])}, {self.lit('dbl')})"
+                    for _ in range(r.randrange(1, 5))
+                ]
             return f"INSERT INTO {t} VALUES " + ", ".join(rows)
         if x < 0.5:
-            return r.choice([f"INSERT INTO b SELECT id, s, m FROM a WHERE {r.choice(self.PREDICATES['a'])}",
-                             f"INSERT INTO a (id, s, m) SELECT k, s, x FROM b WHERE {r.choice(self.PREDICATES['b'])}",
-                             "INSERT INTO b (k) SELECT count(*) FROM a",
-                             "INSERT INTO a BY NAME SELECT k AS id, s FROM b"])
+            return r.choice(
+                [
+                    f"INSERT INTO b SELECT id, s, m FROM a WHERE {r.choice(self.PREDICATES['a'])}",
+                    f"INSERT INTO a (id, s, m) SELECT k, s, x FROM b WHERE {r.choice(self.PREDICATES['b'])}",
+                    "INSERT INTO b (k) SELECT count(*) FROM a",
+                    "INSERT INTO a BY NAME SELECT k AS id, s FROM b",
+                ]
+            )
         if x < 0.7:
             return f"DELETE FROM {t} WHERE {where}"
         if x < 0.95:
@@ -437,6 +509,7 @@ def test_sample_distinct_counts_match_sorting_and_hashing():
     import torch
 
     from glint.io.table import _distinct_and_singles, _string_counts
+
     rng = np.random.default_rng(3)
     for lo, span, n in [(-50, 100, 1000), (10**12, 5000, 2000), (0, 10**9, 3000), (-(2**62), 2**62, 500)]:
         x = torch.from_numpy(rng.integers(0, span, n, dtype=np.int64) + lo)
@@ -450,8 +523,11 @@ def test_sample_distinct_counts_match_sorting_and_hashing():
         enc = words.dictionary_encode()
         # a dictionary with an entry twice (a writer may repeat one)
         dup = pa.concat_arrays([enc.dictionary, enc.dictionary.slice(0, 1)])
-        idx = pc.if_else(pc.equal(enc.indices, 0), pa.scalar(len(enc.dictionary), pa.int32()), enc.indices) \
-            if k % 2 else enc.indices
+        idx = (
+            pc.if_else(pc.equal(enc.indices, 0), pa.scalar(len(enc.dictionary), pa.int32()), enc.indices)
+            if k % 2
+            else enc.indices
+        )
         chunks.append(pa.DictionaryArray.from_arrays(idx, dup))
         plain.append(words)
     got = _string_counts(pa.chunked_array(chunks))

@@ -1,4 +1,5 @@
 """Result comparison (glint.testing.compare) and the official TPC-H answers."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -233,8 +234,8 @@ def test_values_equal():
 @pytest.fixture(scope="module")
 def reference():
     duckdb = pytest.importorskip("duckdb")
-    from glint.workloads import tpch
     from glint.errors import GlintError
+    from glint.workloads import tpch
 
     try:
         path = tpch.tpch_extension_path()
@@ -261,8 +262,8 @@ def test_official_answers_match_duckdb_dbgen(reference):
 
 def test_official_answer_types():
     pytest.importorskip("duckdb")
-    from glint.workloads import tpch
     from glint.errors import GlintError
+    from glint.workloads import tpch
 
     try:
         q1 = tpch.official_answer(1, 0.01)
@@ -271,9 +272,9 @@ def test_official_answer_types():
     assert q1.schema.field("sum_charge").type == pa.decimal128(38, 6)
     assert q1.schema.field("avg_qty").type == pa.float64()
     assert q1.column("sum_disc_price")[0].as_py() == D("505822441.4861")
-    assert tpch.official_answer(17, 0.01).column(0).to_pylist() == [None]     # a row holding NULL
+    assert tpch.official_answer(17, 0.01).column(0).to_pylist() == [None]  # a row holding NULL
     q15 = tpch.official_answer(15, 0.01)
-    assert q15.column("s_address")[0].as_py().endswith(" ")                   # trailing space kept
+    assert q15.column("s_address")[0].as_py().endswith(" ")  # trailing space kept
     assert tpch.official_answer(3, 1).column("o_orderdate").type == pa.date32()
     assert tpch.official_answer(1, 0.1) is not None and tpch.official_answer(1, 1.0) is not None
     assert tpch.official_answer(1, 10) is None and tpch.official_answer(1, 0.5) is None

@@ -5,6 +5,7 @@ and unit tests of its data, generator, runner classification and reducer.
 tests/sqllogic/fuzz/regressions.test); refusals (NotSupported) are allowed and
 printed. Run more with ``glint fuzz --seed S --queries N``.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -20,7 +21,7 @@ from glint.testing.fuzz.classify import classify
 from glint.testing.fuzz.data import FuzzData
 from glint.testing.fuzz.engines import Duck, Engines, GlintWorker
 from glint.testing.fuzz.generator import QueryGenerator, generate_query
-from glint.testing.fuzz.reduce import reduce_sql, referenced_columns, table_statements, sqllogic_text, trim_rows
+from glint.testing.fuzz.reduce import reduce_sql, referenced_columns, sqllogic_text, table_statements, trim_rows
 from glint.testing.fuzz.results import Outcome, compare_results
 from glint.testing.fuzz.runner import failure_signature, print_summary, run_fuzz
 
@@ -48,9 +49,9 @@ def test_data_is_deterministic_and_nasty():
     ints = [v for v in t0.column("i").to_pylist() if v is not None]
     assert fdata.INT32_MIN in ints or fdata.INT32_MAX in ints
     assert pa.types.is_decimal(t0.schema.field("d18").type) and t0.schema.field("d18").type.precision == 18
-    assert a.tables["t1"].column("n").null_count == a.tables["t1"].num_rows       # an all-NULL column
+    assert a.tables["t1"].column("n").null_count == a.tables["t1"].num_rows  # an all-NULL column
     keys = Counter(v for v in t0.column("k1").to_pylist() if v is not None)
-    assert keys.most_common(1)[0][1] > 5                                            # duplicate keys, skew
+    assert keys.most_common(1)[0][1] > 5  # duplicate keys, skew
 
 
 # ------------------------------------------------------------------ generator
@@ -71,19 +72,59 @@ def test_generated_queries_parse_with_sqlglot(info):
         assert tree is not None, q.sql
         features.update(q.features)
     # the generator reaches the constructs it is meant to
-    for f in ("join:left", "join:full", "join:right", "join:cross", "join:comma", "join:using", "join:multikey",
-              "aggregate", "group_by", "having", "agg:distinct", "order_by", "limit", "offset", "distinct",
-              "subquery:in", "subquery:not_in", "subquery:exists", "subquery:not_exists", "subquery:scalar",
-              "correlated", "setop:union", "setop:intersect", "setop:except", "case", "coalesce", "nullif",
-              "cast", "like", "between", "in_list", "is_null", "extract", "cte", "ts:interval", "ts:date_trunc",
-              "ts:extract", "ts:compare", "ts:date_diff", "ts:date_sub", "ts:cast",
-              "derived_table", "fn:substring", "fn:concat"):
+    for f in (
+        "join:left",
+        "join:full",
+        "join:right",
+        "join:cross",
+        "join:comma",
+        "join:using",
+        "join:multikey",
+        "aggregate",
+        "group_by",
+        "having",
+        "agg:distinct",
+        "order_by",
+        "limit",
+        "offset",
+        "distinct",
+        "subquery:in",
+        "subquery:not_in",
+        "subquery:exists",
+        "subquery:not_exists",
+        "subquery:scalar",
+        "correlated",
+        "setop:union",
+        "setop:intersect",
+        "setop:except",
+        "case",
+        "coalesce",
+        "nullif",
+        "cast",
+        "like",
+        "between",
+        "in_list",
+        "is_null",
+        "extract",
+        "cte",
+        "ts:interval",
+        "ts:date_trunc",
+        "ts:extract",
+        "ts:compare",
+        "ts:date_diff",
+        "ts:date_sub",
+        "ts:cast",
+        "derived_table",
+        "fn:substring",
+        "fn:concat",
+    ):
         assert features[f] > 0, f"no generated query has {f}"
 
 
 def test_generated_queries_are_valid_in_duckdb(info):
     """Nearly every query binds in DuckDB (errors at run time, e.g. overflows, are fine)."""
     import duckdb
+
     con = duckdb.connect()
     d = fdata.make_data(FUZZ_SEED, rows=20)
     d.register(duck_con=con)
@@ -108,26 +149,31 @@ def test_classify_outcomes():
     assert classify("q", ("ok", t), ("refusal", "NotSupported", "Not supported: X(1)", "X(1)")).construct == "X(N)"
     assert classify("q", ("ok", t), ("crash", "IndexError", "boom", "tb")).status == "crash"
     assert classify("q", ("ok", t), ("glint_error", "ExecutionError", "overflow", "")).status == "error_mismatch"
-    assert classify("q", ("error", "BinderException: x"), ("glint_error", "BinderError", "x", "")).status \
-        == "both_error"
+    assert (
+        classify("q", ("error", "BinderException: x"), ("glint_error", "BinderError", "x", "")).status == "both_error"
+    )
     o = classify("q", ("error", "OutOfRangeException: Overflow in addition of INT64 (1 + 2)!"), ("ok", t))
     assert o.status == "mismatch"
-    o = classify("q", ("error", "OutOfRangeException: Overflow in addition of INT64 (1 + 2)!"),
-                 ("ok", pa.table({"a": pa.array([], pa.int64())})))
-    assert o.status == "duck_only_error"           # glint never had to evaluate it: empty result
+    o = classify(
+        "q",
+        ("error", "OutOfRangeException: Overflow in addition of INT64 (1 + 2)!"),
+        ("ok", pa.table({"a": pa.array([], pa.int64())})),
+    )
+    assert o.status == "duck_only_error"  # glint never had to evaluate it: empty result
     o = classify("q", ("error", "NotImplementedException: Not implemented Error: x"), ("ok", t))
     assert o.status == "duck_only_error"
-    assert failure_signature(Outcome("crash", "q", glint_error="IndexError: list 3", glint_error_type="IndexError")) \
-        == failure_signature(Outcome("crash", "q", glint_error="IndexError: list 4", glint_error_type="IndexError"))
+    assert failure_signature(
+        Outcome("crash", "q", glint_error="IndexError: list 3", glint_error_type="IndexError")
+    ) == failure_signature(Outcome("crash", "q", glint_error="IndexError: list 4", glint_error_type="IndexError"))
 
 
 def test_compare_results_dates_and_timestamps():
     import datetime as dt
+
     g = pa.table({"d": pa.array([dt.date(2000, 1, 2), None], pa.date32())})
     d = pa.table({"d": pa.array([dt.datetime(2000, 1, 2), None], pa.timestamp("us"))})
     # a DATE where DuckDB has a TIMESTAMP (date + INTERVAL) is a wrong type, even at midnight
-    assert compare_results("SELECT d FROM t", g, d) == [
-        "column 1: glint type date32[day], DuckDB type timestamp[us]"]
+    assert compare_results("SELECT d FROM t", g, d) == ["column 1: glint type date32[day], DuckDB type timestamp[us]"]
     assert compare_results("SELECT d FROM t", d, d) == []
     e = pa.table({"d": pa.array([dt.datetime(2000, 1, 2, 0, 0, 0, 1), None], pa.timestamp("us"))})
     assert compare_results("SELECT d FROM t", e, d)
@@ -135,20 +181,27 @@ def test_compare_results_dates_and_timestamps():
     far = pa.table({"d": pa.array([2**62, None], pa.int64()).cast(pa.timestamp("us"))})
     assert compare_results("SELECT d FROM t", far, far) == [] and compare_results("SELECT d FROM t", far, d)
     # all-NULL columns: the type does not matter
-    assert compare_results("SELECT x", pa.table({"x": pa.array([None], pa.string())}),
-                           pa.table({"x": pa.array([None], pa.int32())})) == []
+    assert (
+        compare_results(
+            "SELECT x", pa.table({"x": pa.array([None], pa.string())}), pa.table({"x": pa.array([None], pa.int32())})
+        )
+        == []
+    )
 
 
 # ------------------------------------------------------------------ reducer
 def test_reduce_sql_on_a_synthetic_predicate():
-    sql = ("SELECT a.x AS c0, UPPER(a.s) AS c1, (a.y + 1) * 2 AS c2 FROM t AS a JOIN u AS b ON a.k = b.k "
-           "LEFT JOIN v AS c ON b.k = c.k WHERE a.x > 1 AND (a.y < 3 OR a.z IS NULL) AND a.s LIKE 'x%' "
-           "ORDER BY 1, 2 LIMIT 5")
+    sql = (
+        "SELECT a.x AS c0, UPPER(a.s) AS c1, (a.y + 1) * 2 AS c2 FROM t AS a JOIN u AS b ON a.k = b.k "
+        "LEFT JOIN v AS c ON b.k = c.k WHERE a.x > 1 AND (a.y < 3 OR a.z IS NULL) AND a.s LIKE 'x%' "
+        "ORDER BY 1, 2 LIMIT 5"
+    )
     calls = []
 
-    def fails(s: str) -> bool:        # the "bug": a.y < 3 on a query that reads u
+    def fails(s: str) -> bool:  # the "bug": a.y < 3 on a query that reads u
         calls.append(s)
         return "a.y < 3" in s and " u " in f" {s} "
+
     out = reduce_sql(sql, fails)
     assert fails(out)
     assert len(out) < len(sql) // 2, out
@@ -163,9 +216,10 @@ def test_reduce_sql_keeps_the_original_when_nothing_fails():
 def test_trim_rows_and_reproducer_text():
     t = pa.table({"k": list(range(40)), "s": [f"v{i}" for i in range(40)]})
 
-    def fails(tables):                 # needs the rows with k == 7 and k == 30
+    def fails(tables):  # needs the rows with k == 7 and k == 30
         ks = set(tables["t"].column("k").to_pylist())
         return {7, 30} <= ks
+
     out = trim_rows({"t": t}, ["t"], fails)
     assert sorted(out["t"].column("k").to_pylist()) == [7, 30]
     text = sqllogic_text(out, "SELECT k FROM t", expect_error=False, header=["x"])
@@ -185,18 +239,18 @@ def test_fuzz_fixed_seed(tmp_path, capsys):
     (refusals allowed). Fails until the bugs in tests/sqllogic/fuzz/regressions.test
     are fixed."""
     t0 = time.perf_counter()
-    s = run_fuzz(FUZZ_SEED, FUZZ_QUERIES, device="cpu", rows=FUZZ_ROWS, out=tmp_path / "failures", reduce=False,
-                 time_limit=30)
+    s = run_fuzz(
+        FUZZ_SEED, FUZZ_QUERIES, device="cpu", rows=FUZZ_ROWS, out=tmp_path / "failures", reduce=False, time_limit=30
+    )
     elapsed = time.perf_counter() - t0
     with capsys.disabled():
         print()
         print_summary(s)
         print(f"fuzz run took {elapsed:.1f} s")
     assert s.queries == FUZZ_QUERIES
-    assert s.counts["match"] > FUZZ_QUERIES // 2          # the generator stays mostly within glint's SQL
+    assert s.counts["match"] > FUZZ_QUERIES // 2  # the generator stays mostly within glint's SQL
     failures = [f"query {i} ({o.status}): {o.sql[:400]}\n    {o.summary()[:300]}" for i, o, _ in s.failures]
-    assert not failures, f"{len(failures)} mismatches/crashes (reproducers in {tmp_path}):\n" + \
-        "\n".join(failures[:15])
+    assert not failures, f"{len(failures)} mismatches/crashes (reproducers in {tmp_path}):\n" + "\n".join(failures[:15])
 
 
 def test_fuzz_tiny_chunks_and_memory(tmp_path, capsys, monkeypatch):
@@ -205,15 +259,15 @@ def test_fuzz_tiny_chunks_and_memory(tmp_path, capsys, monkeypatch):
     query streams chunk by chunk and breakers spill: zero mismatches, zero crashes."""
     monkeypatch.setenv("GLINT_CHUNK_ROWS", "7")
     monkeypatch.setenv("GLINT_MEMORY_LIMIT", "16KB")
-    s = run_fuzz(FUZZ_SEED + 1, 300, device="cpu", rows=FUZZ_ROWS, out=tmp_path / "failures", reduce=False,
-                 time_limit=60)
+    s = run_fuzz(
+        FUZZ_SEED + 1, 300, device="cpu", rows=FUZZ_ROWS, out=tmp_path / "failures", reduce=False, time_limit=60
+    )
     with capsys.disabled():
         print()
         print_summary(s)
     assert s.queries == 300 and s.counts["match"] > 150
     failures = [f"query {i} ({o.status}): {o.sql[:400]}\n    {o.summary()[:300]}" for i, o, _ in s.failures]
-    assert not failures, f"{len(failures)} mismatches/crashes (reproducers in {tmp_path}):\n" + \
-        "\n".join(failures[:15])
+    assert not failures, f"{len(failures)} mismatches/crashes (reproducers in {tmp_path}):\n" + "\n".join(failures[:15])
 
 
 def test_generate_query_is_reproducible():
@@ -222,7 +276,7 @@ def test_generate_query_is_reproducible():
 
 
 # ------------------------------------------------------------------ crashes that kill the process
-CRASH_REGRESSIONS = [          # fuzz bug 2 of tests/sqllogic/fuzz/regressions.test (SIGFPE)
+CRASH_REGRESSIONS = [  # fuzz bug 2 of tests/sqllogic/fuzz/regressions.test (SIGFPE)
     "SELECT b // -1 FROM fz_ints WHERE b < 0",
     "SELECT i // -1 FROM fz_ints WHERE i < 0",
     "SELECT b % -1 FROM fz_ints WHERE b < 0",
@@ -234,8 +288,10 @@ def test_crash_regressions_in_a_subprocess(sql):
     """Queries that took the whole process down (a signal): run in a glint
     worker process; glint must raise a GlintError (DuckDB: Overflow in division)."""
     w = GlintWorker("cpu")
-    w.register("fz_ints", pa.table({"i": pa.array([-2147483648, 5], pa.int32()),
-                                    "b": pa.array([-9223372036854775808, 7], pa.int64())}))
+    w.register(
+        "fz_ints",
+        pa.table({"i": pa.array([-2147483648, 5], pa.int32()), "b": pa.array([-9223372036854775808, 7], pa.int64())}),
+    )
     try:
         reply = w.query(sql, timeout=60)
     finally:
@@ -269,9 +325,10 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
         assert o.status == "eval_order", o.details
         assert "raises on it too" in o.details[0]
 
-        class Lenient:       # an engine that answers the probe: an unchecked overflow
+        class Lenient:  # an engine that answers the probe: an unchecked overflow
             def query(self, sql, timeout):
                 return ("ok", pa.table({"x": [1]}))
+
         o2 = classify(o.sql, ("error", o.duck_error), ("ok", pa.table({"c": [4, 4]})))
         assert o2.status == "mismatch"
         e.glint, real = Lenient(), e.glint
@@ -288,12 +345,18 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
     constant to TRUE for a NULL (seeds 602, 606, 610): without the rewriter DuckDB
     answers as glint does, so the outcome is an oracle bug, not a mismatch. A real
     difference stays a mismatch."""
-    t = pa.table({"dt": pa.array([datetime.date(1995, 1, 6), None], pa.date32()),
-                  "ts": pa.array([None, None], pa.timestamp("us"))})
+    t = pa.table(
+        {
+            "dt": pa.array([datetime.date(1995, 1, 6), None], pa.date32()),
+            "ts": pa.array([None, None], pa.timestamp("us")),
+        }
+    )
     e = Engines(FuzzData(tables={"t": t}, info=None), "cpu", 60, in_process=True)
     try:
-        for sql in ("SELECT dt FROM t WHERE date_trunc('day', dt) <= '1995-01-05'",
-                    "SELECT date_trunc('century', ts) <> '2000-01-31' FROM t"):
+        for sql in (
+            "SELECT dt FROM t WHERE date_trunc('day', dt) <= '1995-01-05'",
+            "SELECT date_trunc('century', ts) <> '2000-01-31' FROM t",
+        ):
             o = e.run(sql)
             assert o.status == "oracle_bug", (sql, o.status, o.details)
         o = classify("SELECT 1", ("ok", pa.table({"x": [1]})), ("ok", pa.table({"x": [2]})))
@@ -304,16 +367,24 @@ def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
         e.close()
 
 
-@pytest.mark.parametrize("sql, probe", [
-    # DuckDB computes RANGE frame bounds for CUME_DIST / RANK, which ignore them, and fails past
-    # the TIMESTAMP range (seed 614 q1639): the probe reads the frame with COUNT(*)
-    ("SELECT CUME_DIST() OVER (ORDER BY tx DESC RANGE BETWEEN INTERVAL '3' HOUR PRECEDING "
-     "AND INTERVAL '1' MINUTE FOLLOWING) AS c0 FROM t3", "COUNT(*) OVER"),
-    # DuckDB computes a CTE read only under CASE NULL WHEN ... (seed 610 q1807): the probe reads it
-    ("WITH w7 AS (SELECT tx - INTERVAL '-2' QUARTER AS c0 FROM t3) SELECT NULL AS c1 FROM "
-     "(SELECT CASE NULL WHEN 'x' THEN split_part((SELECT NULL FROM w7), ',', 3) END AS c0 FROM t3) q",
-     "SELECT * FROM w7"),
-])
+@pytest.mark.parametrize(
+    "sql, probe",
+    [
+        # DuckDB computes RANGE frame bounds for CUME_DIST / RANK, which ignore them, and fails past
+        # the TIMESTAMP range (seed 614 q1639): the probe reads the frame with COUNT(*)
+        (
+            "SELECT CUME_DIST() OVER (ORDER BY tx DESC RANGE BETWEEN INTERVAL '3' HOUR PRECEDING "
+            "AND INTERVAL '1' MINUTE FOLLOWING) AS c0 FROM t3",
+            "COUNT(*) OVER",
+        ),
+        # DuckDB computes a CTE read only under CASE NULL WHEN ... (seed 610 q1807): the probe reads it
+        (
+            "WITH w7 AS (SELECT tx - INTERVAL '-2' QUARTER AS c0 FROM t3) SELECT NULL AS c1 FROM "
+            "(SELECT CASE NULL WHEN 'x' THEN split_part((SELECT NULL FROM w7), ',', 3) END AS c0 FROM t3) q",
+            "SELECT * FROM w7",
+        ),
+    ],
+)
 def test_values_only_duckdb_computes_are_evaluation_order(sql, probe):
     """glint never computes the value DuckDB fails on, and raises as soon as it does."""
     t = pa.table({"tx": pa.array([9223372036854775806 - 10**6], pa.int64()).cast(pa.timestamp("us"))})
@@ -331,26 +402,32 @@ def test_oracle_runs_without_duckdbs_join_filter_pushdown_below_limit():
     seed 133 q18 joined a value that is not among the subquery's 10 smallest. The
     oracle's DuckDB must answer as glint does (and as DuckDB without that optimizer)."""
     import glint
+
     d = fdata.make_data(133, rows=150)
-    sql = ("SELECT a1.k1, q4.c0 FROM t3 AS a1 JOIN (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
-           "ON a2.k1 = a3.k1 WHERE TRUE ORDER BY 1 LIMIT 10) AS q4 ON a1.k1 = q4.c0")
+    sql = (
+        "SELECT a1.k1, q4.c0 FROM t3 AS a1 JOIN (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
+        "ON a2.k1 = a3.k1 WHERE TRUE ORDER BY 1 LIMIT 10) AS q4 ON a1.k1 = q4.c0"
+    )
     duck = Duck()
     for name, t in d.tables.items():
         duck.register(name, t)
-    duck.con.execute("SET threads = 1")     # the wrong row came every time with one thread
+    duck.con.execute("SET threads = 1")  # the wrong row came every time with one thread
     status, got = duck.query(sql, 30)
     assert status == "ok" and got.num_rows == 0
     con = glint.connect(device="cpu")
     d.register(glint_con=con)
     assert con.sql(sql).fetchall() == []
-    limited = con.sql("SELECT min(c0), max(c0), count(*) FROM (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
-                      "ON a2.k1 = a3.k1 ORDER BY 1 LIMIT 10) AS q").fetchall()
-    assert limited[0][2] == 10 and limited[0][1] < 0      # no 0.00 among the 10 smallest
+    limited = con.sql(
+        "SELECT min(c0), max(c0), count(*) FROM (SELECT a2.d18 AS c0 FROM t2 AS a2 FULL JOIN t4 AS a3 "
+        "ON a2.k1 = a3.k1 ORDER BY 1 LIMIT 10) AS q"
+    ).fetchall()
+    assert limited[0][2] == 10 and limited[0][1] < 0  # no 0.00 among the 10 smallest
 
 
 def test_generated_decimals_fit_their_type():
     """10**p has p + 1 digits: seed 144's tables could not be built (DECIMAL(4,1) got 1000.0)."""
     from decimal import Decimal
+
     for seed in range(40):
         g = fdata._Gen(seed)
         for p, s in ((1, 0), (4, 1), (5, 4), (8, 2), (15, 2), (18, 6)):

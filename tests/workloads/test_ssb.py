@@ -1,6 +1,7 @@
 """The Star Schema Benchmark: the generator (sizes, domains, keys, foreign
 keys, selectivities, determinism) at SF 0.01, and the 13 queries in glint
 compared row for row with DuckDB on the same Parquet files."""
+
 from pathlib import Path
 
 import pyarrow as pa
@@ -8,11 +9,11 @@ import pyarrow.compute as pc
 import pytest
 
 import glint
-from glint.workloads import ssb
 from glint.errors import GlintError, GlintIOError
 from glint.io.file_lists import tables_in_directory
 from glint.io.parquet_source import load_parquet
 from glint.testing.compare import compare_query_result
+from glint.workloads import ssb
 
 SF = 0.01
 
@@ -21,6 +22,7 @@ def _devices(config):
     opt = config.getoption("--device")
     if opt == "all":
         import torch
+
         return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     return [opt]
 
@@ -32,8 +34,8 @@ def ssb_dir(tmp_path_factory):
         mp.setenv("GLINT_DATA", str(root))
         d = ssb.ensure_ssb_data(SF, progress=False, workers=2)
         assert d == root / "ssb" / "sf0.01" == ssb.data_dir(SF)
-        assert ssb.ensure_ssb_data(SF, progress=False) == d          # cached: no second generation
-    assert [p.name for p in d.parent.iterdir()] == ["sf0.01"]       # no temporary directory left behind
+        assert ssb.ensure_ssb_data(SF, progress=False) == d  # cached: no second generation
+    assert [p.name for p in d.parent.iterdir()] == ["sf0.01"]  # no temporary directory left behind
     return d
 
 
@@ -65,12 +67,11 @@ def test_layout_and_row_counts(ssb_dir, tables):
     assert ssb.table_rows(SF) == {"customer": 300, "supplier": 20, "part": 2000, "date": 2556, "orders": 15000}
     orders = pc.count_distinct(tables["lineorder"].column("lo_orderkey")).as_py()
     assert orders == 15000
-    assert 15000 * 3.8 < n["lineorder"] < 15000 * 4.2        # 1..7 lines per order
+    assert 15000 * 3.8 < n["lineorder"] < 15000 * 4.2  # 1..7 lines per order
 
 
 def test_sizes_at_other_scale_factors():
-    assert ssb.table_rows(1) == {"customer": 30000, "supplier": 2000, "part": 200000, "date": 2556,
-                                 "orders": 1500000}
+    assert ssb.table_rows(1) == {"customer": 30000, "supplier": 2000, "part": 200000, "date": 2556, "orders": 1500000}
     assert ssb.table_rows(100)["part"] == 1_400_000 and ssb.table_rows(10)["part"] == 800_000
     assert ssb.table_rows(0.1)["part"] == 20000
     with pytest.raises(GlintError):
@@ -79,23 +80,75 @@ def test_sizes_at_other_scale_factors():
 
 def test_types(tables):
     lo = tables["lineorder"].schema
-    for c in ("lo_orderkey", "lo_linenumber", "lo_custkey", "lo_partkey", "lo_suppkey", "lo_orderdate",
-              "lo_quantity", "lo_extendedprice", "lo_ordtotalprice", "lo_discount", "lo_revenue", "lo_supplycost",
-              "lo_tax", "lo_commitdate"):
+    for c in (
+        "lo_orderkey",
+        "lo_linenumber",
+        "lo_custkey",
+        "lo_partkey",
+        "lo_suppkey",
+        "lo_orderdate",
+        "lo_quantity",
+        "lo_extendedprice",
+        "lo_ordtotalprice",
+        "lo_discount",
+        "lo_revenue",
+        "lo_supplycost",
+        "lo_tax",
+        "lo_commitdate",
+    ):
         assert lo.field(c).type == pa.int32(), c
     for c in ("lo_orderpriority", "lo_shippriority", "lo_shipmode"):
         assert lo.field(c).type == pa.string(), c
     d = tables["date"].schema
-    assert [f.name for f in d] == ["d_datekey", "d_date", "d_dayofweek", "d_month", "d_year", "d_yearmonthnum",
-                                   "d_yearmonth", "d_daynuminweek", "d_daynuminmonth", "d_daynuminyear",
-                                   "d_monthnuminyear", "d_weeknuminyear", "d_sellingseason", "d_lastdayinweekfl",
-                                   "d_lastdayinmonthfl", "d_holidayfl", "d_weekdayfl"]
-    assert [f.name for f in tables["customer"].schema] == ["c_custkey", "c_name", "c_address", "c_city",
-                                                           "c_nation", "c_region", "c_phone", "c_mktsegment"]
-    assert [f.name for f in tables["supplier"].schema] == ["s_suppkey", "s_name", "s_address", "s_city",
-                                                           "s_nation", "s_region", "s_phone"]
-    assert [f.name for f in tables["part"].schema] == ["p_partkey", "p_name", "p_mfgr", "p_category", "p_brand1",
-                                                       "p_color", "p_type", "p_size", "p_container"]
+    assert [f.name for f in d] == [
+        "d_datekey",
+        "d_date",
+        "d_dayofweek",
+        "d_month",
+        "d_year",
+        "d_yearmonthnum",
+        "d_yearmonth",
+        "d_daynuminweek",
+        "d_daynuminmonth",
+        "d_daynuminyear",
+        "d_monthnuminyear",
+        "d_weeknuminyear",
+        "d_sellingseason",
+        "d_lastdayinweekfl",
+        "d_lastdayinmonthfl",
+        "d_holidayfl",
+        "d_weekdayfl",
+    ]
+    assert [f.name for f in tables["customer"].schema] == [
+        "c_custkey",
+        "c_name",
+        "c_address",
+        "c_city",
+        "c_nation",
+        "c_region",
+        "c_phone",
+        "c_mktsegment",
+    ]
+    assert [f.name for f in tables["supplier"].schema] == [
+        "s_suppkey",
+        "s_name",
+        "s_address",
+        "s_city",
+        "s_nation",
+        "s_region",
+        "s_phone",
+    ]
+    assert [f.name for f in tables["part"].schema] == [
+        "p_partkey",
+        "p_name",
+        "p_mfgr",
+        "p_category",
+        "p_brand1",
+        "p_color",
+        "p_type",
+        "p_size",
+        "p_container",
+    ]
     assert all(t.column(i).null_count == 0 for t in tables.values() for i in range(t.num_columns))
 
 
@@ -104,7 +157,7 @@ def test_keys(tables):
         assert _col(tables[t], key) == list(range(1, tables[t].num_rows + 1)), t
     lo = tables["lineorder"]
     keys = sorted(set(_col(lo, "lo_orderkey")))
-    assert keys[:10] == [1, 2, 3, 4, 5, 6, 7, 8, 33, 34]          # sparse: the first 8 of every 32
+    assert keys[:10] == [1, 2, 3, 4, 5, 6, 7, 8, 33, 34]  # sparse: the first 8 of every 32
     pairs = list(zip(_col(lo, "lo_orderkey"), _col(lo, "lo_linenumber")))
     assert len(set(pairs)) == len(pairs)
     lines = {}
@@ -126,9 +179,11 @@ def test_foreign_keys(duck):
     for col, sql in checks.items():
         assert duck.execute(sql).fetchone()[0] == 0, col
     # per-order columns are the same on every line of an order
-    sql = ("SELECT count(*) FROM (SELECT lo_orderkey FROM lineorder GROUP BY lo_orderkey HAVING "
-           "count(DISTINCT lo_custkey) > 1 OR count(DISTINCT lo_orderdate) > 1 OR count(DISTINCT lo_ordtotalprice) > 1 "
-           "OR count(DISTINCT lo_orderpriority) > 1)")
+    sql = (
+        "SELECT count(*) FROM (SELECT lo_orderkey FROM lineorder GROUP BY lo_orderkey HAVING "
+        "count(DISTINCT lo_custkey) > 1 OR count(DISTINCT lo_orderdate) > 1 OR count(DISTINCT lo_ordtotalprice) > 1 "
+        "OR count(DISTINCT lo_orderpriority) > 1)"
+    )
     assert duck.execute(sql).fetchone()[0] == 0
 
 
@@ -163,8 +218,7 @@ def test_value_domains(duck):
     d = duck.execute("""SELECT d_date, d_dayofweek, d_month, d_year, d_yearmonthnum, d_yearmonth, d_daynuminweek,
         d_daynuminmonth, d_daynuminyear, d_monthnuminyear, d_weeknuminyear, d_sellingseason, d_lastdayinweekfl,
         d_lastdayinmonthfl, d_weekdayfl FROM "date" WHERE d_datekey = 19940205""").fetchone()
-    assert d == ("February 5, 1994", "Saturday", "February", 1994, 199402, "Feb1994", 7, 5, 36, 2, 6, "Winter",
-                 1, 0, 0)
+    assert d == ("February 5, 1994", "Saturday", "February", 1994, 199402, "Feb1994", 7, 5, 36, 2, 6, "Winter", 1, 0, 0)
     assert duck.execute("""SELECT count(*) FILTER (WHERE d_lastdayinmonthfl = 1), count(DISTINCT d_yearmonth),
         max(d_weeknuminyear), count(*) FILTER (WHERE d_weekdayfl = 1) FROM "date" """).fetchone()[:3] == (83, 84, 53)
 
@@ -172,10 +226,14 @@ def test_value_domains(duck):
 def test_selectivities(duck):
     """The dimension predicates of the queries select exactly their share."""
     one = lambda sql: duck.execute(sql).fetchone()[0]  # noqa: E731
-    assert [one(f"SELECT count(*) FROM supplier WHERE s_region = '{r}'")
-            for r in ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")] == [4] * 5
-    assert [one(f"SELECT count(*) FROM customer WHERE c_region = '{r}'")
-            for r in ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")] == [60] * 5
+    assert [
+        one(f"SELECT count(*) FROM supplier WHERE s_region = '{r}'")
+        for r in ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
+    ] == [4] * 5
+    assert [
+        one(f"SELECT count(*) FROM customer WHERE c_region = '{r}'")
+        for r in ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
+    ] == [60] * 5
     assert one("SELECT count(*) FROM customer WHERE c_nation = 'UNITED STATES'") == 12
     assert one("SELECT count(*) FROM customer WHERE c_city IN ('UNITED KI1', 'UNITED KI5')") == 4
     assert one("SELECT count(*) FROM supplier WHERE s_city IN ('UNITED KI1', 'UNITED KI5')") == 1
@@ -199,7 +257,7 @@ def test_deterministic_and_independent_of_workers(ssb_dir, tables, tmp_path, cap
     found = tables_in_directory(out)
     for t in ssb.ssb_tables:
         assert load_parquet(found[t]).equals(tables[t]), t
-    assert ssb.main(["--sf", "0.01", "--out", str(out), "--quiet"]) == 0      # complete: nothing to do
+    assert ssb.main(["--sf", "0.01", "--out", str(out), "--quiet"]) == 0  # complete: nothing to do
 
 
 def test_several_chunks_any_workers(tmp_path, monkeypatch):
@@ -264,8 +322,9 @@ def glint_cons(request, ssb_dir):
 def test_ssb_query_matches_duckdb(glint_cons, duck, name):
     sql = ssb.ssb_query(name)
     expected = ssb.duckdb_arrow(duck, sql)
-    assert expected.num_rows > 0 and all(v is not None for v in expected.to_pylist()[0].values()), \
+    assert expected.num_rows > 0 and all(v is not None for v in expected.to_pylist()[0].values()), (
         f"Q{name} is empty at SF {SF}: the generator must make every query select something"
+    )
     for dev, con in glint_cons.items():
         actual = con.sql(sql).arrow()
         diffs = compare_query_result(sql, actual, expected)

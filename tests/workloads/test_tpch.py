@@ -1,10 +1,11 @@
 """All 22 TPC-H queries, compared row for row with DuckDB on the same Parquet
 files (decimals exact, doubles to 1e-9 relative), at SF 0.01 and 0.1."""
+
 import pytest
 
 import glint
-from glint.workloads import tpch
 from glint.testing.compare import compare_query_result
+from glint.workloads import tpch
 
 SFS = [0.01, 0.1]
 
@@ -12,6 +13,7 @@ SFS = [0.01, 0.1]
 def _devices(config):
     opt = config.getoption("--device")
     import torch
+
     if opt == "all":
         return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     return [opt]
@@ -47,6 +49,7 @@ def test_tpch_query_matches_duckdb(tpch_env, n):
 def test_join_pair_chunking_gives_same_results(monkeypatch, cached_tpch, n):
     """Joins expand their matches in bounded chunks; a tiny budget must not change results."""
     import glint.exec.join as join_module
+
     monkeypatch.setattr(join_module, "PAIR_CHUNK", 97)
     d = cached_tpch(0.01)
     con = glint.connect(device="cpu")
@@ -74,6 +77,7 @@ def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, m
     bytes as stored, the low-cardinality strings as codes included (here
     by the reference decoder); every query as DuckDB answers it."""
     from glint.runtime import trace
+
     monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
     d, duck = pages_env
     con = glint.connect(device="cpu", chunk_rows=5000)
@@ -85,7 +89,7 @@ def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, m
     finally:
         events = trace.stop()
     assert compare_query_result(sql, actual, tpch.duckdb_arrow(duck, sql)) == []
-    assert any(e["name"] == "device decode" for e in events)        # the path was taken
+    assert any(e["name"] == "device decode" for e in events)  # the path was taken
 
 
 @pytest.mark.parametrize("priority", [0, 1, 2])

@@ -22,6 +22,7 @@ sum(DISTINCT x#1)
 >>> _bind_quantile("median")([x], CallSite("MEDIAN")).type
 DOUBLE
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -61,8 +62,10 @@ def agg_type(fn: str, arg: Expr | None) -> T.DataType:
 
 
 def no_function(fn: str, *types) -> BinderError:
-    return BinderError(f"No function matches the given name and argument types "
-                       f"'{fn}({', '.join(map(str, types))})'. You might need to add explicit type casts.")
+    return BinderError(
+        f"No function matches the given name and argument types "
+        f"'{fn}({', '.join(map(str, types))})'. You might need to add explicit type casts."
+    )
 
 
 def _argument(args, fn: str) -> Expr:
@@ -81,10 +84,12 @@ def _bind_count(args, site: CallSite) -> AggCall:
 
 def _bind_basic(fn: str):
     """COUNT, SUM, AVG, MIN, MAX (DISTINCT changes nothing for MIN and MAX)."""
+
     def bind(args, site):
         v = _argument(args, fn)
         distinct = bool(site.option("distinct")) and fn not in ("min", "max")
         return AggCall(fn, (v,), agg_type(fn, v), distinct, site.option("filter"))
+
     return bind
 
 
@@ -94,6 +99,7 @@ def _bind_moment(fn: str):
         if not (v.type.is_numeric or v.type.kind == "NULL"):
             raise no_function(fn, v.type)
         return AggCall(fn, (ty.cast(v, T.DOUBLE),), T.DOUBLE, bool(site.option("distinct")), site.option("filter"))
+
     return bind
 
 
@@ -103,6 +109,7 @@ def _bind_bool(fn: str):
         if v.type.kind not in ("BOOLEAN", "NULL"):
             raise no_function(fn, v.type)
         return AggCall(fn, (ty.cast(v, T.BOOLEAN),), T.BOOLEAN, bool(site.option("distinct")), site.option("filter"))
+
     return bind
 
 
@@ -134,14 +141,14 @@ def _quantile_value(fn: str, q: Expr | None, site: CallSite) -> tuple[tuple[int,
     if q.value is None:
         raise BinderError("QUANTILE argument must not be NULL")
     if q.type.is_decimal and q.type.scale <= 18:
-        exact = (q.value, 10 ** q.type.scale)
+        exact = (q.value, 10**q.type.scale)
     elif q.type.is_integer:
         exact = (q.value, 1)
     elif q.type.is_numeric:
         exact = None
     else:
         raise no_function(fn, "ANY", q.type)
-    value = float(Fraction(q.value, 10 ** q.type.scale)) if q.type.is_decimal else float(q.value)
+    value = float(Fraction(q.value, 10**q.type.scale)) if q.type.is_decimal else float(q.value)
     if not -1 <= value <= 1:
         raise BinderError("QUANTILE can only take parameters in the range [-1, 1]")
     return exact, value
@@ -149,11 +156,15 @@ def _quantile_value(fn: str, q: Expr | None, site: CallSite) -> tuple[tuple[int,
 
 def _bind_quantile(name: str):
     """MEDIAN, QUANTILE_CONT and QUANTILE_DISC: their q and result type."""
+
     def bind(args, site):
         v = _argument(args, name)
         t = v.type
-        percentile = bool(site.option("within_group")) or \
-            site.option("order_size") == 1 and bool(site.option("order_is_argument"))
+        percentile = (
+            bool(site.option("within_group"))
+            or site.option("order_size") == 1
+            and bool(site.option("order_is_argument"))
+        )
         descending = percentile and bool(site.option("descending"))
         if name == "median":
             exact, q = (5, 10), 0.5
@@ -178,11 +189,22 @@ def _bind_quantile(name: str):
             out = t if t.is_decimal else T.DOUBLE
             arg = v if t.is_decimal else ty.cast(v, T.DOUBLE)
         else:
-            if t.kind not in ("INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "VARCHAR",
-                              "BOOLEAN", "NULL"):
+            if t.kind not in (
+                "INTEGER",
+                "BIGINT",
+                "HUGEINT",
+                "DOUBLE",
+                "DECIMAL",
+                "DATE",
+                "TIMESTAMP",
+                "VARCHAR",
+                "BOOLEAN",
+                "NULL",
+            ):
                 raise no_function(name, t)
             out, arg = t, v
         return AggCall(fn, (arg,), out, distinct, filt, (), (spec,))
+
     return bind
 
 
@@ -198,6 +220,7 @@ def _window_basic(fn: str):
     def bind(args, site):
         v = args[0]
         return fn, (v,), agg_type(fn, v)
+
     return bind
 
 
@@ -207,8 +230,13 @@ _COUNT_ROWS = AggregateEvaluator(1, S.count_rows_states, S.combine_counts, S.fin
 _SUM = AggregateEvaluator(2, S.sum_states, S.combine_sums, S.final_sum)
 _EXTREME = AggregateEvaluator(1, S.extreme_states, S.combine_extremes, S.final_value_of_state)
 _MOMENTS = AggregateEvaluator(3, S.moments_states, S.combine_moments, S.final_moments)
-_STRING_AGG = AggregateEvaluator(1, S.string_agg_states, lambda agg, cols, slots: S.string_agg_states(agg, cols[0], slots),
-                                 S.final_value_of_state, S.string_agg_whole)
+_STRING_AGG = AggregateEvaluator(
+    1,
+    S.string_agg_states,
+    lambda agg, cols, slots: S.string_agg_states(agg, cols[0], slots),
+    S.final_value_of_state,
+    S.string_agg_whole,
+)
 
 
 def _quantile_whole(continuous: bool):
@@ -216,46 +244,134 @@ def _quantile_whole(continuous: bool):
 
 
 # ------------------------------------------------------------------ the functions
-def _aggregate(name, signature, doc, bind, evaluate=None, aliases=(), window_bind=None, window_evaluate=None,
-               internal=False, rewrites_to=None):
-    return Function(name, AGGREGATE, "aggregates", signature, doc, aliases=aliases, bind=bind, evaluate=evaluate,
-                    window_bind=window_bind, window_evaluate=window_evaluate, internal=internal,
-                    rewrites_to=rewrites_to)
+def _aggregate(
+    name,
+    signature,
+    doc,
+    bind,
+    evaluate=None,
+    aliases=(),
+    window_bind=None,
+    window_evaluate=None,
+    internal=False,
+    rewrites_to=None,
+):
+    return Function(
+        name,
+        AGGREGATE,
+        "aggregates",
+        signature,
+        doc,
+        aliases=aliases,
+        bind=bind,
+        evaluate=evaluate,
+        window_bind=window_bind,
+        window_evaluate=window_evaluate,
+        internal=internal,
+        rewrites_to=rewrites_to,
+    )
 
 
-_MOMENT_DOCS = {"var_samp": ("Sample variance.", ("variance",)), "var_pop": ("Population variance.", ()),
-                "stddev_samp": ("Sample standard deviation.", ("stddev",)),
-                "stddev_pop": ("Population standard deviation.", ())}
+_MOMENT_DOCS = {
+    "var_samp": ("Sample variance.", ("variance",)),
+    "var_pop": ("Population variance.", ()),
+    "stddev_samp": ("Sample standard deviation.", ("stddev",)),
+    "stddev_pop": ("Population standard deviation.", ()),
+}
 
 FUNCTIONS = [
-    _aggregate("count", "count(ANY) -> BIGINT; count(*) -> BIGINT", "Number of values that are not NULL (of rows "
-               "for count(*)).", _bind_count, _COUNT, window_bind=_window_count, window_evaluate=windowed.count),
-    _aggregate("count_star", "count_star() -> BIGINT", "count(*): number of rows.", None, _COUNT_ROWS,
-               window_evaluate=windowed.count, internal=True),
-    _aggregate("sum", "sum(NUMERIC) -> HUGEINT | DECIMAL(38, s) | DOUBLE", "Sum (exact for integers and DECIMALs).",
-               _bind_basic("sum"), _SUM, window_bind=_window_basic("sum"), window_evaluate=windowed.sum_avg),
-    _aggregate("avg", "avg(NUMERIC) -> DOUBLE", "Average.", _bind_basic("avg"), _SUM,
-               window_bind=_window_basic("avg"), window_evaluate=windowed.sum_avg),
-    _aggregate("min", "min(ANY) -> ANY", "Smallest value (strings by bytes).", _bind_basic("min"), _EXTREME,
-               window_bind=_window_basic("min"), window_evaluate=windowed.extreme(False)),
-    _aggregate("max", "max(ANY) -> ANY", "Largest value (strings by bytes).", _bind_basic("max"), _EXTREME,
-               window_bind=_window_basic("max"), window_evaluate=windowed.extreme(True)),
-    *(_aggregate(fn, f"{fn}(NUMERIC) -> DOUBLE", doc, _bind_moment(fn), _MOMENTS, aliases=aliases)
-      for fn, (doc, aliases) in _MOMENT_DOCS.items()),
-    _aggregate("bool_and", "bool_and(BOOLEAN) -> BOOLEAN", "Whether every value is TRUE.", _bind_bool("bool_and"),
-               _EXTREME),
-    _aggregate("bool_or", "bool_or(BOOLEAN) -> BOOLEAN", "Whether any value is TRUE.", _bind_bool("bool_or"),
-               _EXTREME),
-    _aggregate("string_agg", "string_agg(ANY [, VARCHAR separator] [ORDER BY ...]) -> VARCHAR",
-               "The values as text joined by the separator (',' by default).", _bind_string_agg, _STRING_AGG,
-               aliases=("listagg", "group_concat")),
-    _aggregate("median", "median(ANY) -> ANY", "quantile_cont(x, 0.5) for numbers and dates, quantile_disc "
-               "otherwise.", _bind_quantile("median"), rewrites_to=("quantile_cont", "quantile_disc")),
-    _aggregate("quantile_cont", "quantile_cont(NUMERIC | DATE | TIMESTAMP, q) -> DOUBLE | DECIMAL | TIMESTAMP; "
-               "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)", "The q-quantile, interpolated between neighbours.",
-               _bind_quantile("quantile_cont"), AggregateEvaluator(whole=_quantile_whole(True)),
-               aliases=("percentile_cont",)),
-    _aggregate("quantile_disc", "quantile_disc(ANY, q) -> ANY; PERCENTILE_DISC(q) WITHIN GROUP (ORDER BY x)",
-               "The value at the q-quantile's position.", _bind_quantile("quantile_disc"),
-               AggregateEvaluator(whole=_quantile_whole(False)), aliases=("quantile", "percentile_disc")),
+    _aggregate(
+        "count",
+        "count(ANY) -> BIGINT; count(*) -> BIGINT",
+        "Number of values that are not NULL (of rows for count(*)).",
+        _bind_count,
+        _COUNT,
+        window_bind=_window_count,
+        window_evaluate=windowed.count,
+    ),
+    _aggregate(
+        "count_star",
+        "count_star() -> BIGINT",
+        "count(*): number of rows.",
+        None,
+        _COUNT_ROWS,
+        window_evaluate=windowed.count,
+        internal=True,
+    ),
+    _aggregate(
+        "sum",
+        "sum(NUMERIC) -> HUGEINT | DECIMAL(38, s) | DOUBLE",
+        "Sum (exact for integers and DECIMALs).",
+        _bind_basic("sum"),
+        _SUM,
+        window_bind=_window_basic("sum"),
+        window_evaluate=windowed.sum_avg,
+    ),
+    _aggregate(
+        "avg",
+        "avg(NUMERIC) -> DOUBLE",
+        "Average.",
+        _bind_basic("avg"),
+        _SUM,
+        window_bind=_window_basic("avg"),
+        window_evaluate=windowed.sum_avg,
+    ),
+    _aggregate(
+        "min",
+        "min(ANY) -> ANY",
+        "Smallest value (strings by bytes).",
+        _bind_basic("min"),
+        _EXTREME,
+        window_bind=_window_basic("min"),
+        window_evaluate=windowed.extreme(False),
+    ),
+    _aggregate(
+        "max",
+        "max(ANY) -> ANY",
+        "Largest value (strings by bytes).",
+        _bind_basic("max"),
+        _EXTREME,
+        window_bind=_window_basic("max"),
+        window_evaluate=windowed.extreme(True),
+    ),
+    *(
+        _aggregate(fn, f"{fn}(NUMERIC) -> DOUBLE", doc, _bind_moment(fn), _MOMENTS, aliases=aliases)
+        for fn, (doc, aliases) in _MOMENT_DOCS.items()
+    ),
+    _aggregate(
+        "bool_and", "bool_and(BOOLEAN) -> BOOLEAN", "Whether every value is TRUE.", _bind_bool("bool_and"), _EXTREME
+    ),
+    _aggregate("bool_or", "bool_or(BOOLEAN) -> BOOLEAN", "Whether any value is TRUE.", _bind_bool("bool_or"), _EXTREME),
+    _aggregate(
+        "string_agg",
+        "string_agg(ANY [, VARCHAR separator] [ORDER BY ...]) -> VARCHAR",
+        "The values as text joined by the separator (',' by default).",
+        _bind_string_agg,
+        _STRING_AGG,
+        aliases=("listagg", "group_concat"),
+    ),
+    _aggregate(
+        "median",
+        "median(ANY) -> ANY",
+        "quantile_cont(x, 0.5) for numbers and dates, quantile_disc otherwise.",
+        _bind_quantile("median"),
+        rewrites_to=("quantile_cont", "quantile_disc"),
+    ),
+    _aggregate(
+        "quantile_cont",
+        "quantile_cont(NUMERIC | DATE | TIMESTAMP, q) -> DOUBLE | DECIMAL | TIMESTAMP; "
+        "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)",
+        "The q-quantile, interpolated between neighbours.",
+        _bind_quantile("quantile_cont"),
+        AggregateEvaluator(whole=_quantile_whole(True)),
+        aliases=("percentile_cont",),
+    ),
+    _aggregate(
+        "quantile_disc",
+        "quantile_disc(ANY, q) -> ANY; PERCENTILE_DISC(q) WITHIN GROUP (ORDER BY x)",
+        "The value at the q-quantile's position.",
+        _bind_quantile("quantile_disc"),
+        AggregateEvaluator(whole=_quantile_whole(False)),
+        aliases=("quantile", "percentile_disc"),
+    ),
 ]

@@ -29,16 +29,17 @@ NaN sorts above every number (as DuckDB orders doubles).
 >>> quantile(f, s, Quantile(0.5, 1, 2, True), False, T.DOUBLE).to_arrow().to_pylist()
 [3.0, nan]
 """
+
 from __future__ import annotations
 
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.column import Column
+from glint.functions.strings import core as strings
 from glint.kernels import groupby as G
 from glint.kernels import wide as W
 from glint.kernels.quantiles import continuous_position, discrete_position, group_starts, sort_in_groups
-from glint.columnar.column import Column
-from glint.functions.strings import core as strings
 
 
 def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataType) -> Column:
@@ -51,7 +52,7 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
     if m == 0 or n == 0:
         return Column.nulls(out_type, n, dev)
     xv = x.take(rows)
-    if xv.is_wide:                      # wide [hi, lo] rows: ordered by their rank
+    if xv.is_wide:  # wide [hi, lo] rows: ordered by their rank
         key = torch.unique(xv.data, dim=0, return_inverse=True)[1]
     else:
         key = strings.order_ranks(xv) if xv.dtype.is_string else xv.data
@@ -74,7 +75,7 @@ def quantile(x: Column, slots: G.Slots, q, continuous: bool, out_type: T.DataTyp
         # those in doubles, lo * (1 - f) + hi * f, truncated back, so digits past a double's are
         # lost (MEDIAN of DECIMAL(21,1) values near 10**15: fuzz seed 620 q775)
         x = torch.trunc(W.to_double(lo) * (1.0 - frac) + W.to_double(hi) * frac)
-        if lo.dim() == 2 or bool((x.abs() >= 2.0 ** 62).any()):
+        if lo.dim() == 2 or bool((x.abs() >= 2.0**62).any()):
             return Column(out_type, torch.where(same[:, None], W.to_wide(lo), W.from_double(x)), has)
         return Column(out_type, torch.where(same, lo, x.long()), has)
     if out_type.is_decimal:

@@ -19,6 +19,7 @@ States of one aggregate are a list of columns (one row per group):
 >>> final_moments(agg, moments_states(agg, x, s)).to_arrow().to_pylist()
 [2.333333333333333, None]
 """
+
 from __future__ import annotations
 
 import torch
@@ -37,8 +38,11 @@ from glint.plan import aggregates as A
 # ------------------------------------------------------------------ inputs
 def sum_input(x: Column) -> tuple[torch.Tensor, bool]:
     """(values with NULLs as 0, is floating)."""
-    data = x.data if x.valid is None else torch.where(
-        x.valid if x.data.dim() == 1 else x.valid[:, None], x.data, torch.zeros_like(x.data))
+    data = (
+        x.data
+        if x.valid is None
+        else torch.where(x.valid if x.data.dim() == 1 else x.valid[:, None], x.data, torch.zeros_like(x.data))
+    )
     if x.dtype.kind == "DOUBLE":
         return data, True
     if x.dtype.kind in ("BOOLEAN", "NULL"):
@@ -85,9 +89,9 @@ def extreme(x: Column, slots: G.Slots, largest: bool, has: torch.Tensor) -> Colu
     """MIN or MAX per group (NULL where ``has`` is False); strings by byte order."""
     valid = x.valid
     data, s = (x.data, slots) if valid is None else (x.data[valid], slots.subset(valid))
-    if x.dtype.is_string:               # by byte order, not by dictionary code
+    if x.dtype.is_string:  # by byte order, not by dictionary code
         return strings.extreme_rows(x, slots, largest, has)
-    if x.is_wide:                       # the extreme rank, then its value
+    if x.is_wide:  # the extreme rank, then its value
         if data.shape[0] == 0:
             return Column(x.dtype, torch.zeros((slots.n, 2), dtype=torch.int64, device=data.device), has)
         values, ranks = wide_ranks(data)
@@ -148,7 +152,7 @@ def sum_result(agg, s: torch.Tensor, counts: torch.Tensor, floating: bool) -> Co
         return Column(agg.type, G.narrow_if_fits(s), has)
     scale = agg.args[0].type.scale if agg.args[0].type.is_decimal else 0
     # sum / (count * 10**scale) rounded as DuckDB rounds it (extended precision, then double)
-    den = W.scale(counts.clamp(min=1), 10 ** scale) if scale else counts.clamp(min=1)
+    den = W.scale(counts.clamp(min=1), 10**scale) if scale else counts.clamp(min=1)
     return Column(T.DOUBLE, W.quotient_ld(s, den), has)
 
 
@@ -168,8 +172,7 @@ def final_moments(agg, cols: list[Column]) -> Column:
     return moments_result(agg.fn, cols[0].data, cols[2].data)
 
 
-_MOMENT_NAMES = {"var_samp": "VARSAMP", "var_pop": "VARPOP", "stddev_samp": "STDDEV_SAMP",
-                 "stddev_pop": "STDDEV_POP"}
+_MOMENT_NAMES = {"var_samp": "VARSAMP", "var_pop": "VARPOP", "stddev_samp": "STDDEV_SAMP", "stddev_pop": "STDDEV_POP"}
 
 
 def moments_result(fn: str, n: torch.Tensor, m2: torch.Tensor) -> Column:

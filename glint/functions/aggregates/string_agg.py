@@ -17,17 +17,18 @@ next group's, so the output dictionary has one entry per group.
 >>> string_agg(x, s, "|", [(k, True, False)]).to_arrow().to_pylist()
 ['b|d|a', None, 'c']
 """
+
 from __future__ import annotations
 
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.column import Column, Dictionary
+from glint.functions.strings import core as strings
 from glint.kernels import groupby as G
 from glint.kernels.sort import lexsort
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces
-from glint.columnar.column import Column, Dictionary
-from glint.functions.strings import core as strings
 
 
 def string_agg(x: Column, slots: G.Slots, sep: str | None, order=None) -> Column:
@@ -59,7 +60,7 @@ def string_agg(x: Column, slots: G.Slots, sep: str | None, order=None) -> Column
     starts = torch.stack([sep_start, p.starts], dim=1).reshape(-1)
     lengths = torch.stack([torch.where(first, 0, sep_bytes.shape[0]), p.lengths], dim=1).reshape(-1)
     offsets, buf = gather(Pieces(data, starts, lengths))
-    group_start = torch.cumsum(counts, 0) - counts               # first row of each group in the order
+    group_start = torch.cumsum(counts, 0) - counts  # first row of each group in the order
     bounds = torch.cat([offsets[2 * group_start], offsets[-1:]])
     codes = torch.arange(n, dtype=torch.int32, device=dev)
     return Column(T.VARCHAR, codes, counts > 0, Dictionary(bounds, buf))

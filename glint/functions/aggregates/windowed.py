@@ -5,6 +5,7 @@ Each takes (the window call, its arguments in sorted order, the sorted rows:
 glint.exec.window.SortedRows, whose ``frame_pieces`` give every row's frame
 as [lo, hi) pieces) and returns its column in sorted order.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,12 +41,13 @@ def sum_avg(w, args, r) -> Column:
 
 def extreme(largest: bool):
     """MIN (largest False) or MAX over the frame."""
+
     def run(w, args, r) -> Column:
         (x,) = args
         key = _order_key(x)
         best = None
         for i, (lo, hi) in enumerate(r.frame_pieces(w.frame)):
-            if i == 0 and w.frame.start.kind == "unbounded":    # from the partition's start: one segmented scan
+            if i == 0 and w.frame.start.kind == "unbounded":  # from the partition's start: one segmented scan
                 b = K.running_best_row(key, x.valid, r.part_id, lo, hi, largest)
             else:
                 b = K.range_best_row(key, x.valid, lo, hi, largest)
@@ -53,6 +55,7 @@ def extreme(largest: bool):
             best = b if best is None else K.best_of(key, ok, best, b, largest)
         v = x.take(best.clamp(min=0))
         return Column(x.dtype, v.data, best >= 0, x.dictionary)
+
     return run
 
 

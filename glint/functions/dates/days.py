@@ -18,6 +18,7 @@ datetime.date(1995, 1, 1)
 >>> parse_date("1995-3-15"), format_date(9204)
 (9204, '1995-03-15')
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,11 +27,23 @@ import pyarrow.compute as pc
 import torch
 
 from glint.columnar import types as T
-from glint.errors import ExecutionError, NotSupported
 from glint.columnar.calendar import (  # noqa: F401  (the date functions' calendar)
-    INFINITY, MAX_DAYS, MIN_DAYS, _CUM_DAYS, _MONTH_DAYS, _fdiv, civil_from_days, days_from_civil, days_in_month, format_date, format_dates, is_leap,
+    _CUM_DAYS,
+    _MONTH_DAYS,
+    INFINITY,
+    MAX_DAYS,
+    MIN_DAYS,
+    _fdiv,
+    civil_from_days,
+    days_from_civil,
+    days_in_month,
+    format_date,
+    format_dates,
+    is_leap,
 )
 from glint.columnar.column import Column
+from glint.errors import ExecutionError, NotSupported
+
 
 def _day_of_year(y: torch.Tensor, m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
     table = torch.tensor(_CUM_DAYS, dtype=torch.int64, device=m.device)
@@ -45,7 +58,7 @@ def _dow(days: torch.Tensor) -> torch.Tensor:
 def _iso_year_week(days: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """ISO-8601 (year, week): the week belongs to the year holding its Thursday."""
     days = days.long()
-    isodow = (days + 3) % 7 + 1                  # Monday = 1 .. Sunday = 7
+    isodow = (days + 3) % 7 + 1  # Monday = 1 .. Sunday = 7
     thursday = days + (4 - isodow)
     iy, _, _ = civil_from_days(thursday)
     jan1 = days_from_civil(iy, torch.ones_like(iy), torch.ones_like(iy))
@@ -100,7 +113,7 @@ def _extract_field(field: str, days: torch.Tensor) -> torch.Tensor:
         return _iso_year_week(days)[0]
     if field == "yearweek":
         iy, wk = _iso_year_week(days)
-        return iy * 100 + torch.where(iy > 0, wk, -wk)     # DuckDB: year 0 (1 BC) and before count down
+        return iy * 100 + torch.where(iy > 0, wk, -wk)  # DuckDB: year 0 (1 BC) and before count down
     if field == "epoch":
         return days.long() * 86400
     if field in ("decade", "decades"):
@@ -124,7 +137,7 @@ def extract(field: str, col: Column) -> Column:
     """
     _date_column(col, "EXTRACT")
     field = field.lower()
-    _extract_field(field, col.data[:0])         # rejects an unknown field up front
+    _extract_field(field, col.data[:0])  # rejects an unknown field up front
     return Column(T.BIGINT, per_day(col.data, lambda d: _extract_field(field, d)), col.valid)
 
 
@@ -273,8 +286,10 @@ _WS = " \t\n\v\f\r"
 # YYYY-MM-DD with '-', '/' or ' ' (the same twice, checked after matching);
 # after the day anything but a digit may follow (DuckDB ignores a time part or
 # other trailing text), and a trailing "(BC)" flips the era.
-_DATE_RE = (r"(?s)^[ \t\n\v\f\r]*(?P<y>[0-9]{1,7})(?P<s1>[-/ ])(?P<m>[0-9]{1,2})(?P<s2>[-/ ])"
-            r"(?P<d>[0-9]{1,2})(?P<rest>(?:[^0-9].*)?)$")
+_DATE_RE = (
+    r"(?s)^[ \t\n\v\f\r]*(?P<y>[0-9]{1,7})(?P<s1>[-/ ])(?P<m>[0-9]{1,2})(?P<s2>[-/ ])"
+    r"(?P<d>[0-9]{1,2})(?P<rest>(?:[^0-9].*)?)$"
+)
 _BC_RE = r"^[ \t\n\v\f\r]*\(BC\)"
 
 
@@ -339,5 +354,3 @@ def parse_date(s: str) -> int:
     if not ok[0]:
         raise ExecutionError(f"invalid date '{s}'")
     return int(days[0])
-
-

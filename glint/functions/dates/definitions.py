@@ -14,6 +14,7 @@ DOUBLE
 >>> _bind_trunc([Literal("hour", T.VARCHAR), d], CallSite("DATE_TRUNC"))
 date_trunc(d#1, 'hour')
 """
+
 from __future__ import annotations
 
 from glint.columnar import types as T
@@ -34,8 +35,10 @@ _TEMPORAL = ("DATE", "TIMESTAMP")
 def temporal_arg(v: Expr, what: str) -> Expr:
     """v as the DATE or TIMESTAMP argument of ``what``."""
     if v.type.kind == "NULL":
-        raise BinderError(f'Could not choose a best candidate function for the function call "{what}" with a '
-                          f"NULL argument: add an explicit cast")
+        raise BinderError(
+            f'Could not choose a best candidate function for the function call "{what}" with a '
+            f"NULL argument: add an explicit cast"
+        )
     if v.type.kind not in _TEMPORAL:
         raise TypeMismatch(f"Type mismatch: {what} needs a DATE or TIMESTAMP, got {ty.show(v)} of type {v.type}")
     return v
@@ -79,6 +82,7 @@ def _bind_one_part(part: str):
         if len(args) != 1:
             raise BinderError(f"{site.name}() takes one DATE or TIMESTAMP")
         return extract_part(part, args[0])
+
     return bind
 
 
@@ -88,6 +92,7 @@ def _bind_epoch_unit(unit: str):
             raise BinderError(f"{site.name}() takes one DATE or TIMESTAMP")
         v = temporal_arg(args[0], f"epoch_{unit}")
         return Call("epoch_unit", (v,), T.BIGINT, (unit,))
+
     return bind
 
 
@@ -128,8 +133,9 @@ def _bind_make_timestamp(args, site):
             raise TypeMismatch(f"Type mismatch: make_timestamp needs BIGINT parts, got {ty.show(a)} of type {a.type}")
     if not (args[5].type.is_numeric or args[5].type.kind == "NULL"):
         raise TypeMismatch(f"Type mismatch: make_timestamp needs DOUBLE seconds, got {ty.show(args[5])}")
-    return Call("make_timestamp", tuple(ty.cast(a, T.BIGINT) for a in args[:5]) + (ty.cast(args[5], T.DOUBLE),),
-                T.TIMESTAMP)
+    return Call(
+        "make_timestamp", tuple(ty.cast(a, T.BIGINT) for a in args[:5]) + (ty.cast(args[5], T.DOUBLE),), T.TIMESTAMP
+    )
 
 
 def _bind_make_date(args, site):
@@ -147,8 +153,14 @@ def _bind_trunc(args, site: CallSite) -> Expr:
     if part is None:
         return Literal(None, T.TIMESTAMP)
     part = part_name(part)
-    if part not in DATE_TRUNC_PARTS and part not in ("microseconds", "milliseconds", "second", "minute", "hour",
-                                                     "epoch"):
+    if part not in DATE_TRUNC_PARTS and part not in (
+        "microseconds",
+        "milliseconds",
+        "second",
+        "minute",
+        "hour",
+        "epoch",
+    ):
         raise BinderError("Not implemented Error: Specifier type not implemented for DATETRUNC")
     # DuckDB folds a constant argument before typing the call DATE: a NULL TIMESTAMP. An
     # argument that reads a column is not folded there, even one that is always NULL
@@ -161,23 +173,28 @@ def _bind_trunc(args, site: CallSite) -> Expr:
 
 def _bind_difference(fn: str):
     """date_diff(part, start, end) / date_sub(part, start, end)."""
+
     def bind(args, site):
         if len(args) != 3:
             raise BinderError(f"{site.name}() takes a part, a start and an end")
         part = constant_part(args[0], fn)
         a, b = args[1], args[2]
         if a.type.kind == "NULL" and b.type.kind == "NULL":
-            raise BinderError(f'Could not choose a best candidate function for the function call "{fn}" with '
-                              f"NULL arguments: add an explicit cast")
+            raise BinderError(
+                f'Could not choose a best candidate function for the function call "{fn}" with '
+                f"NULL arguments: add an explicit cast"
+            )
         a = ty.cast(a, b.type) if a.type.kind == "NULL" else temporal_arg(a, fn)
         b = ty.cast(b, a.type) if b.type.kind == "NULL" else temporal_arg(b, fn)
         if part is None:
             return Literal(None, T.BIGINT)
         part = part_name(part)
         if part in ("era", "timezone", "timezone_hour", "timezone_minute"):
-            raise BinderError(f"Not implemented Error: Specifier type not implemented for "
-                              f"{fn.replace('_', '').upper()}")
+            raise BinderError(
+                f"Not implemented Error: Specifier type not implemented for {fn.replace('_', '').upper()}"
+            )
         return Call(fn, (a, b), T.BIGINT, (part,))
+
     return bind
 
 
@@ -186,8 +203,20 @@ def _bind_date_add(args, site):
 
 
 # ------------------------------------------------------------------ named days and months, last_day
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                "November", "December")
+_MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
 
@@ -195,6 +224,7 @@ def _bind_named(fn: str, part: str, names):
     def bind(args, site):
         v = temporal_arg(args[0], fn)
         return Call("calendar_name", (v,), T.VARCHAR, (part, names))
+
     return bind
 
 
@@ -217,19 +247,46 @@ def _date_diff_days(e: Call, cols) -> Column:
 # ------------------------------------------------------------------ the functions
 # the part functions: SQL name -> part
 _PART_FUNCTIONS = {
-    "year": "year", "month": "month", "day": "day", "quarter": "quarter", "dayofweek": "dayofweek",
-    "dayofmonth": "dayofmonth", "dayofyear": "dayofyear", "weekofyear": "weekofyear", "week": "week",
-    "isodow": "isodow", "hour": "hour", "minute": "minute", "second": "second", "epoch": "epoch",
-    "yearweek": "yearweek", "decade": "decade", "century": "century", "millennium": "millennium", "era": "era",
-    "julian": "julian", "millisecond": "milliseconds", "microsecond": "microseconds", "isoyear": "isoyear",
-    "weekday": "dow", "timezone_hour": "timezone_hour", "timezone_minute": "timezone_minute",
+    "year": "year",
+    "month": "month",
+    "day": "day",
+    "quarter": "quarter",
+    "dayofweek": "dayofweek",
+    "dayofmonth": "dayofmonth",
+    "dayofyear": "dayofyear",
+    "weekofyear": "weekofyear",
+    "week": "week",
+    "isodow": "isodow",
+    "hour": "hour",
+    "minute": "minute",
+    "second": "second",
+    "epoch": "epoch",
+    "yearweek": "yearweek",
+    "decade": "decade",
+    "century": "century",
+    "millennium": "millennium",
+    "era": "era",
+    "julian": "julian",
+    "millisecond": "milliseconds",
+    "microsecond": "microseconds",
+    "isoyear": "isoyear",
+    "weekday": "dow",
+    "timezone_hour": "timezone_hour",
+    "timezone_minute": "timezone_minute",
 }
 
 
 def _part_function(name: str, part: str) -> Function:
     out = "DOUBLE" if part_name(part) in DOUBLE_PARTS else "BIGINT"
-    return Function(name, SCALAR, "dates", f"{name}(DATE | TIMESTAMP) -> {out}",
-                    f"date_part('{part_name(part)}', x).", bind=_bind_one_part(part), rewrites_to=("extract",))
+    return Function(
+        name,
+        SCALAR,
+        "dates",
+        f"{name}(DATE | TIMESTAMP) -> {out}",
+        f"date_part('{part_name(part)}', x).",
+        bind=_bind_one_part(part),
+        rewrites_to=("extract",),
+    )
 
 
 def _internal(name, signature, doc, evaluate, strict=False, kind=SCALAR):
@@ -237,56 +294,176 @@ def _internal(name, signature, doc, evaluate, strict=False, kind=SCALAR):
 
 
 FUNCTIONS = [
-    Function("date_part", SCALAR, "dates", "date_part(VARCHAR part, DATE | TIMESTAMP) -> BIGINT | DOUBLE; "
-             "EXTRACT(part FROM x)", "A field of the date or time (year, month, dow, epoch ...).",
-             aliases=("datepart",), bind=_bind_date_part, rewrites_to=("extract",)),
+    Function(
+        "date_part",
+        SCALAR,
+        "dates",
+        "date_part(VARCHAR part, DATE | TIMESTAMP) -> BIGINT | DOUBLE; EXTRACT(part FROM x)",
+        "A field of the date or time (year, month, dow, epoch ...).",
+        aliases=("datepart",),
+        bind=_bind_date_part,
+        rewrites_to=("extract",),
+    ),
     *(_part_function(name, part) for name, part in _PART_FUNCTIONS.items()),
-    Function("epoch_ms", SCALAR, "dates", "epoch_ms(DATE | TIMESTAMP) -> BIGINT; epoch_ms(BIGINT) -> TIMESTAMP",
-             "Milliseconds since 1970-01-01; the TIMESTAMP that many milliseconds after it.", bind=_bind_epoch_ms,
-             rewrites_to=("epoch_unit", "timestamp_from_epoch_ms")),
-    *(Function(f"epoch_{u}", SCALAR, "dates", f"epoch_{u}(DATE | TIMESTAMP) -> BIGINT",
-               f"{what} since 1970-01-01.", bind=_bind_epoch_unit(u), rewrites_to=("epoch_unit",))
-      for u, what in (("us", "Microseconds"), ("ns", "Nanoseconds"))),
-    Function("make_timestamp", SCALAR, "dates", "make_timestamp(BIGINT year, month, day, hour, minute, DOUBLE "
-             "seconds) -> TIMESTAMP; make_timestamp(BIGINT micros) -> TIMESTAMP",
-             "The TIMESTAMP of its parts, or that many microseconds after 1970-01-01.", bind=_bind_make_timestamp,
-             evaluate=lambda e, cols: TS.make_timestamp(cols)),
-    Function("make_date", SCALAR, "dates", "make_date(BIGINT year, BIGINT month, BIGINT day) -> DATE",
-             "The DATE of its parts.", bind=_bind_make_date, evaluate=lambda e, cols: days.make_date(*cols)),
-    Function("date_trunc", SCALAR, "dates", "date_trunc(VARCHAR part, DATE | TIMESTAMP) -> DATE | TIMESTAMP",
-             "Truncated to the part (a DATE for a day or longer).", aliases=("datetrunc",), bind=_bind_trunc,
-             evaluate=lambda e, cols: TS.trunc(e.params[0], cols[0])),
-    Function("date_diff", SCALAR, "dates", "date_diff(VARCHAR part, start, end) -> BIGINT",
-             "Number of part boundaries crossed from start to end.", aliases=("datediff",),
-             bind=_bind_difference("date_diff"), evaluate=lambda e, cols: TS.diff(e.params[0], *cols)),
-    Function("date_sub", SCALAR, "dates", "date_sub(VARCHAR part, start, end) -> BIGINT",
-             "Number of whole parts from start to end.", aliases=("datesub",), bind=_bind_difference("date_sub"),
-             evaluate=lambda e, cols: TS.sub(e.params[0], *cols)),
-    Function("date_add", SCALAR, "dates", "date_add(DATE | TIMESTAMP, INTERVAL | INTEGER days) -> DATE | TIMESTAMP",
-             "The date plus an interval (or days).", bind=_bind_date_add,
-             rewrites_to=("add", "date_add_days", "add_interval")),
-    Function("monthname", SCALAR, "dates", "monthname(DATE | TIMESTAMP) -> VARCHAR", "The month's English name.",
-             bind=_bind_named("monthname", "month", _MONTH_NAMES), rewrites_to=("calendar_name",)),
-    Function("dayname", SCALAR, "dates", "dayname(DATE | TIMESTAMP) -> VARCHAR", "The weekday's English name.",
-             bind=_bind_named("dayname", "dow", _DAY_NAMES), rewrites_to=("calendar_name",)),
-    Function("last_day", SCALAR, "dates", "last_day(DATE | TIMESTAMP) -> DATE", "The last day of the month.",
-             bind=_bind_last_day, evaluate=lambda e, cols: TS.last_day(cols[0])),
-    _internal("extract", "extract(DATE | TIMESTAMP, part) -> BIGINT | DOUBLE", "date_part(part, x).",
-              lambda e, cols: TS.extract(e.params[0], cols[0]), strict=True),
-    _internal("epoch_unit", "epoch_unit(DATE | TIMESTAMP, unit) -> BIGINT",
-              "Milliseconds, microseconds or nanoseconds since 1970-01-01.",
-              lambda e, cols: TS.epoch_unit(e.params[0], cols[0])),
-    _internal("timestamp_from_micros", "timestamp_from_micros(BIGINT) -> TIMESTAMP", "make_timestamp(micros).",
-              lambda e, cols: TS.from_micros(cols[0])),
-    _internal("timestamp_from_epoch_ms", "timestamp_from_epoch_ms(BIGINT) -> TIMESTAMP", "epoch_ms(milliseconds).",
-              lambda e, cols: TS.from_epoch_ms(cols[0])),
-    _internal("calendar_name", "calendar_name(DATE | TIMESTAMP, part, names) -> VARCHAR", "monthname, dayname.",
-              lambda e, cols: TS.calendar_name(*e.params, cols[0])),
-    _internal("date_add_days", "date_add_days(DATE, INTEGER, sign) -> DATE", "DATE + n, DATE - n.",
-              _date_add_days, strict=True, kind=OPERATOR),
-    _internal("date_diff_days", "date_diff_days(DATE, DATE) -> BIGINT", "DATE - DATE (days).", _date_diff_days,
-              strict=True, kind=OPERATOR),
-    _internal("add_interval", "add_interval(DATE | TIMESTAMP, months, days, micros) -> TIMESTAMP",
-              "DATE or TIMESTAMP + INTERVAL, - INTERVAL.", lambda e, cols: TS.add_interval(cols[0], *e.params),
-              strict=True, kind=OPERATOR),
+    Function(
+        "epoch_ms",
+        SCALAR,
+        "dates",
+        "epoch_ms(DATE | TIMESTAMP) -> BIGINT; epoch_ms(BIGINT) -> TIMESTAMP",
+        "Milliseconds since 1970-01-01; the TIMESTAMP that many milliseconds after it.",
+        bind=_bind_epoch_ms,
+        rewrites_to=("epoch_unit", "timestamp_from_epoch_ms"),
+    ),
+    *(
+        Function(
+            f"epoch_{u}",
+            SCALAR,
+            "dates",
+            f"epoch_{u}(DATE | TIMESTAMP) -> BIGINT",
+            f"{what} since 1970-01-01.",
+            bind=_bind_epoch_unit(u),
+            rewrites_to=("epoch_unit",),
+        )
+        for u, what in (("us", "Microseconds"), ("ns", "Nanoseconds"))
+    ),
+    Function(
+        "make_timestamp",
+        SCALAR,
+        "dates",
+        "make_timestamp(BIGINT year, month, day, hour, minute, DOUBLE "
+        "seconds) -> TIMESTAMP; make_timestamp(BIGINT micros) -> TIMESTAMP",
+        "The TIMESTAMP of its parts, or that many microseconds after 1970-01-01.",
+        bind=_bind_make_timestamp,
+        evaluate=lambda e, cols: TS.make_timestamp(cols),
+    ),
+    Function(
+        "make_date",
+        SCALAR,
+        "dates",
+        "make_date(BIGINT year, BIGINT month, BIGINT day) -> DATE",
+        "The DATE of its parts.",
+        bind=_bind_make_date,
+        evaluate=lambda e, cols: days.make_date(*cols),
+    ),
+    Function(
+        "date_trunc",
+        SCALAR,
+        "dates",
+        "date_trunc(VARCHAR part, DATE | TIMESTAMP) -> DATE | TIMESTAMP",
+        "Truncated to the part (a DATE for a day or longer).",
+        aliases=("datetrunc",),
+        bind=_bind_trunc,
+        evaluate=lambda e, cols: TS.trunc(e.params[0], cols[0]),
+    ),
+    Function(
+        "date_diff",
+        SCALAR,
+        "dates",
+        "date_diff(VARCHAR part, start, end) -> BIGINT",
+        "Number of part boundaries crossed from start to end.",
+        aliases=("datediff",),
+        bind=_bind_difference("date_diff"),
+        evaluate=lambda e, cols: TS.diff(e.params[0], *cols),
+    ),
+    Function(
+        "date_sub",
+        SCALAR,
+        "dates",
+        "date_sub(VARCHAR part, start, end) -> BIGINT",
+        "Number of whole parts from start to end.",
+        aliases=("datesub",),
+        bind=_bind_difference("date_sub"),
+        evaluate=lambda e, cols: TS.sub(e.params[0], *cols),
+    ),
+    Function(
+        "date_add",
+        SCALAR,
+        "dates",
+        "date_add(DATE | TIMESTAMP, INTERVAL | INTEGER days) -> DATE | TIMESTAMP",
+        "The date plus an interval (or days).",
+        bind=_bind_date_add,
+        rewrites_to=("add", "date_add_days", "add_interval"),
+    ),
+    Function(
+        "monthname",
+        SCALAR,
+        "dates",
+        "monthname(DATE | TIMESTAMP) -> VARCHAR",
+        "The month's English name.",
+        bind=_bind_named("monthname", "month", _MONTH_NAMES),
+        rewrites_to=("calendar_name",),
+    ),
+    Function(
+        "dayname",
+        SCALAR,
+        "dates",
+        "dayname(DATE | TIMESTAMP) -> VARCHAR",
+        "The weekday's English name.",
+        bind=_bind_named("dayname", "dow", _DAY_NAMES),
+        rewrites_to=("calendar_name",),
+    ),
+    Function(
+        "last_day",
+        SCALAR,
+        "dates",
+        "last_day(DATE | TIMESTAMP) -> DATE",
+        "The last day of the month.",
+        bind=_bind_last_day,
+        evaluate=lambda e, cols: TS.last_day(cols[0]),
+    ),
+    _internal(
+        "extract",
+        "extract(DATE | TIMESTAMP, part) -> BIGINT | DOUBLE",
+        "date_part(part, x).",
+        lambda e, cols: TS.extract(e.params[0], cols[0]),
+        strict=True,
+    ),
+    _internal(
+        "epoch_unit",
+        "epoch_unit(DATE | TIMESTAMP, unit) -> BIGINT",
+        "Milliseconds, microseconds or nanoseconds since 1970-01-01.",
+        lambda e, cols: TS.epoch_unit(e.params[0], cols[0]),
+    ),
+    _internal(
+        "timestamp_from_micros",
+        "timestamp_from_micros(BIGINT) -> TIMESTAMP",
+        "make_timestamp(micros).",
+        lambda e, cols: TS.from_micros(cols[0]),
+    ),
+    _internal(
+        "timestamp_from_epoch_ms",
+        "timestamp_from_epoch_ms(BIGINT) -> TIMESTAMP",
+        "epoch_ms(milliseconds).",
+        lambda e, cols: TS.from_epoch_ms(cols[0]),
+    ),
+    _internal(
+        "calendar_name",
+        "calendar_name(DATE | TIMESTAMP, part, names) -> VARCHAR",
+        "monthname, dayname.",
+        lambda e, cols: TS.calendar_name(*e.params, cols[0]),
+    ),
+    _internal(
+        "date_add_days",
+        "date_add_days(DATE, INTEGER, sign) -> DATE",
+        "DATE + n, DATE - n.",
+        _date_add_days,
+        strict=True,
+        kind=OPERATOR,
+    ),
+    _internal(
+        "date_diff_days",
+        "date_diff_days(DATE, DATE) -> BIGINT",
+        "DATE - DATE (days).",
+        _date_diff_days,
+        strict=True,
+        kind=OPERATOR,
+    ),
+    _internal(
+        "add_interval",
+        "add_interval(DATE | TIMESTAMP, months, days, micros) -> TIMESTAMP",
+        "DATE or TIMESTAMP + INTERVAL, - INTERVAL.",
+        lambda e, cols: TS.add_interval(cols[0], *e.params),
+        strict=True,
+        kind=OPERATOR,
+    ),
 ]

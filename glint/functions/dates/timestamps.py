@@ -17,46 +17,79 @@ truncation and interval arithmetic unchanged.
 >>> diff("hour", ts, add_interval(ts, 0, 1, 3_600_000_000)).data.tolist()
 [25, 25]
 """
+
 from __future__ import annotations
 
 import torch
 
 from glint.columnar import types as T
-from glint.errors import ExecutionError, NotSupported
 from glint.columnar.column import Column, Dictionary
-from glint.functions.dates import days as dates
 from glint.columnar.timestamp_text import MICROS_PER_DAY, MICROS_PER_SEC, TS_INFINITY
+from glint.errors import ExecutionError, NotSupported
+from glint.functions.dates import days as dates
 
 MICROS_PER_MSEC = 1_000
 MICROS_PER_MINUTE = 60 * MICROS_PER_SEC
 MICROS_PER_HOUR = 60 * MICROS_PER_MINUTE
-DATE_INFINITY = 2**31 - 1           # DuckDB's DATE 'infinity'
+DATE_INFINITY = 2**31 - 1  # DuckDB's DATE 'infinity'
 
 # DuckDB's date part specifiers (GetDatePartSpecifier), alias -> canonical name
 PARTS = {}
 for _name, _aliases in {
-    "year": ("year", "yr", "y", "years", "yrs"), "month": ("month", "mon", "months", "mons"),
-    "day": ("day", "days", "d", "dayofmonth"), "decade": ("decade", "dec", "decades", "decs"),
+    "year": ("year", "yr", "y", "years", "yrs"),
+    "month": ("month", "mon", "months", "mons"),
+    "day": ("day", "days", "d", "dayofmonth"),
+    "decade": ("decade", "dec", "decades", "decs"),
     "century": ("century", "cent", "centuries", "c"),
     "millennium": ("millennium", "mil", "millenniums", "millennia", "mils", "millenium"),
     "microseconds": ("microseconds", "microsecond", "us", "usec", "usecs", "usecond", "useconds"),
     "milliseconds": ("milliseconds", "millisecond", "ms", "msec", "msecs", "msecond", "mseconds"),
-    "second": ("second", "sec", "seconds", "secs", "s"), "minute": ("minute", "min", "minutes", "mins", "m"),
-    "hour": ("hour", "hr", "hours", "hrs", "h"), "epoch": ("epoch",), "dow": ("dow", "dayofweek", "weekday"),
-    "isodow": ("isodow",), "week": ("week", "weeks", "w", "weekofyear"), "doy": ("doy", "dayofyear"),
-    "quarter": ("quarter", "quarters"), "yearweek": ("yearweek",), "isoyear": ("isoyear",), "era": ("era",),
-    "timezone": ("timezone",), "timezone_hour": ("timezone_hour",), "timezone_minute": ("timezone_minute",),
+    "second": ("second", "sec", "seconds", "secs", "s"),
+    "minute": ("minute", "min", "minutes", "mins", "m"),
+    "hour": ("hour", "hr", "hours", "hrs", "h"),
+    "epoch": ("epoch",),
+    "dow": ("dow", "dayofweek", "weekday"),
+    "isodow": ("isodow",),
+    "week": ("week", "weeks", "w", "weekofyear"),
+    "doy": ("doy", "dayofyear"),
+    "quarter": ("quarter", "quarters"),
+    "yearweek": ("yearweek",),
+    "isoyear": ("isoyear",),
+    "era": ("era",),
+    "timezone": ("timezone",),
+    "timezone_hour": ("timezone_hour",),
+    "timezone_minute": ("timezone_minute",),
     "julian": ("julian", "jd"),
 }.items():
     for _a in _aliases:
         PARTS[_a] = _name
 
 # parts below a day, in microseconds
-_TIME_UNITS = {"microseconds": 1, "milliseconds": MICROS_PER_MSEC, "second": MICROS_PER_SEC,
-               "minute": MICROS_PER_MINUTE, "hour": MICROS_PER_HOUR, "epoch": MICROS_PER_SEC}
+_TIME_UNITS = {
+    "microseconds": 1,
+    "milliseconds": MICROS_PER_MSEC,
+    "second": MICROS_PER_SEC,
+    "minute": MICROS_PER_MINUTE,
+    "hour": MICROS_PER_HOUR,
+    "epoch": MICROS_PER_SEC,
+}
 # date_trunc parts whose result DuckDB types as DATE (the others give TIMESTAMP)
-DATE_TRUNC_PARTS = ("year", "month", "day", "decade", "century", "millennium", "dow", "isodow", "week", "doy",
-                    "quarter", "yearweek", "isoyear", "julian")
+DATE_TRUNC_PARTS = (
+    "year",
+    "month",
+    "day",
+    "decade",
+    "century",
+    "millennium",
+    "dow",
+    "isodow",
+    "week",
+    "doy",
+    "quarter",
+    "yearweek",
+    "isoyear",
+    "julian",
+)
 DOUBLE_PARTS = ("epoch", "julian")
 _NO_DIFF = ("era", "timezone", "timezone_hour", "timezone_minute")
 
@@ -124,8 +157,14 @@ def from_date(col: Column) -> Column:
     d = col.data.long()
     limit = (TS_INFINITY - 1) // MICROS_PER_DAY
     over = (d.abs() > limit) & (d.abs() != DATE_INFINITY)
-    _check(over, col.valid, lambda i: f"Conversion Error: Type INT32 with value {dates.format_date(int(d[i]))} "
-                                      f"can't be cast to the destination type INT64")
+    _check(
+        over,
+        col.valid,
+        lambda i: (
+            f"Conversion Error: Type INT32 with value {dates.format_date(int(d[i]))} "
+            f"can't be cast to the destination type INT64"
+        ),
+    )
     out = torch.where(d.abs() == DATE_INFINITY, torch.sign(d) * TS_INFINITY, d * MICROS_PER_DAY)
     return Column(T.TIMESTAMP, out, col.valid)
 
@@ -153,8 +192,21 @@ def extract(part: str, col: Column) -> Column:
     if not bool(valid.all()):
         v = torch.where(valid, v, torch.zeros_like(v))
     days, tod = split(v)
-    if part in ("year", "month", "day", "decade", "century", "millennium", "dow", "isodow", "week", "doy",
-                "quarter", "yearweek", "isoyear"):
+    if part in (
+        "year",
+        "month",
+        "day",
+        "decade",
+        "century",
+        "millennium",
+        "dow",
+        "isodow",
+        "week",
+        "doy",
+        "quarter",
+        "yearweek",
+        "isoyear",
+    ):
         out = dates.per_day(days, lambda d: dates._extract_field(part, d))
     elif part == "era":
         out = (dates.per_day(days, lambda d: dates._extract_field("year", d)) > 0).long()
@@ -181,7 +233,7 @@ def extract(part: str, col: Column) -> Column:
 
 
 def _extract_date(part: str, col: Column) -> Column:
-    valid = _finite_valid(col)                   # DATE 'infinity' has no parts
+    valid = _finite_valid(col)  # DATE 'infinity' has no parts
     if bool(valid.all()):
         valid = None
     else:
@@ -213,7 +265,9 @@ def epoch_unit(unit: str, col: Column) -> Column:
     elif unit == "us":
         out = v
     else:
-        _check(v.abs() > (2**63 - 1) // 1000, valid, "Conversion Error: Could not convert Timestamp(US) to Timestamp(NS)")
+        _check(
+            v.abs() > (2**63 - 1) // 1000, valid, "Conversion Error: Could not convert Timestamp(US) to Timestamp(NS)"
+        )
         out = v * 1000
     return Column(T.BIGINT, out, None if bool(valid.all()) else valid)
 
@@ -246,26 +300,29 @@ def _trunc_days(part: str, days: torch.Tensor) -> torch.Tensor:
     if part in ("day", "dow", "isodow", "doy", "julian"):
         return days
     if part in ("week", "yearweek"):
-        return days - (days + 3) % 7                         # Monday
+        return days - (days + 3) % 7  # Monday
     if part in ("month", "quarter", "year"):
         return dates.per_day(days, lambda d: dates._first_of(part[0], d))
     if part == "isoyear":
+
         def monday_of_week_one(d):
             iy, _ = dates._iso_year_week(d)
             jan4 = dates.days_from_civil(iy, torch.ones_like(iy), torch.full_like(iy, 4))
             return jan4 - (jan4 + 3) % 7
+
         return dates.per_day(days, monday_of_week_one)
     size = {"decade": 10, "century": 100, "millennium": 1000}[part]
 
     def first_of_span(d):
         y, _, _ = dates.civil_from_days(d)
-        y = _tdiv(y, size) * size                        # C division, as DuckDB
+        y = _tdiv(y, size) * size  # C division, as DuckDB
         return dates.days_from_civil(y, torch.ones_like(y), torch.ones_like(y))
+
     return dates.per_day(days, first_of_span)
 
 
 # ------------------------------------------------------------------ interval arithmetic
-_MAX_DAY, _MAX_TOD = divmod(TS_INFINITY - 1, MICROS_PER_DAY)   # the last valid (day, microsecond)
+_MAX_DAY, _MAX_TOD = divmod(TS_INFINITY - 1, MICROS_PER_DAY)  # the last valid (day, microsecond)
 # DuckDB forms a timestamp as day * 86400e6 + time in int64: the first day whose product fits
 _MIN_DAY = -((2**63) // MICROS_PER_DAY)
 
@@ -318,12 +375,15 @@ def diff(part: str, a: Column, b: Column) -> Column:
     valid = _finite_valid(a, b)
     (da, ta), (db, tb) = _day_and_time(a, valid), _day_and_time(b, valid)
     if part in _TIME_UNITS:
-        unit = _TIME_UNITS[part]                     # divides a day: floor(micros / unit) without overflow
+        unit = _TIME_UNITS[part]  # divides a day: floor(micros / unit) without overflow
         out = (db - da) * (MICROS_PER_DAY // unit) + (tb // unit - ta // unit)
-        if unit == 1:                                # DuckDB subtracts the microseconds with an overflow check
+        if unit == 1:  # DuckDB subtracts the microseconds with an overflow check
             x, y = da * MICROS_PER_DAY + ta, db * MICROS_PER_DAY + tb
-            _check(((y ^ x) & (y ^ (y - x))) < 0, valid,
-                   lambda i: f"Out of Range Error: Overflow in subtraction of INT64 ({int(y[i])} - {int(x[i])})!")
+            _check(
+                ((y ^ x) & (y ^ (y - x))) < 0,
+                valid,
+                lambda i: f"Out of Range Error: Overflow in subtraction of INT64 ({int(y[i])} - {int(x[i])})!",
+            )
     elif part in ("day", "dow", "isodow", "doy", "julian"):
         out = db - da
     elif part in ("week", "yearweek"):
@@ -331,14 +391,14 @@ def diff(part: str, a: Column, b: Column) -> Column:
     elif part in ("month", "quarter", "year"):
         ma, mb = dates.per_day(da, dates._month_index), dates.per_day(db, dates._month_index)
         step = {"y": 12, "q": 3, "m": 1}[part[0]]
-        div = _tdiv if part == "quarter" else _fdiv          # DuckDB: C division of the month index by 3
+        div = _tdiv if part == "quarter" else _fdiv  # DuckDB: C division of the month index by 3
         out = div(mb, step) - div(ma, step)
     elif part == "isoyear":
-        iso_year = lambda d: dates._iso_year_week(d)[0]             # noqa: E731
+        iso_year = lambda d: dates._iso_year_week(d)[0]  # noqa: E731
         out = dates.per_day(db, iso_year) - dates.per_day(da, iso_year)
     else:
         size = {"decade": 10, "century": 100, "millennium": 1000}[part]
-        year = lambda d: dates.civil_from_days(d)[0]                # noqa: E731
+        year = lambda d: dates.civil_from_days(d)[0]  # noqa: E731
         out = _tdiv(dates.per_day(db, year), size) - _tdiv(dates.per_day(da, year), size)
     return Column(T.BIGINT, out, None if bool(valid.all()) else valid)
 
@@ -351,8 +411,7 @@ def _day_and_time(c: Column, valid: torch.Tensor) -> tuple[torch.Tensor, torch.T
     return split(v)
 
 
-_MONTHS_PER = {"month": 1, "quarter": 3, "year": 12, "isoyear": 12, "decade": 120, "century": 1200,
-               "millennium": 12000}
+_MONTHS_PER = {"month": 1, "quarter": 3, "year": 12, "isoyear": 12, "decade": 120, "century": 1200, "millennium": 12000}
 
 
 def sub(part: str, a: Column, b: Column) -> Column:
@@ -370,11 +429,13 @@ def sub(part: str, a: Column, b: Column) -> Column:
         out = _tdiv(_whole_months(x, y), _MONTHS_PER[part])
     else:
         delta = y - x
-        over = ((y ^ x) & (y ^ delta)) < 0                  # int64 overflow of y - x
-        _check(over, valid, lambda i: f"Out of Range Error: Overflow in subtraction of INT64 "
-                                      f"({int(y[i])} - {int(x[i])})!")
-        unit = _TIME_UNITS.get(part) or {"week": 7 * MICROS_PER_DAY, "yearweek": 7 * MICROS_PER_DAY}.get(part,
-                                                                                                         MICROS_PER_DAY)
+        over = ((y ^ x) & (y ^ delta)) < 0  # int64 overflow of y - x
+        _check(
+            over, valid, lambda i: f"Out of Range Error: Overflow in subtraction of INT64 ({int(y[i])} - {int(x[i])})!"
+        )
+        unit = _TIME_UNITS.get(part) or {"week": 7 * MICROS_PER_DAY, "yearweek": 7 * MICROS_PER_DAY}.get(
+            part, MICROS_PER_DAY
+        )
         out = _tdiv(delta, unit)
     return Column(T.BIGINT, out, None if bool(valid.all()) else valid)
 
@@ -401,8 +462,11 @@ def _whole_months(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 def from_micros(col: Column) -> Column:
     """make_timestamp(micros): a BIGINT count of microseconds since 1970."""
     v = col.data.long()
-    _check(infinite(v) | (v == -(2**63)), col.valid,
-           lambda i: f"Conversion Error: Timestamp microseconds out of range: {int(v[i])}")
+    _check(
+        infinite(v) | (v == -(2**63)),
+        col.valid,
+        lambda i: f"Conversion Error: Timestamp microseconds out of range: {int(v[i])}",
+    )
     _check(v < _MIN_DAY * MICROS_PER_DAY, col.valid, "Conversion Error: Date out of range in timestamp conversion")
     return Column(T.TIMESTAMP, v, col.valid)
 
@@ -430,17 +494,32 @@ def make_timestamp(parts: list[Column]) -> Column:
     whole = torch.where(torch.isfinite(whole), whole, torch.full_like(whole, -1.0))
     sec = whole.long()
     micros = torch.round((s - whole) * 1e6).long()
-    ok = ((h >= 0) & (h < 24) & (mi >= 0) & (mi < 60) & (sec >= 0) & (sec <= 60) & (micros >= 0)
-          & (micros <= MICROS_PER_SEC)) | ((h == 24) & (mi == 0) & (sec == 0) & (micros == 0))
-    _check(~ok, valid, lambda i: f"Conversion Error: Time out of range: {int(h[i])}:{int(mi[i])}:{int(sec[i])}."
-                                 f"{int(micros[i])}")
+    ok = (
+        (h >= 0)
+        & (h < 24)
+        & (mi >= 0)
+        & (mi < 60)
+        & (sec >= 0)
+        & (sec <= 60)
+        & (micros >= 0)
+        & (micros <= MICROS_PER_SEC)
+    ) | ((h == 24) & (mi == 0) & (sec == 0) & (micros == 0))
+    _check(
+        ~ok,
+        valid,
+        lambda i: f"Conversion Error: Time out of range: {int(h[i])}:{int(mi[i])}:{int(sec[i])}.{int(micros[i])}",
+    )
     tod = ((h * 60 + mi) * 60 + sec) * MICROS_PER_SEC + micros
     out = day.data.long() * MICROS_PER_DAY + tod
-    _check((out >= TS_INFINITY) | (out <= -TS_INFINITY) | (day.data.long().abs() > 106_751_991), valid,
-           "Conversion Error: Overflow exception in date/time -> timestamp conversion")
+    _check(
+        (out >= TS_INFINITY) | (out <= -TS_INFINITY) | (day.data.long().abs() > 106_751_991),
+        valid,
+        "Conversion Error: Overflow exception in date/time -> timestamp conversion",
+    )
     if valid is not None:
         out = torch.where(valid, out, torch.zeros_like(out))
     return Column(T.TIMESTAMP, out, valid)
+
 
 # ------------------------------------------------------------------ named days and months, last_day
 def calendar_name(part: str, names: tuple[str, ...], col: Column) -> Column:
@@ -459,5 +538,6 @@ def last_day(col: Column) -> Column:
     def month_end(d):
         y, m, _ = dates.civil_from_days(d)
         return dates.days_from_civil(y, m, dates.days_in_month(y, m))
+
     out = dates.per_day(days, month_end)
     return Column(T.DATE, out.to(torch.int32), None if bool(valid.all()) else valid)

@@ -13,9 +13,10 @@ gathered to the rows.
 >>> per_combination([s, p], contains, T.BOOLEAN).to_arrow().to_pylist()
 [True, True, True, None, False]
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -23,9 +24,9 @@ import pyarrow.compute as pc
 import torch
 
 from glint.columnar import types as T
-from glint.kernels.strings import columns as K
 from glint.columnar.column import Column, Dictionary
 from glint.functions.strings.host import and_valid
+from glint.kernels.strings import columns as K
 
 
 def _row_keys(c: Column) -> torch.Tensor:
@@ -74,7 +75,7 @@ def per_combination(cols: list[Column], fn: Callable[..., pa.Array], dtype: T.Da
     out = fn(*host) if len(rep) else None
     per_row = torch.zeros(n, dtype=torch.int64, device=device)
     per_row[rows] = inverse
-    if out is None:             # no row has all its arguments
+    if out is None:  # no row has all its arguments
         return Column.nulls(dtype, n, device)
     if isinstance(out, pa.ChunkedArray):
         out = out.combine_chunks()
@@ -91,8 +92,9 @@ def per_combination(cols: list[Column], fn: Callable[..., pa.Array], dtype: T.Da
     return Column(dtype, torch.from_numpy(values).to(device)[per_row].to(dtype.torch_dtype), valid)
 
 
-def by_groups(keys: list[pa.Array], fn: Callable[[np.ndarray, list[pa.Array], tuple], pa.Array],
-              values: list[pa.Array]) -> pa.Array:
+def by_groups(
+    keys: list[pa.Array], fn: Callable[[np.ndarray, list[pa.Array], tuple], pa.Array], values: list[pa.Array]
+) -> pa.Array:
     """Split host arrays into groups of equal ``keys`` (a pattern, a
     delimiter) and call ``fn(positions, values_of_the_group, key_values)``
     once per group; the results are put back in the original order.
@@ -110,8 +112,8 @@ def by_groups(keys: list[pa.Array], fn: Callable[[np.ndarray, list[pa.Array], tu
     order = np.argsort(inverse, kind="stable")
     bounds = np.searchsorted(inverse[order], np.arange(len(first) + 1))
     parts = []
-    for g in range(len(first)):        # over distinct keys (patterns), not rows
-        pos = order[bounds[g]: bounds[g + 1]]
+    for g in range(len(first)):  # over distinct keys (patterns), not rows
+        pos = order[bounds[g] : bounds[g + 1]]
         idx = pa.array(pos)
         key = tuple(k[int(first[g])].as_py() for k in keys)
         out = fn(pos, [v.take(idx) for v in values], key)

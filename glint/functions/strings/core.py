@@ -27,24 +27,16 @@ one is given, strings order byte-wise.
 >>> concat([c, Column.from_arrow(pa.array([1, 2, None, 4]))], null_is_empty=True).to_arrow().to_pylist()
 ['Hello1', '2', 'world', '4']
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
 import torch
 
 from glint.columnar import types as T
-from glint.errors import ExecutionError, TypeMismatch
-from glint.kernels.strings.case import ascii_lower, ascii_upper
-from glint.kernels.strings.codepoints import char_to_byte
-from glint.kernels.strings import columns as K
-from glint.kernels.strings.columns import to_rows, work_set
-from glint.kernels.strings.counting import count_chars, count_non_ascii
-from glint.kernels.strings.equality import dense_ids
-from glint.kernels.strings.gather import gather
-from glint.kernels.strings.order import compare_literal as _compare_pieces
-from glint.kernels.strings.pieces import Pieces, from_strings
-from glint.kernels.strings.search import find, match_at
 from glint.columnar.column import Column, Dictionary
+from glint.errors import ExecutionError, TypeMismatch
+
 # the host path's functions are part of this module's interface
 from glint.functions.strings.host import (
     and_valid,
@@ -62,6 +54,16 @@ from glint.functions.strings.host import (
     to_varchar,
     trim,
 )
+from glint.kernels.strings import columns as K
+from glint.kernels.strings.case import ascii_lower, ascii_upper
+from glint.kernels.strings.codepoints import char_to_byte
+from glint.kernels.strings.columns import to_rows, work_set
+from glint.kernels.strings.counting import count_chars, count_non_ascii
+from glint.kernels.strings.equality import dense_ids
+from glint.kernels.strings.gather import gather
+from glint.kernels.strings.order import compare_literal as _compare_pieces
+from glint.kernels.strings.pieces import Pieces, from_strings
+from glint.kernels.strings.search import find, match_at
 
 
 # ---------------------------------------------------------------- plumbing
@@ -92,8 +94,10 @@ def share_dictionary(cols: list[Column]) -> list[Column]:
     dicts = list({id(c.dictionary): c.dictionary for c in cols}.values())
     d, bases = Dictionary.concat(dicts)
     base = {id(x): b for x, b in zip(dicts, bases)}
-    return [Column(T.VARCHAR, c.data + base[id(c.dictionary)] if base[id(c.dictionary)] else c.data, c.valid, d)
-            for c in cols]
+    return [
+        Column(T.VARCHAR, c.data + base[id(c.dictionary)] if base[id(c.dictionary)] else c.data, c.valid, d)
+        for c in cols
+    ]
 
 
 def from_python(values: list[str | None], device="cpu") -> Column:
@@ -135,13 +139,13 @@ def in_literals(col: Column, values: list[str]) -> torch.Tensor:
     p, index = work_set(col)
     if not values:
         hit = torch.zeros(len(p), dtype=torch.bool, device=col.device)
-    elif len(values) <= 8:          # a few literals: compare with each
+    elif len(values) <= 8:  # a few literals: compare with each
         hit = None
         for v in values:
             lit = v.encode()
             h = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
             hit = h if hit is None else hit | h
-    else:                           # many: exact ids shared with the literals
+    else:  # many: exact ids shared with the literals
         (ids, lit_ids), _ = dense_ids([p, from_strings(values, col.device)])
         hit = torch.isin(ids, lit_ids)
     return to_rows(hit, index)
@@ -245,7 +249,7 @@ def _change_case(col: Column, upper: bool) -> Column:
 
 
 # ------------------------------------------------------------------ SUBSTRING
-_FAR = 1 << 40          # beyond any string's length: clamping positions here keeps int64 arithmetic exact
+_FAR = 1 << 40  # beyond any string's length: clamping positions here keeps int64 arithmetic exact
 
 
 def _char_bounds(n: torch.Tensor, start: torch.Tensor, length: torch.Tensor | None):
@@ -289,7 +293,7 @@ def slice_chars(p: Pieces, lo: torch.Tensor, hi: torch.Tensor, n: torch.Tensor |
     """
     if n is None:
         n = count_chars(p)
-    wide = (n != p.lengths).nonzero().squeeze(1)      # pieces with multi-byte code points
+    wide = (n != p.lengths).nonzero().squeeze(1)  # pieces with multi-byte code points
     if wide.numel():
         sub = p.take(wide)
         lo, hi = lo.clone(), hi.clone()
@@ -388,8 +392,9 @@ def concat(cols: list[Column], null_is_empty: bool = False) -> Column:
         return strs[0]
     n, device = len(strs[0]), strs[0].device
     if n == 0:
-        return Column(T.VARCHAR, torch.zeros(0, dtype=torch.int32, device=device), None,
-                      Dictionary.from_pylist([""], device))
+        return Column(
+            T.VARCHAR, torch.zeros(0, dtype=torch.int32, device=device), None, Dictionary.from_pylist([""], device)
+        )
     valid = None
     if not null_is_empty:
         for c in strs:
@@ -400,14 +405,20 @@ def concat(cols: list[Column], null_is_empty: bool = False) -> Column:
         # constants around (at most) one column: join once per entry of that column
         v = varying[0] if varying else strs[0]
         k = len(v.dictionary)
-        parts = [c.dictionary.pieces() if c is v else c.dictionary.pieces(torch.zeros(k, dtype=torch.int64, device=device))
-                 for c in strs]
-        return Column(T.VARCHAR, v.data if varying else torch.zeros(n, dtype=torch.int32, device=device), valid,
-                      join_pieces(parts))
+        parts = [
+            c.dictionary.pieces() if c is v else c.dictionary.pieces(torch.zeros(k, dtype=torch.int64, device=device))
+            for c in strs
+        ]
+        return Column(
+            T.VARCHAR,
+            v.data if varying else torch.zeros(n, dtype=torch.int32, device=device),
+            valid,
+            join_pieces(parts),
+        )
     parts = []
     for c in strs:
         p = c.dictionary.pieces(c.data)
-        if c.valid is not None:     # NULL: '' for CONCAT; for || the row is NULL anyway
+        if c.valid is not None:  # NULL: '' for CONCAT; for || the row is NULL anyway
             p = Pieces(p.data, p.starts, torch.where(c.valid, p.lengths, 0))
         parts.append(p)
     return Column(T.VARCHAR, torch.arange(n, dtype=torch.int32, device=device), valid, join_pieces(parts))

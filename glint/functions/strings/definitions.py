@@ -14,6 +14,7 @@ regexp_replace('abc', 'b', 'x', 'g')
 >>> _bind_like([s, Literal("a%", T.VARCHAR)], CallSite("LIKE", {"negate": True}))
 not(like('abc', 'a%', None, False))
 """
+
 from __future__ import annotations
 
 from glint.columnar import types as T
@@ -105,6 +106,7 @@ def _bind_like_escape(ci: bool, negate: bool):
             raise NotSupported(f"{name} with a non-constant escape character")
         options = {"case_insensitive": ci, "negate": negate, "escape": esc.value}
         return _bind_like(args, CallSite("LIKE", options, site.fold))
+
     return name, bind
 
 
@@ -148,6 +150,7 @@ def _bind_regexp_match(full: bool):
         options = _options(args, 2, False)
         s = string_arg(args[0], fn)
         return strict_call("regexp_matches", (s, _pattern(args[1], fn, options)), T.BOOLEAN, (options, full))
+
     return bind
 
 
@@ -155,8 +158,10 @@ def _bind_regexp_replace(args, site):
     options = _options(args, 3, True)
     s = string_arg(args[0], "regexp_replace")
     p = _pattern(args[1], "regexp_replace", options)
-    r = string_arg(_required(args, 2, "regexp_replace takes 3 or 4 arguments (string, pattern, replacement"
-                                      "[, options])"), "regexp_replace")
+    r = string_arg(
+        _required(args, 2, "regexp_replace takes 3 or 4 arguments (string, pattern, replacement[, options])"),
+        "regexp_replace",
+    )
     return strict_call("regexp_replace", (s, p, r), T.VARCHAR, (options,))
 
 
@@ -199,13 +204,15 @@ def _bind_two_strings(fn: str, out: T.DataType):
         a = string_arg(args[0], fn)
         b = string_arg(args[1], fn)
         return strict_call(fn, (a, b), out)
+
     return bind
 
 
 def _bind_replace(args, site):
     message = "replace takes 3 arguments (string, from, to)"
-    return strict_call("replace", tuple(string_arg(_required(args, i, message), "replace") for i in range(3)),
-                       T.VARCHAR)
+    return strict_call(
+        "replace", tuple(string_arg(_required(args, i, message), "replace") for i in range(3)), T.VARCHAR
+    )
 
 
 def _bind_split_part(args, site):
@@ -225,6 +232,7 @@ def _bind_pad(fn: str):
         n = int_arg(args[1], fn, T.INTEGER)
         fill = string_arg(args[2], fn)
         return strict_call(fn, (s, n, fill), T.VARCHAR)
+
     return bind
 
 
@@ -233,6 +241,7 @@ def _bind_string_and_count(fn: str):
         s = string_arg(args[0], fn)
         n = int_arg(args[1], fn, T.BIGINT)
         return strict_call(fn, (s, n), T.VARCHAR)
+
     return bind
 
 
@@ -254,20 +263,24 @@ def _bind_chr(args, site):
 
 def _bind_one_string(fn: str, out: T.DataType = T.VARCHAR):
     """A function of one string; errors name it as the statement does."""
+
     def bind(args, site):
         _arity(args, site, 1)
         return strict_call(fn, (string_arg(args[0], site.name),), out)
+
     return bind
 
 
 def _bind_trim(fn: str):
     """trim(s [, characters]) and its ltrim / rtrim forms (TRIM(LEADING ...))."""
+
     def bind(args, site):
         s = string_arg(args[0], fn.upper())
         chars = args[1] if len(args) > 1 else None
         if chars is None:
             return strict_call(fn, (s,), T.VARCHAR)
         return strict_call(fn + "_chars", (s, string_arg(chars, fn.upper())), T.VARCHAR)
+
     return bind
 
 
@@ -280,8 +293,12 @@ def _bind_substring(args, site):
     for e, what in ((s, "start"), (n, "length")):
         if e is not None and not (e.type.is_integer or e.type.kind == "NULL"):
             raise TypeMismatch(f"Type mismatch: SUBSTRING {what} must be an integer, got {ty.show(e)} of type {e.type}")
-    if isinstance(s, Literal) and (n is None or isinstance(n, Literal)) and s.value is not None \
-            and (n is None or n.value is not None):
+    if (
+        isinstance(s, Literal)
+        and (n is None or isinstance(n, Literal))
+        and s.value is not None
+        and (n is None or n.value is not None)
+    ):
         return Call("substring", (v,), T.VARCHAR, (s.value, None if n is None else n.value))
     args = (v, ty.cast(s, T.BIGINT)) + (() if n is None else (ty.cast(n, T.BIGINT),))
     return Call("substring", args, T.VARCHAR)
@@ -320,104 +337,310 @@ def _trim_chars(side: str):
 
 # ------------------------------------------------------------------ the functions
 def _scalar(name, signature, doc, bind, evaluate, takes="columns", aliases=(), strict=True):
-    return Function(name, SCALAR, "strings", signature, doc, aliases=aliases, bind=bind, evaluate=evaluate,
-                    takes=takes, strict=strict)
+    return Function(
+        name,
+        SCALAR,
+        "strings",
+        signature,
+        doc,
+        aliases=aliases,
+        bind=bind,
+        evaluate=evaluate,
+        takes=takes,
+        strict=strict,
+    )
 
 
 def _internal(name, signature, doc, evaluate, takes="columns", strict=True):
-    return Function(name, SCALAR, "strings", signature, doc, evaluate=evaluate, takes=takes, strict=strict,
-                    internal=True)
+    return Function(
+        name, SCALAR, "strings", signature, doc, evaluate=evaluate, takes=takes, strict=strict, internal=True
+    )
 
 
 _LIKE_ESCAPES = [(ci, negate, *_bind_like_escape(ci, negate)) for ci in (False, True) for negate in (False, True)]
 
 FUNCTIONS = [
-    Function("like", OPERATOR, "strings", "s [NOT] LIKE p [ESCAPE e], s [NOT] ILIKE p [ESCAPE e]",
-             "Whether s matches the pattern (% any characters, _ one); ILIKE ignores case.", bind=_bind_like,
-             evaluate=_like, strict=True),
-    _internal("like_rows", "like_rows(VARCHAR, VARCHAR pattern per row) -> BOOLEAN",
-              "LIKE with a pattern that is not a constant.", _like_rows),
-    *(Function(name, SCALAR, "strings", f"{name}(VARCHAR, VARCHAR pattern, VARCHAR escape) -> BOOLEAN",
-               f"s {'NOT ' if negate else ''}{'ILIKE' if ci else 'LIKE'} p ESCAPE e.", bind=bind,
-               rewrites_to=("like", "like_rows", "not")) for ci, negate, name, bind in _LIKE_ESCAPES),
-    Function("concat", SCALAR, "strings", "concat(ANY, ...) -> VARCHAR; a || b",
-             "The arguments as text, joined; concat skips NULLs, || gives NULL for a NULL.", bind=_bind_concat,
-             evaluate=lambda e, cols: S.concat(cols, null_is_empty=e.params[0])),
-    _scalar("concat_ws", "concat_ws(VARCHAR separator, ANY, ...) -> VARCHAR",
-            "The values that are not NULL as text, joined by the separator.", _bind_concat_ws,
-            lambda e, cols: B.concat_ws(cols[0], cols[1:]), strict=False),
-    _scalar("substring", "substring(VARCHAR, BIGINT start [, BIGINT length]) -> VARCHAR",
-            "The characters from start (1 is the first; negative counts from the end), length of them.",
-            _bind_substring, _substring, aliases=("substr",)),
-    _scalar("upper", "upper(VARCHAR) -> VARCHAR", "Upper case.", _bind_one_string("upper"), _unary(S.upper),
-            aliases=("ucase",)),
-    _scalar("lower", "lower(VARCHAR) -> VARCHAR", "Lower case.", _bind_one_string("lower"), _unary(S.lower),
-            aliases=("lcase",)),
-    _scalar("length", "length(VARCHAR) -> BIGINT", "Number of characters (Unicode code points).",
-            _bind_one_string("length", T.BIGINT), _unary(S.length), aliases=("len", "char_length", "character_length")),
-    _scalar("strlen", "strlen(VARCHAR) -> BIGINT", "Number of bytes.", _bind_one_string("strlen", T.BIGINT),
-            _unary(B.byte_length)),
-    _scalar("bit_length", "bit_length(VARCHAR) -> BIGINT", "Number of bits.", _bind_one_string("bit_length", T.BIGINT),
-            lambda e, cols: B.byte_length(cols[0], bits=True)),
-    _scalar("reverse", "reverse(VARCHAR) -> VARCHAR", "The characters in reverse order.", _bind_one_string("reverse"),
-            _unary(B.reverse)),
-    _scalar("ascii", "ascii(VARCHAR) -> INTEGER", "The code point of the first character.",
-            _bind_one_string("ascii", T.INTEGER), _unary(B.ascii)),
-    _scalar("unicode", "unicode(VARCHAR) -> INTEGER", "The code point of the first character (-1 for '').",
-            _bind_one_string("unicode", T.INTEGER), _unary(B.unicode), aliases=("ord",)),
-    _scalar("md5", "md5(VARCHAR) -> VARCHAR", "The MD5 digest, in hexadecimal.", _bind_one_string("md5"),
-            _unary(B.md5)),
+    Function(
+        "like",
+        OPERATOR,
+        "strings",
+        "s [NOT] LIKE p [ESCAPE e], s [NOT] ILIKE p [ESCAPE e]",
+        "Whether s matches the pattern (% any characters, _ one); ILIKE ignores case.",
+        bind=_bind_like,
+        evaluate=_like,
+        strict=True,
+    ),
+    _internal(
+        "like_rows",
+        "like_rows(VARCHAR, VARCHAR pattern per row) -> BOOLEAN",
+        "LIKE with a pattern that is not a constant.",
+        _like_rows,
+    ),
+    *(
+        Function(
+            name,
+            SCALAR,
+            "strings",
+            f"{name}(VARCHAR, VARCHAR pattern, VARCHAR escape) -> BOOLEAN",
+            f"s {'NOT ' if negate else ''}{'ILIKE' if ci else 'LIKE'} p ESCAPE e.",
+            bind=bind,
+            rewrites_to=("like", "like_rows", "not"),
+        )
+        for ci, negate, name, bind in _LIKE_ESCAPES
+    ),
+    Function(
+        "concat",
+        SCALAR,
+        "strings",
+        "concat(ANY, ...) -> VARCHAR; a || b",
+        "The arguments as text, joined; concat skips NULLs, || gives NULL for a NULL.",
+        bind=_bind_concat,
+        evaluate=lambda e, cols: S.concat(cols, null_is_empty=e.params[0]),
+    ),
+    _scalar(
+        "concat_ws",
+        "concat_ws(VARCHAR separator, ANY, ...) -> VARCHAR",
+        "The values that are not NULL as text, joined by the separator.",
+        _bind_concat_ws,
+        lambda e, cols: B.concat_ws(cols[0], cols[1:]),
+        strict=False,
+    ),
+    _scalar(
+        "substring",
+        "substring(VARCHAR, BIGINT start [, BIGINT length]) -> VARCHAR",
+        "The characters from start (1 is the first; negative counts from the end), length of them.",
+        _bind_substring,
+        _substring,
+        aliases=("substr",),
+    ),
+    _scalar(
+        "upper",
+        "upper(VARCHAR) -> VARCHAR",
+        "Upper case.",
+        _bind_one_string("upper"),
+        _unary(S.upper),
+        aliases=("ucase",),
+    ),
+    _scalar(
+        "lower",
+        "lower(VARCHAR) -> VARCHAR",
+        "Lower case.",
+        _bind_one_string("lower"),
+        _unary(S.lower),
+        aliases=("lcase",),
+    ),
+    _scalar(
+        "length",
+        "length(VARCHAR) -> BIGINT",
+        "Number of characters (Unicode code points).",
+        _bind_one_string("length", T.BIGINT),
+        _unary(S.length),
+        aliases=("len", "char_length", "character_length"),
+    ),
+    _scalar(
+        "strlen",
+        "strlen(VARCHAR) -> BIGINT",
+        "Number of bytes.",
+        _bind_one_string("strlen", T.BIGINT),
+        _unary(B.byte_length),
+    ),
+    _scalar(
+        "bit_length",
+        "bit_length(VARCHAR) -> BIGINT",
+        "Number of bits.",
+        _bind_one_string("bit_length", T.BIGINT),
+        lambda e, cols: B.byte_length(cols[0], bits=True),
+    ),
+    _scalar(
+        "reverse",
+        "reverse(VARCHAR) -> VARCHAR",
+        "The characters in reverse order.",
+        _bind_one_string("reverse"),
+        _unary(B.reverse),
+    ),
+    _scalar(
+        "ascii",
+        "ascii(VARCHAR) -> INTEGER",
+        "The code point of the first character.",
+        _bind_one_string("ascii", T.INTEGER),
+        _unary(B.ascii),
+    ),
+    _scalar(
+        "unicode",
+        "unicode(VARCHAR) -> INTEGER",
+        "The code point of the first character (-1 for '').",
+        _bind_one_string("unicode", T.INTEGER),
+        _unary(B.unicode),
+        aliases=("ord",),
+    ),
+    _scalar(
+        "md5", "md5(VARCHAR) -> VARCHAR", "The MD5 digest, in hexadecimal.", _bind_one_string("md5"), _unary(B.md5)
+    ),
     _scalar("chr", "chr(INTEGER) -> VARCHAR", "The character of a code point.", _bind_chr, _unary(B.chr_)),
-    _scalar("trim", "trim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM([BOTH] [chars FROM] s)",
-            "Without the spaces (or the given characters) at both ends.", _bind_trim("trim"), _unary(S.trim)),
-    _scalar("ltrim", "ltrim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM(LEADING [chars FROM] s)",
-            "Without the spaces (or the given characters) at the start.", _bind_trim("ltrim"), _unary(S.ltrim)),
-    _scalar("rtrim", "rtrim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM(TRAILING [chars FROM] s)",
-            "Without the spaces (or the given characters) at the end.", _bind_trim("rtrim"), _unary(S.rtrim)),
-    _internal("trim_chars", "trim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
-              "trim(s, characters).", _trim_chars("both"), CONSTANTS),
-    _internal("ltrim_chars", "ltrim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
-              "ltrim(s, characters).", _trim_chars("left"), CONSTANTS),
-    _internal("rtrim_chars", "rtrim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
-              "rtrim(s, characters).", _trim_chars("right"), CONSTANTS),
-    _scalar("regexp_matches", "regexp_matches(VARCHAR, VARCHAR pattern [, VARCHAR options]) -> BOOLEAN",
-            "Whether the pattern (RE2) matches part of the string.", _bind_regexp_match(False), _regexp_matches,
-            CONSTANTS),
-    Function("regexp_full_match", SCALAR, "strings",
-             "regexp_full_match(VARCHAR, VARCHAR pattern [, VARCHAR options]) -> BOOLEAN; s ~ p; s SIMILAR TO p",
-             "Whether the pattern (RE2) matches the whole string.", bind=_bind_regexp_match(True),
-             rewrites_to=("regexp_matches",)),
-    _scalar("regexp_replace",
-            "regexp_replace(VARCHAR, VARCHAR pattern, VARCHAR replacement [, VARCHAR options]) -> VARCHAR",
-            "The first match (every match with option 'g') replaced; \\1 refers to a group.",
-            _bind_regexp_replace, _regexp_replace, CONSTANTS),
-    _scalar("regexp_extract", "regexp_extract(VARCHAR, VARCHAR pattern [, INTEGER group [, VARCHAR options]]) "
-            "-> VARCHAR", "The first match's group (0: the whole match), '' when there is none.",
-            _bind_regexp_extract, _regexp_extract, CONSTANTS),
-    _scalar("starts_with", "starts_with(VARCHAR, VARCHAR) -> BOOLEAN", "Whether the string starts with the other.",
-            _bind_two_strings("starts_with", T.BOOLEAN), _with_args(Q.starts_with), CONSTANTS, aliases=("prefix",)),
-    _scalar("ends_with", "ends_with(VARCHAR, VARCHAR) -> BOOLEAN", "Whether the string ends with the other.",
-            _bind_two_strings("ends_with", T.BOOLEAN), _with_args(Q.ends_with), CONSTANTS, aliases=("suffix",)),
-    _scalar("contains", "contains(VARCHAR, VARCHAR) -> BOOLEAN", "Whether the other string occurs in it.",
-            _bind_two_strings("contains", T.BOOLEAN), _with_args(Q.contains), CONSTANTS),
-    _scalar("strpos", "strpos(VARCHAR, VARCHAR) -> BIGINT",
-            "Position of the first occurrence of the other string (1 is the first character; 0: none).",
-            _bind_two_strings("strpos", T.BIGINT), _with_args(Q.strpos), CONSTANTS, aliases=("instr", "position")),
-    _scalar("replace", "replace(VARCHAR, VARCHAR from, VARCHAR to) -> VARCHAR", "Every occurrence replaced.",
-            _bind_replace, _with_args(Q.replace), CONSTANTS),
-    _scalar("split_part", "split_part(VARCHAR, VARCHAR delimiter, BIGINT index) -> VARCHAR",
-            "The index-th piece (1 is the first; negative counts from the end), '' when there is none.",
-            _bind_split_part, _with_args(Q.split_part), CONSTANTS),
-    _scalar("lpad", "lpad(VARCHAR, INTEGER length, VARCHAR fill) -> VARCHAR",
-            "Padded on the left with the fill to length characters (cut to length when longer).",
-            _bind_pad("lpad"), _pad(True), CONSTANTS),
-    _scalar("rpad", "rpad(VARCHAR, INTEGER length, VARCHAR fill) -> VARCHAR",
-            "Padded on the right with the fill to length characters (cut to length when longer).",
-            _bind_pad("rpad"), _pad(False), CONSTANTS),
-    _scalar("left", "left(VARCHAR, BIGINT n) -> VARCHAR", "The first n characters (all but the last -n).",
-            _bind_string_and_count("left"), _with_args(B.left), CONSTANTS),
-    _scalar("right", "right(VARCHAR, BIGINT n) -> VARCHAR", "The last n characters (all but the first -n).",
-            _bind_string_and_count("right"), _with_args(B.right), CONSTANTS),
-    _scalar("repeat", "repeat(VARCHAR, BIGINT n) -> VARCHAR", "The string n times.",
-            _bind_string_and_count("repeat"), _with_args(B.repeat), CONSTANTS),
+    _scalar(
+        "trim",
+        "trim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM([BOTH] [chars FROM] s)",
+        "Without the spaces (or the given characters) at both ends.",
+        _bind_trim("trim"),
+        _unary(S.trim),
+    ),
+    _scalar(
+        "ltrim",
+        "ltrim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM(LEADING [chars FROM] s)",
+        "Without the spaces (or the given characters) at the start.",
+        _bind_trim("ltrim"),
+        _unary(S.ltrim),
+    ),
+    _scalar(
+        "rtrim",
+        "rtrim(VARCHAR [, VARCHAR characters]) -> VARCHAR; TRIM(TRAILING [chars FROM] s)",
+        "Without the spaces (or the given characters) at the end.",
+        _bind_trim("rtrim"),
+        _unary(S.rtrim),
+    ),
+    _internal(
+        "trim_chars",
+        "trim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
+        "trim(s, characters).",
+        _trim_chars("both"),
+        CONSTANTS,
+    ),
+    _internal(
+        "ltrim_chars",
+        "ltrim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
+        "ltrim(s, characters).",
+        _trim_chars("left"),
+        CONSTANTS,
+    ),
+    _internal(
+        "rtrim_chars",
+        "rtrim_chars(VARCHAR, VARCHAR characters) -> VARCHAR",
+        "rtrim(s, characters).",
+        _trim_chars("right"),
+        CONSTANTS,
+    ),
+    _scalar(
+        "regexp_matches",
+        "regexp_matches(VARCHAR, VARCHAR pattern [, VARCHAR options]) -> BOOLEAN",
+        "Whether the pattern (RE2) matches part of the string.",
+        _bind_regexp_match(False),
+        _regexp_matches,
+        CONSTANTS,
+    ),
+    Function(
+        "regexp_full_match",
+        SCALAR,
+        "strings",
+        "regexp_full_match(VARCHAR, VARCHAR pattern [, VARCHAR options]) -> BOOLEAN; s ~ p; s SIMILAR TO p",
+        "Whether the pattern (RE2) matches the whole string.",
+        bind=_bind_regexp_match(True),
+        rewrites_to=("regexp_matches",),
+    ),
+    _scalar(
+        "regexp_replace",
+        "regexp_replace(VARCHAR, VARCHAR pattern, VARCHAR replacement [, VARCHAR options]) -> VARCHAR",
+        "The first match (every match with option 'g') replaced; \\1 refers to a group.",
+        _bind_regexp_replace,
+        _regexp_replace,
+        CONSTANTS,
+    ),
+    _scalar(
+        "regexp_extract",
+        "regexp_extract(VARCHAR, VARCHAR pattern [, INTEGER group [, VARCHAR options]]) -> VARCHAR",
+        "The first match's group (0: the whole match), '' when there is none.",
+        _bind_regexp_extract,
+        _regexp_extract,
+        CONSTANTS,
+    ),
+    _scalar(
+        "starts_with",
+        "starts_with(VARCHAR, VARCHAR) -> BOOLEAN",
+        "Whether the string starts with the other.",
+        _bind_two_strings("starts_with", T.BOOLEAN),
+        _with_args(Q.starts_with),
+        CONSTANTS,
+        aliases=("prefix",),
+    ),
+    _scalar(
+        "ends_with",
+        "ends_with(VARCHAR, VARCHAR) -> BOOLEAN",
+        "Whether the string ends with the other.",
+        _bind_two_strings("ends_with", T.BOOLEAN),
+        _with_args(Q.ends_with),
+        CONSTANTS,
+        aliases=("suffix",),
+    ),
+    _scalar(
+        "contains",
+        "contains(VARCHAR, VARCHAR) -> BOOLEAN",
+        "Whether the other string occurs in it.",
+        _bind_two_strings("contains", T.BOOLEAN),
+        _with_args(Q.contains),
+        CONSTANTS,
+    ),
+    _scalar(
+        "strpos",
+        "strpos(VARCHAR, VARCHAR) -> BIGINT",
+        "Position of the first occurrence of the other string (1 is the first character; 0: none).",
+        _bind_two_strings("strpos", T.BIGINT),
+        _with_args(Q.strpos),
+        CONSTANTS,
+        aliases=("instr", "position"),
+    ),
+    _scalar(
+        "replace",
+        "replace(VARCHAR, VARCHAR from, VARCHAR to) -> VARCHAR",
+        "Every occurrence replaced.",
+        _bind_replace,
+        _with_args(Q.replace),
+        CONSTANTS,
+    ),
+    _scalar(
+        "split_part",
+        "split_part(VARCHAR, VARCHAR delimiter, BIGINT index) -> VARCHAR",
+        "The index-th piece (1 is the first; negative counts from the end), '' when there is none.",
+        _bind_split_part,
+        _with_args(Q.split_part),
+        CONSTANTS,
+    ),
+    _scalar(
+        "lpad",
+        "lpad(VARCHAR, INTEGER length, VARCHAR fill) -> VARCHAR",
+        "Padded on the left with the fill to length characters (cut to length when longer).",
+        _bind_pad("lpad"),
+        _pad(True),
+        CONSTANTS,
+    ),
+    _scalar(
+        "rpad",
+        "rpad(VARCHAR, INTEGER length, VARCHAR fill) -> VARCHAR",
+        "Padded on the right with the fill to length characters (cut to length when longer).",
+        _bind_pad("rpad"),
+        _pad(False),
+        CONSTANTS,
+    ),
+    _scalar(
+        "left",
+        "left(VARCHAR, BIGINT n) -> VARCHAR",
+        "The first n characters (all but the last -n).",
+        _bind_string_and_count("left"),
+        _with_args(B.left),
+        CONSTANTS,
+    ),
+    _scalar(
+        "right",
+        "right(VARCHAR, BIGINT n) -> VARCHAR",
+        "The last n characters (all but the first -n).",
+        _bind_string_and_count("right"),
+        _with_args(B.right),
+        CONSTANTS,
+    ),
+    _scalar(
+        "repeat",
+        "repeat(VARCHAR, BIGINT n) -> VARCHAR",
+        "The string n times.",
+        _bind_string_and_count("repeat"),
+        _with_args(B.repeat),
+        CONSTANTS,
+    ),
 ]

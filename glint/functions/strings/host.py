@@ -15,28 +15,31 @@ compacted first, so only strings some row uses travel.
 >>> trim(c).to_arrow().to_pylist(), strpos(c, "b").to_arrow().to_pylist()
 (['a', None, 'b'], [0, None, 1])
 """
+
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
+from glint.columnar import timestamp_text
 from glint.columnar import types as T
-from glint.errors import ExecutionError, NotSupported, TypeMismatch
 from glint.columnar.column import Column, Dictionary
 from glint.columnar.types import DataType
+from glint.errors import ExecutionError, NotSupported, TypeMismatch
 from glint.functions.dates import days as dates
-from glint.columnar import timestamp_text
 
 # DuckDB's trim() strips Unicode space separators (category Zs), not tabs or newlines.
-_SPACE_SEPARATORS = "\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+_SPACE_SEPARATORS = (
+    "\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
 # CAST(VARCHAR AS number) ignores ASCII whitespace around the number.
 _ASCII_WS = " \t\n\v\f\r"
 
@@ -76,7 +79,7 @@ def _is_string_type(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
 
 
-PARALLEL_MIN = 1 << 18       # dictionary entries from which element-wise work is split over threads
+PARALLEL_MIN = 1 << 18  # dictionary entries from which element-wise work is split over threads
 
 
 def parallel_apply(fn: Callable[[pa.Array], pa.Array], values: pa.Array) -> pa.Array:
@@ -148,7 +151,7 @@ def host_bytes(a: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(uint8 bytes, int64 offsets) of a host string array."""
     a = a.cast(pa.large_string()) if not pa.types.is_large_string(a.type) else a
     bufs = a.buffers()
-    offs = np.frombuffer(bufs[1], dtype=np.int64)[a.offset: a.offset + len(a) + 1]
+    offs = np.frombuffer(bufs[1], dtype=np.int64)[a.offset : a.offset + len(a) + 1]
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
     return data, offs
 
@@ -215,6 +218,7 @@ def strpos(col: Column, s: str) -> Column:
     >>> strpos(Column.from_arrow(pa.array(["héllo", "abc"])), "l").to_arrow().to_pylist()
     [3, 0]
     """
+
     def position(v: pa.Array) -> pa.Array:
         if s == "":
             return pa.array(np.ones(len(v), dtype=np.int64))
@@ -223,6 +227,7 @@ def strpos(col: Column, s: str) -> Column:
         found = pc.equal(pc.list_value_length(parts), 2)
         before = pc.utf8_length(pc.list_element(parts, 0))
         return pc.if_else(found, pc.add(pc.cast(before, pa.int64()), 1), pa.scalar(0, pa.int64()))
+
     return map_dictionary(col, position)
 
 
@@ -268,10 +273,10 @@ def to_varchar(col: Column) -> Column:
     if col.dtype.kind == "NULL":
         return Column.nulls(T.VARCHAR, len(col), col.device)
     data = col.data
-    if col.valid is not None:       # NULL rows hold arbitrary values: don't format them
+    if col.valid is not None:  # NULL rows hold arbitrary values: don't format them
         keep = col.valid if data.dim() == 1 else col.valid[:, None]
         data = torch.where(keep, data, torch.zeros_like(data))
-    if data.dtype == torch.float64:     # by bit pattern: -0.0 prints apart from 0.0
+    if data.dtype == torch.float64:  # by bit pattern: -0.0 prints apart from 0.0
         uniq, inverse = torch.unique(data.view(torch.int64), return_inverse=True)
         uniq = uniq.view(torch.float64)
     elif data.dim() == 1:
@@ -283,11 +288,15 @@ def to_varchar(col: Column) -> Column:
 
 
 # ----------------------------------------------------------- CAST from VARCHAR
-_NUMBER_RE = (r"^[ \t\n\v\f\r]*(?P<sign>[+-]?)(?P<int>[0-9]+(?:_[0-9]+)*)?(?:\.(?P<frac>[0-9]*))?"
-              r"(?:[eE](?P<exp>[+-]?[0-9]+))?[ \t\n\v\f\r]*$")
+_NUMBER_RE = (
+    r"^[ \t\n\v\f\r]*(?P<sign>[+-]?)(?P<int>[0-9]+(?:_[0-9]+)*)?(?:\.(?P<frac>[0-9]*))?"
+    r"(?:[eE](?P<exp>[+-]?[0-9]+))?[ \t\n\v\f\r]*$"
+)
 # DuckDB skips one leading '+' before parsing a double, so '+-1' is -1.
-_DOUBLE_RE = (r"(?i)^[ \t\n\v\f\r]*(?:\+-|[+-])?(?:inf|infinity|nan|(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)"
-              r"(?:e[+-]?[0-9]+)?)[ \t\n\v\f\r]*$")
+_DOUBLE_RE = (
+    r"(?i)^[ \t\n\v\f\r]*(?:\+-|[+-])?(?:inf|infinity|nan|(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:e[+-]?[0-9]+)?)[ \t\n\v\f\r]*$"
+)
 _RADIX_RE = r"^[ \t\n\v\f\r]*0(?:[xX][0-9a-fA-F]+|[bB][01]+)[ \t\n\v\f\r]*$"
 _NUMPY = {torch.bool: np.bool_, torch.int32: np.int32, torch.int64: np.int64, torch.float64: np.float64}
 _TRUE = ["true", "t", "yes", "y", "1"]
@@ -320,7 +329,7 @@ def _exact_scaled(text: str, scale: int, allow_radix: bool) -> int | None:
     if v.is_zero() or v.adjusted() + scale < -2:
         return 0
     if v.adjusted() + scale > 40:
-        return None                 # overflows any target
+        return None  # overflows any target
     with localcontext() as ctx:
         ctx.prec = 100
         return int(v.scaleb(scale).to_integral_value(ROUND_HALF_UP))
@@ -419,7 +428,7 @@ def from_varchar(col: Column, dtype: DataType) -> Column:
     codes = col.data.long()
     entries = torch.from_numpy(np.ascontiguousarray(values, dtype=_NUMPY[dtype.torch_dtype]))
     data = entries.to(col.device)[codes]
-    if not ok.all():                # only strings a non-NULL row holds must parse
+    if not ok.all():  # only strings a non-NULL row holds must parse
         bad = torch.from_numpy(~ok).to(col.device)[codes]
         if col.valid is not None:
             bad = bad & col.valid

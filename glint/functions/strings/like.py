@@ -17,19 +17,20 @@ error only for rows whose matching reaches it.
 >>> like(s, "%c", case_insensitive=True).to_arrow().to_pylist()
 [True, True, None, True]
 """
+
 from __future__ import annotations
 
 import pyarrow as pa  # noqa: F401  (doctests)
 import torch
 
 from glint.columnar import types as T
+from glint.columnar.column import Column, Dictionary
 from glint.errors import ExecutionError
+from glint.functions.strings.core import lower, per_row_result
+from glint.functions.strings.host import and_valid, lower_scalar, require_varchar
 from glint.kernels.strings import like as L
 from glint.kernels.strings.columns import work_set
 from glint.kernels.strings.like_rows import match_pairs
-from glint.columnar.column import Column, Dictionary
-from glint.functions.strings.core import lower, per_row_result
-from glint.functions.strings.host import and_valid, lower_scalar, require_varchar
 
 LONE_ESCAPE = "Syntax Error: Like pattern must not end with escape character!"
 
@@ -96,8 +97,17 @@ def like(col: Column, pattern: str, escape: str | None = None, case_insensitive:
         pattern = lower_scalar(pattern)
     if esc is not None and ends_in_lone_escape(pattern, esc):
         # an error only where matching gets there: match row by row
-        return like_rows(col, Column(T.VARCHAR, torch.zeros(len(col), dtype=torch.int32, device=col.device), None,
-                                     Dictionary.from_pylist([pattern], col.device)), esc, case_insensitive)
+        return like_rows(
+            col,
+            Column(
+                T.VARCHAR,
+                torch.zeros(len(col), dtype=torch.int32, device=col.device),
+                None,
+                Dictionary.from_pylist([pattern], col.device),
+            ),
+            esc,
+            case_insensitive,
+        )
     try:
         pat = L.compile_like(pattern, esc)
     except L.PatternError as e:

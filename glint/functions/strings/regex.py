@@ -26,6 +26,7 @@ global rewrite there and cancels a first-match one.
 >>> regexp_extract(c, "([a-c])(.)", 2, RegexOptions()).to_arrow().to_pylist()
 ['b', None, '', '']
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,8 @@ import pyarrow.compute as pc
 from glint.columnar import types as T
 from glint.columnar.column import Column
 from glint.functions.strings.combos import by_groups, per_combination
-from glint.functions.strings.regex_syntax import Regex, RegexOptions, Rewrite, parse_options, parse_rewrite  # noqa: F401
 from glint.functions.strings.host import host_bytes, map_dictionary, parallel_apply, require_varchar, splice  # noqa: F401
+from glint.functions.strings.regex_syntax import Regex, RegexOptions, Rewrite, parse_options, parse_rewrite  # noqa: F401
 
 
 # --------------------------------------------------------- on host arrays
@@ -81,6 +82,7 @@ def _replace_first(v: pa.Array, rx: Regex, rw: Rewrite) -> pa.Array:
         if run:
             pieces.append(_whole(_replace(v, rx.split("groups"), Rewrite(tuple(run), True, 0).as_re2())))
             run.clear()
+
     for kind, val in rw.parts:
         if kind == "G" and val == 0:
             flush()
@@ -139,8 +141,11 @@ def _by_pattern(col: Column, pattern: str | Column, options: RegexOptions, fn, d
     if isinstance(pattern, str):
         rx = Regex(pattern, options)
         return map_dictionary(col, lambda v: fn(v, rx))
-    return per_combination([col, require_varchar(pattern, name)], lambda s, p: by_groups(
-        [p], lambda _, vals, key: fn(vals[0], Regex(key[0], options)), [s]), dtype)
+    return per_combination(
+        [col, require_varchar(pattern, name)],
+        lambda s, p: by_groups([p], lambda _, vals, key: fn(vals[0], Regex(key[0], options)), [s]),
+        dtype,
+    )
 
 
 def regexp_replace(col: Column, pattern: str | Column, rewrite: str | Column, options: RegexOptions) -> Column:
@@ -157,6 +162,7 @@ def regexp_replace(col: Column, pattern: str | Column, rewrite: str | Column, op
         p = const_p if const_p is not None else keys.pop(0)
         r = const_r if const_r is not None else keys.pop(0)
         return replace_host(vals[0], Regex(p, options), parse_rewrite(r))
+
     return per_combination(args, lambda s, *keys: by_groups(list(keys), per_key, [s]), T.VARCHAR)
 
 

@@ -14,6 +14,7 @@ need, and RE2's rewrite strings (``\\1``, ``\\0``, ``\\\\``).
 >>> parse_rewrite(r"<\\1\\\\x>")
 Rewrite(parts=(('L', '<'), ('G', 1), ('L', '\\\\x>')), valid=True, max_group=1)
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,6 +34,7 @@ class RegexOptions:
     literal, 's' dot matches newline / 'm', 'n', 'p' it does not (the
     default), 'g' global replace (regexp_replace only); the last of two
     contradicting letters wins, whitespace is ignored."""
+
     case_insensitive: bool = False
     literal: bool = False
     dot_nl: bool = False
@@ -50,7 +52,7 @@ def parse_options(text: str | None, allow_global: bool = False) -> RegexOptions:
     if text is None:
         raise ExecutionError(_INVALID + "Regex options field must not be NULL")
     ci = literal = dot_nl = glob = False
-    for ch in text:             # over the option letters, not rows
+    for ch in text:  # over the option letters, not rows
         if ch == "c":
             ci = False
         elif ch == "i":
@@ -103,7 +105,7 @@ def quote_meta(s: str) -> str:
     'a\\\\.b\\\\*c_d\\\\ é'
     """
     out = []
-    for ch in s:                # over the pattern's characters, not rows
+    for ch in s:  # over the pattern's characters, not rows
         if ch == "\0":
             out.append("\\x00")
         elif ord(ch) < 0x80 and not (ch.isalnum() or ch == "_"):
@@ -122,7 +124,7 @@ def close_quote(pattern: str) -> str:
     ('a\\\\Qb)\\\\E', '\\\\Qa\\\\E', '[\\\\Q]')
     """
     i, n = 0, len(pattern)
-    while i < n:                # over the pattern's characters, not rows
+    while i < n:  # over the pattern's characters, not rows
         ch = pattern[i]
         if ch == "\\" and i + 1 < n and pattern[i + 1] == "Q":
             end = pattern.find("\\E", i + 2)
@@ -191,10 +193,12 @@ class Regex:
     def split(self, kind: str) -> str:
         any_ = "(?s:.)"
         c = f"(?:{self.core})"
-        body = {"head": f"({any_}*?){c}{any_}*",
-                "through": f"({any_}*?{c}){any_}*",
-                "match": f"{any_}*?({self.core}){any_}*",
-                "groups": f"{any_}*?{c}{any_}*"}[kind]
+        body = {
+            "head": f"({any_}*?){c}{any_}*",
+            "through": f"({any_}*?{c}){any_}*",
+            "match": f"{any_}*?({self.core}){any_}*",
+            "groups": f"{any_}*?{c}{any_}*",
+        }[kind]
         return self.flags + r"\A" + body + r"\z"
 
     def groups_at_least(self, count: int) -> bool:
@@ -208,6 +212,7 @@ class Rewrite:
     backslash; when it is not, ``parts`` stop where RE2's rewriting stops.
     ``max_group``: the highest \\n anywhere in the string (RE2 refuses to
     rewrite when the pattern has fewer groups)."""
+
     parts: tuple
     valid: bool
     max_group: int
@@ -222,7 +227,7 @@ def parse_rewrite(text: str) -> Rewrite:
     lit: list[str] = []
     valid, max_group, stop = True, 0, False
     i = 0
-    while i < len(text):        # over the rewrite's characters, not rows
+    while i < len(text):  # over the rewrite's characters, not rows
         ch = text[i]
         if ch != "\\":
             if not stop:

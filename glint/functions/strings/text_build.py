@@ -13,6 +13,7 @@ row.
 >>> left(c, -2).to_arrow().to_pylist(), right(c, 3).to_arrow().to_pylist(), repeat(c, 2).to_arrow().to_pylist()
 (['hél', '', None], ['llo', 'ab', None], ['héllohéllo', 'abab', None])
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,17 +22,17 @@ import pyarrow as pa
 import torch
 
 from glint.columnar import types as T
-from glint.errors import ExecutionError
-from glint.kernels.strings.counting import count_chars
-from glint.kernels.strings import graphemes
-from glint.kernels.strings.codepoints import char_to_byte
-from glint.kernels.strings.gather import gather
-from glint.kernels.strings.pieces import Pieces, expand
 from glint.columnar.column import Column, Dictionary
+from glint.errors import ExecutionError
 from glint.functions.strings.core import check_substring_range, join_pieces, slice_chars, work_set
 from glint.functions.strings.host import and_valid, map_dictionary, require_varchar, to_varchar
+from glint.kernels.strings import graphemes
+from glint.kernels.strings.codepoints import char_to_byte
+from glint.kernels.strings.counting import count_chars
+from glint.kernels.strings.gather import gather
+from glint.kernels.strings.pieces import Pieces, expand
 
-_MAX_STRING = (1 << 32) - 1     # DuckDB's largest string, in bytes
+_MAX_STRING = (1 << 32) - 1  # DuckDB's largest string, in bytes
 
 
 # ------------------------------------------------------------------ plumbing
@@ -52,7 +53,7 @@ def _entries_or_rows(col: Column, *args) -> tuple[Pieces, torch.Tensor | None, l
         else:
             vals.append(torch.full((len(col),), int(a), dtype=torch.int64, device=col.device))
     p = col.dictionary.pieces(col.data)
-    if valid is not None:       # NULL rows build nothing
+    if valid is not None:  # NULL rows build nothing
         p = Pieces(p.data, p.starts, torch.where(valid, p.lengths, 0))
     return p, None, vals, valid
 
@@ -95,8 +96,9 @@ def pad(col: Column, n: int | Column, fill: str | Column, left: bool) -> Column:
     col = require_varchar(col, name.lower())
     if isinstance(fill, Column):
         fill = require_varchar(fill, name.lower())
-        p, index, (target,), valid = _entries_or_rows(col, n if isinstance(n, Column) else
-                                                      Column(T.BIGINT, torch.full((len(col),), int(n), device=col.device)))
+        p, index, (target,), valid = _entries_or_rows(
+            col, n if isinstance(n, Column) else Column(T.BIGINT, torch.full((len(col),), int(n), device=col.device))
+        )
         valid = and_valid(valid, fill.valid)
         f = fill.dictionary.pieces(fill.data)
     else:
@@ -143,16 +145,22 @@ def repeat(col: Column, n: int | Column) -> Column:
     """The string n times (n <= 0: '')."""
     col = require_varchar(col, "repeat")
     p, index, (k,), valid = _entries_or_rows(col, n)
-    k = k.clamp(min=0, max=1 << 33)         # beyond any string's size already
+    k = k.clamp(min=0, max=1 << 33)  # beyond any string's size already
     size = p.lengths * k
     over = (size > _MAX_STRING) & _used(index, valid, len(p), col.device)
     if bool(over.any()):
         big = int(size[over][0])
-        raise ExecutionError(f"Out of Range Error: Cannot create a string of size: '{big}', "
-                             f"the maximum supported string size is: '{_MAX_STRING}'")
+        raise ExecutionError(
+            f"Out of Range Error: Cannot create a string of size: '{big}', "
+            f"the maximum supported string size is: '{_MAX_STRING}'"
+        )
     cyc = _cycled(p, torch.where(p.lengths > 0, size, 0))
-    offsets = torch.cat([cyc.starts, (cyc.starts[-1:] + cyc.lengths[-1:]) if len(cyc) else
-                         torch.zeros(1, dtype=torch.int64, device=col.device)])
+    offsets = torch.cat(
+        [
+            cyc.starts,
+            (cyc.starts[-1:] + cyc.lengths[-1:]) if len(cyc) else torch.zeros(1, dtype=torch.int64, device=col.device),
+        ]
+    )
     return _result(col, Dictionary(offsets, cyc.data), index, valid)
 
 
@@ -172,7 +180,7 @@ def concat_ws(sep: Column, values: list[Column]) -> Column:
     seen = torch.zeros(n, dtype=torch.bool, device=dev)
     sp = row_pieces_of(sep)
     parts = []
-    for c in strs:              # over the arguments, not rows
+    for c in strs:  # over the arguments, not rows
         if c is None:
             continue
         present = c.validity()
@@ -234,8 +242,11 @@ def chr_(col: Column) -> Column:
         raise ExecutionError(f"Invalid Input Error: Invalid UTF8 Codepoint {int(v[bad][0])}")
     v = torch.where(used, v, 0)
     width = 1 + (v >= 0x80).long() + (v >= 0x800).long() + (v >= 0x10000).long()
-    b0 = torch.where(width == 1, v, torch.where(width == 2, 0xC0 | (v >> 6),
-                                                torch.where(width == 3, 0xE0 | (v >> 12), 0xF0 | (v >> 18))))
+    b0 = torch.where(
+        width == 1,
+        v,
+        torch.where(width == 2, 0xC0 | (v >> 6), torch.where(width == 3, 0xE0 | (v >> 12), 0xF0 | (v >> 18))),
+    )
     i = torch.arange(4, device=v.device)[None, :]
     shift = (6 * (width[:, None] - 1 - i)).clamp(min=0)
     picked = torch.where(i == 0, b0[:, None], 0x80 | ((v[:, None] >> shift) & 0x3F))
@@ -243,8 +254,9 @@ def chr_(col: Column) -> Column:
     offsets = torch.zeros(len(v) + 1, dtype=torch.int64, device=v.device)
     torch.cumsum(width, 0, out=offsets[1:])
     data = picked[keep].to(torch.uint8)
-    return Column(T.VARCHAR, torch.arange(len(v), dtype=torch.int32, device=v.device), col.valid,
-                  Dictionary(offsets, data))
+    return Column(
+        T.VARCHAR, torch.arange(len(v), dtype=torch.int32, device=v.device), col.valid, Dictionary(offsets, data)
+    )
 
 
 # ------------------------------------------------------------------ reverse
@@ -259,8 +271,9 @@ def reverse(col: Column) -> Column:
     col = require_varchar(col, "reverse")
     p, index = work_set(col)
     r = graphemes.reverse(p)
-    offsets = torch.cat([r.starts, (r.starts[-1:] + r.lengths[-1:]) if len(r) else
-                         torch.zeros(1, dtype=torch.int64, device=col.device)])
+    offsets = torch.cat(
+        [r.starts, (r.starts[-1:] + r.lengths[-1:]) if len(r) else torch.zeros(1, dtype=torch.int64, device=col.device)]
+    )
     return _result(col, Dictionary(offsets, r.data), index, col.valid)
 
 
@@ -279,7 +292,10 @@ def md5(col: Column) -> Column:
     >>> md5(Column.from_arrow(pa.array(["abc", None]))).to_arrow().to_pylist()
     ['900150983cd24fb0d6963f7d28e17f72', None]
     """
+
     def digests(v: pa.Array) -> pa.Array:
-        return pa.array([None if s is None else hashlib.md5(s.encode()).hexdigest() for s in v.to_pylist()],
-                        pa.string())
+        return pa.array(
+            [None if s is None else hashlib.md5(s.encode()).hexdigest() for s in v.to_pylist()], pa.string()
+        )
+
     return map_dictionary(require_varchar(col, "md5"), digests)

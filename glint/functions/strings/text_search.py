@@ -20,6 +20,7 @@ Positions count code points; an empty needle is found at position 1.
 >>> split_part(Column.from_arrow(pa.array(["a,b,,c", "x"])), ",", -1).to_arrow().to_pylist()
 ['c', 'x']
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,16 +29,16 @@ import pyarrow.compute as pc
 import torch
 
 from glint.columnar import types as T
-from glint.kernels.strings.counting import count_chars
-from glint.kernels.strings.equality import pair_equal
-from glint.kernels.strings.pieces import Pieces
-from glint.kernels.strings.search import match_at
-from glint.kernels.strings.search_pairs import find_pairs
 from glint.columnar.column import Column
 from glint.functions.strings import core as S
 from glint.functions.strings import host as H
 from glint.functions.strings.combos import by_groups, per_combination
 from glint.functions.strings.host import and_valid, host_bytes, map_dictionary, require_varchar, splice
+from glint.kernels.strings.counting import count_chars
+from glint.kernels.strings.equality import pair_equal
+from glint.kernels.strings.pieces import Pieces
+from glint.kernels.strings.search import match_at
+from glint.kernels.strings.search_pairs import find_pairs
 
 
 def row_pieces(col: Column) -> Pieces:
@@ -108,6 +109,7 @@ def replace(col: Column, old: str | Column, new: str | Column) -> Column:
         key = list(key)
         o, n = (c if c is not None else key.pop(0) for c in const)
         return vals[0] if o == "" else pc.replace_substring(vals[0], o, n)
+
     return per_combination([col, *keys], lambda v, *k: by_groups(list(k), per_key, [v]), T.VARCHAR)
 
 
@@ -124,9 +126,9 @@ def split_host(v: pa.Array, delim: str, index: np.ndarray) -> pa.Array:
     if delim == "":
         data, offs = host_bytes(v)
         lead = (data & 0xC0) != 0x80
-        cps = np.flatnonzero(lead)                          # byte position of every code point
+        cps = np.flatnonzero(lead)  # byte position of every code point
         first = np.searchsorted(cps, offs[:-1])
-        count = np.searchsorted(cps, offs[1:]) - first      # code points of each string
+        count = np.searchsorted(cps, offs[1:]) - first  # code points of each string
         ends = np.append(cps[1:], len(data)) if len(cps) else cps
     else:
         parts = pc.split_pattern(v, delim)
@@ -148,17 +150,24 @@ def split_part(col: Column, delim: str | Column, index: int | Column) -> Column:
     col = require_varchar(col, "split_part")
     if isinstance(delim, str) and isinstance(index, int):
         return map_dictionary(col, lambda v: split_host(v, delim, np.full(len(v), index, dtype=np.int64)))
-    cols = [col] + ([require_varchar(delim, "split_part")] if isinstance(delim, Column) else []) + \
-        ([index] if isinstance(index, Column) else [])
+    cols = (
+        [col]
+        + ([require_varchar(delim, "split_part")] if isinstance(delim, Column) else [])
+        + ([index] if isinstance(index, Column) else [])
+    )
 
     def run(v, *rest):
         rest = list(rest)
         d = rest.pop(0) if isinstance(delim, Column) else None
-        idx = rest.pop(0).to_numpy(zero_copy_only=False) if isinstance(index, Column) else \
-            np.full(len(v), index, dtype=np.int64)
+        idx = (
+            rest.pop(0).to_numpy(zero_copy_only=False)
+            if isinstance(index, Column)
+            else np.full(len(v), index, dtype=np.int64)
+        )
         if d is None:
             return split_host(v, delim, idx)
         return by_groups([d], lambda pos, vals, key: split_host(vals[0], key[0], idx[pos]), [v])
+
     return per_combination(cols, run, T.VARCHAR)
 
 
@@ -170,5 +179,8 @@ def trim_chars(col: Column, chars: str | Column, side: str) -> Column:
     if isinstance(chars, str):
         return col if chars == "" else map_dictionary(col, lambda v: fn(v, chars))
     chars = require_varchar(chars, "trim")
-    return per_combination([col, chars], lambda v, c: by_groups(
-        [c], lambda _, vals, key: vals[0] if key[0] == "" else fn(vals[0], key[0]), [v]), T.VARCHAR)
+    return per_combination(
+        [col, chars],
+        lambda v, c: by_groups([c], lambda _, vals, key: vals[0] if key[0] == "" else fn(vals[0], key[0]), [v]),
+        T.VARCHAR,
+    )

@@ -10,6 +10,7 @@ device context, so a tensor on ``cuda:1`` gets its kernel on that GPU.
 >>> use_triton(torch.zeros(1))
 False
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,12 +20,13 @@ import torch
 try:
     import triton  # noqa: F401
     import triton.language as tl  # noqa: F401
+
     HAS_TRITON = True
-except ImportError:             # no Triton (macOS, a CPU-only install): the torch code runs everywhere
+except ImportError:  # no Triton (macOS, a CPU-only install): the torch code runs everywhere
     HAS_TRITON = False
 
 
-_ENABLED = True                 # the Triton kernels run where they can (enable_triton)
+_ENABLED = True  # the Triton kernels run where they can (enable_triton)
 
 
 def enable_triton(enabled: bool) -> None:

@@ -9,6 +9,7 @@ code points take the host path (see glint.functions.strings).
 >>> bytes(ascii_upper(d).tolist()).decode(), bytes(ascii_lower(d).tolist()).decode()
 ('HéLLO, WORLD!', 'héllo, world!')
 """
+
 from __future__ import annotations
 
 import torch

@@ -11,6 +11,7 @@ of code point c is where the running count of such bytes first exceeds c.
 >>> char_to_byte(p, torch.tensor([2, 1, 2])).tolist(), char_to_byte(p, torch.tensor([5, 3, 0])).tolist()
 ([3, 3, 2], [6, 9, 0])
 """
+
 from __future__ import annotations
 
 import torch
@@ -23,7 +24,7 @@ def char_to_byte(p: Pieces, chars: torch.Tensor) -> torch.Tensor:
     out = torch.zeros(len(p), dtype=torch.int64, device=p.device)
     for a, b in chunk_bounds(p.lengths):
         buf, offs = packed(p.slice(a, b))
-        starts = torch.cumsum(((buf & 0xC0) != 0x80).long(), 0)     # code points up to each byte
+        starts = torch.cumsum(((buf & 0xC0) != 0x80).long(), 0)  # code points up to each byte
         before = torch.cat([torch.zeros(1, dtype=torch.int64, device=p.device), starts])[offs[:-1]]
         at = torch.searchsorted(starts, before + chars[a:b].clamp(min=0) + 1)
         out[a:b] = torch.minimum(at, offs[1:]) - offs[:-1]

@@ -26,6 +26,7 @@ True
 >>> bool(h[0] == h[3]), int(h[2]) == NULL_HASH, bool(h[1] == hash64(b)[0])
 (True, True, True)
 """
+
 from __future__ import annotations
 
 import torch
@@ -35,7 +36,7 @@ from glint.kernels.strings.hashing import hash_pieces
 from glint.kernels.strings.order import ranks
 from glint.kernels.strings.pieces import Pieces
 
-NULL_HASH = 0       # what hash64 gives NULL rows
+NULL_HASH = 0  # what hash64 gives NULL rows
 
 
 def per_row(col) -> bool:
@@ -137,7 +138,7 @@ def rank_codes(col) -> tuple[torch.Tensor, torch.Tensor]:
     """
     (r,) = order_ranks([col])
     code = torch.zeros(int(r.max()) + 1 if r.numel() else 0, dtype=col.data.dtype, device=r.device)
-    code.scatter_(0, r, col.data)           # equal ranks are equal strings: any of their codes will do
+    code.scatter_(0, r, col.data)  # equal ranks are equal strings: any of their codes will do
     return r, code
 
 
@@ -146,6 +147,7 @@ def extreme_codes(col, slots, largest: bool) -> torch.Tensor:
     dictionary: chosen by byte order, not by code. Rows must all be valid;
     groups without rows get an arbitrary code."""
     from glint.kernels.groupby import extreme
+
     r, code = rank_codes(col)
     best = extreme(r, slots, largest)
     if code.numel() == 0:

@@ -9,6 +9,7 @@ continuation byte (``10xxxxxx``), so counting those counts code points.
 >>> count_chars(p).tolist(), count_non_ascii(p).tolist()
 ([0, 3, 5, 2, 2], [0, 0, 2, 6, 8])
 """
+
 from __future__ import annotations
 
 import torch

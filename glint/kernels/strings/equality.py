@@ -14,6 +14,7 @@ from an exact sort (:func:`.order.ranks`) instead.
 >>> pair_equal(from_strings(["ab", "ab", "a"]), from_strings(["ab", "ac", "ab"])).tolist()
 [True, False, False]
 """
+
 from __future__ import annotations
 
 import torch
@@ -69,8 +70,9 @@ def _pair_equal_triton(a: Pieces, b: Pieces) -> torch.Tensor:
     out = torch.empty(m, dtype=torch.bool, device=a.device)
     BE, BB = 32, 32
     with on_device(out):
-        _pair_equal_kernel[(blocks(m, BE),)](a.data, a.starts, a.lengths, b.data, b.starts, b.lengths, out, m,
-                                             BE=BE, BB=BB)
+        _pair_equal_kernel[(blocks(m, BE),)](
+            a.data, a.starts, a.lengths, b.data, b.starts, b.lengths, out, m, BE=BE, BB=BB
+        )
     return out
 
 
@@ -111,7 +113,7 @@ def dense_ids(parts: list[Pieces]) -> tuple[list[torch.Tensor], int]:
     first.scatter_reduce_(0, inverse, idx, "amin")
     rep = first[inverse]
     if not _verified(parts, sizes, idx, rep):
-        exact, n = ranks(concat_pieces(parts))          # a hash collision: sort instead
+        exact, n = ranks(concat_pieces(parts))  # a hash collision: sort instead
         return list(torch.split(exact, sizes)), n
     return list(torch.split(inverse, sizes)), int(uniq.shape[0])
 
@@ -126,7 +128,7 @@ def _verified(parts: list[Pieces], sizes: list[int], idx: torch.Tensor, rep: tor
     bounds = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0).tolist())).to(idx.device)
     src_dup = torch.searchsorted(bounds, dup, right=True) - 1
     src_rep = torch.searchsorted(bounds, rep[dup], right=True) - 1
-    for sa in range(len(parts)):        # pairs of parts (a piece's first is in its part or an earlier one)
+    for sa in range(len(parts)):  # pairs of parts (a piece's first is in its part or an earlier one)
         for sb in range(sa + 1):
             pick = ((src_dup == sa) & (src_rep == sb)).nonzero().squeeze(1)
             if pick.numel() == 0:

@@ -7,6 +7,7 @@ materialised (compaction, results to Arrow, concatenation, substrings).
 >>> offsets.tolist(), bytes(data.tolist()).decode()
 ([0, 6, 11, 16], 'wörldhellohello')
 """
+
 from __future__ import annotations
 
 import torch
@@ -32,7 +33,7 @@ def _gather_torch(p: Pieces, offsets: torch.Tensor, out: torch.Tensor) -> None:
     for a, b in chunk_bounds(p.lengths):
         buf, offs = packed(p.slice(a, b))
         lo = int(offsets[a])
-        out[lo: lo + buf.shape[0]] = buf
+        out[lo : lo + buf.shape[0]] = buf
 
 
 if HAS_TRITON:

@@ -14,6 +14,7 @@ turns into LF CR there, and only there).
 >>> to_pylist(reverse(p)) == ['cba', 'xe\\u0301', '!👍🏽', '🇫🇷🇩🇪', 'b\\n\\ra', '\\r\\né', '']
 True
 """
+
 from __future__ import annotations
 
 import torch
@@ -32,8 +33,10 @@ _TABLES: dict = {}
 def _table(device) -> tuple[torch.Tensor, torch.Tensor]:
     key = str(device)
     if key not in _TABLES:
-        _TABLES[key] = (torch.tensor(G.STARTS, dtype=torch.int64, device=device),
-                        torch.tensor(G.VALUES, dtype=torch.int64, device=device))
+        _TABLES[key] = (
+            torch.tensor(G.STARTS, dtype=torch.int64, device=device),
+            torch.tensor(G.VALUES, dtype=torch.int64, device=device),
+        )
     return _TABLES[key]
 
 
@@ -57,10 +60,19 @@ def _decode(buf: torch.Tensor, lead_pos: torch.Tensor) -> torch.Tensor:
     b = buf[at].long()
     w = char_width(b[:, 0])
     c = b[:, 1:] & 0x3F
-    return torch.where(w == 1, b[:, 0], torch.where(
-        w == 2, ((b[:, 0] & 0x1F) << 6) | c[:, 0], torch.where(
-            w == 3, ((b[:, 0] & 0x0F) << 12) | (c[:, 0] << 6) | c[:, 1],
-            ((b[:, 0] & 0x07) << 18) | (c[:, 0] << 12) | (c[:, 1] << 6) | c[:, 2])))
+    return torch.where(
+        w == 1,
+        b[:, 0],
+        torch.where(
+            w == 2,
+            ((b[:, 0] & 0x1F) << 6) | c[:, 0],
+            torch.where(
+                w == 3,
+                ((b[:, 0] & 0x0F) << 12) | (c[:, 0] << 6) | c[:, 1],
+                ((b[:, 0] & 0x07) << 18) | (c[:, 0] << 12) | (c[:, 1] << 6) | c[:, 2],
+            ),
+        ),
+    )
 
 
 def _last_where(flag: torch.Tensor) -> torch.Tensor:
@@ -80,16 +92,18 @@ def cluster_breaks(prop: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     g = prop & 0xF
     prev = torch.cat([torch.zeros(1, dtype=g.dtype, device=g.device), g[:-1]])
     idx = torch.arange(n, device=g.device)
-    start = torch.cummax(torch.where(first, idx, 0), 0).values      # first code point of each one's string
+    start = torch.cummax(torch.where(first, idx, 0), 0).values  # first code point of each one's string
 
-    def before(k: torch.Tensor) -> torch.Tensor:    # index k - 1 exists in the same string
+    def before(k: torch.Tensor) -> torch.Tensor:  # index k - 1 exists in the same string
         return (k >= start) & (k >= 0)
 
     control = (g == _CR) | (g == _LF) | (g == _CONTROL)
     prev_control = (prev == _CR) | (prev == _LF) | (prev == _CONTROL)
-    hangul = (((prev == _L) & ((g == _L) | (g == _V) | (g == _LV) | (g == _LVT)))
-              | (((prev == _LV) | (prev == _V)) & ((g == _V) | (g == _T)))
-              | (((prev == _LVT) | (prev == _T)) & (g == _T)))
+    hangul = (
+        ((prev == _L) & ((g == _L) | (g == _V) | (g == _LV) | (g == _LVT)))
+        | (((prev == _LV) | (prev == _V)) & ((g == _V) | (g == _T)))
+        | (((prev == _LVT) | (prev == _T)) & (g == _T))
+    )
     join = (g == _EXTEND) | (g == _ZWJ) | (g == _SPACING) | (prev == _PREPEND)
     # GB9c: Consonant [Extend Linker]* Linker [Extend Linker]* x Consonant
     el = (prop & (_LINKER | _INCB_EXTEND)) != 0
@@ -98,8 +112,9 @@ def cluster_breaks(prop: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     linkers = torch.cumsum((prop & _LINKER) != 0, 0)
     linkers_prev = torch.cat([torch.zeros(1, dtype=linkers.dtype, device=g.device), linkers[:-1]])
     qc = q_prev.clamp(min=0)
-    conjunct = ((prop & _CONSONANT) != 0) & before(q_prev) & ((prop[qc] & _CONSONANT) != 0) \
-        & (linkers_prev - linkers[qc] > 0)
+    conjunct = (
+        ((prop & _CONSONANT) != 0) & before(q_prev) & ((prop[qc] & _CONSONANT) != 0) & (linkers_prev - linkers[qc] > 0)
+    )
     # GB11: ExtPict Extend* ZWJ x ExtPict
     r = _last_where(g != _EXTEND)
     r2 = torch.cat([torch.full((2,), -1, device=g.device, dtype=r.dtype), r[:-2]])[:n]
@@ -107,11 +122,12 @@ def cluster_breaks(prop: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     # GB12/13: regional indicators pair up
     s = _last_where(g != _RI)
     s_prev = torch.cat([torch.full((1,), -1, device=g.device, dtype=s.dtype), s[:-1]])
-    run = (idx - 1) - torch.maximum(s_prev, start - 1)           # RIs ending just before
+    run = (idx - 1) - torch.maximum(s_prev, start - 1)  # RIs ending just before
     flags = (prev == _RI) & (g == _RI) & (run % 2 == 1)
     keep = ~(prev == _CR) | ~(g == _LF)
-    brk = torch.where(~keep, False, torch.where(prev_control | control, True,
-                      ~(hangul | join | conjunct | emoji | flags)))
+    brk = torch.where(
+        ~keep, False, torch.where(prev_control | control, True, ~(hangul | join | conjunct | emoji | flags))
+    )
     return brk | first
 
 

@@ -21,6 +21,7 @@ hashes is verified (:mod:`.equality`).
 >>> hash_pieces(from_strings(["glint"])).tolist() == hash_pieces(inside).tolist()
 True
 """
+
 from __future__ import annotations
 
 import torch
@@ -101,7 +102,7 @@ if HAS_TRITON:
         n_words = (n + 7) // 8
         acc = tl.zeros([BE], dtype=tl.uint64)
         for j in range(0, tl.max(n_words, axis=0)):
-            jj = tl.full([BE], 0, tl.int64) + j        # a tensor in the interpreter too, where j is an int
+            jj = tl.full([BE], 0, tl.int64) + j  # a tensor in the interpreter too, where j is an int
             w = tl.zeros([BE], dtype=tl.uint64)
             for t in tl.static_range(8):
                 at = jj * 8 + t

@@ -17,10 +17,11 @@ Triton kernel on CUDA); a run with '_' between two literals uses
 >>> match(p, compile_like("%l#_r%", "#")).tolist(), match(p, compile_like("")).tolist()
 ([False, False, True, False], [False, False, False, True])
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -53,7 +54,7 @@ def tokens(pattern: str, escape: str | None) -> list[tuple[str, str]]:
             lit.clear()
 
     i = 0
-    while i < len(pattern):         # over the pattern's characters, not rows
+    while i < len(pattern):  # over the pattern's characters, not rows
         ch = pattern[i]
         if ch == esc:
             if i + 1 == len(pattern):
@@ -75,11 +76,11 @@ def tokens(pattern: str, escape: str | None) -> list[tuple[str, str]]:
 @dataclass(frozen=True, slots=True)
 class LikePattern:
     """Runs between '%': each a tuple of ('L', bytes) and ('_', count)."""
+
     runs: tuple[tuple[tuple[str, object], ...], ...]
 
 
-def compile_like(pattern: str, escape: str | None = None,
-                 fold: Callable[[str], str] | None = None) -> LikePattern:
+def compile_like(pattern: str, escape: str | None = None, fold: Callable[[str], str] | None = None) -> LikePattern:
     """The pattern's runs; ``fold`` maps each literal (ILIKE lower-cases them).
 
     >>> compile_like("ab_%__c").runs

@@ -24,6 +24,7 @@ pattern is matched in that form and reported (:func:`match_pairs`).
 >>> ok.tolist(), err.tolist()
 ([True, True, True, True, False, False, True], [False, False, False, False, True, False, False])
 """
+
 from __future__ import annotations
 
 import torch
@@ -32,8 +33,8 @@ from glint.kernels.strings.pieces import Pieces, chunk_bounds, exclusive_cumsum,
 from glint.kernels.strings.search import char_width
 
 LIT, ANY, ONE = 0, 1, 2
-_CANDIDATES = 1 << 22          # candidate starts of a search held at once
-_CHECK_EVERY = 8               # tokens between two looks for pairs still matching (a synchronisation)
+_CANDIDATES = 1 << 22  # candidate starts of a search held at once
+_CHECK_EVERY = 8  # tokens between two looks for pairs still matching (a synchronisation)
 
 
 def tokenize(p: Pieces, escape: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -106,10 +107,10 @@ def _step(s: Pieces, pair, kind, byte, at, ok):
 
 def _forward(s, pair, kind, byte, a, b, at, ok):
     """Tokens [a, b) of each pair anchored at ``at``: (matched, end)."""
-    for k in range(int((b - a).max()) if a.numel() else 0):     # over run tokens, not rows
+    for k in range(int((b - a).max()) if a.numel() else 0):  # over run tokens, not rows
         active = a + k < b
         if k % _CHECK_EVERY == _CHECK_EVERY - 1 and not bool((ok & active).any()):
-            break                   # every pair has failed or finished
+            break  # every pair has failed or finished
         t = torch.where(active, a + k, 0)
         nok, nat = _step(s, pair, kind[t], byte[t], at, ok)
         ok, at = torch.where(active, nok, ok), torch.where(active, nat, at)
@@ -119,13 +120,13 @@ def _forward(s, pair, kind, byte, a, b, at, ok):
 def _backward(s, pair, kind, byte, a, b, lower, ok):
     """Tokens [a, b) anchored at each string's end, starting at or after ``lower``."""
     end = s.lengths[pair].clone()
-    for k in range(int((b - a).max()) if a.numel() else 0):     # over run tokens, not rows
+    for k in range(int((b - a).max()) if a.numel() else 0):  # over run tokens, not rows
         active = a + k < b
         if k % _CHECK_EVERY == _CHECK_EVERY - 1 and not bool((ok & active).any()):
-            break                   # every pair has failed or finished
+            break  # every pair has failed or finished
         t = torch.where(active, b - 1 - k, 0)
         back = end - 1
-        for _ in range(3):          # at most three continuation bytes precede a lead byte
+        for _ in range(3):  # at most three continuation bytes precede a lead byte
             cont = (kind[t] == ONE) & (back > 0) & ((_byte(s, pair, back) & 0xC0) == 0x80)
             back = back - cont.long()
         good = (back >= lower) & ((kind[t] == ONE) | (_byte(s, pair, back) == byte[t]))
@@ -140,12 +141,12 @@ def _search(s, kind, byte, a, b, at, ok):
     dropped as their tokens fail."""
     m = ok.shape[0]
     end = at.clone()
-    found = ok & (a == b)           # an empty run (%%) matches where it is
+    found = ok & (a == b)  # an empty run (%%) matches where it is
     todo = ok & (a < b)
     room = torch.where(todo, (s.lengths - at).clamp(min=0), 0)
     best = torch.full((m,), 1 << 62, dtype=torch.int64, device=at.device)
     best_end = torch.zeros_like(best)
-    for lo, hi in chunk_bounds(room, _CANDIDATES):                  # bounded candidates per chunk
+    for lo, hi in chunk_bounds(room, _CANDIDATES):  # bounded candidates per chunk
         cnt = room[lo:hi]
         pair = torch.repeat_interleave(torch.arange(lo, hi, device=at.device), cnt)
         if pair.numel() == 0:
@@ -158,7 +159,7 @@ def _search(s, kind, byte, a, b, at, ok):
         alive &= (kind[t] != LIT) | (head == byte[t])
         pair, start, t = pair[alive], start[alive], t[alive]
         pos = start
-        for k in range(int((b[pair] - t).max()) if pair.numel() else 0):   # over run tokens, not rows
+        for k in range(int((b[pair] - t).max()) if pair.numel() else 0):  # over run tokens, not rows
             if pair.numel() == 0:
                 break
             active = t + k < b[pair]
@@ -177,8 +178,9 @@ def _search(s, kind, byte, a, b, at, ok):
     return found, end
 
 
-def match_pairs(s: Pieces, p: Pieces, escape: int | None,
-                pattern_of: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def match_pairs(
+    s: Pieces, p: Pieces, escape: int | None, pattern_of: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(s[i] LIKE p[j], matching reached a lone escape at the end of p[j]
     with characters of s[i] left) for every pair i, where j = pattern_of[i]
     (default: i). Each pattern is tokenized once."""
@@ -187,7 +189,7 @@ def match_pairs(s: Pieces, p: Pieces, escape: int | None,
         z = torch.zeros(0, dtype=torch.bool, device=dev)
         return z, z
     kind, byte, toffs, lone = tokenize(p, escape)
-    if kind.numel() == 0:           # only empty patterns: they match empty strings
+    if kind.numel() == 0:  # only empty patterns: they match empty strings
         return s.lengths == 0, torch.zeros(m, dtype=torch.bool, device=dev)
     pair = torch.arange(m, device=dev)
     t0, t1 = toffs[:-1], toffs[1:]
@@ -199,14 +201,15 @@ def match_pairs(s: Pieces, p: Pieces, escape: int | None,
     first_rank = any_before[t0]
     count = any_before[t1] - first_rank
 
-    def any_token(j: torch.Tensor) -> torch.Tensor:     # token index of each pattern's j-th '%'
+    def any_token(j: torch.Tensor) -> torch.Tensor:  # token index of each pattern's j-th '%'
         return any_at[(first_rank + j).clamp(0, max(any_at.shape[0] - 1, 0))] if any_at.numel() else t1
 
     head_end = torch.where(count > 0, any_token(torch.zeros_like(count)), t1)
-    ok, at = _forward(s, pair, kind, byte, t0, head_end, torch.zeros_like(t0), torch.ones(m, dtype=torch.bool,
-                                                                                          device=dev))
+    ok, at = _forward(
+        s, pair, kind, byte, t0, head_end, torch.zeros_like(t0), torch.ones(m, dtype=torch.bool, device=dev)
+    )
     ok = ok & ((count > 0) | (at == s.lengths))
-    for j in range(int(count.max()) - 1 if count.numel() else 0):    # over the runs between '%', not rows
+    for j in range(int(count.max()) - 1 if count.numel() else 0):  # over the runs between '%', not rows
         between = count >= j + 2
         a = torch.where(between, any_token(torch.full_like(count, j)) + 1, 0)
         b = torch.where(between, any_token(torch.full_like(count, j + 1)), 0)

@@ -19,6 +19,7 @@ that are still tied (stable argsorts, all torch, so CPU and CUDA agree).
 >>> compare_literal(from_strings(words), "abcdefg").tolist()
 [1, -1, 1, 0, -1, -1, 1, 1]
 """
+
 from __future__ import annotations
 
 import torch
@@ -34,7 +35,7 @@ def level_key(p: Pieces, level: int) -> torch.Tensor:
     m = len(p)
     out = torch.empty(m, dtype=torch.int64, device=p.device)
     t = torch.arange(_LEVEL, device=p.device)
-    for a in range(0, m, WORD_ROWS):         # bounded (n, 8) temporaries
+    for a in range(0, m, WORD_ROWS):  # bounded (n, 8) temporaries
         b = min(m, a + WORD_ROWS)
         at = p.starts[a:b] + _LEVEL * level
         count = (p.lengths[a:b] - _LEVEL * level).clamp(0, _LEVEL)
@@ -57,7 +58,7 @@ def literal_keys(lit: bytes) -> list[int]:
     """
     out = []
     for j in range(len(lit) // _LEVEL + 1):
-        part = lit[_LEVEL * j: _LEVEL * (j + 1)]
+        part = lit[_LEVEL * j : _LEVEL * (j + 1)]
         raw = bytes([len(part)]) + part.ljust(_LEVEL, b"\0")[::-1]
         out.append(int.from_bytes(raw, "little", signed=True) ^ _SIGN)
     return out
@@ -68,7 +69,7 @@ def compare_literal(p: Pieces, lit: str | bytes) -> torch.Tensor:
     lit = lit.encode() if isinstance(lit, str) else lit
     res = torch.zeros(len(p), dtype=torch.int8, device=p.device)
     open_ = torch.ones(len(p), dtype=torch.bool, device=p.device)
-    for j, kl in enumerate(literal_keys(lit)):    # over the literal's levels, not rows
+    for j, kl in enumerate(literal_keys(lit)):  # over the literal's levels, not rows
         k = level_key(p, j)
         res = torch.where(open_ & (k < kl), -1, torch.where(open_ & (k > kl), 1, res)).to(torch.int8)
         open_ &= k == kl
@@ -88,7 +89,7 @@ def ranks(p: Pieces) -> tuple[torch.Tensor, int]:
     skey = key[perm]
     boundary = torch.ones(m, dtype=torch.bool, device=dev)
     boundary[1:] = skey[1:] != skey[:-1]
-    count = skey & 0xFF                   # bytes present at the last level compared, per position
+    count = skey & 0xFF  # bytes present at the last level compared, per position
     pos = torch.arange(m, device=dev)
     level = 0
     while True:
@@ -102,7 +103,7 @@ def ranks(p: Pieces) -> tuple[torch.Tensor, int]:
         entries = perm[active]
         k = level_key(p.take(entries), level)
         o = torch.argsort(k, stable=True)
-        o = o[torch.argsort(group[o], stable=True)]      # by tied group, then by this level's key
+        o = o[torch.argsort(group[o], stable=True)]  # by tied group, then by this level's key
         perm[active] = entries[o]
         k = k[o]
         split = torch.zeros(active.shape[0], dtype=torch.bool, device=dev)

@@ -12,6 +12,7 @@ tensors are int64, and a whole column's worth of them would not fit.
 >>> p.lengths.tolist(), to_pylist(p.take(torch.tensor([2, 0])))
 ([2, 0, 3], ['cde', 'ab'])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,10 +26,10 @@ CHUNK_BYTES = 1 << 23
 
 @dataclass(frozen=True, slots=True)
 class Pieces:
-    data: torch.Tensor          # uint8 buffer
-    starts: torch.Tensor        # int64 byte offset of each string in data
-    lengths: torch.Tensor       # int64 byte length of each string
-    contiguous: bool = False    # each string starts where the one before ends (a dictionary's entries)
+    data: torch.Tensor  # uint8 buffer
+    starts: torch.Tensor  # int64 byte offset of each string in data
+    lengths: torch.Tensor  # int64 byte length of each string
+    contiguous: bool = False  # each string starts where the one before ends (a dictionary's entries)
 
     def __len__(self) -> int:
         return self.starts.shape[0]
@@ -37,13 +38,13 @@ class Pieces:
     def device(self) -> torch.device:
         return self.starts.device
 
-    def take(self, idx: torch.Tensor) -> "Pieces":
+    def take(self, idx: torch.Tensor) -> Pieces:
         return Pieces(self.data, self.starts[idx], self.lengths[idx])
 
-    def slice(self, a: int, b: int) -> "Pieces":
+    def slice(self, a: int, b: int) -> Pieces:
         return Pieces(self.data, self.starts[a:b], self.lengths[a:b], self.contiguous)
 
-    def with_lengths(self, lengths: torch.Tensor) -> "Pieces":
+    def with_lengths(self, lengths: torch.Tensor) -> Pieces:
         return Pieces(self.data, self.starts, lengths)
 
 
@@ -62,15 +63,18 @@ def from_strings(values, device="cpu") -> Pieces:
     raw = [v.encode() if isinstance(v, str) else bytes(v) for v in values]
     lengths = torch.tensor([len(r) for r in raw], dtype=torch.int64)
     starts = torch.cumsum(lengths, 0) - lengths
-    data = torch.frombuffer(bytearray(b"".join(raw)), dtype=torch.uint8) if sum(map(len, raw)) else \
-        torch.zeros(0, dtype=torch.uint8)
+    data = (
+        torch.frombuffer(bytearray(b"".join(raw)), dtype=torch.uint8)
+        if sum(map(len, raw))
+        else torch.zeros(0, dtype=torch.uint8)
+    )
     return Pieces(data.to(device), starts.to(device), lengths.to(device))
 
 
 def to_pylist(p: Pieces) -> list[str]:
     """The strings (decoded as UTF-8) on the host; for tests and small results."""
     data = p.data.cpu().numpy().tobytes()
-    return [data[s: s + n].decode() for s, n in zip(p.starts.tolist(), p.lengths.tolist())]
+    return [data[s : s + n].decode() for s, n in zip(p.starts.tolist(), p.lengths.tolist())]
 
 
 def exclusive_cumsum(lengths: torch.Tensor) -> torch.Tensor:
@@ -135,7 +139,7 @@ def packed(p: Pieces) -> tuple[torch.Tensor, torch.Tensor]:
     total = int(offs[-1]) if len(p) else 0
     if p.contiguous:
         lo = int(p.starts[0]) if len(p) else 0
-        return p.data[lo: lo + total], offs
+        return p.data[lo : lo + total], offs
     _, _, pos = expand(p, total)
     return p.data[pos], offs
 

@@ -14,6 +14,7 @@ always starts on a code-point boundary.
 >>> match_at(p, b"req", torch.tensor([8, 0, 0, 0])).tolist()
 [True, True, False, False]
 """
+
 from __future__ import annotations
 
 import torch
@@ -27,8 +28,8 @@ def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     L = len(lit)
     ok = (pos >= 0) & (pos + L <= p.lengths)
     base = p.starts + pos
-    for c in range(0, L, 8):            # over the literal's words, not rows
-        w = lit[c: c + 8]
+    for c in range(0, L, 8):  # over the literal's words, not rows
+        w = lit[c : c + 8]
         ok &= load_word(p.data, base + c, torch.where(ok, len(w), 0)) == word_of(w)
     return ok
 
@@ -59,7 +60,7 @@ def _first_at_or_after(starts_at: torch.Tensor, lo: torch.Tensor) -> tuple[torch
 def _find_torch(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
     L = len(lit)
     for a, b in chunk_bounds(p.lengths):
-        buf, offs = packed(p.slice(a, b))       # the chunk's pieces back to back
+        buf, offs = packed(p.slice(a, b))  # the chunk's pieces back to back
         total = buf.shape[0]
         if total < L:
             continue
@@ -87,7 +88,7 @@ if HAS_TRITON:
         s = tl.load(starts + e, mask=em, other=0)
         n = tl.load(lengths + e, mask=em, other=0)
         f = tl.load(from_pos + e, mask=em, other=-1)
-        last = n - L                                      # the last start that fits
+        last = n - L  # the last start that fits
         active = em & (f >= 0) & (f <= last)
         span = tl.max(tl.where(active, last + 1 - f, 0), axis=0)
         first_byte = tl.load(lit)
@@ -101,7 +102,6 @@ if HAS_TRITON:
                 cand = cand & (tl.load(addr + t, mask=cand, other=0) == tl.load(lit + t))
             best = tl.minimum(best, tl.min(tl.where(cand, q, NONE), axis=1))
         tl.store(out + e, tl.where(best == NONE, -1, best), mask=em)
-
 
     @triton.jit
     def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, L, out, BLOCK: tl.constexpr):
@@ -119,7 +119,7 @@ if HAS_TRITON:
         if tl.sum(cand.to(tl.int32), axis=0) > 0:
             first = tl.load(block_entry + blk)
             last = tl.load(block_entry + blk + 1)
-            a = tl.zeros([BLOCK], dtype=tl.int64) + first          # offsets[a] <= p < offsets[b]
+            a = tl.zeros([BLOCK], dtype=tl.int64) + first  # offsets[a] <= p < offsets[b]
             b = tl.zeros([BLOCK], dtype=tl.int64) + last + 1
             width = last + 1 - first
             while width > 1:
@@ -149,8 +149,9 @@ def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tenso
     best = torch.full((m,), _NONE, dtype=torch.int64, device=p.device)
     lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
     with on_device(out):
-        _find_flat_kernel[(n_blocks,)](p.data, offsets, block_entry, m, pos.contiguous(), lit_t, len(lit), best,
-                                       BLOCK=_FLAT_BLOCK)
+        _find_flat_kernel[(n_blocks,)](
+            p.data, offsets, block_entry, m, pos.contiguous(), lit_t, len(lit), best, BLOCK=_FLAT_BLOCK
+        )
     out.copy_(torch.where(best == _NONE, -1, best))
 
 
@@ -159,8 +160,9 @@ def _find_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) ->
     lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
     BE, BB = 16, 64
     with on_device(out):
-        _find_kernel[(blocks(m, BE),)](p.data, p.starts, p.lengths, pos.contiguous(), lit_t, len(lit), out, m,
-                                       BE=BE, BB=BB)
+        _find_kernel[(blocks(m, BE),)](
+            p.data, p.starts, p.lengths, pos.contiguous(), lit_t, len(lit), out, m, BE=BE, BB=BB
+        )
 
 
 # ------------------------------------------------------------ code points
@@ -194,7 +196,7 @@ def retreat_chars(p: Pieces, end: torch.Tensor, k: int, lower: torch.Tensor) -> 
     for _ in range(k):
         ok = (end >= 0) & (end > lower)
         end = end - 1
-        for _ in range(3):          # at most three continuation bytes precede a lead byte
+        for _ in range(3):  # at most three continuation bytes precede a lead byte
             cont = ok & (end > 0) & ((_byte(p, end) & 0xC0) == 0x80)
             end = end - cont.long()
         end = torch.where(ok, end, -1)

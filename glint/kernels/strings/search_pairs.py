@@ -11,6 +11,7 @@ verified one wins. The work is bounded per chunk of the strings' bytes.
 >>> find_pairs(from_strings(["hello", "hello", "", "aaab", "x"]), from_strings(["l", "lo", "", "ab", "xy"])).tolist()
 [2, 3, 0, 2, -1]
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,7 +19,7 @@ import torch
 from glint.kernels.strings.equality import pair_equal
 from glint.kernels.strings.pieces import Pieces, chunk_bounds, expand
 
-_NONE = (1 << 62)
+_NONE = 1 << 62
 
 
 def find_pairs(s: Pieces, t: Pieces) -> torch.Tensor:
@@ -28,8 +29,11 @@ def find_pairs(s: Pieces, t: Pieces) -> torch.Tensor:
     if m == 0:
         return out
     tl = t.lengths
-    first = t.data[t.starts.clamp(0, max(t.data.shape[0] - 1, 0))].long() if t.data.shape[0] else \
-        torch.zeros(m, dtype=torch.long, device=s.device)
+    first = (
+        t.data[t.starts.clamp(0, max(t.data.shape[0] - 1, 0))].long()
+        if t.data.shape[0]
+        else torch.zeros(m, dtype=torch.long, device=s.device)
+    )
     # only the starts that leave room for the needle are candidates
     room = (s.lengths - tl + 1).clamp(min=0)
     room = torch.where(tl > 0, room, 0)

@@ -9,6 +9,7 @@ disjunctions (TPC-H Q19) to predicate pushdown and hash joins.
 >>> factor_expr(Call("or", (AND(a, b), AND(a, c)), T.BOOLEAN))
 (a#0 AND (b#1 OR c#2))
 """
+
 from __future__ import annotations
 
 from glint.columnar import types as T
@@ -23,6 +24,7 @@ def factor_disjunctions(plan: L.LogicalNode) -> L.LogicalNode:
         if isinstance(node, L.Join) and node.condition is not None:
             return L.Join(node.left, node.right, node.kind, factor_expr(node.condition), node.mark, node.null_aware)
         return node
+
     return plan.transform_up(rule)
 
 
@@ -44,7 +46,7 @@ def _factor(e: Expr) -> Expr:
     if not common:
         return e
     rests = [[c for c in b if c not in common] for b in branches]
-    if any(not r for r in rests):       # one branch is just the common part: the OR is implied
+    if any(not r for r in rests):  # one branch is just the common part: the OR is implied
         return conjoin(common)
     rest = conjoin(rests[0])
     for r in rests[1:]:

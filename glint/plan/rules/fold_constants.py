@@ -17,18 +17,19 @@ without evaluating the rest.
 >>> fold(Call("add", (Literal(1, T.INTEGER), Literal(None, T.INTEGER)), T.INTEGER), three)
 NULL
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from glint.columnar import types as T
 from glint.errors import GlintError
-from glint.plan.expr import Call, Case, Expr, Literal, conjoin, conjuncts
 from glint.plan import logical as L
+from glint.plan.expr import Call, Case, Expr, Literal, conjoin, conjuncts
 
 _TRUE = Literal(True, T.BOOLEAN)
-FOLD_VALUES_ROWS = 64       # longer VALUES lists are cast column by column when they run (glint.exec.values)
+FOLD_VALUES_ROWS = 64  # longer VALUES lists are cast column by column when they run (glint.exec.values)
 _FALSE = Literal(False, T.BOOLEAN)
 
 
@@ -38,12 +39,14 @@ class ConstantEvaluator:
     value (raising GlintError when it cannot: an overflow, a bad cast);
     ``strict`` names the functions whose result is NULL whenever an argument
     is NULL."""
+
     value: Callable[[Expr], object]
     strict: frozenset[str] = frozenset()
 
 
 def fold_constants(plan: L.LogicalNode, evaluator: ConstantEvaluator) -> L.LogicalNode:
     """Fold constants in every expression of the plan; drop always-true filters."""
+
     def fold_expr(e: Expr) -> Expr:
         return fold(e, evaluator)
 
@@ -52,7 +55,7 @@ def fold_constants(plan: L.LogicalNode, evaluator: ConstantEvaluator) -> L.Logic
             p = fold_expr(node.predicate)
             if p == _TRUE:
                 return node.child
-            if isinstance(p, Literal) and not p.value:       # WHERE FALSE / WHERE NULL
+            if isinstance(p, Literal) and not p.value:  # WHERE FALSE / WHERE NULL
                 return _empty(node)
             return L.Filter(node.child, p)
         if isinstance(node, L.Limit) and node.limit == 0 and not isinstance(node.child, L.OneRow):
@@ -76,6 +79,7 @@ def fold_constants(plan: L.LogicalNode, evaluator: ConstantEvaluator) -> L.Logic
                     parts.append(fold_expr(c))
             return L.Join(node.left, node.right, node.kind, conjoin(parts), node.mark, na)
         return node
+
     return plan.transform_up(rule)
 
 
@@ -89,17 +93,22 @@ def fold(e: Expr, evaluator: ConstantEvaluator) -> Expr:
     return e.transform(lambda n: _fold_node(n, evaluator))
 
 
-
-
 def _fold_node(e: Expr, evaluator: ConstantEvaluator) -> Expr:
-    if isinstance(e, Call) and e.fn in evaluator.strict and \
-            any(isinstance(a, Literal) and a.value is None for a in e.args):
-        return Literal(None, e.type)        # the other operands need not be evaluated at all
+    if (
+        isinstance(e, Call)
+        and e.fn in evaluator.strict
+        and any(isinstance(a, Literal) and a.value is None for a in e.args)
+    ):
+        return Literal(None, e.type)  # the other operands need not be evaluated at all
     if isinstance(e, Call) and e.fn == "like_rows" and isinstance(e.args[1], Literal):
         # the pattern folded to a constant: the per-entry LIKE
         return Call("like", (e.args[0],), e.type, (e.args[1].value,) + e.params)
-    if isinstance(e, Call) and e.fn == "concat" and not e.params[0] and \
-            any(isinstance(a, Literal) and a.value is None for a in e.args):
+    if (
+        isinstance(e, Call)
+        and e.fn == "concat"
+        and not e.params[0]
+        and any(isinstance(a, Literal) and a.value is None for a in e.args)
+    ):
         return Literal(None, e.type)
     if isinstance(e, Call):
         if e.fn == "and":
@@ -121,7 +130,7 @@ def _fold_node(e: Expr, evaluator: ConstantEvaluator) -> Expr:
         if e.fn == "coalesce":
             args = [a for a in e.args if not (isinstance(a, Literal) and a.value is None)]
             for i, a in enumerate(args):
-                if isinstance(a, Literal):          # later arguments are never evaluated
+                if isinstance(a, Literal):  # later arguments are never evaluated
                     args = args[: i + 1]
                     break
             if not args:
@@ -150,12 +159,12 @@ def _fold_node(e: Expr, evaluator: ConstantEvaluator) -> Expr:
     return e
 
 
-_DATE_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}   # op -> op with sides swapped
+_DATE_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}  # op -> op with sides swapped
 _MICROS_PER_DAY = 86_400_000_000
 _DATE_LIMIT = 2**31 - 2
 
 
-_INT_RANGE = {"INTEGER": (-2**31, 2**31 - 1), "BIGINT": (-2**63, 2**63 - 1)}
+_INT_RANGE = {"INTEGER": (-(2**31), 2**31 - 1), "BIGINT": (-(2**63), 2**63 - 1)}
 
 
 def move_constant(e: Call) -> Expr:
@@ -180,18 +189,25 @@ def move_constant(e: Call) -> Expr:
     op = e.fn
     if isinstance(a, Literal) and not isinstance(b, Literal):
         a, b, op = b, a, _DATE_CMP[op]
-    if not (isinstance(a, Call) and a.fn in ("add", "sub") and isinstance(b, Literal) and b.value is not None
-            and a.type.kind in _INT_RANGE and b.type == a.type and all(x.type == a.type for x in a.args)):
+    if not (
+        isinstance(a, Call)
+        and a.fn in ("add", "sub")
+        and isinstance(b, Literal)
+        and b.value is not None
+        and a.type.kind in _INT_RANGE
+        and b.type == a.type
+        and all(x.type == a.type for x in a.args)
+    ):
         return e
     x, y = a.args
     if isinstance(y, Literal) and not isinstance(x, Literal) and y.value is not None:
-        c = b.value - y.value if a.fn == "add" else b.value + y.value          # x + y op b / x - y op b
+        c = b.value - y.value if a.fn == "add" else b.value + y.value  # x + y op b / x - y op b
         col = x
     elif isinstance(x, Literal) and not isinstance(y, Literal) and x.value is not None:
         if a.fn == "add":
-            c, col = b.value - x.value, y                                      # x + y op b, x constant
+            c, col = b.value - x.value, y  # x + y op b, x constant
         else:
-            c, col, op = x.value - b.value, y, _DATE_CMP[op]                   # x - y op b: y op' x - b
+            c, col, op = x.value - b.value, y, _DATE_CMP[op]  # x - y op b: y op' x - b
     else:
         return e
     lo, hi = _INT_RANGE[a.type.kind]
@@ -230,7 +246,7 @@ def date_against_timestamp(e: Call) -> Expr:
     col = a.args[0]
     if rest:
         if op in ("eq", "ne"):
-            return e                # never equal: kept, so that a NULL date still gives NULL
+            return e  # never equal: kept, so that a NULL date still gives NULL
         # strictly between two midnights: d < ts and d <= ts mean d <= day, d > ts and d >= ts mean d > day
         op = "le" if op in ("lt", "le") else "gt"
     return Call(op, (col, Literal(days, T.DATE)), e.type)
@@ -244,5 +260,5 @@ def _evaluate_constant(e: Expr, evaluator: ConstantEvaluator) -> Expr:
     try:
         value = evaluator.value(e)
     except GlintError:
-        return e      # an error (overflow, bad cast) is raised when the query runs, if the row exists
+        return e  # an error (overflow, bad cast) is raised when the query runs, if the row exists
     return Literal(value, e.type)

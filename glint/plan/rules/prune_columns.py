@@ -8,6 +8,7 @@ so a scan reads only the columns the query uses.
 >>> print(prune_columns(plan).explain())
 Scan t [a#1]
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -78,11 +79,20 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         # both sides (by position), down to the scans; at least one stays for the row count
         keep = [i for i, f in enumerate(node.fields) if f.id in need] or [0]
         if len(keep) < len(node.fields):
-            return L.SetOp(*(_prune_positions(side, keep) for side in (node.left, node.right)),
-                           node.kind, node.all, tuple(node.fields[i] for i in keep))
+            return L.SetOp(
+                *(_prune_positions(side, keep) for side in (node.left, node.right)),
+                node.kind,
+                node.all,
+                tuple(node.fields[i] for i in keep),
+            )
     if isinstance(node, L.SetOp):
-        return L.SetOp(_prune(node.left, {f.id for f in node.left.schema}),
-                       _prune(node.right, {f.id for f in node.right.schema}), node.kind, node.all, node.fields)
+        return L.SetOp(
+            _prune(node.left, {f.id for f in node.left.schema}),
+            _prune(node.right, {f.id for f in node.right.schema}),
+            node.kind,
+            node.all,
+            node.fields,
+        )
     raise TypeError(f"prune_columns: unknown node {type(node).__name__}")
 
 
@@ -98,4 +108,5 @@ def _prune_positions(node: L.LogicalNode, keep: list[int]) -> L.LogicalNode:
 def _is_identity(exprs, child) -> bool:
     schema = child.schema
     return len(exprs) == len(schema) and all(
-        isinstance(e, ColRef) and e.field == f and f == s for (f, e), s in zip(exprs, schema))
+        isinstance(e, ColRef) and e.field == f and f == s for (f, e), s in zip(exprs, schema)
+    )

@@ -26,6 +26,7 @@ Filter (r#3 > 1)
     Filter (a#1 > 1)
       Scan t [a#1, b#2]
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -72,8 +73,7 @@ def _push(node: L.LogicalNode, preds: list[Expr]) -> L.LogicalNode:
     if isinstance(node, L.Window):
         # a filter on columns every window partitions by removes whole partitions: the
         # other partitions' values do not change, so it may run first
-        common = set.intersection(*({e.field.id for e in w.partition if isinstance(e, ColRef)}
-                                    for _, w in node.funcs))
+        common = set.intersection(*({e.field.id for e in w.partition if isinstance(e, ColRef)} for _, w in node.funcs))
         down = [p for p in preds if _refs(p) <= common]
         keep = [p for p in preds if not _refs(p) <= common]
         return _wrap(L.Window(_push(node.child, down), node.funcs), keep)
@@ -118,7 +118,7 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
         for p in cond:
             r = _refs(p)
             if j.null_aware is not None:
-                new_cond.append(p)      # IN / NOT IN: every inner row counts for the NULL result
+                new_cond.append(p)  # IN / NOT IN: every inner row counts for the NULL result
             elif kind in ("left", "semi", "anti", "mark", "single") and r <= rids and r:
                 to_right.append(p)
             elif kind == "right" and r <= lids and r:

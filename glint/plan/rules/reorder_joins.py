@@ -22,6 +22,7 @@ conditions (a :class:`~glint.plan.join_graph.JoinGraph`) and rebuilt.
 >>> isinstance(reorder_joins(j, None), L.Join)
 True
 """
+
 from __future__ import annotations
 
 from glint.plan import logical as L
@@ -49,6 +50,7 @@ def reorder_joins(plan: L.LogicalNode, catalog, memory_budget: float | None = No
         if budget[0] is None:
             budget[0] = connection_memory_budget(catalog)
         return _reorder(node, est, budget[0], needed)
+
     return _top_down(plan, rule)
 
 
@@ -97,8 +99,7 @@ def order_component(graph: JoinGraph, cost: JoinCost, comp: int) -> dict:
             return dp_ccp(graph, cost, comp, DP_PAIR_BUDGET)
         except PairBudgetExceeded:
             pass
-    tables = [t for t in (linearized_dp(graph, cost, comp), greedy_operator_ordering(graph, cost, comp))
-              if comp in t]
+    tables = [t for t in (linearized_dp(graph, cost, comp), greedy_operator_ordering(graph, cost, comp)) if comp in t]
     return min(tables, key=lambda t: t[comp][0])
 
 
@@ -134,7 +135,7 @@ def _reorder(node: L.LogicalNode, est: Estimator, budget: float | None, needed: 
             return leaves[i], {f.id for f in leaves[i].schema}
         a, b = entry
         (pa_, ia), (pb, ib) = build(a), build(b)
-        if graph.rows(a) < graph.rows(b):     # larger input on the left (probe side)
+        if graph.rows(a) < graph.rows(b):  # larger input on the left (probe side)
             pa_, pb, ia, ib = pb, pa_, ib, ia
         covered = ia | ib
         return _join(pa_, pb, preds, pred_sets, used, covered), covered

@@ -4,6 +4,7 @@ GROUP BY, columns appear only as group keys or inside aggregates: COUNT(*),
 COUNT, SUM, AVG, MIN, MAX with DISTINCT, and those of
 glint.testing.fuzz.grouping, with FILTER now and then.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace

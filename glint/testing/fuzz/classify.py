@@ -1,5 +1,6 @@
 """The status of a query from the two engines' answers (see the statuses in
 glint.testing.fuzz.runner)."""
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,10 @@ def classify(sql: str, duck_res, glint_res, known_bugs: bool = False) -> Outcome
     o = Outcome("match", sql)
     if duck_res[0] in ("timeout", "internal"):
         # DuckDB ran too long, or hit an internal error of its own (a DuckDB bug): no reference answer
-        o.status, o.details = "skipped", [("DuckDB internal error: " if duck_res[0] == "internal" else "")
-                                          + duck_res[1]]
+        o.status, o.details = (
+            "skipped",
+            [("DuckDB internal error: " if duck_res[0] == "internal" else "") + duck_res[1]],
+        )
         return o
     if duck_res[0] == "ok":
         o.duck_table = duck_res[1]
@@ -60,8 +63,10 @@ def classify(sql: str, duck_res, glint_res, known_bugs: bool = False) -> Outcome
         if o.duck_error is not None:
             why = duckdb_limitation(o.duck_error)
             if why is None and o.glint_table.num_rows == 0 and RUNTIME_ERROR.match(o.duck_error):
-                why = ("evaluation order: DuckDB evaluated an expression that fails on a row glint never had to "
-                       "evaluate it for (glint's result is empty)")
+                why = (
+                    "evaluation order: DuckDB evaluated an expression that fails on a row glint never had to "
+                    "evaluate it for (glint's result is empty)"
+                )
             if why:
                 o.status = "duck_only_error"
                 o.details = [f"DuckDB limitation ({why}): {o.duck_error}"]

@@ -30,6 +30,7 @@ True
 >>> d.info["t0"].column("k1").key, sql_type(d.tables["t0"].schema.field("d18").type)
 ('k1', 'DECIMAL(18,2)')
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -43,31 +44,93 @@ INT32_MIN, INT32_MAX = -2147483648, 2147483647
 INT64_MIN, INT64_MAX = -9223372036854775808, 9223372036854775807
 
 STRINGS = [
-    "", "a", "b", "abc", "ABC", "Abc", "abc ", " abc", "a b", "a%b", "100%", "%", "_", "a_c", "__",
-    "x" * 300, "ü", "naïve", "Ärger", "日本語", "😀", "e\u0301", "it's", "NULL", "null", "\\", "a\\b",
-    "ß", "İ", "ǅ", "zzz", "0", "-1", "1.5", "2000-01-01", "true",
+    "",
+    "a",
+    "b",
+    "abc",
+    "ABC",
+    "Abc",
+    "abc ",
+    " abc",
+    "a b",
+    "a%b",
+    "100%",
+    "%",
+    "_",
+    "a_c",
+    "__",
+    "x" * 300,
+    "ü",
+    "naïve",
+    "Ärger",
+    "日本語",
+    "😀",
+    "e\u0301",
+    "it's",
+    "NULL",
+    "null",
+    "\\",
+    "a\\b",
+    "ß",
+    "İ",
+    "ǅ",
+    "zzz",
+    "0",
+    "-1",
+    "1.5",
+    "2000-01-01",
+    "true",
 ]
 KEY_STRINGS = ["a", "b", "c", "d", "A", "", "a ", "é"]
-DATES_EDGE = [_dt.date(1900, 1, 1), _dt.date(1900, 2, 28), _dt.date(1970, 1, 1), _dt.date(1999, 12, 31),
-              _dt.date(2000, 1, 31), _dt.date(2000, 2, 29), _dt.date(2024, 2, 29), _dt.date(2100, 12, 31),
-              _dt.date(2001, 3, 31), _dt.date(1969, 12, 31)]
+DATES_EDGE = [
+    _dt.date(1900, 1, 1),
+    _dt.date(1900, 2, 28),
+    _dt.date(1970, 1, 1),
+    _dt.date(1999, 12, 31),
+    _dt.date(2000, 1, 31),
+    _dt.date(2000, 2, 29),
+    _dt.date(2024, 2, 29),
+    _dt.date(2100, 12, 31),
+    _dt.date(2001, 3, 31),
+    _dt.date(1969, 12, 31),
+]
 DATES_FAR = [_dt.date(1, 1, 1), _dt.date(9999, 12, 31), _dt.date(1, 12, 31), _dt.date(9999, 1, 1)]
 _US = 86_400_000_000
-TS_EDGE = [_dt.datetime(2000, 2, 29, 23, 59, 59, 999999), _dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
-           _dt.datetime(1970, 1, 1), _dt.datetime(1999, 12, 31, 12), _dt.datetime(2024, 2, 29),
-           _dt.datetime(1900, 1, 1, 0, 0, 0, 1), _dt.datetime(2001, 3, 31, 23, 30), _dt.datetime(1995, 1, 31)]
+TS_EDGE = [
+    _dt.datetime(2000, 2, 29, 23, 59, 59, 999999),
+    _dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+    _dt.datetime(1970, 1, 1),
+    _dt.datetime(1999, 12, 31, 12),
+    _dt.datetime(2024, 2, 29),
+    _dt.datetime(1900, 1, 1, 0, 0, 0, 1),
+    _dt.datetime(2001, 3, 31, 23, 30),
+    _dt.datetime(1995, 1, 31),
+]
 # the ends of TIMESTAMP's range (as microseconds: Python's datetime stops at 9999) and of Python's
 TS_FAR = [-9223372022400000000, 9223372036854775806, -62135596800000000, 253402300799999999]
-FX = [1e300, -1e300, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.0, 0.1,
-      1 / 3, -2.5, 123456789.125, 1e-9]
+FX = [
+    1e300,
+    -1e300,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    -0.0,
+    0.0,
+    0.1,
+    1 / 3,
+    -2.5,
+    123456789.125,
+    1e-9,
+]
 
 
 @dataclass
 class ColumnInfo:
     name: str
-    type: str                 # SQL type: INTEGER BIGINT DOUBLE DECIMAL(p,s) VARCHAR DATE TIMESTAMP BOOLEAN
-    key: str | None = None    # join-key class: columns of one class are meant to be joined
-    nosum: bool = False       # SUM/AVG of it depends on the order of addition (extreme doubles)
+    type: str  # SQL type: INTEGER BIGINT DOUBLE DECIMAL(p,s) VARCHAR DATE TIMESTAMP BOOLEAN
+    key: str | None = None  # join-key class: columns of one class are meant to be joined
+    nosum: bool = False  # SUM/AVG of it depends on the order of addition (extreme doubles)
 
 
 @dataclass
@@ -88,12 +151,14 @@ class FuzzData:
     tables: dict[str, pa.Table] = field(default_factory=dict)
     info: dict[str, TableInfo] = field(default_factory=dict)
 
-    def add(self, name: str, table: pa.Table, keys: dict[str, str] | None = None,
-            nosum: tuple[str, ...] = ()) -> None:
+    def add(self, name: str, table: pa.Table, keys: dict[str, str] | None = None, nosum: tuple[str, ...] = ()) -> None:
         keys = keys or {}
         self.tables[name] = table
-        self.info[name] = TableInfo(name, [ColumnInfo(f.name, sql_type(f.type), keys.get(f.name), f.name in nosum)
-                                           for f in table.schema], table.num_rows)
+        self.info[name] = TableInfo(
+            name,
+            [ColumnInfo(f.name, sql_type(f.type), keys.get(f.name), f.name in nosum) for f in table.schema],
+            table.num_rows,
+        )
 
     def register(self, glint_con=None, duck_con=None) -> None:
         """Register every table into a glint connection and/or a DuckDB connection."""
@@ -129,10 +194,17 @@ def sql_type(t: pa.DataType) -> str:
 def arrow_type(sqltype: str) -> pa.DataType:
     s = sqltype.upper()
     if s.startswith("DECIMAL"):
-        p, sc = s[s.index("(") + 1:s.index(")")].split(",")
+        p, sc = s[s.index("(") + 1 : s.index(")")].split(",")
         return pa.decimal128(int(p), int(sc))
-    return {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "VARCHAR": pa.string(),
-            "DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"), "BOOLEAN": pa.bool_()}[s]
+    return {
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+        "DOUBLE": pa.float64(),
+        "VARCHAR": pa.string(),
+        "DATE": pa.date32(),
+        "TIMESTAMP": pa.timestamp("us"),
+        "BOOLEAN": pa.bool_(),
+    }[s]
 
 
 # ------------------------------------------------------------------ value makers
@@ -160,6 +232,7 @@ class _Gen:
             if x < 0.5:
                 return self.r.randint(-10, 10)
             return self.r.randint(-100000, 100000)
+
         return self.nullable(n, null_frac, one)
 
     def int64(self, n, null_frac=0.2, extreme=0.06):
@@ -171,11 +244,12 @@ class _Gen:
                 return self.r.choice(pool)
             if x < 0.4:
                 return self.r.randint(-1000, 1000)
-            return self.r.randint(-10 ** 15, 10 ** 15)
+            return self.r.randint(-(10**15), 10**15)
+
         return self.nullable(n, null_frac, one)
 
     def decimal(self, n, p, s, null_frac=0.2, full=0.25):
-        top = 10 ** p - 1
+        top = 10**p - 1
         q = Decimal(1).scaleb(-s)
 
         def one():
@@ -185,11 +259,12 @@ class _Gen:
             elif x < full:
                 v = self.r.randint(-top, top)
             elif x < 0.6:
-                v = self.r.randint(-10 ** min(p, 4), 10 ** min(p, 4))
+                v = self.r.randint(-(10 ** min(p, 4)), 10 ** min(p, 4))
             else:
-                v = self.r.randint(-10 ** min(p, 8), 10 ** min(p, 8))
-            v = max(-top, min(top, v))      # 10**p itself has p + 1 digits (seed 144 died on it)
+                v = self.r.randint(-(10 ** min(p, 8)), 10 ** min(p, 8))
+            v = max(-top, min(top, v))  # 10**p itself has p + 1 digits (seed 144 died on it)
             return (Decimal(v) * q).quantize(q)
+
         return self.nullable(n, null_frac, one)
 
     def double(self, n, null_frac=0.2):
@@ -202,6 +277,7 @@ class _Gen:
             if x < 0.6:
                 return self.r.randint(-40, 40) / 4
             return self.r.randint(-4_000_000, 4_000_000) / 4
+
         return self.nullable(n, null_frac, one)
 
     def fx(self, n, null_frac=0.2):
@@ -213,6 +289,7 @@ class _Gen:
                 return self.r.choice(STRINGS)
             k = self.r.randint(1, 8)
             return "".join(self.r.choice("abcxyzABC _%") for _ in range(k))
+
         return self.nullable(n, null_frac, one)
 
     def date(self, n, null_frac=0.2, far=0.0):
@@ -224,9 +301,10 @@ class _Gen:
                 return self.r.choice(DATES_FAR)
             if x < far + 0.25:
                 return self.r.choice(DATES_EDGE)
-            if x < 0.6:   # a dense stretch, so that dates repeat and compare equal
+            if x < 0.6:  # a dense stretch, so that dates repeat and compare equal
                 return _dt.date(1995, 1, 1) + _dt.timedelta(days=self.r.randint(0, 60))
             return _dt.date.fromordinal(self.r.randint(lo, hi))
+
         return self.nullable(n, null_frac, one)
 
     def timestamp(self, n, null_frac=0.25, far=0.0, pool: int = 0):
@@ -236,6 +314,7 @@ class _Gen:
 
         def micros(t: _dt.datetime) -> int:
             return (t - epoch) // _dt.timedelta(microseconds=1)
+
         start = micros(_dt.datetime(1995, 1, 1))
 
         def one():
@@ -244,12 +323,16 @@ class _Gen:
                 return self.r.choice(TS_FAR)
             if x < far + 0.2:
                 return micros(self.r.choice(TS_EDGE))
-            if x < 0.45:                # midnights: equal to DATEs of the dense stretch
+            if x < 0.45:  # midnights: equal to DATEs of the dense stretch
                 return start + self.r.randint(0, 60) * _US
             if x < 0.8:
-                return start + self.r.randint(0, 60) * _US + self.r.choice(
-                    [self.r.randint(0, 23) * 3_600_000_000, self.r.randint(0, _US - 1), 1, _US - 1])
+                return (
+                    start
+                    + self.r.randint(0, 60) * _US
+                    + self.r.choice([self.r.randint(0, 23) * 3_600_000_000, self.r.randint(0, _US - 1), 1, _US - 1])
+                )
             return micros(_dt.datetime(1900, 1, 1)) + self.r.randint(0, 200 * 365 * _US)
+
         if pool:
             values = [one() for _ in range(pool)]
             return self.nullable(n, null_frac, lambda: values[int(pool * self.r.random() ** 2)])
@@ -261,9 +344,10 @@ class _Gen:
 
 def _table(cols: dict[str, tuple[str, list]]) -> pa.Table:
     def array(t, vals):
-        if t == "TIMESTAMP":                 # microseconds: far years do not fit datetime
+        if t == "TIMESTAMP":  # microseconds: far years do not fit datetime
             return pa.array(vals, pa.int64()).cast(pa.timestamp("us"))
         return pa.array(vals, type=arrow_type(t))
+
     return pa.table({name: array(t, vals) for name, (t, vals) in cols.items()})
 
 
@@ -278,80 +362,135 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
     data = FuzzData()
     keys = {"k1": "k1", "k2": "k2", "tk": "tk"}
     # t0: the wide "fact" table
-    data.add("t0", _table({
-        "k1": ("INTEGER", g.key_int(n0)),
-        "k2": ("VARCHAR", g.key_str(n0)),
-        "i": ("INTEGER", g.int32(n0)),
-        "b": ("BIGINT", g.int64(n0)),
-        "d18": ("DECIMAL(18,2)", g.decimal(n0, 18, 2)),
-        "d15": ("DECIMAL(15,2)", g.decimal(n0, 15, 2)),
-        "d4": ("DECIMAL(4,1)", g.decimal(n0, 4, 1)),
-        "f": ("DOUBLE", g.double(n0)),
-        "s": ("VARCHAR", g.string(n0)),
-        "dt": ("DATE", g.date(n0)),
-        "flag": ("BOOLEAN", g.boolean(n0)),
-        "ts": ("TIMESTAMP", g.timestamp(n0)),
-        "tk": ("TIMESTAMP", g.timestamp(n0, null_frac=0.15, pool=6)),
-    }), keys)
+    data.add(
+        "t0",
+        _table(
+            {
+                "k1": ("INTEGER", g.key_int(n0)),
+                "k2": ("VARCHAR", g.key_str(n0)),
+                "i": ("INTEGER", g.int32(n0)),
+                "b": ("BIGINT", g.int64(n0)),
+                "d18": ("DECIMAL(18,2)", g.decimal(n0, 18, 2)),
+                "d15": ("DECIMAL(15,2)", g.decimal(n0, 15, 2)),
+                "d4": ("DECIMAL(4,1)", g.decimal(n0, 4, 1)),
+                "f": ("DOUBLE", g.double(n0)),
+                "s": ("VARCHAR", g.string(n0)),
+                "dt": ("DATE", g.date(n0)),
+                "flag": ("BOOLEAN", g.boolean(n0)),
+                "ts": ("TIMESTAMP", g.timestamp(n0)),
+                "tk": ("TIMESTAMP", g.timestamp(n0, null_frac=0.15, pool=6)),
+            }
+        ),
+        keys,
+    )
     # t1: NULL-heavy, an all-NULL column, duplicate keys
-    data.add("t1", _table({
-        "k1": ("INTEGER", g.key_int(n1, hi=8, null_frac=0.3)),
-        "k2": ("VARCHAR", g.key_str(n1, null_frac=0.3)),
-        "i": ("INTEGER", g.int32(n1, null_frac=0.7)),
-        "n": ("INTEGER", [None] * n1),
-        "d15": ("DECIMAL(15,2)", g.decimal(n1, 15, 2, null_frac=0.5)),
-        "f": ("DOUBLE", g.double(n1, null_frac=0.5)),
-        "s": ("VARCHAR", g.string(n1, null_frac=0.5)),
-        "dt": ("DATE", g.date(n1, null_frac=0.5)),
-        "flag": ("BOOLEAN", g.boolean(n1, null_frac=0.6)),
-        "ts": ("TIMESTAMP", g.timestamp(n1, null_frac=0.6)),
-    }), keys)
+    data.add(
+        "t1",
+        _table(
+            {
+                "k1": ("INTEGER", g.key_int(n1, hi=8, null_frac=0.3)),
+                "k2": ("VARCHAR", g.key_str(n1, null_frac=0.3)),
+                "i": ("INTEGER", g.int32(n1, null_frac=0.7)),
+                "n": ("INTEGER", [None] * n1),
+                "d15": ("DECIMAL(15,2)", g.decimal(n1, 15, 2, null_frac=0.5)),
+                "f": ("DOUBLE", g.double(n1, null_frac=0.5)),
+                "s": ("VARCHAR", g.string(n1, null_frac=0.5)),
+                "dt": ("DATE", g.date(n1, null_frac=0.5)),
+                "flag": ("BOOLEAN", g.boolean(n1, null_frac=0.6)),
+                "ts": ("TIMESTAMP", g.timestamp(n1, null_frac=0.6)),
+            }
+        ),
+        keys,
+    )
     # t2: BIGINT keys (joins across INTEGER/BIGINT), skewed values
-    data.add("t2", _table({
-        "k1": ("BIGINT", g.key_int(n2, hi=20, null_frac=0.1)),
-        "k2": ("VARCHAR", g.key_str(n2, null_frac=0.05)),
-        "b": ("BIGINT", g.int64(n2)),
-        "d4": ("DECIMAL(4,1)", g.decimal(n2, 4, 1, full=0.6)),
-        "d18": ("DECIMAL(18,2)", g.decimal(n2, 18, 2, full=0.1)),
-        "s": ("VARCHAR", g.string(n2)),
-        "dt": ("DATE", g.date(n2)),
-        "tk": ("TIMESTAMP", g.timestamp(n2, null_frac=0.1, pool=6)),
-    }), keys)
+    data.add(
+        "t2",
+        _table(
+            {
+                "k1": ("BIGINT", g.key_int(n2, hi=20, null_frac=0.1)),
+                "k2": ("VARCHAR", g.key_str(n2, null_frac=0.05)),
+                "b": ("BIGINT", g.int64(n2)),
+                "d4": ("DECIMAL(4,1)", g.decimal(n2, 4, 1, full=0.6)),
+                "d18": ("DECIMAL(18,2)", g.decimal(n2, 18, 2, full=0.1)),
+                "s": ("VARCHAR", g.string(n2)),
+                "dt": ("DATE", g.date(n2)),
+                "tk": ("TIMESTAMP", g.timestamp(n2, null_frac=0.1, pool=6)),
+            }
+        ),
+        keys,
+    )
     # t3: a small dimension with (mostly) unique keys, extreme doubles and far dates
     k1s = list(range(n3 - 1)) + [None]
     g.r.shuffle(k1s)
-    data.add("t3", _table({
-        "k1": ("INTEGER", k1s),
-        "k2": ("VARCHAR", [KEY_STRINGS[i % len(KEY_STRINGS)] for i in range(n3)]),
-        "name": ("VARCHAR", g.string(n3, null_frac=0.1)),
-        "d18": ("DECIMAL(18,2)", g.decimal(n3, 18, 2)),
-        "fx": ("DOUBLE", g.fx(n3)),
-        "dx": ("DATE", g.date(n3, far=0.3)),
-        "tx": ("TIMESTAMP", g.timestamp(n3, null_frac=0.1, far=0.3)),
-    }), keys, nosum=("fx",))
+    data.add(
+        "t3",
+        _table(
+            {
+                "k1": ("INTEGER", k1s),
+                "k2": ("VARCHAR", [KEY_STRINGS[i % len(KEY_STRINGS)] for i in range(n3)]),
+                "name": ("VARCHAR", g.string(n3, null_frac=0.1)),
+                "d18": ("DECIMAL(18,2)", g.decimal(n3, 18, 2)),
+                "fx": ("DOUBLE", g.fx(n3)),
+                "dx": ("DATE", g.date(n3, far=0.3)),
+                "tx": ("TIMESTAMP", g.timestamp(n3, null_frac=0.1, far=0.3)),
+            }
+        ),
+        keys,
+        nosum=("fx",),
+    )
     # t4: empty
-    data.add("t4", _table({
-        "k1": ("INTEGER", []), "k2": ("VARCHAR", []), "i": ("INTEGER", []),
-        "d15": ("DECIMAL(15,2)", []), "s": ("VARCHAR", []), "dt": ("DATE", []), "ts": ("TIMESTAMP", []),
-    }), keys)
+    data.add(
+        "t4",
+        _table(
+            {
+                "k1": ("INTEGER", []),
+                "k2": ("VARCHAR", []),
+                "i": ("INTEGER", []),
+                "d15": ("DECIMAL(15,2)", []),
+                "s": ("VARCHAR", []),
+                "dt": ("DATE", []),
+                "ts": ("TIMESTAMP", []),
+            }
+        ),
+        keys,
+    )
     # t5: one row
-    data.add("t5", _table({
-        "k1": ("INTEGER", [1]), "k2": ("VARCHAR", [None]), "i": ("INTEGER", [INT32_MAX]),
-        "b": ("BIGINT", [INT64_MIN]), "d4": ("DECIMAL(4,1)", [Decimal("-999.9")]), "s": ("VARCHAR", ["%"]),
-        "ts": ("TIMESTAMP", [_US * 9131 + 1]),
-    }), keys)
+    data.add(
+        "t5",
+        _table(
+            {
+                "k1": ("INTEGER", [1]),
+                "k2": ("VARCHAR", [None]),
+                "i": ("INTEGER", [INT32_MAX]),
+                "b": ("BIGINT", [INT64_MIN]),
+                "d4": ("DECIMAL(4,1)", [Decimal("-999.9")]),
+                "s": ("VARCHAR", ["%"]),
+                "ts": ("TIMESTAMP", [_US * 9131 + 1]),
+            }
+        ),
+        keys,
+    )
     if tpch:
         add_tpch(data)
     return data
 
 
 TPCH_KEYS = {
-    "c_custkey": "custkey", "o_custkey": "custkey",
-    "o_orderkey": "orderkey", "l_orderkey": "orderkey",
-    "p_partkey": "partkey", "ps_partkey": "partkey", "l_partkey": "partkey",
-    "s_suppkey": "suppkey", "ps_suppkey": "suppkey", "l_suppkey": "suppkey",
-    "n_nationkey": "nationkey", "c_nationkey": "nationkey", "s_nationkey": "nationkey",
-    "r_regionkey": "regionkey", "n_regionkey": "regionkey",
+    "c_custkey": "custkey",
+    "o_custkey": "custkey",
+    "o_orderkey": "orderkey",
+    "l_orderkey": "orderkey",
+    "p_partkey": "partkey",
+    "ps_partkey": "partkey",
+    "l_partkey": "partkey",
+    "s_suppkey": "suppkey",
+    "ps_suppkey": "suppkey",
+    "l_suppkey": "suppkey",
+    "n_nationkey": "nationkey",
+    "c_nationkey": "nationkey",
+    "s_nationkey": "nationkey",
+    "r_regionkey": "regionkey",
+    "n_regionkey": "regionkey",
 }
 
 
@@ -365,6 +504,7 @@ def add_tpch(data: FuzzData, sf: float = 0.01) -> None:
     found = tpch.tables_in_directory(d)
     for name in tpch.tpch_tables:
         t = pq.read_table(found[name])
-        t = t.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type)
-                              for f in t.schema]))
+        t = t.cast(
+            pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in t.schema])
+        )
         data.add(name, t, {c: TPCH_KEYS[c] for c in t.column_names if c in TPCH_KEYS})

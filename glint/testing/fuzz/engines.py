@@ -4,6 +4,7 @@ or a SIGFPE is a crash and the worker is restarted; or in this process, for
 debugging), and DuckDB in this process (interrupted past the time limit).
 :class:`Engines` runs a query in both and classifies the outcome, asking the
 probes of glint.testing.fuzz.oracle where DuckDB raised and glint answered."""
+
 from __future__ import annotations
 
 import logging
@@ -38,7 +39,7 @@ def glint_answer(con, sql: str, ctas: bool = False):
     return con.sql(sql)
 
 
-def _worker_main(conn, device: str) -> None:   # pragma: no cover - runs in the worker process
+def _worker_main(conn, device: str) -> None:  # pragma: no cover - runs in the worker process
     logging.disable(logging.WARNING)
     con = glint.connect(device=device)
     while True:
@@ -138,7 +139,7 @@ class GlintWorker:
 
     def query(self, sql: str, timeout: float, ctas: bool = False):
         if self.proc is None:
-            if self.started:           # killed after a hang or a death: a restart
+            if self.started:  # killed after a hang or a death: a restart
                 self.restarts += 1
             self.start()
         return self._call(("query", sql, ctas), timeout)
@@ -169,6 +170,7 @@ class InProcessGlint:
     def query(self, sql, timeout, ctas: bool = False):
         def on_alarm(*_):
             raise TimeoutError(f"no answer within {timeout:g} s")
+
         use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
         if use_alarm:
             old = signal.signal(signal.SIGALRM, on_alarm)
@@ -194,7 +196,7 @@ class InProcessGlint:
 
 
 # ------------------------------------------------------------------ DuckDB
-_ORACLE_DISABLED = "join_filter_pushdown"       # always off in the oracle (see Duck._connect)
+_ORACLE_DISABLED = "join_filter_pushdown"  # always off in the oracle (see Duck._connect)
 ORACLE_CHECK_OPTIMIZERS = "expression_rewriter"  # off for the second opinion on a mismatch
 
 
@@ -269,12 +271,17 @@ class Duck:
         self.con.close()
 
 
-
 class Engines:
     """glint (worker or in-process) and DuckDB, over the same tables."""
 
-    def __init__(self, data: FuzzData, device: str = "cpu", time_limit: float = 30.0, in_process: bool = False,
-                 known_bugs: bool = False):
+    def __init__(
+        self,
+        data: FuzzData,
+        device: str = "cpu",
+        time_limit: float = 30.0,
+        in_process: bool = False,
+        known_bugs: bool = False,
+    ):
         self.data = data
         self.time_limit = time_limit
         self.known_bugs = known_bugs
@@ -304,11 +311,17 @@ class Engines:
         o = classify(sql, d, g, self.known_bugs)
         o.duck_s, o.glint_s = t1 - t0, t2 - t1
         if o.status == "mismatch" and o.glint_table is not None and o.duck_error is not None:
-            if (o.duck_error.startswith("BinderException") and "INTEGER" in o.duck_error and "||" in sql
-                    and self._duckdb_null_concat(sql)):
+            if (
+                o.duck_error.startswith("BinderException")
+                and "INTEGER" in o.duck_error
+                and "||" in sql
+                and self._duckdb_null_concat(sql)
+            ):
                 o.status = "duck_only_error"
-                o.details = ["DuckDB limitation (a `||` with a NULL operand folds to an untyped NULL, typed "
-                             f"INTEGER later): {o.duck_error}"]
+                o.details = [
+                    "DuckDB limitation (a `||` with a NULL operand folds to an untyped NULL, typed "
+                    f"INTEGER later): {o.duck_error}"
+                ]
             else:
                 self._check_evaluation_order(o)
         elif o.status == "mismatch" and o.glint_table is not None and o.duck_table is not None:
@@ -327,8 +340,7 @@ class Engines:
             return
         if not diffs:
             o.status = "oracle_bug"
-            o.details = ["DuckDB answers as glint does with its expression rewriter off: "
-                         + "; ".join(o.details[:2])]
+            o.details = ["DuckDB answers as glint does with its expression rewriter off: " + "; ".join(o.details[:2])]
 
     def _duckdb_null_concat(self, sql: str) -> bool:
         """Whether a `||` in ``sql`` has an operand without columns that is NULL:
@@ -361,9 +373,11 @@ class Engines:
         g = self.glint.query(probe, self.time_limit)
         if d[0] == "error" and g[0] == "glint_error":
             o.status = "eval_order"
-            o.details = [f"evaluation order: DuckDB raised {o.duck_error.splitlines()[0][:200]}; glint answered "
-                         f"({o.glint_table.num_rows} rows) without computing that value, and raises on it too "
-                         f"({probe}: {g[1]}: {g[2][:120]})"]
+            o.details = [
+                f"evaluation order: DuckDB raised {o.duck_error.splitlines()[0][:200]}; glint answered "
+                f"({o.glint_table.num_rows} rows) without computing that value, and raises on it too "
+                f"({probe}: {g[1]}: {g[2][:120]})"
+            ]
 
     def _cte_probe(self, o: Outcome) -> str | None:
         """DuckDB materialises a CTE even where the query never reads its rows

@@ -5,6 +5,7 @@ DuckDB's result types, casts, EXTRACT and date arithmetic, and the string
 forms that are not in gen_strings. In an aggregated scope an expression
 goes through the aggregates mixin instead (glint.testing.fuzz.aggregates).
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.scopes import Scope
@@ -57,16 +58,31 @@ class RowExpressions:
             a, b = self.sub_e(kind, scope, d, sub), self.sub_e(kind, scope, d, sub)
             self.feat("case")
             if self.chance(0.3):
-                return E(f"CASE WHEN {cond.sql} THEN {a.sql} END", a.t, nosum=a.nosum, agg=cond.agg or a.agg,
-                         gk=cond.gk or a.gk)
-            return E(f"CASE WHEN {cond.sql} THEN {a.sql} ELSE {b.sql} END", unify(a.t, b.t),
-                     nosum=a.nosum or b.nosum, agg=a.agg or b.agg or cond.agg, gk=a.gk or b.gk or cond.gk)
+                return E(
+                    f"CASE WHEN {cond.sql} THEN {a.sql} END",
+                    a.t,
+                    nosum=a.nosum,
+                    agg=cond.agg or a.agg,
+                    gk=cond.gk or a.gk,
+                )
+            return E(
+                f"CASE WHEN {cond.sql} THEN {a.sql} ELSE {b.sql} END",
+                unify(a.t, b.t),
+                nosum=a.nosum or b.nosum,
+                agg=a.agg or b.agg or cond.agg,
+                gk=a.gk or b.gk or cond.gk,
+            )
         if x < 0.10 and kind not in ("bool",):
             op = self.sub_e(kind, scope, d, sub)
             v1, v2 = self.literal(kind), self.sub_e(kind, scope, d, sub)
             self.feat("case")
-            return E(f"CASE {op.sql} WHEN {v1.sql} THEN {v2.sql} ELSE {op.sql} END", unify(op.t, v2.t),
-                     nosum=op.nosum or v2.nosum, agg=op.agg or v2.agg, gk=op.gk or v2.gk)
+            return E(
+                f"CASE {op.sql} WHEN {v1.sql} THEN {v2.sql} ELSE {op.sql} END",
+                unify(op.t, v2.t),
+                nosum=op.nosum or v2.nosum,
+                agg=op.agg or v2.agg,
+                gk=op.gk or v2.gk,
+            )
         if x < 0.16:
             args = [self.sub_e(kind, scope, d, sub) for _ in range(self.r.choice([2, 2, 3]))]
             if self.chance(0.5):
@@ -75,19 +91,34 @@ class RowExpressions:
             for a in args[1:]:
                 t = unify(t, a.t)
             self.feat("coalesce")
-            return E(f"COALESCE({', '.join(a.sql for a in args)})", t, nosum=any(a.nosum for a in args),
-                     agg=any(a.agg for a in args), gk=any(a.gk for a in args))
+            return E(
+                f"COALESCE({', '.join(a.sql for a in args)})",
+                t,
+                nosum=any(a.nosum for a in args),
+                agg=any(a.agg for a in args),
+                gk=any(a.gk for a in args),
+            )
         if x < 0.19:
             a, b = self.sub_e(kind, scope, d, sub), self.sub_e(kind, scope, d, sub)
             self.feat("nullif")
-            return E(f"NULLIF({a.sql}, {b.sql})", a.t if a.t.kind != "NULL" else b.t, nosum=a.nosum,
-                     agg=a.agg or b.agg, gk=a.gk or b.gk)
+            return E(
+                f"NULLIF({a.sql}, {b.sql})",
+                a.t if a.t.kind != "NULL" else b.t,
+                nosum=a.nosum,
+                agg=a.agg or b.agg,
+                gk=a.gk or b.gk,
+            )
         return None
 
     @staticmethod
     def _m(sql: str, t: T, *parts: E, nosum: bool = False) -> E:
-        return E(sql, t, nosum=nosum or any(p.nosum for p in parts), agg=any(p.agg for p in parts),
-                 gk=any(p.gk for p in parts))
+        return E(
+            sql,
+            t,
+            nosum=nosum or any(p.nosum for p in parts),
+            agg=any(p.agg for p in parts),
+            gk=any(p.gk for p in parts),
+        )
 
     def gen_int(self, scope, d, sub) -> E:
         c = self.common_forms("int", scope, d, sub)
@@ -118,8 +149,23 @@ class RowExpressions:
             return self.temporal_int(scope, d, sub)
         if x < 0.68:
             a = self.sub_e("date", scope, d, sub)
-            field_ = self.r.choice(["year", "month", "day", "quarter", "dow", "doy", "week", "isodow",
-                                    "dayofweek", "dayofyear", "yearweek", "decade", "century"])
+            field_ = self.r.choice(
+                [
+                    "year",
+                    "month",
+                    "day",
+                    "quarter",
+                    "dow",
+                    "doy",
+                    "week",
+                    "isodow",
+                    "dayofweek",
+                    "dayofyear",
+                    "yearweek",
+                    "decade",
+                    "century",
+                ]
+            )
             self.feat("extract")
             if self.chance(0.7):
                 return self._m(f"EXTRACT({field_} FROM {a.sql})", BIGINT, a)

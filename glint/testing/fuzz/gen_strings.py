@@ -17,12 +17,35 @@ small.
 >>> any("REGEXP" in s.upper() for s in sqls), any(" LIKE " in s and "||" in s for s in sqls)
 (True, True)
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.sqltypes import BIGINT, BOOLEAN, INTEGER, VARCHAR, E, quote
 
-REGEXES = ["a", "^a", "a$", "[a-c]+", "b.", "(a)(b)?", "\\.", "x*", "", "(?i)ab", "\\bx", "[^a ]", "\\p{L}+",
-           "a|b", "^.$", "[[:upper:]]", "(\\w+) (\\w+)", "é|ü", "\\d", "_|%", "a{2,}", "^$"]
+REGEXES = [
+    "a",
+    "^a",
+    "a$",
+    "[a-c]+",
+    "b.",
+    "(a)(b)?",
+    "\\.",
+    "x*",
+    "",
+    "(?i)ab",
+    "\\bx",
+    "[^a ]",
+    "\\p{L}+",
+    "a|b",
+    "^.$",
+    "[[:upper:]]",
+    "(\\w+) (\\w+)",
+    "é|ü",
+    "\\d",
+    "_|%",
+    "a{2,}",
+    "^$",
+]
 REWRITES = ["", "X", "<\\0>", "\\\\", "[\\1]", "\\2\\1", "x\\y"]
 NEEDLES = ["", "a", "b", "A", "ab", "é", "_", "%", " ", "abc", "ü"]
 FILLS = ["x", "-", "é", "ab"]
@@ -42,8 +65,15 @@ class StringFunctions:
 
     def _count(self, lo: int, hi: int, scope, d, sub, integer_only: bool = False):
         """A small count: a literal, or a column reduced modulo something."""
-        cols = [c for c in scope.columns("int") if c[1][1].kind == "INTEGER" or
-                (not integer_only and c[1][1].kind == "BIGINT")] if scope.group is None else []
+        cols = (
+            [
+                c
+                for c in scope.columns("int")
+                if c[1][1].kind == "INTEGER" or (not integer_only and c[1][1].kind == "BIGINT")
+            ]
+            if scope.group is None
+            else []
+        )
         if cols and self.chance(0.3):
             s, c = self.r.choice(cols)
             self.feat("strfn:per_row_count")
@@ -51,9 +81,22 @@ class StringFunctions:
         return E(str(self.r.randint(lo, hi)), INTEGER)
 
     def gen_str_function(self, scope, d, sub):
-        fn = self.pick({"regexp_replace": 3, "regexp_extract": 2, "replace": 2, "split_part": 2, "pad": 2,
-                        "left_right": 2, "repeat": 1, "reverse": 1, "md5": 0.5, "concat_ws": 1.5, "trim": 1.5,
-                        "chr": 0.5})
+        fn = self.pick(
+            {
+                "regexp_replace": 3,
+                "regexp_extract": 2,
+                "replace": 2,
+                "split_part": 2,
+                "pad": 2,
+                "left_right": 2,
+                "repeat": 1,
+                "reverse": 1,
+                "md5": 0.5,
+                "concat_ws": 1.5,
+                "trim": 1.5,
+                "chr": 0.5,
+            }
+        )
         self.feat("strfn:" + fn)
         a = self.sub_e("str", scope, d, sub)
         if fn == "regexp_replace":
@@ -71,8 +114,11 @@ class StringFunctions:
             c = self._lit(self.r.choice(["", "X", "üü", "-"]))
             return self._m(f"replace({a.sql}, {b.sql}, {c.sql})", VARCHAR, a, b)
         if fn == "split_part":
-            delim = self._lit(self.r.choice([",", " ", "a", "", "_", "ab"])) if self.chance(0.8) else \
-                self.sub_e("str", scope, d, sub)
+            delim = (
+                self._lit(self.r.choice([",", " ", "a", "", "_", "ab"]))
+                if self.chance(0.8)
+                else self.sub_e("str", scope, d, sub)
+            )
             i = self._count(-3, 4, scope, d, sub)
             return self._m(f"split_part({a.sql}, {delim.sql}, {i.sql})", VARCHAR, a, delim)
         if fn == "pad":
@@ -100,7 +146,7 @@ class StringFunctions:
             side = self.r.choice(["trim", "ltrim", "rtrim"])
             return self._m(f"{side}({a.sql}, {chars.sql})", VARCHAR, a)
         n = self._count(65, 90, scope, d, sub, integer_only=True)
-        if n.sql.startswith("("):       # a column: INTEGER % 90 is within -89..89
+        if n.sql.startswith("("):  # a column: INTEGER % 90 is within -89..89
             return self._m(f"chr(100 + {n.sql})", VARCHAR)
         return self._m(f"chr({n.sql})", VARCHAR)
 
@@ -114,9 +160,10 @@ class StringFunctions:
             b = self.sub_e("str", scope, d, sub)
             op = self.r.choice(["LIKE", "NOT LIKE", "ILIKE", "NOT ILIKE", "LIKE", "~~"])
             self.feat("like:column_pattern")
-            if self.chance(0.3) and op != "~~":         # DuckDB's ~~ takes no ESCAPE
-                return self._m(f"({a.sql} {op} ({b.sql} || {quote(self.r.choice(['%', '_', 'x']))}) ESCAPE '\\')",
-                               BOOLEAN, a, b)
+            if self.chance(0.3) and op != "~~":  # DuckDB's ~~ takes no ESCAPE
+                return self._m(
+                    f"({a.sql} {op} ({b.sql} || {quote(self.r.choice(['%', '_', 'x']))}) ESCAPE '\\')", BOOLEAN, a, b
+                )
             pat = b.sql if self.chance(0.6) else f"('%' || {b.sql} || '%')"
             return self._m(f"({a.sql} {op} {pat})", BOOLEAN, a, b)
         if kind == "regex":

@@ -37,6 +37,7 @@ True
 >>> import sqlglot; sqlglot.parse_one(q1.sql, read="duckdb") is not None
 True
 """
+
 from __future__ import annotations
 
 import random
@@ -58,11 +59,12 @@ from glint.testing.fuzz.windows import Windows
 
 _COLREF = re.compile(r"\b[aqv]\d+\.\w")
 
-CTAS_SHARE = 0.05        # queries glint answers by CREATE TABLE AS and a scan of the table
+CTAS_SHARE = 0.05  # queries glint answers by CREATE TABLE AS and a scan of the table
 
 
-class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates, Windows, TemporalExpressions,
-                     StringFunctions):
+class QueryGenerator(
+    FromClauses, Leaves, RowExpressions, Predicates, Aggregates, Windows, TemporalExpressions, StringFunctions
+):
     """``QueryGenerator(info, seed).generate()`` -> a :class:`GeneratedQuery`.
 
     ``info``: table name -> :class:`~glint.testing.fuzz.data.TableInfo`.
@@ -70,8 +72,14 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
     operations; ``max_expr_depth`` the nesting of expressions.
     """
 
-    def __init__(self, info: dict[str, TableInfo], seed: int = 0, max_depth: int = 2, max_expr_depth: int = 3,
-                 max_rows_product: int = 40_000):
+    def __init__(
+        self,
+        info: dict[str, TableInfo],
+        seed: int = 0,
+        max_depth: int = 2,
+        max_expr_depth: int = 3,
+        max_rows_product: int = 40_000,
+    ):
         self.info = info
         self.r = random.Random(seed)
         # window items draw from their own stream: the rest of each query stays what it was before them
@@ -153,15 +161,17 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
     def body(self, depth: int, want: list[str] | None, outer: Scope | None) -> Select:
         """A SELECT, or a set operation of two."""
         if depth > 0 and self.chance(0.12):
-            op = self.pick({"UNION": 2, "UNION ALL": 2, "INTERSECT": 1, "INTERSECT ALL": 0.7, "EXCEPT": 1,
-                            "EXCEPT ALL": 0.7})
+            op = self.pick(
+                {"UNION": 2, "UNION ALL": 2, "INTERSECT": 1, "INTERSECT ALL": 0.7, "EXCEPT": 1, "EXCEPT ALL": 0.7}
+            )
             left = self.select(depth - 1, want, outer)
             want2 = [self._compatible_kind(t) for t in left.types]
             right = self.select(depth - 1, want2, outer)
             self.feat("setop:" + op.split()[0].lower())
             types = [unify(a, b) for a, b in zip(left.types, right.types)]
-            return Select(f"{left.sql} {op} {right.sql}", types, left.keys,
-                          [a or b for a, b in zip(left.nosum, right.nosum)])
+            return Select(
+                f"{left.sql} {op} {right.sql}", types, left.keys, [a or b for a, b in zip(left.nosum, right.nosum)]
+            )
         return self.select(depth, want, outer)
 
     def _compatible_kind(self, t: T) -> str:
@@ -170,8 +180,9 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
             return self.r.choice(["int", "dec", "dbl"])
         return k
 
-    def select(self, depth: int, want: list[str] | None, outer: Scope | None, allow_agg: bool = True,
-               one_row: bool = False) -> Select:
+    def select(
+        self, depth: int, want: list[str] | None, outer: Scope | None, allow_agg: bool = True, one_row: bool = False
+    ) -> Select:
         scope, from_sql, conds = self.from_clause(depth, outer)
         where = list(conds)
         if self.chance(0.6):
@@ -182,7 +193,7 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
             for _ in range(self.r.choice([1, 1, 2, 3])):
                 k = self.random_kind()
                 e = self.expr(k, scope, 1 if self.chance(0.7) else 2, sub=False)
-                if not _COLREF.search(e.sql):     # a constant would read as an ordinal
+                if not _COLREF.search(e.sql):  # a constant would read as an ordinal
                     e = self.column(k, scope) or self.column("int", scope)
                 if e is not None and _COLREF.search(e.sql) and not any(g.sql == e.sql for g in group):
                     group.append(e)
@@ -192,8 +203,9 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
         sets = grouping_text(self.rg, group) if aggregated and group and self.rg.random() < 0.25 else None
         n = len(want) if want else self.r.choice([1, 1, 2, 2, 3, 4])
         kinds = want or [self.random_kind() for _ in range(n)]
-        items = [self.expr(k, scope, self.r.choice([1, 2, 2, self.max_expr_depth]), sub=depth > 0, top=True)
-                 for k in kinds]
+        items = [
+            self.expr(k, scope, self.r.choice([1, 2, 2, self.max_expr_depth]), sub=depth > 0, top=True) for k in kinds
+        ]
         if not aggregated and outer is None and self.rw.random() < 0.15:
             i = self.rw.randrange(len(items))
             items[i] = self.window_item(kinds[i], scope) or items[i]
@@ -211,8 +223,12 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
         if where:
             sql += " WHERE " + " AND ".join(f"({w})" if len(where) > 1 else w for w in where)
         if aggregated:
-            group_all = (group and self.chance(0.15) and all(not (it.agg and it.gk) for it in items)
-                         and any(it.gk and not it.agg for it in items)) and sets is None
+            group_all = (
+                group
+                and self.chance(0.15)
+                and all(not (it.agg and it.gk) for it in items)
+                and any(it.gk and not it.agg for it in items)
+            ) and sets is None
             if sets is not None:
                 sql += " GROUP BY " + sets
                 self.feat("grouping_sets")
@@ -225,8 +241,9 @@ class QueryGenerator(FromClauses, Leaves, RowExpressions, Predicates, Aggregates
             if self.chance(0.35) and not group_all:
                 sql += " HAVING " + self.expr("bool", scope, 2, sub=depth > 0).sql
                 self.feat("having")
-        return Select(sql, [it.t for it in items], [it.key if it.col else None for it in items],
-                      [it.nosum for it in items])
+        return Select(
+            sql, [it.t for it in items], [it.key if it.col else None for it in items], [it.nosum for it in items]
+        )
 
 
 def query_seed(seed: int, i: int) -> int:

@@ -20,6 +20,7 @@ so the rest of a query is drawn as before where they are not chosen.
 >>> grouping_text(g, [E("a.x", INTEGER), E("a.y", INTEGER)]).startswith(("ROLLUP", "CUBE", "GROUPING", "a.x"))
 True
 """
+
 from __future__ import annotations
 
 import random
@@ -47,7 +48,7 @@ def grouping_text(r: random.Random, group) -> str:
     if r.random() < 0.5:
         sets.append([])
     if r.random() < 0.15:
-        sets.append(sets[0])                    # a set listed twice: its rows twice
+        sets.append(sets[0])  # a set listed twice: its rows twice
     missing = [k for k in keys if not any(k in s for s in sets)]
     if missing:
         sets.append(missing)
@@ -90,8 +91,11 @@ def aggregate_call(gen, kind: str, row, d: int):
         a = gen.row_expr(r.choice(["str", "str", "int", "dec", "date", "bool"]), row, d, False)
         sep = r.choice(SEPARATORS)
         # ordered by the argument itself (ties are equal strings); DuckDB rejects ORDER BY a constant
-        order = "" if _constant(a.sql) else \
-            " ORDER BY " + a.sql + r.choice(["", " DESC", " ASC NULLS FIRST", " DESC NULLS LAST"])
+        order = (
+            ""
+            if _constant(a.sql)
+            else " ORDER BY " + a.sql + r.choice(["", " DESC", " ASC NULLS FIRST", " DESC NULLS LAST"])
+        )
         name = r.choice(["STRING_AGG", "STRING_AGG", "LISTAGG", "GROUP_CONCAT"])
         distinct = "DISTINCT " if r.random() < 0.25 else ""
         gen.feat("agg:string_agg")

@@ -5,13 +5,14 @@ VALUES lists, joined by every kind of join (inner, left, right, full, cross,
 comma, SEMI / ANTI, USING) on nullable one- and two-column keys, with
 residual and non-equi conditions; the size of a join without keys is bounded.
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.scopes import Scope, Source
 from glint.testing.fuzz.sqltypes import parse_type
 from glint.testing.fuzz.values import values_source
 
-VALUES_SHARE = 0.025     # FROM items that are a VALUES list (about one query in nine has one)
+VALUES_SHARE = 0.025  # FROM items that are a VALUES list (about one query in nine has one)
 
 
 class FromClauses:
@@ -19,8 +20,9 @@ class FromClauses:
     tables, ctes, max_rows_product, and the other mixins' body and expr."""
 
     def base_source(self, max_rows: int | None = None) -> Source:
-        names = [t for t in self.tables if max_rows is None or self.info[t].rows <= max_rows] or \
-            sorted(self.tables, key=lambda t: self.info[t].rows)[:1]
+        names = [t for t in self.tables if max_rows is None or self.info[t].rows <= max_rows] or sorted(
+            self.tables, key=lambda t: self.info[t].rows
+        )[:1]
         # the fuzzing tables (t*) are the interesting ones; TPC-H tables now and then
         weights = [1.0 if n.startswith("t") and n[1:].isdigit() else 0.25 for n in names]
         name = self.r.choices(names, weights=weights)[0]
@@ -40,7 +42,7 @@ class FromClauses:
         if depth > 0 and x < 0.3:
             sel = self.body(depth - 1, None, None)
             sql = sel.sql
-            if self.chance(0.2):   # a deterministic ORDER BY ... LIMIT inside
+            if self.chance(0.2):  # a deterministic ORDER BY ... LIMIT inside
                 sql += " ORDER BY " + ", ".join(str(i + 1) for i in range(len(sel.types)))
                 sql += f" LIMIT {self.r.choice([1, 3, 10])}"
                 self.feat("derived_limit")
@@ -74,7 +76,7 @@ class FromClauses:
         first, sql = self.source(depth)
         visible = [first]
         conds: list[str] = []
-        product = max(1, first.rows)      # a bound on the rows of the join so far
+        product = max(1, first.rows)  # a bound on the rows of the join so far
         for _ in range(n - 1):
             src, ssql = self.source(depth)
             pairs = self.key_pairs(visible, src)
@@ -84,8 +86,19 @@ class FromClauses:
             equi = bool(pairs)
             if not pairs:
                 pairs = self.same_kind_pairs(visible, src)
-            kind = self.pick({"JOIN": 30, "LEFT JOIN": 18, "RIGHT JOIN": 10, "FULL JOIN": 10, "CROSS JOIN": 5,
-                              ",": 8, "SEMI JOIN": 3, "ANTI JOIN": 3, "USING": 5})
+            kind = self.pick(
+                {
+                    "JOIN": 30,
+                    "LEFT JOIN": 18,
+                    "RIGHT JOIN": 10,
+                    "FULL JOIN": 10,
+                    "CROSS JOIN": 5,
+                    ",": 8,
+                    "SEMI JOIN": 3,
+                    "ANTI JOIN": 3,
+                    "USING": 5,
+                }
+            )
             small = product * max(1, src.rows) <= self.max_rows_product
             if kind in ("CROSS JOIN", ",") and not small:
                 kind = "JOIN"
@@ -93,15 +106,18 @@ class FromClauses:
                 # nothing to join on and too big for a nested loop: leave this source out
                 continue
             if kind == "USING":
-                common = [c[0] for c in src.cols if c[2] and any(
-                    c[0] == vc[0] and c[2] == vc[2] for v in visible for vc in v.cols)]
+                common = [
+                    c[0]
+                    for c in src.cols
+                    if c[2] and any(c[0] == vc[0] and c[2] == vc[2] for v in visible for vc in v.cols)
+                ]
                 # USING needs the name to be unambiguous on the left
                 common = [c for c in common if sum(c == vc[0] for v in visible for vc in v.cols) == 1]
                 if not common:
                     kind = "JOIN"
                 else:
                     self.r.shuffle(common)
-                    cols = common[:self.r.choice([1, 1, 2])]
+                    cols = common[: self.r.choice([1, 1, 2])]
                     jt = self.pick({"JOIN": 3, "LEFT JOIN": 2, "RIGHT JOIN": 1, "FULL JOIN": 1})
                     sql += f" {jt} {ssql} USING ({', '.join(cols)})"
                     self.feat("join:using")
@@ -125,7 +141,7 @@ class FromClauses:
                     self.feat("join:nonequi")
                 sql += f" {kind} {ssql} ON {on}"
             if kind in ("SEMI JOIN", "ANTI JOIN"):
-                continue      # the right side is not visible afterwards
+                continue  # the right side is not visible afterwards
             visible.append(src)
             product = product * max(1, src.rows) if small else max(product, src.rows) * 4
         return Scope(visible, outer), sql, conds

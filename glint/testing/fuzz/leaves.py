@@ -4,6 +4,7 @@
 untyped), integer and DECIMAL extremes, special doubles, the fuzzing strings,
 edge dates and timestamps.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -41,8 +42,14 @@ class Leaves:
         if self.chance(0.07):
             if self.chance(0.5) and kind not in ("date",):
                 return E("NULL", T("NULL"))
-            t = {"int": INTEGER, "dec": T("DECIMAL", 15, 2), "dbl": DOUBLE, "str": VARCHAR, "date": DATE,
-                 "bool": BOOLEAN}[kind]
+            t = {
+                "int": INTEGER,
+                "dec": T("DECIMAL", 15, 2),
+                "dbl": DOUBLE,
+                "str": VARCHAR,
+                "date": DATE,
+                "bool": BOOLEAN,
+            }[kind]
             return E(f"CAST(NULL AS {t.sql()})", t)
         if kind == "int":
             x = r.random()
@@ -53,7 +60,7 @@ class Leaves:
                 return E(str(v), INTEGER)
             if x < 0.85:
                 return E(f"CAST({r.choice([-2147483648, 2147483647, 0])} AS INTEGER)", INTEGER)
-            v = r.choice([2147483648, 3000000000, 9223372036854775807, -9223372036854775807, 10 ** 15])
+            v = r.choice([2147483648, 3000000000, 9223372036854775807, -9223372036854775807, 10**15])
             return E(str(v) if v > 0 else f"({v})", BIGINT)
         if kind == "dec":
             x = r.random()
@@ -63,7 +70,7 @@ class Leaves:
                 return E("CAST(-999.9 AS DECIMAL(4,1))", T("DECIMAL", 4, 1))
             scale = r.choice([1, 2, 2, 3])
             ip = r.randint(0, 999)
-            frac = r.randint(0, 10 ** scale - 1)
+            frac = r.randint(0, 10**scale - 1)
             txt = f"{ip}.{frac:0{scale}d}"
             p = len(str(ip).lstrip("0") or "") + scale
             t = T("DECIMAL", max(p, scale), scale)
@@ -97,7 +104,7 @@ class Leaves:
             c = self.column(kind, scope)
             if c is not None:
                 return c
-        if scope.outer is not None and self.chance(0.05):   # a stray outer reference
+        if scope.outer is not None and self.chance(0.05):  # a stray outer reference
             c = self.column(kind, Scope(scope.outer.sources))
             if c is not None:
                 self.feat("outer_ref")

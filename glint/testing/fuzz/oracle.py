@@ -2,6 +2,7 @@
 wrong: its limitations (errors that are no property of the query), and the
 probes that tell an evaluation-order difference (DuckDB raised on a value
 glint never computed) from a missing check in glint."""
+
 from __future__ import annotations
 
 import re
@@ -10,36 +11,55 @@ from decimal import ROUND_HALF_UP, Decimal
 # DuckDB errors that are DuckDB's own limitation, not a property of the query:
 # glint answering these is recorded (duck_only_error), not a mismatch.
 DUCKDB_LIMITATIONS = [
-    (re.compile(r"Overflow in (addition|subtract\w*|multiplication) of DECIMAL\(18\)"),
-     "DuckDB keeps a DECIMAL(<=18) result at width 18 and overflows where the exact result needs 19+ digits"),
-    (re.compile(r"Casting value \"[^\"]*\" to type DECIMAL\(18,\d+\) failed: value is out of range!"),
-     "DuckDB casts a DECIMAL operand to a DECIMAL(18,s) that cannot hold it"),
+    (
+        re.compile(r"Overflow in (addition|subtract\w*|multiplication) of DECIMAL\(18\)"),
+        "DuckDB keeps a DECIMAL(<=18) result at width 18 and overflows where the exact result needs 19+ digits",
+    ),
+    (
+        re.compile(r"Casting value \"[^\"]*\" to type DECIMAL\(18,\d+\) failed: value is out of range!"),
+        "DuckDB casts a DECIMAL operand to a DECIMAL(18,s) that cannot hold it",
+    ),
     (re.compile(r"Not implemented", re.I), "not implemented in DuckDB"),
     # DuckDB rewrites NOT (x IN (...)) before matching select expressions against the
     # GROUP BY list, so an expression built on a grouped one can fail to match; glint
     # matches the grouped expression inside it, as SQL allows (seed 21 q1987)
-    (re.compile(r"must appear in the GROUP BY clause"), "DuckDB does not find a grouped expression inside a larger one"),
+    (
+        re.compile(r"must appear in the GROUP BY clause"),
+        "DuckDB does not find a grouped expression inside a larger one",
+    ),
     # the generated tables have no BLOB column: DuckDB resolves a string function of an
     # untyped NULL to its BLOB overload (repeat(NULL || s, 2) is a BLOB, since NULL || s
     # folds to an untyped NULL) and then refuses to compare it with a VARCHAR; glint types
     # it VARCHAR, as PostgreSQL does (seed 604 q947)
     # (also "No function matches ... replace(BLOB, VARCHAR, ...)": seed 613 q173)
-    (re.compile(r"Binder Error: .*\bBLOB\b"),
-     "DuckDB types a string function of an untyped NULL as a BLOB"),
+    (re.compile(r"Binder Error: .*\bBLOB\b"), "DuckDB types a string function of an untyped NULL as a BLOB"),
 ]
 
 
 RUNTIME_ERROR = re.compile(r"(OutOfRangeException|ConversionException|InvalidInputException)")
 
 
-_INT_TYPES = {"INT8": "TINYINT", "INT16": "SMALLINT", "INT32": "INTEGER", "INT64": "BIGINT", "INT128": "HUGEINT",
-              "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INTEGER": "INTEGER", "BIGINT": "BIGINT",
-              "HUGEINT": "HUGEINT"}
+_INT_TYPES = {
+    "INT8": "TINYINT",
+    "INT16": "SMALLINT",
+    "INT32": "INTEGER",
+    "INT64": "BIGINT",
+    "INT128": "HUGEINT",
+    "TINYINT": "TINYINT",
+    "SMALLINT": "SMALLINT",
+    "INTEGER": "INTEGER",
+    "BIGINT": "BIGINT",
+    "HUGEINT": "HUGEINT",
+}
 _CAST_TYPES = dict(_INT_TYPES, DOUBLE="DOUBLE", FLOAT="FLOAT")
-_OVERFLOW = re.compile(r"Overflow in (?:addition|subtract(?:ion)?|multiplication|division) of (\w+) "
-                       r"\((-?\d+) ([-+*/]) (-?\d+)\)")
-_CAST_RANGE = re.compile(r"Type (\w+) with value (\S+) can't be cast because the value is out of range for "
-                         r"the destination type (\w+)")
+_OVERFLOW = re.compile(
+    r"Overflow in (?:addition|subtract(?:ion)?|multiplication|division) of (\w+) "
+    r"\((-?\d+) ([-+*/]) (-?\d+)\)"
+)
+_CAST_RANGE = re.compile(
+    r"Type (\w+) with value (\S+) can't be cast because the value is out of range for "
+    r"the destination type (\w+)"
+)
 _CAST_DECIMAL = re.compile(r'Casting value "(-?\d+(?:\.\d+)?)" to type (DECIMAL\(\d+,\d+\)) failed')
 _CAST_STRING = re.compile(r"Could not convert string '([^']*)' to (\w+)")
 _CAST_DECIMAL_VALUE = re.compile(r"Failed to cast decimal value (-?\d+) to type (\w+)")
@@ -47,7 +67,7 @@ _CAST_VALUE = re.compile(r"Could not cast value (-?\d+(?:\.\d+)?) to (DECIMAL\(\
 _TIME_RANGE = re.compile(r"Time out of range: (-?\d+):(-?\d+):(-?\d+(?:\.\d+)?)")
 _DATE_RANGE = re.compile(r"Date out of range: (-?\d+)-(-?\d+)-(-?\d+)\b")
 _ABS = re.compile(r"Overflow on abs\((-?\d+)\)")
-_INT_MIN = {-2**31: "INTEGER", -2**63: "BIGINT"}  # the types glint computes in
+_INT_MIN = {-(2**31): "INTEGER", -(2**63): "BIGINT"}  # the types glint computes in
 
 
 def error_probe(duck_error: str) -> str | None:
@@ -102,10 +122,10 @@ def error_probe(duck_error: str) -> str | None:
     m = _ABS.search(duck_error)
     if m and int(m.group(1)) in _INT_MIN:
         return f"SELECT ABS(CAST({m.group(1)} AS {_INT_MIN[int(m.group(1))]}))"
-    m = _DATE_RANGE.search(duck_error)       # make_date / make_timestamp of a day that does not exist
+    m = _DATE_RANGE.search(duck_error)  # make_date / make_timestamp of a day that does not exist
     if m:
         return f"SELECT make_date({m.group(1)}, {m.group(2)}, {m.group(3)})"
-    m = _TIME_RANGE.search(duck_error)       # make_timestamp of a time that does not exist
+    m = _TIME_RANGE.search(duck_error)  # make_timestamp of a time that does not exist
     if m:
         return f"SELECT make_timestamp(2000, 1, 1, {m.group(1)}, {m.group(2)}, {m.group(3)})"
     return None
@@ -125,8 +145,7 @@ def frame_probe(sql: str, duck_error: str) -> str | None:
     ...             "AND CURRENT ROW) FROM x", "Conversion Error: Date and time not in timestamp range")
     'SELECT COUNT(*) OVER (ORDER BY t RANGE BETWEEN INTERVAL 3 HOUR PRECEDING AND CURRENT ROW) FROM x'
     """
-    if "not in timestamp range" not in duck_error or not re.search(r"\bRANGE\s+BETWEEN\b[^)]*\bINTERVAL\b",
-                                                                    sql, re.I):
+    if "not in timestamp range" not in duck_error or not re.search(r"\bRANGE\s+BETWEEN\b[^)]*\bINTERVAL\b", sql, re.I):
         return None
     probe = _FRAMELESS.sub("COUNT(*)", sql)
     return probe if probe != sql else None
@@ -137,7 +156,7 @@ def _before_caret(msg: str) -> str:
     lines = msg.splitlines()
     for i, line in enumerate(lines[1:], 1):
         if line.strip() == "^" and lines[i - 1].startswith("LINE"):
-            return lines[i - 1][:line.index("^")]
+            return lines[i - 1][: line.index("^")]
     return ""
 
 

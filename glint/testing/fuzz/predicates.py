@@ -5,6 +5,7 @@ comparisons (numbers of mixed kinds included), IS [NOT] NULL, [NOT] BETWEEN,
 subqueries: [NOT] IN, [NOT] EXISTS and scalar ones, correlated on equality
 of join keys.
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.scopes import Scope, Source
@@ -50,8 +51,25 @@ class Predicates:
             return self._m(f"({a.sql} {neg}IN ({', '.join(i.sql for i in items)}))", BOOLEAN, a, *items)
         if x < 0.77:
             a = self.sub_e("str", scope, d, sub)
-            pat = self.r.choice(["'%'", "'a%'", "'%a%'", "'%b'", "'_'", "'a_c'", "'%\\%%'", "'%\\_%'", "''",
-                                 "'ABC'", "'%ü%'", "'__%'", "'%.%'", "'x%'", "'%' || 'a'"])
+            pat = self.r.choice(
+                [
+                    "'%'",
+                    "'a%'",
+                    "'%a%'",
+                    "'%b'",
+                    "'_'",
+                    "'a_c'",
+                    "'%\\%%'",
+                    "'%\\_%'",
+                    "''",
+                    "'ABC'",
+                    "'%ü%'",
+                    "'__%'",
+                    "'%.%'",
+                    "'x%'",
+                    "'%' || 'a'",
+                ]
+            )
             op = self.r.choice(["LIKE", "LIKE", "NOT LIKE", "ILIKE", "NOT ILIKE"])
             esc = ""
             if "\\" in pat and self.chance(0.8):
@@ -73,8 +91,19 @@ class Predicates:
         return self.comparison(scope, d, sub)
 
     def comparison(self, scope, d, sub) -> E:
-        k = self.pick({"int": 3, "dec": 2, "dbl": 1, "str": 2, "date": 1, "ts": 1, "time": 1,
-                       "bool": 0.3 if d > 0 else 0, "mixnum": 1})
+        k = self.pick(
+            {
+                "int": 3,
+                "dec": 2,
+                "dbl": 1,
+                "str": 2,
+                "date": 1,
+                "ts": 1,
+                "time": 1,
+                "bool": 0.3 if d > 0 else 0,
+                "mixnum": 1,
+            }
+        )
         if k == "time":
             return self.time_comparison(scope, d, sub)
         if k == "mixnum":
@@ -97,10 +126,11 @@ class Predicates:
         if not pairs:
             return None
         self.r.shuffle(pairs)
-        return " AND ".join(pairs[:1 if self.chance(0.8) else 2])
+        return " AND ".join(pairs[: 1 if self.chance(0.8) else 2])
 
-    def sub_select(self, scope: Scope, want: list[str] | None, correlated: bool, agg_item: bool = False,
-                   exists: bool = False) -> str:
+    def sub_select(
+        self, scope: Scope, want: list[str] | None, correlated: bool, agg_item: bool = False, exists: bool = False
+    ) -> str:
         """SELECT for a subquery: FROM one or two tables, an optional WHERE
         with a correlation on equality, and the wanted item(s)."""
         inner_scope, from_sql, conds = self.from_clause(0 if self.chance(0.7) else 1, None)
@@ -143,10 +173,11 @@ class Predicates:
         if self.chance(0.8) or "t5" not in self.info:
             sql = self.sub_select(scope if corr else Scope([]), [kind], corr, agg_item=True)
             t = self._agg_type_hint
-        else:   # one row by construction: the one-row table
+        else:  # one row by construction: the one-row table
             ti = self.info["t5"]
-            s = Source(self.alias("a"), [(c.name, parse_type(c.type), c.key, c.nosum) for c in ti.columns], 1,
-                       base="t5")
+            s = Source(
+                self.alias("a"), [(c.name, parse_type(c.type), c.key, c.nosum) for c in ti.columns], 1, base="t5"
+            )
             e = self.expr(kind, Scope([s]), 1)
             sql = f"SELECT {e.sql} FROM t5 AS {s.alias}"
             t = e.t

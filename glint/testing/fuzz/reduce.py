@@ -28,6 +28,7 @@ that ``cat <dir>/repro.test >> tests/sqllogic/fuzz/regressions.test`` keeps the
 failure as a regression test; :func:`append_regression` does the same under
 a title of one's own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,9 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pyarrow as pa
 import sqlglot
@@ -110,17 +111,21 @@ def candidates(tree) -> Iterator[object]:
                     yield _replace(tree, i, lambda x, c=clause: x.set(c, None))
         if isinstance(n, (exp.Union, exp.Intersect, exp.Except)):
             for side in ("this", "expression"):
+
                 def take(x, side=side):
                     part = x.args[side].copy()
                     if x.args.get("with") and not part.args.get("with"):
                         part.set("with", x.args["with"].copy())
                     return part
+
                 yield _replace(tree, i, take)
         if isinstance(n, exp.Select):
             if n.args.get("joins"):
-                def promote(x):          # FROM a JOIN b ... -> FROM b ...
+
+                def promote(x):  # FROM a JOIN b ... -> FROM b ...
                     j = x.args["joins"].pop(0)
                     x.set("from_", exp.From(this=j.this.copy()))
+
                 yield _replace(tree, i, promote)
             for j in range(len(n.args.get("joins") or [])):
                 yield _replace(tree, i, lambda x, j=j: x.args["joins"].pop(j) and None)
@@ -129,13 +134,19 @@ def candidates(tree) -> Iterator[object]:
                     yield _replace(tree, i, lambda x, j=j: x.expressions.pop(j) and None)
     for i, n in enumerate(nodes):
         # a derived table reading one table: that table under the derived table's alias
-        if isinstance(n, exp.Subquery) and isinstance(n.parent, (exp.From, exp.Join)) \
-                and isinstance(n.this, exp.Select) and not n.this.args.get("joins") \
-                and isinstance(getattr(n.this.args.get("from_"), "this", None), exp.Table):
+        if (
+            isinstance(n, exp.Subquery)
+            and isinstance(n.parent, (exp.From, exp.Join))
+            and isinstance(n.this, exp.Select)
+            and not n.this.args.get("joins")
+            and isinstance(getattr(n.this.args.get("from_"), "this", None), exp.Table)
+        ):
+
             def flatten(x):
                 t = x.this.args["from_"].this.copy()
                 t.set("alias", x.args.get("alias").copy() if x.args.get("alias") else None)
                 return t
+
             yield _replace(tree, i, flatten)
         if isinstance(n, exp.With):
             for j in range(len(n.expressions)):
@@ -151,8 +162,9 @@ def candidates(tree) -> Iterator[object]:
             if n.args.get("side") or n.args.get("kind"):
                 yield _replace(tree, i, lambda x: (x.set("side", None), x.set("kind", None)) and None)
             if n.args.get("on") is not None:
-                yield _replace(tree, i, lambda x: (x.set("on", None), x.set("kind", "CROSS"), x.set("side", None))
-                               and None)
+                yield _replace(
+                    tree, i, lambda x: (x.set("on", None), x.set("kind", "CROSS"), x.set("side", None)) and None
+                )
             if n.args.get("using"):
                 yield _replace(tree, i, lambda x: x.set("using", None))
     # 2. connectives and NOT
@@ -163,10 +175,34 @@ def candidates(tree) -> Iterator[object]:
         elif isinstance(n, exp.Not):
             yield _replace(tree, i, lambda x: x.this.copy())
     # 3. an expression replaced by one of its operands, or by a literal
-    skip = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.From, exp.Join, exp.Table, exp.TableAlias,
-            exp.Identifier, exp.With, exp.CTE, exp.Order, exp.Group, exp.Where, exp.Having, exp.Limit,
-            exp.Offset, exp.DataType, exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Var, exp.Ordered,
-            exp.Distinct, exp.Interval)
+    skip = (
+        exp.Select,
+        exp.Union,
+        exp.Intersect,
+        exp.Except,
+        exp.From,
+        exp.Join,
+        exp.Table,
+        exp.TableAlias,
+        exp.Identifier,
+        exp.With,
+        exp.CTE,
+        exp.Order,
+        exp.Group,
+        exp.Where,
+        exp.Having,
+        exp.Limit,
+        exp.Offset,
+        exp.DataType,
+        exp.Literal,
+        exp.Null,
+        exp.Boolean,
+        exp.Star,
+        exp.Var,
+        exp.Ordered,
+        exp.Distinct,
+        exp.Interval,
+    )
     for i, n in enumerate(nodes):
         if isinstance(n, skip) or n.parent is None:
             continue
@@ -193,8 +229,9 @@ def deterministic(tree) -> bool:
     """False when a LIMIT/OFFSET is not under an ORDER BY of (at least) as many
     keys as the query has output columns: its rows would depend on the engine."""
     for node in tree.walk():
-        if isinstance(node, (exp.Select, exp.Union, exp.Intersect, exp.Except)) \
-                and (node.args.get("limit") or node.args.get("offset")):
+        if isinstance(node, (exp.Select, exp.Union, exp.Intersect, exp.Except)) and (
+            node.args.get("limit") or node.args.get("offset")
+        ):
             order = node.args.get("order")
             first = node
             while isinstance(first, (exp.Union, exp.Intersect, exp.Except)):
@@ -205,8 +242,7 @@ def deterministic(tree) -> bool:
     return True
 
 
-def reduce_sql(sql: str, still_fails: Callable[[str], bool], seconds: float = 60.0,
-               max_tries: int = 5000) -> str:
+def reduce_sql(sql: str, still_fails: Callable[[str], bool], seconds: float = 60.0, max_tries: int = 5000) -> str:
     """Greedy reduction of ``sql`` while ``still_fails(candidate_sql)``.
     Returns the smallest failing SQL found (``sql`` itself when even its
     sqlglot rendering does not fail)."""
@@ -293,8 +329,9 @@ def referenced_columns(sql: str) -> set[str] | None:
     return cols
 
 
-def trim_rows(tables: dict[str, pa.Table], names: list[str], still_fails: Callable[[dict], bool],
-              seconds: float = 60.0) -> dict[str, pa.Table]:
+def trim_rows(
+    tables: dict[str, pa.Table], names: list[str], still_fails: Callable[[dict], bool], seconds: float = 60.0
+) -> dict[str, pa.Table]:
     """Delta-debug the rows of ``names`` while ``still_fails(tables)``."""
     deadline = time.monotonic() + seconds
     cur = dict(tables)
@@ -305,7 +342,7 @@ def trim_rows(tables: dict[str, pa.Table], names: list[str], still_fails: Callab
         while chunk >= 1 and rows and time.monotonic() < deadline:
             i = 0
             while i < len(rows) and time.monotonic() < deadline:
-                cand_rows = rows[:i] + rows[i + chunk:]
+                cand_rows = rows[:i] + rows[i + chunk :]
                 cand = dict(cur)
                 cand[name] = base.take(pa.array(cand_rows, type=pa.int64()))
                 if still_fails(cand):
@@ -340,7 +377,7 @@ def sql_literal(v, sqltype: str) -> str:
     if sqltype == "TIMESTAMP":
         if isinstance(v, _dt.datetime):
             return f"TIMESTAMP '{v.year:04d}-{v.month:02d}-{v.day:02d} {v.time().isoformat()}'"
-        return f"TIMESTAMP '{v}'"          # a year Python cannot hold, as DuckDB's text
+        return f"TIMESTAMP '{v}'"  # a year Python cannot hold, as DuckDB's text
     s = str(v)
     return "'" + s.replace("'", "''") + "'"
 
@@ -380,7 +417,7 @@ def _sqllogic_generate():
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     try:
-        from sqllogic import generate   # noqa: PLC0415
+        from sqllogic import generate  # noqa: PLC0415
     except Exception:  # noqa: BLE001
         return None
     return generate
@@ -428,6 +465,7 @@ def _preview(t: pa.Table, n: int = 20) -> str:
 
 def reduce_failure(engines, data: FuzzData, orig, seconds: float = 60.0):
     """(reduced sql, reduced tables, outcome of the reduced query)."""
+
     def fails_sql(sql: str) -> bool:
         return same_failure(orig, engines.run(sql))
 
@@ -447,8 +485,10 @@ def reduce_failure(engines, data: FuzzData, orig, seconds: float = 60.0):
         engines.set_tables(tables)
         cols = referenced_columns(sql)
         if cols is not None:
-            slim = {n: t.select([c for c in t.column_names if c.lower() in cols] or t.column_names[:1])
-                    for n, t in tables.items()}
+            slim = {
+                n: t.select([c for c in t.column_names if c.lower() in cols] or t.column_names[:1])
+                for n, t in tables.items()
+            }
             if any(slim[n].num_columns < tables[n].num_columns for n in tables) and fails_tables(slim):
                 tables = slim
         engines.set_tables(tables)
@@ -458,7 +498,7 @@ def reduce_failure(engines, data: FuzzData, orig, seconds: float = 60.0):
             sql = sql2
     engines.set_tables(tables)
     final = engines.run(sql)
-    if not same_failure(orig, final):       # flaky: fall back to the original
+    if not same_failure(orig, final):  # flaky: fall back to the original
         engines.set_tables(data.tables)
         sql, tables = orig.sql, {n: data.tables[n] for n in referenced_tables(orig.sql, data)}
         final = engines.run(sql)
@@ -466,8 +506,9 @@ def reduce_failure(engines, data: FuzzData, orig, seconds: float = 60.0):
     return sql, tables, final
 
 
-def write_reproducer(engines, data: FuzzData, orig, out: Path, seed: int, index: int, reduce: bool = True,
-                     seconds: float = 60.0) -> Path:
+def write_reproducer(
+    engines, data: FuzzData, orig, out: Path, seed: int, index: int, reduce: bool = True, seconds: float = 60.0
+) -> Path:
     """Reduce (optionally) and write the reproducer directory; returns it."""
     d = Path(out) / f"seed{seed}-q{index:05d}-{orig.status}"
     d.mkdir(parents=True, exist_ok=True)
@@ -479,9 +520,13 @@ def write_reproducer(engines, data: FuzzData, orig, out: Path, seed: int, index:
     (d / "reduced.sql").write_text(sql + "\n", encoding="utf-8")
     (d / "outcome.txt").write_text(
         f"seed {seed}, query {index}\n\n== original ==\n{orig.sql}\n{_describe(orig)}\n\n"
-        f"== reduced ==\n{sql}\n{_describe(final)}\n", encoding="utf-8")
-    header = [f"==== fuzz reproducer: seed {seed}, query {index}: {orig.status}",
-              (final.details[0] if final.details else final.status).splitlines()[0][:300]]
+        f"== reduced ==\n{sql}\n{_describe(final)}\n",
+        encoding="utf-8",
+    )
+    header = [
+        f"==== fuzz reproducer: seed {seed}, query {index}: {orig.status}",
+        (final.details[0] if final.details else final.status).splitlines()[0][:300],
+    ]
     if final.glint_error:
         header.append(f"glint: {final.glint_error.splitlines()[0][:300]}")
     if final.duck_error:
@@ -539,8 +584,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{o.status}: {o.summary()[:300]}")
         if o.status not in ("mismatch", "crash", "error_mismatch"):
             return 0
-        d = write_reproducer(engines, data, o, Path(args.out) if args.out else default_out_dir(), seed=args.seed,
-                             index=args.index if args.index is not None else 99999, seconds=args.seconds)
+        d = write_reproducer(
+            engines,
+            data,
+            o,
+            Path(args.out) if args.out else default_out_dir(),
+            seed=args.seed,
+            index=args.index if args.index is not None else 99999,
+            seconds=args.seconds,
+        )
         print(f"reproducer: {d}")
         print((d / "reduced.sql").read_text())
     finally:

@@ -1,5 +1,6 @@
 """The outcome of one generated query in both engines, and the comparison of
 their results (the statuses are described in glint.testing.fuzz.runner)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,8 +9,19 @@ import pyarrow as pa
 
 from glint.testing.compare import compare_query_result
 
-STATUSES = ("match", "mismatch", "crash", "refusal", "error_mismatch", "both_error", "duck_only_error",
-            "eval_order", "oracle_bug", "known_bug", "skipped")
+STATUSES = (
+    "match",
+    "mismatch",
+    "crash",
+    "refusal",
+    "error_mismatch",
+    "both_error",
+    "duck_only_error",
+    "eval_order",
+    "oracle_bug",
+    "known_bug",
+    "skipped",
+)
 FAILURES = ("mismatch", "crash")
 MAX_RESULT_ROWS = 200_000
 
@@ -20,7 +32,7 @@ class Outcome:
     sql: str
     details: list[str] = field(default_factory=list)
     duck_error: str | None = None
-    glint_error: str | None = None          # "Type: message"
+    glint_error: str | None = None  # "Type: message"
     glint_error_type: str | None = None
     construct: str | None = None
     known: str | None = None
@@ -37,8 +49,15 @@ class Outcome:
         return self.status
 
     def to_json(self) -> dict:
-        return {"status": self.status, "sql": self.sql, "details": self.details, "duck_error": self.duck_error,
-                "glint_error": self.glint_error, "construct": self.construct, "known": self.known}
+        return {
+            "status": self.status,
+            "sql": self.sql,
+            "details": self.details,
+            "duck_error": self.duck_error,
+            "glint_error": self.glint_error,
+            "construct": self.construct,
+            "known": self.known,
+        }
 
 
 def normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
@@ -73,8 +92,10 @@ def normalize(t: pa.Table) -> tuple[pa.Table, list[str]]:
 def compare_results(sql: str, got: pa.Table, expected: pa.Table) -> list[str]:
     """Differences between glint's result and DuckDB's (none: they match)."""
     if got.num_columns != expected.num_columns:
-        return [f"column count: glint {got.num_columns} {got.schema.names}, DuckDB {expected.num_columns} "
-                f"{expected.schema.names}"]
+        return [
+            f"column count: glint {got.num_columns} {got.schema.names}, DuckDB {expected.num_columns} "
+            f"{expected.schema.names}"
+        ]
     g, gc = normalize(got)
     e, ec = normalize(expected)
     diffs = []

@@ -55,6 +55,7 @@ statuses), .results (an outcome, the comparison), .oracle (DuckDB's
 limitations and the evaluation-order probes), .known_bugs.
 ``glint fuzz`` (:func:`cmd_fuzz`) is the command line.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,9 +64,9 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from glint.errors import GlintError
 from glint.testing.fuzz.data import FuzzData, make_data
@@ -84,16 +85,16 @@ class Summary:
     refusals: Counter = field(default_factory=Counter)
     both_errors: Counter = field(default_factory=Counter)
     duck_only: Counter = field(default_factory=Counter)
-    eval_order: Counter = field(default_factory=Counter)   # DuckDB's errors, glint answered (see eval_order)
-    duck_rejects: Counter = field(default_factory=Counter)     # DuckDB errors (any glint outcome)
+    eval_order: Counter = field(default_factory=Counter)  # DuckDB's errors, glint answered (see eval_order)
+    duck_rejects: Counter = field(default_factory=Counter)  # DuckDB errors (any glint outcome)
     known: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)
     failures: list[tuple[int, Outcome, str | None]] = field(default_factory=list)  # (query no, outcome, repro dir)
     error_mismatches: list[tuple[int, Outcome]] = field(default_factory=list)
     seconds: float = 0.0
     glint_restarts: int = 0
-    reproducers: int = 0                     # reproducers written
-    out: Path | None = None                  # ... into this directory
+    reproducers: int = 0  # reproducers written
+    out: Path | None = None  # ... into this directory
 
     @property
     def ok(self) -> bool:
@@ -109,15 +110,15 @@ def _msg_key(msg: str) -> str:
 
 def failure_signature(o: Outcome) -> str:
     """A coarse key of a failure, to reduce only a few failures of each kind."""
-    first = (lambda m: (m or "").splitlines()[0] if m else "")
+    first = lambda m: (m or "").splitlines()[0] if m else ""
     if o.status in ("crash", "error_mismatch"):
         return f"{o.status}:{o.glint_error_type}:{_msg_key(first(o.glint_error))}"
     if o.duck_error is not None:
         return f"mismatch:duckdb-error:{_msg_key(first(o.duck_error))}"
     d = first(o.details[0]) if o.details else ""
-    return "mismatch:" + ("row count" if d.startswith("row count") else "column" if d.startswith("column")
-                          else "values")
-
+    return "mismatch:" + (
+        "row count" if d.startswith("row count") else "column" if d.startswith("column") else "values"
+    )
 
 
 def _tally(summary: Summary, i: int, o: Outcome) -> None:
@@ -147,11 +148,24 @@ class _Reproducers:
     ``per_signature`` of each :func:`failure_signature` (``max_reductions``
     in all; mismatches of values: 5 per signature) reduced first."""
 
-    def __init__(self, engines: Engines, data: FuzzData, out: Path, seed: int, reduce: bool, max_reductions: int,
-                 seconds: float, per_signature: int):
+    def __init__(
+        self,
+        engines: Engines,
+        data: FuzzData,
+        out: Path,
+        seed: int,
+        reduce: bool,
+        max_reductions: int,
+        seconds: float,
+        per_signature: int,
+    ):
         self.engines, self.data, self.out, self.seed = engines, data, out, seed
-        self.reduce, self.max_reductions, self.seconds, self.per_signature = reduce, max_reductions, seconds, \
-            per_signature
+        self.reduce, self.max_reductions, self.seconds, self.per_signature = (
+            reduce,
+            max_reductions,
+            seconds,
+            per_signature,
+        )
         self.reductions = 0
         self.per_sig: Counter = Counter()
 
@@ -162,20 +176,43 @@ class _Reproducers:
         self.per_sig[sig] += 1
         self.reductions += do_reduce
         try:
-            path = str(write_reproducer(self.engines, self.data, o, self.out, seed=self.seed, index=i,
-                                        reduce=do_reduce, seconds=self.seconds))
+            path = str(
+                write_reproducer(
+                    self.engines,
+                    self.data,
+                    o,
+                    self.out,
+                    seed=self.seed,
+                    index=i,
+                    reduce=do_reduce,
+                    seconds=self.seconds,
+                )
+            )
         except Exception as e:  # noqa: BLE001 - never lose the run over a reproducer
             path = f"(reproducer failed: {type(e).__name__}: {e})"
         self.engines.set_tables(self.data.tables)
         return path
 
 
-def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool = False,
-             out: str | os.PathLike | None = None, time_limit: float = 30.0, rows: int = 150,
-             reduce: bool = True, max_reductions: int = 20, reduce_seconds: float = 60.0,
-             reduce_per_signature: int = 2, reproducers: bool = True,
-             known_bugs: bool = False, in_process: bool = False, log: str | None = None,
-             progress: Callable[[int, Summary], None] | None = None, data: FuzzData | None = None) -> Summary:
+def run_fuzz(
+    seed: int = 0,
+    queries: int = 100,
+    device: str = "cpu",
+    tpch: bool = False,
+    out: str | os.PathLike | None = None,
+    time_limit: float = 30.0,
+    rows: int = 150,
+    reduce: bool = True,
+    max_reductions: int = 20,
+    reduce_seconds: float = 60.0,
+    reduce_per_signature: int = 2,
+    reproducers: bool = True,
+    known_bugs: bool = False,
+    in_process: bool = False,
+    log: str | None = None,
+    progress: Callable[[int, Summary], None] | None = None,
+    data: FuzzData | None = None,
+) -> Summary:
     """Generate and run ``queries`` queries; return a :class:`Summary`.
     Failures (mismatches, crashes; and error mismatches) are written as
     reproducers (unless ``reproducers`` is False) under ``out``, by default
@@ -188,16 +225,20 @@ def run_fuzz(seed: int = 0, queries: int = 100, device: str = "cpu", tpch: bool 
     t0 = time.perf_counter()
     engines = Engines(data, device, time_limit, in_process=in_process, known_bugs=known_bugs)
     out_dir = Path(out) if out is not None else default_out_dir()
-    writer = _Reproducers(engines, data, out_dir, seed, reduce, max_reductions, reduce_seconds,
-                          reduce_per_signature) if reproducers else None
+    writer = (
+        _Reproducers(engines, data, out_dir, seed, reduce, max_reductions, reduce_seconds, reduce_per_signature)
+        if reproducers
+        else None
+    )
     logf = open(log, "a", encoding="utf-8") if log else None
     try:
         for i in range(queries):
             q = generate_query(data, seed, i)
             o = engines.run(q.sql, q.ctas)
             if q.ctas and o.status in FAILURES and engines.run(q.sql).status not in FAILURES:
-                o.details = [f"only through CREATE TABLE {CTAS_TABLE} AS <query>; SELECT * FROM {CTAS_TABLE}"] + \
-                    list(o.details or [])
+                o.details = [f"only through CREATE TABLE {CTAS_TABLE} AS <query>; SELECT * FROM {CTAS_TABLE}"] + list(
+                    o.details or []
+                )
             _tally(summary, i, o)
             if o.status in FAILURES or o.status == "error_mismatch":
                 path = writer.write(i, o) if writer is not None else None
@@ -245,13 +286,22 @@ def _outcome_table(summary: Summary):
     from rich.table import Table
 
     n = max(1, summary.queries)
-    t = Table(title=f"glint fuzz: seed {summary.seed}, {summary.queries} queries in {summary.seconds:.1f} s",
-              header_style="bold")
+    t = Table(
+        title=f"glint fuzz: seed {summary.seed}, {summary.queries} queries in {summary.seconds:.1f} s",
+        header_style="bold",
+    )
     t.add_column("outcome")
     t.add_column("queries", justify="right")
     t.add_column("share", justify="right")
-    styles = {"match": "green", "mismatch": "bold red", "crash": "bold red", "refusal": "yellow",
-              "error_mismatch": "magenta", "known_bug": "red", "oracle_bug": "cyan"}
+    styles = {
+        "match": "green",
+        "mismatch": "bold red",
+        "crash": "bold red",
+        "refusal": "yellow",
+        "error_mismatch": "magenta",
+        "known_bug": "red",
+        "oracle_bug": "cyan",
+    }
     for s in STATUSES:
         c = summary.counts.get(s, 0)
         if c or s in ("match", "mismatch", "crash", "refusal"):
@@ -266,21 +316,33 @@ def print_summary(summary: Summary, console=None) -> None:
         tty = sys.stdout.isatty()
         console = Console(width=None if tty else 160, no_color=not tty, highlight=False)
     console.print(_outcome_table(summary))
-    _counter_table(console, "refusals (NotSupported) by construct (share of refusals)", summary.refusals,
-                   summary.counts["refusal"])
-    _counter_table(console, "DuckDB-only errors (DuckDB limitation; glint answered)", summary.duck_only,
-                   summary.counts["duck_only_error"])
-    _counter_table(console, "evaluation order (DuckDB raised on a value glint never computed; glint raises on it "
-                   "too)", summary.eval_order, summary.counts["eval_order"])
-    _counter_table(console, "both engines raised (glint's message)", summary.both_errors, summary.counts["both_error"],
-                   10)
-    _counter_table(console, "DuckDB errors (any glint outcome; share of all queries)", summary.duck_rejects,
-                   summary.queries, 10)
+    _counter_table(
+        console, "refusals (NotSupported) by construct (share of refusals)", summary.refusals, summary.counts["refusal"]
+    )
+    _counter_table(
+        console,
+        "DuckDB-only errors (DuckDB limitation; glint answered)",
+        summary.duck_only,
+        summary.counts["duck_only_error"],
+    )
+    _counter_table(
+        console,
+        "evaluation order (DuckDB raised on a value glint never computed; glint raises on it too)",
+        summary.eval_order,
+        summary.counts["eval_order"],
+    )
+    _counter_table(
+        console, "both engines raised (glint's message)", summary.both_errors, summary.counts["both_error"], 10
+    )
+    _counter_table(
+        console, "DuckDB errors (any glint outcome; share of all queries)", summary.duck_rejects, summary.queries, 10
+    )
     _counter_table(console, "known bugs (filtered)", summary.known, summary.counts["known_bug"])
     _counter_table(console, "skipped (no reference answer)", summary.skipped, summary.counts["skipped"])
     if summary.error_mismatches:
-        console.print(f"[magenta]error mismatches[/] (DuckDB answered, glint raised an error): "
-                      f"{len(summary.error_mismatches)}")
+        console.print(
+            f"[magenta]error mismatches[/] (DuckDB answered, glint raised an error): {len(summary.error_mismatches)}"
+        )
         for i, o in summary.error_mismatches[:10]:
             console.print(f"  query {i}: {o.glint_error}", markup=False, highlight=False)
     if summary.failures:
@@ -290,9 +352,13 @@ def print_summary(summary: Summary, console=None) -> None:
             if path:
                 console.print(f"    reproducer: {path}", markup=False, highlight=False)
     if summary.reproducers:
-        console.print(f"{summary.reproducers} reproducer(s) in {summary.out}: each repro.test holds sqllogictest "
-                      "records; append one to tests/sqllogic/fuzz/regressions.test to keep its failure as a regression "
-                      "test", markup=False, highlight=False)
+        console.print(
+            f"{summary.reproducers} reproducer(s) in {summary.out}: each repro.test holds sqllogictest "
+            "records; append one to tests/sqllogic/fuzz/regressions.test to keep its failure as a regression "
+            "test",
+            markup=False,
+            highlight=False,
+        )
     if summary.glint_restarts:
         console.print(f"glint worker restarts: {summary.glint_restarts}")
 
@@ -304,17 +370,23 @@ def add_parser(sub) -> None:
     f.add_argument("--queries", type=int, default=200, help="number of queries (default 200)")
     f.add_argument("--device", default="cpu", help='"cpu" (default), "cuda", "cuda:N" or "auto"')
     f.add_argument("--tpch", action="store_true", help="add the TPC-H SF 0.01 tables to the generated ones")
-    f.add_argument("--out", help=f"directory for reproducers (default {default_out_dir()}, under the system's "
-                                 "temporary directory): one folder per failure, seed<S>-q<N>-<status>, whose "
-                                 "repro.test holds sqllogictest records (the tables' CREATE and INSERT, then the "
-                                 "query with DuckDB's answer) that can be appended to "
-                                 "tests/sqllogic/fuzz/regressions.test as they are")
+    f.add_argument(
+        "--out",
+        help=f"directory for reproducers (default {default_out_dir()}, under the system's "
+        "temporary directory): one folder per failure, seed<S>-q<N>-<status>, whose "
+        "repro.test holds sqllogictest records (the tables' CREATE and INSERT, then the "
+        "query with DuckDB's answer) that can be appended to "
+        "tests/sqllogic/fuzz/regressions.test as they are",
+    )
     f.add_argument("--time-limit", type=float, default=30.0, help="seconds per query before a hang is a crash")
     f.add_argument("--rows", type=int, default=150, help="rows per generated table (default 150)")
     f.add_argument("--no-reduce", action="store_true", help="write failures unreduced")
     f.add_argument("--max-reductions", type=int, default=20, help="reduce at most this many failures (default 20)")
-    f.add_argument("--known-bugs", action="store_true",
-                   help="count failures matching the KNOWN_BUGS filters separately (not reduced, not failing)")
+    f.add_argument(
+        "--known-bugs",
+        action="store_true",
+        help="count failures matching the KNOWN_BUGS filters separately (not reduced, not failing)",
+    )
     f.add_argument("--log", help="append every outcome other than a match to this JSON-lines file")
     f.set_defaults(func=cmd_fuzz)
 
@@ -326,14 +398,28 @@ def cmd_fuzz(args) -> int:
         if time.perf_counter() - last[0] > 10 or done == args.queries:
             last[0] = time.perf_counter()
             fails = s.counts["mismatch"] + s.counts["crash"]
-            print(f"[fuzz seed {args.seed}] {done}/{args.queries} queries: {s.counts['match']} match, "
-                  f"{fails} failing, {s.counts['refusal']} refused", file=sys.stderr, flush=True)
+            print(
+                f"[fuzz seed {args.seed}] {done}/{args.queries} queries: {s.counts['match']} match, "
+                f"{fails} failing, {s.counts['refusal']} refused",
+                file=sys.stderr,
+                flush=True,
+            )
 
     if args.queries < 0:
         raise GlintError("--queries must be at least 0")
-    summary = run_fuzz(args.seed, args.queries, device=args.device, tpch=args.tpch, out=args.out,
-                       time_limit=args.time_limit, rows=args.rows, reduce=not args.no_reduce,
-                       max_reductions=args.max_reductions, known_bugs=args.known_bugs, log=args.log,
-                       progress=progress)
+    summary = run_fuzz(
+        args.seed,
+        args.queries,
+        device=args.device,
+        tpch=args.tpch,
+        out=args.out,
+        time_limit=args.time_limit,
+        rows=args.rows,
+        reduce=not args.no_reduce,
+        max_reductions=args.max_reductions,
+        known_bugs=args.known_bugs,
+        log=args.log,
+        progress=progress,
+    )
     print_summary(summary)
     return 0 if summary.ok else 1

@@ -2,6 +2,7 @@
 FROM clause (base tables, derived tables, CTEs, VALUES lists) with their
 columns' types and join-key classes, the scope an expression may refer to,
 and the SELECTs and queries it has written."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,9 +13,9 @@ from glint.testing.fuzz.sqltypes import E, T, matches
 @dataclass
 class Source:
     alias: str
-    cols: list[tuple[str, T, str | None, bool]]    # (name, type, key class, nosum)
+    cols: list[tuple[str, T, str | None, bool]]  # (name, type, key class, nosum)
     rows: int
-    base: str | None = None                        # the table name, for base tables
+    base: str | None = None  # the table name, for base tables
 
     def columns_of(self, kind: str):
         return [c for c in self.cols if matches(c[1], kind)]
@@ -23,8 +24,8 @@ class Source:
 @dataclass
 class Scope:
     sources: list[Source]
-    outer: "Scope | None" = None
-    group: list[E] | None = None     # group keys, when aggregated
+    outer: Scope | None = None
+    group: list[E] | None = None  # group keys, when aggregated
 
     def columns(self, kind: str | None = None):
         out = []
@@ -46,6 +47,6 @@ class Select:
 @dataclass
 class GeneratedQuery:
     sql: str
-    ordered: bool                      # the outer ORDER BY fixes the row order
+    ordered: bool  # the outer ORDER BY fixes the row order
     features: set[str] = field(default_factory=set)
-    ctas: bool = False                 # glint stores the result in a table and reads it back
+    ctas: bool = False  # glint stores the result in a table and reads it back

@@ -5,6 +5,7 @@ giving DOUBLE), and the generated expression :class:`E`.
 >>> unify(T("DECIMAL", 15, 2), INTEGER), arith_type("*", T("DECIMAL", 4, 1), T("DECIMAL", 4, 1)).sql()
 (T(kind='DECIMAL', p=15, s=2), 'DECIMAL(8,2)')
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,16 +14,25 @@ from dataclasses import dataclass
 NUMERIC = ("INTEGER", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE")
 INTS = ("INTEGER", "BIGINT", "HUGEINT")
 # requested "kinds": int (INTEGER/BIGINT/HUGEINT), dec, dbl, str, date, ts (TIMESTAMP), bool
-KIND_OF = {"INTEGER": "int", "BIGINT": "int", "HUGEINT": "int", "DECIMAL": "dec", "DOUBLE": "dbl",
-           "VARCHAR": "str", "DATE": "date", "TIMESTAMP": "ts", "BOOLEAN": "bool"}
+KIND_OF = {
+    "INTEGER": "int",
+    "BIGINT": "int",
+    "HUGEINT": "int",
+    "DECIMAL": "dec",
+    "DOUBLE": "dbl",
+    "VARCHAR": "str",
+    "DATE": "date",
+    "TIMESTAMP": "ts",
+    "BOOLEAN": "bool",
+}
 KIND_WEIGHTS = {"int": 3.0, "dec": 2.5, "dbl": 1.2, "str": 2.5, "date": 1.1, "ts": 1.1, "bool": 1.0}
 
 
 @dataclass(frozen=True)
 class T:
-    kind: str            # INTEGER BIGINT HUGEINT DECIMAL DOUBLE VARCHAR DATE TIMESTAMP BOOLEAN NULL
-    p: int = 0           # DECIMAL precision
-    s: int = 0           # DECIMAL scale
+    kind: str  # INTEGER BIGINT HUGEINT DECIMAL DOUBLE VARCHAR DATE TIMESTAMP BOOLEAN NULL
+    p: int = 0  # DECIMAL precision
+    s: int = 0  # DECIMAL scale
 
     @property
     def family(self) -> str:
@@ -46,13 +56,14 @@ class T:
 def parse_type(s: str) -> T:
     s = s.upper()
     if s.startswith("DECIMAL"):
-        p, sc = s[s.index("(") + 1:s.index(")")].split(",")
+        p, sc = s[s.index("(") + 1 : s.index(")")].split(",")
         return T("DECIMAL", int(p), int(sc))
     return T(s)
 
 
-INTEGER, BIGINT, HUGEINT, DOUBLE, VARCHAR, DATE, TIMESTAMP, BOOLEAN = (T(k) for k in (
-    "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP", "BOOLEAN"))
+INTEGER, BIGINT, HUGEINT, DOUBLE, VARCHAR, DATE, TIMESTAMP, BOOLEAN = (
+    T(k) for k in ("INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "VARCHAR", "DATE", "TIMESTAMP", "BOOLEAN")
+)
 
 
 def matches(t: T, kind: str) -> bool:
@@ -66,7 +77,7 @@ def unify(a: T, b: T) -> T:
     if b.kind == "NULL":
         return a
     if a.family == "time":
-        return TIMESTAMP if TIMESTAMP in (a, b) else a      # a DATE with a TIMESTAMP is a TIMESTAMP
+        return TIMESTAMP if TIMESTAMP in (a, b) else a  # a DATE with a TIMESTAMP is a TIMESTAMP
     if a.family != "num":
         return a
     if "DOUBLE" in (a.kind, b.kind):
@@ -110,16 +121,15 @@ def arith_type(op: str, a: T, b: T) -> T:
 @dataclass
 class E:
     """A generated expression: its SQL text and type, and what we know about it."""
+
     sql: str
     t: T
-    key: str | None = None      # join-key class, for a plain key column
-    nosum: bool = False         # summing it is order dependent (inexact doubles)
-    agg: bool = False           # contains an aggregate
-    gk: bool = False            # refers to a group key (aggregated queries)
-    col: bool = False           # a plain column reference
+    key: str | None = None  # join-key class, for a plain key column
+    nosum: bool = False  # summing it is order dependent (inexact doubles)
+    agg: bool = False  # contains an aggregate
+    gk: bool = False  # refers to a group key (aggregated queries)
+    col: bool = False  # a plain column reference
 
 
 def quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
-
-

@@ -16,6 +16,7 @@ DATE for parts of a day or more).
 >>> all(g.gen_ts(Scope([g.base_source()]), 2, False).t.kind in ("TIMESTAMP", "NULL") for _ in range(20))
 True
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.sqltypes import (
@@ -29,19 +30,75 @@ from glint.testing.fuzz.sqltypes import (
 )
 
 # units an INTERVAL literal takes, with amounts that keep most results in range
-_UNITS = {"DAY": [1, 2, 30, 365, -1, 0], "MONTH": [1, 3, 12, -1, 13], "YEAR": [1, -1, 10, 5000],
-          "HOUR": [1, 24, 36, -5], "MINUTE": [1, 90, -30], "SECOND": [1, 59, 86400, -1],
-          "MILLISECOND": [1, 1500, -999], "MICROSECOND": [1, -1, 999999], "WEEK": [1, 2, -1], "QUARTER": [1, -2]}
-_COMPOUND = ["'1 month 2 hours'", "'1 day 04:05:06.789'", "'-1 year 3 days'", "'2 hours 30 minutes'",
-             "'1 day -1 microsecond'", "'00:00:00.5'"]
-_PARTS_INT = ["year", "month", "day", "hour", "minute", "second", "millisecond", "microsecond", "quarter", "dow",
-              "isodow", "doy", "week", "yearweek", "isoyear", "decade", "century", "millennium", "era"]
-_PARTS_DIFF = ["year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond",
-               "microsecond", "decade", "century", "isoyear", "dow", "doy"]
+_UNITS = {
+    "DAY": [1, 2, 30, 365, -1, 0],
+    "MONTH": [1, 3, 12, -1, 13],
+    "YEAR": [1, -1, 10, 5000],
+    "HOUR": [1, 24, 36, -5],
+    "MINUTE": [1, 90, -30],
+    "SECOND": [1, 59, 86400, -1],
+    "MILLISECOND": [1, 1500, -999],
+    "MICROSECOND": [1, -1, 999999],
+    "WEEK": [1, 2, -1],
+    "QUARTER": [1, -2],
+}
+_COMPOUND = [
+    "'1 month 2 hours'",
+    "'1 day 04:05:06.789'",
+    "'-1 year 3 days'",
+    "'2 hours 30 minutes'",
+    "'1 day -1 microsecond'",
+    "'00:00:00.5'",
+]
+_PARTS_INT = [
+    "year",
+    "month",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "millisecond",
+    "microsecond",
+    "quarter",
+    "dow",
+    "isodow",
+    "doy",
+    "week",
+    "yearweek",
+    "isoyear",
+    "decade",
+    "century",
+    "millennium",
+    "era",
+]
+_PARTS_DIFF = [
+    "year",
+    "quarter",
+    "month",
+    "week",
+    "day",
+    "hour",
+    "minute",
+    "second",
+    "millisecond",
+    "microsecond",
+    "decade",
+    "century",
+    "isoyear",
+    "dow",
+    "doy",
+]
 _TRUNC_DATE = ["year", "quarter", "month", "week", "day", "decade", "century", "isoyear"]
 _TRUNC_TS = ["hour", "minute", "second", "millisecond", "microsecond"]
-_TS_TEXT = ["1995-01-15 10:30:00", "2000-02-29 23:59:59.999999", "1969-12-31 23:59:59", "1995-01-01",
-            "1995-01-31 00:00:00.000001", "2024-02-29 12:00", "1900-01-01 00:00:00"]
+_TS_TEXT = [
+    "1995-01-15 10:30:00",
+    "2000-02-29 23:59:59.999999",
+    "1969-12-31 23:59:59",
+    "1995-01-01",
+    "1995-01-31 00:00:00.000001",
+    "2024-02-29 12:00",
+    "1900-01-01 00:00:00",
+]
 
 
 class TemporalExpressions:
@@ -62,7 +119,7 @@ class TemporalExpressions:
             return f"INTERVAL {self.r.choice(_COMPOUND)}"
         unit = self.r.choice(list(_UNITS))
         n = self.r.choice(_UNITS[unit])
-        amount = f"'{n}'" if n < 0 or self.chance(0.3) else str(n)       # DuckDB reads INTERVAL -3 DAY as an error
+        amount = f"'{n}'" if n < 0 or self.chance(0.3) else str(n)  # DuckDB reads INTERVAL -3 DAY as an error
         return f"INTERVAL {amount} {unit}"
 
     def time_operand(self, scope, d: int, sub: bool) -> E:
@@ -164,7 +221,7 @@ class TemporalExpressions:
         """A DATE or TIMESTAMP compared with a DATE or TIMESTAMP (the DATE cast to TIMESTAMP)."""
         a, b = self.time_operand(scope, d, sub), self.time_operand(scope, d, sub)
         if self.chance(0.15):
-            b = E(f"'{self.r.choice(_TS_TEXT)}'", VARCHAR)          # text cast to the other side's type
+            b = E(f"'{self.r.choice(_TS_TEXT)}'", VARCHAR)  # text cast to the other side's type
         op = self.r.choice(["=", "<>", "<", "<=", ">", ">="])
         self.feat("ts:compare")
         return self._m(f"({a.sql} {op} {b.sql})", BOOLEAN, a, b)
@@ -172,11 +229,13 @@ class TemporalExpressions:
     # -------------------------------------------------------------- windows
     def range_frame(self, key_type) -> str:
         """A RANGE frame over one DATE / TIMESTAMP ORDER BY key (peers come in whole)."""
+
         def bound(side):
             if self.rw.random() < 0.3:
                 return "CURRENT ROW"
             unit = self.rw.choice(["DAY", "HOUR", "MINUTE", "MONTH"])
             return f"INTERVAL {self.rw.choice([1, 2, 12, 30])} {unit} {side}"
+
         start = bound("PRECEDING")
         end = bound("FOLLOWING") if start != "CURRENT ROW" or self.rw.random() < 0.5 else "CURRENT ROW"
         return f" RANGE BETWEEN {start} AND {end}"

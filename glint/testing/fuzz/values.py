@@ -14,6 +14,7 @@ reads the list is typed like any other.
 >>> sql.startswith("(VALUES (") and sql.endswith(f") AS v1({', '.join(c[0] for c in src.cols)})")
 True
 """
+
 from __future__ import annotations
 
 import random
@@ -46,14 +47,14 @@ def _column(r: random.Random, kind: str, rows: int):
             continue
         if kind == "int":
             v = r.randrange(0, 14) if key else r.choice(_INTS)
-            vt = T("INTEGER") if -2**31 <= v < 2**31 else T("BIGINT")
+            vt = T("INTEGER") if -(2**31) <= v < 2**31 else T("BIGINT")
             if seen and vt.kind == "INTEGER" and r.random() < 0.15:
-                lits.append(_quote(str(v)))          # cast to the column's type by DuckDB
+                lits.append(_quote(str(v)))  # cast to the column's type by DuckDB
                 continue
             lit = str(v)
         elif kind == "dec":
             whole = r.choice([0, 1, 12, 999, 123456])
-            frac = r.randrange(10 ** scale)
+            frac = r.randrange(10**scale)
             neg = "-" if r.random() < 0.3 else ""
             lit = f"{neg}{whole}.{frac:0{scale}d}"
             vt = T("DECIMAL", max(1, len(str(whole))) + scale, scale)

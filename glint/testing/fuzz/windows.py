@@ -5,6 +5,7 @@ COUNT / SUM / AVG / MIN / MAX over the default frame (whose peers come in
 whole) or a RANGE frame by INTERVALs over a DATE or TIMESTAMP key. They draw
 from a stream of their own (``rw``).
 """
+
 from __future__ import annotations
 
 from glint.testing.fuzz.scopes import Scope
@@ -36,7 +37,9 @@ class Windows:
         if rw.random() < 0.75:
             keys = []
             for _ in range(rw.choice([1, 1, 2])):
-                keys.append(col().sql + rw.choice(["", " ASC", " DESC"]) + rw.choice(["", " NULLS FIRST", " NULLS LAST"]))
+                keys.append(
+                    col().sql + rw.choice(["", " ASC", " DESC"]) + rw.choice(["", " NULLS FIRST", " NULLS LAST"])
+                )
             over.append("ORDER BY " + ", ".join(keys))
         elif rw.random() < 0.5 and (scope.columns("ts") or scope.columns("date")):
             # RANGE frames by INTERVALs over one DATE / TIMESTAMP key (the frame takes whole peer groups)
