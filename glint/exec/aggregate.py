@@ -38,6 +38,7 @@ import torch
 from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
 from glint.errors import NotSupported
 from glint.exec import aggregate_functions as F
+from glint.exec import few_groups as FG
 from glint.exec import grouping_sets as GS
 from glint.exec.aggregate_functions import decomposable
 from glint.exec.base import PhysicalNode
@@ -138,8 +139,12 @@ class _PartialFinal:
         key_cols = [evaluate(e, batch) for _, e in self.groups]
         slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
         out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
+        fused = {}
+        if FG.applies(node.aggs, slots, batch, self.ctx.settings.fused_aggregation):
+            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None)
         for i, (_, agg) in enumerate(node.aggs):
-            for j, col in enumerate(F.partial_states(agg, batch, slots)):
+            states = fused.get(i)
+            for j, col in enumerate(states if states is not None else F.partial_states(agg, batch, slots)):
                 out[("s", i, j)] = col
         return Batch(out, slots.n, batch.device)
 

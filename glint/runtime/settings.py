@@ -407,6 +407,13 @@ class Settings:
         unit="streams",
         lo=1,
     )
+    fused_aggregation: bool = _setting(
+        "GLINT_FUSED_AGGREGATION",
+        "boolean",
+        True,
+        "COUNT, SUM and AVG of a chunk with at most 32 groups computed in one pass per four input columns "
+        "by a Triton kernel on CUDA (off: one scatter per state)",
+    )
     triton_strings: bool = _setting(
         "GLINT_TRITON", "boolean", True, "string kernels run as Triton kernels on CUDA (off: their torch code)", PROCESS
     )

@@ -13,7 +13,7 @@ import glint
 from glint.errors import GlintError
 from glint.runtime.settings import Settings, all_settings, reference_markdown, setting
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------ building

@@ -26,7 +26,7 @@ from glint.plan.expr import Call, ColRef, Field, Literal
 from glint.sql.dialect import DIALECT
 from glint.sql.function_calls import AGGREGATE_NODES, SCALAR_NODES, WINDOW_NODES
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------ lookups

@@ -1,0 +1,93 @@
+"""COUNT, SUM and AVG of a chunk with few groups in one pass per four input
+columns (glint.kernels.group_reduce), instead of one scatter per state.
+
+Used by the hash aggregation's partial step on CUDA when the chunk has at most
+``group_reduce.MAX_GROUPS`` groups (TPC-H Q1's four, or one without GROUP BY).
+The states are the same columns the per-function partial states give (COUNT:
+[count]; SUM, AVG: [sum, count] with an exact [hi, lo] or a DOUBLE sum), so
+combining and finishing them is unchanged. Each distinct input column is read
+once however many aggregates take it (``sum(x)`` and ``avg(x)``), and COUNT(*)
+reuses the row count of any input without NULLs.
+
+Aggregates it does not take (DISTINCT, MIN / MAX, the moments, STRING_AGG, an
+input wider than 64 bits) keep their own partial states.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from glint.columnar import types as T
+from glint.columnar.column import Batch, Column
+from glint.functions.evaluate import evaluate
+from glint.functions.validity import predicate_mask
+from glint.kernels import group_reduce as R
+from glint.kernels.groupby import Slots
+
+_FUSED = ("count_star", "count", "sum", "avg")
+_SUMMABLE = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "REAL")
+
+
+def applies(aggs, slots: Slots, batch: Batch, enabled: bool) -> bool:
+    """Whether the fused pass takes any of ``aggs`` for this chunk."""
+    return (
+        enabled
+        and batch.device.type == "cuda"
+        and R.fits(slots.n, batch.num_rows)
+        and batch.num_rows > 0
+        and any(a.fn in _FUSED and not a.distinct for _, a in aggs)
+    )
+
+
+def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> dict[int, list[Column]]:
+    """Partial states of the COUNT / SUM / AVG aggregates of ``aggs`` (by
+    position), computed together; ``gid`` is each row's group (None: one group)."""
+    inputs: list[R.SumInput] = []
+    index: dict[tuple, int] = {}
+    plan: dict[int, tuple[str, int]] = {}
+
+    def add(values: torch.Tensor, valid, floating: bool) -> int:
+        key = (id(values), id(valid) if valid is not None else None, floating)
+        if key not in index:
+            index[key] = len(inputs)
+            inputs.append(R.SumInput(values, valid, floating))
+        return index[key]
+
+    pending_rows = []
+    for i, (_, agg) in enumerate(aggs):
+        if agg.fn not in _FUSED or agg.distinct:
+            continue
+        mask = None if agg.filter is None else predicate_mask(evaluate(agg.filter, batch))
+        if agg.fn == "count_star":
+            if mask is None:
+                pending_rows.append(i)
+            else:
+                plan[i] = ("count", add(mask, mask, False))
+            continue
+        x = evaluate(agg.args[0], batch)
+        if x.is_wide or x.data.dim() != 1 or x.dtype.kind not in _SUMMABLE:
+            continue
+        valid = x.valid if mask is None else (mask if x.valid is None else x.valid & mask)
+        floating = x.dtype.kind in ("DOUBLE", "FLOAT", "REAL")
+        plan[i] = ("count" if agg.fn == "count" else "sum", add(x.data, valid, floating))
+    if pending_rows:
+        # COUNT(*): the count of an input without NULLs, else the group ids' own
+        free = next((j for j, x in enumerate(inputs) if x.valid is None), None)
+        if free is None:
+            src = gid if gid is not None else torch.zeros(batch.num_rows, dtype=torch.int64, device=batch.device)
+            free = add(src, None, False)
+        for i in pending_rows:
+            plan[i] = ("count", free)
+    if not inputs:
+        return {}
+    results = R.group_sums(gid, slots.n, inputs)
+    out = {}
+    for i, (what, j) in plan.items():
+        total, counts = results[j]
+        if what == "count":
+            out[i] = [Column(T.BIGINT, counts)]
+        elif inputs[j].floating:
+            out[i] = [Column(T.DOUBLE, total), Column(T.BIGINT, counts)]
+        else:
+            out[i] = [Column(T.HUGEINT, total), Column(T.BIGINT, counts)]
+    return out
