@@ -1,5 +1,5 @@
 """Columns and batches: a column is a tensor on one device plus an optional
-validity mask (DESIGN.md, "Data model").
+validity mask (docs/architecture.md, the columnar layer).
 
 Layouts:
 - INTEGER/DATE int32, BIGINT/HUGEINT int64, DOUBLE float64, BOOLEAN bool;

@@ -1,4 +1,4 @@
-"""SQL types and their physical layout (DESIGN.md, "Data model").
+"""SQL types and their physical layout (docs/architecture.md, the columnar layer).
 
 >>> DECIMAL(15, 2)
 DECIMAL(15,2)

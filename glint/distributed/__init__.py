@@ -3,7 +3,7 @@
 One process per GPU; every rank runs the same physical plan on its share of
 the tables and exchanges rows with the others through collective
 communication (NCCL on CUDA, Gloo on the CPU); rank 0 parses, plans and
-returns the gathered result (DESIGN.md, "Distributed mode").
+returns the gathered result (docs/distributed.md).
 
 - :mod:`~glint.distributed.connection`: ``glint.connect(ranks=N)``, the connection
   rank 0 holds; :mod:`~glint.distributed.launch` starts local ranks or joins the

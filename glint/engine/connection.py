@@ -123,7 +123,7 @@ class Connection:
             self.memory.host = HostCache(host_cache, always=cache_limit is not None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
         if self.device.type == "cuda":  # the scans' pinned buffers, pinned while the tables are registered
-            from glint.io.transfer import pinned_pool
+            from glint.io.pinned import pinned_pool
 
             pinned_pool(self.device, self.settings.pinned_buffers).fill_in_background()
 

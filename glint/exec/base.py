@@ -1,9 +1,9 @@
 """Physical operators' common base and the per-execution context.
 
-Execution is over streams of batches (DESIGN.md, "Execution"). An operator's
+Execution is over streams of batches (docs/architecture.md). An operator's
 :meth:`PhysicalNode.stream` takes one iterator of batches per child and yields
 its own batches. Operators that do not break the pipeline (scan, filter,
-project, the probe side of a hash join, limit) turn each input chunk into an
+project, the probe side of a join, limit) turn each input chunk into an
 output chunk; pipeline breakers (hash-join build, aggregation, sort, top-k,
 set operations) consume an input whole before their first output, and declare
 it (``breaker = True``).
@@ -176,7 +176,7 @@ class ExecContext:
 
     def pinned_pool(self):
         """The process's pool of pinned host buffers for this (CUDA) device."""
-        from glint.io.transfer import pinned_pool
+        from glint.io.pinned import pinned_pool
 
         return pinned_pool(self.device, self.settings.pinned_buffers)
 

@@ -17,9 +17,10 @@ import torch
 from glint.columnar.column import Column, Dictionary, concat_columns
 from glint.errors import GlintIOError
 from glint.io.parquet_pages import layout_plans, to_device
+from glint.io.pinned import staging_pool
 from glint.io.raw_chunks import RawChunk, RawSet, string_codes
 from glint.io.raw_decode import decode_raw_many, layout_raw, layout_raw_together
-from glint.io.transfer import StackedUpload, narrow_type, staging_pool
+from glint.io.transfer import StackedUpload, narrow_type
 from glint.runtime import trace
 from glint.runtime.spill import column_nbytes
 

@@ -1,6 +1,5 @@
 """Memory budgets: how much of the execution device glint may use, who holds
-it, and what can be given back (Theseus's reservations; DESIGN.md, "Out-of-core
-mode").
+it, and what can be given back (Theseus's reservations; docs/memory.md).
 
 One :class:`MemoryManager` per connection bounds glint's use of its device (GPU
 memory on CUDA, working memory on the CPU). Two kinds of holders share it:

@@ -1,4 +1,4 @@
-"""Batch holders and spilling (Theseus's batch holders; DESIGN.md, storage/).
+"""Batch holders and spilling (Theseus's batch holders; docs/memory.md).
 
 A :class:`HeldBatch` owns one batch that an operator keeps across chunks (a
 build side, aggregation state, a sorted run). It lives on the execution device

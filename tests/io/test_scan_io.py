@@ -305,7 +305,7 @@ def test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads()
     from concurrent.futures import ThreadPoolExecutor
 
     from glint.columnar.column import Column
-    from glint.io import transfer
+    from glint.io import pinned, transfer
 
     n = 1 << 21
     stream = torch.cuda.current_stream()
@@ -315,7 +315,7 @@ def test_stacked_upload_never_overwrites_memory_the_compute_stream_still_reads()
         torch.cuda._sleep(20_000_000)  # the compute stream is busy ...
         y = x.clone()  # ... then reads x
         del x  # freed while the read is still queued
-        up = transfer.StackedUpload(transfer.pinned_pool(torch.device("cuda")), None, {"c": parts}, stream)
+        up = transfer.StackedUpload(pinned.pinned_pool(torch.device("cuda")), None, {"c": parts}, stream)
         with ThreadPoolExecutor(2) as ex:
             up.start(ex)
             cols, ev = up.finish()
@@ -623,7 +623,7 @@ def test_pinned_buffers_are_pinned_in_the_background():
     waits for a buffer or pins one, never more than the pool's count."""
     import time as _time
 
-    from glint.io.transfer import PinnedPool
+    from glint.io.pinned import PinnedPool
 
     pool = PinnedPool(torch.device("cuda", torch.cuda.current_device()), buffer_bytes=1 << 20, count=4)
     pool.fill_in_background()

@@ -419,6 +419,14 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         ),
         keys,
     )
+    _add_small_tables(data, g, n3, keys)
+    if tpch:
+        add_tpch(data)
+    return data
+
+
+def _add_small_tables(data: FuzzData, g: _Gen, n3: int, keys: dict) -> None:
+    """The small tables: a dimension with (mostly) unique keys (t3), an empty one (t4), one row (t5)."""
     # t3: a small dimension with (mostly) unique keys, extreme doubles and far dates
     k1s = list(range(n3 - 1)) + [None]
     g.r.shuffle(k1s)
@@ -470,9 +478,6 @@ def make_data(seed: int = 0, rows: int = 150, tpch: bool = False) -> FuzzData:
         ),
         keys,
     )
-    if tpch:
-        add_tpch(data)
-    return data
 
 
 TPCH_KEYS = {

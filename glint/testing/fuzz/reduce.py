@@ -103,7 +103,15 @@ def _child_exprs(node) -> list:
 def candidates(tree) -> Iterator[object]:
     """Smaller variants of ``tree``, the most promising first."""
     nodes = _nodes(tree)
-    # 1. whole clauses, set-operation sides, joins, select items
+    yield from _clause_candidates(tree, nodes)
+    yield from _structure_candidates(tree, nodes)
+    yield from _connective_candidates(tree, nodes)
+    yield from _operand_candidates(tree, nodes)
+    yield from _literal_candidates(tree, nodes)
+
+
+def _clause_candidates(tree, nodes) -> Iterator[object]:
+    """Whole clauses, set-operation sides, joins and select items left out."""
     for i, n in enumerate(nodes):
         if isinstance(n, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
             for clause in _CLAUSES:
@@ -132,6 +140,10 @@ def candidates(tree) -> Iterator[object]:
             if len(n.expressions) > 1:
                 for j in range(len(n.expressions)):
                     yield _replace(tree, i, lambda x, j=j: x.expressions.pop(j) and None)
+
+
+def _structure_candidates(tree, nodes) -> Iterator[object]:
+    """Derived tables flattened, CTEs, keys, IN items and join conditions left out."""
     for i, n in enumerate(nodes):
         # a derived table reading one table: that table under the derived table's alias
         if (
@@ -167,44 +179,52 @@ def candidates(tree) -> Iterator[object]:
                 )
             if n.args.get("using"):
                 yield _replace(tree, i, lambda x: x.set("using", None))
-    # 2. connectives and NOT
+
+
+def _connective_candidates(tree, nodes) -> Iterator[object]:
+    """AND / OR replaced by one side, NOT by its operand."""
     for i, n in enumerate(nodes):
         if isinstance(n, exp.Connector):
             yield _replace(tree, i, lambda x: x.left.copy())
             yield _replace(tree, i, lambda x: x.right.copy())
         elif isinstance(n, exp.Not):
             yield _replace(tree, i, lambda x: x.this.copy())
-    # 3. an expression replaced by one of its operands, or by a literal
-    skip = (
-        exp.Select,
-        exp.Union,
-        exp.Intersect,
-        exp.Except,
-        exp.From,
-        exp.Join,
-        exp.Table,
-        exp.TableAlias,
-        exp.Identifier,
-        exp.With,
-        exp.CTE,
-        exp.Order,
-        exp.Group,
-        exp.Where,
-        exp.Having,
-        exp.Limit,
-        exp.Offset,
-        exp.DataType,
-        exp.Literal,
-        exp.Null,
-        exp.Boolean,
-        exp.Star,
-        exp.Var,
-        exp.Ordered,
-        exp.Distinct,
-        exp.Interval,
-    )
+
+
+_NOT_REPLACED = (
+    exp.Select,
+    exp.Union,
+    exp.Intersect,
+    exp.Except,
+    exp.From,
+    exp.Join,
+    exp.Table,
+    exp.TableAlias,
+    exp.Identifier,
+    exp.With,
+    exp.CTE,
+    exp.Order,
+    exp.Group,
+    exp.Where,
+    exp.Having,
+    exp.Limit,
+    exp.Offset,
+    exp.DataType,
+    exp.Literal,
+    exp.Null,
+    exp.Boolean,
+    exp.Star,
+    exp.Var,
+    exp.Ordered,
+    exp.Distinct,
+    exp.Interval,
+)
+
+
+def _operand_candidates(tree, nodes) -> Iterator[object]:
+    """An expression replaced by one of its operands, or by a literal."""
     for i, n in enumerate(nodes):
-        if isinstance(n, skip) or n.parent is None:
+        if isinstance(n, _NOT_REPLACED) or n.parent is None:
             continue
         if isinstance(n, exp.Subquery) and isinstance(n.parent, (exp.From, exp.Join)):
             continue
@@ -216,7 +236,10 @@ def candidates(tree) -> Iterator[object]:
             yield _replace(tree, i, lambda x, c=c: _nodes(x)[_nodes(n).index(c)].copy())
         for lit in ("NULL", "0", "1", "''", "TRUE"):
             yield _replace(tree, i, lambda x, lit=lit: _parse(f"SELECT {lit}").expressions[0].copy())
-    # 4. literals made plainer
+
+
+def _literal_candidates(tree, nodes) -> Iterator[object]:
+    """Literals made plainer."""
     for i, n in enumerate(nodes):
         if isinstance(n, exp.Literal) and n.is_string and len(n.this) > 1:
             yield _replace(tree, i, lambda x: exp.Literal.string(x.this[:1]))
