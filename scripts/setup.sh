@@ -24,7 +24,14 @@ PIP=("$PY" -m pip install --disable-pip-version-check --quiet)
 
 if ! TORCH="$("$PY" -c "import torch; print(torch.__version__)" 2>/dev/null)"; then
     echo "setup: installing torch==2.13.0, CPU build (for a GPU, install your CUDA build of torch first)" >&2
-    "${PIP[@]}" --index-url "${GLINT_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" "torch==2.13.0"
+    # a CPU wheel pip finds without an index (a local wheel directory in pip's configuration)
+    # installs as it is; otherwise torch comes from PyTorch's CPU index
+    if "$PY" -m pip download --disable-pip-version-check --quiet --no-deps --no-index \
+            -d "$(mktemp -d)" "torch==2.13.0" >/dev/null 2>&1; then
+        "${PIP[@]}" "torch==2.13.0"
+    else
+        "${PIP[@]}" --index-url "${GLINT_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" "torch==2.13.0"
+    fi
     TORCH="$("$PY" -c "import torch; print(torch.__version__)")"
 fi
 

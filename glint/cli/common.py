@@ -18,7 +18,12 @@ import traceback
 from decimal import Decimal
 from pathlib import Path
 
+from glint.columnar import types as T
+from glint.columnar.column import Column
 from glint.errors import GlintError
+from glint.functions.strings.host import format_values
+from glint.io.arrow_objects import to_arrow_table
+from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files, table_stem, tables_in_directory
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPORT_HINT = (
@@ -79,8 +84,6 @@ def _display_values(col) -> list:
     temporal = pa.types.is_date(col.type) or (pa.types.is_timestamp(col.type) and col.type.tz is None)
     if not temporal:
         return col.to_pylist()
-    from glint.columnar.column import Column
-    from glint.functions.strings.host import format_values
 
     c = Column.from_arrow(col)
     texts = format_values(c.dtype, c.data).to_pylist()
@@ -89,8 +92,6 @@ def _display_values(col) -> list:
 
 def type_name(t) -> str:
     try:
-        from glint.columnar import types as T
-
         return str(T.from_arrow(t))
     except Exception:  # noqa: BLE001 - any type glint does not map: show Arrow's name
         return str(t)
@@ -130,7 +131,6 @@ def render_table(tbl, max_rows: int = 40, title: str | None = None):
 
 
 def result_arrow(res):
-    from glint.io.arrow_objects import to_arrow_table
 
     if res is None:
         return None
@@ -142,7 +142,6 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _table_name_for(path: str) -> str:
-    from glint.io.file_lists import table_stem
 
     name = table_stem(Path(path.rstrip("/\\")).name)
     name = re.sub(r"[^A-Za-z0-9_]", "_", name) or "t"
@@ -163,7 +162,6 @@ def collect_sources(parquet: list[str] | None, csv: list[str] | None) -> list[tu
     any engine work: ``--parquet DIR`` gives one table per Parquet file or
     subdirectory of DIR, ``--parquet FILE`` one table named after the file;
     ``name=PATH`` names a table explicitly (PATH: a file, directory or glob)."""
-    from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files, tables_in_directory
 
     out: list[tuple[str, str, str]] = []
     for spec in parquet or []:

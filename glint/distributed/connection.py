@@ -35,6 +35,8 @@ import weakref
 
 import torch
 
+from glint.columnar.column import Column
+from glint.distributed import launch
 from glint.distributed.catalog import Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, decode_error
 from glint.distributed.planner import SMALL_RESULT_BYTES, PlanOptions, plan_distributed
@@ -50,12 +52,17 @@ from glint.distributed.rank import (
     Rank,
     Reset,
 )
+from glint.distributed.stats import format_rank_stats
 from glint.engine.connection import Connection, table_name_from_path
 from glint.engine.result import stream_to_arrow
 from glint.errors import CatalogError, ColumnNotFound, GlintError, NotSupported, RankFailure
 from glint.exec.base import IOStats
-from glint.io.arrow_objects import table_to_ipc
+from glint.exec.hashing import hash_columns, partition_of
+from glint.io.arrow_objects import table_to_ipc, to_arrow_table
+from glint.io.csv_files import load_csv
+from glint.io.parquet_source import ParquetSource
 from glint.io.table import Table
+from glint.runtime.memory import parse_size
 
 DEFAULT_TIMEOUT_S = 120.0
 REPLICATE_ROWS = 50_000  # tables up to this many rows: every rank holds all of them
@@ -76,8 +83,6 @@ class DistConnection(Connection):
         round_bytes: int | str = 0,
         **engine_options,
     ):
-        from glint.distributed import launch
-        from glint.runtime.memory import parse_size
 
         if not (isinstance(timeout, (int, float)) and timeout > 0):
             raise GlintError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -138,7 +143,6 @@ class DistConnection(Connection):
     @staticmethod
     def format_rank_stats(rank_stats) -> str:
         """EXPLAIN ANALYZE's per-rank breakdown (glint.distributed.stats)."""
-        from glint.distributed.stats import format_rank_stats
 
         return format_rank_stats(rank_stats)
 
@@ -182,7 +186,6 @@ class DistConnection(Connection):
     ) -> DistConnection:
         """Register a Parquet file, directory or glob as table ``name``; each
         rank reads its share of the row groups (see glint.distributed.catalog)."""
-        from glint.io.parquet_source import ParquetSource
 
         self._check_open()
         src = ParquetSource(path, self.settings)
@@ -201,7 +204,6 @@ class DistConnection(Connection):
     ) -> DistConnection:
         """Register in-memory data (Arrow, pandas, Polars...); each rank gets
         a slice of its rows (or all of them, replicated)."""
-        from glint.io.arrow_objects import to_arrow_table
 
         self._check_open()
         if not name or not isinstance(name, str):
@@ -270,7 +272,6 @@ class DistConnection(Connection):
         **options,
     ) -> DistConnection:
         """A CSV file read here once, then registered like in-memory data."""
-        from glint.io.csv_files import load_csv
 
         return self.register(
             name or table_name_from_path(path),
@@ -484,9 +485,6 @@ def _append_shares(data, part: TablePartitioning, schema: dict, ranks: int) -> l
     if part.kind == "replicated":
         return [data] * ranks
     if part.kind == "hash":
-        from glint.columnar.column import Column
-        from glint.exec.hashing import hash_columns, partition_of
-
         key = Column.from_arrow(data.column(part.key), schema[part.key])
         dest = partition_of(hash_columns([key]), ranks).numpy()
         return [data.filter(pa.array(dest == r)) for r in range(ranks)]

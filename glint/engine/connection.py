@@ -16,10 +16,25 @@ from glint.errors import CatalogError, GlintError, GlintIOError, NotSupported, d
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.exec.physical_planner import plan_physical
 from glint.exec.scan import start_scans
+from glint.io.appended import drop_stale
+from glint.io.arrow_objects import to_arrow_table
+from glint.io.csv_files import load_csv
+from glint.io.file_tables import HIDDEN_PREFIX, FileTables
+from glint.io.parquet_source import ParquetSource, load_parquet
+from glint.io.pinned import pinned_pool
 from glint.io.table import Table
+from glint.plan.memory import memory_budget_bytes
 from glint.plan.optimizer import RULE_NAMES
-from glint.runtime.memory import MemoryManager, default_chunk_rows, default_limit, format_bytes
+from glint.runtime.memory import (
+    HostCache,
+    MemoryManager,
+    default_chunk_rows,
+    default_host_cache_limit,
+    default_limit,
+    format_bytes,
+)
 from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
+from glint.runtime.spill import SpillSpace
 from glint.sql import frontend
 from glint.statements import run_statement
 
@@ -95,9 +110,6 @@ class Connection:
     """
 
     def __init__(self, device: str = "auto", optimizer: dict | None = None, *, gpu_memory_limit=None, **settings):
-        from glint.io.file_tables import FileTables
-        from glint.runtime.memory import HostCache, default_host_cache_limit
-        from glint.runtime.spill import SpillSpace
 
         self.device = resolve_device(device)
         self._tables: dict[str, Table] = {}
@@ -123,8 +135,6 @@ class Connection:
             self.memory.host = HostCache(host_cache, always=cache_limit is not None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
         if self.device.type == "cuda":  # the scans' pinned buffers, pinned while the tables are registered
-            from glint.io.pinned import pinned_pool
-
             pinned_pool(self.device, self.settings.pinned_buffers).fill_in_background()
 
     def _apply_memory_settings(self) -> None:
@@ -223,7 +233,6 @@ class Connection:
         within it (free GPU memory on CUDA, half the available host memory on
         the CPU: see glint.plan.memory), never more than the connection's
         memory limit less what is in use beside evictable cached table chunks."""
-        from glint.plan.memory import memory_budget_bytes
 
         m = self.memory
         pinned = max(0, m.used() - m.cache_bytes())  # cached chunks make room when needed
@@ -231,7 +240,6 @@ class Connection:
         return max(0, min(memory_budget_bytes(self.device) + m.cache_bytes(), own))
 
     def table_names(self) -> list[str]:
-        from glint.io.file_tables import HIDDEN_PREFIX
 
         return [t.name for t in self._tables.values() if not t.name.startswith(HIDDEN_PREFIX)]
 
@@ -249,7 +257,6 @@ class Connection:
     def append_rows(self, name: str, data: pa.Table) -> None:
         """Rows added to a table (INSERT, COPY FROM): chunks cached on the
         device stay, but those whose rows changed."""
-        from glint.io.appended import drop_stale
 
         t = self.table(name)
         drop_stale(self.memory, t, t.append(data))
@@ -276,7 +283,6 @@ class Connection:
 
     def register(self, name: str, data) -> Connection:
         """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
-        from glint.io.arrow_objects import to_arrow_table
 
         self._add(name, to_arrow_table(data), "memory")
         return self
@@ -284,7 +290,6 @@ class Connection:
     def read_parquet(self, path: str, name: str | None = None, columns=None) -> Connection:
         """Register a Parquet file, a directory of them or a glob as table `name`.
         The footers are read now; column data when a query first needs it."""
-        from glint.io.parquet_source import ParquetSource, load_parquet
 
         src = ParquetSource(path, self.settings) if columns is None else load_parquet(path, columns=columns)
         self._add(name or table_name_from_path(path), src, str(path))
@@ -298,8 +303,6 @@ class Connection:
         alone ~0.06 s). An unreadable file raises, naming it, and registers
         none of the tables."""
         from concurrent.futures import ThreadPoolExecutor
-
-        from glint.io.parquet_source import ParquetSource
 
         items = list(tables.items())
         if len(items) < 2 or type(self).read_parquet is not Connection.read_parquet:
@@ -315,7 +318,6 @@ class Connection:
         return self
 
     def read_csv(self, path: str, name: str | None = None, **options) -> Connection:
-        from glint.io.csv_files import load_csv
 
         self._add(name or table_name_from_path(path), load_csv(path, **options), str(path))
         return self

@@ -17,11 +17,15 @@ import pyarrow as pa
 import torch
 
 from glint.columnar.column import Batch
+from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 from glint.errors import GlintError, OutOfMemory
 from glint.exec.base import DecodeRedo, ExecContext
+from glint.functions.dates.days import format_date
 from glint.functions.evaluate import CONSTANT_EVALUATOR
+from glint.plan.cardinality import Estimator
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
+from glint.runtime.memory import format_bytes, host_memory_available
 from glint.sql import frontend
 from glint.statements.settings import resolve_setting_functions
 
@@ -35,7 +39,6 @@ class ResultTooLarge(OutOfMemory):
 def _result_cap(limit: int | None) -> int:
     """Bytes of a result glint holds on the host: ``limit`` (the result_limit
     setting), by default 70% of the memory available when the query starts."""
-    from glint.runtime.memory import host_memory_available
 
     return limit if limit is not None else int(host_memory_available() * 0.7)
 
@@ -176,7 +179,6 @@ class Result:
             return "(a result without a plan)"
         if analyze:
             self._run(profile=True)
-        from glint.plan.cardinality import Estimator
 
         est = Estimator(self._con)
         header = getattr(self._con, "plan_header", None)  # a distributed connection: ranks and tables
@@ -226,7 +228,6 @@ def format_io(io) -> str:
     IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B to the device, 0 B back
     scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
     """
-    from glint.runtime.memory import format_bytes
 
     return (
         f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
@@ -253,7 +254,6 @@ def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
             rows += t.num_rows
             if held > cap:
                 # the host memory guard for what no operator bounds: the result itself
-                from glint.runtime.memory import format_bytes
 
                 raise ResultTooLarge(
                     f"the query's result passed {format_bytes(held)} after {rows:,} rows, more than the "
@@ -314,9 +314,6 @@ def python_values(col: pa.ChunkedArray) -> list:
         if not (pa.types.is_timestamp(col.type) or pa.types.is_date32(col.type)):
             raise
     import datetime as dt
-
-    from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
-    from glint.functions.dates.days import format_date
 
     stamp = pa.types.is_timestamp(col.type)
     ints = col.cast(pa.int64() if stamp else pa.int32()).to_pylist()
