@@ -90,6 +90,20 @@ def cached_tpch(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def cached_tpcds(tmp_path_factory):
+    """``cached_tpcds(sf)``: the directory of TPC-DS Parquet files of scale
+    factor ``sf`` in the data cache (glint.workloads.tpcds.data_dir), generated
+    first when missing (DuckDB's dsdgen), by one process of the run."""
+    from glint.workloads import tpcds, tpch
+
+    def get(sf) -> Path:
+        with _run_lock(tmp_path_factory, f"tpcds-sf{tpch.sf_label(sf)}"):
+            return tpcds.ensure_tpcds_data(sf, progress=False)
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def cached_ssb(tmp_path_factory):
     """``cached_ssb(sf)``: the directory of SSB Parquet files of scale factor
     ``sf`` in the data cache (glint.workloads.ssb.data_dir), generated first when
