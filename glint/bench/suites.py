@@ -1,4 +1,4 @@
-"""The benchmarks ``glint bench`` runs (TPC-H and SSB): their query names,
+"""The benchmarks ``glint bench`` runs (TPC-H, SSB and TPC-DS): their query names,
 texts and data, the ``--queries`` syntax, and the tables a query reads."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from glint.cli.common import parse_query_list
 from glint.errors import GlintError
 from glint.workloads import tpch
 
-BENCHMARKS = ("tpch", "ssb")
+BENCHMARKS = ("tpch", "ssb", "tpcds")
 
 
 @dataclass(frozen=True)
 class Suite:
-    key: str  # "tpch" | "ssb"
-    title: str  # "TPC-H" | "SSB"
+    key: str  # "tpch" | "ssb" | "tpcds"
+    title: str  # "TPC-H" | "SSB" | "TPC-DS"
     names: tuple[str, ...]  # all query names, in order
     query: Callable[[str], str]  # name -> SQL
     ensure_data: Callable[..., Path]  # (sf, progress=) -> directory of Parquet files
@@ -31,7 +31,7 @@ class Suite:
 
 
 def get_suite(key: str) -> Suite:
-    """The benchmark named ``key`` ("tpch" or "ssb")."""
+    """The benchmark named ``key`` ("tpch", "ssb" or "tpcds")."""
     if key == "tpch":
         names = tuple(str(n) for n in range(1, tpch.NUM_QUERIES + 1))
 
@@ -66,6 +66,19 @@ def get_suite(key: str) -> Suite:
             lambda sf, progress=True: ssb.ensure_ssb_data(sf, progress=progress),
             lambda n: f"Q{n}",
             lambda text: parse_query_names(text, names, "SSB"),
+        )
+    if key == "tpcds":
+        from glint.workloads import tpcds
+
+        names = tuple(str(n) for n in range(1, tpcds.NUM_QUERIES + 1))
+        return Suite(
+            "tpcds",
+            "TPC-DS",
+            names,
+            lambda n: tpcds.tpcds_query(int(n)),
+            lambda sf, progress=True: tpcds.ensure_tpcds_data(sf, progress=progress),
+            lambda n: f"Q{int(n):02d}",
+            lambda text: parse_query_names(text, names, "TPC-DS"),
         )
     raise GlintError(f"unknown benchmark {key!r}: use one of {', '.join(BENCHMARKS)}")
 

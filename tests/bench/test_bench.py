@@ -107,6 +107,36 @@ def test_bench_ssb(tmp_path, capsys):
     assert [q["label"] for q in rep["queries"]][:2] == ["Q1.1", "Q1.2"] and "13/13 ok" in c.out
 
 
+def test_bench_tpcds(tmp_path, capsys, cached_tpcds):
+    """glint bench tpcds: DuckDB's dsdgen data and query texts, every result
+    checked; a query glint refuses is a failed query, named, not a crash."""
+    d = cached_tpcds(0.1)
+    out = tmp_path / "res"
+    argv = [
+        "bench",
+        "tpcds",
+        "--sf",
+        "0.1",
+        "--data",
+        str(d),
+        "--device",
+        "cpu",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--no-cold-process",
+    ]
+    assert main([*argv, "--queries", "3,7", "--cold-queries", "3", "--out", str(out)]) == 0
+    c = capsys.readouterr()
+    _no_traceback(c)
+    rep = json.loads((out / "tpcds_sf0.1_cpu.json").read_text())
+    assert [q["label"] for q in rep["queries"]] == ["Q03", "Q07"] and rep["queries_correct"] == 2
+    assert "2/2 ok" in c.out and rep["queries"][0]["glint_cold_s"] is not None
+    assert main([*argv, "--queries", "41", "--no-cold", "--out", str(tmp_path / "q41")]) == 1
+    assert "1 of 1 queries failed: Q41" in capsys.readouterr().err
+
+
 def test_bench_mismatch_fails(tmp_path, capsys, monkeypatch):
     import glint.testing.compare as compare
 
