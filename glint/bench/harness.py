@@ -331,7 +331,7 @@ def add_arguments(p) -> None:
         "CUDA activity) and report per query the GPU's busy time (the union of its kernels, "
         "copies and memsets), kernel launches, memory copies, host synchronisations (cudaStream/"
         "Device/EventSynchronize and synchronous cudaMemcpy calls), the 3 kernels with the most "
-        "device time, and the columns touched per second of a warm run against the device's "
+        "GPU time, and the columns touched per second of a warm run against the device's "
         "memory bandwidth; the device fields are null on the CPU",
     )
 

@@ -13,7 +13,7 @@ activity and, on a CUDA device, CUDA activity. Per query:
   driver's cuStreamSynchronize, cuCtxSynchronize, cuEventSynchronize) and
   synchronous copies (cudaMemcpy, cuMemcpyDtoH..., not the ``Async`` ones);
   the harness's own synchronisation after the query is not counted;
-- ``top_kernels``: the three kernels with the most device time, each
+- ``top_kernels``: the three kernels with the most GPU time, each
   ``{"name", "count", "total_s"}``;
 - ``profiled_s``: the wall time of the profiled run (the profiler's overhead
   included);

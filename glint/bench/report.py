@@ -121,7 +121,7 @@ def _print_top_kernels(out, report: dict) -> None:
         why = "; ".join(errors) if errors else "no device kernels (the device fields are null on the CPU)"
         out.print(f"profile: {why}", markup=False, highlight=False)
         return
-    t = Table(title=f"top {TOP_KERNELS} kernels per query by device time (--profile)", header_style="bold")
+    t = Table(title=f"top {TOP_KERNELS} kernels per query by GPU time (--profile)", header_style="bold")
     for col, just in (("query", "left"), ("kernel", "left"), ("count", "right"), ("device s", "right")):
         t.add_column(col, justify=just, overflow="fold" if col == "kernel" else "ellipsis")
     for label, k in rows:
@@ -252,7 +252,7 @@ def _markdown_top_kernels(report: dict) -> list[str]:
         return []
     lines = [
         "",
-        f"## Top {TOP_KERNELS} kernels per query by device time",
+        f"## Top {TOP_KERNELS} kernels per query by GPU time",
         "",
         "| query | kernel | count | device s |",
         "|---|---|---:|---:|",

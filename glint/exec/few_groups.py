@@ -25,7 +25,7 @@ from glint.kernels import group_reduce as R
 from glint.kernels.groupby import Slots
 
 _FUSED = ("count_star", "count", "sum", "avg")
-_SUMMABLE = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "REAL")
+_SUMMABLE = ("INTEGER", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE")  # 1-D int64 / int32 / float64 storage
 
 
 def applies(aggs, slots: Slots, batch: Batch, enabled: bool) -> bool:
@@ -68,7 +68,7 @@ def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> 
         if x.is_wide or x.data.dim() != 1 or x.dtype.kind not in _SUMMABLE:
             continue
         valid = x.valid if mask is None else (mask if x.valid is None else x.valid & mask)
-        floating = x.dtype.kind in ("DOUBLE", "FLOAT", "REAL")
+        floating = x.dtype.kind == "DOUBLE"
         plan[i] = ("count" if agg.fn == "count" else "sum", add(x.data, valid, floating))
     if pending_rows:
         # COUNT(*): the count of an input without NULLs, else the group ids' own
