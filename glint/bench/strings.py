@@ -14,8 +14,8 @@ import time
 
 import torch
 
+from glint.kernels.backend import enable_triton
 from glint.kernels.strings import equality, hashing, like, order, search
-from glint.kernels.strings.backend import enable_triton
 from glint.kernels.strings.counting import count_chars
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces, exclusive_cumsum

@@ -4,8 +4,9 @@ over streams, in or out of core: ``EquiJoin`` when there are equality keys,
 
 The build side (``build_right`` picks which input) is read whole and kept; the
 other side streams past it chunk by chunk. Keys are encoded against the build
-side once (exec.join_keys) and matched through a build side that is sorted and
-binary-searched, or direct-addressed when its keys are dense (kernels.join); a residual predicate filters the candidate pairs, which
+side once (exec.join_keys) and matched through a GPU hash table on CUDA, direct
+addressing when the keys are dense, or sorted keys and binary search on the
+CPU (kernels.join); a residual predicate filters the candidate pairs, which
 are expanded in bounded pieces. Each join kind turns the surviving pairs into
 output rows; the kinds that keep unmatched build rows (RIGHT/FULL with the
 right side built, LEFT/FULL/SEMI/ANTI/MARK with the left side built) remember
@@ -56,6 +57,15 @@ def pair_budget(memory) -> int:
 
 
 BUILD_ROW_BYTES = 24  # the sorted keys and row ids kept per build row
+
+
+def build_row_bytes(device) -> int:
+    """Device bytes a join keeps per build row besides the rows: sorted keys
+    and row ids, or on CUDA a hash table (up to 2.7 slots of 12 bytes per key,
+    glint.kernels.hash_table) with row ids, key ids and match ranges."""
+    return BUILD_ROW_BYTES + (40 if torch.device(device).type == "cuda" else 0)
+
+
 MAX_PARTITIONS = 256
 
 
@@ -103,7 +113,7 @@ class JoinExec(PhysicalNode):
             # in memory the build rows are held, copied into one batch, and their keys encoded and sorted
             # (the rows themselves are reserved already)
             nbytes = held.nbytes()
-            fits = not held.spilled and res.grow((JOIN_FACTOR - 1) * nbytes + BUILD_ROW_BYTES * held.rows())
+            fits = not held.spilled and res.grow((JOIN_FACTOR - 1) * nbytes + build_row_bytes(ctx.device) * held.rows())
             if fits or not self.left_keys:
                 if not fits:
                     res.release()
@@ -136,7 +146,7 @@ class JoinExec(PhysicalNode):
 
     def _grace(self, ctx, held: PartitionedBatches, first, probe_inp, res, build_flags):
         bexprs, pexprs = self._partition_keys()
-        size = JOIN_FACTOR * held.nbytes() + BUILD_ROW_BYTES * held.rows()
+        size = JOIN_FACTOR * held.nbytes() + build_row_bytes(ctx.device) * held.rows()
         budget = max(1, ctx.memory.limit - ctx.memory.headroom)
         parts = 4
         while parts < MAX_PARTITIONS and size / parts > budget / 4:
@@ -174,7 +184,7 @@ class JoinExec(PhysicalNode):
         join does not fit even then is split again on other hash bits."""
         first, probe_first = empty
         for p in range(bparts.parts):
-            need = JOIN_FACTOR * bparts.nbytes(p) + BUILD_ROW_BYTES * bparts.rows(p)
+            need = JOIN_FACTOR * bparts.nbytes(p) + build_row_bytes(ctx.device) * bparts.rows(p)
             got = _reserve(res, need, (bparts, pparts), p)
             if not got and depth < MAX_DEPTH and bparts.rows(p) >= MIN_SPLIT_ROWS:
                 ctx.note(self, f"partition of {format_bytes(bparts.nbytes(p))} split again (level {depth + 1})")

@@ -4,7 +4,8 @@ not once per chunk).
 
 Each key column becomes a non-negative int64 *part*: for integer-like values
 the offset from the build's minimum when the build's value range is small,
-else the rank among the build's distinct values (floats through an
+else the id of the value among the build's distinct values (a GPU hash table on
+CUDA, the rank among the sorted values elsewhere) (floats through an
 order-preserving integer form, every NaN equal, -0.0 equal to 0.0). Parts are
 packed side by side; when the bits run out, the packed prefix is replaced by
 its rank among the build's packed values. A probe value the build does not
@@ -28,6 +29,7 @@ import torch
 
 from glint.columnar.column import Column
 from glint.exec.keys import encode_keys
+from glint.kernels.hash_table import key_set
 from glint.kernels.sort import float_order_key
 
 _MAX_BITS = 62
@@ -52,38 +54,33 @@ def _and(a, b):
 class _Part:
     """How one key column (or a packed prefix) maps to a dense part."""
 
-    __slots__ = ("lo", "uniq", "bits")
+    __slots__ = ("lo", "set", "bits")
 
     def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False):
         v = values if valid is None else values[valid]
-        self.uniq = None
-        if ranks:
-            self.lo, self.uniq = 0, torch.unique(v)
-            self.bits = max(1, int(self.uniq.numel()).bit_length())
-            return
-        if v.numel() == 0:
-            self.lo, self.bits = 0, 1
-            return
-        lo, hi = torch.stack([v.min(), v.max()]).tolist()
-        if hi - lo < _DENSE_SPAN:
-            self.lo, self.bits = lo, max(1, (hi - lo).bit_length())
-        else:
-            self.lo = 0
-            self.uniq = torch.unique(v)
-            self.bits = max(1, int(self.uniq.numel()).bit_length())
+        self.set = None
+        if not ranks:
+            if v.numel() == 0:
+                self.lo, self.bits = 0, 1
+                return
+            lo, hi = torch.stack([v.min(), v.max()]).tolist()
+            if hi - lo < _DENSE_SPAN:
+                self.lo, self.bits = lo, max(1, (hi - lo).bit_length())
+                return
+        # the id of each distinct build value (a GPU hash table on CUDA, sorted values elsewhere)
+        self.lo = 0
+        self.set, _ = key_set(v)
+        self.bits = max(1, int(self.set.size).bit_length())
 
     def apply(self, values: torch.Tensor):
         """(part, matchable) for values."""
-        if self.uniq is None:
+        if self.set is None:
             part = values - self.lo
             ok = (part >= 0) & (part < (1 << self.bits))
             return torch.where(ok, part, torch.zeros_like(part)), ok
-        if self.uniq.numel() == 0:
-            return torch.zeros_like(values), torch.zeros_like(values, dtype=torch.bool)
-        pos = torch.searchsorted(self.uniq, values)
-        pos = pos.clamp(max=self.uniq.numel() - 1)
-        ok = self.uniq[pos] == values
-        return pos, ok
+        ids = self.set.lookup(values)
+        ok = ids >= 0
+        return torch.where(ok, ids, torch.zeros_like(ids)), ok
 
 
 class BuildKeys:

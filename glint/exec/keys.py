@@ -22,6 +22,7 @@ import torch
 
 from glint.columnar.column import Column
 from glint.kernels import wide as W
+from glint.kernels.hash_table import key_set
 from glint.kernels.strings.columns import equality_keys
 
 _MAX_BITS = 62
@@ -106,13 +107,14 @@ def _nan_aware(d: torch.Tensor) -> torch.Tensor:
 
 
 def _dense_ranks(datas: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Replace values by their rank among the distinct values of all inputs
-    (all NaNs are one value, as in DuckDB)."""
+    """Replace values by a dense id among the distinct values of all inputs,
+    equal for equal values (all NaNs are one value, as in DuckDB): the rank,
+    or on CUDA the id from a GPU hash table (glint.kernels.hash_table)."""
     datas = [_nan_aware(d) if d.is_floating_point() else d for d in datas]
     flat = [d if d.dim() == 2 else d.view(d.shape[0], 1) for d in datas]
     cat = torch.cat(flat)
     if cat.shape[1] == 1:
-        _, inv = torch.unique(cat[:, 0], return_inverse=True)
+        _, inv = key_set(cat[:, 0])
     else:
         _, inv = torch.unique(cat, dim=0, return_inverse=True)
     return list(torch.split(inv.long(), [d.shape[0] for d in datas]))

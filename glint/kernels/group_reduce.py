@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.kernels import groupby as G
-from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 
 MAX_GROUPS = 32  # more groups than this go through the scatter path
 COLUMNS_PER_LAUNCH = 4  # value columns one kernel launch reads

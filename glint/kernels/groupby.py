@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import torch
 
+from glint.kernels.hash_table import hashed_on, key_set
+
 LIMB_BITS = 32
 LIMB_MASK = (1 << LIMB_BITS) - 1
 
@@ -31,9 +33,11 @@ def key_range(key: torch.Tensor) -> tuple[int, int]:
 
 
 def group_ids(key: torch.Tensor):
-    """(group id per row, number of groups, first row of each group). Groups
-    are numbered in ascending key order. Keys spanning a small range are
-    grouped by direct addressing (no sort); others through torch.unique."""
+    """(group id per row, number of groups, first row of each group). Keys
+    spanning a small range are grouped by direct addressing (no sort), groups
+    numbered in ascending key order; others through a GPU hash table on CUDA
+    (glint.kernels.hash_table: groups in no particular order), else through
+    torch.unique (ascending)."""
     n = key.shape[0]
     dev = key.device
     rows = torch.arange(n, device=dev)
@@ -48,6 +52,9 @@ def group_ids(key: torch.Tensor):
         slot = torch.cumsum(present, 0)
         groups = int(slot[-1])
         gid = slot[k] - 1
+    elif hashed_on(key):
+        table, gid = key_set(key, hashed=True)
+        groups = table.size
     else:
         uniq, gid = torch.unique(key, return_inverse=True)
         groups = uniq.shape[0]

@@ -1,6 +1,14 @@
-"""Equi-join matching on int64 keys: sort the build side, binary-search each
-probe key, expand the match ranges into (probe row, build row) pairs.
-One host synchronisation: the number of pairs.
+"""Equi-join matching on int64 keys: find each probe key's rows on the build
+side, expand the match ranges into (probe row, build row) pairs. One host
+synchronisation: the number of pairs.
+
+Three build structures, picked by :func:`build_side`:
+
+- ``DirectBuild`` when the keys span a dense range: a probe is two gathers;
+- ``HashBuild`` on CUDA otherwise: the build keys go into a GPU hash table
+  (glint.kernels.hash_table), and a probe is one Triton kernel;
+- ``SortedBuild`` elsewhere: the build keys are sorted and each probe key is
+  binary-searched (the CPU's path, and the hash table's reference).
 
 >>> import torch
 >>> p, b = match_pairs(torch.tensor([1, 2, 2]), None, torch.tensor([2, 3, 2, 1]), None)
@@ -12,6 +20,8 @@ from __future__ import annotations
 
 import torch
 
+from glint.kernels.hash_table import hashed_on, key_set
+
 DIRECT_LIMIT = 1 << 26
 
 
@@ -20,6 +30,7 @@ class SortedBuild:
     Probes binary-search the sorted keys."""
 
     __slots__ = ("keys", "rows")
+    unique = False  # (not known: a key may have several rows)
 
     def __init__(self, key: torch.Tensor, valid: torch.Tensor | None):
         rows = torch.arange(key.shape[0], device=key.device)
@@ -41,7 +52,7 @@ class DirectBuild:
     start and how many there are, so a probe is two gathers. Row ids are
     placed by a counting sort when keys are unique (the common primary-key case)."""
 
-    __slots__ = ("lo", "span", "starts", "counts", "rows")
+    __slots__ = ("lo", "span", "starts", "counts", "rows", "unique")
 
     def __init__(self, key, rows, lo, span):
         dev = key.device
@@ -51,7 +62,8 @@ class DirectBuild:
         self.starts = torch.cumsum(counts, 0) - counts
         self.counts = counts
         self.lo, self.span = lo, span
-        if int(counts.max()) <= 1:
+        self.unique = int(counts.max()) <= 1
+        if self.unique:
             placed = torch.empty_like(rows)
             placed[self.starts[k]] = rows
             self.rows = placed
@@ -64,6 +76,37 @@ class DirectBuild:
         idx = idx.clamp(0, self.span - 1)
         counts = torch.where(inside, self.counts[idx], torch.zeros_like(idx))
         return self.starts[idx], _mask_counts(counts, probe_valid)
+
+
+class HashBuild:
+    """A build side in a GPU hash table of its distinct keys: per key id, where
+    its rows start and how many there are; with unique keys (a primary key),
+    the id is the row's position itself and no counts are kept."""
+
+    __slots__ = ("set", "starts", "counts", "rows", "unique")
+
+    def __init__(self, key, rows):
+        self.set, ids = key_set(key, hashed=True)
+        n = self.set.size
+        if n == key.shape[0]:  # every key distinct
+            placed = torch.empty_like(rows)
+            placed[ids] = rows
+            self.rows, self.starts, self.counts, self.unique = placed, None, None, True
+            return
+        self.unique = False
+        counts = torch.zeros(n, dtype=torch.int64, device=key.device)
+        counts.scatter_add_(0, ids, torch.ones_like(ids))
+        self.starts = torch.cumsum(counts, 0) - counts
+        self.counts = counts
+        self.rows = rows[torch.argsort(ids, stable=True)]
+
+    def match(self, probe_key, probe_valid):
+        ids = self.set.lookup(probe_key, probe_valid)
+        hit = ids >= 0
+        if self.counts is None:
+            return ids.clamp(min=0), hit.long()
+        idx = ids.clamp(min=0)
+        return self.starts[idx], torch.where(hit, self.counts[idx], torch.zeros_like(idx))
 
 
 def _mask_counts(counts, valid):
@@ -83,6 +126,8 @@ def build_side(key: torch.Tensor, valid: torch.Tensor | None):
     span = hi - lo + 1
     if span <= max(4 * key.shape[0], 1 << 22) and span <= DIRECT_LIMIT:
         return DirectBuild(key, rows, lo, span)
+    if hashed_on(key):
+        return HashBuild(key, rows)
     b = SortedBuild(key, None)
     b.rows = rows[b.rows]
     return b
@@ -93,8 +138,13 @@ def match_counts(build, probe_key: torch.Tensor, probe_valid: torch.Tensor | Non
     return build.match(probe_key, probe_valid)
 
 
-def expand_matches(build: SortedBuild, lo: torch.Tensor, counts: torch.Tensor):
-    """All (probe row, build row) pairs from per-probe-row match ranges."""
+def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor):
+    """All (probe row, build row) pairs from per-probe-row match ranges
+    (a build side of unique keys matches each probe row at most once: the
+    pairs are the probe rows that match, without expanding ranges)."""
+    if build.unique:
+        probe_idx = counts.nonzero().squeeze(1)
+        return probe_idx, build.rows[lo[probe_idx]]
     total = int(counts.sum())
     n = counts.shape[0]
     dev = counts.device

@@ -43,7 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
 from glint.errors import GlintError
-from glint.kernels.strings.backend import enable_triton
+from glint.kernels.backend import enable_triton
+from glint.kernels.hash_table import enable_hash_tables
 from glint.runtime import trace as _trace
 from glint.runtime.memory import format_bytes, parse_size
 
@@ -415,7 +416,19 @@ class Settings:
         "by a Triton kernel on CUDA (off: one scatter per state)",
     )
     triton_strings: bool = _setting(
-        "GLINT_TRITON", "boolean", True, "string kernels run as Triton kernels on CUDA (off: their torch code)", PROCESS
+        "GLINT_TRITON",
+        "boolean",
+        True,
+        "glint's Triton kernels (strings, few-group sums, hash tables) run on CUDA (off: their torch code)",
+        PROCESS,
+    )
+    hash_tables: bool = _setting(
+        "GLINT_HASH_TABLES",
+        "boolean",
+        True,
+        "joins and GROUP BY find keys through GPU hash tables on CUDA when the keys are not dense "
+        "(off: sorted keys and binary search, as on the CPU)",
+        PROCESS,
     )
     trace: str | None = _setting(
         "GLINT_TRACE",
@@ -508,6 +521,7 @@ def apply_process_settings(settings: Settings) -> None:
             return
         _process_applied = True
     enable_triton(settings.triton_strings)
+    enable_hash_tables(settings.hash_tables)
     if settings.trace:
         _trace.write_at_exit(settings.trace)
 

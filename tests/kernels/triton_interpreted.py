@@ -562,3 +562,33 @@ def test_group_sums(rows, groups):
             assert torch.allclose(s, rs, rtol=1e-12)
         else:
             assert torch.equal(s, rs)
+
+
+def _hash_cases():
+    from tests.kernels.hash_cases import key_cases
+
+    return key_cases()
+
+
+@pytest.mark.parametrize("case", _hash_cases(), ids=lambda c: c[0])
+def test_hash_table(case):
+    """kernels.hash_table's Triton insert and probe kernels against the sorted
+    reference: the same keys together, the same keys found, for empty,
+    duplicate, extreme (the free-slot marker included), strided and skewed keys."""
+    from glint.kernels import hash_table as H
+    from glint.kernels import join as J
+    from tests.kernels.hash_cases import same_partition
+
+    _, build, probe = case
+    s, ids = H.key_set(build, hashed=True)
+    r, ref = H.key_set(build, hashed=False)
+    assert s.size == r.size and same_partition(ids, ref)
+    valid = torch.arange(probe.shape[0]) % 3 != 1
+    got, want = s.lookup(probe, valid), r.lookup(probe, valid)
+    assert torch.equal(got >= 0, want >= 0)
+    assert same_partition(torch.cat([ids, got[got >= 0]]), torch.cat([ref, want[want >= 0]]))
+    hb = J.HashBuild(build, torch.arange(build.shape[0]))
+    pi, bi = J.expand_matches(hb, *J.match_counts(hb, probe, None))
+    assert sorted(zip(pi.tolist(), bi.tolist())) == sorted(
+        zip(*[t.tolist() for t in J.match_pairs(build, None, probe, None)])
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 from glint.kernels.strings.pieces import Pieces, chunk_bounds, packed, segment_sums
 
 _CHARS, _NON_ASCII = 0, 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.hashing import hash_pieces
 from glint.kernels.strings.order import ranks

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from glint.kernels.strings.backend import HAS_TRITON, blocks, on_device, use_triton
+from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 from glint.kernels.strings.pieces import Pieces, chunk_bounds, load_word, packed, word_of
 
 

@@ -1,4 +1,4 @@
-"""Which implementation a string kernel runs.
+"""Which implementation a kernel runs: Triton or torch.
 
 A Triton kernel runs for CUDA tensors when Triton imports (and
 :func:`enable_triton` has not turned it off: the triton_strings setting,
