@@ -29,7 +29,7 @@ import torch
 
 from glint.columnar.column import Column
 from glint.exec.keys import encode_keys
-from glint.kernels.hash_table import key_set
+from glint.kernels.hash_table import hashed_on, key_set
 from glint.kernels.sort import float_order_key
 
 _MAX_BITS = 62
@@ -54,18 +54,21 @@ def _and(a, b):
 class _Part:
     """How one key column (or a packed prefix) maps to a dense part."""
 
-    __slots__ = ("lo", "set", "bits")
+    __slots__ = ("lo", "hi", "set", "bits")
 
-    def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False):
+    def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False, alone: bool = False):
         v = values if valid is None else values[valid]
         self.set = None
         if not ranks:
             if v.numel() == 0:
-                self.lo, self.bits = 0, 1
+                self.lo, self.hi, self.bits = 0, -1, 1
                 return
             lo, hi = torch.stack([v.min(), v.max()]).tolist()
-            if hi - lo < _DENSE_SPAN:
-                self.lo, self.bits = lo, max(1, (hi - lo).bit_length())
+            # a key of one column on CUDA stays an offset however wide: the join's
+            # hash table takes it as it is (ids would cost a second table)
+            dense = _DENSE_SPAN if not (alone and hashed_on(v)) else 1 << _MAX_BITS
+            if hi - lo < dense:
+                self.lo, self.hi, self.bits = lo, hi, max(1, (hi - lo).bit_length())
                 return
         # the id of each distinct build value (a GPU hash table on CUDA, sorted values elsewhere)
         self.lo = 0
@@ -75,9 +78,9 @@ class _Part:
     def apply(self, values: torch.Tensor):
         """(part, matchable) for values."""
         if self.set is None:
-            part = values - self.lo
-            ok = (part >= 0) & (part < (1 << self.bits))
-            return torch.where(ok, part, torch.zeros_like(part)), ok
+            # (compared before subtracting: values - lo may wrap around int64)
+            ok = (values >= self.lo) & (values <= self.hi)
+            return torch.where(ok, values - self.lo, torch.zeros_like(values)), ok
         ids = self.set.lookup(values)
         ok = ids >= 0
         return torch.where(ok, ids, torch.zeros_like(ids)), ok
@@ -100,7 +103,7 @@ class BuildKeys:
         self.steps = []  # ("part", _Part) then ("pack", _Part | None) entries
         key, bits = None, 0
         for f in forms:
-            part = _Part(f, self.valid)
+            part = _Part(f, self.valid, alone=len(forms) == 1)
             p, _ = part.apply(f)
             if key is None:
                 key, bits = p, part.bits

@@ -33,23 +33,21 @@ from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 
 EMPTY = -(2**63)  # a free slot
 _HASH_MUL = 0x9E3779B97F4A7C15 - (1 << 64)  # Fibonacci hashing's multiplier, as a signed int64
-_BLOCK = 1024
+_BLOCK = 256  # lanes of a program: a program loops until its longest probe sequence ends
 _MIN_BITS = 10
+_LOW_LOAD_KEYS = 1 << 26
 
 
 def table_bits(n: int) -> int:
-    """log2 of the table's capacity for n keys: the load stays at most 3/4.
+    """log2 of the table's capacity for n keys: the load stays at most 1/2
+    (a probe for a missing key reads 2.5 slots on average), at most 3/4 for
+    tables of more than 2**26 keys, where memory counts more.
 
-    >>> table_bits(0), table_bits(768), table_bits(769)
-    (10, 10, 11)
+    >>> table_bits(0), table_bits(512), table_bits(513), table_bits(1 << 27)
+    (10, 10, 11, 28)
     """
-    need = max(1, -(-4 * n // 3))
+    need = max(1, 2 * n if n <= _LOW_LOAD_KEYS else -(-4 * n // 3))
     return max(_MIN_BITS, (need - 1).bit_length())
-
-
-def table_bytes(n: int) -> int:
-    """Device bytes a set of n keys holds on CUDA: its slots' keys and ids."""
-    return 12 << table_bits(n)
 
 
 _ENABLED = True  # (enable_hash_tables)
@@ -156,19 +154,26 @@ if HAS_TRITON:
 
     @triton.jit
     def _insert_kernel(keys_ptr, n, table_ptr, slots_ptr, empty, shift, mask, spare, BLOCK: tl.constexpr):
-        # Each lane claims its key's slot with a compare-and-swap, or finds it
-        # taken by the same key; else it moves on to the next slot. Lanes that
-        # are done (or past the end, parked on the spare slot) repeat a CAS that
-        # cannot succeed: their slot holds a key, never EMPTY.
+        # Each lane reads its key's slot: its own key there means done, another
+        # key means the next slot, a free slot is claimed by compare-and-swap
+        # (which may find that another lane claimed it first, for the same key or
+        # another). Lanes with nothing to claim run their CAS on their own output
+        # cell with equal compare and swap values, which never changes it: the
+        # atomics touch contended slots only where a claim is due.
         offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         inside = offs < n
+        own = slots_ptr + tl.minimum(offs, n - 1)
         k = tl.load(keys_ptr + offs, mask=inside, other=0)
         active = inside & (k != empty)
         h = tl.where(active, _slot_of(k, shift, mask), spare)
         while tl.max(active.to(tl.int32), axis=0) > 0:
-            cmp = tl.where(active, empty, k)
-            old = tl.atomic_cas(table_ptr + h, cmp, k)
-            active = active & (old != empty) & (old != k)
+            t = tl.load(table_ptr + h, mask=active, other=0)
+            claim = active & (t == empty)
+            old = tl.atomic_cas(
+                tl.where(claim, table_ptr + h, own), tl.where(claim, empty, 0), tl.where(claim, k, 0), sem="relaxed"
+            )
+            seen = tl.where(claim, old, t)
+            active = active & (seen != k) & ~(claim & (old == empty))
             h = tl.where(active, (h + 1) & mask, h)
         tl.store(slots_ptr + offs, h, mask=inside)
 

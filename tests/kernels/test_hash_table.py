@@ -74,3 +74,15 @@ def test_hash_table_large_on_cuda():
     assert torch.equal(remap[ids.cpu()], ref)
     got, want = s.lookup(probe.cuda()).cpu(), r.lookup(probe)
     assert torch.equal(torch.where(got >= 0, remap[got.clamp(min=0)], got), want)
+
+
+def test_join_keys_near_int64_bounds():
+    """A probe value far below the build's range never wraps into it."""
+    from glint.columnar import types as T
+    from glint.columnar.column import Column
+    from glint.exec.join_keys import BuildKeys
+
+    top = 2**63 - 10
+    b = BuildKeys([Column(T.BIGINT, torch.tensor([top, top + 3]))])
+    k, v, _ = b.encode([Column(T.BIGINT, torch.tensor([-(2**63) + 3, top + 3, -(2**63) + 13, 0]))])
+    assert v.tolist() == [False, True, False, False]
