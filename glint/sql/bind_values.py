@@ -54,7 +54,7 @@ def _width(node: exp.Values) -> int:
     return widths.pop()
 
 
-def normalize_values(ast: exp.Expression) -> exp.Expression:
+def normalize_values(ast: exp.Expression, copy: bool = True) -> exp.Expression:
     """Names every VALUES list's columns before qualification: one in FROM
     gets its alias's names completed with col<i>; one elsewhere (a query of
     its own, a set operation's side, a CTE's body) becomes
@@ -84,7 +84,7 @@ def normalize_values(ast: exp.Expression) -> exp.Expression:
             sel.set(k, v)
         return sel
 
-    return ast.transform(fix)
+    return ast.transform(fix, copy=copy)
 
 
 def _combine(acc: T.DataType | None, t: T.DataType, string_literal: bool) -> T.DataType:

@@ -136,7 +136,8 @@ def check_join_precedence(ast: exp.Expression) -> None:
 
 
 def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bound:
-    ast = resolve_file_references(normalize_values(ast), catalog)
+    # one copy of the caller's tree, which the rewrites and qualify then change in place
+    ast = resolve_file_references(normalize_values(ast.copy(), copy=False), catalog, copy=False)
     check_tables(ast, catalog)
     check_join_precedence(ast)
     used = {t.name for t in ast.find_all(exp.Table) if t.name and catalog.has_table(t.name)}

@@ -107,7 +107,7 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
     return kind, name, {}, stem.split(".")[0] or stem, node
 
 
-def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
+def resolve_file_references(ast: exp.Expression, catalog, copy: bool = True) -> exp.Expression:
     """The query with each file reference replaced by the catalog table that
     reads it (``catalog.file_table(kind, paths, options)`` gives its name)."""
     if not hasattr(catalog, "file_table"):
@@ -132,4 +132,4 @@ def resolve_file_references(ast: exp.Expression, catalog) -> exp.Expression:
         )
         return exp.Table(this=exp.to_identifier(name, quoted=True), alias=new_alias)
 
-    return ast.transform(fix)
+    return ast.transform(fix, copy=copy)
