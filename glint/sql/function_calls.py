@@ -312,19 +312,62 @@ def _dates() -> dict:
     return out
 
 
+def _log_function(node) -> str:
+    """sqlglot reads log10(x) and log2(x) as log(10, x) and log(2, x)."""
+    base = node.this
+    if node.args.get("expression") is not None and isinstance(base, exp.Literal) and not base.is_string:
+        return {"10": "log10", "2": "log2"}.get(base.this, "log")
+    return "log"
+
+
+def _math() -> dict:
+    out = {
+        exp.Abs: NodeCall("abs", _UNARY),
+        exp.Round: NodeCall("round", ("this", "decimals")),
+        exp.Trunc: NodeCall("trunc", ("this", "decimals")),
+        exp.Floor: NodeCall("floor", ("this", "decimals")),
+        exp.Ceil: NodeCall("ceil", ("this", "decimals")),
+        exp.Log: NodeCall(_log_function, _BINARY),
+        exp.Pow: NodeCall("pow", _BINARY),
+        exp.Atan2: NodeCall("atan2", _BINARY),
+        exp.Atan: NodeCall("atan", _BINARY),
+        exp.Pi: NodeCall("pi", ()),
+    }
+    for cls, fn in (
+        (exp.Sign, "sign"),
+        (exp.Sqrt, "sqrt"),
+        (exp.Cbrt, "cbrt"),
+        (exp.Exp, "exp"),
+        (exp.Ln, "ln"),
+        (exp.Degrees, "degrees"),
+        (exp.Radians, "radians"),
+        (exp.Sin, "sin"),
+        (exp.Cos, "cos"),
+        (exp.Tan, "tan"),
+        (exp.Cot, "cot"),
+        (exp.Asin, "asin"),
+        (exp.Acos, "acos"),
+        (exp.Factorial, "factorial"),
+        (exp.IsNan, "isnan"),
+        (exp.IsInf, "isinf"),
+    ):
+        out[cls] = NodeCall(fn, _UNARY)
+    return out
+
+
 def _others() -> dict:
     return {
         exp.Coalesce: NodeCall("coalesce", ("this", "*expressions")),
+        exp.Greatest: NodeCall("greatest", ("this", "*expressions")),
+        exp.Least: NodeCall("least", ("this", "*expressions")),
         exp.Nullif: NodeCall("nullif", _BINARY),
         exp.If: NodeCall("if", ("this", "true", "false")),
-        exp.Abs: NodeCall("abs", _UNARY),
-        exp.Round: NodeCall("round", ("this", "decimals")),
         exp.Typeof: NodeCall("typeof", _UNARY),
     }
 
 
 # node type -> the scalar function or operator it calls
-SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), **_others()}
+SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), **_math(), **_others()}
 
 # functions glint refuses, by node type and (calls by name) by name: (error, message)
 REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
