@@ -371,7 +371,6 @@ SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), 
 
 # functions glint refuses, by node type and (calls by name) by name: (error, message)
 REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
-    exp.TryCast: (NotSupported, "TRY_CAST"),
     exp.RegexpILike: (BinderError, "Scalar Function with name ~* does not exist! (use regexp_matches(s, p, 'i'))"),
     exp.Initcap: (BinderError, "Scalar Function with name initcap does not exist! (DuckDB has no initcap)"),
     exp.TimeToStr: (NotSupported, "strftime"),
