@@ -93,6 +93,13 @@ def part_argument(fn: str, refuse_list: bool = False) -> ArgumentBinder:
     return bind_part
 
 
+def _column_not_unit(node, ctx, bind) -> Expr:
+    """sqlglot reads time_bucket's third argument, a column name, as a unit (a Var)."""
+    if isinstance(node, exp.Var):
+        node = exp.Column(this=exp.to_identifier(node.name.lower()))  # sqlglot upper-cases a unit
+    return bind(node, ctx)
+
+
 def _extract_part(node, ctx, bind) -> Expr:
     """EXTRACT(part FROM x): the part as written."""
     return Literal(node.name, T.VARCHAR)
@@ -284,6 +291,17 @@ def _dates() -> dict:
             ),
         ),
         exp.DateAdd: NodeCall("date_add", _BINARY),
+        exp.TimeToStr: NodeCall("strftime", ("this", "format")),
+        exp.StrToTime: NodeCall(
+            "strptime",
+            ("this", "format"),
+            refuse=_refuse_if(
+                lambda node: isinstance(node.args.get("format"), exp.Array),
+                NotSupported,
+                "strptime with a list of formats",
+            ),
+        ),
+        exp.DateBin: NodeCall("time_bucket", ("this", "expression", "unit"), binders={2: _column_not_unit}),
         exp.Monthname: NodeCall("monthname", _UNARY),
         exp.Dayname: NodeCall("dayname", _UNARY),
         exp.LastDay: NodeCall(
@@ -373,8 +391,6 @@ SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), 
 REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
     exp.RegexpILike: (BinderError, "Scalar Function with name ~* does not exist! (use regexp_matches(s, p, 'i'))"),
     exp.Initcap: (BinderError, "Scalar Function with name initcap does not exist! (DuckDB has no initcap)"),
-    exp.TimeToStr: (NotSupported, "strftime"),
-    exp.StrToTime: (NotSupported, "strptime"),
 }
 REFUSED_NAMES: dict[str, tuple[type[GlintError], str]] = {
     "octet_length": (
