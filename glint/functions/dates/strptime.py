@@ -36,7 +36,6 @@ from glint.functions.dates.format_spec import (
     MONTH_NAMES,
     parse_format,
 )
-from glint.functions.strings.host import require_varchar
 from glint.kernels.strings.columns import to_rows, work_set
 from glint.kernels.strings.pieces import Pieces
 
@@ -319,7 +318,8 @@ def _specials(text: torch.Tensor, s: _Parse):
 def strptime(col: Column, fmt: str, safe: bool) -> Column:
     """strptime(text, format) (``safe``: try_strptime, NULL where it fails)."""
     items = parse_format(fmt)
-    col = require_varchar(col, "strptime")
+    if col.dtype.kind == "NULL":
+        return Column.nulls(T.TIMESTAMP, len(col), col.device)
     p, index = work_set(col)
     text, size = _byte_matrix(p)
     s, micros = _parse(text, size, items)
