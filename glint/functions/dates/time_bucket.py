@@ -27,6 +27,7 @@ from glint.columnar.calendar import civil_from_days, days_from_civil
 from glint.columnar.column import Column
 from glint.columnar.timestamp_text import MICROS_PER_DAY
 from glint.errors import ExecutionError
+from glint.functions.dates import days
 from glint.functions.dates.timestamps import add_interval, from_date, infinite, to_date
 from glint.functions.validity import and_valid
 
@@ -48,8 +49,8 @@ def width_kind(width: tuple[int, int, int]) -> str:
     raise ExecutionError("Not implemented Error: Month intervals cannot have day or time component")
 
 
-def _epoch_months(micros: torch.Tensor) -> torch.Tensor:
-    y, m, _ = civil_from_days(torch.div(micros, MICROS_PER_DAY, rounding_mode="floor"))
+def _epoch_months(day: torch.Tensor) -> torch.Tensor:
+    y, m, _ = civil_from_days(day)
     return (y - 1970) * 12 + m - 1
 
 
@@ -62,7 +63,9 @@ def _bucket(ts: torch.Tensor, width: int, origin: torch.Tensor | int, valid) -> 
     if valid is not None:
         over &= valid
     if bool(over.any()):
-        raise ExecutionError("Out of Range Error: Overflow in subtraction of INT64")
+        i = int(over.nonzero()[0, 0])
+        o = int(origin[i]) if isinstance(origin, torch.Tensor) else origin
+        raise ExecutionError(f"Out of Range Error: Overflow in subtraction of INT64 ({int(ts[i])} - {o})!")
     return torch.div(shifted, width, rounding_mode="floor") * width + origin
 
 
@@ -83,43 +86,69 @@ def time_bucket(
     origin: Column | None = None,
 ) -> Column:
     """time_bucket of a DATE or TIMESTAMP column (the result has its type)."""
-    is_date = col.dtype.kind == "DATE"
     valid = and_valid(col.valid, origin.valid if origin is not None else None)
-    inf = infinite(col.data)
     if valid is not None and not bool(valid.any()):
         return Column.nulls(col.dtype, len(col), col.device)
-    kind = width_kind(width)
-    ts = from_date(col) if is_date else col
-    clean = Column(T.TIMESTAMP, torch.where(inf, 0, ts.data), valid)
-    if offset is not None and is_date and kind == "months":
-        # DuckDB adds an INTERVAL to a DATE in whole days: the microseconds truncated to days
-        offset = (offset[0], offset[1] + _c_div(offset[2], MICROS_PER_DAY), 0)
-    if offset is not None:
-        clean = add_interval(clean, -offset[0], -offset[1], -offset[2])
+    inf = infinite(col.data)
     org = None
-    if origin is not None:
-        o = from_date(origin) if origin.dtype.kind == "DATE" else origin
+    if origin is not None:  # an infinite origin gives NULL
         org_inf = infinite(origin.data)
         valid = and_valid(valid, ~org_inf)
-        org = torch.where(org_inf, 0, o.data)
-    v = clean.data
-    if kind == "micros":
-        step = width[1] * MICROS_PER_DAY + width[2]
-        out = _bucket(v, step, org if org is not None else DEFAULT_ORIGIN_MICROS, _ok(valid, inf))
+        org = Column(origin.dtype, torch.where(org_inf, 0, origin.data), valid)
+    ok = _ok(valid, inf)
+    clean = Column(col.dtype, torch.where(inf, 0, col.data), valid)
+    if width_kind(width) == "micros":
+        out = _by_micros(clean, width[1] * MICROS_PER_DAY + width[2], offset, org, ok)
     else:
-        months = _epoch_months(v)
-        start = _epoch_months(org) if org is not None else DEFAULT_ORIGIN_MONTHS
-        m = _bucket(months, width[0], start, _ok(valid, inf))
-        year = torch.div(m, 12, rounding_mode="floor") + 1970
-        out = days_from_civil(year, m - (year - 1970) * 12 + 1, torch.ones_like(m)) * MICROS_PER_DAY
-    result = Column(T.TIMESTAMP, out if valid is None else torch.where(valid, out, 0), valid)
-    if offset is not None:
-        result = add_interval(result, *offset)
-    out = torch.where(inf, ts.data, result.data)
+        out = _by_months(clean, width[0], offset, org, ok)
+    out = torch.where(inf, col.data, out.to(col.data.dtype))
     if valid is not None:
         out = torch.where(valid, out, 0)
-    res = Column(T.TIMESTAMP, out, valid)
-    return to_date(res) if is_date else res
+    return Column(col.dtype, out, valid)
+
+
+def _by_micros(col: Column, step: int, offset, origin: Column | None, ok) -> torch.Tensor:
+    """Buckets of ``step`` microseconds; a DATE goes through TIMESTAMP and back, as DuckDB casts it."""
+    ts = from_date(col) if col.dtype.kind == "DATE" else col
+    if offset is not None:
+        ts = add_interval(ts, -offset[0], -offset[1], -offset[2])
+    start = DEFAULT_ORIGIN_MICROS
+    if origin is not None:
+        start = (from_date(origin) if origin.dtype.kind == "DATE" else origin).data
+    out = Column(T.TIMESTAMP, _bucket(ts.data, step, start, ok), col.valid)
+    if offset is not None:
+        out = add_interval(out, *offset)
+    return to_date(out).data if col.dtype.kind == "DATE" else out.data
+
+
+def _by_months(col: Column, width: int, offset, origin: Column | None, ok) -> torch.Tensor:
+    """Buckets of ``width`` months from the origin's month; a DATE stays a DATE
+    throughout (DuckDB adds an INTERVAL to a DATE in whole days: its
+    microseconds are truncated to days)."""
+    is_date = col.dtype.kind == "DATE"
+    if offset is not None and is_date:
+        offset = (offset[0], offset[1] + _c_div(offset[2], MICROS_PER_DAY), 0)
+    shifted = col
+    if offset is not None:
+        neg = (-offset[0], -offset[1], -offset[2])
+        shifted = days.add_interval(col, neg[0], neg[1]) if is_date else add_interval(col, *neg)
+    months = _epoch_months(_days_of(shifted))
+    start = _epoch_months(_days_of(origin)) if origin is not None else DEFAULT_ORIGIN_MONTHS
+    m = _bucket(months, width, start, ok)
+    year = torch.div(m, 12, rounding_mode="floor") + 1970
+    first = days_from_civil(year, m - (year - 1970) * 12 + 1, torch.ones_like(m))
+    out = Column(T.DATE, first.to(torch.int32), ok)
+    if not is_date:  # the first of a month before TIMESTAMP's first day is DuckDB's cast error
+        out = from_date(out)
+    if offset is not None:
+        out = days.add_interval(out, offset[0], offset[1]) if is_date else add_interval(out, *offset)
+    return out.data
+
+
+def _days_of(c: Column) -> torch.Tensor:
+    if c.dtype.kind == "DATE":
+        return c.data.long()
+    return torch.div(c.data, MICROS_PER_DAY, rounding_mode="floor")
 
 
 def _ok(valid, inf: torch.Tensor) -> torch.Tensor:
