@@ -133,6 +133,16 @@ _UNARY: dict[str, tuple[Callable, Callable | None, str]] = {
     "asin": (torch.asin, _range_checks("ASIN"), "Arcsine, in radians."),
     "acos": (torch.acos, _range_checks("ACOS"), "Arccosine, in radians."),
     "atan": (torch.atan, None, "Arctangent, in radians."),
+    "sinh": (torch.sinh, None, "Hyperbolic sine."),
+    "cosh": (torch.cosh, None, "Hyperbolic cosine."),
+    "tanh": (torch.tanh, None, "Hyperbolic tangent."),
+    "asinh": (torch.asinh, None, "Inverse hyperbolic sine."),
+    "acosh": (torch.acosh, None, "Inverse hyperbolic cosine (NaN below 1)."),
+    "atanh": (
+        torch.atanh,
+        lambda x: [((x < -1) | (x > 1), _const("Invalid Input Error: ATANH is undefined outside [-1,1]"))],
+        "Inverse hyperbolic tangent.",
+    ),
     "degrees": (lambda x: x * (180 / math.pi), None, "Radians converted to degrees."),
     "radians": (lambda x: x * (math.pi / 180), None, "Degrees converted to radians."),
     "even": (_even, None, "Rounded away from zero to the next even integer."),
@@ -187,6 +197,11 @@ def _sign(e: Call, cols: list[Column]) -> Column:
     else:
         out = torch.sign(v)
     return Column(e.type, out.to(torch.int32), a.valid)
+
+
+def _signbit(e: Call, cols: list[Column]) -> Column:
+    (a,) = cols
+    return Column(T.BOOLEAN, torch.signbit(a.data), a.valid)
 
 
 def _float_test(name: str):
@@ -388,6 +403,14 @@ def _bind_sign(args, site):
     return Call("sign", (v,), T.INTEGER)
 
 
+def _bind_signbit(args, site):
+    _arity(args, site, 1)
+    v = double_arg(args[0], "signbit")
+    if isinstance(v, Literal) and v.value is None:
+        return Literal(None, T.BOOLEAN)
+    return Call("signbit", (v,), T.BOOLEAN)
+
+
 def _bind_float_test(name: str):
     def bind(args, site):
         _arity(args, site, 1)
@@ -496,6 +519,13 @@ FUNCTIONS = [
         "-1, 0 or 1 as the argument is negative, zero (or NaN) or positive.",
         _bind_sign,
         _sign,
+    ),
+    _math(
+        "signbit",
+        "signbit(DOUBLE) -> BOOLEAN",
+        "Whether the sign bit is set (true for -0.0).",
+        _bind_signbit,
+        _signbit,
     ),
     _math(
         "isnan",

@@ -380,6 +380,14 @@ def _part_function(name: str, part: str) -> Function:
     )
 
 
+def _bind_nanosecond(args, site):
+    """nanosecond(x): the nanoseconds of the minute (microseconds times 1000)."""
+    if len(args) != 1:
+        raise BinderError(f"{site.name}() takes one DATE or TIMESTAMP")
+    micros = extract_part("microseconds", args[0])
+    return Call("mul", (micros, Literal(1000, T.BIGINT)), T.BIGINT)
+
+
 def _internal(name, signature, doc, evaluate, strict=False, kind=SCALAR):
     return Function(name, kind, "dates", signature, doc, evaluate=evaluate, strict=strict, internal=True)
 
@@ -396,6 +404,15 @@ FUNCTIONS = [
         rewrites_to=("extract",),
     ),
     *(_part_function(name, part) for name, part in _PART_FUNCTIONS.items()),
+    Function(
+        "nanosecond",
+        SCALAR,
+        "dates",
+        "nanosecond(DATE | TIMESTAMP) -> BIGINT",
+        "Nanoseconds of the minute (the seconds and their fraction, in nanoseconds).",
+        bind=_bind_nanosecond,
+        rewrites_to=("extract", "mul"),
+    ),
     Function(
         "epoch_ms",
         SCALAR,
