@@ -93,6 +93,13 @@ def part_argument(fn: str, refuse_list: bool = False) -> ArgumentBinder:
     return bind_part
 
 
+def _interval_text(node, ctx, bind) -> Expr:
+    """A string constant where an INTERVAL is expected ('1 day'): that INTERVAL."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        node = exp.cast(node.copy(), exp.DataType.build("INTERVAL"))
+    return bind(node, ctx)
+
+
 def _column_not_unit(node, ctx, bind) -> Expr:
     """sqlglot reads time_bucket's third argument, a column name, as a unit (a Var)."""
     if isinstance(node, exp.Var):
@@ -301,7 +308,9 @@ def _dates() -> dict:
                 "strptime with a list of formats",
             ),
         ),
-        exp.DateBin: NodeCall("time_bucket", ("this", "expression", "unit"), binders={2: _column_not_unit}),
+        exp.DateBin: NodeCall(
+            "time_bucket", ("this", "expression", "unit"), binders={0: _interval_text, 2: _column_not_unit}
+        ),
         exp.Monthname: NodeCall("monthname", _UNARY),
         exp.Dayname: NodeCall("dayname", _UNARY),
         exp.LastDay: NodeCall(
