@@ -6,7 +6,16 @@
 
 from __future__ import annotations
 
-from glint.functions import casts, conditional, numeric, operators, table_functions, windows
+from glint.functions import (
+    casts,
+    conditional,
+    numeric,
+    numeric_math,
+    numeric_rounding,
+    operators,
+    table_functions,
+    windows,
+)
 from glint.functions.aggregates import definitions as aggregates
 from glint.functions.dates import definitions as dates
 from glint.functions.registry import AGGREGATE, Registry  # noqa: F401  (AGGREGATE: the doctest)
@@ -16,6 +25,8 @@ BUILTINS = Registry(
     [
         *operators.FUNCTIONS,
         *numeric.FUNCTIONS,
+        *numeric_rounding.FUNCTIONS,
+        *numeric_math.FUNCTIONS,
         *casts.FUNCTIONS,
         *conditional.FUNCTIONS,
         *strings.FUNCTIONS,

@@ -1,4 +1,4 @@
-"""CASE, COALESCE, NULLIF and IF, evaluating each branch only for the rows
+"""CASE, COALESCE, NULLIF, IF, GREATEST and LEAST, evaluating each branch only for the rows
 that need it when evaluating it for every row fails (an overflow in a branch
 another row takes), as SQL defines them; and :func:`choose`, the rows of
 one column or another.
@@ -15,7 +15,8 @@ import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Column, concat_columns
-from glint.errors import ExecutionError
+from glint.errors import ExecutionError, NotSupported, TypeMismatch
+from glint.functions.operators import compare_columns
 from glint.functions.registry import EXPRESSIONS, SCALAR, Function
 from glint.functions.strings import core as strings
 from glint.functions.validity import predicate_mask
@@ -120,11 +121,45 @@ def _coalesce(e: Call, batch, evaluate) -> Column:
     return Column(e.type, data, valid, values[-1].dictionary)
 
 
+def _extreme(op: str):
+    """greatest (op "gt") / least ("lt"): the largest or smallest argument
+    that is not NULL, in DuckDB's order (NaN above every number); of equal
+    values, the first."""
+
+    def run(e: Call, cols: list[Column]) -> Column:
+        out = cols[0]
+        for c in cols[1:]:
+            better = compare_columns(op, c, out).data
+            take = c.validity() & (~out.validity() | better)
+            out = choose(take, c, out, e.type)
+        return out
+
+    return run
+
+
 # ---------------------------------------------------------------- definitions
 def _bind_coalesce(args, site):
     args = list(args)
     t = ty.common_of(args, "COALESCE arguments")
     return Call("coalesce", tuple(ty.cast(a, t) for a in args), t)
+
+
+def _bind_extreme(name: str):
+    def bind(args, site):
+        args = list(args)
+        if not args:
+            raise TypeMismatch(f"{name}() takes at least one argument")
+        t = ty.common_of(args, f"{name.upper()} arguments")
+        if t.kind == "NULL":
+            return Literal(None, T.NULLTYPE)
+        if t.kind == "INTERVAL":
+            raise NotSupported(f"{name}() of INTERVALs")
+        args = [ty.cast(a, t) for a in args if not (isinstance(a, Literal) and a.value is None)]
+        if len(args) == 1:
+            return args[0]
+        return Call(name, tuple(args), t)
+
+    return bind
 
 
 def _bind_nullif(args, site):
@@ -160,6 +195,24 @@ FUNCTIONS = [
         "NULL when a equals b, else a.",
         bind=_bind_nullif,
         rewrites_to=("eq",),
+    ),
+    Function(
+        "greatest",
+        SCALAR,
+        "conditional",
+        "greatest(ANY, ...) -> ANY",
+        "The largest argument that is not NULL (NULL when all are).",
+        bind=_bind_extreme("greatest"),
+        evaluate=_extreme("gt"),
+    ),
+    Function(
+        "least",
+        SCALAR,
+        "conditional",
+        "least(ANY, ...) -> ANY",
+        "The smallest argument that is not NULL (NULL when all are).",
+        bind=_bind_extreme("least"),
+        evaluate=_extreme("lt"),
     ),
     Function(
         "if",

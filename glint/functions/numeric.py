@@ -1,7 +1,7 @@
 """Arithmetic: + - * / // % on INTEGER, BIGINT, HUGEINT, DECIMAL and DOUBLE
 with DuckDB's result types, exact DECIMAL and integer results (int64, and
 two int64 limbs beyond it: glint.kernels.wide), its overflow errors and its
-NaN and signed-zero behaviour; negation, ABS, ROUND and FLOOR.
+NaN and signed-zero behaviour; negation and ABS.
 
 >>> import torch
 >>> x = Column(T.INTEGER, torch.tensor([2**31 - 1, 5], dtype=torch.int32))
@@ -20,7 +20,7 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Column
 from glint.errors import ExecutionError, NotSupported, TypeMismatch
-from glint.functions.casts import POW10, cast_column, exact_div, round_div, round_div_wide, round_half_away
+from glint.functions.casts import cast_column
 from glint.functions.registry import OPERATOR, SCALAR, Function
 from glint.functions.validity import and_valid
 from glint.kernels import wide as W
@@ -227,16 +227,21 @@ def _check_overflow(v, valid, lo, hi, op, tname):
 
 def _negatable(a: Column, what: str) -> Column:
     """a, widened when negating its minimum value needs it; an overflow error
-    when the type cannot hold the result (INTEGER, BIGINT, DECIMAL(<=18))."""
+    when the type cannot hold the result (INTEGER, BIGINT, DECIMAL(<=18)):
+    ``what`` names the operation ("negation"; "abs" gives DuckDB's
+    "Overflow on abs(-2147483648)")."""
     t = a.dtype
     if a.is_wide or t.kind == "DOUBLE" or a.data.dtype == torch.bool:
         return a
-    bad = a.data == torch.iinfo(a.data.dtype).min
+    minimum = torch.iinfo(a.data.dtype).min
+    bad = a.data == minimum
     if a.valid is not None:
         bad &= a.valid
     if bool(bad.any()):
         if t.kind == "HUGEINT" or t.is_decimal and t.precision > 18:
             return a.with_data(W.to_wide(a.data))
+        if what == "abs":
+            raise ExecutionError(f"Out of Range Error: Overflow on abs({minimum})")
         raise ExecutionError(f"Out of Range Error: Overflow in {what} of {_duck_name(t)}")
     return a
 
@@ -251,35 +256,10 @@ def _neg(e: Call, cols: list[Column]) -> Column:
 
 def _abs(e: Call, cols: list[Column]) -> Column:
     (a,) = cols
-    a = _negatable(a, "ABS")
+    a = _negatable(a, "abs")
     if a.is_wide:
         return a.with_data(torch.where((a.data[:, 0] < 0)[:, None], W.neg(a.data), a.data))
     return a.with_data(_clear_sign(a.data) if a.data.dtype == torch.float64 else a.data.abs())
-
-
-def _floor(e: Call, cols: list[Column]) -> Column:
-    (a,) = cols
-    return a.with_data(torch.floor(a.data))
-
-
-def _round(e: Call, cols: list[Column]) -> Column:
-    (a,) = cols
-    digits = e.params[0]
-    if a.dtype.is_decimal:
-        drop = a.dtype.scale - e.type.scale
-        if a.is_wide:
-            v = round_div_wide(a.data, 10**drop) if drop > 0 else a.data
-        else:
-            v = round_div(a.data, POW10[drop]) if drop > 0 else a.data
-        if digits < e.type.scale or digits < 0:
-            raise NotSupported("ROUND of a DECIMAL to negative digits")
-        return Column(e.type, v, a.valid)
-    if a.dtype.kind == "DOUBLE":
-        f = 10.0**digits
-        scaled = a.data * f
-        # values too large to have digits below 10**-digits are already rounded
-        return a.with_data(torch.where(torch.isfinite(scaled), exact_div(round_half_away(scaled), f), a.data))
-    return a
 
 
 # ---------------------------------------------------------------- definitions
@@ -312,28 +292,6 @@ def _bind_abs(args, site):
     return Call("abs", (v,), v.type)
 
 
-def constant_int(e, what: str) -> int | None:
-    """The value of a constant integer argument (None when it is absent)."""
-    if e is None:
-        return None
-    if not isinstance(e, Literal) or not isinstance(e.value, int) or not e.type.is_integer:
-        raise NotSupported(f"{what} that is not a constant integer")
-    return e.value
-
-
-def _bind_round(args, site):
-    v = args[0]
-    digits = constant_int(args[1] if len(args) > 1 else None, "ROUND digits") or 0
-    if v.type.kind == "NULL":
-        return Literal(None, T.BIGINT)  # DuckDB: round(NULL, n) is BIGINT
-    if v.type.is_decimal:
-        s = max(0, min(digits, v.type.scale))
-        return Call("round", (v,), T.DECIMAL(v.type.precision, s), (digits,))
-    if not v.type.is_numeric:
-        raise TypeMismatch(f"Type mismatch: ROUND needs a number, got {v.type}")
-    return Call("round", (v,), v.type, (digits,))
-
-
 _OPERATORS = (
     ("add", "a + b", "Sum; a DATE or TIMESTAMP plus days or an INTERVAL."),
     ("sub", "a - b", "Difference; of two DATEs in days; a DATE or TIMESTAMP minus days or an INTERVAL."),
@@ -351,25 +309,5 @@ FUNCTIONS = [
     Function("neg", OPERATOR, "math", "-a", "The number negated.", bind=_bind_neg, evaluate=_neg, strict=True),
     Function(
         "abs", SCALAR, "math", "abs(NUMERIC) -> NUMERIC", "Absolute value.", bind=_bind_abs, evaluate=_abs, strict=True
-    ),
-    Function(
-        "round",
-        SCALAR,
-        "math",
-        "round(NUMERIC [, INTEGER digits]) -> NUMERIC",
-        "Rounded half away from zero to a constant number of digits after the point (0 by default).",
-        bind=_bind_round,
-        evaluate=_round,
-        strict=True,
-    ),
-    Function(
-        "floor",
-        SCALAR,
-        "math",
-        "floor(DOUBLE) -> DOUBLE",
-        "Largest integer value not above the argument.",
-        evaluate=_floor,
-        strict=True,
-        internal=True,
     ),
 ]

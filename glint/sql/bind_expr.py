@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from glint.columnar import types as T
-from glint.errors import BinderError, NotSupported
+from glint.errors import BinderError, ExecutionError, NotSupported
 from glint.functions.builtins import BUILTINS
 from glint.functions.registry import OPERATOR, BindRule, CallSite
 from glint.plan import typing as ty
@@ -71,6 +71,8 @@ def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
 
 @functools.singledispatch
 def _bind(node, ctx) -> Expr:
+    if isinstance(node, exp.Func):  # a function sqlglot knows and glint does not run: its SQL name
+        raise NotSupported(f"{node.sql_name().lower()}()")
     raise NotSupported(f"expression {type(node).__name__}: {node.sql(dialect='duckdb')[:80]}")
 
 
@@ -232,17 +234,26 @@ def _(node: exp.Interval, ctx):
 
 @_bind.register
 def _(node: exp.Cast, ctx):
+    """CAST(x AS t), x::t and TRY_CAST(x AS t) (sqlglot's TryCast is a Cast)."""
     to = sql_type(node.to)
     inner = node.this
-    if to.kind == "DATE" and isinstance(inner, exp.Literal) and inner.is_string:
-        return Literal(date_literal(inner.this), T.DATE)
-    if to.kind == "TIMESTAMP" and isinstance(inner, exp.Literal) and inner.is_string:
-        return timestamp_literal(inner.this)
+    safe = isinstance(node, exp.TryCast)
+    if to.kind in ("DATE", "TIMESTAMP") and isinstance(inner, exp.Literal) and inner.is_string:
+        try:
+            if to.kind == "DATE":
+                return Literal(date_literal(inner.this), T.DATE)
+            return timestamp_literal(inner.this)
+        except ExecutionError:
+            if safe:
+                return Literal(None, to)
+            raise
     if to.kind == "INTERVAL":
+        if safe:
+            raise NotSupported("TRY_CAST to INTERVAL")
         if isinstance(inner, exp.Literal) and inner.is_string:
             return Literal(interval_text(inner.this), T.INTERVAL)
         raise NotSupported("CAST to INTERVAL of a value that is not a constant string")
-    return _operator("cast", [inner], ctx, {"to": to})
+    return _operator("try_cast" if safe else "cast", [inner], ctx, {"to": to})
 
 
 # types glint does not compute in: a CAST to one of them must check its range

@@ -93,6 +93,20 @@ def part_argument(fn: str, refuse_list: bool = False) -> ArgumentBinder:
     return bind_part
 
 
+def _interval_text(node, ctx, bind) -> Expr:
+    """A string constant where an INTERVAL is expected ('1 day'): that INTERVAL."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        node = exp.cast(node.copy(), exp.DataType.build("INTERVAL"))
+    return bind(node, ctx)
+
+
+def _column_not_unit(node, ctx, bind) -> Expr:
+    """sqlglot reads time_bucket's third argument, a column name, as a unit (a Var)."""
+    if isinstance(node, exp.Var):
+        node = exp.Column(this=exp.to_identifier(node.name.lower()))  # sqlglot upper-cases a unit
+    return bind(node, ctx)
+
+
 def _extract_part(node, ctx, bind) -> Expr:
     """EXTRACT(part FROM x): the part as written."""
     return Literal(node.name, T.VARCHAR)
@@ -284,6 +298,19 @@ def _dates() -> dict:
             ),
         ),
         exp.DateAdd: NodeCall("date_add", _BINARY),
+        exp.TimeToStr: NodeCall("strftime", ("this", "format")),
+        exp.StrToTime: NodeCall(
+            "strptime",
+            ("this", "format"),
+            refuse=_refuse_if(
+                lambda node: isinstance(node.args.get("format"), exp.Array),
+                NotSupported,
+                "strptime with a list of formats",
+            ),
+        ),
+        exp.DateBin: NodeCall(
+            "time_bucket", ("this", "expression", "unit"), binders={0: _interval_text, 2: _column_not_unit}
+        ),
         exp.Monthname: NodeCall("monthname", _UNARY),
         exp.Dayname: NodeCall("dayname", _UNARY),
         exp.LastDay: NodeCall(
@@ -312,27 +339,73 @@ def _dates() -> dict:
     return out
 
 
+def _log_function(node) -> str:
+    """sqlglot reads log10(x) and log2(x) as log(10, x) and log(2, x)."""
+    base = node.this
+    if node.args.get("expression") is not None and isinstance(base, exp.Literal) and not base.is_string:
+        return {"10": "log10", "2": "log2"}.get(base.this, "log")
+    return "log"
+
+
+def _math() -> dict:
+    out = {
+        exp.Abs: NodeCall("abs", _UNARY),
+        exp.Round: NodeCall("round", ("this", "decimals")),
+        exp.Trunc: NodeCall("trunc", ("this", "decimals")),
+        exp.Floor: NodeCall("floor", ("this", "decimals")),
+        exp.Ceil: NodeCall("ceil", ("this", "decimals")),
+        exp.Log: NodeCall(_log_function, _BINARY),
+        exp.Pow: NodeCall("pow", _BINARY),
+        exp.Atan2: NodeCall("atan2", _BINARY),
+        exp.Atan: NodeCall("atan", _BINARY),
+        exp.Pi: NodeCall("pi", ()),
+    }
+    for cls, fn in (
+        (exp.Sign, "sign"),
+        (exp.Sqrt, "sqrt"),
+        (exp.Cbrt, "cbrt"),
+        (exp.Exp, "exp"),
+        (exp.Ln, "ln"),
+        (exp.Degrees, "degrees"),
+        (exp.Radians, "radians"),
+        (exp.Sin, "sin"),
+        (exp.Cos, "cos"),
+        (exp.Tan, "tan"),
+        (exp.Cot, "cot"),
+        (exp.Asin, "asin"),
+        (exp.Acos, "acos"),
+        (exp.Sinh, "sinh"),
+        (exp.Cosh, "cosh"),
+        (exp.Tanh, "tanh"),
+        (exp.Asinh, "asinh"),
+        (exp.Acosh, "acosh"),
+        (exp.Atanh, "atanh"),
+        (exp.Factorial, "factorial"),
+        (exp.IsNan, "isnan"),
+        (exp.IsInf, "isinf"),
+    ):
+        out[cls] = NodeCall(fn, _UNARY)
+    return out
+
+
 def _others() -> dict:
     return {
         exp.Coalesce: NodeCall("coalesce", ("this", "*expressions")),
+        exp.Greatest: NodeCall("greatest", ("this", "*expressions")),
+        exp.Least: NodeCall("least", ("this", "*expressions")),
         exp.Nullif: NodeCall("nullif", _BINARY),
         exp.If: NodeCall("if", ("this", "true", "false")),
-        exp.Abs: NodeCall("abs", _UNARY),
-        exp.Round: NodeCall("round", ("this", "decimals")),
         exp.Typeof: NodeCall("typeof", _UNARY),
     }
 
 
 # node type -> the scalar function or operator it calls
-SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), **_others()}
+SCALAR_NODES: dict[type, NodeCall] = {**_operators(), **_strings(), **_dates(), **_math(), **_others()}
 
 # functions glint refuses, by node type and (calls by name) by name: (error, message)
 REFUSED_NODES: dict[type, tuple[type[GlintError], str]] = {
-    exp.TryCast: (NotSupported, "TRY_CAST"),
     exp.RegexpILike: (BinderError, "Scalar Function with name ~* does not exist! (use regexp_matches(s, p, 'i'))"),
     exp.Initcap: (BinderError, "Scalar Function with name initcap does not exist! (DuckDB has no initcap)"),
-    exp.TimeToStr: (NotSupported, "strftime"),
-    exp.StrToTime: (NotSupported, "strptime"),
 }
 REFUSED_NAMES: dict[str, tuple[type[GlintError], str]] = {
     "octet_length": (

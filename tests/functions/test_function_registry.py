@@ -42,7 +42,7 @@ def test_lookup_by_name_and_alias_ignores_case():
 
 
 def test_internal_functions_and_operators_are_not_called_by_name():
-    for name in ("like_rows", "trim_chars", "extract", "epoch_unit", "floor", "add", "eq", "in_list", "cast"):
+    for name in ("like_rows", "trim_chars", "extract", "epoch_unit", "log_base", "add", "eq", "in_list", "cast"):
         assert BUILTINS.lookup(name) is None
     assert BUILTINS.get("like_rows").internal and BUILTINS.get("add", OPERATOR).kind == OPERATOR
     assert "like_rows" not in supported_names() and "add" not in supported_names()

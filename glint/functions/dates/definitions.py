@@ -22,6 +22,10 @@ from glint.columnar.column import Column
 from glint.errors import BinderError, NotSupported, TypeMismatch
 from glint.functions.dates import days
 from glint.functions.dates import timestamps as TS
+from glint.functions.dates.format_spec import parse_format
+from glint.functions.dates.strftime import strftime
+from glint.functions.dates.strptime import strptime
+from glint.functions.dates.time_bucket import time_bucket
 from glint.functions.dates.timestamps import DATE_TRUNC_PARTS, DOUBLE_PARTS, part_name
 from glint.functions.registry import OPERATOR, SCALAR, CallSite, Function
 from glint.functions.validity import and_valid
@@ -233,6 +237,93 @@ def _bind_last_day(args, site):
     return Call("last_day", (v,), T.DATE)
 
 
+# ------------------------------------------------------------------ strftime, strptime, time_bucket
+def _constant_format(e: Expr, fn: str) -> str | None:
+    """A format argument: a constant string (None for NULL)."""
+    if isinstance(e, Literal) and (e.value is None or isinstance(e.value, str)):
+        return e.value
+    raise BinderError(f"Invalid Input Error: {fn} format must be a constant")
+
+
+def _bind_strftime(args, site):
+    """strftime(x, format), or strftime(format, x) as DuckDB also takes it."""
+    if len(args) != 2:
+        raise BinderError("strftime() takes a DATE or TIMESTAMP and a format")
+    v, f = args[0], args[1]
+    if v.type.is_string and f.type.kind in _TEMPORAL:
+        v, f = f, v
+    if v.type.kind == "NULL":
+        return Literal(None, T.VARCHAR)
+    if v.type.is_string:
+        raise BinderError(
+            'Could not choose a best candidate function for the function call "strftime(VARCHAR, VARCHAR)": '
+            "cast the date or timestamp"
+        )
+    v = temporal_arg(v, "strftime")
+    fmt = _constant_format(f, "strftime")
+    if fmt is None:
+        return Literal(None, T.VARCHAR)
+    parse_format(fmt)  # DuckDB's errors for a bad format, at bind time
+    return Call("strftime", (v,), T.VARCHAR, (fmt,))
+
+
+def _bind_strptime(safe: bool):
+    name = "try_strptime" if safe else "strptime"
+
+    def bind(args, site):
+        if len(args) != 2:
+            raise BinderError(f"{name}() takes a string and a format")
+        v = args[0]
+        if not (v.type.is_string or v.type.kind == "NULL"):
+            raise TypeMismatch(f"Type mismatch: {name} needs VARCHAR, got {ty.show(v)} of type {v.type}")
+        fmt = _constant_format(args[1], name)
+        if fmt is None or v.type.kind == "NULL":
+            return Literal(None, T.TIMESTAMP)
+        items = parse_format(fmt)
+        if any(kind == "spec" and code in ("z", "Z") for kind, code in items):
+            raise NotSupported(f"{name} with %z or %Z (its result is a TIMESTAMP WITH TIME ZONE)")
+        if any(kind == "spec" and code == "n" for kind, code in items):
+            raise NotSupported(f"{name} with %n (its result is a TIMESTAMP_NS)")
+        return Call("strptime", (v,), T.TIMESTAMP, (fmt, safe))
+
+    return bind
+
+
+def _interval_arg(e: Expr, what: str) -> tuple[int, int, int] | None:
+    if isinstance(e, Literal) and e.type.kind in ("INTERVAL", "NULL"):
+        return e.value
+    raise NotSupported(f"time_bucket with a {what} that is not a constant INTERVAL")
+
+
+def _bind_time_bucket(args, site):
+    """time_bucket(width, x [, offset INTERVAL | origin DATE / TIMESTAMP])."""
+    if len(args) not in (2, 3):
+        raise BinderError("time_bucket() takes a width, a DATE or TIMESTAMP and an optional offset or origin")
+    width = _interval_arg(args[0], "width")
+    v = temporal_arg(args[1], "time_bucket")
+    third = args[2] if len(args) == 3 else None
+    if width is None:
+        return Literal(None, v.type)
+    if third is None:
+        return Call("time_bucket", (v,), v.type, (width, None))
+    if third.type.kind in ("INTERVAL", "NULL") and isinstance(third, Literal):
+        offset = third.value
+        if offset is None:
+            return Literal(None, v.type)
+        return Call("time_bucket", (v,), v.type, (width, offset))
+    if third.type.is_string and isinstance(third, Literal):
+        third = ty.cast(third, v.type)
+    origin = temporal_arg(third, "time_bucket")
+    if origin.type != v.type:
+        v, origin = ty.cast(v, T.TIMESTAMP), ty.cast(origin, T.TIMESTAMP)
+    return Call("time_bucket", (v, origin), v.type, (width, None))
+
+
+def _time_bucket(e: Call, cols) -> Column:
+    width, offset = e.params
+    return time_bucket(cols[0], width, offset, cols[1] if len(cols) > 1 else None)
+
+
 # ------------------------------------------------------------------ date arithmetic
 def _date_add_days(e: Call, cols) -> Column:
     d, n = cols
@@ -289,6 +380,14 @@ def _part_function(name: str, part: str) -> Function:
     )
 
 
+def _bind_nanosecond(args, site):
+    """nanosecond(x): the nanoseconds of the minute (microseconds times 1000)."""
+    if len(args) != 1:
+        raise BinderError(f"{site.name}() takes one DATE or TIMESTAMP")
+    micros = extract_part("microseconds", args[0])
+    return Call("mul", (micros, Literal(1000, T.BIGINT)), T.BIGINT)
+
+
 def _internal(name, signature, doc, evaluate, strict=False, kind=SCALAR):
     return Function(name, kind, "dates", signature, doc, evaluate=evaluate, strict=strict, internal=True)
 
@@ -305,6 +404,15 @@ FUNCTIONS = [
         rewrites_to=("extract",),
     ),
     *(_part_function(name, part) for name, part in _PART_FUNCTIONS.items()),
+    Function(
+        "nanosecond",
+        SCALAR,
+        "dates",
+        "nanosecond(DATE | TIMESTAMP) -> BIGINT",
+        "Nanoseconds of the minute (the seconds and their fraction, in nanoseconds).",
+        bind=_bind_nanosecond,
+        rewrites_to=("extract", "mul"),
+    ),
     Function(
         "epoch_ms",
         SCALAR,
@@ -410,6 +518,45 @@ FUNCTIONS = [
         "The last day of the month.",
         bind=_bind_last_day,
         evaluate=lambda e, cols: TS.last_day(cols[0]),
+    ),
+    Function(
+        "strftime",
+        SCALAR,
+        "dates",
+        "strftime(DATE | TIMESTAMP, VARCHAR format) -> VARCHAR",
+        "The date or timestamp as text in a strftime format (%Y %m %d %H %M %S %f %b %A %j ...).",
+        bind=_bind_strftime,
+        evaluate=lambda e, cols: strftime(cols[0], parse_format(e.params[0])),
+        strict=True,
+    ),
+    Function(
+        "strptime",
+        SCALAR,
+        "dates",
+        "strptime(VARCHAR, VARCHAR format) -> TIMESTAMP",
+        "Text parsed by a strptime format; an error where it does not match.",
+        bind=_bind_strptime(False),
+        evaluate=lambda e, cols: strptime(cols[0], e.params[0], e.params[1]),
+        strict=True,
+    ),
+    Function(
+        "try_strptime",
+        SCALAR,
+        "dates",
+        "try_strptime(VARCHAR, VARCHAR format) -> TIMESTAMP",
+        "Text parsed by a strptime format; NULL where it does not match.",
+        bind=_bind_strptime(True),
+        rewrites_to=("strptime",),
+    ),
+    Function(
+        "time_bucket",
+        SCALAR,
+        "dates",
+        "time_bucket(INTERVAL width, DATE | TIMESTAMP [, INTERVAL offset | DATE | TIMESTAMP origin]) -> DATE | TIMESTAMP",
+        "The start of the bucket of the given width the value falls in (buckets from 2000-01-03, or 2000-01 for months).",
+        bind=_bind_time_bucket,
+        evaluate=_time_bucket,
+        strict=True,
     ),
     _internal(
         "extract",

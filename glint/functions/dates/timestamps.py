@@ -151,12 +151,18 @@ def _check(bad: torch.Tensor, valid, message) -> None:
 
 
 # ------------------------------------------------------------------ DATE <-> TIMESTAMP
-def from_date(col: Column) -> Column:
+def from_date(col: Column, safe: bool = False) -> Column:
     """CAST(date AS TIMESTAMP): midnight of the day; DATE 'infinity' is
-    TIMESTAMP 'infinity'; a day beyond TIMESTAMP's range is DuckDB's error."""
+    TIMESTAMP 'infinity'; a day beyond TIMESTAMP's range is DuckDB's error
+    (NULL with ``safe``: TRY_CAST)."""
     d = col.data.long()
     limit = (TS_INFINITY - 1) // MICROS_PER_DAY
     over = (d.abs() > limit) & (d.abs() != DATE_INFINITY)
+    if safe:
+        valid = ~over if col.valid is None else col.valid & ~over
+        d = torch.where(over, torch.zeros_like(d), d)
+        out = torch.where(d.abs() == DATE_INFINITY, torch.sign(d) * TS_INFINITY, d * MICROS_PER_DAY)
+        return Column(T.TIMESTAMP, out, None if bool(valid.all()) else valid)
     _check(
         over,
         col.valid,

@@ -407,10 +407,11 @@ def _date_shaped(text: str) -> bool:
     return m is not None and m.group("s1") == m.group("s2")
 
 
-def from_varchar(col: Column, dtype: DataType) -> Column:
+def from_varchar(col: Column, dtype: DataType, safe: bool = False) -> Column:
     """CAST(col AS dtype) for a VARCHAR column: each dictionary entry is parsed
     once; a value that does not parse (and is used by a non-NULL row) raises
-    like DuckDB ("Could not convert string 'abc' to INT32").
+    like DuckDB ("Could not convert string 'abc' to INT32"), or with ``safe``
+    (TRY_CAST) makes its rows NULL.
 
     >>> c = Column.from_arrow(pa.array([" 12 ", "2.5", None, "1e3"]))
     >>> from_varchar(c, T.INTEGER).to_arrow().to_pylist()
@@ -430,6 +431,8 @@ def from_varchar(col: Column, dtype: DataType) -> Column:
     data = entries.to(col.device)[codes]
     if not ok.all():  # only strings a non-NULL row holds must parse
         bad = torch.from_numpy(~ok).to(col.device)[codes]
+        if safe:
+            return Column(dtype, data, ~bad if col.valid is None else col.valid & ~bad)
         if col.valid is not None:
             bad = bad & col.valid
         if bool(bad.any()):

@@ -1,8 +1,9 @@
 """Row expressions of the query generator (a mixin of
 :class:`~glint.testing.fuzz.generator.QueryGenerator`) over the leaves of
 glint.testing.fuzz.leaves: CASE / COALESCE / NULLIF, arithmetic with
-DuckDB's result types, casts, EXTRACT and date arithmetic, and the string
-forms that are not in gen_strings. In an aggregated scope an expression
+DuckDB's result types, casts and TRY_CAST, the math functions (rounding,
+logarithms, trigonometry, gcd / lcm, greatest / least), EXTRACT and date
+arithmetic, and the string forms that are not in gen_strings. In an aggregated scope an expression
 goes through the aggregates mixin instead (glint.testing.fuzz.aggregates).
 """
 
@@ -183,7 +184,44 @@ class RowExpressions:
             if a.t == DATE and b.t == DATE:
                 self.feat("date_diff")
                 return self._m(f"({a.sql} - {b.sql})", BIGINT, a, b)
+        if x < 0.94:
+            return self.math_int(scope, d, sub)
         return self.leaf("int", scope)
+
+    def math_int(self, scope, d, sub) -> E:
+        """round / trunc to tens, sign, gcd / lcm, greatest / least, TRY_CAST of integers."""
+        a = self.sub_e("int", scope, d, sub)
+        t = a.t if a.t.kind != "NULL" else INTEGER
+        x = self.r.random()
+        if x < 0.25:
+            fn, n = self.r.choice(["ROUND", "TRUNC"]), self.r.choice([-1, -2, -5, 0, 2])
+            self.feat("fn:" + fn.lower())
+            return self._m(f"{fn}({a.sql}, {n})", t if t.kind != "NULL" else BIGINT, a)
+        if x < 0.35:
+            self.feat("fn:sign")  # DuckDB's TINYINT result, kept out of arithmetic
+            return self._m(f"CAST(SIGN({a.sql}) AS INTEGER)", INTEGER, a)
+        if x < 0.55:
+            b = self.sub_e("int", scope, d, sub)
+            fn = self.r.choice(["GCD", "LCM"])
+            self.feat("fn:" + fn.lower())
+            out = T("HUGEINT") if "HUGEINT" in (a.t.kind, b.t.kind) else BIGINT
+            return self._m(f"{fn}({a.sql}, {b.sql})", out, a, b)
+        if x < 0.8:
+            args = [a] + [self.sub_e("int", scope, d, sub) for _ in range(self.r.choice([1, 2]))]
+            fn = self.r.choice(["GREATEST", "LEAST"])
+            self.feat("fn:" + fn.lower())
+            t = args[0].t
+            for e in args[1:]:
+                t = unify(t, e.t)
+            return self._m(f"{fn}({', '.join(e.sql for e in args)})", t if t.kind != "NULL" else INTEGER, *args)
+        src = self.r.choice(["dec", "dbl", "strnum"])
+        target = self.r.choice(["INTEGER", "BIGINT"])
+        self.feat("try_cast")
+        if src == "strnum":
+            v = self.r.choice(["'42'", "' 7'", "'2147483648'", "'1.5'", "'x'", "''", "'1e3'"])
+            return E(f"TRY_CAST({v} AS {target})", T(target))
+        b = self.sub_e(src, scope, d, sub)
+        return self._m(f"TRY_CAST({b.sql} AS {target})", T(target), b)
 
     def gen_dec(self, scope, d, sub) -> E:
         c = self.common_forms("dec", scope, d, sub)
@@ -220,7 +258,35 @@ class RowExpressions:
         if x < 0.75:
             a = self.sub_e("dec", scope, d, sub)
             return self._m(f"(- {a.sql})", a.t if a.t.kind == "DECIMAL" else T("DECIMAL", 18, 2), a)
+        if x < 0.88:
+            return self.math_dec(scope, d, sub)
         return self.leaf("dec", scope)
+
+    def math_dec(self, scope, d, sub) -> E:
+        """floor / ceil / round / trunc (negative digits too), greatest / least and TRY_CAST of DECIMALs."""
+        a = self.sub_e("dec", scope, d, sub)
+        t = a.t if a.t.kind == "DECIMAL" else T("DECIMAL", 18, 2)
+        x = self.r.random()
+        if x < 0.3:
+            fn = self.r.choice(["FLOOR", "CEIL", "CEILING"])
+            self.feat("fn:" + fn.lower())
+            return self._m(f"{fn}({a.sql})", T("DECIMAL", t.p, 0), a)
+        if x < 0.65:
+            fn = self.r.choice(["ROUND", "TRUNC"])
+            # DuckDB gives 0 (for NULL too) at as many digits before the point as the type has
+            n = self.r.choice([v for v in (-2, -1, 0, 1, 3) if v > t.s - t.p])
+            self.feat("fn:" + fn.lower())
+            out = t if n >= t.s else T("DECIMAL", t.p, max(n, 0))
+            return self._m(f"{fn}({a.sql}, {n})", out, a)
+        if x < 0.85:
+            b = self.sub_e(self.r.choice(["dec", "int"]), scope, d, sub)
+            fn = self.r.choice(["GREATEST", "LEAST"])
+            self.feat("fn:" + fn.lower())
+            out = unify(a.t, b.t)
+            return self._m(f"{fn}({a.sql}, {b.sql})", out if out.kind == "DECIMAL" else t, a, b)
+        p, sc = self.r.choice([(4, 1), (10, 2), (18, 6), (5, 4)])
+        self.feat("try_cast")
+        return self._m(f"TRY_CAST({a.sql} AS DECIMAL({p},{sc}))", T("DECIMAL", p, sc), a)
 
     def gen_dbl(self, scope, d, sub) -> E:
         c = self.common_forms("dbl", scope, d, sub)
@@ -251,7 +317,53 @@ class RowExpressions:
                 return self._m(f"ABS({a.sql})", DOUBLE, a)
             self.feat("fn:round")
             return self._m(f"ROUND({a.sql}, {self.r.choice([0, 1, 2])})", DOUBLE, a, nosum=True)
+        if x < 0.92:
+            return self.math_dbl(scope, d, sub)
         return self.leaf("dbl", scope)
+
+    _MATH_DBL = (
+        "SQRT(ABS({a}))",
+        "CBRT({a})",
+        "EXP({a} / 1000)",
+        "LN(ABS({a}) + 1)",
+        "LOG(ABS({a}) + 1)",
+        "LOG10(ABS({a}) + 1)",
+        "LOG2(ABS({a}) + 1)",
+        "LOG(2, ABS({a}) + 1)",
+        "POWER({a}, 2)",
+        "({a} ** 0.5)",
+        "SIN({a})",
+        "COS({a})",
+        "TAN({a})",
+        "ATAN({a})",
+        "ATAN2({a}, {b})",
+        "ASIN({a} / (ABS({a}) + 1))",
+        "DEGREES({a})",
+        "RADIANS({a})",
+        "EVEN({a})",
+        "FLOOR({a})",
+        "CEIL({a})",
+        "TRUNC({a})",
+        "ROUND({a}, -1)",
+        "TRUNC({a}, 1)",
+        "({a} * PI())",
+        "GREATEST({a}, {b})",
+        "LEAST({a}, {b})",
+        "SQRT({a})",
+        "LN({a})",
+    )
+
+    def math_dbl(self, scope, d, sub) -> E:
+        """The math functions of DOUBLE (some of them with arguments that raise, as DuckDB raises)."""
+        a = self.num_operand(scope, d, sub)
+        b = self.num_operand(scope, d, sub, kinds=("int", "dbl"))
+        form = self.r.choice(self._MATH_DBL)
+        a_sql, b_sql = a.sql, b.sql
+        if form.startswith(("FLOOR", "CEIL", "TRUNC", "ROUND", "GREATEST", "LEAST")):  # these keep the type
+            a_sql = a.sql if a.t == DOUBLE else f"CAST({a.sql} AS DOUBLE)"
+            b_sql = b.sql if b.t == DOUBLE else f"CAST({b.sql} AS DOUBLE)"
+        self.feat("fn:math")
+        return self._m(form.format(a=a_sql, b=b_sql), DOUBLE, a, b, nosum=True)
 
     def gen_str(self, scope, d, sub) -> E:
         c = self.common_forms("str", scope, d, sub)

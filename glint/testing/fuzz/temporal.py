@@ -4,7 +4,8 @@
 compound strings, date_trunc below a day, make_timestamp, epoch_ms), and
 what DATE and TIMESTAMP give to the other kinds: EXTRACT / date_part of every
 specifier, date_diff / date_sub, epoch values, date_trunc to a DATE,
-CAST to DATE and VARCHAR, last_day, dayname / monthname.
+CAST to DATE and VARCHAR, strftime, strptime / try_strptime, time_bucket,
+last_day, dayname / monthname.
 
 Types follow DuckDB 1.4 (date ± INTERVAL is a TIMESTAMP; date_trunc gives a
 DATE for parts of a day or more).
@@ -90,6 +91,19 @@ _PARTS_DIFF = [
 ]
 _TRUNC_DATE = ["year", "quarter", "month", "week", "day", "decade", "century", "isoyear"]
 _TRUNC_TS = ["hour", "minute", "second", "millisecond", "microsecond"]
+_FORMATS = [
+    "%Y-%m-%d %H:%M:%S",
+    "%d/%m/%Y",
+    "%Y%m%d",
+    "%b %-d, %Y %I:%M %p",
+    "%A %B %j",
+    "%y-%-m-%-d %-H:%M",
+    "%G-W%V-%u",
+    "%Y %U %w",
+    "%S.%f",
+]
+_OFFSETS = ["6 HOURS", "1 DAY", "'-90 minutes'"]
+_BUCKETS = ["15 MINUTES", "1 HOUR", "1 DAY", "7 DAYS", "1 MONTH", "3 MONTHS", "1 YEAR", "'2 days 3 hours'"]
 _TS_TEXT = [
     "1995-01-15 10:30:00",
     "2000-02-29 23:59:59.999999",
@@ -162,7 +176,31 @@ class TemporalExpressions:
             self.feat("ts:epoch_ms")
             v = self.r.choice(["0", "1614834367891", "(-1)", "CAST(9223372036854 AS BIGINT)"])
             return E(f"epoch_ms({v})", TIMESTAMP)
+        if x < 0.72:
+            a = self.sub_e("ts", scope, d, sub)
+            return self._m(self.time_bucket(a.sql), TIMESTAMP, a)
+        if x < 0.8:
+            fmt = self.r.choice(_FORMATS)
+            self.feat("ts:strptime")
+            if self.chance(0.6):  # what strftime wrote, read back
+                a = self.time_operand(scope, d, sub)
+                fn = self.r.choice(["strptime", "try_strptime"])
+                return self._m(f"{fn}(strftime({a.sql}, '{fmt}'), '{fmt}')", TIMESTAMP, a)
+            a = self.sub_e("str", scope, d, sub)
+            return self._m(f"try_strptime({a.sql}, '{fmt}')", TIMESTAMP, a)
         return self.leaf("ts", scope)
+
+    def time_bucket(self, value: str) -> str:
+        """time_bucket(width, value [, offset | origin])."""
+        width = f"INTERVAL {self.r.choice(_BUCKETS)}"
+        self.feat("ts:time_bucket")
+        x = self.r.random()
+        if x < 0.6:
+            return f"time_bucket({width}, {value})"
+        if x < 0.8:
+            offset = self.r.choice(_OFFSETS)
+            return f"time_bucket({width}, {value}, INTERVAL {offset})"
+        return f"time_bucket({width}, {value}, TIMESTAMP '{self.r.choice(_TS_TEXT)}')"
 
     # -------------------------------------------------------------- other kinds from dates and times
     def temporal_int(self, scope, d: int, sub: bool) -> E:
@@ -200,6 +238,9 @@ class TemporalExpressions:
         if self.chance(0.6):
             self.feat("cast")
             return self._m(f"CAST({a.sql} AS VARCHAR)", VARCHAR, a)
+        if self.chance(0.5):
+            self.feat("ts:strftime")
+            return self._m(f"strftime({a.sql}, '{self.r.choice(_FORMATS)}')", VARCHAR, a)
         self.feat("ts:names")
         return self._m(f"{self.r.choice(['dayname', 'monthname'])}({a.sql})", VARCHAR, a)
 
@@ -214,6 +255,8 @@ class TemporalExpressions:
                 return a
             self.feat("ts:cast")
             return self._m(f"CAST({a.sql} AS DATE)", DATE, a)
+        if a.t == DATE and self.chance(0.4):
+            return self._m(self.time_bucket(a.sql).replace("TIMESTAMP '", "DATE '"), DATE, a)
         self.feat("ts:last_day")
         return self._m(f"last_day({a.sql})", DATE, a)
 
