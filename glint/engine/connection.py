@@ -7,7 +7,7 @@ import itertools
 import logging
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import torch
@@ -83,6 +83,14 @@ def _expandable_segments() -> None:
         setter("expandable_segments:True")
     except (RuntimeError, ValueError):  # an allocator that does not support it
         pass
+
+
+@dataclass(frozen=True)
+class Explain:
+    """EXPLAIN [ANALYZE] of a parsed query (Connection.parse)."""
+
+    query: object
+    analyze: bool
 
 
 class Connection:
@@ -451,28 +459,40 @@ class Connection:
         ``params``: the values of the parameters of a single statement (``?``
         and ``$1``: a sequence; ``$name``: a mapping by name), each bound as a
         typed constant (glint.sql.parameters)."""
+        result = None
+        for stmt in self.parse(query, params):
+            result = self.run_parsed(stmt)
+        return result
+
+    def parse(self, query: str, params=None) -> list:
+        """``query``'s statements, parsed, with ``params`` bound (see
+        :meth:`sql`): what :meth:`run_parsed` runs, one by one. EXPLAIN
+        [ANALYZE] of a query is an :class:`Explain` of it."""
         if not isinstance(query, str):
             raise GlintError("sql() takes a string")
         m = _EXPLAIN.match(query)
         if m:
-            inner = query[m.end() :]
-            stmts = frontend.parse(inner)
+            stmts = frontend.parse(query[m.end() :])
             if len(stmts) != 1 or frontend.statement_kind(stmts[0]) != "query":
                 # (never run: EXPLAIN INSERT must not insert)
                 raise NotSupported("EXPLAIN of a statement that is not a query")
-            return self.sql(inner, params)._explain_result(analyze=bool(m.group(1)))
+            return [Explain(bind_parameters(stmts[0], params), analyze=bool(m.group(1)))]
         stmts = frontend.parse(query)
         if params is not None and len(stmts) > 1:
             raise BinderError("parameters are bound to one statement, not to several separated by ';'")
-        result = None
-        for stmt in stmts:
-            stmt = bind_parameters(stmt, params)  # (a placeholder without a value: an error naming it)
-            result = self.run_parsed(stmt)
-        return result
+        # (a placeholder without a value: an error naming it)
+        return [bind_parameters(stmt, params) for stmt in stmts]
+
+    @staticmethod
+    def is_query(stmt) -> bool:
+        """Whether a parsed statement is a query (run when its result is read)."""
+        return not isinstance(stmt, Explain) and frontend.statement_kind(stmt) == "query"
 
     def run_parsed(self, stmt) -> Result | None:
         """One parsed statement (parameters bound): a query planned (run on
         its first fetch), any other statement run now (its Result, or None)."""
+        if isinstance(stmt, Explain):
+            return Result(self, stmt.query)._explain_result(analyze=stmt.analyze)
         kind = frontend.statement_kind(stmt)
         if kind == "query":
             return Result(self, stmt)

@@ -37,10 +37,10 @@ def _expanded(path) -> str:
     return os.path.expanduser(os.fspath(path))
 
 
-def _static_prefix(text: str) -> str:
+def static_prefix(text: str) -> str:
     """The directory part of a glob before its first wildcard.
 
-    >>> _static_prefix("/data/*/x.parquet"), _static_prefix("rel/x*.csv"), _static_prefix("*.csv")
+    >>> static_prefix("/data/*/x.parquet"), static_prefix("rel/x*.csv"), static_prefix("*.csv")
     ('/data', 'rel', '.')
     """
     parts = text.split(os.sep)
@@ -87,7 +87,7 @@ class FileAccess:
             return
         for p in paths if isinstance(paths, (list, tuple)) else [paths]:
             text = _expanded(p)
-            target = _static_prefix(text) if any(c in text for c in _GLOB_CHARS) and not os.path.exists(text) else text
+            target = static_prefix(text) if any(c in text for c in _GLOB_CHARS) and not os.path.exists(text) else text
             if not self.permits(target):
                 raise self._refuse("read", p)
 
