@@ -7,6 +7,8 @@ already running, and waits in line (first come, first served) when it does
 not, rather than failing. A query estimated past the whole budget runs alone:
 its breakers spill. Admission only decides when a query starts; inside, the
 connection's memory manager accounts every reservation, as for one query.
+A query that reads only system tables (glint_queries, glint_memory) does not
+wait: it observes the line, it should not stand in it.
 
 >>> a = Admission(100)
 >>> with a.admit(60):
@@ -119,6 +121,21 @@ def breaker_memory(con, plan: L.LogicalNode) -> int:
             total += size(node.left) + size(node.right)
         stack.extend(node.children)
     return int(total)
+
+
+def reads_only_system_tables(con, result) -> bool:
+    """Whether a planned query scans system tables and nothing else."""
+    logical = getattr(result, "logical", None)
+    if logical is None:
+        return False
+    snapshots = {n.lower() for names in getattr(con, "_system_snapshots", {}).values() for n in names}
+    scans, stack = [], [logical]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, L.Scan):
+            scans.append(node.table.lower())
+        stack.extend(node.children)
+    return bool(scans) and all(t in snapshots for t in scans)
 
 
 def query_memory(con, result) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -28,7 +29,7 @@ from glint.columnar.column import timestamp_micros
 from glint.engine.result import Result
 from glint.errors import BinderError, Cancelled, CatalogError, GlintError
 from glint.io.appended import conform
-from glint.server.admission import Admission, query_memory, working_memory
+from glint.server.admission import Admission, query_memory, reads_only_system_tables, working_memory
 from glint.server.metadata import CATALOG, SCHEMA
 from glint.server.proto import flight_sql_pb2 as sql
 from glint.server.queries import RUNNING, QueryLog, QueryRecord
@@ -171,7 +172,8 @@ class Executor:
         try:
             with session.query_slot():
                 need = max((query_memory(con, r) for r in pending.results), default=0)
-                with self.admission.admit(need, record.interrupt):
+                observer = all(reads_only_system_tables(con, r) for r in pending.results)
+                with nullcontext() if observer else self.admission.admit(need, record.interrupt):
                     record.started = time.perf_counter()
                     record.state = RUNNING
                     for res in pending.results:

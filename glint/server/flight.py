@@ -57,6 +57,13 @@ _ACTIONS = [
     ("CancelQuery", "cancel a query (Flight SQL, before CancelFlightInfo)"),
     ("CloseSession", "close the client's session: its temporary tables, settings and prepared statements"),
 ]
+_MEMORY_SCHEMA = pa.schema(
+    [("device", pa.string())]
+    + [
+        (n, pa.int64())
+        for n in ("memory_limit", "in_use", "reserved", "table_cache", "admitted", "running", "queued", "sessions")
+    ]
+)
 _UNSUPPORTED_ACTIONS = {
     "BeginTransaction": "transactions",
     "EndTransaction": "transactions",
@@ -141,6 +148,19 @@ class _Auth(flight.ServerMiddlewareFactory):
         return _CallState(_cookie(headers), bearer)
 
 
+class _Handshake(flight.ServerAuthHandler):
+    """Flight's Handshake RPC, which JDBC and ``authenticate_basic_token``
+    call with basic authentication: the middleware has checked the call's
+    header (and answers it with the bearer token), so the handshake itself
+    accepts; and every call is the middleware's to check."""
+
+    def authenticate(self, outgoing, incoming):
+        pass
+
+    def is_valid(self, token):
+        return ""
+
+
 def _basic_password(value: str) -> str:
     try:
         text = base64.b64decode(value.strip(), validate=True).decode()
@@ -167,11 +187,32 @@ class GlintFlightServer(flight.FlightServerBase):
         self.executor = Executor(
             con, self.queries, self.admission, time_limit=o.query_timeout, max_batch_bytes=o.max_batch_bytes
         )
-        con.system_tables["glint_queries"] = self.queries.table  # (before any session: they copy the list)
+        # (before any session: they copy the list)
+        con.system_tables["glint_queries"] = self.queries.table
+        con.system_tables["glint_memory"] = self.memory_table
         self.sessions = SessionRegistry(con, o.max_client_queries, o.session_idle_s)
         short_details()
         certs = [flight.CertKeyPair(cert=c, key=k) for c, k in tls_certificates or []]
-        super().__init__(location, tls_certificates=certs or None, middleware={"glint": _Auth(o.token)})
+        super().__init__(
+            location, auth_handler=_Handshake(), tls_certificates=certs or None, middleware={"glint": _Auth(o.token)}
+        )
+
+    def memory_table(self) -> pa.Table:
+        """The ``glint_memory`` system table: the device's budget and where it
+        is (bytes), and the queries on the device and waiting for it."""
+        m = self.con.memory
+        row = {
+            "device": str(self.con.device),
+            "memory_limit": m.limit,
+            "in_use": m.used(),
+            "reserved": m.reserved(),
+            "table_cache": m.cache_bytes(),
+            "admitted": self.admission.in_use,
+            "running": self.admission.running,
+            "queued": self.admission.waiting(),
+            "sessions": len(self.sessions.sessions()),
+        }
+        return pa.Table.from_pylist([row], schema=_MEMORY_SCHEMA)
 
     # ------------------------------------------------------------ helpers
     def _session(self, context):
