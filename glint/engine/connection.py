@@ -235,7 +235,9 @@ class Connection:
         return getattr(self.settings, s.name)
 
     # ------------------------------------------------------------ catalog
-    def has_table(self, name: str) -> bool:
+    def has_table(self, name: str, temporary: bool = False) -> bool:
+        """Whether a table of that name exists (``temporary``: among the
+        temporary tables, which are a session's own: on a connection, every table)."""
         return name.lower() in self._tables
 
     def table(self, name: str) -> Table:

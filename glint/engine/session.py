@@ -78,8 +78,10 @@ class SessionMixin:
     the class: SessionConnection, SessionDistConnection...)."""
 
     # ------------------------------------------------------------ catalog
-    def has_table(self, name: str) -> bool:
+    def has_table(self, name: str, temporary: bool = False) -> bool:
         key = name.lower()
+        if temporary and self._separate:
+            return key in self._own
         return key in self._own or key in self._shared._tables
 
     def table(self, name: str):

@@ -294,7 +294,6 @@ class Settings:
         "the directories whose files SQL may read and write when enable_external_access is off (their real "
         "paths: a symbolic link or '..' that leads out is refused); the environment variable separates them by ':'",
         FIXED,
-        unit="paths",
     )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",

@@ -62,7 +62,7 @@ def create_table(con, stmt: exp.Create):
         if stmt.args.get("exists"):
             return None
         raise CatalogError(f'Table with name "{name}" already exists!')
-    if con.has_table(name) and not stmt.args.get("replace"):
+    if con.has_table(name, temporary=temporary) and not stmt.args.get("replace"):
         if stmt.args.get("exists"):
             return None
         raise CatalogError(f'Table with name "{name}" already exists!')
