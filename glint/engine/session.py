@@ -157,4 +157,3 @@ class SessionMixin:
 
     def __repr__(self) -> str:
         return f"<glint session of {self._shared!r}>"
-

@@ -253,9 +253,7 @@ class Executor:
         if data.num_columns == 0:
             return []
         if len(ps.parameters) != data.num_columns and not named:
-            raise BinderError(
-                f"the statement takes {len(ps.parameters)} parameters but {data.num_columns} were bound"
-            )
+            raise BinderError(f"the statement takes {len(ps.parameters)} parameters but {data.num_columns} were bound")
         rows = []
         for i in range(data.num_rows):
             values = [data.column(j)[i] for j in range(data.num_columns)]
@@ -338,9 +336,7 @@ def _matched(data: pa.Table, target) -> pa.Table:
                 if p
             )
         )
-    ordered = pa.Table.from_arrays(
-        [data.column(by_name[c.lower()]) for c in target.schema], names=list(target.schema)
-    )
+    ordered = pa.Table.from_arrays([data.column(by_name[c.lower()]) for c in target.schema], names=list(target.schema))
     return conform(ordered, dict(target.schema))
 
 

@@ -142,9 +142,9 @@ def _catalog_matches(catalog: str | None) -> bool:
 
 def db_schemas_table(cmd: sql.CommandGetDbSchemas) -> pa.Table:
     rows = []
-    if _catalog_matches(_optional(cmd, "catalog")) and like_pattern(
-        _optional(cmd, "db_schema_filter_pattern")
-    ).match(SCHEMA):
+    if _catalog_matches(_optional(cmd, "catalog")) and like_pattern(_optional(cmd, "db_schema_filter_pattern")).match(
+        SCHEMA
+    ):
         rows.append({"catalog_name": CATALOG, "db_schema_name": SCHEMA})
     return pa.Table.from_pylist(rows, schema=DB_SCHEMAS_SCHEMA)
 
@@ -232,7 +232,13 @@ def foreign_keys_table() -> pa.Table:
 # ------------------------------------------------------------------ SQL info
 def _functions(*areas: str) -> list[str]:
     return sorted(
-        {n for f in BUILTINS.functions(SCALAR) if f.area in areas and not f.internal for n in f.names if n.isidentifier()}
+        {
+            n
+            for f in BUILTINS.functions(SCALAR)
+            if f.area in areas and not f.internal
+            for n in f.names
+            if n.isidentifier()
+        }
     )
 
 
@@ -240,7 +246,7 @@ def sql_info_values(statement_timeout_ms: int = 0) -> dict[int, tuple[int, objec
     """info id -> (the union member's index, the value) that GetSqlInfo reports."""
     import pyarrow
 
-    S, B, I64, I32, L = 0, 1, 2, 3, 4  # noqa: N806 - the union's members
+    S, B, I32, L = 0, 1, 3, 4  # the union's members (2, bigint_value, is not used)
     i = sql.SqlInfo
     return {
         i.FLIGHT_SQL_SERVER_NAME: (S, "glint"),

@@ -70,7 +70,9 @@ def test_ingest_a_dataframe_then_query_it(client):
             "id": [1, 2, 3, 4],
             "name": ["a", "b", None, "d"],
             "price": [1.5, 2.5, 3.5, None],
-            "at": pd.to_datetime(["2024-01-01 10:00:00.123456789", "2024-01-02", "2024-01-03", "2024-01-04"], format="ISO8601"),
+            "at": pd.to_datetime(
+                ["2024-01-01 10:00:00.123456789", "2024-01-02", "2024-01-03", "2024-01-04"], format="ISO8601"
+            ),
         }
     )
     with client.cursor() as cur:

@@ -59,7 +59,9 @@ def test_a_ten_million_row_result_streams_in_bounded_memory(served):
             sampler.join()
         assert (rows, nbytes) == (ROWS, RESULT_BYTES)
         growth = peak[0] - base
-        assert growth < BOUND, f"the server grew by {growth >> 20} MiB while streaming a {RESULT_BYTES >> 20} MiB result"
+        assert growth < BOUND, (
+            f"the server grew by {growth >> 20} MiB while streaming a {RESULT_BYTES >> 20} MiB result"
+        )
         sent = query(con, f"SELECT rows, bytes FROM glint_queries WHERE sql = '{QUERY}'")
         assert sent.to_pylist() == [{"rows": ROWS, "bytes": RESULT_BYTES}]
         query(con, "DROP TABLE big10m")
