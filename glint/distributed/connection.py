@@ -281,6 +281,10 @@ class DistConnection(Connection):
             replicate=replicate,
         )
 
+    def _register_system(self, name: str, data) -> None:
+        """A system table's rows, registered on the ranks as any data is."""
+        self.register(name, data)
+
     def _install(self, name: str, global_table: Table, part: TablePartitioning) -> None:
         old = self._tables.get(name.lower())
         if old is not None:

@@ -268,7 +268,7 @@ class Connection:
         registered (a query planned on one scans it when it runs)."""
         data = self.system_tables[name]()
         hidden = f"{HIDDEN_PREFIX}{name}_{next(_snapshots)}"
-        self._put(Table.from_arrow(hidden, data, "system"), temporary=True)
+        self._register_system(hidden, data)
         kept = self._system_snapshots.setdefault(name, [])
         kept.append(hidden)
         while len(kept) > 16:
@@ -276,6 +276,10 @@ class Connection:
             if self.has_table(old):
                 self.unregister(old)
         return hidden
+
+    def _register_system(self, name: str, data: pa.Table) -> None:
+        """A system table's rows, as a temporary table (a session's own)."""
+        self._put(Table.from_arrow(name, data, "system"), temporary=True)
 
     def file_table(self, kind: str, paths, options: dict) -> str:
         """The catalog name of the table that reads files named in FROM

@@ -84,14 +84,16 @@ class Admission:
                 self._cond.notify_all()
 
 
-def working_memory(con) -> int:
+def working_memory(con, rows: float | None = None) -> int:
     """What a query's pipelines hold beside its breakers' state: the chunks
     in flight (on a GPU, what the memory manager keeps free per chunk row;
-    on the CPU its headroom)."""
+    on the CPU its headroom), for chunks of at most ``rows`` rows (a query
+    over small tables needs less than a full chunk's)."""
     m = con.memory
+    chunk = con.chunk_rows if rows is None else max(1, min(con.chunk_rows, int(rows)))
     if con.device.type == "cuda":
-        return int(m.working_per_row * con.chunk_rows)
-    return int(m.headroom)
+        return int(m.working_per_row * chunk)
+    return int(min(m.headroom, 6 * 64 * chunk))
 
 
 def _width(node: L.LogicalNode) -> int:
@@ -146,6 +148,19 @@ def query_memory(con, result) -> int:
         return 0
     try:
         state = breaker_memory(con, logical)
-    except Exception:  # noqa: BLE001 - an estimate that fails leaves the working memory alone
-        state = 0
-    return working_memory(con) + state
+        rows = _largest_scan(con, logical)
+    except Exception:  # noqa: BLE001 - an estimate that fails: a full chunk's working memory, no state
+        state, rows = 0, None
+    return working_memory(con, rows) + state
+
+
+def _largest_scan(con, plan: L.LogicalNode) -> float:
+    """The rows of the plan's largest scanned table (1 without a scan)."""
+    est = Estimator(con)
+    rows, stack = 1.0, [plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, L.Scan):
+            rows = max(rows, est.rows(node))
+        stack.extend(node.children)
+    return rows

@@ -90,15 +90,16 @@ class Executor:
             return con.run_parsed(stmt)
 
     # ------------------------------------------------------------ queries
-    def plan(self, session: ClientSession, text: str, rows: list | None = None, kind: str = "query") -> Pending:
+    def plan(self, session: ClientSession, text: str, rows: list | None = None, planned=None) -> Pending:
         """The statement(s) of ``text`` for a later DoGet: the last, when a
         query, planned; the others run now (with each parameter row of
-        ``rows`` in turn: one result per row)."""
+        ``rows`` in turn: one result per row). ``planned``: the query's plan
+        already made (a prepared statement's, for its first execution)."""
         self.expire()
-        record = self._record(session, text, kind)
+        record = self._record(session, text, "query")
         try:
-            results = []
-            for params in rows if rows is not None else [None]:
+            results = [planned] if planned is not None else []
+            for params in (rows if rows is not None else [None]) if planned is None else []:
                 results.append(self._plan_one(session, record, text, params))
             schema = results[0].schema if results else pa.schema([])
         except BaseException as e:
@@ -233,15 +234,18 @@ class Executor:
         names = parameter_names(stmts[-1]) if len(stmts) == 1 else []
         if len(stmts) > 1 and any(parameter_names(s) for s in stmts):
             raise BinderError("parameters are bound to one statement, not to several separated by ';'")
-        schema = pa.schema([])
+        schema, planned = pa.schema([]), None
         if session.con.is_query(stmts[-1]):
             nulls = {n: None for n in names}
             try:
-                schema = session.con.run_parsed(bind_parameters(stmts[-1], nulls)).schema
+                planned = session.con.run_parsed(bind_parameters(stmts[-1], nulls))
+                schema = planned.schema
             except GlintError:
                 pass
         params = pa.schema([pa.field(n, pa.null()) for n in names])
         ps = PreparedStatement(secrets.token_bytes(16), text, names, schema, params)
+        # (a statement without parameters runs its plan the first time: clients such as ADBC prepare every query)
+        ps.planned = planned if not names and len(stmts) == 1 else None
         session.prepared[ps.handle] = ps
         return ps
 

@@ -270,7 +270,8 @@ class GlintFlightServer(flight.FlightServerBase):
                 pending = self.executor.plan(session, cmd.query)
             elif isinstance(cmd, sql.CommandPreparedStatementQuery):
                 ps = self._prepared(session, cmd.prepared_statement_handle)
-                pending = self.executor.plan(session, ps.query, ps.bound)
+                planned, ps.planned = ps.planned, None
+                pending = self.executor.plan(session, ps.query, ps.bound, planned)
             elif isinstance(cmd, _METADATA):
                 return self._info(descriptor, self._metadata_schema(cmd), descriptor.command)
             elif isinstance(cmd, sql.CommandStatementSubstraitPlan):

@@ -42,6 +42,7 @@ class PreparedStatement:
     dataset_schema: pa.Schema
     parameter_schema: pa.Schema
     bound: list | None = None  # rows of values (each a list, or a dict by name); None: none bound
+    planned: object = None  # the plan made when it was prepared, for its first execution (no parameters)
 
 
 @dataclass(eq=False)

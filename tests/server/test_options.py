@@ -221,3 +221,28 @@ def test_queries_wait_for_the_device_rather_than_fail(served_in_process):
     finally:
         for c in (holder, waiter, observer):
             c.close()
+
+
+@pytest.mark.parametrize(
+    "error, flight_class, status",
+    [
+        (glint.errors.ParseError("syntax error at line 1, column 3"), pa.ArrowInvalid, "INVALID_ARGUMENT"),
+        (glint.errors.ColumnNotFound('Column "x" not found'), pa.ArrowInvalid, "INVALID_ARGUMENT"),
+        (glint.errors.ExecutionError("Overflow in multiplication"), pa.ArrowInvalid, "INVALID_ARGUMENT"),
+        (glint.errors.NotSupported("LATERAL joins"), pa.ArrowNotImplementedError, "UNIMPLEMENTED"),
+        (glint.errors.PermissionDenied("Permission Error: ..."), flight.FlightUnauthorizedError, "PERMISSION_DENIED"),
+        (glint.errors.OutOfMemory("out of GPU memory in Join"), flight.FlightUnavailableError, "UNAVAILABLE"),
+        (glint.errors.QueryTimeout("past its time limit"), flight.FlightTimedOutError, "DEADLINE_EXCEEDED"),
+        (glint.errors.Cancelled("the query was cancelled"), flight.FlightCancelledError, "CANCELLED"),
+        (RuntimeError("a bug"), flight.FlightInternalError, "INTERNAL"),
+    ],
+)
+def test_errors_get_their_flight_status(error, flight_class, status):
+    """(The status pyarrow sends for each class: docs/server.md's table.)"""
+    from glint.server.errors import flight_error
+
+    got = flight_error(error)
+    assert isinstance(got, flight_class), (status, type(got))
+    assert str(error) in str(got)
+    if isinstance(error, glint.errors.OutOfMemory):
+        assert str(got).startswith("Out of Memory Error: ")
