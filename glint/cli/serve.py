@@ -65,7 +65,9 @@ def add_arguments(sp) -> None:
 
 
 def is_loopback(host: str) -> bool:
-    """>>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("::1"), is_loopback("0.0.0.0")
+    """Whether ``host`` is a loopback address (reachable from this machine only).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("::1"), is_loopback("0.0.0.0")
     (True, True, True, False)
     """
     if host.lower() == "localhost":
@@ -111,6 +113,12 @@ def cmd_serve(args) -> int:
         )
     if bool(args.tls_cert) != bool(args.tls_key):
         raise GlintError("TLS needs both --tls-cert and --tls-key")
+    if not is_loopback(args.host) and not args.tls_cert:
+        print(
+            f"glint serve: warning: without TLS (--tls-cert, --tls-key) the token and the data cross the "
+            f"network from {args.host} in the clear",
+            file=sys.stderr,
+        )
     tls = [(_read(args.tls_cert, "certificate"), _read(args.tls_key, "key"))] if args.tls_cert else None
     try:  # (the server's protobuf is an optional dependency: glint[server])
         from glint.server.flight import GlintFlightServer, ServerOptions

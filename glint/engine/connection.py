@@ -38,7 +38,7 @@ from glint.runtime.memory import (
 from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
 from glint.runtime.spill import SpillSpace
 from glint.sql import frontend
-from glint.sql.parameters import bind_parameters
+from glint.sql.parameters import bind_parameters, parameter_names
 from glint.statements import run_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -488,6 +488,17 @@ class Connection:
             raise BinderError("parameters are bound to one statement, not to several separated by ';'")
         # (a placeholder without a value: an error naming it)
         return [bind_parameters(stmt, params) for stmt in stmts]
+
+    def parameters(self, query: str) -> list[str]:
+        """The parameters ``query`` takes, by name ("1", "2"... for ``?`` and
+        ``$n``; glint.sql.parameters.parameter_names): what :meth:`parse`
+        needs values for."""
+        m = _EXPLAIN.match(query)
+        stmts = frontend.parse(query[m.end() :] if m else query)
+        names = [parameter_names(s) for s in stmts]
+        if len(stmts) > 1 and any(names):
+            raise BinderError("parameters are bound to one statement, not to several separated by ';'")
+        return names[0] if len(stmts) == 1 else []
 
     @staticmethod
     def is_query(stmt) -> bool:

@@ -34,8 +34,6 @@ from glint.server.metadata import CATALOG, SCHEMA
 from glint.server.proto import flight_sql_pb2 as sql
 from glint.server.queries import RUNNING, QueryLog, QueryRecord
 from glint.server.sessions import ClientSession, PreparedStatement
-from glint.sql import frontend
-from glint.sql.parameters import bind_parameters, parameter_names
 
 _Ingest = sql.CommandStatementIngest.TableDefinitionOptions
 
@@ -135,10 +133,6 @@ class Executor:
             raise GlintError("unknown or already read statement handle (a ticket is read once, within 10 minutes)")
         return pending
 
-    def find(self, handle: bytes) -> Pending | None:
-        with self._lock:
-            return self._pending.get(handle)
-
     def cancel(self, handle: bytes) -> bool:
         """Cancels a pending or streaming statement; False when unknown or over."""
         with self._lock:
@@ -228,17 +222,13 @@ class Executor:
         planned with every parameter NULL (a guess where a parameter's type
         decides a column's; empty when that does not plan, or for a
         statement that is not a query)."""
-        stmts = frontend.parse(text)
-        if not stmts:
-            raise BinderError("no statement to prepare")
-        names = parameter_names(stmts[-1]) if len(stmts) == 1 else []
-        if len(stmts) > 1 and any(parameter_names(s) for s in stmts):
-            raise BinderError("parameters are bound to one statement, not to several separated by ';'")
+        con = session.con
+        names = con.parameters(text)
+        stmts = con.parse(text, {n: None for n in names} if names else None)
         schema, planned = pa.schema([]), None
-        if session.con.is_query(stmts[-1]):
-            nulls = {n: None for n in names}
+        if stmts and con.is_query(stmts[-1]):
             try:
-                planned = session.con.run_parsed(bind_parameters(stmts[-1], nulls))
+                planned = con.run_parsed(stmts[-1])
                 schema = planned.schema
             except GlintError:
                 pass

@@ -163,10 +163,6 @@ class QueryLog:
         with self._lock:
             return list(self._recent) + sorted(self._running.values(), key=lambda r: r.id)
 
-    def find(self, query_id: int) -> QueryRecord | None:
-        with self._lock:
-            return self._running.get(query_id)
-
     def table(self) -> pa.Table:
         """The ``glint_queries`` system table."""
         rows = []

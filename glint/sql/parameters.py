@@ -75,6 +75,8 @@ def bind_parameters(ast: exp.Expression, values) -> exp.Expression:
     missing or left over is a BinderError naming it."""
     slots = parameter_slots(ast)
     wanted = parameter_names(ast)
+    if values is None and any(isinstance(s, str) for s in slots):
+        values = {}  # (named parameters without values: named in the error)
     if isinstance(values, Mapping):
         given = {str(k).lower().lstrip("$"): v for k, v in values.items()}
         unknown = [k for k in given if k not in wanted]
