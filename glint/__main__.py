@@ -1,5 +1,5 @@
-"""The ``glint`` command (``python -m glint``): ``sql``, ``shell``, ``tpch``, ``bench``,
-``fuzz``; under ``torchrun`` with ``--ranks env``, rank 0 runs the command and the
+"""The ``glint`` command (``python -m glint``): ``sql``, ``shell``, ``serve``, ``tpch``,
+``bench``, ``fuzz``; under ``torchrun`` with ``--ranks env``, rank 0 runs the command and the
 other ranks serve it."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from glint.cli.common import (
     print_error,
     print_internal,
 )
+from glint.cli.serve import add_arguments as serve_arguments
+from glint.cli.serve import cmd_serve
 from glint.cli.shell import cmd_shell
 from glint.cli.sql import cmd_sql
 from glint.cli.tpch import cmd_tpch
@@ -31,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"glint {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    def sources(sp):
+    def sources(sp, display: bool = True):
         sp.add_argument(
             "--parquet",
             action="append",
@@ -47,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
             help="register CSV files as tables named after the files",
         )
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
-        sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
+        if display:
+            sp.add_argument("--max-rows", type=int, default=40, help="rows shown of a longer result (0: all)")
         memory_arguments(sp)
         add_rank_arguments(sp)
 
@@ -62,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("shell", help="interactive SQL shell")
     sources(sh)
     sh.set_defaults(func=cmd_shell)
+
+    sv = sub.add_parser("serve", help="serve the tables over Arrow Flight SQL (ADBC, JDBC, pyarrow.flight clients)")
+    serve_arguments(sv)
+    sources(sv, display=False)
+    sv.set_defaults(func=cmd_serve)
 
     t = sub.add_parser("tpch", help="run TPC-H and check the results against DuckDB and the official answers")
     t.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")

@@ -52,6 +52,20 @@ class GlintIOError(GlintError):
     """A file that is missing, unreadable or not in the expected format."""
 
 
+class PermissionDenied(GlintError):
+    """A file that SQL may not read or write: outside the allowed directories
+    of a connection without external access (``enable_external_access`` off)."""
+
+
+class Cancelled(GlintError):
+    """A query stopped before its end: cancelled by its client, or past its
+    time limit (:class:`QueryTimeout`)."""
+
+
+class QueryTimeout(Cancelled):
+    """A query that ran past its time limit."""
+
+
 class ExecutionError(GlintError):
     """A run-time error the query itself causes (division by zero, overflow...)."""
 

@@ -60,6 +60,7 @@ from glint.bench.glint_runs import run_glint_cold, run_glint_warm
 from glint.bench.machine import device_name, machine_info
 from glint.bench.records import QueryRecord, RunFacts, build_report, merge_reports
 from glint.bench.report import default_out_dir, print_table, write_outputs
+from glint.bench.serve import cmd_bench_serve
 from glint.bench.suites import BENCHMARKS, Suite, get_suite, query_tables
 from glint.cli.common import (
     EXIT_ERROR,
@@ -265,9 +266,10 @@ def add_arguments(p) -> None:
     """The options of ``glint bench`` on an argparse (sub)parser."""
     p.add_argument(
         "benchmark",
-        choices=BENCHMARKS + ("exchange",),
+        choices=BENCHMARKS + ("exchange", "serve"),
         help="tpch or ssb; exchange: glint's shuffle and broadcast against raw collectives on --ranks "
-        "(glint.bench.exchange)",
+        "(glint.bench.exchange); serve: glint serve's result streaming (GB/s) and small-query latency "
+        "over loopback (glint.bench.serve)",
     )
     p.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
     p.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
@@ -318,6 +320,10 @@ def add_arguments(p) -> None:
         "--sizes", help="exchange: bytes per rank to move, e.g. 1MB,16MB,1GB (default 1MB,4MB,16MB,64MB,256MB,1GB)"
     )
     p.add_argument("--seed", type=int, default=0, help="exchange: seed of the generated rows (default 0)")
+    p.add_argument("--clients", type=int, default=8, help="serve: clients at once (default 8)")
+    p.add_argument(
+        "--calls", type=int, default=400, help="serve: timed calls of each small query, over the clients (default 400)"
+    )
     p.add_argument(
         "--hash-partition",
         action="store_true",
@@ -359,6 +365,8 @@ def cmd_merge(args) -> int:
 def cmd_bench(args) -> int:
     if args.benchmark == "exchange":
         return cmd_exchange(args)
+    if args.benchmark == "serve":
+        return cmd_bench_serve(args)
     out, err = console(), console(stderr=True)
     report = run_bench(args, err=err)
     print_table(out, report)

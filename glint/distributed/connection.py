@@ -233,9 +233,10 @@ class DistConnection(Connection):
         self._install(name, Table.from_arrow(name, table, "memory", rules, types), part)
 
     # ------------------------------------------------------------ tables written in SQL
-    def create_table(self, name: str, data, types: dict, rules=None) -> None:
+    def create_table(self, name: str, data, types: dict, rules=None, temporary: bool = False) -> None:
         """CREATE TABLE [AS] (and DELETE-free rewrites such as TRUNCATE): the
-        rows spread over the ranks as registered data is (small: replicated)."""
+        rows spread over the ranks as registered data is (small: replicated).
+        (Every table is the connection's: ``temporary`` changes nothing.)"""
         self._check_open()
         self._distribute(name, data, self._choose(data.schema, data.num_rows, None, None), types, rules)
 
@@ -279,6 +280,10 @@ class DistConnection(Connection):
             partition_by=partition_by,
             replicate=replicate,
         )
+
+    def _register_system(self, name: str, data) -> None:
+        """A system table's rows, registered on the ranks as any data is."""
+        self.register(name, data)
 
     def _install(self, name: str, global_table: Table, part: TablePartitioning) -> None:
         old = self._tables.get(name.lower())
@@ -328,8 +333,13 @@ class DistConnection(Connection):
     # every rank runs with the chunk size it was started with
     oom_retries_with_smaller_chunks = False
 
-    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
+    # every rank's output is gathered on rank 0 before it is handed out
+    streams_results = False
+
+    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None):
         self._check_open()
+        if interrupt is not None:
+            interrupt()  # (the ranks run the plan to its end once it is posted)
         blob = pickle.dumps(physical)
         seq = self.world.post(Execute(blob, profile))
         table = ctx = err = None

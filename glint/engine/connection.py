@@ -3,22 +3,24 @@ spill space, and the statements it runs (queries, views, DDL and DML)."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import torch
 
-from glint.engine.result import Result, stream_to_arrow
-from glint.errors import CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
+from glint.engine.result import Result, batch_to_arrow, stream_to_arrow
+from glint.errors import BinderError, CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.exec.physical_planner import plan_physical
 from glint.exec.scan import start_scans
 from glint.io.appended import drop_stale
 from glint.io.arrow_objects import to_arrow_table
 from glint.io.csv_files import load_csv
+from glint.io.file_access import FileAccess
 from glint.io.file_tables import HIDDEN_PREFIX, FileTables
 from glint.io.parquet_source import ParquetSource, load_parquet
 from glint.io.pinned import pinned_pool
@@ -36,10 +38,12 @@ from glint.runtime.memory import (
 from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
 from glint.runtime.spill import SpillSpace
 from glint.sql import frontend
+from glint.sql.parameters import bind_parameters, parameter_names
 from glint.statements import run_statement
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 _log = logging.getLogger("glint")
+_snapshots = itertools.count(1)
 _EXPLAIN = re.compile(r"^\s*explain(\s+analyze)?\s+", re.IGNORECASE)
 
 
@@ -81,6 +85,14 @@ def _expandable_segments() -> None:
         pass
 
 
+@dataclass(frozen=True)
+class Explain:
+    """EXPLAIN [ANALYZE] of a parsed query (Connection.parse)."""
+
+    query: object
+    analyze: bool
+
+
 class Connection:
     """A set of registered tables and views, and the device queries run on.
 
@@ -115,6 +127,10 @@ class Connection:
         self._tables: dict[str, Table] = {}
         self._views: dict[str, object] = {}
         self._files = FileTables(self)  # tables reading the files named in FROM
+        # name -> a function giving the rows of a table that SQL reads by that
+        # name (a server's glint_queries): read anew by each query (system_table)
+        self.system_tables: dict = {}
+        self._system_snapshots: dict[str, list[str]] = {}
         unknown = set(optimizer or {}) - set(RULE_NAMES)
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
@@ -125,6 +141,7 @@ class Connection:
             settings["memory_limit"] = gpu_memory_limit
         self.settings = Settings.build(settings)
         self._opened = self.settings  # what RESET gives back
+        self.file_access = FileAccess.from_settings(self.settings)  # the files SQL may read and write
         apply_process_settings(self.settings)
         self._capped: torch.device | None = None  # the device whose allocator this connection capped
         self.memory: MemoryManager | None = None
@@ -218,7 +235,9 @@ class Connection:
         return getattr(self.settings, s.name)
 
     # ------------------------------------------------------------ catalog
-    def has_table(self, name: str) -> bool:
+    def has_table(self, name: str, temporary: bool = False) -> bool:
+        """Whether a table of that name exists (``temporary``: among the
+        temporary tables, which are a session's own: on a connection, every table)."""
         return name.lower() in self._tables
 
     def table(self, name: str) -> Table:
@@ -243,16 +262,39 @@ class Connection:
 
         return [t.name for t in self._tables.values() if not t.name.startswith(HIDDEN_PREFIX)]
 
+    def system_table(self, name: str) -> str:
+        """The catalog name of a table holding the rows of system table
+        ``name`` (one of ``system_tables``) as of now; the latest few stay
+        registered (a query planned on one scans it when it runs)."""
+        data = self.system_tables[name]()
+        hidden = f"{HIDDEN_PREFIX}{name}_{next(_snapshots)}"
+        self._register_system(hidden, data)
+        kept = self._system_snapshots.setdefault(name, [])
+        kept.append(hidden)
+        while len(kept) > 16:
+            old = kept.pop(0)
+            if self.has_table(old):
+                self.unregister(old)
+        return hidden
+
+    def _register_system(self, name: str, data: pa.Table) -> None:
+        """A system table's rows, as a temporary table (a session's own)."""
+        self._put(Table.from_arrow(name, data, "system"), temporary=True)
+
     def file_table(self, kind: str, paths, options: dict) -> str:
         """The catalog name of the table that reads files named in FROM
-        (``kind`` "parquet" or "csv"); see glint.io.file_tables."""
-        return self._files.name_for(kind, paths, options)
+        (``kind`` "parquet" or "csv"); see glint.io.file_tables. Files outside
+        the allowed directories of a connection without external access are
+        refused (glint.io.file_access)."""
+        return self._files.name_for(kind, paths, options, self.file_access)
 
     # ------------------------------------------------------------ tables written in SQL
-    def create_table(self, name: str, data: pa.Table, types: dict, rules=None) -> None:
+    def create_table(self, name: str, data: pa.Table, types: dict, rules=None, temporary: bool = False) -> None:
         """A table of the connection holding ``data`` (in glint's ``types``),
-        replacing one of that name (CREATE [OR REPLACE] TABLE, DELETE, UPDATE)."""
-        self._put(Table.from_arrow(name, data, "memory", rules, types))
+        replacing one of that name (CREATE [OR REPLACE] [TEMPORARY] TABLE,
+        DELETE, UPDATE). ``temporary``: the session's own, where the
+        connection is a session of a shared one (glint.engine.session)."""
+        self._put(Table.from_arrow(name, data, "memory", rules, types), temporary)
 
     def append_rows(self, name: str, data: pa.Table) -> None:
         """Rows added to a table (INSERT, COPY FROM): chunks cached on the
@@ -274,7 +316,7 @@ class Connection:
         )
         self._put(t)
 
-    def _put(self, t: Table) -> None:
+    def _put(self, t: Table, temporary: bool = False) -> None:
         name = t.name
         old = self._tables.get(name.lower())
         if old is not None:
@@ -368,9 +410,11 @@ class Connection:
     # a query that runs out of memory is re-run with smaller chunks (Result._run)
     oom_retries_with_smaller_chunks = True
 
-    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None):
-        """(the result as Arrow, the run's ExecContext)."""
+    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None):
+        """(the result as Arrow, the run's ExecContext). ``interrupt``: called
+        before every operator's batches, raises to stop the run (ExecContext)."""
         ctx = self.execution_context(self, profile, chunk_rows)
+        ctx.interrupt = interrupt
         ctx.decode_checks = []  # the scans' decoding checked once, at the end (ExecContext.verify_decoding)
         start_scans(ctx, physical)
         try:
@@ -392,37 +436,95 @@ class Connection:
         finally:
             ctx.close_read_ahead()
 
-    def sql(self, query: str) -> Result | None:
-        """Run one or more ;-separated statements; returns the last query's Result."""
+    # a result can be read chunk by chunk as the plan makes it (Result.stream)
+    streams_results = True
+
+    def _stream_plan(self, physical, fields, names, interrupt=None):
+        """The plan's output as Arrow tables, one per nonempty batch, as they
+        are made: (a generator of them, the run's ExecContext). Each chunk's
+        device decoding is checked before it is handed on."""
+        ctx = self.execution_context(self)
+        ctx.interrupt = interrupt
+
+        def tables():
+            start_scans(ctx, physical)
+            try:
+                for batch in ctx.open(physical):
+                    if batch.num_rows:
+                        t = batch_to_arrow(batch, fields, names)
+                        ctx.io.d2h_bytes += t.nbytes if ctx.device.type == "cuda" else 0
+                        yield t
+            finally:
+                ctx.close_read_ahead()
+
+        return tables(), ctx
+
+    def sql(self, query: str, params=None) -> Result | None:
+        """Run one or more ;-separated statements; returns the last query's Result.
+
+        ``params``: the values of the parameters of a single statement (``?``
+        and ``$1``: a sequence; ``$name``: a mapping by name), each bound as a
+        typed constant (glint.sql.parameters)."""
+        result = None
+        for stmt in self.parse(query, params):
+            result = self.run_parsed(stmt)
+        return result
+
+    def parse(self, query: str, params=None) -> list:
+        """``query``'s statements, parsed, with ``params`` bound (see
+        :meth:`sql`): what :meth:`run_parsed` runs, one by one. EXPLAIN
+        [ANALYZE] of a query is an :class:`Explain` of it."""
         if not isinstance(query, str):
             raise GlintError("sql() takes a string")
         m = _EXPLAIN.match(query)
         if m:
-            inner = query[m.end() :]
-            stmts = frontend.parse(inner)
+            stmts = frontend.parse(query[m.end() :])
             if len(stmts) != 1 or frontend.statement_kind(stmts[0]) != "query":
                 # (never run: EXPLAIN INSERT must not insert)
                 raise NotSupported("EXPLAIN of a statement that is not a query")
-            return self.sql(inner)._explain_result(analyze=bool(m.group(1)))
-        result = None
-        for stmt in frontend.parse(query):
-            kind = frontend.statement_kind(stmt)
-            if kind == "query":
-                result = Result(self, stmt)
-            elif kind == "create_view":
-                self._create_view(stmt)
-                result = None
-            elif kind == "drop_view":
-                for t in stmt.args.get("tables") or [stmt.this]:
-                    if self._views.pop(t.name.lower(), None) is None and not stmt.args.get("exists"):
-                        raise CatalogError(f'View "{t.name}" does not exist')
-                result = None
-            elif kind == "describe":
-                result = self._describe(stmt.this.name)
-            else:
-                out = run_statement(self, stmt, kind)
-                result = None if out is None else Result.from_arrow(self, out)
-        return result
+            return [Explain(bind_parameters(stmts[0], params), analyze=bool(m.group(1)))]
+        stmts = frontend.parse(query)
+        if params is not None and len(stmts) > 1:
+            raise BinderError("parameters are bound to one statement, not to several separated by ';'")
+        # (a placeholder without a value: an error naming it)
+        return [bind_parameters(stmt, params) for stmt in stmts]
+
+    def parameters(self, query: str) -> list[str]:
+        """The parameters ``query`` takes, by name ("1", "2"... for ``?`` and
+        ``$n``; glint.sql.parameters.parameter_names): what :meth:`parse`
+        needs values for."""
+        m = _EXPLAIN.match(query)
+        stmts = frontend.parse(query[m.end() :] if m else query)
+        names = [parameter_names(s) for s in stmts]
+        if len(stmts) > 1 and any(names):
+            raise BinderError("parameters are bound to one statement, not to several separated by ';'")
+        return names[0] if len(stmts) == 1 else []
+
+    @staticmethod
+    def is_query(stmt) -> bool:
+        """Whether a parsed statement is a query (run when its result is read)."""
+        return not isinstance(stmt, Explain) and frontend.statement_kind(stmt) == "query"
+
+    def run_parsed(self, stmt) -> Result | None:
+        """One parsed statement (parameters bound): a query planned (run on
+        its first fetch), any other statement run now (its Result, or None)."""
+        if isinstance(stmt, Explain):
+            return Result(self, stmt.query)._explain_result(analyze=stmt.analyze)
+        kind = frontend.statement_kind(stmt)
+        if kind == "query":
+            return Result(self, stmt)
+        if kind == "create_view":
+            self._create_view(stmt)
+            return None
+        if kind == "drop_view":
+            for t in stmt.args.get("tables") or [stmt.this]:
+                if self._views.pop(t.name.lower(), None) is None and not stmt.args.get("exists"):
+                    raise CatalogError(f'View "{t.name}" does not exist')
+            return None
+        if kind == "describe":
+            return self._describe(stmt.this.name)
+        out = run_statement(self, stmt, kind)
+        return None if out is None else Result.from_arrow(self, out)
 
     execute = sql
     query = sql

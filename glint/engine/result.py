@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 
 import pyarrow as pa
 import torch
 
+from glint.columnar import types as T
 from glint.columnar.column import Batch
 from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 from glint.errors import GlintError, OutOfMemory
@@ -58,6 +60,7 @@ class Result:
         self.retries: list[str] = []  # out-of-memory errors of the last run that a re-run got past
         self.rank_stats: list[dict] | None = None  # per rank of a distributed run (glint.distributed.stats)
         self.timings: dict[str, float] = {}
+        self.interrupt = None  # called before every operator's batches of a run: raises to stop it (ExecContext)
         if ast is None and bound is None:
             return
         t0 = time.perf_counter()
@@ -150,8 +153,49 @@ class Result:
                 _release_garbage(con.device)
 
     def _execute(self, profile: bool, chunk_rows: int):
-        self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)
+        self._arrow, ctx = self._con._execute_plan(
+            self.physical, self._fields, self.names, profile, chunk_rows, interrupt=self.interrupt
+        )
         return ctx
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The result's Arrow schema, known before it runs: the types of the
+        tables :meth:`stream` gives (and of :meth:`arrow`'s, but that a long
+        text column may come as large_string there)."""
+        if not hasattr(self, "_fields"):
+            return self._arrow.schema
+        return pa.schema([pa.field(n, T.to_arrow(f.type)) for n, f in zip(self.names, self._fields)])
+
+    def stream(self) -> Iterator[pa.Table]:
+        """The result as Arrow tables of :attr:`schema`, one per chunk as the
+        plan makes them, so that a large result is never whole in host memory
+        (nor bound by the result_limit setting). A query that runs out of
+        memory before its first chunk runs again as :meth:`arrow` would (its
+        re-runs with the cache dropped and smaller chunks), and its result is
+        then given from the host; one already read is given as it is."""
+        schema = self.schema
+        if self._arrow is not None or not hasattr(self, "physical") or not self._con.streams_results:
+            yield from _pieces(self._run(), schema)
+            return
+        t0 = time.perf_counter()
+        tables, ctx = self._con._stream_plan(self.physical, self._fields, self.names, self.interrupt)
+        started = False
+        try:
+            for t in tables:
+                started = True
+                yield from _pieces(t, schema)
+        except OutOfMemory:
+            if started:
+                raise
+            tables.close()
+            _release_garbage(self._con.device)
+            yield from _pieces(self._run(), schema)
+            return
+        finally:
+            tables.close()
+        self.timings["execute"] = time.perf_counter() - t0
+        self.io = ctx.io
 
     def arrow(self) -> pa.Table:
         return self._run()
@@ -207,6 +251,22 @@ class Result:
 
     def __len__(self):
         return self._run().num_rows
+
+
+def _pieces(t: pa.Table, schema: pa.Schema) -> Iterator[pa.Table]:
+    """``t`` in ``schema``'s types (a large_string column as string), cut
+    where a text column would pass string's 2 GiB of offsets."""
+    if t.schema.equals(schema):
+        yield t
+        return
+    try:
+        yield pa.Table.from_arrays([c.cast(f.type) for c, f in zip(t.columns, schema)], schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):
+        if t.num_rows < 2:
+            raise
+        half = t.num_rows // 2
+        yield from _pieces(t.slice(0, half), schema)
+        yield from _pieces(t.slice(half), schema)
 
 
 def _release_garbage(device) -> None:

@@ -147,6 +147,9 @@ class ExecContext:
         # scans started before the run asks for them: id(ScanExec) -> glint.io.chunk_reader.ChunkReader
         # (scan.start_scans)
         self.read_ahead: dict = {}
+        # called before every batch of every operator (None: nothing): raises to
+        # stop the run (a query cancelled or past its time limit, glint.errors.Cancelled)
+        self.interrupt = None
         # a list: the scans' device decoding flags are collected here and
         # checked at the end of the run (verify_decoding); None: each chunk's
         # are checked before it is handed on
@@ -191,6 +194,8 @@ class ExecContext:
         sync = self.profile and self.device.type == "cuda"
         try:
             while True:
+                if self.interrupt is not None:
+                    self.interrupt()
                 t0 = time.perf_counter()
                 try:
                     batch = next(it)

@@ -9,16 +9,23 @@ its cached chunks) when more than ``capacity`` tables are held, least
 recently used first. The tables live in the connection's catalog under
 hidden names (``HIDDEN_PREFIX``), registered through its ordinary
 ``read_parquet`` / ``register``, so a distributed connection spreads them
-over its ranks as it does any table.
+over its ranks as it does any table. Several threads may ask at once (the
+sessions of a server share one connection's file tables).
+
+A connection that confines its SQL's files (glint.io.file_access) passes its
+``FileAccess``: the paths are checked as written, and the files they resolve
+to, before any is read.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections import OrderedDict
 
 from glint.errors import GlintIOError
+from glint.io.file_access import FileAccess
 from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files
 
 HIDDEN_PREFIX = "__glint_file_"
@@ -43,12 +50,21 @@ class FileTables:
         self.con = con
         self.capacity = capacity
         self._names: OrderedDict[tuple, str] = OrderedDict()
+        self._lock = threading.RLock()
 
-    def name_for(self, kind: str, paths, options: dict) -> str:
+    def name_for(self, kind: str, paths, options: dict, access: FileAccess | None = None) -> str:
         """The catalog name of the table reading ``paths`` (made now if the
-        files are new or changed)."""
+        files are new or changed); ``access``: where the files may be."""
+        if access is not None:
+            access.check_read(paths)
         suffixes, what = (PARQUET_SUFFIXES, "Parquet") if kind == "parquet" else (CSV_SUFFIXES, "CSV")
         files = [os.fspath(f) for f in resolve_files(paths, suffixes, what)]
+        if access is not None:
+            access.check_files(files)
+        with self._lock:
+            return self._table_for(kind, files, options)
+
+    def _table_for(self, kind: str, files: list[str], options: dict) -> str:
         key = (kind, tuple(sorted(options.items())), _identity(files))
         name = self._names.get(key)
         if name is not None and self.con.has_table(name):
@@ -69,4 +85,5 @@ class FileTables:
         return name
 
     def clear(self) -> None:
-        self._names.clear()
+        with self._lock:
+            self._names.clear()

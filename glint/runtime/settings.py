@@ -60,7 +60,14 @@ _SCOPE_TEXT = {
     "or streams it sizes",
 }
 # SQL type names of the kinds (glint_settings().input_type, as duckdb_settings() names them)
-_INPUT_TYPES = {"integer": "BIGINT", "boolean": "BOOLEAN", "size": "VARCHAR", "text": "VARCHAR", "choice": "VARCHAR"}
+_INPUT_TYPES = {
+    "integer": "BIGINT",
+    "boolean": "BOOLEAN",
+    "size": "VARCHAR",
+    "text": "VARCHAR",
+    "choice": "VARCHAR",
+    "paths": "VARCHAR[]",
+}
 _TRUE = frozenset(("1", "true", "on", "yes"))
 _FALSE = frozenset(("0", "false", "off", "no"))
 
@@ -124,6 +131,8 @@ class Setting:
             return "true" if value else "false"
         if self.kind == "size":
             return format_bytes(value)
+        if self.kind == "paths":
+            return "[" + ", ".join(value) + "]"
         return str(value)
 
     def sql_value(self, value):
@@ -182,12 +191,24 @@ def _parse_text(s: Setting, value, source: str) -> str:
     return os.fspath(value)
 
 
+def _parse_paths(s: Setting, value, source: str) -> tuple[str, ...]:
+    """A list of paths: a Python list or tuple, or a text of paths separated
+    by the system's path separator (":" on Linux), as the environment gives it.
+    Each made absolute (relative to the working directory)."""
+    if isinstance(value, (str, os.PathLike)):
+        value = [p for p in os.fspath(value).split(os.pathsep) if p.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in value):
+        raise GlintError(f"{source} must be a list of paths, got {value!r}")
+    return tuple(os.path.abspath(os.path.expanduser(os.fspath(p))) for p in value)
+
+
 _PARSERS = {
     "integer": _parse_integer,
     "size": _parse_size,
     "boolean": _parse_boolean,
     "choice": _parse_choice,
     "text": _parse_text,
+    "paths": _parse_paths,
 }
 
 
@@ -257,6 +278,23 @@ class Settings:
         "bytes of a query's result glint holds on the host before the query fails (ResultTooLarge)",
         unit="bytes",
         auto="70% of the host memory available when the query starts",
+    )
+    # ------------------------------------------------------------ files named in SQL
+    enable_external_access: bool = _setting(
+        "GLINT_ENABLE_EXTERNAL_ACCESS",
+        "boolean",
+        True,
+        "SQL may read and write files anywhere (FROM 'file', read_csv, read_parquet, COPY); off: only "
+        "under allowed_directories, other paths are refused with a permission error (as DuckDB's setting)",
+        FIXED,
+    )
+    allowed_directories: tuple = _setting(
+        "GLINT_ALLOWED_DIRECTORIES",
+        "paths",
+        (),
+        "the directories whose files SQL may read and write when enable_external_access is off (their real "
+        "paths: a symbolic link or '..' that leads out is refused); the environment variable separates them by ':'",
+        FIXED,
     )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",

@@ -12,6 +12,11 @@ only when no table, view or CTE has that name and it ends in a Parquet or
 CSV suffix, as DuckDB's replacement scans decide. The table's alias is the
 file's stem (``FROM 'data/x.parquet'`` is ``x``) or the function's name. A
 missing file is a GlintIOError naming it and its place in the SQL.
+
+A catalog's system tables (``catalog.system_tables``, e.g. a server's
+``glint_queries``) are resolved in the same pass: a name that no table, view
+or CTE takes becomes a table of the catalog holding the system table's rows as
+of now (``catalog.system_table(name)`` gives its name).
 """
 
 from __future__ import annotations
@@ -107,6 +112,17 @@ def _reference(node: exp.Table, catalog, ctes: set[str]):
     return kind, name, {}, stem.split(".")[0] or stem, node
 
 
+def _system_reference(node: exp.Table, catalog, ctes: set[str]) -> str | None:
+    """The system table a FROM item names (lower case), else None."""
+    system = getattr(catalog, "system_tables", None)
+    if not system or not isinstance(node.this, exp.Identifier) or node.args.get("catalog"):
+        return None
+    name = node.name.lower()
+    if name not in system or name in ctes or catalog.has_table(name) or name in getattr(catalog, "_views", {}):
+        return None
+    return name
+
+
 def resolve_file_references(ast: exp.Expression, catalog, copy: bool = True) -> exp.Expression:
     """The query with each file reference replaced by the catalog table that
     reads it (``catalog.file_table(kind, paths, options)`` gives its name)."""
@@ -117,6 +133,13 @@ def resolve_file_references(ast: exp.Expression, catalog, copy: bool = True) -> 
     def fix(node):
         if not isinstance(node, exp.Table):
             return node
+        system = _system_reference(node, catalog, ctes)
+        if system is not None:
+            alias = node.args.get("alias")
+            return exp.Table(
+                this=exp.to_identifier(catalog.system_table(system), quoted=True),
+                alias=alias.copy() if alias is not None else exp.TableAlias(this=exp.to_identifier(system)),
+            )
         ref = _reference(node, catalog, ctes)
         if ref is None:
             return node

@@ -128,6 +128,7 @@ def copy(con, stmt: exp.Copy):
 
 
 def copy_to(con, stmt: exp.Copy, path: str, fmt: str, opts: dict):
+    con.file_access.check_write(path)  # (a connection without external access: before anything runs)
     query = frontend.inline_views(_source_query(stmt), con._views)
     writers.check_target(path)
     if fmt == "parquet":

@@ -47,7 +47,7 @@ def _selected(con, table, data: pa.Table, target: exp.Table, where, items=()):
     ``data``; ``items`` are (column, AST expression) of an UPDATE's SET."""
     tmp = f"{HIDDEN_PREFIX}dml_{next(_tmp_ids)}"
     rowid = pa.array(np.arange(data.num_rows, dtype=np.int64))
-    con.create_table(tmp, data.append_column(ROWID, rowid), {**table.schema, ROWID: T.BIGINT})
+    con.create_table(tmp, data.append_column(ROWID, rowid), {**table.schema, ROWID: T.BIGINT}, temporary=True)
     try:
         alias = target.alias or table.name
         src = exp.Table(this=exp.to_identifier(tmp, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias)))

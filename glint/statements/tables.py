@@ -51,16 +51,18 @@ def create_table(con, stmt: exp.Create):
     target = stmt.this
     table_node = target.this if isinstance(target, exp.Schema) else target
     name = table_name(table_node)
+    temporary = False
     for p in stmt.args.get("properties").expressions if stmt.args.get("properties") else []:
         if not isinstance(p, exp.TemporaryProperty):
             raise NotSupported(f"CREATE TABLE property {p.sql(dialect='duckdb')}")
+        temporary = True
     if is_view(con, name):
         if stmt.args.get("replace"):
             raise CatalogError(f"Existing object {name} is of type View, trying to replace with type Table")
         if stmt.args.get("exists"):
             return None
         raise CatalogError(f'Table with name "{name}" already exists!')
-    if con.has_table(name) and not stmt.args.get("replace"):
+    if con.has_table(name, temporary=temporary) and not stmt.args.get("replace"):
         if stmt.args.get("exists"):
             return None
         raise CatalogError(f'Table with name "{name}" already exists!')
@@ -69,7 +71,7 @@ def create_table(con, stmt: exp.Create):
         if not isinstance(target, exp.Schema):
             raise CatalogError(f"CREATE TABLE {name} needs columns or AS a query")
         types, rules = table_definition(target)
-        con.create_table(name, empty_data(types), types, rules)
+        con.create_table(name, empty_data(types), types, rules, temporary=temporary)
         return None
     if isinstance(target, exp.Schema):
         raise NotSupported("CREATE TABLE with a column list AS a query")
@@ -77,7 +79,7 @@ def create_table(con, stmt: exp.Create):
     names = unique_names(list(data.column_names))
     # a bare NULL column is stored as INTEGER, as DuckDB stores it
     types = {n: (T.INTEGER if f.type.kind == "NULL" else f.type) for n, f in zip(names, fields)}
-    con.create_table(name, conform(data.rename_columns(names), types), types, ColumnRules())
+    con.create_table(name, conform(data.rename_columns(names), types), types, ColumnRules(), temporary=temporary)
     return count_result(con, data.num_rows)
 
 
