@@ -43,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sp.add_argument(
             "--csv",
-            nargs="+",
-            action="extend",
+            action="append",
             metavar="FILE|NAME=PATH",
-            help="register CSV files as tables named after the files",
+            help="register a CSV file (a directory or glob of them) as a table named after it "
+            "(NAME=PATH names it); repeatable",
         )
         sp.add_argument("--device", default="auto", help='"auto" (default), "cpu", "cuda" or "cuda:N"')
         if display:

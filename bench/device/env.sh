@@ -10,6 +10,22 @@
 # Sets GLINT_ROOT (the checkout) and PY (the interpreter: $PYTHON, else .venv/bin/python, else python3).
 
 GLINT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# In a git checkout of glint (its top level: not a copy lying in another
+# repository), record the source's commit in glint/_build_info, which a copy
+# of the tree takes along: benchmarks run from the copy report that commit
+# (glint.bench.machine.glint_commit), not "unknown" or another repository's.
+glint_stamp() {
+    local top head dirty=0
+    top=$(git -C "$GLINT_ROOT" rev-parse --show-toplevel 2>/dev/null) || return 0
+    [ "$(cd "$top" && pwd -P)" = "$(cd "$GLINT_ROOT" && pwd -P)" ] || return 0
+    git -C "$GLINT_ROOT" ls-files --error-unmatch glint/__init__.py >/dev/null 2>&1 || return 0
+    head=$(git -C "$GLINT_ROOT" rev-parse HEAD 2>/dev/null) || return 0
+    [ -z "$(git -C "$GLINT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=1
+    printf 'commit=%s\ndirty=%s\nrecorded=%s\n' "$head" "$dirty" "$(date -u +%FT%TZ)" \
+        > "$GLINT_ROOT/glint/_build_info" 2>/dev/null || true
+}
+glint_stamp
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export GLINT_DATA=${GLINT_DATA:-/tmp/glint-data}
 

@@ -130,7 +130,8 @@ def _plan(args, err, show: bool) -> BenchPlan:
     if not args.no_duckdb:
         require_duckdb()
     t0 = time.perf_counter()
-    data = Path(os.path.expanduser(args.data)) if args.data else suite.ensure_data(args.sf, progress=show)
+    # data generation reports its progress also off a terminal (plain lines: glint.workloads.progress)
+    data = Path(os.path.expanduser(args.data)) if args.data else suite.ensure_data(args.sf, progress=True)
     found = tables_in_directory(data)
     tables_of = {n: query_tables(suite.query(n), sorted(found)) for n in dict.fromkeys(names + cold_names)}
     for n, ts in tables_of.items():

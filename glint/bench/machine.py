@@ -124,12 +124,47 @@ def machine_info(device) -> dict:
         pass
     if torch.cuda.is_available():
         info.update(_gpu_info(device))
-    here = str(Path(__file__).resolve().parent)
-    commit = _run_quiet(["git", "-C", here, "rev-parse", "--short", "HEAD"], 5)
-    if commit:
-        dirty = _run_quiet(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"], 5)
-        info["glint_commit"] = commit + ("-dirty" if dirty else "")
+    info["glint_commit"] = glint_commit()
     return info
+
+
+# the glint package's directory, and the project root above it
+PACKAGE = Path(__file__).resolve().parents[1]
+BUILD_INFO = PACKAGE / "_build_info"
+
+
+def glint_commit() -> str:
+    """The commit of the glint source that runs: git's HEAD (short, with
+    "-dirty" when tracked files changed) where the project root is a git
+    checkout's top level holding this package; else the commit recorded with
+    a copy of the source (``glint/_build_info``, written by
+    bench/device/env.sh in the checkout it was copied from); else "unknown".
+    Never the commit of another repository that a copy of the source (or an
+    installed package) happens to lie in."""
+    root = PACKAGE.parent
+    top = _run_quiet(["git", "-C", str(root), "rev-parse", "--show-toplevel"], 5)
+    if top and Path(top).resolve() == root:
+        tracked = _run_quiet(["git", "-C", str(root), "ls-files", "--", "glint/__init__.py"], 5)
+        commit = _run_quiet(["git", "-C", str(root), "rev-parse", "--short=7", "HEAD"], 5) if tracked else None
+        if commit:
+            dirty = _run_quiet(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], 5)
+            return commit + ("-dirty" if dirty else "")
+    recorded = recorded_commit()
+    return recorded if recorded else "unknown"
+
+
+def recorded_commit() -> str | None:
+    """The commit in ``glint/_build_info`` (lines ``commit=SHA`` and
+    ``dirty=0|1``) as glint_commit spells it, or None."""
+    try:
+        text = BUILD_INFO.read_text()
+    except OSError:
+        return None
+    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    sha = fields.get("commit", "").strip()
+    if not re.fullmatch("[0-9a-f]{7,40}", sha):
+        return None
+    return sha[:7] + ("-dirty" if fields.get("dirty", "0").strip() == "1" else "")
 
 
 def device_bandwidth_gbps(device) -> float | None:

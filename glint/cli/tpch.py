@@ -51,10 +51,10 @@ def _data_and_reference(args, err, show: bool):
     are not checked) with its load seconds."""
     if args.data:
         data = Path(os.path.expanduser(args.data))
-    elif args.generator == "dbgen":
-        data = tpch.ensure_dbgen_data(args.sf, progress=show)
+    elif args.generator == "dbgen":  # (its progress also off a terminal: plain lines)
+        data = tpch.ensure_dbgen_data(args.sf, progress=True)
     else:
-        data = tpch.ensure_tpch_data(args.sf, progress=show)
+        data = tpch.ensure_tpch_data(args.sf, progress=True)
     full_answers = args.generator == "dbgen" and not args.data
     duck, duck_load = None, None
     if not args.no_check:

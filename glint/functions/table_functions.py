@@ -28,6 +28,7 @@ _CSV_OPTIONS = {
     "all_varchar": "all_varchar",
     "nullstr": "nullstr",
     "null": "nullstr",
+    "sample_size": "sample_size",
     "auto_detect": None,
 }
 
@@ -68,7 +69,7 @@ FUNCTIONS = [
         TABLE,
         "files",
         "read_csv(VARCHAR | VARCHAR[] files [, header := BOOLEAN, delim := "
-        "VARCHAR, quote := VARCHAR, nullstr := VARCHAR, all_varchar := BOOLEAN])",
+        "VARCHAR, quote := VARCHAR, nullstr := VARCHAR, all_varchar := BOOLEAN, sample_size := BIGINT])",
         "The rows of CSV files, with DuckDB's detection of the header and the types; also FROM 'x.csv'.",
         aliases=("read_csv_auto", "sniff_csv_auto"),
         bind=_bind_csv,

@@ -16,10 +16,12 @@ chunks are read again from the source.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import queue
 import threading
 import time
+import weakref
 from concurrent.futures import Future
 
 import torch
@@ -48,6 +50,8 @@ PREFETCH = 2  # chunks decoded / uploaded ahead of the one being computed
 # pyarrow call): a call per row group costs several times more per row
 MIN_UNIT_ROWS = 1 << 19
 _DONE = object()
+# the readers whose threads run, closed at exit (see close_all)
+_OPEN: weakref.WeakSet = weakref.WeakSet()
 
 
 def _nbytes(v) -> int:
@@ -223,6 +227,7 @@ class ChunkReader:
         dec = threading.Thread(target=self._decode_loop, args=(chunks,), name="glint-scan-decode", daemon=True)
         up = threading.Thread(target=self._upload_loop, args=(len(chunks),), name="glint-scan-upload", daemon=True)
         self._threads = [dec, up]
+        _OPEN.add(self)
         dec.start()
         up.start()
 
@@ -580,3 +585,14 @@ class ChunkReader:
         for t in self._threads:
             t.join(timeout=30)
         self._threads = []
+        _OPEN.discard(self)
+
+
+@atexit.register
+def close_all() -> None:
+    """Closes the scans still open when the process exits (a query that
+    failed or was left unfinished): their threads copy and decode in torch
+    and pyarrow, and a daemon thread inside either when the interpreter
+    shuts down aborts the process (see glint.runtime.priority_pool)."""
+    for reader in list(_OPEN):
+        reader.close()

@@ -17,6 +17,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from glint.errors import GlintError, GlintIOError
+from glint.io.csv_sniff import SAMPLE_ROWS, sniff
+from glint.io.csv_values import ARROW_TYPES, convert
 from glint.io.file_lists import (
     CSV_SUFFIXES,
     concat_file_tables,
@@ -68,6 +70,33 @@ def sniff_delimiter(sample: str) -> str:
     return best
 
 
+def _column(t: pa.Table, i: int) -> pa.Array:
+    c = t.column(i)
+    return c.combine_chunks() if c.num_chunks != 1 else c.chunk(0)
+
+
+def _typed(t: pa.Table, kinds: dict, formats: dict, f, header: bool) -> pa.Table:
+    """The table with its columns ``kinds`` (index -> kind of
+    glint.io.csv_values) converted from text."""
+    for i, kind in kinds.items():
+        if i >= t.num_columns:
+            break
+        parts, at = [], 0
+        for chunk in t.column(i).chunks:
+            got, bad = convert(kind, chunk, formats.get(kind))
+            if got is None:
+                raise GlintIOError(
+                    f"CSV file {short_path(f)!r}, row {at + bad + 1 + header}: could not convert "
+                    f"{chunk[bad].as_py()!r} in column {t.schema.names[i]!r} to {kind} (the type was detected "
+                    "from the first file's first rows; give the column's type in types=)"
+                )
+            parts.append(got)
+            at += len(chunk)
+        col = pa.chunked_array(parts, ARROW_TYPES[kind])
+        t = t.set_column(i, t.schema.field(i).with_type(col.type), col)
+    return t
+
+
 def _csv_types(types) -> dict[str, pa.DataType] | None:
     if types is None:
         return None
@@ -113,8 +142,10 @@ def load_csv(
       type or SQL type name ("DECIMAL(15,2)", "DATE"...) overriding inference.
     - Empty unquoted fields are NULL. A trailing delimiter on every line (the
       dbgen ``.tbl`` layout) does not make an extra column.
-    - All files of a directory or glob must have the same columns; types are
-      inferred from the first file.
+    - The other columns' types are detected from the first file as DuckDB's
+      read_csv detects them (glint.io.csv_sniff: ``02139`` stays VARCHAR,
+      ``1`` then ``2.5`` is DOUBLE, dates DATE); the other files of a
+      directory or glob get the same types and must have the same columns.
     """
     files = resolve_files(path, CSV_SUFFIXES, "CSV")
     if delimiter is not None and len(delimiter) != 1:
@@ -125,11 +156,20 @@ def load_csv(
     trailing = bool(sample_lines) and all(ln.rstrip("\r").endswith(delim) for ln in sample_lines[:50])
     col_types = _csv_types(types)
 
-    def read_one(f: Path, column_types=None) -> pa.Table:
+    def read_one(f: Path, given: dict) -> pa.Table:
+        """The file's columns: those of ``given`` (name -> Arrow type) in
+        that type, the others as text."""
+        head = open_text_sample(f)
+        if header:
+            first = next(csv.reader([head.splitlines()[0] if head else ""], delimiter=delim), [])
+            names = list(first)
+        else:
+            names = [f"f{i}" for i in range(head.count(delim) + 1)]
+        column_types = {n: given.get(n, pa.string()) for n in names}
         ropts = pacsv.ReadOptions(use_threads=True, autogenerate_column_names=not header)
         popts = pacsv.ParseOptions(delimiter=delim)
         copts = pacsv.ConvertOptions(
-            column_types=column_types or {}, strings_can_be_null=True, quoted_strings_can_be_null=False
+            column_types=column_types, strings_can_be_null=True, quoted_strings_can_be_null=False
         )
         try:
             return pacsv.read_csv(os.fspath(f), read_options=ropts, parse_options=popts, convert_options=copts)
@@ -156,16 +196,36 @@ def load_csv(
         col_types = {
             (f"f{k[6:]}" if k.startswith("column") and k[6:].isdigit() else k): v for k, v in col_types.items()
         }
-    first = fix(read_one(files[0], col_types))
+    given = col_types or {}
+    first = fix(read_one(files[0], given))
     if header and len(set(first.schema.names)) != len(first.schema.names):
         dup = [n for n in first.schema.names if first.schema.names.count(n) > 1][0]
         raise GlintIOError(f"CSV file {short_path(files[0])!r} has the column {dup!r} twice")
+    # the columns read as text get DuckDB's detected types (from the first
+    # file, for every file: inference on a file whose column happens to be
+    # all empty would give another type)
+    raw = "f{}" if not header else "{}"
+    text = [
+        i
+        for i, f in enumerate(first.schema)
+        if raw.format(i if not header else f.name) not in given and pa.types.is_string(f.type)
+    ]
+    sample = first.slice(0, SAMPLE_ROWS)
+    found = sniff([_column(sample, i) for i in text], header=False) if text else None
+    kinds = {i: k for i, k in zip(text, found.types)} if found else {}
+    formats = found.formats if found else {}
+    first = _typed(first, kinds, formats, files[0], header)
     tables = [first]
     if len(files) > 1:
-        # the other files get the first file's types (inference on a file whose
-        # column happens to be all empty would give another type)
-        fixed = {(f"f{i}" if not header else f.name): f.type for i, f in enumerate(first.schema)}
-        tables.extend(read_files(files[1:], lambda f: fix(read_one(f, fixed)), progress, f"{len(files)} CSV files"))
+        fixed = {(f"f{i}" if not header else f.name): f.type for i, f in enumerate(first.schema) if i not in kinds}
+        tables.extend(
+            read_files(
+                files[1:],
+                lambda f: _typed(fix(read_one(f, fixed)), kinds, formats, f, header),
+                progress,
+                f"{len(files)} CSV files",
+            )
+        )
     t = concat_file_tables(tables, files, "CSV")
     if columns is not None:
         missing = [c for c in columns if c not in t.schema.names]

@@ -8,6 +8,7 @@ finished (an event per buffer). Users: glint.io.transfer's uploads."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -42,6 +43,8 @@ class PinnedPool:
         self._made = 0
         self._cv = threading.Condition()
         self._filling = False
+        self._filler: threading.Thread | None = None
+        self._stop = threading.Event()
         self.stream = torch.cuda.Stream(self.device)
 
     def acquire(self) -> torch.Tensor:
@@ -68,7 +71,7 @@ class PinnedPool:
             self._filling = True
 
         def fill():
-            while True:
+            while not self._stop.is_set():
                 with self._cv:
                     if self._made >= self.count:
                         return
@@ -82,7 +85,16 @@ class PinnedPool:
                     return
                 self.release(buf, None)
 
-        threading.Thread(target=fill, name="glint-pin", daemon=True).start()
+        self._filler = threading.Thread(target=fill, name="glint-pin", daemon=True)
+        self._filler.start()
+
+    def stop_filling(self) -> None:
+        """Stops the background pinning after the buffer being pinned now
+        (the process exits: see _stop_pinning)."""
+        self._stop.set()
+        t = self._filler
+        if t is not None and t is not threading.current_thread():
+            t.join()
 
     def put_back(self, buf: torch.Tensor) -> None:
         """Return a buffer whose copy never started (its staging failed):
@@ -99,6 +111,16 @@ class PinnedPool:
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
 _STAGING = None
+
+
+@atexit.register
+def _stop_pinning() -> None:
+    """A process exiting right after a connection opened (a query that failed
+    at once) waits for the buffer being pinned: a daemon thread still inside
+    CUDA's allocation when the interpreter shuts down aborts the process as it
+    returns ("terminate called without an active exception")."""
+    for pool in list(_POOLS.values()):
+        pool.stop_filling()
 
 
 def staging_pool(threads: int = 0):

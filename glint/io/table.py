@@ -643,7 +643,9 @@ class ColumnRules:
 
 
 def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
-    """Group fragments into chunks of at most chunk_rows rows."""
+    """Group fragments into chunks of at most chunk_rows rows. Fragments
+    without rows belong to no chunk, and a table without rows has no chunks
+    (its scan yields one empty batch of its columns' types: ScanExec)."""
     chunks: list[Chunk] = []
     pieces: list[tuple[int, int, int]] = []
     rows = 0
@@ -668,6 +670,4 @@ def _layout(fragments: list[Fragment], chunk_rows: int) -> list[Chunk]:
         pieces.append((i, 0, fr.rows))
         rows += fr.rows
     flush()
-    if not chunks:
-        chunks.append(Chunk(0, ((0, 0, 0),), 0))
     return chunks

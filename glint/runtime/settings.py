@@ -580,6 +580,12 @@ ENVIRONMENT_ONLY = (
     ),
     ("GLINT_RANKS", "the glint command", "the default of --ranks (a number, or env: the ranks torchrun started)"),
     ("GLINT_BENCH_LOG", "glint bench", "set (not 0): the harness logs each run's progress"),
+    (
+        "GLINT_PROGRESS_INTERVAL",
+        "glint tpch, glint bench",
+        "seconds between the lines that report a data generation's progress when stderr is not a terminal "
+        "(default 5; on a terminal a progress bar)",
+    ),
 )
 
 

@@ -72,6 +72,8 @@ def _option_value(node: exp.Expression, fn: str, name: str):
         return bool(node.this)
     if isinstance(node, exp.Literal):
         return node.this if node.is_string else int(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -int(node.this.this)  # sample_size = -1
     raise NotSupported(f"{fn} option {name} = {node.sql(dialect='duckdb')}")
 
 

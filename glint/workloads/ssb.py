@@ -57,7 +57,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -72,6 +71,7 @@ import pyarrow.parquet as pq
 from glint.errors import GlintError, GlintIOError
 from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, import_duckdb
+from glint.workloads.progress import GenerationProgress
 from glint.workloads.tpch import sf_label
 
 __all__ = [
@@ -616,8 +616,8 @@ def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *,
     tasks += [(_lineorder_task, (s, c, anchors, str(out))) for c in range(n_chunks)]
     workers = max(1, min(int(workers or os.cpu_count() or 1), len(tasks)))
     expected_rows = rows["orders"] * 4 + rows["customer"] + rows["supplier"] + rows["part"] + rows["date"]
-    t0 = time.perf_counter()
-    with _progress(progress, len(tasks), f"SSB SF {sf_label(sf)}", expected_rows) as advance:
+    done = f"generated SSB SF {sf_label(sf)} into {_label or out}"
+    with _progress(progress, len(tasks), f"SSB SF {sf_label(sf)}", expected_rows, done) as advance:
         if workers == 1:
             for fn, args in tasks:
                 advance(*fn(*args))
@@ -636,41 +636,23 @@ def generate_ssb(out, sf, workers: int | None = None, progress: bool = False, *,
                     for f in pending:
                         f.cancel()
                     raise
-    if progress:
-        from rich.console import Console
-
-        Console(stderr=True).print(
-            f"[dim]generated SSB SF {sf_label(sf)} into {_label or out} in {time.perf_counter() - t0:.1f} s[/]"
-        )
     return out
 
 
 @contextmanager
-def _progress(enabled: bool, total: int, description: str, expected_rows: int) -> Iterator:
-    """Yields advance(table, rows) for each finished task; a rich bar on stderr when enabled."""
+def _progress(enabled: bool, total: int, description: str, expected_rows: int, done: str) -> Iterator:
+    """Yields advance(table, rows) for each finished task; progress on stderr
+    when enabled (glint.workloads.progress: a bar on a terminal, else lines)."""
     if not enabled:
         yield lambda table, rows: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     done_rows = 0
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=total, info="")
+    with GenerationProgress(description, total=total, unit="parts", done=done) as p:
 
         def advance(table: str, rows: int) -> None:
             nonlocal done_rows
             done_rows += rows
-            bar.update(task, advance=1, info=f"{table}  {done_rows / 1e6:,.1f}M of ~{expected_rows / 1e6:,.1f}M rows")
+            p.update(advance=1, info=f"{table} {done_rows / 1e6:,.1f}M of ~{expected_rows / 1e6:,.1f}M rows")
 
         yield advance
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
+from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from glint.workloads.common import (
     read_query,
     register_tables,
 )
+from glint.workloads.progress import GenerationProgress
 from glint.workloads.tpch import sf_label
 
 __all__ = [
@@ -131,22 +132,34 @@ def ensure_tpcds_data(sf, progress: bool = True) -> Path:
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    t0 = time.perf_counter()
     con = import_duckdb().connect()
+    report = (
+        GenerationProgress(
+            f"DuckDB dsdgen SF {sf_label(sf)}",
+            total=len(tpcds_tables),
+            unit="tables written",
+            done=f"generated TPC-DS SF {sf_label(sf)}",
+        )
+        if progress
+        else nullcontext()
+    )
     try:
         load_duckdb_extension(con, "tpcds")
-        if progress:
-            print(f"generating TPC-DS SF {sf_label(sf)} with DuckDB's dsdgen into {dest}", file=sys.stderr)
-        con.execute(f"CALL dsdgen(sf={float(sf)})")
-        for t in tpcds_tables:
-            target = str(tmp / f"{t}.parquet").replace("'", "''")
-            con.execute(f"COPY {t} TO '{target}' (FORMAT parquet)")
+        with report as p:
+            if progress:
+                p.update(info=f"generating into {dest}")
+            con.execute(f"CALL dsdgen(sf={float(sf)})")
+            for i, t in enumerate(tpcds_tables):
+                if progress:
+                    p.update(completed=i, info=f"writing {t}")
+                target = str(tmp / f"{t}.parquet").replace("'", "''")
+                con.execute(f"COPY {t} TO '{target}' (FORMAT parquet)")
+            if progress:
+                p.update(completed=len(tpcds_tables), info="")
     finally:
         con.close()
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
-    if progress:
-        print(f"generated TPC-DS SF {sf_label(sf)} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return dest
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache
 from pathlib import Path
@@ -29,6 +30,7 @@ import pyarrow as pa
 from glint.errors import GlintError, GlintIOError
 from glint.io.file_lists import tables_in_directory
 from glint.workloads.common import duckdb_arrow, duckdb_extension_path, import_duckdb, load_duckdb_extension
+from glint.workloads.progress import GenerationProgress
 
 __all__ = [
     "tpch_tables",
@@ -279,13 +281,23 @@ def ensure_dbgen_data(sf, progress: bool = True) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     con = duckdb.connect()
+    report = (
+        GenerationProgress(f"DuckDB dbgen SF {sf_label(sf)}", total=len(tpch_tables), unit="tables written")
+        if progress
+        else nullcontext()
+    )
     try:
         _load_tpch_extension(con)
-        if progress:
-            print(f"generating TPC-H SF {sf_label(sf)} with DuckDB's dbgen into {dest}", file=sys.stderr)
-        con.execute(f"CALL dbgen(sf={float(sf)})")
-        for t in tpch_tables:
-            con.execute(f"COPY {t} TO '{tmp / (t + '.parquet')}' (FORMAT parquet)")
+        with report as p:
+            if progress:
+                p.update(info=f"generating into {dest}")
+            con.execute(f"CALL dbgen(sf={float(sf)})")
+            for i, t in enumerate(tpch_tables):
+                if progress:
+                    p.update(completed=i, info=f"writing {t}")
+                con.execute(f"COPY {t} TO '{tmp / (t + '.parquet')}' (FORMAT parquet)")
+            if progress:
+                p.update(completed=len(tpch_tables), info="")
     finally:
         con.close()
     shutil.rmtree(dest, ignore_errors=True)
@@ -393,31 +405,20 @@ def ensure_tpch_data(sf, progress: bool = True, parts: int | None = None) -> Pat
 
 
 def _watch(proc: subprocess.Popen, tmp: Path, sf, progress: bool) -> None:
+    """Waits for tpchgen-cli, reporting the tables it has begun and the bytes
+    written (glint.workloads.progress: a bar on a terminal, else lines)."""
     if not progress:
         proc.wait()
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    t0 = time.perf_counter()
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(f"tpchgen-cli SF {sf_label(sf)}", total=len(tpch_tables), info="")
+    title = f"tpchgen-cli SF {sf_label(sf)}"
+    with GenerationProgress(
+        title, total=len(tpch_tables), unit="tables", done=f"generated TPC-H SF {sf_label(sf)}"
+    ) as p:
         while proc.poll() is None:
             time.sleep(0.2)
             seen = [t for t in tpch_tables if any(tmp.glob(f"{t}*"))]
-            mb = _dir_bytes(tmp) / 1e6
-            bar.update(task, completed=len(seen), info=f"{', '.join(seen[-3:])}  {mb:,.0f} MB")
-        bar.update(task, completed=len(tpch_tables))
-    Console(stderr=True).print(f"[dim]generated TPC-H SF {sf_label(sf)} in {time.perf_counter() - t0:.1f} s[/]")
+            p.update(completed=len(seen), info=f"{', '.join(seen[-3:])} {_dir_bytes(tmp) / 1e6:,.0f} MB".strip())
+        p.update(completed=len(tpch_tables))
 
 
 def load_tpch(

@@ -248,3 +248,68 @@ def test_memory_options(tmp_path, capsys):
     assert "5000" in out and str(sum(i % 13 for i in range(5000))) in out
     assert main(["sql", "SELECT 1", "--gpu-memory-limit", "lots"]) == 1
     assert "invalid memory size 'lots'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ options that take values
+def test_sql_csv_takes_one_file_per_flag_and_the_query_after_it(tmp_path, capsys):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("zip,n\n02139,1\n10001,2\n")
+    b.write_text("zip,city\n02139,Cambridge\n")
+    query = "SELECT a.zip, n, city FROM a JOIN b USING (zip) ORDER BY 1"
+    assert main(["sql", "--csv", str(a), "--csv", f"b={b}", query]) == 0
+    out = capsys.readouterr().out
+    assert "02139" in out and "Cambridge" in out and "1 row" in out
+    assert main(["sql", "--csv", str(a), "SELECT count(*) AS n FROM a"]) == 0
+    assert "2" in capsys.readouterr().out
+
+
+def _options(parser):
+    """(command, option) of every option of every command and subcommand."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for _, opt in _options(sub):
+                    yield name, opt
+        elif action.option_strings:
+            yield None, action
+
+
+def test_every_option_takes_at_most_one_value():
+    """An option taking several values would swallow the query after it
+    (``glint sql --csv f.csv "SELECT ..."``): repeatable options append."""
+    from glint.__main__ import build_parser
+
+    wide = [(cmd, o.option_strings[0]) for cmd, o in _options(build_parser()) if o.nargs not in (None, 0, "?")]
+    assert wide == []
+
+
+# ------------------------------------------------------------------ the process's exit
+def _glint(args, cwd, timeout=300):
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run(
+        [sys.executable, "-m", "glint", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def test_empty_csv_and_failed_queries_exit_cleanly(tmp_path, device):
+    """The glint command on an empty CSV file answers as DuckDB does, and a
+    query that fails prints its error and exits with 1, every time: no
+    thread of the reader left running aborts the process at exit."""
+    import duckdb
+
+    (tmp_path / "empty.csv").write_bytes(b"")
+    (tmp_path / "t.csv").write_text("a,b\nx,1\ny,2\n")
+    want = duckdb.connect().execute(f"SELECT count(*) FROM '{tmp_path / 'empty.csv'}'").fetchall()[0][0]
+    for _ in range(3):
+        r = _glint(["sql", "--device", device, "SELECT count(*) AS n FROM 'empty.csv'"], tmp_path)
+        assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+        assert f"│ {want} │" in r.stdout or f" {want} " in r.stdout
+        r = _glint(["sql", "--device", device, "SELECT CAST(a AS INTEGER) FROM 't.csv'"], tmp_path)
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert r.stderr.startswith("Error: ") and r.stderr.count("\n") == 1, r.stderr

@@ -2,6 +2,8 @@
 runs the most urgent task first (a scan's tasks carry (chunk, scan) ranks)."""
 
 import os
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -91,3 +93,52 @@ def test_a_forked_child_starts_its_own_threads():
     got = os.read(r, 1)
     os.waitpid(pid, 0)
     assert got == b"1"
+
+
+def _run_python(code: str, timeout: float = 120):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_exiting_while_tasks_run_in_native_code_exits_cleanly():
+    """A process that exits while the pool's threads are inside torch (the
+    GIL released) waits for those tasks and drops the queued ones: a daemon
+    thread that came back to Python during the interpreter's shutdown aborted
+    the process ("terminate called without an active exception", exit 134)."""
+    code = """
+import threading, torch
+from glint.runtime.priority_pool import PriorityPool
+x = torch.ones(1 << 22)
+pool = PriorityPool(2, "t")
+started = threading.Barrier(3)
+ran = []
+def work(i):
+    started.wait()
+    for _ in range(60):
+        x.sum()
+    ran.append(i)
+futs = [pool.submit(work, i) for i in range(2)]
+late = [pool.submit(ran.append, "late") for _ in range(4)]
+started.wait()
+"""
+    for _ in range(3):
+        r = _run_python(code)
+        assert r.returncode == 0 and "terminate" not in r.stderr, (r.returncode, r.stderr)
+
+
+def test_a_shut_down_pool_drops_its_queue_and_lets_its_threads_go():
+    pool = PriorityPool(1, "t")
+    gate, held = _blocked(pool, 1)
+    ran = []
+    queued = [pool.submit(ran.append, i) for i in range(3)]
+    waiter = threading.Thread(target=pool.shutdown)
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()  # it waits for the running task
+    gate.set()
+    waiter.join(10)
+    assert not waiter.is_alive() and held[0].result(timeout=1) is None
+    assert all(f.cancelled() for f in queued) and ran == [] and not any(t.is_alive() for t in pool._threads)
+    with pytest.raises(RuntimeError, match="shut down"):
+        pool.submit(ran.append, 9)
