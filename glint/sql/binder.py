@@ -27,6 +27,14 @@ from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates
 from glint.sql.bind_expr import ExprContext, bind
 from glint.sql.bind_values import bind_values
 from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
+from glint.sql.decorrelate import (
+    Correlated,
+    dependent_join,
+    found_marker,
+    local_conjuncts,
+    null_safe_equal,
+    split_correlation,
+)
 from glint.sql.folding import fold_expr
 from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
 from glint.sql.scope import Scope
@@ -155,14 +163,15 @@ class Binder:
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
 
         post_ctx = ExprContext(scope, self)
-        corr_groups: list[Field] = []
+        pulled = Correlated(correlated, [], None)
         if aggregated:
-            plan, post_ctx, correlated, corr_groups = self._bind_aggregation(
-                sel, plan, scope, group_items, sets, aggs_ast, correlated
-            )
+            plan, post_ctx, pulled = self._bind_aggregation(sel, plan, scope, group_items, sets, aggs_ast, correlated)
+            correlated = pulled.conditions
         elif having is not None:
             raise BinderError("HAVING without GROUP BY or aggregates")
-        empty_value = self._empty_value(select_items, scope, post_ctx) if corr_groups else None
+        corr_groups = pulled.groups
+        if corr_groups and not group_items:
+            pulled.empty_value = self._empty_value(select_items, scope, post_ctx)
 
         plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
         exprs, outputs = self._bind_select_list(select_items, post_ctx)
@@ -187,13 +196,14 @@ class Binder:
             order_scope,
             post_ctx if aggregated or windowed else None,
             select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
+            aliases={i.alias: i.this for i in select_items if isinstance(i, exp.Alias)},
             distinct=bool(sel.args.get("distinct")),
             hidden=hidden,
         )
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
             raise NotSupported("LIMIT in a correlated subquery")
         if pull_correlated:
-            return bound, Correlated(correlated, corr_groups, empty_value)
+            return bound, pulled
         if correlated:
             raise BinderError("correlated reference outside a subquery")
         return bound
@@ -213,7 +223,9 @@ class Binder:
         for c in plain:
             e = self._bind_predicate(c, scope, "WHERE")
             if pull_correlated and scope.outer_refs & {f.id for f in e.fields()}:
-                correlated.append(e)
+                inner, outer_conds = local_conjuncts(e, scope.outer_refs)
+                preds += inner
+                correlated += outer_conds
             else:
                 preds.append(e)
         if preds:
@@ -225,25 +237,32 @@ class Binder:
         return plan, correlated
 
     def _bind_aggregation(self, sel: exp.Select, plan, scope: Scope, group_items, sets, aggs_ast, correlated):
-        """(plan, post-aggregation context, correlated conditions, correlation
-        groups) after GROUP BY, the aggregates and HAVING. A correlated aggregate
-        is grouped by the inner side of each correlation equality."""
+        """(plan, post-aggregation context, what was pulled out of a correlated
+        subquery) after GROUP BY, the aggregates and HAVING. A correlated
+        aggregate is grouped by its correlation (glint.sql.decorrelate)."""
         pre = ExprContext(scope, self)
         groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
         grouping = info.sets if info is not None else None
         corr_groups: list[Field] = []
+        marker, domain = [], None
         if correlated:
-            if group_items or sets is not None:
-                raise NotSupported("GROUP BY in a correlated subquery")
-            correlated, extra = self._split_correlation(correlated, scope)
-            for inner_e, outer_e in extra:
+            if sets is not None:
+                raise NotSupported("GROUPING SETS, ROLLUP or CUBE in a correlated subquery")
+            pairs = split_correlation(correlated, scope.outer_refs)
+            if pairs is None:
+                plan, domain, keys = dependent_join(correlated, scope.outer_refs, plan, self.field)
+                pairs = [(ColRef(d), ColRef(o)) for d, o in keys]
+                marker = [found_marker(self.field)]
+                corr_groups.append(marker[0][0])
+            correlated = []
+            for inner_e, outer_e in pairs:
                 f = self.field("corr", inner_e.type)
                 groups.append((f, inner_e))
                 corr_groups.append(f)
-                correlated.append(ty.compare("eq", outer_e, ColRef(f)))
+                correlated += null_safe_equal(outer_e, ColRef(f)) if marker else [ty.compare("eq", outer_e, ColRef(f))]
         aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
         plan = pre_apply(pre, plan)
-        plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
+        plan = L.Aggregate(plan, tuple(groups), tuple(aggs) + tuple(marker), grouping)
         post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
         post_ctx.grouping = info
         having = sel.args.get("having")
@@ -251,7 +270,7 @@ class Binder:
             h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
             plan = pre_apply(post_ctx, plan)
             plan = L.Filter(plan, h)
-        return plan, post_ctx, correlated, corr_groups
+        return plan, post_ctx, Correlated(correlated, corr_groups, None, domain)
 
     def _empty_value(self, select_items, scope: Scope, post_ctx: ExprContext):
         """A correlated aggregate subquery's value over no rows (COUNT: 0), or None."""
@@ -316,27 +335,9 @@ class Binder:
             plan = L.Filter(plan, q)
         return plan
 
-    def _split_correlation(self, conds: list[Expr], scope: Scope):
-        """(non-equality leftovers, [(inner expr, outer expr)]) for correlated conditions."""
-        outer_ids = scope.outer_refs
-        pairs = []
-        for c in conds:
-            if isinstance(c, Call) and c.fn == "eq":
-                a, b = c.args
-                ia, ib = _ids_of([a]), _ids_of([b])
-                if ia and not (ia & outer_ids) and ib and ib <= outer_ids:
-                    pairs.append((a, b))
-                    continue
-                if ib and not (ib & outer_ids) and ia and ia <= outer_ids:
-                    pairs.append((b, a))
-                    continue
-            raise NotSupported(
-                f"correlated subquery with aggregates and the condition {c!r} "
-                "(only equalities between inner and outer columns are decorrelated)"
-            )
-        return [], pairs
-
-    def _apply_order_limit(self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False, hidden=()):
+    def _apply_order_limit(
+        self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False, hidden=(), aliases=None
+    ):
         order = node.args.get("order")
         if order is not None:
             keys, extra = [], []
@@ -355,6 +356,12 @@ class Binder:
                     f = by_name[e.name]
                 elif select_exprs and item_key(e) in select_exprs:
                     f = select_exprs[item_key(e)]
+                if f is None and aliases:
+                    # a select alias inside an ORDER BY expression (qualify leaves it
+                    # unqualified) stands for the expression it names
+                    e = _expand_aliases(e, aliases)
+                    if select_exprs and item_key(e) in select_exprs:
+                        f = select_exprs[item_key(e)]
                 if f is None:
                     if distinct or isinstance(node, exp.SetOperation):
                         raise BinderError(
@@ -514,7 +521,10 @@ class Binder:
         node = c
         if isinstance(node, exp.Not) and isinstance(node.this, (exp.Exists, exp.In)):
             negate, node = True, node.this
-        if isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
+        one_row = _one_row_form(node)
+        if one_row is not None:
+            c = exp.Not(this=one_row) if negate else one_row
+        elif isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
             join = self._subquery_join(node, scope, "anti" if negate else "semi")
             return join(plan)
         ctx = ExprContext(scope, self)
@@ -523,6 +533,9 @@ class Binder:
 
     def bind_subquery_predicate(self, node, ctx: ExprContext, negate: bool) -> Expr:
         """EXISTS / IN (subquery) inside an expression: a MARK join's column."""
+        one_row = _one_row_form(node)
+        if one_row is not None:
+            return bind(exp.Not(this=one_row) if negate else one_row, ctx)
         if ctx.groups is not None:
             raise NotSupported("EXISTS / IN subqueries after GROUP BY")
         mark = self.field("mark", T.BOOLEAN)
@@ -537,7 +550,7 @@ class Binder:
         corr = c.conditions
         if isinstance(node, exp.Exists):
             cond = conjoin(corr)
-            return lambda plan: L.Join(plan, b.plan, kind, cond, mark)
+            return lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), kind, cond, mark)
         if len(b.outputs) != 1:
             raise BinderError(f"subquery in IN returns {len(b.outputs)} columns, expected 1")
         outer_e = bind(node.this, ExprContext(scope, self))
@@ -545,7 +558,7 @@ class Binder:
         eq = ty.compare("eq", outer_e, inner_e)
         cond = conjoin([eq] + corr)
         null_aware = (eq.args[0], eq.args[1]) if kind in ("anti", "mark") else None
-        return lambda plan: L.Join(plan, b.plan, kind, cond, mark, null_aware)
+        return lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), kind, cond, mark, null_aware)
 
     def _bind_correlated(self, query, scope):
         if isinstance(query, exp.Select):
@@ -561,7 +574,7 @@ class Binder:
             raise NotSupported("correlated subqueries after GROUP BY")
         value = ColRef(b.outputs[0][1])
         cond = conjoin(c.conditions)
-        ctx.pending.append(lambda plan: L.Join(plan, b.plan, "single", cond))
+        ctx.pending.append(lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), "single", cond))
         empty = c.empty_value
         if c.groups and empty is not None and not (isinstance(empty, Literal) and empty.value is None):
             # rows that found no group see the subquery's value over an empty input (COUNT -> 0)
@@ -570,16 +583,22 @@ class Binder:
         return value
 
 
-class Correlated:
-    """What a subquery's binding pulled out: the correlation conditions, the
-    fields of a correlated aggregate's groups, and its value over no rows."""
-
-    __slots__ = ("conditions", "groups", "empty_value")
-
-    def __init__(self, conditions, groups, empty_value):
-        self.conditions = conditions
-        self.groups = groups
-        self.empty_value = empty_value
+def _one_row_form(node) -> exp.Expression | None:
+    """EXISTS / IN over a query that aggregates without GROUP BY or HAVING (it
+    has exactly one row, also when correlated, where the decorrelated
+    aggregate has no group for some outer rows): TRUE, and ``x = (query)``."""
+    query = node.this if isinstance(node, exp.Exists) else node.args.get("query") if isinstance(node, exp.In) else None
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    if not isinstance(query, exp.Select) or query.args.get("group") or query.args.get("having"):
+        return None
+    if query.args.get("limit") or query.args.get("offset") or query.args.get("qualify") or not _aggregate_calls(query):
+        return None
+    if any(has_window(e) for e in query.expressions):
+        return None
+    if isinstance(node, exp.Exists):
+        return exp.true()
+    return exp.EQ(this=node.this, expression=exp.Subquery(this=query))
 
 
 def _check_clauses(sel: exp.Select) -> None:
@@ -667,8 +686,28 @@ def _const_count(node):
     raise NotSupported("LIMIT/OFFSET that is not a constant integer")
 
 
+def _expand_aliases(e: exp.Expression, aliases: dict) -> exp.Expression:
+    """``e`` with each unqualified column that names a select alias replaced by
+    the aliased expression.
+
+    >>> import sqlglot
+    >>> e = sqlglot.parse_one("CASE WHEN x = 0 THEN s END", read="duckdb")
+    >>> _expand_aliases(e, {"s": sqlglot.parse_one("t.a", read="duckdb")}).sql()
+    'CASE WHEN x = 0 THEN t.a END'
+    """
+
+    def repl(n):
+        if isinstance(n, exp.Column) and not n.table and n.name in aliases:
+            return aliases[n.name].copy()
+        return n
+
+    return e.copy().transform(repl)
+
+
 def item_key(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
+        e = e.this
+    while isinstance(e, exp.Paren):
         e = e.this
     return e.sql(dialect="duckdb")
 
