@@ -18,6 +18,7 @@ from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec, ScanExec
+from glint.exec.series import SeriesExec
 from glint.exec.set_ops import SetOpExec
 from glint.exec.sort import SortExec, TopKExec
 from glint.exec.values import ValuesExec
@@ -56,6 +57,11 @@ def _(node: L.OneRow, est):
 @_plan.register
 def _(node: L.Values, est):
     return ValuesExec(node.rows, node.fields, float(len(node.rows)))
+
+
+@_plan.register
+def _(node: L.Series, est):
+    return SeriesExec(node.start, node.step, node.count, node.field, float(node.count))
 
 
 @_plan.register

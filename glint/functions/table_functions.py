@@ -1,6 +1,8 @@
 """The table functions of the registry: ``read_parquet`` and ``read_csv``,
 whose calls in FROM become tables of the connection's catalog that read the
-files (glint.io.file_tables; the SQL side is glint.sql.table_functions).
+files (glint.io.file_tables; the SQL side is glint.sql.table_functions), and
+``generate_series``, ``range`` and ``unnest``, which make rows from constants
+(glint.functions.series; the SQL side is glint.sql.row_sources).
 
 A table function's bind rule takes the file names (a name, a glob or a
 list of them) and the named options as (name, a function giving the
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from glint.errors import NotSupported
 from glint.functions.registry import TABLE, Function
+from glint.functions.series import element_type, series
 
 # read_csv's options -> the reader's names (None: accepted and ignored)
 _CSV_OPTIONS = {
@@ -72,5 +75,34 @@ FUNCTIONS = [
         "The rows of CSV files, with DuckDB's detection of the header and the types; also FROM 'x.csv'.",
         aliases=("read_csv_auto", "sniff_csv_auto"),
         bind=_bind_csv,
+    ),
+    Function(
+        "generate_series",
+        TABLE,
+        "series",
+        "generate_series(BIGINT [stop] | BIGINT start, BIGINT stop [, BIGINT step] | "
+        "TIMESTAMP start, TIMESTAMP stop, INTERVAL step)",
+        "The values from start (default 0) to stop, stop included, by step (default 1); also in SELECT as "
+        "unnest(generate_series(...)).",
+        bind=series,
+    ),
+    Function(
+        "range",
+        TABLE,
+        "series",
+        "range(BIGINT [stop] | BIGINT start, BIGINT stop [, BIGINT step] | "
+        "TIMESTAMP start, TIMESTAMP stop, INTERVAL step)",
+        "The values from start (default 0) up to stop, stop left out, by step (default 1); also in SELECT as "
+        "unnest(range(...)).",
+        bind=series,
+    ),
+    Function(
+        "unnest",
+        TABLE,
+        "series",
+        "unnest(list)",
+        "One row per element of a list of constants ([1, 2, 3]) or of range / generate_series; in SELECT, "
+        "one row per element for every row (several UNNESTs side by side, the shorter padded with NULL).",
+        bind=element_type,
     ),
 ]

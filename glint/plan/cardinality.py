@@ -118,6 +118,8 @@ class Estimator:
             return 1.0
         if isinstance(node, L.Values):
             return float(len(node.rows))
+        if isinstance(node, L.Series):
+            return float(node.count)
         if isinstance(node, L.Filter):
             if is_inner_join_tree(node):
                 return JoinGraph.of_join(node, self).rows(-1)

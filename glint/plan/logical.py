@@ -137,6 +137,29 @@ class Values(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class Series(LogicalNode):
+    """The ``count`` values ``start``, ``start + step``, ... of one BIGINT or
+    TIMESTAMP (microseconds) column, in order: generate_series and range.
+
+    >>> from glint.columnar import types as T
+    >>> Series(1, 2, 5, Field(1, "range", T.BIGINT)).label()
+    'Series 5 values from 1 by 2 [range#1]'
+    """
+
+    start: int
+    step: int
+    count: int
+    field: Field
+
+    @property
+    def schema(self):
+        return (self.field,)
+
+    def label(self):
+        return f"Series {self.count} value{'s' if self.count != 1 else ''} from {self.start} by {self.step} [{self.field!r}]"
+
+
+@dataclass(frozen=True, slots=True)
 class Filter(LogicalNode):
     child: LogicalNode
     predicate: Expr

@@ -22,9 +22,11 @@ from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported, ParseError, TypeMismatch
 from glint.plan import logical as L
 from glint.plan import typing as ty
-from glint.plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
-from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates
+from glint.plan.expr import ColRef, Expr, Field, conjoin
+from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates, select_aggregates
 from glint.sql.bind_expr import ExprContext, bind
+from glint.sql.bind_from import FromBinder, contains_subquery
+from glint.sql.bind_subquery import SubqueryBinder, pre_apply
 from glint.sql.bind_values import bind_values
 from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
 from glint.sql.decorrelate import (
@@ -37,6 +39,7 @@ from glint.sql.decorrelate import (
 )
 from glint.sql.folding import fold_expr
 from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
+from glint.sql.row_sources import bind_unnests, select_unnests
 from glint.sql.scope import Scope
 
 
@@ -50,11 +53,12 @@ class Bound:
         self.outputs = outputs
 
 
-class Binder:
+class Binder(FromBinder, SubqueryBinder):
     def __init__(self, catalog):
         self.catalog = catalog  # name -> Table (schema dict)
         self._ids = itertools.count(1)
         self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []  # (body, the CTEs it sees)
+        self.row_sources: dict = {}  # FROM's table functions that make rows (glint.sql.row_sources)
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -157,7 +161,7 @@ class Binder:
         select_items = sel.expressions
         if any(isinstance(e, exp.Star) for e in select_items):
             raise BinderError("SELECT * needs a FROM clause")
-        aggs_ast = _aggregate_calls(sel)
+        aggs_ast = select_aggregates(sel)
         group_items, sets = _group_items(sel)
         having = sel.args.get("having")
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
@@ -174,6 +178,11 @@ class Binder:
             pulled.empty_value = self._empty_value(select_items, scope, post_ctx)
 
         plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
+        unnests = select_unnests(select_items)
+        if unnests:
+            if correlated:
+                raise NotSupported("UNNEST in a correlated subquery")
+            plan, post_ctx.unnests = bind_unnests(unnests, pre_apply(post_ctx, plan), post_ctx, self.field)
         exprs, outputs = self._bind_select_list(select_items, post_ctx)
         plan = pre_apply(post_ctx, plan)
         if pull_correlated and scope.outer_refs - _ids_of(correlated):
@@ -218,7 +227,7 @@ class Binder:
             return plan, correlated
         plain, with_sub = [], []
         for c in _ast_conjuncts(where.this):
-            (with_sub if _contains_subquery(c) else plain).append(c)
+            (with_sub if contains_subquery(c) else plain).append(c)
         preds = []
         for c in plain:
             e = self._bind_predicate(c, scope, "WHERE")
@@ -393,213 +402,6 @@ class Binder:
             return L.Project(plan.child, plan.exprs + tuple(extra))
         raise NotSupported("ORDER BY on expressions outside the select list here")
 
-    # ------------------------------------------------------------ FROM
-    def _bind_from(self, sel, outer):
-        scope = Scope(outer)
-        from_ = sel.args.get("from") or sel.args.get("from_")
-        if from_ is None:
-            if sel.args.get("joins"):
-                raise BinderError("JOIN without FROM")
-            return L.OneRow(), scope
-        plan = self._bind_source(from_.this, scope)
-        for group in _comma_groups(sel.args.get("joins") or []):
-            if group[0] is not None and _binds_apart(group):
-                plan = self._bind_comma_group(plan, group, scope)
-                continue
-            for j in group:
-                if j is not None:
-                    plan = self._bind_join(plan, j, scope)
-        return plan, scope
-
-    def _bind_comma_group(self, left, group, scope: Scope) -> L.LogicalNode:
-        """``FROM a, b RIGHT JOIN c ON ...``: a JOIN binds tighter than the comma,
-        so ``b RIGHT JOIN c`` is joined first, on its own, and then crossed with
-        what came before the comma (WHERE's conditions become the join's later).
-        Joining left to right would keep c's unmatched rows once instead of once per
-        row of a. The tables before the comma are not visible in the group's ON
-        conditions (as in PostgreSQL; DuckDB refuses such a condition too)."""
-        before = set(scope.sources)
-        gscope = Scope(scope.parent)
-        plan = self._bind_source(group[0].this, gscope)
-        for j in group[1:]:
-            on = j.args.get("on")
-            for c in on.find_all(exp.Column) if on is not None else ():
-                if c.table and c.table in before and c.table not in gscope.sources and j.this.alias_or_name != c.table:
-                    side = (j.side or j.kind or "INNER").upper()
-                    raise BinderError(
-                        f'the ON condition of a {side} JOIN refers to "{c.table}", a table before a comma in the '
-                        f'same FROM: a JOIN binds tighter than the comma, so "{c.table}" is not '
-                        f'visible there (move the condition to WHERE, or join "{c.table}" with JOIN ... ON)'
-                    )
-            plan = self._bind_join(plan, j, gscope)
-        scope.sources.update(gscope.sources)
-        scope.outer_refs |= gscope.outer_refs
-        return L.Join(left, plan, "inner", None)
-
-    def _bind_source(self, src, scope: Scope) -> L.LogicalNode:
-        if isinstance(src, exp.Table):
-            if src.args.get("joins") or isinstance(src.this, exp.Anonymous) or src.args.get("pivots"):
-                raise NotSupported(f"table function or pivot {src.sql(dialect='duckdb')}")
-            name = src.name
-            alias = src.alias_or_name
-            cte = self._find_cte(name) if not src.db else None
-            if cte is not None:
-                b = self._bind_cte(*cte)
-                scope.add(alias, _output_map(b.outputs, src))
-                return b.plan
-            table = self.catalog.table(name)
-            fields = tuple(self.field(c, t) for c, t in table.schema.items())
-            cols = {}
-            for c, f in zip(table.schema, fields):
-                cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
-            scope.add(alias, _rename(cols, src))
-            return L.Scan(table.name, tuple(table.schema), fields, alias)
-        if isinstance(src, exp.Subquery):
-            if src.args.get("lateral"):
-                raise NotSupported("LATERAL subqueries")
-            b = self.bind_query(src.this, scope.parent)
-            b = self._order_limit_outer(src, b)
-            scope.add(src.alias_or_name, _output_map(b.outputs, src))
-            return b.plan
-        if isinstance(src, (exp.Unnest, exp.Lateral)):
-            raise NotSupported(type(src).__name__.upper())
-        if isinstance(src, exp.Values):
-            plan, outputs = bind_values(src, self)
-            scope.add(src.alias_or_name, _output_map(outputs, src))
-            return plan
-        raise NotSupported(f"FROM item {src.sql(dialect='duckdb')[:60]}")
-
-    def _find_cte(self, name):
-        for level in reversed(self._ctes):
-            if name in level:
-                return level[name]
-        return None
-
-    def _bind_join(self, left, j: exp.Join, scope: Scope) -> L.LogicalNode:
-        if j.args.get("method") or j.args.get("global"):
-            raise NotSupported(f"{j.args.get('method')} JOIN")
-        right_scope = Scope(scope.parent)
-        right = self._bind_source(j.this, right_scope)
-        side = (j.side or "").upper()
-        kind = (j.kind or "").upper()
-        if kind in ("SEMI", "ANTI"):
-            jk = kind.lower()
-        elif side == "LEFT":
-            jk = "left"
-        elif side == "RIGHT":
-            jk = "right"
-        elif side == "FULL":
-            jk = "full"
-        elif kind in ("", "INNER", "CROSS", "OUTER"):
-            jk = "inner"
-        else:
-            raise NotSupported(f"{kind} JOIN")
-        on = j.args.get("on")
-        if j.args.get("using"):
-            raise NotSupported("JOIN ... USING that could not be resolved")
-        both = scope.merged(right_scope)
-        cond = None
-        if on is not None:
-            if _contains_subquery(on):
-                raise NotSupported("subqueries in JOIN conditions")
-            cond = self._bind_predicate(on, both, "JOIN condition")
-        if jk not in ("semi", "anti"):
-            scope.sources.update(right_scope.sources)
-        scope.outer_refs |= right_scope.outer_refs | both.outer_refs
-        return L.Join(left, right, jk, cond)
-
-    def _bind_predicate(self, node, scope, where: str) -> Expr:
-        ctx = ExprContext(scope, self)
-        e = ty.require_boolean(bind(node, ctx), where)
-        if ctx.pending:
-            raise NotSupported(f"subqueries in {where}")
-        return e
-
-    # ------------------------------------------------------------ subqueries
-    def _apply_where_subquery(self, c: exp.Expression, plan, scope) -> L.LogicalNode:
-        negate = False
-        node = c
-        if isinstance(node, exp.Not) and isinstance(node.this, (exp.Exists, exp.In)):
-            negate, node = True, node.this
-        one_row = _one_row_form(node)
-        if one_row is not None:
-            c = exp.Not(this=one_row) if negate else one_row
-        elif isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
-            join = self._subquery_join(node, scope, "anti" if negate else "semi")
-            return join(plan)
-        ctx = ExprContext(scope, self)
-        e = ty.require_boolean(bind(c, ctx), "WHERE")
-        return L.Filter(pre_apply(ctx, plan), e)
-
-    def bind_subquery_predicate(self, node, ctx: ExprContext, negate: bool) -> Expr:
-        """EXISTS / IN (subquery) inside an expression: a MARK join's column."""
-        one_row = _one_row_form(node)
-        if one_row is not None:
-            return bind(exp.Not(this=one_row) if negate else one_row, ctx)
-        if ctx.groups is not None:
-            raise NotSupported("EXISTS / IN subqueries after GROUP BY")
-        mark = self.field("mark", T.BOOLEAN)
-        ctx.pending.append(self._subquery_join(node, ctx.scope, "mark", mark))
-        ref = ColRef(mark)
-        return Call("not", (ref,), T.BOOLEAN) if negate else ref
-
-    def _subquery_join(self, node, scope, kind, mark=None):
-        query = node.this if isinstance(node, exp.Exists) else node.args["query"]
-        query = query.this if isinstance(query, exp.Subquery) else query
-        b, c = self._bind_correlated(query, scope)
-        corr = c.conditions
-        if isinstance(node, exp.Exists):
-            cond = conjoin(corr)
-            return lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), kind, cond, mark)
-        if len(b.outputs) != 1:
-            raise BinderError(f"subquery in IN returns {len(b.outputs)} columns, expected 1")
-        outer_e = bind(node.this, ExprContext(scope, self))
-        inner_e = ColRef(b.outputs[0][1])
-        eq = ty.compare("eq", outer_e, inner_e)
-        cond = conjoin([eq] + corr)
-        null_aware = (eq.args[0], eq.args[1]) if kind in ("anti", "mark") else None
-        return lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), kind, cond, mark, null_aware)
-
-    def _bind_correlated(self, query, scope):
-        if isinstance(query, exp.Select):
-            return self.bind_select(query, scope, pull_correlated=True)
-        return self.bind_query(query, scope), Correlated([], [], None)
-
-    def bind_scalar_subquery(self, node, ctx: ExprContext) -> Expr:
-        query = node.this if isinstance(node, exp.Subquery) else node
-        b, c = self._bind_correlated(query, ctx.scope)
-        if len(b.outputs) != 1:
-            raise BinderError(f"scalar subquery returns {len(b.outputs)} columns, expected 1")
-        if c.conditions and ctx.groups is not None:
-            raise NotSupported("correlated subqueries after GROUP BY")
-        value = ColRef(b.outputs[0][1])
-        cond = conjoin(c.conditions)
-        ctx.pending.append(lambda plan: L.Join(plan, c.attach(plan, b.plan, self.field), "single", cond))
-        empty = c.empty_value
-        if c.groups and empty is not None and not (isinstance(empty, Literal) and empty.value is None):
-            # rows that found no group see the subquery's value over an empty input (COUNT -> 0)
-            miss = Call("is_null", (ColRef(c.groups[0]),), T.BOOLEAN)
-            return Case(((miss, ty.cast(empty, value.type)),), value, value.type)
-        return value
-
-
-def _one_row_form(node) -> exp.Expression | None:
-    """EXISTS / IN over a query that aggregates without GROUP BY or HAVING (it
-    has exactly one row, also when correlated, where the decorrelated
-    aggregate has no group for some outer rows): TRUE, and ``x = (query)``."""
-    query = node.this if isinstance(node, exp.Exists) else node.args.get("query") if isinstance(node, exp.In) else None
-    while isinstance(query, exp.Subquery):
-        query = query.this
-    if not isinstance(query, exp.Select) or query.args.get("group") or query.args.get("having"):
-        return None
-    if query.args.get("limit") or query.args.get("offset") or query.args.get("qualify") or not _aggregate_calls(query):
-        return None
-    if any(has_window(e) for e in query.expressions):
-        return None
-    if isinstance(node, exp.Exists):
-        return exp.true()
-    return exp.EQ(this=node.this, expression=exp.Subquery(this=query))
-
 
 def _check_clauses(sel: exp.Select) -> None:
     for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
@@ -607,27 +409,6 @@ def _check_clauses(sel: exp.Select) -> None:
             raise NotSupported(f"{k.upper()} clause")
     if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
         raise NotSupported("DISTINCT ON")
-
-
-def _aggregate_calls(sel: exp.Select) -> list[exp.Expression]:
-    """The aggregate calls of a SELECT: in its list, HAVING, ORDER BY, its
-    named windows (PARTITION BY / ORDER BY aggregates) and QUALIFY."""
-    aggs_ast = []
-    for e in sel.expressions:
-        aggs_ast += find_aggregates(e)
-    having = sel.args.get("having")
-    if having is not None:
-        aggs_ast += find_aggregates(having.this)
-    order = sel.args.get("order")
-    if order is not None:
-        for o in order.expressions:
-            aggs_ast += find_aggregates(o.this)
-    for w in sel.args.get("windows") or []:
-        aggs_ast += find_aggregates(w)
-    qualify = sel.args.get("qualify")
-    if qualify is not None:
-        aggs_ast += find_aggregates(qualify.this)
-    return aggs_ast
 
 
 def _group_items(sel: exp.Select) -> tuple[list, list | None]:
@@ -661,13 +442,6 @@ def _hidden_columns(correlated: list[Expr], scope: Scope) -> list[Field]:
             if f.id in inner_ids and f not in hidden:
                 hidden.append(f)
     return hidden
-
-
-def pre_apply(ctx: ExprContext, plan):
-    for fn in ctx.pending:
-        plan = fn(plan)
-    ctx.pending.clear()
-    return plan
 
 
 def _ids_of(exprs) -> set[int]:
@@ -721,27 +495,6 @@ def _name_of(e: exp.Expression) -> str:
     return text if len(text) <= 32 else text[:31] + "…"
 
 
-def _output_map(outputs, src) -> dict:
-    cols = {}
-    alias = src.args.get("alias")
-    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    for i, (n, f) in enumerate(outputs):
-        name = names[i] if names and i < len(names) else n
-        cols.setdefault(name, f)
-    return cols
-
-
-def _rename(cols: dict, src) -> dict:
-    alias = src.args.get("alias")
-    if alias is not None and alias.columns:
-        names = [c.name for c in alias.columns]
-        out = {}
-        for i, (n, f) in enumerate(cols.items()):
-            out[names[i] if i < len(names) else n] = f
-        return out
-    return cols
-
-
 def _ast_conjuncts(node) -> list:
     if isinstance(node, exp.And):
         return _ast_conjuncts(node.this) + _ast_conjuncts(node.expression)
@@ -750,26 +503,3 @@ def _ast_conjuncts(node) -> list:
         if isinstance(inner, exp.And):
             return _ast_conjuncts(inner)
     return [node]
-
-
-def _contains_subquery(node) -> bool:
-    return any(isinstance(n, (exp.Select, exp.Subquery, exp.Exists)) for n in node.walk())
-
-
-def _comma_groups(joins) -> list[list]:
-    """Split a FROM's joins at its commas: the first group continues the FROM's
-    first item (its head is None), each later one starts with a comma item."""
-    groups: list[list] = [[None]]
-    for j in joins:
-        side, kind = (j.side or "").upper(), (j.kind or "").upper()
-        if not side and not kind and not j.args.get("on") and not j.args.get("using"):
-            groups.append([j])
-        else:
-            groups[-1].append(j)
-    return groups
-
-
-def _binds_apart(group) -> bool:
-    """Whether a comma group must be joined on its own before the cross product:
-    only a RIGHT or FULL join in it differs from joining left to right."""
-    return any((j.side or "").upper() in ("RIGHT", "FULL") for j in group[1:])

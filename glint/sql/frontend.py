@@ -17,6 +17,7 @@ from glint.sql.bind_values import normalize_values
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
 from glint.sql.positions import position
+from glint.sql.row_sources import resolve_row_sources
 from glint.sql.table_functions import resolve_file_references
 
 _SQL_TYPE = {
@@ -106,11 +107,11 @@ def _cte_names(ast) -> set[str]:
     return {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}
 
 
-def check_tables(ast: exp.Expression, catalog) -> None:
+def check_tables(ast: exp.Expression, catalog, sources=()) -> None:
     ctes = _cte_names(ast)
     for t in ast.find_all(exp.Table):
         name = t.name
-        if not name or isinstance(t.this, exp.Anonymous):
+        if not name or isinstance(t.this, exp.Anonymous) or (name in sources and not t.db):
             continue
         if name.lower() in ctes and not t.db:
             continue
@@ -136,8 +137,11 @@ def check_join_precedence(ast: exp.Expression) -> None:
 
 
 def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bound:
+    binder = binder or Binder(catalog)
     ast = resolve_file_references(normalize_values(ast), catalog)
-    check_tables(ast, catalog)
+    ast, sources = resolve_row_sources(ast, binder)
+    binder.row_sources.update(sources)
+    check_tables(ast, catalog, sources)
     check_join_precedence(ast)
     used = {t.name for t in ast.find_all(exp.Table) if t.name and catalog.has_table(t.name)}
     schema = {
@@ -147,12 +151,13 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
         }
         for name in used
     }
+    schema.update({name: {s.column: s.sql_type()} for name, s in sources.items()})
     names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    bound = (binder or Binder(catalog)).bind_query(expand_order_by_all(q))
+    bound = binder.bind_query(expand_order_by_all(q))
     if names is not None and len(names) == len(bound.outputs):
         bound.outputs = [
             (n if generated.startswith("_col_") else generated, f) for n, (generated, f) in zip(names, bound.outputs)

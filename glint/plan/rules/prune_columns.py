@@ -31,7 +31,7 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         if not keep:  # COUNT(*) and friends still need the row count: keep the narrowest column
             keep = [min(zip(node.columns, node.fields), key=lambda cf: cf[1].type.torch_dtype.itemsize)]
         return L.Scan(node.table, tuple(c for c, _ in keep), tuple(f for _, f in keep), node.alias)
-    if isinstance(node, L.OneRow):
+    if isinstance(node, (L.OneRow, L.Series)):
         return node
     if isinstance(node, L.Values):
         keep = [i for i, f in enumerate(node.fields) if f.id in need]
