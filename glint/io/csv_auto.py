@@ -41,6 +41,7 @@ import pyarrow.csv as pacsv
 from glint.errors import GlintError, GlintIOError
 from glint.io.csv_files import open_text_sample, sniff_delimiter
 from glint.io.file_lists import CSV_SUFFIXES, concat_file_tables, read_files, resolve_files
+from glint.io.file_options import drop_lines, given_types, union_by_name_tables, with_filename
 
 
 def _parse(text: bytes, delim: str, quote: str | None, as_text: bool = False) -> pa.Table:
@@ -133,25 +134,50 @@ def read_csv_auto(
     delimiter: str | None = None,
     quote: str | None = '"',
     all_varchar: bool = False,
-    nullstr: str = "",
+    nullstr: str | Sequence[str] = "",
+    skip: int = 0,
+    types=None,
+    names: Sequence[str] | None = None,
+    filename: bool = False,
+    union_by_name: bool = False,
+    columns=None,
 ) -> pa.Table:
     """The rows of a CSV file (a directory, glob or list of them) with
-    DuckDB's defaults; ``header`` None detects it."""
+    DuckDB's defaults; ``header`` None detects it. DuckDB's options:
+    ``skip`` lines before anything else; ``types``: (column name or
+    position, SQL type) pairs; ``names``: the first columns' names;
+    ``filename``: a last column naming each row's file; ``union_by_name``:
+    each file read on its own and the columns matched by name
+    (glint.io.file_options); ``columns``: (name, SQL type) of every column."""
+    if columns:
+        names = [n for n, _ in columns]
+        types = [(i, t) for i, (_, t) in enumerate(columns)] + [(k, t) for k, t in (types or ())]
+    if union_by_name:
+        files = resolve_files(path, CSV_SUFFIXES, "CSV")
+        tables = [
+            read_csv_auto([f], header, delimiter, quote, all_varchar, nullstr, skip, types, names, columns=columns)
+            for f in files
+        ]
+        out = union_by_name_tables(tables)
+        if filename:
+            per_row = [os.fspath(f) for f, t in zip(files, tables) for _ in range(t.num_rows)]
+            out = out.append_column("filename", pa.array(per_row, pa.string()))
+        return out
     files = resolve_files(path, CSV_SUFFIXES, "CSV")
     for name, v in (("delimiter", delimiter), ("quote", quote)):
         if v is not None and len(v) != 1:
             raise GlintError(f"the CSV {name} must be one character, got {v!r}")
-    sample = open_text_sample(files[0])
+    sample = drop_lines(open_text_sample(files[0]), skip)
     delim = delimiter or sniff_delimiter(sample)
     if header is None:
         header = sniff_header(sample, delim, quote)
-    names: list[str] | None = None
+    null_values = [nullstr] if isinstance(nullstr, str) else list(nullstr)
 
     def read_one(f, types=None) -> pa.Table:
-        ropts = pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=1 if header else 0)
+        ropts = pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=skip + (1 if header else 0))
         popts = pacsv.ParseOptions(delimiter=delim, quote_char=quote or False)
         copts = pacsv.ConvertOptions(
-            column_types=types or {}, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[nullstr]
+            column_types=types or {}, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=null_values
         )
         try:
             t = pacsv.read_csv(os.fspath(f), read_options=ropts, parse_options=popts, convert_options=copts)
@@ -165,7 +191,7 @@ def read_csv_auto(
         return t
 
     def header_of(f) -> list[str]:
-        text = open_text_sample(f).splitlines()
+        text = drop_lines(open_text_sample(f), skip).splitlines()
         line = next((ln for ln in text if ln.strip()), "")
         try:
             t = _parse((line + "\n").encode(), delim, quote, as_text=True)
@@ -174,21 +200,34 @@ def read_csv_auto(
         return [v if v is not None else "" for v in (t.column(i)[0].as_py() for i in range(t.num_columns))]
 
     fields = header_of(files[0])
-    text = {f"f{i}": pa.string() for i in range(len(fields))}
-    first = read_one(files[0], text if all_varchar else None)
+    if columns and len(columns) != len(fields):
+        raise GlintIOError(
+            f"Cannot read CSV file {os.fspath(files[0])!r}: the columns option gives {len(columns)} "
+            f"column{'s' if len(columns) != 1 else ''}, the file has {len(fields)}"
+        )
+    header_names = fields if header else None
+    final = column_names(header_names, len(fields))
+    if names:
+        final = unique_names(list(names)[: len(final)] + final[len(names) :])
+    given = given_types(types, final)
+    text = {f"f{i}": pa.string() for i in range(len(fields))} if all_varchar else {}
+    first = read_one(files[0], {**text, **given})
     if header:
-        names = fields
         if first.num_columns == 0:  # a header and no rows
-            first = pa.table({f"f{i}": pa.array([], pa.string()) for i in range(len(names))})
+            first = pa.table({f"f{i}": pa.array([], given.get(f"f{i}", pa.string())) for i in range(len(fields))})
     if first.num_columns == 0:
         raise GlintIOError(f"Cannot read CSV file {os.fspath(files[0])!r}: the file is empty")
     types = {
-        n: (pa.string() if all_varchar or pa.types.is_null(t) else t)
+        n: (pa.string() if (all_varchar and n not in given) or pa.types.is_null(t) else t)
         for n, t in zip(first.column_names, first.schema.types)
     }
     first = first.cast(pa.schema([(n, types[n]) for n in first.column_names]))
     tables = [first]
     if len(files) > 1:
         tables.extend(read_files(files[1:], lambda f: read_one(f, types), None, f"{len(files)} CSV files"))
+    if filename:
+        tables = [with_filename(t, f) for t, f in zip(tables, files)]
     out = concat_file_tables(tables, files, "CSV")
-    return out.rename_columns(column_names(names, out.num_columns))
+    if out.num_columns != len(final) + filename:
+        final = column_names(header_names, out.num_columns - filename)
+    return out.rename_columns(final + (["filename"] if filename else []))
