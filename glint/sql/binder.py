@@ -22,7 +22,7 @@ from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported, ParseError, TypeMismatch
 from glint.plan import logical as L
 from glint.plan import typing as ty
-from glint.plan.expr import ColRef, Expr, Field, conjoin
+from glint.plan.expr import Call, ColRef, Expr, Field, Literal, conjoin
 from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates, select_aggregates
 from glint.sql.bind_expr import ExprContext, bind
 from glint.sql.bind_from import FromBinder, contains_subquery
@@ -191,9 +191,10 @@ class Binder(FromBinder, SubqueryBinder):
                 raise NotSupported("correlated column references outside the WHERE clause of a subquery")
         hidden = (_hidden_columns(correlated, scope) if correlated and not aggregated else []) + corr_groups
         plan = L.Project(plan, tuple(exprs) + tuple((f, ColRef(f)) for f in hidden))
-        if sel.args.get("distinct"):
-            if hidden:
-                raise NotSupported("DISTINCT in a correlated subquery")
+        distinct_on = _distinct_on(sel)
+        if sel.args.get("distinct") and hidden:
+            raise NotSupported("DISTINCT in a correlated subquery")
+        if sel.args.get("distinct") and distinct_on is None:
             plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f, _ in exprs), ())
         order_scope = Scope(scope.parent)
         order_scope.sources = dict(scope.sources)
@@ -206,8 +207,9 @@ class Binder(FromBinder, SubqueryBinder):
             post_ctx if aggregated or windowed else None,
             select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
             aliases={i.alias: i.this for i in select_items if isinstance(i, exp.Alias)},
-            distinct=bool(sel.args.get("distinct")),
+            distinct=bool(sel.args.get("distinct")) and distinct_on is None,
             hidden=hidden,
+            distinct_on=distinct_on,
         )
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
             raise NotSupported("LIMIT in a correlated subquery")
@@ -345,48 +347,51 @@ class Binder(FromBinder, SubqueryBinder):
         return plan
 
     def _apply_order_limit(
-        self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False, hidden=(), aliases=None
+        self,
+        node,
+        plan,
+        outputs,
+        scope,
+        post_ctx,
+        select_exprs=None,
+        distinct=False,
+        hidden=(),
+        aliases=None,
+        distinct_on=None,
     ):
+        """ORDER BY, LIMIT / OFFSET and DISTINCT ON (the first row of each
+        distinct value of its expressions, in the ORDER BY's order) over the
+        SELECT's projection."""
         order = node.args.get("order")
-        if order is not None:
-            keys, extra = [], []
-            by_name = {}
-            for n, f in outputs:
-                by_name.setdefault(n, f)
-            for o in order.expressions:
-                e = o.this
-                f = None
-                if isinstance(e, exp.Literal) and not e.is_string:
-                    i = int(e.this)
-                    if not 1 <= i <= len(outputs):
-                        raise BinderError(f"ORDER BY position {i} is not in the select list")
-                    f = outputs[i - 1][1]
-                elif isinstance(e, exp.Column) and not e.table and e.name in by_name:
-                    f = by_name[e.name]
-                elif select_exprs and item_key(e) in select_exprs:
-                    f = select_exprs[item_key(e)]
-                if f is None and aliases:
-                    # a select alias inside an ORDER BY expression (qualify leaves it
-                    # unqualified) stands for the expression it names
-                    e = _expand_aliases(e, aliases)
-                    if select_exprs and item_key(e) in select_exprs:
-                        f = select_exprs[item_key(e)]
-                if f is None:
-                    if distinct or isinstance(node, exp.SetOperation):
-                        raise BinderError(
-                            f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list"
-                        )
-                    ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
-                    be = bind(e, ctx)
-                    if ctx.pending:
-                        raise NotSupported("subqueries in ORDER BY")
-                    f = self.field("__order", be.type)
-                    extra.append((f, be))
-                desc = bool(o.args.get("desc"))
-                nf = o.args.get("nulls_first")
-                keys.append(L.SortKey(ColRef(f), desc, bool(nf)))
-            if extra:
-                plan = self._extend_project(plan, extra)
+        extra: list = []
+
+        def field_of(e, clause: str):
+            f = self._output_field(e, outputs, select_exprs, aliases, clause)
+            if f is not None:
+                return f
+            if distinct or isinstance(node, exp.SetOperation):
+                raise BinderError(f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list")
+            ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
+            be = bind(_expand_aliases(e, aliases) if aliases else e, ctx)
+            if ctx.pending:
+                raise NotSupported(f"subqueries in {clause}")
+            f = self.field("__order", be.type)
+            extra.append((f, be))
+            return f
+
+        keys = []
+        for o in order.expressions if order is not None else ():
+            f = field_of(o.this, "ORDER BY")
+            keys.append(L.SortKey(ColRef(f), bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
+        on = [field_of(e, "DISTINCT ON") for e in distinct_on or ()]
+        if extra:
+            plan = self._extend_project(plan, extra)
+        if distinct_on is not None:
+            rn = self.field("row_number", T.BIGINT)
+            w = L.WindowFunc("row_number", (), tuple(ColRef(f) for f in on), tuple(keys), L.DEFAULT_FRAME, T.BIGINT)
+            first = Call("eq", (ColRef(rn), Literal(1, T.BIGINT)), T.BOOLEAN)
+            plan = L.Filter(L.Window(plan, ((rn, w),)), first)
+        if keys:
             plan = L.Sort(plan, tuple(keys))
         limit, offset = _const_count(node.args.get("limit")), _const_count(node.args.get("offset"))
         if limit is not None or offset:
@@ -395,6 +400,31 @@ class Binder(FromBinder, SubqueryBinder):
         if any(f.id not in keep for f in plan.schema):
             plan = L.Project(plan, tuple((f, ColRef(f)) for f in plan.schema if f.id in keep))
         return Bound(plan, outputs)
+
+    @staticmethod
+    def _output_field(e, outputs, select_exprs, aliases, clause: str):
+        """The output column an ORDER BY / DISTINCT ON item names: a position,
+        an output name, a select expression (also after its aliases are
+        expanded), or None."""
+        if isinstance(e, exp.Literal) and not e.is_string:
+            i = int(e.this)
+            if not 1 <= i <= len(outputs):
+                raise BinderError(f"{clause} position {i} is not in the select list")
+            return outputs[i - 1][1]
+        by_name = {}
+        for n, f in outputs:
+            by_name.setdefault(n, f)
+        if isinstance(e, exp.Column) and not e.table and e.name in by_name:
+            return by_name[e.name]
+        if select_exprs and item_key(e) in select_exprs:
+            return select_exprs[item_key(e)]
+        if aliases:
+            # a select alias inside an expression (qualify leaves it unqualified)
+            # stands for the expression it names
+            e = _expand_aliases(e, aliases)
+            if select_exprs and item_key(e) in select_exprs:
+                return select_exprs[item_key(e)]
+        return None
 
     def _extend_project(self, plan, extra):
         """Add ORDER BY expressions that are not in the select list as hidden columns."""
@@ -407,8 +437,15 @@ def _check_clauses(sel: exp.Select) -> None:
     for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
         if sel.args.get(k):
             raise NotSupported(f"{k.upper()} clause")
-    if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
-        raise NotSupported("DISTINCT ON")
+
+
+def _distinct_on(sel: exp.Select) -> list | None:
+    """The expressions of DISTINCT ON (...), or None."""
+    d = sel.args.get("distinct")
+    on = d.args.get("on") if d is not None else None
+    if on is None:
+        return None
+    return list(on.expressions) if isinstance(on, exp.Tuple) else [on]
 
 
 def _group_items(sel: exp.Select) -> tuple[list, list | None]:
