@@ -26,6 +26,7 @@ from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
 from glint.sql.positions import position
 from glint.sql.row_sources import resolve_row_sources
+from glint.sql.star_columns import expand_columns
 from glint.sql.table_functions import resolve_file_references
 from glint.sql.using_joins import rewrite_using_after_comma
 
@@ -179,6 +180,7 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
     }
     schema.update({name: {s.column: s.sql_type()} for name, s in sources.items()})
     ast = rewrite_using_after_comma(ast, source_columns(ast, catalog, sources, schema))
+    ast = expand_columns(ast, schema)
     names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
