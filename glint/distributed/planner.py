@@ -60,6 +60,7 @@ from glint.distributed.gather import GatherExec
 from glint.distributed.local import PartitionFilterExec, RootOnlyExec
 from glint.distributed.shuffle import ShuffleExec
 from glint.distributed.steps import has_exchange, settle
+from glint.errors import NotSupported
 from glint.exec.aggregate import HashAggregateExec, decomposable
 from glint.exec.base import PhysicalNode
 from glint.exec.limit import LimitExec
@@ -210,6 +211,12 @@ def _(node: L.OneRow, ctx):
 def _(node: L.Values, ctx):
     # constants: every rank makes the same rows
     return Planned(ValuesExec(node.rows, node.fields, float(len(node.rows))), REPLICATED)
+
+
+@_plan.register(L.RecursiveCTE)
+@_plan.register(L.WorkingTable)
+def _(node, ctx):
+    raise NotSupported("WITH RECURSIVE on a distributed connection")
 
 
 @_plan.register

@@ -50,6 +50,8 @@ def fresh_copy(plan: L.LogicalNode, new_field) -> tuple[L.LogicalNode, dict[int,
             return replace(node, fields=tuple(renew(f) for f in node.fields))
         if isinstance(node, L.Series):
             return replace(node, field=renew(node.field))
+        if isinstance(node, (L.RecursiveCTE, L.WorkingTable)):
+            return replace(node, fields=tuple(renew(f) for f in node.fields))
         if isinstance(node, L.Project):
             return L.Project(node.child, tuple((renew(f), e) for f, e in node.exprs))
         if isinstance(node, L.Join):

@@ -366,6 +366,44 @@ class SetOp(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class RecursiveCTE(LogicalNode):
+    """WITH RECURSIVE: the rows of ``left`` (the anchor), then the rows of
+    ``right`` run again and again, each time over the rows the run before it
+    added (the :class:`WorkingTable` leaves numbered ``key``), until a run
+    adds none. UNION (``all`` False) adds only rows not seen before. The
+    children already project the CTE's types."""
+
+    left: LogicalNode
+    right: LogicalNode
+    all: bool
+    fields: tuple[Field, ...]
+    key: int
+
+    @property
+    def schema(self):
+        return self.fields
+
+    def label(self):
+        return f"RecursiveCTE #{self.key} UNION{' ALL' if self.all else ''} -> [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingTable(LogicalNode):
+    """Inside a recursive CTE's recursive term: the rows the previous step
+    added (the CTE's columns, as ``fields``)."""
+
+    key: int
+    fields: tuple[Field, ...]
+
+    @property
+    def schema(self):
+        return self.fields
+
+    def label(self):
+        return f"WorkingTable #{self.key} [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
 class IntervalOffset:
     """A RANGE frame offset over a DATE or TIMESTAMP key: the INTERVAL
     (months, days, microseconds) each row's key is moved by.

@@ -257,6 +257,22 @@ class Settings:
         unit="bytes",
         auto="70% of the host memory available when the query starts",
     )
+    recursion_max_iterations: int = _setting(
+        "GLINT_RECURSION_MAX_ITERATIONS",
+        "integer",
+        100_000,
+        "steps a WITH RECURSIVE query may take before it fails (a recursion that never ends)",
+        unit="steps",
+        lo=1,
+    )
+    recursion_max_rows: int = _setting(
+        "GLINT_RECURSION_MAX_ROWS",
+        "integer",
+        1_000_000_000,
+        "rows a WITH RECURSIVE query's recursion may make before it fails",
+        unit="rows",
+        lo=1,
+    )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",
         "integer",

@@ -72,6 +72,11 @@ class FromBinder:
                 plan, cols = source.plan(self.field)
                 scope.add(alias, rename_columns(cols, src))
                 return plan
+            working = self.working_table(name) if not src.db else None
+            if working is not None:
+                plan, cols = working
+                scope.add(alias, rename_columns(cols, src))
+                return plan
             cte = self._find_cte(name) if not src.db else None
             if cte is not None:
                 b = self._bind_cte(*cte)

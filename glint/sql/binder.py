@@ -53,12 +53,23 @@ class Bound:
         self.outputs = outputs
 
 
+class RecursiveBody:
+    """The body of a recursive CTE (one that reads itself), as WITH RECURSIVE gives it."""
+
+    __slots__ = ("name", "body")
+
+    def __init__(self, name: str, body: exp.Expression):
+        self.name = name
+        self.body = body
+
+
 class Binder(FromBinder, SubqueryBinder):
     def __init__(self, catalog):
         self.catalog = catalog  # name -> Table (schema dict)
         self._ids = itertools.count(1)
         self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []  # (body, the CTEs it sees)
         self.row_sources: dict = {}  # FROM's table functions that make rows (glint.sql.row_sources)
+        self._working: list = []  # recursive CTEs whose recursive term is being bound
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -84,8 +95,7 @@ class Binder(FromBinder, SubqueryBinder):
         if with_ is None:
             yield
             return
-        if with_.args.get("recursive"):
-            raise NotSupported("WITH RECURSIVE")
+        recursive = bool(with_.args.get("recursive"))
         level: dict[str, tuple[exp.Expression, list]] = {}
         self._ctes.append(level)
         try:
@@ -97,8 +107,11 @@ class Binder(FromBinder, SubqueryBinder):
                 # and it is bound now even when nothing uses it: an error in it
                 # is an error of the query, as in DuckDB
                 env = [dict(lv) for lv in self._ctes]
-                level[name] = (c.this, env)
-                self._bind_cte(c.this, env)
+                body = c.this
+                if recursive and any(t.name == name and not t.db for t in body.find_all(exp.Table)):
+                    body = RecursiveBody(name, body)
+                level[name] = (body, env)
+                self._bind_cte(body, env)
             yield
         finally:
             self._ctes.pop()
@@ -106,9 +119,50 @@ class Binder(FromBinder, SubqueryBinder):
     def _bind_cte(self, body: exp.Expression, env: list) -> Bound:
         saved, self._ctes = self._ctes, env
         try:
+            if isinstance(body, RecursiveBody):
+                return self._bind_recursive(body)
             return self.bind_query(body, None)
         finally:
             self._ctes = saved
+
+    def _bind_recursive(self, rec: RecursiveBody) -> Bound:
+        """A recursive CTE: its anchor (the UNION's first side) and its
+        recursive term (the second), whose references to the CTE read the
+        rows the step before added; the columns have the anchor's types."""
+        body = rec.body
+        if not isinstance(body, exp.Union):
+            raise NotSupported(f'WITH RECURSIVE "{rec.name}" whose body is not a UNION [ALL] of an anchor and a step')
+        if body.args.get("order") or body.args.get("limit") or body.args.get("offset"):
+            raise NotSupported("ORDER BY / LIMIT on a recursive CTE's UNION")
+        anchor = self.bind_query(body.this)
+        names = [n for n, _ in anchor.outputs]
+        types = [f.type for _, f in anchor.outputs]
+        key = next(self._ids)
+        self._working.append((rec.name, key, names, types))
+        try:
+            step = self.bind_query(body.expression)
+        finally:
+            self._working.pop()
+        if len(step.outputs) != len(names):
+            raise BinderError(
+                f'UNION inputs have {len(names)} and {len(step.outputs)} columns (recursive CTE "{rec.name}")'
+            )
+        sides = []
+        for side in (anchor, step):
+            exprs = tuple((self.field(n, t), ty.cast(ColRef(f), t)) for n, (_, f), t in zip(names, side.outputs, types))
+            sides.append(L.Project(side.plan, exprs))
+        fields = tuple(self.field(n, t) for n, t in zip(names, types))
+        plan = L.RecursiveCTE(sides[0], sides[1], not body.args.get("distinct"), fields, key)
+        return Bound(plan, list(zip(names, fields)))
+
+    def working_table(self, name: str):
+        """The WorkingTable leaf (and its columns by name) when ``name`` is a
+        recursive CTE whose recursive term is being bound, else None."""
+        for cte, key, names, types in reversed(self._working):
+            if cte == name:
+                fields = tuple(self.field(n, t) for n, t in zip(names, types))
+                return L.WorkingTable(key, fields), dict(zip(names, fields))
+        return None
 
     def _order_limit_outer(self, node, b: Bound) -> Bound:
         if node.args.get("order") or node.args.get("limit") or node.args.get("offset"):
