@@ -24,6 +24,7 @@ from glint.errors import (
 from glint.sql.bind_values import normalize_values
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
+from glint.sql.pivot import rewrite_pivots
 from glint.sql.positions import position
 from glint.sql.row_sources import resolve_row_sources
 from glint.sql.star_columns import expand_columns
@@ -166,6 +167,8 @@ def source_columns(ast: exp.Expression, catalog, sources: dict, schema: dict):
 
 def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bound:
     binder = binder or Binder(catalog)
+    run = (lambda text: catalog.sql(text).arrow()) if hasattr(catalog, "sql") else None
+    ast = rewrite_pivots(ast, run)
     ast = resolve_file_references(normalize_values(ast), catalog)
     ast, sources = resolve_row_sources(ast, binder)
     binder.row_sources.update(sources)
@@ -273,7 +276,7 @@ def statement_kind(stmt: exp.Expression) -> str:
         return f"create_{(stmt.args.get('kind') or '').lower()}"
     if isinstance(stmt, exp.Drop):
         return f"drop_{(stmt.args.get('kind') or '').lower()}"
-    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
+    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Pivot)):
         return "query"
     for cls, kind in (
         (exp.Insert, "insert"),

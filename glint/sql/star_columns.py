@@ -26,6 +26,9 @@ from sqlglot.optimizer.qualify import qualify
 
 from glint.errors import BinderError, NotSupported
 
+# the argument of a SELECT that holds its WITH (its name differs between sqlglot versions)
+WITH_KEY = "with_" if "with_" in exp.Select.arg_types else "with"
+
 
 def expand_columns(ast: exp.Expression, schema: dict) -> exp.Expression:
     """The query with every COLUMNS(...) expanded, and the names a star's
@@ -179,7 +182,7 @@ def _star(sel: exp.Select, star: exp.Expression, schema: dict) -> list[tuple[str
             ctes = [c.copy() for c in w.expressions] + ctes
         parent = parent.parent
     if ctes:
-        probe.set("with", exp.With(expressions=ctes))
+        probe.set(WITH_KEY, exp.With(expressions=ctes))
     try:
         q = qualify(probe, schema=schema, dialect="duckdb", validate_qualify_columns=False)
     except OptimizeError as e:
