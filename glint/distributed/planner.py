@@ -60,12 +60,14 @@ from glint.distributed.gather import GatherExec
 from glint.distributed.local import PartitionFilterExec, RootOnlyExec
 from glint.distributed.shuffle import ShuffleExec
 from glint.distributed.steps import has_exchange, settle
+from glint.errors import NotSupported
 from glint.exec.aggregate import HashAggregateExec, decomposable
 from glint.exec.base import PhysicalNode
 from glint.exec.limit import LimitExec
 from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec
+from glint.exec.series import SeriesExec
 from glint.exec.set_ops import SetOpExec
 from glint.exec.sort import SortExec, TopKExec
 from glint.exec.values import ValuesExec
@@ -209,6 +211,18 @@ def _(node: L.OneRow, ctx):
 def _(node: L.Values, ctx):
     # constants: every rank makes the same rows
     return Planned(ValuesExec(node.rows, node.fields, float(len(node.rows))), REPLICATED)
+
+
+@_plan.register(L.RecursiveCTE)
+@_plan.register(L.WorkingTable)
+def _(node, ctx):
+    raise NotSupported("WITH RECURSIVE on a distributed connection")
+
+
+@_plan.register
+def _(node: L.Series, ctx):
+    # generated alike on every rank
+    return Planned(SeriesExec(node.start, node.step, node.count, node.field, float(node.count)), REPLICATED)
 
 
 @_plan.register

@@ -154,6 +154,8 @@ class ExecContext:
         # checked at the end of the run (verify_decoding); None: each chunk's
         # are checked before it is handed on
         self.decode_checks: list | None = None
+        # recursive CTEs' working tables: key -> (the CTE's column ids, the last step's batches)
+        self.working: dict = {}
 
     def verify_decoding(self) -> None:
         """Checks the collected decoding flags (one wait for the device):

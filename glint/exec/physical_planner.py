@@ -17,7 +17,9 @@ from glint.exec.filter import FilterExec
 from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
 from glint.exec.project import ProjectExec
+from glint.exec.recursive import RecursiveCTEExec, WorkingTableExec
 from glint.exec.scan import OneRowExec, ScanExec
+from glint.exec.series import SeriesExec
 from glint.exec.set_ops import SetOpExec
 from glint.exec.sort import SortExec, TopKExec
 from glint.exec.values import ValuesExec
@@ -56,6 +58,24 @@ def _(node: L.OneRow, est):
 @_plan.register
 def _(node: L.Values, est):
     return ValuesExec(node.rows, node.fields, float(len(node.rows)))
+
+
+@_plan.register
+def _(node: L.RecursiveCTE, est):
+    left, right = _plan(node.left, est), _plan(node.right, est)
+    return RecursiveCTEExec(
+        left, right, node.all, node.fields, node.left.schema, node.right.schema, node.key, est.rows(node)
+    )
+
+
+@_plan.register
+def _(node: L.WorkingTable, est):
+    return WorkingTableExec(node.key, node.fields, est.rows(node))
+
+
+@_plan.register
+def _(node: L.Series, est):
+    return SeriesExec(node.start, node.step, node.count, node.field, float(node.count))
 
 
 @_plan.register

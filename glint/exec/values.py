@@ -93,6 +93,8 @@ def literal_column(values: list, dtype: T.DataType, device) -> Column:
 
 def values_column(entries: list[Expr], to: T.DataType, device) -> Column:
     """One column of a VALUES list from its entries (each of type ``to``)."""
+    if not entries:
+        return literal_column([], to, device)
     groups: dict = {}  # source type -> (row positions, values)
     exprs: list[tuple[int, Expr]] = []
     for i, e in enumerate(entries):

@@ -46,6 +46,7 @@ import os
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from glint.errors import GlintError, GlintIOError
@@ -53,6 +54,7 @@ from glint.io.csv_files import open_text_sample, sniff_delimiter
 from glint.io.csv_sniff import SAMPLE_ROWS, Sniffed, merge_types, sniff
 from glint.io.csv_values import ARROW_TYPES, convert
 from glint.io.file_lists import CSV_SUFFIXES, read_files, resolve_files, short_path
+from glint.io.file_options import drop_lines, given_types, union_by_name_tables, with_filename
 
 FILES_TO_SNIFF = 10  # DuckDB's files_to_sniff
 _ZS = " \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
@@ -91,11 +93,13 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def read_text(f, delim: str, quote: str | None, nullstr: str) -> pa.Table | None:
-    """Every field of a CSV file as text (NULL: ``nullstr``), its first row
-    included, or None for a file of 0 bytes. An empty line is a NULL in a
-    file of one column and skipped in wider ones."""
-    sample = open_text_sample(f)
+def read_text(f, delim: str, quote: str | None, nullstr: str | Sequence[str], skip: int = 0) -> pa.Table | None:
+    """Every field of a CSV file as text (NULL: ``nullstr``, one string or
+    several), its first row included, after ``skip`` lines; or None for a
+    file of 0 bytes. An empty line is a NULL in a file of one column and
+    skipped in wider ones."""
+    sample = drop_lines(open_text_sample(f), skip)
+    null_values = [nullstr] if isinstance(nullstr, str) else list(nullstr)
     if not sample:
         return None
     # (an upper bound of the first row's fields: pyarrow takes the types of the columns it finds)
@@ -105,12 +109,10 @@ def read_text(f, delim: str, quote: str | None, nullstr: str) -> pa.Table | None
     def read(skip_empty: bool, source=None) -> pa.Table:
         return pacsv.read_csv(
             source if source is not None else os.fspath(f),
-            read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-            parse_options=pacsv.ParseOptions(
-                delimiter=delim, quote_char=quote or False, ignore_empty_lines=skip_empty
-            ),
+            read_options=pacsv.ReadOptions(autogenerate_column_names=True, skip_rows=0 if source is not None else skip),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=quote or False, ignore_empty_lines=skip_empty),
             convert_options=pacsv.ConvertOptions(
-                column_types=text, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[nullstr]
+                column_types=text, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=null_values
             ),
         )
 
@@ -161,20 +163,47 @@ def read_csv_auto(
     delimiter: str | None = None,
     quote: str | None = '"',
     all_varchar: bool = False,
-    nullstr: str = "",
+    nullstr: str | Sequence[str] = "",
     sample_size: int = SAMPLE_ROWS,
+    skip: int = 0,
+    types=None,
+    names: Sequence[str] | None = None,
+    filename: bool = False,
+    union_by_name: bool = False,
+    columns=None,
 ) -> pa.Table:
     """The rows of a CSV file (a directory, glob or list of them) with
     DuckDB's defaults; ``header`` None detects it; ``sample_size``: the
-    rows the type detection looks at (-1: all)."""
+    rows the type detection looks at (-1: all). DuckDB's other options:
+    ``skip`` lines before anything else; ``types``: (column name or
+    position, SQL type) pairs, or SQL types by position; ``names``: the first
+    columns' names; ``filename``: a last column naming each row's file;
+    ``union_by_name``: each file read on its own and the columns matched by
+    name (glint.io.file_options); ``columns``: (name, SQL type) of every column."""
+    if columns:
+        names = [n for n, _ in columns]
+        types = [(i, t) for i, (_, t) in enumerate(columns)] + [(k, t) for k, t in (types or ())]
+    if union_by_name:
+        files = resolve_files(path, CSV_SUFFIXES, "CSV")
+        one = dict(header=header, delimiter=delimiter, quote=quote, all_varchar=all_varchar, nullstr=nullstr)
+        tables = [
+            read_csv_auto([f], **one, sample_size=sample_size, skip=skip, types=types, names=names, columns=columns)
+            for f in files
+        ]
+        out = union_by_name_tables(tables)
+        if filename:
+            per_row = [os.fspath(f) for f, t in zip(files, tables) for _ in range(t.num_rows)]
+            out = out.append_column("filename", pa.array(per_row, pa.string()))
+        return out
     files = resolve_files(path, CSV_SUFFIXES, "CSV")
     for name, v in (("delimiter", delimiter), ("quote", quote)):
         if v is not None and len(v) != 1:
             raise GlintError(f"the CSV {name} must be one character, got {v!r}")
     if not isinstance(sample_size, int) or sample_size == 0 or sample_size < -1:
         raise GlintError(f"the CSV sample_size must be a positive number of rows or -1 (all), got {sample_size!r}")
-    delim = delimiter or _delimiter(next((s for s in map(open_text_sample, files) if s.strip()), ""), quote)
-    texts = read_files(files, lambda f: read_text(f, delim, quote, nullstr), None, f"{len(files)} CSV files")
+    samples = (drop_lines(open_text_sample(f), skip) for f in files)
+    delim = delimiter or _delimiter(next((s for s in samples if s.strip()), ""), quote)
+    texts = read_files(files, lambda f: read_text(f, delim, quote, nullstr, skip), None, f"{len(files)} CSV files")
     sniffed: list[Sniffed | None] = []
     seen = 0
     for i, t in enumerate(texts):
@@ -186,9 +215,19 @@ def read_csv_auto(
         s = sniff(_columns(t if sample_size < 0 else t.slice(0, sample_size)), header, sample_size)
         seen += s.rows + s.header
         sniffed.append(s)
+    given_names, given_sql = names, types
     names, types, formats, first_header, main = _schema(files, sniffed)
     if all_varchar:
         types = ["VARCHAR"] * len(types)
+    if columns and len(columns) != len(names):
+        raise GlintIOError(
+            f"Cannot read CSV file {os.fspath(files[main])!r}: the columns option gives {len(columns)} "
+            f"column{'s' if len(columns) != 1 else ''}, the file has {len(names)}"
+        )
+    if given_names:
+        names = unique_names(list(given_names)[: len(names)] + names[len(given_names) :])
+    given = {int(k[1:]): t for k, t in given_types(given_sql, names).items()}  # position -> Arrow type
+    types = ["VARCHAR" if i in given else k for i, k in enumerate(types)]
     out = []
     for i, t in enumerate(texts):
         if t is None:
@@ -207,10 +246,24 @@ def read_csv_auto(
                     f"CSV file {short_path(files[i])!r} has columns {got}, but {short_path(files[main])!r} has {names}"
                 )
         rows = t.slice(1) if has_header else t
-        out.append(_convert(rows, names, types, formats, files[i], has_header))
+        got = _cast_given(_convert(rows, names, types, formats, files[i], has_header), given, files[i])
+        out.append(with_filename(got, files[i]) if filename else got)
     if not out:
-        return pa.table({n: pa.array([], ARROW_TYPES[k]) for n, k in zip(names, types)})
+        empty = _cast_given(pa.table({n: pa.array([], ARROW_TYPES[k]) for n, k in zip(names, types)}), given, None)
+        return empty.append_column("filename", pa.array([], pa.string())) if filename else empty
     return pa.concat_tables(out)
+
+
+def _cast_given(t: pa.Table, given: dict[int, pa.DataType], f) -> pa.Table:
+    """The columns whose types the query gave (read as text) cast to them."""
+    for i, typ in given.items():
+        try:
+            col = pc.cast(t.column(i), typ)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            where = f"CSV file {short_path(f)!r}, " if f is not None else ""
+            raise GlintIOError(f"{where}column {t.column_names[i]!r}: could not convert to {typ}: {e}") from None
+        t = t.set_column(i, t.column_names[i], col)
+    return t
 
 
 def _schema(files, sniffed: list[Sniffed | None]):

@@ -104,11 +104,11 @@ def _csv_types(types) -> dict[str, pa.DataType] | None:
         raise GlintError(f"types must be a dict of column name to type, got {type(types).__name__}")
     out = {}
     for name, t in types.items():
-        out[name] = t if isinstance(t, pa.DataType) else _sql_type_to_arrow(str(t))
+        out[name] = t if isinstance(t, pa.DataType) else sql_type_to_arrow(str(t))
     return out
 
 
-def _sql_type_to_arrow(text: str) -> pa.DataType:
+def sql_type_to_arrow(text: str) -> pa.DataType:
     from glint.columnar import types as T
 
     s = text.strip()

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from glint.errors import GlintIOError
 from glint.io.file_access import FileAccess
 from glint.io.file_lists import CSV_SUFFIXES, PARQUET_SUFFIXES, resolve_files
+from glint.io.file_options import read_parquet_options
 
 HIDDEN_PREFIX = "__glint_file_"
 _names = itertools.count(1)
@@ -71,7 +72,10 @@ class FileTables:
             self._names.move_to_end(key)
             return name
         name = f"{HIDDEN_PREFIX}{next(_names)}"
-        if kind == "parquet":
+        if kind == "parquet" and options:
+            # the file name as a column, or files matched by name: read into memory
+            self.con.register(name, read_parquet_options(files, **options))
+        elif kind == "parquet":
             self.con.read_parquet(files[0] if len(files) == 1 else files, name)
         else:
             from glint.io.csv_auto import read_csv_auto

@@ -51,6 +51,9 @@ from glint.plan.selectivity import backoff, strip_cast
 DEFAULT_SEL = 0.25
 RANGE_SEL = 1.0 / 3.0  # one side of a range on a column without min/max
 
+RECURSION_GUESS = 10.0  # a recursive CTE's rows: its anchor's times this
+WORKING_TABLE_GUESS = 100.0  # the rows of one step of a recursion
+
 
 class Estimator:
     def __init__(self, catalog):
@@ -118,6 +121,12 @@ class Estimator:
             return 1.0
         if isinstance(node, L.Values):
             return float(len(node.rows))
+        if isinstance(node, L.Series):
+            return float(node.count)
+        if isinstance(node, L.RecursiveCTE):
+            return self.rows(node.left) * RECURSION_GUESS
+        if isinstance(node, L.WorkingTable):
+            return WORKING_TABLE_GUESS
         if isinstance(node, L.Filter):
             if is_inner_join_tree(node):
                 return JoinGraph.of_join(node, self).rows(-1)

@@ -137,6 +137,29 @@ class Values(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class Series(LogicalNode):
+    """The ``count`` values ``start``, ``start + step``, ... of one BIGINT or
+    TIMESTAMP (microseconds) column, in order: generate_series and range.
+
+    >>> from glint.columnar import types as T
+    >>> Series(1, 2, 5, Field(1, "range", T.BIGINT)).label()
+    'Series 5 values from 1 by 2 [range#1]'
+    """
+
+    start: int
+    step: int
+    count: int
+    field: Field
+
+    @property
+    def schema(self):
+        return (self.field,)
+
+    def label(self):
+        return f"Series {self.count} value{'s' if self.count != 1 else ''} from {self.start} by {self.step} [{self.field!r}]"
+
+
+@dataclass(frozen=True, slots=True)
 class Filter(LogicalNode):
     child: LogicalNode
     predicate: Expr
@@ -340,6 +363,44 @@ class SetOp(LogicalNode):
 
     def label(self):
         return f"{self.kind.upper()}{' ALL' if self.all else ''} -> [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class RecursiveCTE(LogicalNode):
+    """WITH RECURSIVE: the rows of ``left`` (the anchor), then the rows of
+    ``right`` run again and again, each time over the rows the run before it
+    added (the :class:`WorkingTable` leaves numbered ``key``), until a run
+    adds none. UNION (``all`` False) adds only rows not seen before. The
+    children already project the CTE's types."""
+
+    left: LogicalNode
+    right: LogicalNode
+    all: bool
+    fields: tuple[Field, ...]
+    key: int
+
+    @property
+    def schema(self):
+        return self.fields
+
+    def label(self):
+        return f"RecursiveCTE #{self.key} UNION{' ALL' if self.all else ''} -> [{', '.join(map(repr, self.fields))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingTable(LogicalNode):
+    """Inside a recursive CTE's recursive term: the rows the previous step
+    added (the CTE's columns, as ``fields``)."""
+
+    key: int
+    fields: tuple[Field, ...]
+
+    @property
+    def schema(self):
+        return self.fields
+
+    def label(self):
+        return f"WorkingTable #{self.key} [{', '.join(map(repr, self.fields))}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,6 +296,22 @@ class Settings:
         "paths: a symbolic link or '..' that leads out is refused); the environment variable separates them by ':'",
         FIXED,
     )
+    recursion_max_iterations: int = _setting(
+        "GLINT_RECURSION_MAX_ITERATIONS",
+        "integer",
+        100_000,
+        "steps a WITH RECURSIVE query may take before it fails (a recursion that never ends)",
+        unit="steps",
+        lo=1,
+    )
+    recursion_max_rows: int = _setting(
+        "GLINT_RECURSION_MAX_ROWS",
+        "integer",
+        1_000_000_000,
+        "rows a WITH RECURSIVE query's recursion may make before it fails",
+        unit="rows",
+        lo=1,
+    )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",
         "integer",

@@ -299,3 +299,24 @@ def _bind_grouping(node, ctx):
 
 _bind.register(exp.Grouping)(_bind_grouping)
 _bind.register(exp.GroupingId)(_bind_grouping)
+
+
+def select_aggregates(sel: exp.Select) -> list[exp.Expression]:
+    """The aggregate calls of a SELECT: in its list, HAVING, ORDER BY, its
+    named windows (PARTITION BY / ORDER BY aggregates) and QUALIFY."""
+    aggs_ast = []
+    for e in sel.expressions:
+        aggs_ast += find_aggregates(e)
+    having = sel.args.get("having")
+    if having is not None:
+        aggs_ast += find_aggregates(having.this)
+    order = sel.args.get("order")
+    if order is not None:
+        for o in order.expressions:
+            aggs_ast += find_aggregates(o.this)
+    for w in sel.args.get("windows") or []:
+        aggs_ast += find_aggregates(w)
+    qualify = sel.args.get("qualify")
+    if qualify is not None:
+        aggs_ast += find_aggregates(qualify.this)
+    return aggs_ast

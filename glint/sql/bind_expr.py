@@ -43,7 +43,7 @@ class ExprContext:
     subqueries: callback planning a subquery expression into a join.
     """
 
-    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows", "grouping")
+    __slots__ = ("scope", "groups", "aggs", "binder", "pending", "empty_aggs", "windows", "grouping", "unnests")
 
     def __init__(self, scope, binder, groups=None, aggs=None):
         self.scope = scope
@@ -54,6 +54,7 @@ class ExprContext:
         self.empty_aggs = False  # bind aggregates as their value over an empty group
         self.windows = None  # dict[str, Field]: window calls (AST text) -> the Window node's column
         self.grouping = None  # what GROUPING() reads (glint.sql.bind_agg.GroupingInfo), after GROUP BY
+        self.unnests = None  # dict[str, Expr]: UNNEST calls of the SELECT list (AST text) -> their element
 
 
 def bind(node: exp.Expression, ctx: ExprContext) -> Expr:
@@ -346,6 +347,21 @@ def _(node: exp.Escape, ctx):
 # ---------------------------------------------------------------- subqueries
 def _has_query(node) -> bool:
     return isinstance(node, exp.Exists) or node.args.get("query") is not None
+
+
+@_bind.register
+def _(node: exp.Explode, ctx):
+    """UNNEST in the SELECT list: the element the row stands for (glint.sql.row_sources)."""
+    value = ctx.unnests.get(node.sql(dialect="duckdb")) if ctx.unnests else None
+    if value is None:
+        raise BinderError("UNNEST not supported here")
+    return value
+
+
+@_bind.register
+def _(node: exp.GenerateSeries, ctx):
+    fn = "range" if node.args.get("is_end_exclusive") else "generate_series"
+    raise NotSupported(f"{fn}() as a value (glint has no LIST values: use FROM {fn}(...) or unnest({fn}(...)))")
 
 
 @_bind.register

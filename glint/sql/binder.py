@@ -22,13 +22,24 @@ from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported, ParseError, TypeMismatch
 from glint.plan import logical as L
 from glint.plan import typing as ty
-from glint.plan.expr import Call, Case, ColRef, Expr, Field, Literal, conjoin
-from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates
+from glint.plan.expr import Call, ColRef, Expr, Field, Literal, conjoin
+from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates, select_aggregates
 from glint.sql.bind_expr import ExprContext, bind
+from glint.sql.bind_from import FromBinder, contains_subquery
+from glint.sql.bind_subquery import SubqueryBinder, pre_apply
 from glint.sql.bind_values import bind_values
 from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
+from glint.sql.decorrelate import (
+    Correlated,
+    dependent_join,
+    found_marker,
+    local_conjuncts,
+    null_safe_equal,
+    split_correlation,
+)
 from glint.sql.folding import fold_expr
 from glint.sql.grouping_sets import grouping_sets, has_grouping_sets
+from glint.sql.row_sources import bind_unnests, select_unnests
 from glint.sql.scope import Scope
 
 
@@ -42,11 +53,23 @@ class Bound:
         self.outputs = outputs
 
 
-class Binder:
+class RecursiveBody:
+    """The body of a recursive CTE (one that reads itself), as WITH RECURSIVE gives it."""
+
+    __slots__ = ("name", "body")
+
+    def __init__(self, name: str, body: exp.Expression):
+        self.name = name
+        self.body = body
+
+
+class Binder(FromBinder, SubqueryBinder):
     def __init__(self, catalog):
         self.catalog = catalog  # name -> Table (schema dict)
         self._ids = itertools.count(1)
         self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []  # (body, the CTEs it sees)
+        self.row_sources: dict = {}  # FROM's table functions that make rows (glint.sql.row_sources)
+        self._working: list = []  # recursive CTEs whose recursive term is being bound
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -72,8 +95,7 @@ class Binder:
         if with_ is None:
             yield
             return
-        if with_.args.get("recursive"):
-            raise NotSupported("WITH RECURSIVE")
+        recursive = bool(with_.args.get("recursive"))
         level: dict[str, tuple[exp.Expression, list]] = {}
         self._ctes.append(level)
         try:
@@ -85,8 +107,11 @@ class Binder:
                 # and it is bound now even when nothing uses it: an error in it
                 # is an error of the query, as in DuckDB
                 env = [dict(lv) for lv in self._ctes]
-                level[name] = (c.this, env)
-                self._bind_cte(c.this, env)
+                body = c.this
+                if recursive and any(t.name == name and not t.db for t in body.find_all(exp.Table)):
+                    body = RecursiveBody(name, body)
+                level[name] = (body, env)
+                self._bind_cte(body, env)
             yield
         finally:
             self._ctes.pop()
@@ -94,9 +119,50 @@ class Binder:
     def _bind_cte(self, body: exp.Expression, env: list) -> Bound:
         saved, self._ctes = self._ctes, env
         try:
+            if isinstance(body, RecursiveBody):
+                return self._bind_recursive(body)
             return self.bind_query(body, None)
         finally:
             self._ctes = saved
+
+    def _bind_recursive(self, rec: RecursiveBody) -> Bound:
+        """A recursive CTE: its anchor (the UNION's first side) and its
+        recursive term (the second), whose references to the CTE read the
+        rows the step before added; the columns have the anchor's types."""
+        body = rec.body
+        if not isinstance(body, exp.Union):
+            raise NotSupported(f'WITH RECURSIVE "{rec.name}" whose body is not a UNION [ALL] of an anchor and a step')
+        if body.args.get("order") or body.args.get("limit") or body.args.get("offset"):
+            raise NotSupported("ORDER BY / LIMIT on a recursive CTE's UNION")
+        anchor = self.bind_query(body.this)
+        names = [n for n, _ in anchor.outputs]
+        types = [f.type for _, f in anchor.outputs]
+        key = next(self._ids)
+        self._working.append((rec.name, key, names, types))
+        try:
+            step = self.bind_query(body.expression)
+        finally:
+            self._working.pop()
+        if len(step.outputs) != len(names):
+            raise BinderError(
+                f'UNION inputs have {len(names)} and {len(step.outputs)} columns (recursive CTE "{rec.name}")'
+            )
+        sides = []
+        for side in (anchor, step):
+            exprs = tuple((self.field(n, t), ty.cast(ColRef(f), t)) for n, (_, f), t in zip(names, side.outputs, types))
+            sides.append(L.Project(side.plan, exprs))
+        fields = tuple(self.field(n, t) for n, t in zip(names, types))
+        plan = L.RecursiveCTE(sides[0], sides[1], not body.args.get("distinct"), fields, key)
+        return Bound(plan, list(zip(names, fields)))
+
+    def working_table(self, name: str):
+        """The WorkingTable leaf (and its columns by name) when ``name`` is a
+        recursive CTE whose recursive term is being bound, else None."""
+        for cte, key, names, types in reversed(self._working):
+            if cte == name:
+                fields = tuple(self.field(n, t) for n, t in zip(names, types))
+                return L.WorkingTable(key, fields), dict(zip(names, fields))
+        return None
 
     def _order_limit_outer(self, node, b: Bound) -> Bound:
         if node.args.get("order") or node.args.get("limit") or node.args.get("offset"):
@@ -149,22 +215,28 @@ class Binder:
         select_items = sel.expressions
         if any(isinstance(e, exp.Star) for e in select_items):
             raise BinderError("SELECT * needs a FROM clause")
-        aggs_ast = _aggregate_calls(sel)
+        aggs_ast = select_aggregates(sel)
         group_items, sets = _group_items(sel)
         having = sel.args.get("having")
         aggregated = bool(aggs_ast) or bool(group_items) or having is not None or sets is not None
 
         post_ctx = ExprContext(scope, self)
-        corr_groups: list[Field] = []
+        pulled = Correlated(correlated, [], None)
         if aggregated:
-            plan, post_ctx, correlated, corr_groups = self._bind_aggregation(
-                sel, plan, scope, group_items, sets, aggs_ast, correlated
-            )
+            plan, post_ctx, pulled = self._bind_aggregation(sel, plan, scope, group_items, sets, aggs_ast, correlated)
+            correlated = pulled.conditions
         elif having is not None:
             raise BinderError("HAVING without GROUP BY or aggregates")
-        empty_value = self._empty_value(select_items, scope, post_ctx) if corr_groups else None
+        corr_groups = pulled.groups
+        if corr_groups and not group_items:
+            pulled.empty_value = self._empty_value(select_items, scope, post_ctx)
 
         plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
+        unnests = select_unnests(select_items)
+        if unnests:
+            if correlated:
+                raise NotSupported("UNNEST in a correlated subquery")
+            plan, post_ctx.unnests = bind_unnests(unnests, pre_apply(post_ctx, plan), post_ctx, self.field)
         exprs, outputs = self._bind_select_list(select_items, post_ctx)
         plan = pre_apply(post_ctx, plan)
         if pull_correlated and scope.outer_refs - _ids_of(correlated):
@@ -173,9 +245,10 @@ class Binder:
                 raise NotSupported("correlated column references outside the WHERE clause of a subquery")
         hidden = (_hidden_columns(correlated, scope) if correlated and not aggregated else []) + corr_groups
         plan = L.Project(plan, tuple(exprs) + tuple((f, ColRef(f)) for f in hidden))
-        if sel.args.get("distinct"):
-            if hidden:
-                raise NotSupported("DISTINCT in a correlated subquery")
+        distinct_on = _distinct_on(sel)
+        if sel.args.get("distinct") and hidden:
+            raise NotSupported("DISTINCT in a correlated subquery")
+        if sel.args.get("distinct") and distinct_on is None:
             plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f, _ in exprs), ())
         order_scope = Scope(scope.parent)
         order_scope.sources = dict(scope.sources)
@@ -187,13 +260,15 @@ class Binder:
             order_scope,
             post_ctx if aggregated or windowed else None,
             select_exprs={item_key(i): f for i, (_, f) in zip(select_items, outputs)},
-            distinct=bool(sel.args.get("distinct")),
+            aliases={i.alias: i.this for i in select_items if isinstance(i, exp.Alias)},
+            distinct=bool(sel.args.get("distinct")) and distinct_on is None,
             hidden=hidden,
+            distinct_on=distinct_on,
         )
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
             raise NotSupported("LIMIT in a correlated subquery")
         if pull_correlated:
-            return bound, Correlated(correlated, corr_groups, empty_value)
+            return bound, pulled
         if correlated:
             raise BinderError("correlated reference outside a subquery")
         return bound
@@ -208,12 +283,14 @@ class Binder:
             return plan, correlated
         plain, with_sub = [], []
         for c in _ast_conjuncts(where.this):
-            (with_sub if _contains_subquery(c) else plain).append(c)
+            (with_sub if contains_subquery(c) else plain).append(c)
         preds = []
         for c in plain:
             e = self._bind_predicate(c, scope, "WHERE")
             if pull_correlated and scope.outer_refs & {f.id for f in e.fields()}:
-                correlated.append(e)
+                inner, outer_conds = local_conjuncts(e, scope.outer_refs)
+                preds += inner
+                correlated += outer_conds
             else:
                 preds.append(e)
         if preds:
@@ -225,25 +302,32 @@ class Binder:
         return plan, correlated
 
     def _bind_aggregation(self, sel: exp.Select, plan, scope: Scope, group_items, sets, aggs_ast, correlated):
-        """(plan, post-aggregation context, correlated conditions, correlation
-        groups) after GROUP BY, the aggregates and HAVING. A correlated aggregate
-        is grouped by the inner side of each correlation equality."""
+        """(plan, post-aggregation context, what was pulled out of a correlated
+        subquery) after GROUP BY, the aggregates and HAVING. A correlated
+        aggregate is grouped by its correlation (glint.sql.decorrelate)."""
         pre = ExprContext(scope, self)
         groups, gmap, info = bind_group_by(group_items, sets, pre, lambda e, t: self.field(_name_of(e), t))
         grouping = info.sets if info is not None else None
         corr_groups: list[Field] = []
+        marker, domain = [], None
         if correlated:
-            if group_items or sets is not None:
-                raise NotSupported("GROUP BY in a correlated subquery")
-            correlated, extra = self._split_correlation(correlated, scope)
-            for inner_e, outer_e in extra:
+            if sets is not None:
+                raise NotSupported("GROUPING SETS, ROLLUP or CUBE in a correlated subquery")
+            pairs = split_correlation(correlated, scope.outer_refs)
+            if pairs is None:
+                plan, domain, keys = dependent_join(correlated, scope.outer_refs, plan, self.field)
+                pairs = [(ColRef(d), ColRef(o)) for d, o in keys]
+                marker = [found_marker(self.field)]
+                corr_groups.append(marker[0][0])
+            correlated = []
+            for inner_e, outer_e in pairs:
                 f = self.field("corr", inner_e.type)
                 groups.append((f, inner_e))
                 corr_groups.append(f)
-                correlated.append(ty.compare("eq", outer_e, ColRef(f)))
+                correlated += null_safe_equal(outer_e, ColRef(f)) if marker else [ty.compare("eq", outer_e, ColRef(f))]
         aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
         plan = pre_apply(pre, plan)
-        plan = L.Aggregate(plan, tuple(groups), tuple(aggs), grouping)
+        plan = L.Aggregate(plan, tuple(groups), tuple(aggs) + tuple(marker), grouping)
         post_ctx = ExprContext(scope, self, groups=gmap, aggs=amap)
         post_ctx.grouping = info
         having = sel.args.get("having")
@@ -251,7 +335,7 @@ class Binder:
             h = ty.require_boolean(bind(having.this, post_ctx), "HAVING")
             plan = pre_apply(post_ctx, plan)
             plan = L.Filter(plan, h)
-        return plan, post_ctx, correlated, corr_groups
+        return plan, post_ctx, Correlated(correlated, corr_groups, None, domain)
 
     def _empty_value(self, select_items, scope: Scope, post_ctx: ExprContext):
         """A correlated aggregate subquery's value over no rows (COUNT: 0), or None."""
@@ -316,61 +400,52 @@ class Binder:
             plan = L.Filter(plan, q)
         return plan
 
-    def _split_correlation(self, conds: list[Expr], scope: Scope):
-        """(non-equality leftovers, [(inner expr, outer expr)]) for correlated conditions."""
-        outer_ids = scope.outer_refs
-        pairs = []
-        for c in conds:
-            if isinstance(c, Call) and c.fn == "eq":
-                a, b = c.args
-                ia, ib = _ids_of([a]), _ids_of([b])
-                if ia and not (ia & outer_ids) and ib and ib <= outer_ids:
-                    pairs.append((a, b))
-                    continue
-                if ib and not (ib & outer_ids) and ia and ia <= outer_ids:
-                    pairs.append((b, a))
-                    continue
-            raise NotSupported(
-                f"correlated subquery with aggregates and the condition {c!r} "
-                "(only equalities between inner and outer columns are decorrelated)"
-            )
-        return [], pairs
-
-    def _apply_order_limit(self, node, plan, outputs, scope, post_ctx, select_exprs=None, distinct=False, hidden=()):
+    def _apply_order_limit(
+        self,
+        node,
+        plan,
+        outputs,
+        scope,
+        post_ctx,
+        select_exprs=None,
+        distinct=False,
+        hidden=(),
+        aliases=None,
+        distinct_on=None,
+    ):
+        """ORDER BY, LIMIT / OFFSET and DISTINCT ON (the first row of each
+        distinct value of its expressions, in the ORDER BY's order) over the
+        SELECT's projection."""
         order = node.args.get("order")
-        if order is not None:
-            keys, extra = [], []
-            by_name = {}
-            for n, f in outputs:
-                by_name.setdefault(n, f)
-            for o in order.expressions:
-                e = o.this
-                f = None
-                if isinstance(e, exp.Literal) and not e.is_string:
-                    i = int(e.this)
-                    if not 1 <= i <= len(outputs):
-                        raise BinderError(f"ORDER BY position {i} is not in the select list")
-                    f = outputs[i - 1][1]
-                elif isinstance(e, exp.Column) and not e.table and e.name in by_name:
-                    f = by_name[e.name]
-                elif select_exprs and item_key(e) in select_exprs:
-                    f = select_exprs[item_key(e)]
-                if f is None:
-                    if distinct or isinstance(node, exp.SetOperation):
-                        raise BinderError(
-                            f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list"
-                        )
-                    ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
-                    be = bind(e, ctx)
-                    if ctx.pending:
-                        raise NotSupported("subqueries in ORDER BY")
-                    f = self.field("__order", be.type)
-                    extra.append((f, be))
-                desc = bool(o.args.get("desc"))
-                nf = o.args.get("nulls_first")
-                keys.append(L.SortKey(ColRef(f), desc, bool(nf)))
-            if extra:
-                plan = self._extend_project(plan, extra)
+        extra: list = []
+
+        def field_of(e, clause: str):
+            f = self._output_field(e, outputs, select_exprs, aliases, clause)
+            if f is not None:
+                return f
+            if distinct or isinstance(node, exp.SetOperation):
+                raise BinderError(f"ORDER BY expression {e.sql(dialect='duckdb')} must appear in the select list")
+            ctx = post_ctx if post_ctx is not None else ExprContext(scope, self)
+            be = bind(_expand_aliases(e, aliases) if aliases else e, ctx)
+            if ctx.pending:
+                raise NotSupported(f"subqueries in {clause}")
+            f = self.field("__order", be.type)
+            extra.append((f, be))
+            return f
+
+        keys = []
+        for o in order.expressions if order is not None else ():
+            f = field_of(o.this, "ORDER BY")
+            keys.append(L.SortKey(ColRef(f), bool(o.args.get("desc")), bool(o.args.get("nulls_first"))))
+        on = [field_of(e, "DISTINCT ON") for e in distinct_on or ()]
+        if extra:
+            plan = self._extend_project(plan, extra)
+        if distinct_on is not None:
+            rn = self.field("row_number", T.BIGINT)
+            w = L.WindowFunc("row_number", (), tuple(ColRef(f) for f in on), tuple(keys), L.DEFAULT_FRAME, T.BIGINT)
+            first = Call("eq", (ColRef(rn), Literal(1, T.BIGINT)), T.BOOLEAN)
+            plan = L.Filter(L.Window(plan, ((rn, w),)), first)
+        if keys:
             plan = L.Sort(plan, tuple(keys))
         limit, offset = _const_count(node.args.get("limit")), _const_count(node.args.get("offset"))
         if limit is not None or offset:
@@ -380,235 +455,51 @@ class Binder:
             plan = L.Project(plan, tuple((f, ColRef(f)) for f in plan.schema if f.id in keep))
         return Bound(plan, outputs)
 
+    @staticmethod
+    def _output_field(e, outputs, select_exprs, aliases, clause: str):
+        """The output column an ORDER BY / DISTINCT ON item names: a position,
+        an output name, a select expression (also after its aliases are
+        expanded), or None."""
+        if isinstance(e, exp.Literal) and not e.is_string:
+            i = int(e.this)
+            if not 1 <= i <= len(outputs):
+                raise BinderError(f"{clause} position {i} is not in the select list")
+            return outputs[i - 1][1]
+        by_name = {}
+        for n, f in outputs:
+            by_name.setdefault(n, f)
+        if isinstance(e, exp.Column) and not e.table and e.name in by_name:
+            return by_name[e.name]
+        if select_exprs and item_key(e) in select_exprs:
+            return select_exprs[item_key(e)]
+        if aliases:
+            # a select alias inside an expression (qualify leaves it unqualified)
+            # stands for the expression it names
+            e = _expand_aliases(e, aliases)
+            if select_exprs and item_key(e) in select_exprs:
+                return select_exprs[item_key(e)]
+        return None
+
     def _extend_project(self, plan, extra):
         """Add ORDER BY expressions that are not in the select list as hidden columns."""
         if isinstance(plan, L.Project):
             return L.Project(plan.child, plan.exprs + tuple(extra))
         raise NotSupported("ORDER BY on expressions outside the select list here")
 
-    # ------------------------------------------------------------ FROM
-    def _bind_from(self, sel, outer):
-        scope = Scope(outer)
-        from_ = sel.args.get("from") or sel.args.get("from_")
-        if from_ is None:
-            if sel.args.get("joins"):
-                raise BinderError("JOIN without FROM")
-            return L.OneRow(), scope
-        plan = self._bind_source(from_.this, scope)
-        for group in _comma_groups(sel.args.get("joins") or []):
-            if group[0] is not None and _binds_apart(group):
-                plan = self._bind_comma_group(plan, group, scope)
-                continue
-            for j in group:
-                if j is not None:
-                    plan = self._bind_join(plan, j, scope)
-        return plan, scope
-
-    def _bind_comma_group(self, left, group, scope: Scope) -> L.LogicalNode:
-        """``FROM a, b RIGHT JOIN c ON ...``: a JOIN binds tighter than the comma,
-        so ``b RIGHT JOIN c`` is joined first, on its own, and then crossed with
-        what came before the comma (WHERE's conditions become the join's later).
-        Joining left to right would keep c's unmatched rows once instead of once per
-        row of a. The tables before the comma are not visible in the group's ON
-        conditions (as in PostgreSQL; DuckDB refuses such a condition too)."""
-        before = set(scope.sources)
-        gscope = Scope(scope.parent)
-        plan = self._bind_source(group[0].this, gscope)
-        for j in group[1:]:
-            on = j.args.get("on")
-            for c in on.find_all(exp.Column) if on is not None else ():
-                if c.table and c.table in before and c.table not in gscope.sources and j.this.alias_or_name != c.table:
-                    side = (j.side or j.kind or "INNER").upper()
-                    raise BinderError(
-                        f'the ON condition of a {side} JOIN refers to "{c.table}", a table before a comma in the '
-                        f'same FROM: a JOIN binds tighter than the comma, so "{c.table}" is not '
-                        f'visible there (move the condition to WHERE, or join "{c.table}" with JOIN ... ON)'
-                    )
-            plan = self._bind_join(plan, j, gscope)
-        scope.sources.update(gscope.sources)
-        scope.outer_refs |= gscope.outer_refs
-        return L.Join(left, plan, "inner", None)
-
-    def _bind_source(self, src, scope: Scope) -> L.LogicalNode:
-        if isinstance(src, exp.Table):
-            if src.args.get("joins") or isinstance(src.this, exp.Anonymous) or src.args.get("pivots"):
-                raise NotSupported(f"table function or pivot {src.sql(dialect='duckdb')}")
-            name = src.name
-            alias = src.alias_or_name
-            cte = self._find_cte(name) if not src.db else None
-            if cte is not None:
-                b = self._bind_cte(*cte)
-                scope.add(alias, _output_map(b.outputs, src))
-                return b.plan
-            table = self.catalog.table(name)
-            fields = tuple(self.field(c, t) for c, t in table.schema.items())
-            cols = {}
-            for c, f in zip(table.schema, fields):
-                cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
-            scope.add(alias, _rename(cols, src))
-            return L.Scan(table.name, tuple(table.schema), fields, alias)
-        if isinstance(src, exp.Subquery):
-            if src.args.get("lateral"):
-                raise NotSupported("LATERAL subqueries")
-            b = self.bind_query(src.this, scope.parent)
-            b = self._order_limit_outer(src, b)
-            scope.add(src.alias_or_name, _output_map(b.outputs, src))
-            return b.plan
-        if isinstance(src, (exp.Unnest, exp.Lateral)):
-            raise NotSupported(type(src).__name__.upper())
-        if isinstance(src, exp.Values):
-            plan, outputs = bind_values(src, self)
-            scope.add(src.alias_or_name, _output_map(outputs, src))
-            return plan
-        raise NotSupported(f"FROM item {src.sql(dialect='duckdb')[:60]}")
-
-    def _find_cte(self, name):
-        for level in reversed(self._ctes):
-            if name in level:
-                return level[name]
-        return None
-
-    def _bind_join(self, left, j: exp.Join, scope: Scope) -> L.LogicalNode:
-        if j.args.get("method") or j.args.get("global"):
-            raise NotSupported(f"{j.args.get('method')} JOIN")
-        right_scope = Scope(scope.parent)
-        right = self._bind_source(j.this, right_scope)
-        side = (j.side or "").upper()
-        kind = (j.kind or "").upper()
-        if kind in ("SEMI", "ANTI"):
-            jk = kind.lower()
-        elif side == "LEFT":
-            jk = "left"
-        elif side == "RIGHT":
-            jk = "right"
-        elif side == "FULL":
-            jk = "full"
-        elif kind in ("", "INNER", "CROSS", "OUTER"):
-            jk = "inner"
-        else:
-            raise NotSupported(f"{kind} JOIN")
-        on = j.args.get("on")
-        if j.args.get("using"):
-            raise NotSupported("JOIN ... USING that could not be resolved")
-        both = scope.merged(right_scope)
-        cond = None
-        if on is not None:
-            if _contains_subquery(on):
-                raise NotSupported("subqueries in JOIN conditions")
-            cond = self._bind_predicate(on, both, "JOIN condition")
-        if jk not in ("semi", "anti"):
-            scope.sources.update(right_scope.sources)
-        scope.outer_refs |= right_scope.outer_refs | both.outer_refs
-        return L.Join(left, right, jk, cond)
-
-    def _bind_predicate(self, node, scope, where: str) -> Expr:
-        ctx = ExprContext(scope, self)
-        e = ty.require_boolean(bind(node, ctx), where)
-        if ctx.pending:
-            raise NotSupported(f"subqueries in {where}")
-        return e
-
-    # ------------------------------------------------------------ subqueries
-    def _apply_where_subquery(self, c: exp.Expression, plan, scope) -> L.LogicalNode:
-        negate = False
-        node = c
-        if isinstance(node, exp.Not) and isinstance(node.this, (exp.Exists, exp.In)):
-            negate, node = True, node.this
-        if isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
-            join = self._subquery_join(node, scope, "anti" if negate else "semi")
-            return join(plan)
-        ctx = ExprContext(scope, self)
-        e = ty.require_boolean(bind(c, ctx), "WHERE")
-        return L.Filter(pre_apply(ctx, plan), e)
-
-    def bind_subquery_predicate(self, node, ctx: ExprContext, negate: bool) -> Expr:
-        """EXISTS / IN (subquery) inside an expression: a MARK join's column."""
-        if ctx.groups is not None:
-            raise NotSupported("EXISTS / IN subqueries after GROUP BY")
-        mark = self.field("mark", T.BOOLEAN)
-        ctx.pending.append(self._subquery_join(node, ctx.scope, "mark", mark))
-        ref = ColRef(mark)
-        return Call("not", (ref,), T.BOOLEAN) if negate else ref
-
-    def _subquery_join(self, node, scope, kind, mark=None):
-        query = node.this if isinstance(node, exp.Exists) else node.args["query"]
-        query = query.this if isinstance(query, exp.Subquery) else query
-        b, c = self._bind_correlated(query, scope)
-        corr = c.conditions
-        if isinstance(node, exp.Exists):
-            cond = conjoin(corr)
-            return lambda plan: L.Join(plan, b.plan, kind, cond, mark)
-        if len(b.outputs) != 1:
-            raise BinderError(f"subquery in IN returns {len(b.outputs)} columns, expected 1")
-        outer_e = bind(node.this, ExprContext(scope, self))
-        inner_e = ColRef(b.outputs[0][1])
-        eq = ty.compare("eq", outer_e, inner_e)
-        cond = conjoin([eq] + corr)
-        null_aware = (eq.args[0], eq.args[1]) if kind in ("anti", "mark") else None
-        return lambda plan: L.Join(plan, b.plan, kind, cond, mark, null_aware)
-
-    def _bind_correlated(self, query, scope):
-        if isinstance(query, exp.Select):
-            return self.bind_select(query, scope, pull_correlated=True)
-        return self.bind_query(query, scope), Correlated([], [], None)
-
-    def bind_scalar_subquery(self, node, ctx: ExprContext) -> Expr:
-        query = node.this if isinstance(node, exp.Subquery) else node
-        b, c = self._bind_correlated(query, ctx.scope)
-        if len(b.outputs) != 1:
-            raise BinderError(f"scalar subquery returns {len(b.outputs)} columns, expected 1")
-        if c.conditions and ctx.groups is not None:
-            raise NotSupported("correlated subqueries after GROUP BY")
-        value = ColRef(b.outputs[0][1])
-        cond = conjoin(c.conditions)
-        ctx.pending.append(lambda plan: L.Join(plan, b.plan, "single", cond))
-        empty = c.empty_value
-        if c.groups and empty is not None and not (isinstance(empty, Literal) and empty.value is None):
-            # rows that found no group see the subquery's value over an empty input (COUNT -> 0)
-            miss = Call("is_null", (ColRef(c.groups[0]),), T.BOOLEAN)
-            return Case(((miss, ty.cast(empty, value.type)),), value, value.type)
-        return value
-
-
-class Correlated:
-    """What a subquery's binding pulled out: the correlation conditions, the
-    fields of a correlated aggregate's groups, and its value over no rows."""
-
-    __slots__ = ("conditions", "groups", "empty_value")
-
-    def __init__(self, conditions, groups, empty_value):
-        self.conditions = conditions
-        self.groups = groups
-        self.empty_value = empty_value
-
 
 def _check_clauses(sel: exp.Select) -> None:
     for k in ("connect", "match", "laterals", "pivots", "into", "sample"):
         if sel.args.get(k):
             raise NotSupported(f"{k.upper()} clause")
-    if sel.args.get("distinct") and sel.args["distinct"].args.get("on"):
-        raise NotSupported("DISTINCT ON")
 
 
-def _aggregate_calls(sel: exp.Select) -> list[exp.Expression]:
-    """The aggregate calls of a SELECT: in its list, HAVING, ORDER BY, its
-    named windows (PARTITION BY / ORDER BY aggregates) and QUALIFY."""
-    aggs_ast = []
-    for e in sel.expressions:
-        aggs_ast += find_aggregates(e)
-    having = sel.args.get("having")
-    if having is not None:
-        aggs_ast += find_aggregates(having.this)
-    order = sel.args.get("order")
-    if order is not None:
-        for o in order.expressions:
-            aggs_ast += find_aggregates(o.this)
-    for w in sel.args.get("windows") or []:
-        aggs_ast += find_aggregates(w)
-    qualify = sel.args.get("qualify")
-    if qualify is not None:
-        aggs_ast += find_aggregates(qualify.this)
-    return aggs_ast
+def _distinct_on(sel: exp.Select) -> list | None:
+    """The expressions of DISTINCT ON (...), or None."""
+    d = sel.args.get("distinct")
+    on = d.args.get("on") if d is not None else None
+    if on is None:
+        return None
+    return list(on.expressions) if isinstance(on, exp.Tuple) else [on]
 
 
 def _group_items(sel: exp.Select) -> tuple[list, list | None]:
@@ -644,13 +535,6 @@ def _hidden_columns(correlated: list[Expr], scope: Scope) -> list[Field]:
     return hidden
 
 
-def pre_apply(ctx: ExprContext, plan):
-    for fn in ctx.pending:
-        plan = fn(plan)
-    ctx.pending.clear()
-    return plan
-
-
 def _ids_of(exprs) -> set[int]:
     return {f.id for e in exprs for f in e.fields()}
 
@@ -667,8 +551,28 @@ def _const_count(node):
     raise NotSupported("LIMIT/OFFSET that is not a constant integer")
 
 
+def _expand_aliases(e: exp.Expression, aliases: dict) -> exp.Expression:
+    """``e`` with each unqualified column that names a select alias replaced by
+    the aliased expression.
+
+    >>> import sqlglot
+    >>> e = sqlglot.parse_one("CASE WHEN x = 0 THEN s END", read="duckdb")
+    >>> _expand_aliases(e, {"s": sqlglot.parse_one("t.a", read="duckdb")}).sql()
+    'CASE WHEN x = 0 THEN t.a END'
+    """
+
+    def repl(n):
+        if isinstance(n, exp.Column) and not n.table and n.name in aliases:
+            return aliases[n.name].copy()
+        return n
+
+    return e.copy().transform(repl)
+
+
 def item_key(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
+        e = e.this
+    while isinstance(e, exp.Paren):
         e = e.this
     return e.sql(dialect="duckdb")
 
@@ -682,27 +586,6 @@ def _name_of(e: exp.Expression) -> str:
     return text if len(text) <= 32 else text[:31] + "…"
 
 
-def _output_map(outputs, src) -> dict:
-    cols = {}
-    alias = src.args.get("alias")
-    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
-    for i, (n, f) in enumerate(outputs):
-        name = names[i] if names and i < len(names) else n
-        cols.setdefault(name, f)
-    return cols
-
-
-def _rename(cols: dict, src) -> dict:
-    alias = src.args.get("alias")
-    if alias is not None and alias.columns:
-        names = [c.name for c in alias.columns]
-        out = {}
-        for i, (n, f) in enumerate(cols.items()):
-            out[names[i] if i < len(names) else n] = f
-        return out
-    return cols
-
-
 def _ast_conjuncts(node) -> list:
     if isinstance(node, exp.And):
         return _ast_conjuncts(node.this) + _ast_conjuncts(node.expression)
@@ -711,26 +594,3 @@ def _ast_conjuncts(node) -> list:
         if isinstance(inner, exp.And):
             return _ast_conjuncts(inner)
     return [node]
-
-
-def _contains_subquery(node) -> bool:
-    return any(isinstance(n, (exp.Select, exp.Subquery, exp.Exists)) for n in node.walk())
-
-
-def _comma_groups(joins) -> list[list]:
-    """Split a FROM's joins at its commas: the first group continues the FROM's
-    first item (its head is None), each later one starts with a comma item."""
-    groups: list[list] = [[None]]
-    for j in joins:
-        side, kind = (j.side or "").upper(), (j.kind or "").upper()
-        if not side and not kind and not j.args.get("on") and not j.args.get("using"):
-            groups.append([j])
-        else:
-            groups[-1].append(j)
-    return groups
-
-
-def _binds_apart(group) -> bool:
-    """Whether a comma group must be joined on its own before the cross product:
-    only a RIGHT or FULL join in it differs from joining left to right."""
-    return any((j.side or "").upper() in ("RIGHT", "FULL") for j in group[1:])

@@ -12,12 +12,24 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import TokenType
 
-from glint.errors import BinderError, CatalogError, ColumnNotFound, NotSupported, ParseError, did_you_mean
+from glint.errors import (
+    BinderError,
+    CatalogError,
+    ColumnNotFound,
+    GlintError,
+    NotSupported,
+    ParseError,
+    did_you_mean,
+)
 from glint.sql.bind_values import normalize_values
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT
+from glint.sql.pivot import rewrite_pivots
 from glint.sql.positions import position
+from glint.sql.row_sources import resolve_row_sources
+from glint.sql.star_columns import expand_columns
 from glint.sql.table_functions import resolve_file_references
+from glint.sql.using_joins import rewrite_using_after_comma
 
 _SQL_TYPE = {
     "BOOLEAN": "BOOLEAN",
@@ -106,11 +118,11 @@ def _cte_names(ast) -> set[str]:
     return {c.alias_or_name.lower() for w in ast.find_all(exp.With) for c in w.expressions}
 
 
-def check_tables(ast: exp.Expression, catalog) -> None:
+def check_tables(ast: exp.Expression, catalog, sources=()) -> None:
     ctes = _cte_names(ast)
     for t in ast.find_all(exp.Table):
         name = t.name
-        if not name or isinstance(t.this, exp.Anonymous):
+        if not name or isinstance(t.this, exp.Anonymous) or (name in sources and not t.db):
             continue
         if name.lower() in ctes and not t.db:
             continue
@@ -118,28 +130,50 @@ def check_tables(ast: exp.Expression, catalog) -> None:
             raise CatalogError(f'Table "{name}" does not exist{position(t)}{did_you_mean(name, catalog.table_names())}')
 
 
-def check_join_precedence(ast: exp.Expression) -> None:
-    """JOIN binds tighter than a comma (FROM a, b JOIN c is a, (b JOIN c)). The
-    binder joins RIGHT and FULL joins after a comma on their own first
-    (Binder._bind_comma_group); USING is resolved by sqlglot's qualify, which looks
-    at every table before it, so USING after a comma (or after a SEMI/ANTI join,
-    whose right side is not visible later) is refused."""
-    for sel in ast.find_all(exp.Select):
-        comma = semi = False
-        for j in sel.args.get("joins") or []:
-            side, kind = (j.side or "").upper(), (j.kind or "").upper()
-            plain = not side and not kind and not j.args.get("on") and not j.args.get("using")
-            if j.args.get("using") and (comma or semi):
-                raise NotSupported("JOIN ... USING after a comma join or a SEMI/ANTI JOIN in the same FROM")
-            comma |= plain
-            semi |= kind in ("SEMI", "ANTI")
+def source_columns(ast: exp.Expression, catalog, sources: dict, schema: dict):
+    """``columns_of(from item)``: a FROM item's column names (None when not
+    known), for the rewrite of USING after a comma (glint.sql.using_joins)."""
+    ctes = {c.alias_or_name.lower(): c.this for w in ast.find_all(exp.With) for c in w.expressions}
+
+    def names_of(query) -> list[str] | None:
+        try:
+            q = qualify(query.copy(), schema=schema, dialect="duckdb", validate_qualify_columns=True)
+        except (OptimizeError, GlintError):
+            return None
+        return list(q.named_selects) if isinstance(q, (exp.Select, exp.SetOperation)) else None
+
+    def columns_of(node) -> list[str] | None:
+        alias = node.args.get("alias")
+        given = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        base = None
+        if isinstance(node, exp.Table) and not node.db:
+            name = node.name
+            if name in sources:
+                base = [sources[name].column]
+            elif name.lower() in ctes:
+                base = names_of(ctes[name.lower()])
+            elif catalog.has_table(name):
+                base = list(catalog.table(name).schema)
+        elif isinstance(node, exp.Subquery):
+            base = names_of(node.this)
+        elif isinstance(node, exp.Values):
+            base = given
+        if base is None:
+            return None
+        return given + base[len(given) :]
+
+    return columns_of
 
 
 def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bound:
+    binder = binder or Binder(catalog)
+    run = (lambda text: catalog.sql(text).arrow()) if hasattr(catalog, "sql") else None
     # one copy of the caller's tree, which the rewrites and qualify then change in place
-    ast = resolve_file_references(normalize_values(ast.copy(), copy=False), catalog, copy=False)
-    check_tables(ast, catalog)
-    check_join_precedence(ast)
+    ast = rewrite_pivots(ast.copy(), run)
+    ast = resolve_file_references(normalize_values(ast, copy=False), catalog, copy=False)
+    ast, sources = resolve_row_sources(ast, binder)
+    binder.row_sources.update(sources)
+    check_tables(ast, catalog, sources)
     used = {t.name for t in ast.find_all(exp.Table) if t.name and catalog.has_table(t.name)}
     schema = {
         catalog.table(name).name: {
@@ -148,12 +182,15 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
         }
         for name in used
     }
+    schema.update({name: {s.column: s.sql_type()} for name, s in sources.items()})
+    ast = rewrite_using_after_comma(ast, source_columns(ast, catalog, sources, schema))
+    ast = expand_columns(ast, schema)
     names = _output_names(ast)
     try:
         q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    bound = (binder or Binder(catalog)).bind_query(expand_order_by_all(q))
+    bound = binder.bind_query(expand_order_by_all(q))
     if names is not None and len(names) == len(bound.outputs):
         bound.outputs = [
             (n if generated.startswith("_col_") else generated, f) for n, (generated, f) in zip(names, bound.outputs)
@@ -240,7 +277,7 @@ def statement_kind(stmt: exp.Expression) -> str:
         return f"create_{(stmt.args.get('kind') or '').lower()}"
     if isinstance(stmt, exp.Drop):
         return f"drop_{(stmt.args.get('kind') or '').lower()}"
-    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
+    if isinstance(stmt, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Pivot)):
         return "query"
     for cls, kind in (
         (exp.Insert, "insert"),

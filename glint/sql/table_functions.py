@@ -68,12 +68,29 @@ def _paths(node: exp.Expression, what: str) -> list[str] | str:
 
 
 def _option_value(node: exp.Expression, fn: str, name: str):
+    """An option's constant: text, a number, a boolean, a list (a tuple) or a
+    struct (a tuple of (key, value) pairs)."""
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Literal):
-        return node.this if node.is_string else int(node.this)
+        if node.is_string:
+            return node.this
+        try:
+            return int(node.this)
+        except ValueError:
+            raise BinderError(f"{fn} option {name} takes a whole number, got {node.this}") from None
+    if isinstance(node, exp.Array):
+        return tuple(_option_value(e, fn, name) for e in node.expressions)
+    if isinstance(node, exp.Struct):
+        pairs = []
+        for e in node.expressions:
+            if not isinstance(e, (exp.PropertyEQ, exp.EQ, exp.Slice)):
+                raise NotSupported(f"{fn} option {name} = {node.sql(dialect='duckdb')}")
+            key = e.this.name if isinstance(e.this, (exp.Identifier, exp.Column)) else _option_value(e.this, fn, name)
+            pairs.append((str(key), _option_value(e.expression, fn, name)))
+        return tuple(pairs)
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        return -int(node.this.this)  # sample_size = -1
+        return -_option_value(node.this, fn, name)  # sample_size = -1
     raise NotSupported(f"{fn} option {name} = {node.sql(dialect='duckdb')}")
 
 

@@ -31,8 +31,17 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         if not keep:  # COUNT(*) and friends still need the row count: keep the narrowest column
             keep = [min(zip(node.columns, node.fields), key=lambda cf: cf[1].type.torch_dtype.itemsize)]
         return L.Scan(node.table, tuple(c for c, _ in keep), tuple(f for _, f in keep), node.alias)
-    if isinstance(node, L.OneRow):
+    if isinstance(node, (L.OneRow, L.Series, L.WorkingTable)):
         return node
+    if isinstance(node, L.RecursiveCTE):
+        # every column takes part in the recursion
+        return L.RecursiveCTE(
+            _prune(node.left, {f.id for f in node.left.schema}),
+            _prune(node.right, {f.id for f in node.right.schema}),
+            node.all,
+            node.fields,
+            node.key,
+        )
     if isinstance(node, L.Values):
         keep = [i for i, f in enumerate(node.fields) if f.id in need]
         if len(keep) == len(node.fields):

@@ -134,16 +134,6 @@ KNOWN_BUGS: list[KnownBug] = [
         lambda sql, o: o.status == "mismatch" and bool(re.search(r"expected -?92\d{17}", _msg(o))),
     ),
     KnownBug(
-        "using-after-comma",
-        "FROM a, b JOIN c USING (k): glint binds the USING column to a (comma binds tighter than JOIN), "
-        "DuckDB to b (JOIN first): a wrong answer, or an answer where DuckDB rejects the query",
-        lambda sql, o: (
-            o.status == "mismatch"
-            and bool(re.search(r",[^,()]*\bJOIN\b[^()]*\bUSING\b", sql))
-            and ("row count" in _msg(o) or "does not exist on left side of join" in (o.duck_error or ""))
-        ),
-    ),
-    KnownBug(
         "round-double",
         "ROUND(x, n) on DOUBLE: overflows to inf for huge x, loses the sign of negative zero",
         lambda sql, o: (
