@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from glint.functions import casts, conditional, numeric, operators, table_functions, windows
 from glint.functions.aggregates import definitions as aggregates
+from glint.functions.aggregates import definitions_extra as aggregates_extra
 from glint.functions.dates import definitions as dates
 from glint.functions.registry import AGGREGATE, Registry  # noqa: F401  (AGGREGATE: the doctest)
 from glint.functions.strings import definitions as strings
@@ -21,6 +22,7 @@ BUILTINS = Registry(
         *strings.FUNCTIONS,
         *dates.FUNCTIONS,
         *aggregates.FUNCTIONS,
+        *aggregates_extra.FUNCTIONS,
         *windows.FUNCTIONS,
         *table_functions.FUNCTIONS,
     ]
