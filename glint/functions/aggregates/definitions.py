@@ -376,7 +376,7 @@ FUNCTIONS = [
     _aggregate(
         "string_agg",
         "string_agg(ANY [, VARCHAR separator] [ORDER BY ...]) -> VARCHAR",
-        "The values as text joined by the separator (',' by default). As a window function over whole partitions only.",
+        "The values as text joined by the separator (',' by default). Also a window function (OVER) over whole partitions only.",
         _bind_string_agg,
         _STRING_AGG,
         aliases=("listagg", "group_concat"),
@@ -385,7 +385,7 @@ FUNCTIONS = [
     _aggregate(
         "median",
         "median(ANY) -> ANY",
-        "quantile_cont(x, 0.5) for numbers and dates, quantile_disc otherwise. As a window function over "
+        "quantile_cont(x, 0.5) for numbers and dates, quantile_disc otherwise. Also a window function (OVER) over "
         "whole partitions only.",
         _bind_quantile("median"),
         rewrites_to=("quantile_cont", "quantile_disc"),
@@ -395,7 +395,7 @@ FUNCTIONS = [
         "quantile_cont",
         "quantile_cont(NUMERIC | DATE | TIMESTAMP, q) -> DOUBLE | DECIMAL | TIMESTAMP; "
         "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)",
-        "The q-quantile, interpolated between neighbours. As a window function over whole partitions only.",
+        "The q-quantile, interpolated between neighbours. Also a window function (OVER) over whole partitions only.",
         _bind_quantile("quantile_cont"),
         _QUANTILE_CONT,
         aliases=("percentile_cont",),
@@ -404,7 +404,7 @@ FUNCTIONS = [
     _aggregate(
         "quantile_disc",
         "quantile_disc(ANY, q) -> ANY; PERCENTILE_DISC(q) WITHIN GROUP (ORDER BY x)",
-        "The value at the q-quantile's position. As a window function over whole partitions only.",
+        "The value at the q-quantile's position. Also a window function (OVER) over whole partitions only.",
         _bind_quantile("quantile_disc"),
         _QUANTILE_DISC,
         aliases=("quantile", "percentile_disc"),

@@ -211,7 +211,7 @@ def _aggregate(name, signature, doc, bind, ev, aliases=(), framed=True):
         AGGREGATE,
         "aggregates",
         signature,
-        doc if framed else doc + " As a window function over whole partitions only.",
+        doc if framed else doc + " Also a window function (OVER) over whole partitions only.",
         aliases=aliases,
         bind=bind,
         evaluate=ev,
