@@ -154,9 +154,14 @@ class _Call:
             self.rest = args[1:]
         self.distinct = isinstance(self.arg, exp.Distinct)
         if self.distinct:
-            if len(self.arg.expressions) != 1:
+            distinct = self.arg.expressions
+            if len(distinct) > 1 and not self.rest and type(node) in AGGREGATE_ARGUMENTS:
+                # sqlglot reads regr_slope(DISTINCT y, x) as DISTINCT over both arguments
+                self.arg, self.rest = distinct[0], list(distinct[1:])
+            elif len(distinct) != 1:
                 raise NotSupported("DISTINCT aggregates over several expressions")
-            self.arg = self.arg.expressions[0]
+            else:
+                self.arg = distinct[0]
         # the function's second argument: a quantile's q, STRING_AGG's separator
         self.second = self.q if self.fn != "string_agg" else node.args.get("separator")
         if self.second is not None:
