@@ -5,7 +5,7 @@ states, so they stream, spill and run on many ranks like SUM does.
   group (glint.kernels.hll): relative standard error 2.3%; counts up to a
   few dozen are nearly always exact. Values hash by content (equal strings
   in any dictionary alike, 0.0 and -0.0 alike, every NaN alike).
-- APPROX_QUANTILE(x, q): a merging t-digest of 200 centroids per group
+- APPROX_QUANTILE(x, q): a merging t-digest of 100 centroids per group
   (glint.kernels.tdigest), read at rank q * n: the result's rank is within
   0.5% of n of q * n (typically within 0.01%); q = 0 and q = 1 give the exact
   minimum and maximum. NaNs are skipped. Integers, DATEs and TIMESTAMPs are

@@ -373,7 +373,7 @@ FUNCTIONS = [
     _aggregate(
         "approx_quantile",
         "approx_quantile(NUMERIC | DATE | TIMESTAMP, q) -> same",
-        "The q-quantile by a t-digest of 200 centroids (rank within 0.5% of the exact one).",
+        "The q-quantile by a t-digest of 100 centroids (rank within 0.5% of the exact one).",
         _bind_approx_quantile,
         _DIGEST,
         framed=False,
