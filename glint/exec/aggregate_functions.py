@@ -68,6 +68,17 @@ def agg_input(agg: AggCall, batch: Batch) -> Column:
     return Column(x.dtype, x.data, mask if x.valid is None else x.valid & mask, x.dictionary)
 
 
+def row_inputs(agg: AggCall, batch: Batch, slots: G.Slots, order=()):
+    """(every argument's column, the slots, the ORDER BY columns) of the rows
+    FILTER keeps (an aggregate whose evaluator takes rows)."""
+    cols = [evaluate(a, batch) for a in agg.args]
+    mask = filter_mask(agg, batch)
+    if mask is None:
+        return cols, slots, list(order)
+    order = [(c.filter(mask), desc, nulls_first) for c, desc, nulls_first in order]
+    return [c.filter(mask) for c in cols], slots.subset(mask), order
+
+
 # ------------------------------------------------------------------ partial states
 def partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
     ev = _EVALUATORS[agg.fn]
@@ -75,6 +86,9 @@ def partial_states(agg: AggCall, batch: Batch, slots: G.Slots) -> list[Column]:
         raise NotSupported(f"partial states of {agg.fn}")
     if not agg.args:  # COUNT(*): the rows FILTER keeps
         return ev.states(agg, filter_mask(agg, batch), slots)
+    if ev.takes_rows:
+        cols, slots, _ = row_inputs(agg, batch, slots)
+        return ev.states(agg, cols, slots)
     return ev.states(agg, agg_input(agg, batch), slots)
 
 
@@ -93,26 +107,30 @@ def aggregate(agg: AggCall, batch: Batch, slots: G.Slots) -> Column:
     ev = _EVALUATORS[agg.fn]
     if not agg.args:  # COUNT(*)
         return ev.final(agg, ev.states(agg, filter_mask(agg, batch), slots))
-    x = agg_input(agg, batch)
     order = [(evaluate(k.expr, batch), k.descending, k.nulls_first) for k in agg.order]
+    if ev.takes_rows:
+        cols, slots, order = row_inputs(agg, batch, slots, order)
+    else:
+        cols = [agg_input(agg, batch)]
     if agg.distinct:
         # a DISTINCT aggregate's ORDER BY is on its argument (the binder checks), so the
         # first row of each distinct value carries the value's sort key too
-        x, slots, first = _distinct_rows(x, slots)
+        cols, slots, first = _distinct_rows(cols, slots)
         if first is not None:
             order = [(c.take(first), desc, nulls_first) for c, desc, nulls_first in order]
+    x = cols if ev.takes_rows else cols[0]
     if ev.whole is not None:
         return ev.whole(agg, x, slots, order)
     return ev.final(agg, ev.states(agg, x, slots))
 
 
-def _distinct_rows(x: Column, slots):
-    """(the first row of each distinct (group, value) pair, their slots, their
-    positions; None when there are no rows)."""
+def _distinct_rows(cols: list[Column], slots):
+    """(the first row of each distinct (group, values) combination, their
+    slots, their positions; None when there are no rows)."""
     gid = slots.gid
     if gid.numel() == 0:
-        return x, slots, None
+        return cols, slots, None
     gcol = Column(T.BIGINT, gid)
-    ((key, _),) = encode_keys([[gcol, x]], nulls_equal=True)
+    ((key, _),) = encode_keys([[gcol, *cols]], nulls_equal=True)
     _, _, first = G.group_ids(key)
-    return x.take(first), G.Slots(gid[first], slots.n), first
+    return [c.take(first) for c in cols], G.Slots(gid[first], slots.n), first

@@ -17,6 +17,7 @@ from glint.functions import (
     windows,
 )
 from glint.functions.aggregates import definitions as aggregates
+from glint.functions.aggregates import definitions_extra as aggregates_extra
 from glint.functions.dates import definitions as dates
 from glint.functions.registry import AGGREGATE, Registry  # noqa: F401  (AGGREGATE: the doctest)
 from glint.functions.strings import definitions as strings
@@ -32,6 +33,7 @@ BUILTINS = Registry(
         *strings.FUNCTIONS,
         *dates.FUNCTIONS,
         *aggregates.FUNCTIONS,
+        *aggregates_extra.FUNCTIONS,
         *windows.FUNCTIONS,
         *table_functions.FUNCTIONS,
     ]

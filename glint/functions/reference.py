@@ -39,7 +39,7 @@ def _cell(text: str) -> str:
 
 def _row(f: Function) -> str:
     aliases = ", ".join(f"`{a}`" for a in f.aliases)
-    doc = f.doc + (" Also a window function (OVER)." if f.window_bind is not None else "")
+    doc = f.doc + (" Also a window function (OVER)." if f.window_bind is not None and "OVER" not in f.doc else "")
     return f"| `{f.name}` | {_cell(aliases)} | `{_cell(f.signature)}` | {_cell(doc)} |"
 
 

@@ -106,13 +106,19 @@ class AggregateEvaluator:
     states)``: the value. ``whole(agg, x, slots, order)`` computes from all
     of a group's values at once (holistic aggregates; ``order``: the ORDER
     BY keys inside the call as (column, descending, nulls_first)); when it
-    is None, the whole computation is ``final(states(...))``."""
+    is None, the whole computation is ``final(states(...))``.
+
+    ``takes_rows``: ``states`` and ``whole`` receive the list of every
+    argument's column instead of the first one's, and FILTER drops the rows
+    it rejects (where otherwise they arrive as NULL inputs): for aggregates
+    of several arguments and those that see NULL inputs (FIRST, LAST)."""
 
     n_states: int = 1
     states: Callable | None = None
     combine: Callable | None = None
     final: Callable | None = None
     whole: Callable | None = None
+    takes_rows: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from dataclasses import fields as dc_fields
 
+from glint.plan.aggregates import WINDOW_AGGREGATES
 from glint.plan.expr import AggCall, Expr, Field
 
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark", "single")
@@ -462,7 +463,17 @@ class Frame:
 
 DEFAULT_FRAME = Frame("range", FrameBound("unbounded"), FrameBound("current"))
 # the window functions whose value depends on the frame; the others see the partition and the order
-FRAMED_FUNCS = ("first_value", "last_value", "nth_value", "count_star", "count", "sum", "avg", "min", "max")
+FRAMED_FUNCS = (
+    "first_value",
+    "last_value",
+    "nth_value",
+    "count_star",
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+) + WINDOW_AGGREGATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,6 +498,7 @@ class WindowFunc:
     frame: Frame
     type: object
     ignore_nulls: bool = False  # LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE skip NULL rows
+    params: tuple = ()  # an aggregate's constant arguments (APPROX_QUANTILE's q)
 
     def expressions(self) -> tuple[Expr, ...]:
         return self.args + self.partition + tuple(k.expr for k in self.order)

@@ -33,7 +33,34 @@ from glint.plan import typing as ty
 from glint.plan.expr import AggCall, Call, ColRef, Expr, Literal
 from glint.plan.logical import GroupingSets, SortKey
 from glint.sql.bind_expr import ExprContext, _bind, bind, bind_call
-from glint.sql.function_calls import AGGREGATE_NODES
+from glint.sql.function_calls import AGGREGATE_ARGUMENTS, AGGREGATE_NODES
+
+
+def aggregate_function(node: exp.Expression) -> str | None:
+    """The registry aggregate a call node calls (None: it is no aggregate):
+    by node type, or by name for a call sqlglot does not know (``product(x)``).
+    DuckDB's ANY_VALUE reaches us as IGNORE NULLS around it."""
+    if isinstance(node, exp.IgnoreNulls) and isinstance(node.this, exp.AnyValue):
+        return "any_value"
+    fn = AGGREGATE_NODES.get(type(node))
+    if fn is not None or not isinstance(node, exp.Anonymous):
+        return fn
+    f = BUILTINS.lookup(node.name, AGGREGATE)
+    return f.name if f is not None else None
+
+
+def aggregate_arguments(node: exp.Expression) -> list:
+    """The argument nodes of an aggregate call, in positional order (the
+    first may be DISTINCT x or x ORDER BY ...)."""
+    if isinstance(node, exp.IgnoreNulls):
+        node = node.this
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    keys = AGGREGATE_ARGUMENTS.get(type(node), ("this",))
+    out = [node.args.get(k) for k in keys]
+    while out and out[-1] is None:
+        out.pop()
+    return out
 
 
 def is_aggregate(node: exp.Expression) -> bool:
@@ -44,7 +71,7 @@ def is_aggregate(node: exp.Expression) -> bool:
     if isinstance(node, exp.WithinGroup):
         node = node.this
         return type(node) in (exp.PercentileCont, exp.PercentileDisc)
-    return type(node) in AGGREGATE_NODES
+    return aggregate_function(node) is not None
 
 
 def find_aggregates(node: exp.Expression) -> list[exp.Expression]:
@@ -103,9 +130,12 @@ class _Call:
         if isinstance(node, exp.WithinGroup):  # PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)
             self.within = node.expression.expressions if node.expression is not None else []
             node = node.this
+        self.fn = aggregate_function(node)
+        if isinstance(node, exp.IgnoreNulls):
+            node = node.this
         self.node = node
-        self.fn = AGGREGATE_NODES[type(node)]
         self.order = []
+        self.rest = []  # the arguments after the first
         if self.within is not None:
             if len(self.within) != 1:
                 raise BinderError(f"{self.fn.upper()} WITHIN GROUP needs exactly one ORDER BY expression")
@@ -116,15 +146,26 @@ class _Call:
             self.q = _unwrap_order(self.q, self) if self.q is not None else None
         elif type(node) is exp.Quantile:
             self.arg, self.q = _unwrap_order(node.this, self), node.args.get("quantile")
-        else:
+        elif self.fn == "string_agg" or type(node) in AGGREGATE_NODES and type(node) not in AGGREGATE_ARGUMENTS:
             self.arg, self.q = _unwrap_order(node.this, self), None
+        else:
+            args = aggregate_arguments(node)
+            self.arg, self.q = (_unwrap_order(args[0], self) if args else None), None
+            self.rest = args[1:]
         self.distinct = isinstance(self.arg, exp.Distinct)
         if self.distinct:
-            if len(self.arg.expressions) != 1:
+            distinct = self.arg.expressions
+            if len(distinct) > 1 and not self.rest and type(node) in AGGREGATE_ARGUMENTS:
+                # sqlglot reads regr_slope(DISTINCT y, x) as DISTINCT over both arguments
+                self.arg, self.rest = distinct[0], list(distinct[1:])
+            elif len(distinct) != 1:
                 raise NotSupported("DISTINCT aggregates over several expressions")
-            self.arg = self.arg.expressions[0]
+            else:
+                self.arg = distinct[0]
         # the function's second argument: a quantile's q, STRING_AGG's separator
         self.second = self.q if self.fn != "string_agg" else node.args.get("separator")
+        if self.second is not None:
+            self.rest = [self.second]
 
 
 def _unwrap_order(e, call: _Call):
@@ -160,8 +201,9 @@ def bind_aggregate(node: exp.Expression, ctx: ExprContext) -> AggCall:
         "order_is_argument": all(o.this.sql(dialect="duckdb") == arg_text for o in c.order),
         "descending": bool(c.order[0].args.get("desc")) if c.order else False,
     }
-    args = [] if star else [c.arg] + ([c.second] if c.second is not None else [])
-    binders = {0: lambda node, _ctx, _bind: bind_inner(node), 1: _second_binder(c, bind_inner)}
+    args = [] if star else [c.arg] + c.rest
+    binders = {i: lambda node, _ctx, _bind: bind_inner(node) for i in range(len(args))}
+    binders[1] = _second_binder(c, bind_inner)
     return bind_call(BUILTINS.get(c.fn, AGGREGATE).bind, args, inner, c.fn.upper(), options, binders)
 
 
@@ -169,7 +211,7 @@ def _second_binder(c: _Call, bind_inner):
     """Binds the second argument: a quantile's q (a constant, not a list) or the separator."""
 
     def bind_it(node, _ctx, _bind):
-        if c.fn in ("quantile_cont", "quantile_disc") and (
+        if c.fn in ("quantile_cont", "quantile_disc", "approx_quantile") and (
             isinstance(node, exp.Array) or (isinstance(node, exp.Paren) and isinstance(node.this, exp.Array))
         ):
             raise NotSupported(
@@ -254,6 +296,21 @@ def _bind_agg(node, ctx):
 
 for _cls in (*AGGREGATE_NODES, exp.Filter, exp.WithinGroup):
     _bind.register(_cls)(_bind_agg)
+
+
+def _or_aggregate(cls: type):
+    """Nodes that are an aggregate call only sometimes (a call by name,
+    IGNORE NULLS around ANY_VALUE): the aggregate's column, else as before."""
+    other = _bind.dispatch(cls)
+
+    def bind_it(node, ctx):
+        return _bind_agg(node, ctx) if is_aggregate(node) else other(node, ctx)
+
+    _bind.register(cls)(bind_it)
+
+
+_or_aggregate(exp.Anonymous)
+_or_aggregate(exp.IgnoreNulls)
 
 
 def grouping_key(e: exp.Expression) -> str:

@@ -27,6 +27,7 @@ from glint.functions.registry import AGGREGATE, WINDOW, Function
 from glint.plan import logical as L
 from glint.plan import typing as ty
 from glint.plan.expr import Expr, Literal
+from glint.sql.bind_agg import aggregate_arguments, aggregate_function
 from glint.sql.bind_expr import bind, bind_call
 from glint.sql.folding import fold_expr
 from glint.sql.function_calls import WINDOW_NODES, argument_nodes
@@ -100,26 +101,30 @@ def bind_window(node: exp.Window, ctx, named: dict[str, exp.Window]) -> L.Window
         for o in (order.expressions if order else [])
     )
     f = node.this
+    if isinstance(f, exp.IgnoreNulls) and isinstance(f.this, exp.AnyValue):
+        f = f.this  # DuckDB's ANY_VALUE, which skips NULLs anyway
     ignore_nulls = isinstance(f, exp.IgnoreNulls)
     if isinstance(f, (exp.IgnoreNulls, exp.RespectNulls)):
         f = f.this
         function = _window_function(f)
         if function is None or not function.ignore_nulls:
             raise BinderError("RESPECT/IGNORE NULLS is not supported for windowed aggregates")
-    fn, args, out_type = _bind_function(f, ctx)
+    fn, args, out_type, params = _bind_function(f, ctx)
     frame = bind_frame(spec, keys, ctx) if fn in L.FRAMED_FUNCS else L.DEFAULT_FRAME
-    return L.WindowFunc(fn, args, parts, keys, frame, out_type, ignore_nulls)
+    return L.WindowFunc(fn, args, parts, keys, frame, out_type, ignore_nulls, params)
 
 
 def _window_function(f: exp.Expression) -> Function | None:
     """The registry's window function (or aggregate with a window form) a node calls."""
     entry = WINDOW_NODES.get(type(f))
     if entry is None:
-        return None
+        name = aggregate_function(f)
+        f = BUILTINS.lookup(name, AGGREGATE) if name is not None else None
+        return f if f is not None and f.window_bind is not None else None
     return BUILTINS.lookup(entry[0], WINDOW) or BUILTINS.lookup(entry[0], AGGREGATE)
 
 
-def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType]:
+def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.DataType, tuple]:
     if isinstance(f, exp.Filter):
         raise NotSupported("FILTER in window aggregates")
     if has_window(f):
@@ -128,17 +133,32 @@ def _bind_function(f: exp.Expression, ctx) -> tuple[str, tuple[Expr, ...], T.Dat
     if function is None:
         name = f.sql(dialect="duckdb").split("(")[0]
         raise NotSupported(f"window function {name}")
+    if type(f) not in WINDOW_NODES:  # an aggregate that runs from its evaluator
+        return _bind_aggregate(f, function, ctx)
     name, keys = WINDOW_NODES[type(f)]
     if isinstance(f, exp.NthValue) and f.args.get("from_first") is False:
         raise NotSupported("NTH_VALUE ... FROM LAST")
     args = argument_nodes(f, keys)
     if function.kind == WINDOW:
-        return bind_call(function.bind, args, ctx, name.upper())
+        return (*bind_call(function.bind, args, ctx, name.upper()), ())
     if isinstance(f.this, exp.Distinct):
         raise NotSupported(f"DISTINCT in window aggregates ({name.upper()}(DISTINCT ...) OVER)")
     if name == "count" and isinstance(f.this, exp.Star):
         args = []
-    return bind_call(function.window_bind, args, ctx, name.upper())
+    return (*bind_call(function.window_bind, args, ctx, name.upper()), ())
+
+
+def _bind_aggregate(f: exp.Expression, function: Function, ctx):
+    """An aggregate's window form bound by the aggregate's own rule:
+    (function, arguments, type, constant arguments)."""
+    name = function.name.upper()
+    args = aggregate_arguments(f)
+    if args and isinstance(args[0], exp.Distinct):
+        raise NotSupported(f"DISTINCT in window aggregates ({name}(DISTINCT ...) OVER)")
+    if args and isinstance(args[0], exp.Order) or isinstance(f, exp.WithinGroup):
+        raise NotSupported(f"ORDER BY inside a window aggregate ({name}(... ORDER BY ...) OVER)")
+    call = bind_call(function.window_bind, args, ctx, name)
+    return call.fn, call.args, call.type, call.params
 
 
 def bind_frame(spec: exp.WindowSpec | None, keys: tuple, ctx) -> L.Frame:

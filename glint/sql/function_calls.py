@@ -437,6 +437,59 @@ AGGREGATE_NODES: dict[type, str] = {
     exp.PercentileCont: "quantile_cont",
     exp.PercentileDisc: "quantile_disc",
     exp.Quantile: "quantile_disc",
+    exp.ArgMax: "arg_max",
+    exp.ArgMin: "arg_min",
+    exp.First: "first",
+    exp.Last: "last",
+    exp.AnyValue: "any_value",
+    exp.Mode: "mode",
+    exp.Corr: "corr",
+    exp.CovarPop: "covar_pop",
+    exp.CovarSamp: "covar_samp",
+    exp.RegrSlope: "regr_slope",
+    exp.RegrIntercept: "regr_intercept",
+    exp.RegrR2: "regr_r2",
+    exp.RegrCount: "regr_count",
+    exp.RegrAvgx: "regr_avgx",
+    exp.RegrAvgy: "regr_avgy",
+    exp.RegrSxx: "regr_sxx",
+    exp.RegrSyy: "regr_syy",
+    exp.RegrSxy: "regr_sxy",
+    exp.Skewness: "skewness",
+    exp.Kurtosis: "kurtosis",
+    exp.BitwiseAndAgg: "bit_and",
+    exp.BitwiseOrAgg: "bit_or",
+    exp.BitwiseXorAgg: "bit_xor",
+    exp.CountIf: "count_if",
+    exp.ApproxDistinct: "approx_count_distinct",
+    exp.ApproxQuantile: "approx_quantile",
+}
+# aggregate node types of several arguments -> their argument keys in positional order (the
+# first holds DISTINCT and an ORDER BY inside the call); the others take "this" alone
+AGGREGATE_ARGUMENTS: dict[type, tuple[str, ...]] = {
+    **{
+        cls: ("this", "expression")
+        for cls in (
+            exp.Corr,
+            exp.CovarPop,
+            exp.CovarSamp,
+            exp.RegrSlope,
+            exp.RegrIntercept,
+            exp.RegrR2,
+            exp.RegrCount,
+            exp.RegrAvgx,
+            exp.RegrAvgy,
+            exp.RegrSxx,
+            exp.RegrSyy,
+            exp.RegrSxy,
+        )
+    },
+    exp.ArgMax: ("this", "expression", "count"),
+    exp.ArgMin: ("this", "expression", "count"),
+    exp.First: ("this", "expression"),
+    exp.Last: ("this", "expression"),
+    exp.ApproxDistinct: ("this", "accuracy"),
+    exp.ApproxQuantile: ("this", "quantile", "accuracy", "weight"),
 }
 
 # node type -> (the window function, or aggregate with a window form, it calls; its argument keys)

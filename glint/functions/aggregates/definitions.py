@@ -243,6 +243,17 @@ def _quantile_whole(continuous: bool):
     return lambda agg, x, slots, order: quantile(x, slots, agg.params[0], continuous, agg.type)
 
 
+_QUANTILE_CONT = AggregateEvaluator(whole=_quantile_whole(True))
+_QUANTILE_DISC = AggregateEvaluator(whole=_quantile_whole(False))
+
+
+def _window(ev: AggregateEvaluator, fn: str, bind, framed: bool = True) -> dict:
+    """The window form of an aggregate that runs from its evaluator
+    (glint.functions.aggregates.windowed.from_states); its bind rule is the
+    aggregate's own. ``framed`` False: over whole partitions only."""
+    return {"window_bind": bind, "window_evaluate": windowed.from_states(ev, fn, framed)}
+
+
 # ------------------------------------------------------------------ the functions
 def _aggregate(
     name,
@@ -335,43 +346,68 @@ FUNCTIONS = [
         window_evaluate=windowed.extreme(True),
     ),
     *(
-        _aggregate(fn, f"{fn}(NUMERIC) -> DOUBLE", doc, _bind_moment(fn), _MOMENTS, aliases=aliases)
+        _aggregate(
+            fn,
+            f"{fn}(NUMERIC) -> DOUBLE",
+            doc,
+            _bind_moment(fn),
+            _MOMENTS,
+            aliases=aliases,
+            **_window(_MOMENTS, fn, _bind_moment(fn)),
+        )
         for fn, (doc, aliases) in _MOMENT_DOCS.items()
     ),
     _aggregate(
-        "bool_and", "bool_and(BOOLEAN) -> BOOLEAN", "Whether every value is TRUE.", _bind_bool("bool_and"), _EXTREME
+        "bool_and",
+        "bool_and(BOOLEAN) -> BOOLEAN",
+        "Whether every value is TRUE.",
+        _bind_bool("bool_and"),
+        _EXTREME,
+        **_window(_EXTREME, "bool_and", _bind_bool("bool_and")),
     ),
-    _aggregate("bool_or", "bool_or(BOOLEAN) -> BOOLEAN", "Whether any value is TRUE.", _bind_bool("bool_or"), _EXTREME),
+    _aggregate(
+        "bool_or",
+        "bool_or(BOOLEAN) -> BOOLEAN",
+        "Whether any value is TRUE.",
+        _bind_bool("bool_or"),
+        _EXTREME,
+        **_window(_EXTREME, "bool_or", _bind_bool("bool_or")),
+    ),
     _aggregate(
         "string_agg",
         "string_agg(ANY [, VARCHAR separator] [ORDER BY ...]) -> VARCHAR",
-        "The values as text joined by the separator (',' by default).",
+        "The values as text joined by the separator (',' by default). Also a window function (OVER) over whole partitions only.",
         _bind_string_agg,
         _STRING_AGG,
         aliases=("listagg", "group_concat"),
+        **_window(_STRING_AGG, "string_agg", _bind_string_agg, framed=False),
     ),
     _aggregate(
         "median",
         "median(ANY) -> ANY",
-        "quantile_cont(x, 0.5) for numbers and dates, quantile_disc otherwise.",
+        "quantile_cont(x, 0.5) for numbers and dates, quantile_disc otherwise. Also a window function (OVER) over "
+        "whole partitions only.",
         _bind_quantile("median"),
         rewrites_to=("quantile_cont", "quantile_disc"),
+        **_window(_QUANTILE_CONT, "median", _bind_quantile("median"), framed=False),
     ),
     _aggregate(
         "quantile_cont",
         "quantile_cont(NUMERIC | DATE | TIMESTAMP, q) -> DOUBLE | DECIMAL | TIMESTAMP; "
         "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)",
-        "The q-quantile, interpolated between neighbours.",
+        "The q-quantile, interpolated between neighbours. Also a window function (OVER) over whole partitions only.",
         _bind_quantile("quantile_cont"),
-        AggregateEvaluator(whole=_quantile_whole(True)),
+        _QUANTILE_CONT,
         aliases=("percentile_cont",),
+        **_window(_QUANTILE_CONT, "quantile_cont", _bind_quantile("quantile_cont"), framed=False),
     ),
     _aggregate(
         "quantile_disc",
         "quantile_disc(ANY, q) -> ANY; PERCENTILE_DISC(q) WITHIN GROUP (ORDER BY x)",
-        "The value at the q-quantile's position.",
+        "The value at the q-quantile's position. Also a window function (OVER) over whole partitions only.",
         _bind_quantile("quantile_disc"),
-        AggregateEvaluator(whole=_quantile_whole(False)),
+        _QUANTILE_DISC,
         aliases=("quantile", "percentile_disc"),
+        **_window(_QUANTILE_DISC, "quantile_disc", _bind_quantile("quantile_disc"), framed=False),
     ),
 ]
