@@ -269,7 +269,7 @@ class Binder:
         """([(field, expression)], [(output name, field)]) of the SELECT list."""
         exprs, outputs = [], []
         for item in select_items:
-            name = item.alias_or_name if not isinstance(item, exp.Alias) else item.alias
+            name = _output_name(item, ctx.scope)
             e = bind(item.this if isinstance(item, exp.Alias) else item, ctx)
             if e.type.kind == "INTERVAL":
                 raise NotSupported("INTERVAL values in results")
@@ -342,7 +342,7 @@ class Binder:
             keys, extra = [], []
             by_name = {}
             for n, f in outputs:
-                by_name.setdefault(n, f)
+                by_name.setdefault(n.lower(), f)
             for o in order.expressions:
                 e = o.this
                 f = None
@@ -351,8 +351,8 @@ class Binder:
                     if not 1 <= i <= len(outputs):
                         raise BinderError(f"ORDER BY position {i} is not in the select list")
                     f = outputs[i - 1][1]
-                elif isinstance(e, exp.Column) and not e.table and e.name in by_name:
-                    f = by_name[e.name]
+                elif isinstance(e, exp.Column) and not e.table and e.name.lower() in by_name:
+                    f = by_name[e.name.lower()]
                 elif select_exprs and item_key(e) in select_exprs:
                     f = select_exprs[item_key(e)]
                 if f is None:
@@ -444,7 +444,7 @@ class Binder:
             fields = tuple(self.field(c, t) for c, t in table.schema.items())
             cols = {}
             for c, f in zip(table.schema, fields):
-                cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
+                cols.setdefault(c, f)  # (names resolve regardless of case: Scope)
             scope.add(alias, _rename(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
         if isinstance(src, exp.Subquery):
@@ -673,6 +673,25 @@ def item_key(e: exp.Expression) -> str:
     return e.sql(dialect="duckdb")
 
 
+def _output_name(item: exp.Expression, scope: Scope) -> str:
+    """A SELECT item's result column name: its alias as written or the DuckDB
+    name :mod:`glint.sql.names` gave it, or for a column the name of the
+    column it resolves to."""
+    inner = item
+    if isinstance(item, exp.Alias):
+        display = item.args["alias"].meta.get("display")
+        if display:
+            return display
+        inner = item.this
+        if not isinstance(inner, exp.Column) or item.alias.lower() != inner.name.lower():
+            return item.alias  # (qualify moves a derived table's column names into its SELECT)
+    if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
+        label = scope.label(inner.table or None, inner.name)
+        if label:
+            return label
+    return item.alias_or_name
+
+
 def _name_of(e: exp.Expression) -> str:
     """A readable name for a computed column (plans print it): the SQL text
     without quotes or table qualifiers, shortened."""
@@ -685,17 +704,22 @@ def _name_of(e: exp.Expression) -> str:
 def _output_map(outputs, src) -> dict:
     cols = {}
     alias = src.args.get("alias")
-    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
+    names = [_spelling(c) for c in alias.columns] if alias is not None and alias.columns else None
     for i, (n, f) in enumerate(outputs):
         name = names[i] if names and i < len(names) else n
         cols.setdefault(name, f)
     return cols
 
 
+def _spelling(ident) -> str:
+    """A column alias as written (qualify lower-cases it)."""
+    return ident.meta.get("display") or ident.name
+
+
 def _rename(cols: dict, src) -> dict:
     alias = src.args.get("alias")
     if alias is not None and alias.columns:
-        names = [c.name for c in alias.columns]
+        names = [_spelling(c) for c in alias.columns]
         out = {}
         for i, (n, f) in enumerate(cols.items()):
             out[names[i] if i < len(names) else n] = f
