@@ -86,7 +86,7 @@ class FromBinder:
             fields = tuple(self.field(c, t) for c, t in table.schema.items())
             cols = {}
             for c, f in zip(table.schema, fields):
-                cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
+                cols.setdefault(c, f)  # (names resolve regardless of case: Scope)
             scope.add(alias, rename_columns(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
         if isinstance(src, exp.Subquery):
@@ -154,17 +154,22 @@ class FromBinder:
 def output_map(outputs, src) -> dict:
     cols = {}
     alias = src.args.get("alias")
-    names = [c.name for c in alias.columns] if alias is not None and alias.columns else None
+    names = [_spelling(c) for c in alias.columns] if alias is not None and alias.columns else None
     for i, (n, f) in enumerate(outputs):
         name = names[i] if names and i < len(names) else n
         cols.setdefault(name, f)
     return cols
 
 
+def _spelling(ident) -> str:
+    """A column alias as written (qualify lower-cases it)."""
+    return ident.meta.get("display") or ident.name
+
+
 def rename_columns(cols: dict, src) -> dict:
     alias = src.args.get("alias")
     if alias is not None and alias.columns:
-        names = [c.name for c in alias.columns]
+        names = [_spelling(c) for c in alias.columns]
         out = {}
         for i, (n, f) in enumerate(cols.items()):
             out[names[i] if i < len(names) else n] = f

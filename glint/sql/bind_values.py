@@ -65,11 +65,13 @@ def normalize_values(ast: exp.Expression, copy: bool = True) -> exp.Expression:
             return node
         n = _width(node)
         alias = node.args.get("alias")
-        given = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        given = [c.meta.get("display") or c.name for c in alias.columns] if alias is not None and alias.columns else []
         if len(given) > n:
             name = alias.name or "unnamed_subquery"
             raise BinderError(f'table "{name}" has {n} columns available but {len(given)} columns specified')
         cols = [exp.to_identifier(c) for c in column_names(n, given)]
+        for c in cols:
+            c.meta["display"] = c.name  # (as written: qualify lower-cases it)
         if isinstance(node.parent, (exp.From, exp.Join)):
             new_alias = exp.TableAlias(this=alias.this if alias is not None else None, columns=cols)
             node.set("alias", new_alias)

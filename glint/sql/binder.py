@@ -353,7 +353,7 @@ class Binder(FromBinder, SubqueryBinder):
         """([(field, expression)], [(output name, field)]) of the SELECT list."""
         exprs, outputs = [], []
         for item in select_items:
-            name = item.alias_or_name if not isinstance(item, exp.Alias) else item.alias
+            name = _output_name(item, ctx.scope)
             e = bind(item.this if isinstance(item, exp.Alias) else item, ctx)
             if e.type.kind == "INTERVAL":
                 raise NotSupported("INTERVAL values in results")
@@ -467,9 +467,9 @@ class Binder(FromBinder, SubqueryBinder):
             return outputs[i - 1][1]
         by_name = {}
         for n, f in outputs:
-            by_name.setdefault(n, f)
-        if isinstance(e, exp.Column) and not e.table and e.name in by_name:
-            return by_name[e.name]
+            by_name.setdefault(n.lower(), f)
+        if isinstance(e, exp.Column) and not e.table and e.name.lower() in by_name:
+            return by_name[e.name.lower()]
         if select_exprs and item_key(e) in select_exprs:
             return select_exprs[item_key(e)]
         if aliases:
@@ -575,6 +575,25 @@ def item_key(e: exp.Expression) -> str:
     while isinstance(e, exp.Paren):
         e = e.this
     return e.sql(dialect="duckdb")
+
+
+def _output_name(item: exp.Expression, scope: Scope) -> str:
+    """A SELECT item's result column name: its alias as written or the DuckDB
+    name :mod:`glint.sql.names` gave it, or for a column the name of the
+    column it resolves to."""
+    inner = item
+    if isinstance(item, exp.Alias):
+        display = item.args["alias"].meta.get("display")
+        if display:
+            return display
+        inner = item.this
+        if not isinstance(inner, exp.Column) or item.alias.lower() != inner.name.lower():
+            return item.alias  # (qualify moves a derived table's column names into its SELECT)
+    if isinstance(inner, exp.Column) and not isinstance(inner.this, exp.Star):
+        label = scope.label(inner.table or None, inner.name)
+        if label:
+            return label
+    return item.alias_or_name
 
 
 def _name_of(e: exp.Expression) -> str:

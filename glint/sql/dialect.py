@@ -9,4 +9,5 @@ latter, so every parse names the version.
 'RegexpFullMatch'
 """
 
-DIALECT = "duckdb, version=1.4.4"
+VERSION = "1.4.4"
+DIALECT = f"duckdb, version={VERSION}"

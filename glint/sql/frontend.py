@@ -23,7 +23,8 @@ from glint.errors import (
 )
 from glint.sql.bind_values import normalize_values
 from glint.sql.binder import Binder, Bound
-from glint.sql.dialect import DIALECT
+from glint.sql.dialect import DIALECT, VERSION
+from glint.sql.names import deduplicate_derived, name_select_items
 from glint.sql.pivot import rewrite_pivots
 from glint.sql.positions import position
 from glint.sql.row_sources import resolve_row_sources
@@ -45,8 +46,11 @@ _SQL_TYPE = {
 
 
 def parse(sql: str) -> list[exp.Expression]:
+    """The statements of ``sql``, each SELECT item named as DuckDB names a
+    result column (:mod:`glint.sql.names`)."""
+    text = _whole_interval_strings(sql)
     try:
-        stmts = sqlglot.parse(_whole_interval_strings(sql), read=DIALECT)
+        stmts = sqlglot.parse(text, read=DIALECT)
     except SqlglotParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
@@ -57,6 +61,7 @@ def parse(sql: str) -> list[exp.Expression]:
         raise ParseError(f"syntax error{where}{near_txt}: {_friendly(desc)}") from None
     except TokenError as e:
         raise ParseError(f"syntax error: {e}") from None
+    name_select_items(stmts, text, VERSION)
     return [s for s in stmts if s is not None]
 
 
@@ -185,17 +190,35 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
     schema.update({name: {s.column: s.sql_type()} for name, s in sources.items()})
     ast = rewrite_using_after_comma(ast, source_columns(ast, catalog, sources, schema))
     ast = expand_columns(ast, schema)
-    names = _output_names(ast)
     try:
-        q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
+        q = _qualify(ast, schema)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    bound = binder.bind_query(expand_order_by_all(q))
-    if names is not None and len(names) == len(bound.outputs):
-        bound.outputs = [
-            (n if generated.startswith("_col_") else generated, f) for n, (generated, f) in zip(names, bound.outputs)
-        ]
-    return bound
+    return binder.bind_query(expand_order_by_all(q))
+
+
+def _qualify(ast, schema):
+    """sqlglot's qualify; a star over a derived table whose own star brought in
+    a repeated name stays unexpanded (or fails qualify's positional ORDER BY)
+    until the derived table's names are made unique as DuckDB makes them."""
+    try:
+        q = qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
+    except AssertionError:
+        # (qualify expands the derived table's star in place before it fails)
+        if not deduplicate_derived(ast):
+            raise BinderError("could not resolve the columns of a SELECT * in this query") from None
+        return qualify(ast, schema=schema, dialect="duckdb", validate_qualify_columns=True)
+    if _unexpanded_star(q) and deduplicate_derived(q):
+        q = qualify(q, schema=schema, dialect="duckdb", validate_qualify_columns=True)
+    return q
+
+
+def _unexpanded_star(ast) -> bool:
+    return any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        for sel in ast.find_all(exp.Select)
+        for e in sel.expressions
+    )
 
 
 def expand_order_by_all(ast: exp.Expression) -> exp.Expression:
@@ -233,19 +256,6 @@ def expand_order_by_all(ast: exp.Expression) -> exp.Expression:
             ],
         )
     return ast
-
-
-def _output_names(ast) -> list[str] | None:
-    """Result column names as the user wrote the expressions (qualify would name
-    an unaliased expression _col_N; DuckDB names it after the expression)."""
-    if not isinstance(ast, exp.Select) or any(
-        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)) for e in ast.expressions
-    ):
-        return None
-    return [
-        e.alias if isinstance(e, exp.Alias) else e.name if isinstance(e, exp.Column) else e.sql(dialect="duckdb")
-        for e in ast.expressions
-    ]
 
 
 def _column_error(msg: str, ast, catalog):

@@ -50,12 +50,35 @@ class Scope:
         ref = f"{table}.{name}" if table else name
         raise ColumnNotFound(f'Column "{ref}" not found{did_you_mean(name, names)}')
 
+    def label(self, table: str | None, name: str) -> str | None:
+        """The name a column reference resolves to, as its source spells it
+        (a result column referenced as ``X`` is named ``x`` after its table's
+        column)."""
+        scope = self
+        while scope is not None:
+            hit = scope._find(table, name)
+            if hit is not None:
+                return hit[0]
+            scope = scope.parent
+        return None
+
     def _lookup(self, table, name):
-        if table is not None:
-            cols = self.sources.get(table)
-            return None if cols is None else cols.get(name)
-        hits = [cols[name] for cols in self.sources.values() if name in cols]
-        return hits[0] if hits else None
+        hit = self._find(table, name)
+        return None if hit is None else hit[1]
+
+    def _find(self, table, name) -> tuple[str, Field] | None:
+        """(the source's spelling, field) of a column: names resolve regardless
+        of case, as DuckDB's do (an exact match first)."""
+        sources = self.sources.values() if table is None else [self.sources.get(table) or {}]
+        for cols in sources:
+            if name in cols:
+                return name, cols[name]
+        folded = name.lower()
+        for cols in sources:
+            for key, f in cols.items():
+                if key.lower() == folded:
+                    return key, f
+        return None
 
     def _chain(self):
         s = self

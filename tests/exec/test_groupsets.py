@@ -78,7 +78,7 @@ def _check(con, duck, sql: str, res=None) -> None:
     """glint's rows and column types are DuckDB's."""
     actual = (res or con.sql(sql)).arrow()
     expected = duck.sql(sql).fetch_arrow_table()
-    diffs = compare_query_result(sql, actual, expected)
+    diffs = compare_query_result(sql, actual, expected, check_names=True)
     assert not diffs, f"{sql}\n" + "\n".join(diffs)
     assert actual.schema.types == expected.schema.types, sql
 

@@ -84,7 +84,7 @@ def test_window_queries_match_duckdb(engines, sql):
     con, duck = engines
     expected = duck.sql(sql).fetch_arrow_table()
     actual = con.sql(sql).arrow()
-    diffs = compare_query_result(sql, actual, expected)
+    diffs = compare_query_result(sql, actual, expected, check_names=True)
     assert not diffs, f"{sql}\n" + "\n".join(diffs)
     # the same types as DuckDB (HUGEINT and DECIMAL(38, s) sums, BIGINT ranks, DOUBLE averages)
     assert actual.schema.types == expected.schema.types
@@ -115,7 +115,7 @@ def test_filter_on_other_columns_stays_above_the_window(engines):
     lines = [ln.strip() for ln in plan.splitlines()]
     window = next(i for i, ln in enumerate(lines) if ln.startswith("Window"))
     assert not any(ln.startswith("Filter") for ln in lines[window + 1 :])
-    assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table())
+    assert not compare_query_result(sql, con.sql(sql).arrow(), duck.sql(sql).fetch_arrow_table(), check_names=True)
 
 
 def test_unused_window_function_is_not_computed(engines):
@@ -168,7 +168,7 @@ def test_window_over_the_budget_splits_by_partition_keys(small_budget, sql):
     con, duck = small_budget
     res = con.sql(sql)
     assert "hash partitions" in res.explain(analyze=True)
-    assert not compare_query_result(sql, res.arrow(), duck.sql(sql).fetch_arrow_table())
+    assert not compare_query_result(sql, res.arrow(), duck.sql(sql).fetch_arrow_table(), check_names=True)
 
 
 def test_window_over_the_budget_without_partition_raises_out_of_memory(small_budget):

@@ -327,5 +327,5 @@ def test_ssb_query_matches_duckdb(glint_cons, duck, name):
     )
     for dev, con in glint_cons.items():
         actual = con.sql(sql).arrow()
-        diffs = compare_query_result(sql, actual, expected)
+        diffs = compare_query_result(sql, actual, expected, check_names=True)
         assert not diffs, f"Q{name} on {dev} at SF {SF}:\n" + "\n".join(diffs)

@@ -39,4 +39,4 @@ def test_tpcds_query_matches_duckdb(tpcds_env, n):
         with pytest.raises(err, match=text):
             con.sql(sql).arrow()
         return
-    assert compare_query_result(sql, con.sql(sql).arrow(), tpcds.duckdb_arrow(duck, sql)) == []
+    assert compare_query_result(sql, con.sql(sql).arrow(), tpcds.duckdb_arrow(duck, sql), check_names=True) == []

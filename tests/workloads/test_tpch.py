@@ -40,7 +40,7 @@ def test_tpch_query_matches_duckdb(tpch_env, n):
     expected = tpch.duckdb_arrow(duck, sql)
     for dev, con in cons.items():
         actual = con.sql(sql).arrow()
-        diffs = compare_query_result(sql, actual, expected)
+        diffs = compare_query_result(sql, actual, expected, check_names=True)
         assert not diffs, f"Q{n} on {dev} at SF {sf}:\n" + "\n".join(diffs)
         assert actual.num_rows > 0 or expected.num_rows == 0
 
@@ -56,7 +56,7 @@ def test_join_pair_chunking_gives_same_results(monkeypatch, cached_tpch, n):
     tpch.load_tpch(con, directory=d, progress=False)
     duck = tpch.duckdb_tpch_connection(d)
     sql = tpch.tpch_query(n)
-    assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql)) == []
+    assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql), check_names=True) == []
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_tpch_with_columns_decoded_from_their_pages(monkeypatch, pages_env, n, m
         actual = con.sql(sql).arrow()
     finally:
         events = trace.stop()
-    assert compare_query_result(sql, actual, tpch.duckdb_arrow(duck, sql)) == []
+    assert compare_query_result(sql, actual, tpch.duckdb_arrow(duck, sql), check_names=True) == []
     assert any(e["name"] == "device decode" for e in events)  # the path was taken
 
 
@@ -103,4 +103,4 @@ def test_scan_task_orders_give_the_same_results(monkeypatch, pages_env, n, prior
     con = glint.connect(device="cpu", chunk_rows=3000, scan_priority=priority, parquet_decode="raw")
     tpch.load_tpch(con, directory=d, progress=False)
     sql = tpch.tpch_query(n)
-    assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql)) == []
+    assert compare_query_result(sql, con.sql(sql).arrow(), tpch.duckdb_arrow(duck, sql), check_names=True) == []

@@ -106,4 +106,4 @@ def compare_results(sql: str, got: pa.Table, expected: pa.Table) -> list[str]:
             diffs.append(f"column {i + 1}: glint type {got.schema.types[i]}, DuckDB type {expected.schema.types[i]}")
     if diffs:
         return diffs
-    return compare_query_result(sql, g, e, rel_tol=1e-9)
+    return compare_query_result(sql, g, e, rel_tol=1e-9, check_names=True)
