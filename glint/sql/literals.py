@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import re
 
-import pyarrow as pa
-
 from glint.columnar import timestamp_text as text
 from glint.columnar import types as T
 from glint.errors import ExecutionError, NotSupported
-from glint.functions.dates.days import parse_dates
+from glint.functions.dates.days import parse_date
 from glint.functions.strings.host import cast_error
 from glint.plan.expr import Literal
 
@@ -26,10 +24,10 @@ from glint.plan.expr import Literal
 def date_literal(s: str) -> int:
     """Days since 1970 of DATE 'text' (or 'text'::DATE), as DuckDB's CAST reads
     it; DuckDB's error when it does not."""
-    values, ok = parse_dates(pa.array([s], pa.string()))
-    if not ok[0]:
-        raise ExecutionError(cast_error(s, T.DATE))
-    return int(values[0])
+    try:
+        return parse_date(s)
+    except ExecutionError:
+        raise ExecutionError(cast_error(s, T.DATE)) from None
 
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000}
