@@ -285,9 +285,13 @@ class _JoinRun:
         if joint is not None:
             struct = build_side(*joint)
         lo, counts = match_counts(struct, pk, pv)
-        for start, stop in _chunk_bounds(counts, budget):
+        n = counts.shape[0]
+        # a build of unique keys matches a probe row at most once: no need to count the pairs first
+        bounds = [(0, n)] if getattr(struct, "unique", False) and n <= budget else _chunk_bounds(counts, budget)
+        for start, stop in bounds:
             pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
-            pi = pi + start
+            if start:
+                pi = pi + start
             if residual is not None and pi.numel():
                 li, ri = (pi, bi) if self.br else (bi, pi)
                 lb, rb = (probe, self.build) if self.br else (self.build, probe)
