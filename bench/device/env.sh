@@ -41,10 +41,18 @@ if compgen -G "$GLINT_ROOT/.whl/*.whl" >/dev/null; then
     GLINT_SITE=${GLINT_SITE:-/tmp/site}
     if [ ! -d "$GLINT_SITE" ]; then
         echo "env: installing $(ls "$GLINT_ROOT"/.whl/*.whl | wc -l) carried wheels into $GLINT_SITE" >&2
+        # DuckDB's extension wheels share the duckdb_ext namespace package: each gets a
+        # directory of its own (one --target would let the last one replace the others)
         "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-            --target "$GLINT_SITE" "$GLINT_ROOT"/.whl/*.whl || return 1
+            --target "$GLINT_SITE" $(ls "$GLINT_ROOT"/.whl/*.whl | grep -v /duckdb_ext_) || return 1
+        for w in "$GLINT_ROOT"/.whl/duckdb_ext_*.whl; do
+            [ -e "$w" ] || continue
+            "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+                --target "$GLINT_SITE-ext/$(basename "$w" | cut -d- -f1)" "$w" || return 1
+        done
     fi
-    export PYTHONPATH="$GLINT_ROOT:$GLINT_SITE${PYTHONPATH:+:$PYTHONPATH}" PATH="$GLINT_SITE/bin:$PATH"
+    ext=$(ls -d "$GLINT_SITE"-ext/* 2>/dev/null | tr '\n' ':')
+    export PYTHONPATH="$GLINT_ROOT:$GLINT_SITE:$ext${PYTHONPATH:+$PYTHONPATH}" PATH="$GLINT_SITE/bin:$PATH"
 else
     export PYTHONPATH="$GLINT_ROOT${PYTHONPATH:+:$PYTHONPATH}"
 fi
