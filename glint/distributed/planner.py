@@ -23,18 +23,19 @@ partitioning in the catalog:
   outer row: its IN key is never a partitioning key;
 - aggregates run locally on input partitioned on a subset of the group keys
   (of the keys every grouping set keeps, for GROUPING SETS / ROLLUP / CUBE).
-  Otherwise the decomposable aggregates (COUNT, SUM, AVG, MIN, MAX, VAR_*,
-  STDDEV_*, BOOL_AND / BOOL_OR, STRING_AGG without ORDER BY) aggregate each
+  Otherwise the decomposable aggregates (glint.plan.aggregates: COUNT, SUM,
+  AVG, MIN, MAX, the moments, the picks, the sketches ...) aggregate each
   rank's rows into states (HashAggregate partial, every grouping set from one
   pass), exchange the states and finish them (HashAggregate final): without
   group keys by an all-reduce of the states; with them by a shuffle on the
   group keys (and the grouping set), or a broadcast when the states are
   small (the result is then replicated, which scalar subqueries and small
   dimension-like results want). DISTINCT and holistic aggregates (MEDIAN,
-  QUANTILE_*, ordered STRING_AGG) shuffle their input rows on the group keys
-  (those every grouping set keeps), or gather them when there are none; when
+  QUANTILE_*, MODE, ENTROPY, ordered STRING_AGG / FIRST / LAST) shuffle
+  their input rows on the group keys (those every grouping set keeps), or
+  gather them when there are none; when
   every aggregate ignores duplicates (DISTINCT ones, MIN, MAX, BOOL_AND,
-  BOOL_OR), each rank's distinct (group keys, arguments) rows move instead;
+  BOOL_OR, ...), each rank's distinct (group keys, arguments) rows move instead;
 - ORDER BY, LIMIT and OFFSET are global: a local top-k (or limit) per rank,
   then a gather and the final top-k / sort / limit on rank 0;
 - set operations other than UNION ALL shuffle both sides on all columns;

@@ -7,16 +7,19 @@ integers and DECIMALs is exact (32-bit limb sums).
 
 Two ways through, chosen from the aggregates:
 
-- **partial + final** (the decomposable ones: COUNT, SUM, AVG, MIN, MAX,
-  VAR_* / STDDEV_*, BOOL_AND / BOOL_OR, STRING_AGG without ORDER BY, none
-  DISTINCT): each chunk is reduced to one *state* row per group it holds;
+- **partial + final** (the decomposable ones, glint.plan.aggregates: COUNT,
+  SUM, AVG, MIN, MAX, VAR_* / STDDEV_*, BOOL_* / BIT_*, ARG_MAX / ARG_MIN,
+  FIRST / LAST / ANY_VALUE and STRING_AGG without ORDER BY, CORR / COVAR_* /
+  REGR_*, SKEWNESS / KURTOSIS, PRODUCT, and the sketches of the approximate
+  aggregates; none DISTINCT): each chunk is reduced to one *state* row per
+  group it holds (a state column may be two-dimensional: a sketch's words);
   states are combined as they pile up and turned into results at the end.
   When the combined state outgrows the operator's memory reservation, states
   are hash-partitioned by their group keys into held batches that spill
   (GPU -> pinned host -> disk), and each partition is combined and finished
   on its own: partitioned aggregation.
-- **rows** (DISTINCT aggregates, MEDIAN / QUANTILE_*, STRING_AGG with ORDER
-  BY): the input rows (only the columns the groups and arguments read) are
+- **rows** (DISTINCT aggregates, MEDIAN / QUANTILE_*, MODE, ENTROPY, and
+  STRING_AGG / FIRST / LAST / ANY_VALUE with ORDER BY): the input rows (only the columns the groups and arguments read) are
   held, partitioned by group-key hash when they outgrow the reservation, and
   each partition is aggregated whole (its groups sorted once where an
   aggregate needs order). When every aggregate ignores duplicates (DISTINCT

@@ -2,7 +2,8 @@
 :class:`~glint.testing.fuzz.generator.QueryGenerator`): in a scope with a
 GROUP BY, columns appear only as group keys or inside aggregates: COUNT(*),
 COUNT, SUM, AVG, MIN, MAX with DISTINCT, and those of
-glint.testing.fuzz.grouping, with FILTER now and then.
+glint.testing.fuzz.grouping and glint.testing.fuzz.stat_aggregates, with
+FILTER now and then.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from glint.testing.fuzz.sqltypes import (
     T,
     matches,
 )
+from glint.testing.fuzz.stat_aggregates import stat_aggregate_call
 
 
 class Aggregates:
@@ -39,6 +41,12 @@ class Aggregates:
         if distinct:
             self.feat("agg:distinct")
         arg_d = max(0, min(d, 2))
+        if self.rx.random() < 0.15:
+            e = stat_aggregate_call(self, kind, row, arg_d)
+            if e is not None:
+                e = with_filter(self, e, row)
+                self._agg_type_hint = e.t
+                return e
         if self.ra.random() < 0.25:
             e = aggregate_call(self, kind, row, arg_d)
             if e is not None:

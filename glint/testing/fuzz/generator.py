@@ -12,7 +12,9 @@ on nullable one- and two-column keys with residual conditions, GROUP BY [ALL]
 with and without HAVING, ROLLUP / CUBE / GROUPING SETS with GROUPING(),
 aggregates (COUNT(*), COUNT, SUM, AVG, MIN, MAX, and those of grouping.py:
 VAR_* / STDDEV_*, MEDIAN, QUANTILE_*, BOOL_AND / BOOL_OR, ordered STRING_AGG;
-with DISTINCT and FILTER), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OFFSET (ordering
+and of stat_aggregates.py: ARG_MAX / ARG_MIN, FIRST / LAST / ANY_VALUE / MODE,
+BIT_*, COUNT_IF, CORR / COVAR_* / REGR_*, SKEWNESS / KURTOSIS, ENTROPY,
+PRODUCT; with DISTINCT and FILTER), DISTINCT, ORDER BY with NULLS FIRST/LAST and LIMIT/OFFSET (ordering
 by every output column, so that the result is deterministic), subqueries ([NOT]
 IN, [NOT] EXISTS, scalar, correlated on equality), UNION/INTERSECT/EXCEPT
 [ALL], CASE, COALESCE, NULLIF, CAST, arithmetic (on DECIMALs and integer
@@ -87,6 +89,8 @@ class QueryGenerator(
         # so do grouping sets and the aggregates beyond COUNT / SUM / AVG / MIN / MAX (grouping.py)
         self.rg = random.Random(seed ^ 0x6E75)
         self.ra = random.Random(seed ^ 0xA66)
+        # and those of DuckDB's wider set (stat_aggregates.py)
+        self.rx = random.Random(seed ^ 0x57A7)
         # so do VALUES lists in FROM (glint.testing.fuzz.values) and CREATE TABLE AS round trips
         self.rv = random.Random(seed ^ 0x7A1E5)
         self.ctas = random.Random(seed ^ 0xC7A5).random() < CTAS_SHARE

@@ -3,7 +3,8 @@
 depend on how ties are broken: RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, and
 COUNT / SUM / AVG / MIN / MAX over the default frame (whose peers come in
 whole) or a RANGE frame by INTERVALs over a DATE or TIMESTAMP key. They draw
-from a stream of their own (``rw``).
+from a stream of their own (``rw``); BIT_* , ARG_MAX / ARG_MIN of a column by
+itself and CORR / COVAR_* / REGR_* over such windows from ``rx``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class Windows:
             frame = self.range_frame(key.t)
             self.feat("window:range_interval")
         spec = " OVER (" + " ".join(over) + frame + ")"
+        if self.rx.random() < 0.2:
+            e = self._stat_window(kind, spec, col)
+            if e is not None:
+                self.feat("window")
+                return e
         if kind == "int":
             x = rw.random()
             if x < 0.4 and "ORDER BY" in spec:
@@ -80,3 +86,25 @@ class Windows:
                 e = E(f"{rw.choice(['MIN', 'MAX'])}({a.sql}){spec}", a.t, nosum=a.nosum)
         self.feat("window")
         return e
+
+    def _stat_window(self, kind: str, spec: str, col) -> E | None:
+        """BIT_* and ARG_MAX / ARG_MIN of a column by itself, or CORR / COVAR_* /
+        REGR_SLOPE of two numeric columns, over the window (draws from ``rx``)."""
+        rx = self.rx
+        if kind == "dbl":
+            y, x = col(rx.choice(["int", "dec"])), col(rx.choice(["int", "dec"]))
+            if y is None or x is None:
+                return None
+            fn = rx.choice(["CORR", "COVAR_POP", "COVAR_SAMP", "REGR_SLOPE", "REGR_SXY"])
+            self.feat("window:" + fn.lower())
+            return E(f"{fn}({y.sql}, {x.sql}){spec}", DOUBLE, nosum=True)
+        a = col(kind)
+        if a is None:
+            return None
+        if kind == "int" and rx.random() < 0.5:
+            fn = rx.choice(["BIT_AND", "BIT_OR", "BIT_XOR"])
+            self.feat("window:" + fn.lower())
+            return E(f"{fn}({a.sql}){spec}", a.t)
+        fn = rx.choice(["ARG_MAX", "ARG_MIN"])
+        self.feat("window:" + fn.lower())
+        return E(f"{fn}({a.sql}, {a.sql}){spec}", a.t, nosum=a.nosum)
