@@ -263,9 +263,18 @@ def _abs(e: Call, cols: list[Column]) -> Column:
 
 
 # ---------------------------------------------------------------- definitions
+def _null_constant(e) -> bool:
+    return isinstance(e, Literal) and e.value is None
+
+
 def _bind_arith(op: str):
     def bind(args, site):
-        return ty.arith(op, args[0], args[1])
+        e = ty.arith(op, args[0], args[1])
+        if op in ("add", "sub", "mul", "mod") and e.type.is_decimal and any(_null_constant(a) for a in args):
+            # DuckDB's DECIMAL arithmetic types a constant NULL operand's result as NULL
+            # (which then decides a ROUND's or a SUM's type over it)
+            return Literal(None, T.NULLTYPE)
+        return e
 
     return bind
 
@@ -274,6 +283,8 @@ def _bind_neg(args, site):
     v = args[0]
     if v.type.kind == "NULL":
         return Literal(None, T.BIGINT)  # DuckDB: -NULL is BIGINT
+    if _null_constant(v) and v.type.is_decimal:
+        return Literal(None, T.NULLTYPE)  # (as DECIMAL arithmetic: _bind_arith)
     if isinstance(v, Literal) and isinstance(v.value, (int, float)) and v.type.is_numeric:
         return Literal(-v.value, v.type)
     if isinstance(v, Literal) and v.type.kind == "INTERVAL":
@@ -287,6 +298,8 @@ def _bind_abs(args, site):
     v = args[0]
     if v.type.kind == "NULL":
         return Literal(None, T.BIGINT)  # DuckDB: abs(NULL) is BIGINT
+    if _null_constant(v) and v.type.is_decimal:
+        return Literal(None, T.NULLTYPE)  # (as DECIMAL arithmetic: _bind_arith)
     if not v.type.is_numeric:
         raise TypeMismatch(f"Type mismatch: ABS needs a number, got {v.type}")
     return Call("abs", (v,), v.type)

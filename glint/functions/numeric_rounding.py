@@ -208,6 +208,12 @@ def _number(v: Expr, fn: str) -> Expr:
     return v
 
 
+def null_decimal(v: Expr) -> bool:
+    """A constant NULL of a DECIMAL type: DuckDB's DECIMAL functions (abs,
+    floor, ceil, round, trunc) give it the NULL type, not a DECIMAL."""
+    return isinstance(v, Literal) and v.value is None and v.type.is_decimal
+
+
 def _bind_floor_ceil(mode: str):
     def bind(args, site):
         if len(args) != 1:
@@ -215,6 +221,8 @@ def _bind_floor_ceil(mode: str):
         v = args[0]
         if v.type.kind == "NULL":
             return Literal(None, T.DOUBLE)
+        if null_decimal(v):
+            return Literal(None, T.NULLTYPE)
         v = _number(v, mode)
         if v.type.is_decimal:
             if v.type.scale == 0:
@@ -253,6 +261,8 @@ def _bind_round_or_trunc(mode: str):
         digits = _digits_arg(args[1] if len(args) > 1 else None, mode)
         if v.type.kind == "NULL":
             return Literal(None, T.BIGINT)  # DuckDB: round(NULL, n) is BIGINT
+        if null_decimal(v):
+            return Literal(None, T.NULLTYPE)
         v = _number(v, mode)
         if digits is None:
             return Literal(None, T.NULLTYPE if v.type.is_decimal else v.type)
