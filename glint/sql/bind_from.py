@@ -89,15 +89,15 @@ class FromBinder:
                 cols.setdefault(c.lower(), f)  # names resolve case-insensitively (qualify lower-cases them)
             scope.add(alias, rename_columns(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
+        if isinstance(src, exp.Lateral) and isinstance(src.this, exp.Subquery):
+            src = exp.Subquery(this=src.this.this, alias=src.args.get("alias") or src.this.args.get("alias"))
         if isinstance(src, exp.Subquery):
-            if src.args.get("lateral"):
-                raise NotSupported("LATERAL subqueries")
             b = self.bind_query(src.this, scope.parent)
             b = self._order_limit_outer(src, b)
             scope.add(src.alias_or_name, output_map(b.outputs, src))
             return b.plan
         if isinstance(src, (exp.Unnest, exp.Lateral)):
-            raise NotSupported(type(src).__name__.upper())
+            raise NotSupported(f"{type(src).__name__.upper()} {src.sql(dialect='duckdb')[:60]}")
         if isinstance(src, exp.Values):
             plan, outputs = bind_values(src, self)
             scope.add(src.alias_or_name, output_map(outputs, src))
@@ -113,6 +113,8 @@ class FromBinder:
     def _bind_join(self, left, j: exp.Join, scope: Scope) -> L.LogicalNode:
         if j.args.get("method") or j.args.get("global"):
             raise NotSupported(f"{j.args.get('method')} JOIN")
+        if isinstance(j.this, exp.Lateral) or (isinstance(j.this, exp.Subquery) and j.this.args.get("lateral")):
+            return self._bind_lateral_join(left, j, scope)
         right_scope = Scope(scope.parent)
         right = self._bind_source(j.this, right_scope)
         side = (j.side or "").upper()
