@@ -68,7 +68,7 @@ from glint.exec.limit import LimitExec
 from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec
-from glint.exec.series import SeriesExec
+from glint.exec.series import SeriesExec, SeriesPerRowExec
 from glint.exec.set_ops import SetOpExec
 from glint.exec.sort import SortExec, TopKExec
 from glint.exec.values import ValuesExec
@@ -218,6 +218,18 @@ def _(node: L.Values, ctx):
 @_plan.register(L.WorkingTable)
 def _(node, ctx):
     raise NotSupported("WITH RECURSIVE on a distributed connection")
+
+
+@_plan.register
+def _(node: L.SeriesPerRow, ctx):
+    # row by row: the rows stay where they are (and keep their columns)
+    child = _plan(node.child, ctx)
+    return Planned(
+        SeriesPerRowExec(
+            child.node, node.start, node.stop, node.step, node.inclusive, node.field, node.keep_empty, ctx.rows(node)
+        ),
+        child.dist,
+    )
 
 
 @_plan.register

@@ -19,7 +19,7 @@ from glint.exec.limit import LimitExec
 from glint.exec.project import ProjectExec
 from glint.exec.recursive import RecursiveCTEExec, WorkingTableExec
 from glint.exec.scan import OneRowExec, ScanExec
-from glint.exec.series import SeriesExec
+from glint.exec.series import SeriesExec, SeriesPerRowExec
 from glint.exec.set_ops import SetOpExec
 from glint.exec.sort import SortExec, TopKExec
 from glint.exec.values import ValuesExec
@@ -71,6 +71,20 @@ def _(node: L.RecursiveCTE, est):
 @_plan.register
 def _(node: L.WorkingTable, est):
     return WorkingTableExec(node.key, node.fields, est.rows(node))
+
+
+@_plan.register
+def _(node: L.SeriesPerRow, est):
+    return SeriesPerRowExec(
+        _plan(node.child, est),
+        node.start,
+        node.stop,
+        node.step,
+        node.inclusive,
+        node.field,
+        node.keep_empty,
+        est.rows(node),
+    )
 
 
 @_plan.register

@@ -53,6 +53,7 @@ RANGE_SEL = 1.0 / 3.0  # one side of a range on a column without min/max
 
 RECURSION_GUESS = 10.0  # a recursive CTE's rows: its anchor's times this
 WORKING_TABLE_GUESS = 100.0  # the rows of one step of a recursion
+SERIES_PER_ROW_GUESS = 10.0  # values of a series whose arguments read columns, per row
 
 
 class Estimator:
@@ -123,6 +124,8 @@ class Estimator:
             return float(len(node.rows))
         if isinstance(node, L.Series):
             return float(node.count)
+        if isinstance(node, L.SeriesPerRow):
+            return self.rows(node.child) * SERIES_PER_ROW_GUESS
         if isinstance(node, L.RecursiveCTE):
             return self.rows(node.left) * RECURSION_GUESS
         if isinstance(node, L.WorkingTable):

@@ -48,7 +48,7 @@ def fresh_copy(plan: L.LogicalNode, new_field) -> tuple[L.LogicalNode, dict[int,
             return replace(node, fields=tuple(renew(f) for f in node.fields))
         if isinstance(node, L.Values):
             return replace(node, fields=tuple(renew(f) for f in node.fields))
-        if isinstance(node, L.Series):
+        if isinstance(node, (L.Series, L.SeriesPerRow)):
             return replace(node, field=renew(node.field))
         if isinstance(node, (L.RecursiveCTE, L.WorkingTable)):
             return replace(node, fields=tuple(renew(f) for f in node.fields))

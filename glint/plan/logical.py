@@ -161,6 +161,40 @@ class Series(LogicalNode):
 
 
 @dataclass(frozen=True, slots=True)
+class SeriesPerRow(LogicalNode):
+    """Each row of ``child`` once per value of its own series: ``start``,
+    ``start + step``, ... before ``stop`` (or reaching it, when
+    ``inclusive``), in ``field`` (generate_series / range whose arguments read
+    columns: ``FROM t, range(t.n)``). BIGINT or TIMESTAMP values (microseconds,
+    ``step`` then a number of them); a NULL argument or a step away from the
+    stop gives no value, and with ``keep_empty`` (LEFT JOIN) such a row stays
+    once, with NULL."""
+
+    child: LogicalNode
+    start: Expr
+    stop: Expr
+    step: Expr
+    inclusive: bool
+    field: Field
+    keep_empty: bool = False
+
+    @property
+    def schema(self):
+        return self.child.schema + (self.field,)
+
+    def expressions(self):
+        return (self.start, self.stop, self.step)
+
+    def with_expressions(self, exprs):
+        return replace(self, start=exprs[0], stop=exprs[1], step=exprs[2])
+
+    def label(self):
+        fn = "generate_series" if self.inclusive else "range"
+        left = " (LEFT)" if self.keep_empty else ""
+        return f"SeriesPerRow {fn}({self.start!r}, {self.stop!r}, {self.step!r}){left} -> {self.field!r}"
+
+
+@dataclass(frozen=True, slots=True)
 class Filter(LogicalNode):
     child: LogicalNode
     predicate: Expr

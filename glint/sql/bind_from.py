@@ -12,6 +12,7 @@ from glint.plan import typing as ty
 from glint.plan.expr import Expr
 from glint.sql.bind_expr import ExprContext, bind
 from glint.sql.bind_values import bind_values
+from glint.sql.row_sources import series_per_row
 from glint.sql.scope import Scope
 
 
@@ -89,15 +90,15 @@ class FromBinder:
                 cols.setdefault(c, f)  # (names resolve regardless of case: Scope)
             scope.add(alias, rename_columns(cols, src))
             return L.Scan(table.name, tuple(table.schema), fields, alias)
+        if isinstance(src, exp.Lateral) and isinstance(src.this, exp.Subquery):
+            src = exp.Subquery(this=src.this.this, alias=src.args.get("alias") or src.this.args.get("alias"))
         if isinstance(src, exp.Subquery):
-            if src.args.get("lateral"):
-                raise NotSupported("LATERAL subqueries")
             b = self.bind_query(src.this, scope.parent)
             b = self._order_limit_outer(src, b)
             scope.add(src.alias_or_name, output_map(b.outputs, src))
             return b.plan
         if isinstance(src, (exp.Unnest, exp.Lateral)):
-            raise NotSupported(type(src).__name__.upper())
+            raise NotSupported(f"{type(src).__name__.upper()} {src.sql(dialect='duckdb')[:60]}")
         if isinstance(src, exp.Values):
             plan, outputs = bind_values(src, self)
             scope.add(src.alias_or_name, output_map(outputs, src))
@@ -113,6 +114,11 @@ class FromBinder:
     def _bind_join(self, left, j: exp.Join, scope: Scope) -> L.LogicalNode:
         if j.args.get("method") or j.args.get("global"):
             raise NotSupported(f"{j.args.get('method')} JOIN")
+        if isinstance(j.this, exp.Lateral) or (isinstance(j.this, exp.Subquery) and j.this.args.get("lateral")):
+            return self._bind_lateral_join(left, j, scope)
+        source = self.row_sources.get(j.this.name) if isinstance(j.this, exp.Table) and not j.this.db else None
+        if source is not None and source.lateral is not None:
+            return self._bind_series_join(left, j, scope, source)
         right_scope = Scope(scope.parent)
         right = self._bind_source(j.this, right_scope)
         side = (j.side or "").upper()
@@ -142,6 +148,23 @@ class FromBinder:
             scope.sources.update(right_scope.sources)
         scope.outer_refs |= right_scope.outer_refs | both.outer_refs
         return L.Join(left, right, jk, cond)
+
+    def _bind_series_join(self, left, j: exp.Join, scope: Scope, source) -> L.LogicalNode:
+        """``FROM t, range(t.n)`` / ``JOIN generate_series(...) ON ...``: each row
+        of the left side once per value of its own series."""
+        side, kind = (j.side or "").upper(), (j.kind or "").upper()
+        if side not in ("", "LEFT") or kind in ("SEMI", "ANTI"):
+            raise BinderError("The combining JOIN type must be INNER or LEFT for a LATERAL reference")
+        on = j.args.get("on")
+        trivial = on is None or (isinstance(on, exp.Boolean) and on.this)
+        if side == "LEFT" and not trivial:
+            raise NotSupported(f"LEFT JOIN {source.column}(...) ON a condition other than TRUE")
+        ctx = ExprContext(scope, self)
+        plan, f = series_per_row(source.lateral, left, ctx, source.column, self.field, side == "LEFT")
+        scope.add(j.this.alias_or_name, rename_columns({source.column: f}, j.this))
+        if not trivial:
+            plan = L.Filter(plan, self._bind_predicate(on, scope, "JOIN condition"))
+        return plan
 
     def _bind_predicate(self, node, scope, where: str) -> Expr:
         ctx = ExprContext(scope, self)

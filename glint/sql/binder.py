@@ -13,6 +13,7 @@ Subqueries are decorrelated here, into joins the executor runs directly:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import re
 
@@ -26,6 +27,7 @@ from glint.plan.expr import Call, ColRef, Expr, Field, Literal, conjoin
 from glint.sql.bind_agg import bind_aggregates, bind_group_by, find_aggregates, select_aggregates
 from glint.sql.bind_expr import ExprContext, bind
 from glint.sql.bind_from import FromBinder, contains_subquery
+from glint.sql.bind_lateral import LateralBinder
 from glint.sql.bind_subquery import SubqueryBinder, pre_apply
 from glint.sql.bind_values import bind_values
 from glint.sql.bind_window import bind_window, has_window, named_windows, window_calls
@@ -63,13 +65,14 @@ class RecursiveBody:
         self.body = body
 
 
-class Binder(FromBinder, SubqueryBinder):
+class Binder(FromBinder, SubqueryBinder, LateralBinder):
     def __init__(self, catalog):
         self.catalog = catalog  # name -> Table (schema dict)
         self._ids = itertools.count(1)
         self._ctes: list[dict[str, tuple[exp.Expression, list]]] = []  # (body, the CTEs it sees)
         self.row_sources: dict = {}  # FROM's table functions that make rows (glint.sql.row_sources)
         self._working: list = []  # recursive CTEs whose recursive term is being bound
+        self._laterals: dict = {}  # id(SELECT of a LATERAL subquery) -> glint.sql.bind_lateral.LateralInput
 
     def field(self, name: str, type_: T.DataType) -> Field:
         return Field(next(self._ids), name, type_)
@@ -205,6 +208,9 @@ class Binder(FromBinder, SubqueryBinder):
     def _bind_select(self, sel: exp.Select, outer: Scope | None, pull_correlated: bool):
         _check_clauses(sel)
         plan, scope = self._bind_from(sel, outer)
+        lat = self._laterals.get(id(sel))
+        if lat is not None:
+            plan = lat.over(plan, scope)
         for clause in ("where", "group", "having"):
             node = sel.args.get(clause)
             if node is not None and has_window(node):
@@ -223,15 +229,24 @@ class Binder(FromBinder, SubqueryBinder):
         post_ctx = ExprContext(scope, self)
         pulled = Correlated(correlated, [], None)
         if aggregated:
-            plan, post_ctx, pulled = self._bind_aggregation(sel, plan, scope, group_items, sets, aggs_ast, correlated)
+            plan, post_ctx, pulled = self._bind_aggregation(
+                sel, plan, scope, group_items, sets, aggs_ast, correlated, lat
+            )
             correlated = pulled.conditions
         elif having is not None:
             raise BinderError("HAVING without GROUP BY or aggregates")
+        elif lat is not None:
+            lat.keys = list(lat.columns)
         corr_groups = pulled.groups
         if corr_groups and not group_items:
             pulled.empty_value = self._empty_value(select_items, scope, post_ctx)
+        if lat is not None and lat.marker is not None:
+            lat.empty_items = list(select_items)
+            lat.empty_aggs = post_ctx.aggs
 
-        plan = self._bind_windows(sel, plan, post_ctx, correlated=bool(correlated))
+        plan = self._bind_windows(
+            sel, plan, post_ctx, correlated=bool(correlated), partition=lat.keys if lat is not None else ()
+        )
         unnests = select_unnests(select_items)
         if unnests:
             if correlated:
@@ -244,12 +259,15 @@ class Binder(FromBinder, SubqueryBinder):
             if used & scope.outer_refs:
                 raise NotSupported("correlated column references outside the WHERE clause of a subquery")
         hidden = (_hidden_columns(correlated, scope) if correlated and not aggregated else []) + corr_groups
+        if lat is not None:
+            hidden += lat.keys + ([lat.marker] if lat.marker is not None else [])
         plan = L.Project(plan, tuple(exprs) + tuple((f, ColRef(f)) for f in hidden))
         distinct_on = _distinct_on(sel)
-        if sel.args.get("distinct") and hidden:
+        if sel.args.get("distinct") and hidden and lat is None:
             raise NotSupported("DISTINCT in a correlated subquery")
         if sel.args.get("distinct") and distinct_on is None:
-            plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f, _ in exprs), ())
+            keys = [f for f, _ in exprs] + [f for f in hidden if f not in [g for g, _ in exprs]]
+            plan = L.Aggregate(plan, tuple((f, ColRef(f)) for f in keys), ())
         order_scope = Scope(scope.parent)
         order_scope.sources = dict(scope.sources)
         windowed = post_ctx.windows is not None
@@ -264,6 +282,7 @@ class Binder(FromBinder, SubqueryBinder):
             distinct=bool(sel.args.get("distinct")) and distinct_on is None,
             hidden=hidden,
             distinct_on=distinct_on,
+            partition=lat.keys if lat is not None else None,
         )
         if correlated and (sel.args.get("limit") or sel.args.get("offset")):
             raise NotSupported("LIMIT in a correlated subquery")
@@ -301,7 +320,7 @@ class Binder(FromBinder, SubqueryBinder):
             raise BinderError("reference to an outer query outside a subquery")
         return plan, correlated
 
-    def _bind_aggregation(self, sel: exp.Select, plan, scope: Scope, group_items, sets, aggs_ast, correlated):
+    def _bind_aggregation(self, sel: exp.Select, plan, scope: Scope, group_items, sets, aggs_ast, correlated, lat=None):
         """(plan, post-aggregation context, what was pulled out of a correlated
         subquery) after GROUP BY, the aggregates and HAVING. A correlated
         aggregate is grouped by its correlation (glint.sql.decorrelate)."""
@@ -325,6 +344,15 @@ class Binder(FromBinder, SubqueryBinder):
                 groups.append((f, inner_e))
                 corr_groups.append(f)
                 correlated += null_safe_equal(outer_e, ColRef(f)) if marker else [ty.compare("eq", outer_e, ColRef(f))]
+        if lat is not None:
+            if sets is not None:
+                raise NotSupported("GROUPING SETS, ROLLUP or CUBE in a LATERAL subquery")
+            groups += lat.group_by(gmap, self.field)
+            if not group_items:
+                if sel.args.get("having") is not None:
+                    raise NotSupported("HAVING without GROUP BY in a LATERAL subquery")
+                marker = [found_marker(self.field)]
+                lat.marker = marker[0][0]
         aggs, amap = bind_aggregates(aggs_ast, pre, lambda e, t: self.field(_name_of(e), t))
         plan = pre_apply(pre, plan)
         plan = L.Aggregate(plan, tuple(groups), tuple(aggs) + tuple(marker), grouping)
@@ -362,7 +390,7 @@ class Binder(FromBinder, SubqueryBinder):
             outputs.append((name, f))
         return exprs, outputs
 
-    def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext, correlated: bool):
+    def _bind_windows(self, sel: exp.Select, plan, ctx: ExprContext, correlated: bool, partition=()):
         """The Window node computing every window call of the SELECT list,
         QUALIFY and ORDER BY (after GROUP BY / HAVING), and the QUALIFY filter.
         ``ctx`` learns the columns that hold the calls' values. In a correlated
@@ -388,6 +416,8 @@ class Binder(FromBinder, SubqueryBinder):
             key = w.sql(dialect="duckdb")
             if key not in wmap:
                 wf = bind_window(w, ctx, named)
+                if partition:  # a LATERAL subquery's windows: one set of partitions per outer value
+                    wf = dataclasses.replace(wf, partition=wf.partition + tuple(ColRef(k) for k in partition))
                 f = self.field(_name_of(w), wf.type)
                 funcs.append((f, wf))
                 wmap[key] = f
@@ -412,6 +442,7 @@ class Binder(FromBinder, SubqueryBinder):
         hidden=(),
         aliases=None,
         distinct_on=None,
+        partition=None,
     ):
         """ORDER BY, LIMIT / OFFSET and DISTINCT ON (the first row of each
         distinct value of its expressions, in the ORDER BY's order) over the
@@ -445,15 +476,29 @@ class Binder(FromBinder, SubqueryBinder):
             w = L.WindowFunc("row_number", (), tuple(ColRef(f) for f in on), tuple(keys), L.DEFAULT_FRAME, T.BIGINT)
             first = Call("eq", (ColRef(rn), Literal(1, T.BIGINT)), T.BOOLEAN)
             plan = L.Filter(L.Window(plan, ((rn, w),)), first)
-        if keys:
-            plan = L.Sort(plan, tuple(keys))
         limit, offset = _const_count(node.args.get("limit")), _const_count(node.args.get("offset"))
-        if limit is not None or offset:
-            plan = L.Limit(plan, limit, offset or 0)
+        if partition is not None:
+            # a LATERAL subquery: its order means nothing to the join, its LIMIT holds per outer value
+            if limit is not None or offset:
+                plan = self._limit_per_partition(plan, partition, keys, limit, offset or 0)
+        else:
+            if keys:
+                plan = L.Sort(plan, tuple(keys))
+            if limit is not None or offset:
+                plan = L.Limit(plan, limit, offset or 0)
         keep = {f.id for _, f in outputs} | {f.id for f in hidden}
         if any(f.id not in keep for f in plan.schema):
             plan = L.Project(plan, tuple((f, ColRef(f)) for f in plan.schema if f.id in keep))
         return Bound(plan, outputs)
+
+    def _limit_per_partition(self, plan, partition, keys, limit, offset):
+        """LIMIT / OFFSET within each value of ``partition``, in the order of ``keys``."""
+        rn = self.field("row_number", T.BIGINT)
+        w = L.WindowFunc("row_number", (), tuple(ColRef(f) for f in partition), tuple(keys), L.DEFAULT_FRAME, T.BIGINT)
+        conds = [Call("gt", (ColRef(rn), Literal(offset, T.BIGINT)), T.BOOLEAN)]
+        if limit is not None:
+            conds.append(Call("le", (ColRef(rn), Literal(offset + limit, T.BIGINT)), T.BOOLEAN))
+        return L.Filter(L.Window(plan, ((rn, w),)), conjoin(conds))
 
     @staticmethod
     def _output_field(e, outputs, select_exprs, aliases, clause: str):

@@ -21,6 +21,7 @@ from glint.errors import (
     ParseError,
     did_you_mean,
 )
+from glint.sql.bind_lateral import mark_implicit_laterals
 from glint.sql.bind_values import normalize_values
 from glint.sql.binder import Binder, Bound
 from glint.sql.dialect import DIALECT, VERSION
@@ -190,6 +191,7 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
     schema.update({name: {s.column: s.sql_type()} for name, s in sources.items()})
     ast = rewrite_using_after_comma(ast, source_columns(ast, catalog, sources, schema))
     ast = expand_columns(ast, schema)
+    ast = mark_implicit_laterals(ast)
     try:
         q = _qualify(ast, schema)
     except OptimizeError as e:

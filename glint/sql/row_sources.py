@@ -25,7 +25,7 @@ from glint.columnar import types as T
 from glint.errors import BinderError, NotSupported
 from glint.functions.builtins import BUILTINS
 from glint.functions.registry import TABLE
-from glint.functions.series import SeriesSpec
+from glint.functions.series import SeriesSpec, no_match
 from glint.plan import logical as L
 from glint.plan import typing as ty
 from glint.plan.expr import Call, Case, ColRef, Expr, Literal
@@ -37,15 +37,20 @@ _SQL_NAME = {"BIGINT": "BIGINT", "TIMESTAMP": "TIMESTAMP", "INTEGER": "INT", "DO
 
 
 class RowSource:
-    """A FROM item that makes rows: its one column and how to plan it."""
+    """A FROM item that makes rows: its one column and how to plan it. A
+    series whose arguments read columns (``lateral``: the GenerateSeries
+    node) is planned over the rows before it (:func:`series_per_row`)."""
 
-    __slots__ = ("column", "type", "spec", "elements")
+    __slots__ = ("column", "type", "spec", "elements", "lateral")
 
-    def __init__(self, column: str, type_: T.DataType, spec: SeriesSpec | None, elements: list[Expr] | None):
+    def __init__(
+        self, column: str, type_: T.DataType, spec: SeriesSpec | None, elements: list[Expr] | None, lateral=None
+    ):
         self.column = column
         self.type = type_
         self.spec = spec
         self.elements = elements
+        self.lateral = lateral
 
     def sql_type(self) -> str:
         """The column's type as the qualifier's schema spells it."""
@@ -55,6 +60,11 @@ class RowSource:
 
     def plan(self, new_field) -> tuple[L.LogicalNode, dict]:
         """(the rows' plan, {column name: field})."""
+        if self.lateral is not None:
+            raise NotSupported(
+                f"{self.column}() whose arguments read columns, other than after a comma or in a JOIN "
+                f"(FROM t, {self.column}(t.n))"
+            )
         f = new_field(self.column, self.type)
         return rows_plan(self.spec, self.elements, f), {self.column: f}
 
@@ -75,13 +85,17 @@ def resolve_row_sources(ast: exp.Expression, binder) -> tuple[exp.Expression, di
     def fix(node):
         if isinstance(node, exp.Table) and isinstance(node.this, exp.GenerateSeries):
             fn = "range" if node.this.args.get("is_end_exclusive") else "generate_series"
-            source = RowSource(fn, *_series_spec(node.this, binder))
+            source = _series_source(fn, node.this, binder)
         elif isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.From, exp.Join)):
             if node.args.get("offset"):
                 raise NotSupported("UNNEST ... WITH ORDINALITY")
             if len(node.expressions) != 1:
                 raise NotSupported("UNNEST of several lists")
-            source = RowSource("unnest", *_list_source(node.expressions[0], binder))
+            arg = node.expressions[0]
+            if isinstance(arg, exp.GenerateSeries):
+                source = _series_source("unnest", arg, binder)
+            else:
+                source = RowSource("unnest", *_list_source(arg, binder))
         else:
             return node
         name = f"glint_rows_{len(sources) + 1}"
@@ -96,6 +110,48 @@ def resolve_row_sources(ast: exp.Expression, binder) -> tuple[exp.Expression, di
         )
 
     return ast.transform(fix), sources
+
+
+def _series_source(column: str, node: exp.GenerateSeries, binder) -> RowSource:
+    if any(node.args.get(k) is not None and node.args[k].find(exp.Column) for k in ("start", "end", "step")):
+        step = node.args.get("step")
+        stepped = step is not None and (isinstance(step, exp.Interval) or step.find(exp.Interval) is not None)
+        return RowSource(column, T.TIMESTAMP if stepped else T.BIGINT, None, None, lateral=node)
+    return RowSource(column, *_series_spec(node, binder))
+
+
+def series_per_row(
+    node: exp.GenerateSeries, plan: L.LogicalNode, ctx: ExprContext, field_name: str, new_field, keep_empty=False
+):
+    """(plan with each row repeated once per value of its own series, the value's field)."""
+    fn = "range" if node.args.get("is_end_exclusive") else "generate_series"
+    args = [bind(node.args[k], ctx) if node.args.get(k) is not None else None for k in ("start", "end", "step")]
+    if ctx.pending:
+        raise NotSupported(f"subqueries in the arguments of {fn}()")
+    start, stop, step = args
+    if step is not None and step.type.kind == "INTERVAL":
+        step = fold_expr(step)
+        if not isinstance(step, Literal) or step.value is None:
+            raise NotSupported(f"{fn}() with an INTERVAL step that is not a constant")
+        months, days, micros = step.value
+        if months:
+            raise NotSupported(f"{fn}() over TIMESTAMPs with a month step, with arguments that read columns")
+        if days == 0 and micros == 0:
+            raise BinderError("interval cannot be 0!")
+        for a in (start, stop):
+            if a.type.kind not in ("DATE", "TIMESTAMP", "NULL"):
+                raise no_match(fn, [start, stop, step])
+        start, stop = ty.cast(start, T.TIMESTAMP), ty.cast(stop, T.TIMESTAMP)
+        step, t = Literal(days * 86_400_000_000 + micros, T.BIGINT), T.TIMESTAMP
+    else:
+        if step is None:
+            step = Literal(1, T.BIGINT)
+        if any(a.type.kind not in ("INTEGER", "BIGINT", "NULL") for a in (start, stop, step)):
+            raise no_match(fn, [start, stop, step])
+        start, stop, step = (ty.cast(a, T.BIGINT) for a in (start, stop, step))
+        t = T.BIGINT
+    f = new_field(field_name, t)
+    return L.SeriesPerRow(plan, start, stop, step, fn == "generate_series", f, keep_empty), f
 
 
 def _constant(node: exp.Expression, binder, fn: str) -> Literal:
@@ -163,6 +219,13 @@ def bind_unnests(calls: list[exp.Explode], plan: L.LogicalNode, ctx: ExprContext
     lists = []
     for call in calls:
         arg = call.this
+        if isinstance(arg, exp.GenerateSeries) and any(
+            arg.args.get(k) is not None and arg.args[k].find(exp.Column) for k in ("start", "end", "step")
+        ):
+            if len(calls) > 1:
+                raise NotSupported("UNNEST of a series whose arguments read columns beside another UNNEST")
+            plan, f = series_per_row(arg, plan, ctx, "unnest", new_field)
+            return plan, {call.sql(dialect="duckdb"): ColRef(f)}
         if isinstance(arg, exp.GenerateSeries):
             t, spec, _ = _series_spec(arg, ctx.binder)
             lists.append((call, t, spec, None))

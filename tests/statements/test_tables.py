@@ -378,8 +378,8 @@ def test_file_errors_name_the_file_and_the_place(con, tmp_path):
         con.sql(f"SELECT * FROM '{bad}'")
     with pytest.raises(GlintIOError, match="does not exist"):
         con.sql(f"COPY (SELECT 1) TO '{tmp_path}/no/dir/x.csv'")
-    with pytest.raises(NotSupported, match="read_parquet option union_by_name"):
-        con.sql(f"SELECT * FROM read_parquet('{bad}', union_by_name = true)")
+    with pytest.raises(NotSupported, match="read_parquet option hive_partitioning"):
+        con.sql(f"SELECT * FROM read_parquet('{bad}', hive_partitioning = true)")
 
 
 class _Writes:

@@ -33,6 +33,9 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         return L.Scan(node.table, tuple(c for c, _ in keep), tuple(f for _, f in keep), node.alias)
     if isinstance(node, (L.OneRow, L.Series, L.WorkingTable)):
         return node
+    if isinstance(node, L.SeriesPerRow):
+        child = _prune(node.child, (need - {node.field.id}) | _refs(node.expressions()))
+        return replace(node, child=child)
     if isinstance(node, L.RecursiveCTE):
         # every column takes part in the recursion
         return L.RecursiveCTE(
