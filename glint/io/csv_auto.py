@@ -106,9 +106,7 @@ def read_text(f, delim: str, quote: str | None, nullstr: str) -> pa.Table | None
         return pacsv.read_csv(
             source if source is not None else os.fspath(f),
             read_options=pacsv.ReadOptions(autogenerate_column_names=True),
-            parse_options=pacsv.ParseOptions(
-                delimiter=delim, quote_char=quote or False, ignore_empty_lines=skip_empty
-            ),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=quote or False, ignore_empty_lines=skip_empty),
             convert_options=pacsv.ConvertOptions(
                 column_types=text, strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=[nullstr]
             ),

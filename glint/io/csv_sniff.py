@@ -257,5 +257,7 @@ def merge_types(a: list[str], b: list[str]) -> list[str]:
         if _castable_to(x, y):
             out[i] = y
         elif not _castable_to(y, x):
-            out[i] = next(t for t in ("BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR") if _castable_to(x, t) and _castable_to(y, t))
+            out[i] = next(
+                t for t in ("BOOLEAN", "BIGINT", "DOUBLE", "VARCHAR") if _castable_to(x, t) and _castable_to(y, t)
+            )
     return out

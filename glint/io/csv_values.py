@@ -123,7 +123,7 @@ def _ints(a: pa.Array) -> np.ndarray:
 
 
 def _fraction_micros(a: pa.Array) -> np.ndarray:
-    """".123" -> 123000 (microseconds: the digits padded or cut to six)."""
+    """ ".123" -> 123000 (microseconds: the digits padded or cut to six)."""
     digits = pc.utf8_slice_codeunits(pc.fill_null(a, ""), 1, 7)
     return _ints(pc.utf8_rpad(digits, 6, "0")) * np.where(_lengths(digits) > 0, 1, 0)
 

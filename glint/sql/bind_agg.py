@@ -119,6 +119,10 @@ class _Call:
         else:
             self.arg, self.q = _unwrap_order(node.this, self), None
         self.distinct = isinstance(self.arg, exp.Distinct)
+        if self.distinct and self.q is None and self.fn in ("quantile_cont", "quantile_disc"):
+            if len(self.arg.expressions) == 2:  # (sqlglot before 30.15: quantile_disc(DISTINCT x, q) holds q)
+                self.q = self.arg.expressions[1]
+                self.arg = exp.Distinct(expressions=[self.arg.expressions[0]])
         if self.distinct:
             if len(self.arg.expressions) != 1:
                 raise NotSupported("DISTINCT aggregates over several expressions")

@@ -174,7 +174,7 @@ def test_every_case_as_columns_of_one_file(tmp_path):
         "a\n1\n\n3\n",  # ... but are NULLs in one column
         "a\n1\n\n",
         "id,when\n1,2024-01-05\n2,\n",
-        ' a , b \n1,2\n',  # names trimmed
+        " a , b \n1,2\n",  # names trimmed
         "a,a,b,a\n1,2,3,4\n",  # repeated names
         ",x,\n1,2,3\n",  # empty names
         '"quoted, name",b\n"1",2\n',
