@@ -226,7 +226,7 @@ def _double_values(a: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     found = ok | ok_nan
     for i in np.flatnonzero(~found & a.is_valid().to_numpy(zero_copy_only=False)):
         s = a[int(i)].as_py().strip(" \t\n\x0b\f\r")
-        if re.fullmatch(f"[-+]?(?:[0-9](?:_?[0-9])*(?:\\.[0-9](?:_?[0-9])*)?)(?:[eE][-+]?[0-9]+)?", s):
+        if re.fullmatch("[-+]?(?:[0-9](?:_?[0-9])*(?:\\.[0-9](?:_?[0-9])*)?)(?:[eE][-+]?[0-9]+)?", s):
             vals[i], found[i] = float(s.replace("_", "")), True
     return vals, found
 
