@@ -98,7 +98,6 @@ _TIMESTAMP = (
 _OFFSET = "[-+][0-9]{2}(?::?[0-9]{2}(?::[0-9]{2})?)?"
 _REST_NAIVE = f"^(?: (?:[uU][tT][cC])?{WS}*)?$"  # no zone, or UTC
 _REST_ZONED = f"^(?:Z{WS}*|{_OFFSET}{WS}*| [A-Za-z0-9_/+-]*{WS}*)$"
-_REST_OFFSET = f"^(?P<sign>[-+])(?P<oh>[0-9]{{2}})(?::?(?P<om>[0-9]{{2}})(?::(?P<os>[0-9]{{2}}))?)?{WS}*$"
 
 
 # ------------------------------------------------------------------ helpers
@@ -262,7 +261,7 @@ def _time_ok(a: pa.Array) -> np.ndarray:
 def _timestamp_values(a: pa.Array, kind: str, strict: bool) -> tuple[np.ndarray, np.ndarray]:
     """(microseconds since 1970, which parsed) of ISO-like timestamps
     (Timestamp::TryConvertTimestamp). ``kind`` TIMESTAMP: no zone, or UTC
-    (strict: an offset or Z fails; otherwise it is applied); TIMESTAMPTZ:
+    (strict: an offset or Z fails; otherwise it is left off); TIMESTAMPTZ:
     any zone (only whether it parses)."""
     ok, g = _groups(a, _TIMESTAMP)
     if not ok.any():
@@ -282,12 +281,8 @@ def _timestamp_values(a: pa.Array, kind: str, strict: bool) -> tuple[np.ndarray,
         ok &= _matches(rest, _REST_ZONED)
     elif strict:
         ok &= _matches(rest, _REST_NAIVE)
-    else:
+    else:  # (an offset or Z is read and left off, as DuckDB's reader and its cast do)
         ok &= _matches(rest, _REST_NAIVE) | _matches(rest, _REST_ZONED.replace(" [A-Za-z0-9_/+-]*", " [uU][tT][cC]"))
-        has, og = _groups(rest, _REST_OFFSET)
-        sign = np.where(pc.fill_null(pc.equal(og["sign"], "-"), False).to_numpy(zero_copy_only=False), -1, 1)
-        offset = sign * (_ints(og["oh"]) * 3600 + _ints(og["om"]) * 60 + _ints(og["os"])) * 1_000_000
-        micros = micros - np.where(has, offset, 0)
     days = days_from_civil(np.where(ok, y, 1970), np.where(ok, mo, 1), np.where(ok, d, 1))
     ok &= np.abs(days) < _TS_DAYS
     return np.where(ok, days * _MICROS_PER_DAY + micros, 0), ok

@@ -37,7 +37,7 @@ from concurrent.futures import Future
 # the planner's samples, a table's read), before every scan's
 URGENT = (-1,)
 # seconds the process waits at exit for a pool's running tasks
-EXIT_WAIT_S = 30.0
+EXIT_WAIT_S = 10.0
 _POOLS: weakref.WeakSet = weakref.WeakSet()
 
 

@@ -153,6 +153,10 @@ class _Call:
             self.arg, self.q = (_unwrap_order(args[0], self) if args else None), None
             self.rest = args[1:]
         self.distinct = isinstance(self.arg, exp.Distinct)
+        if self.distinct and self.q is None and self.fn in ("quantile_cont", "quantile_disc"):
+            if len(self.arg.expressions) == 2:  # (sqlglot before 30.15: quantile_disc(DISTINCT x, q) holds q)
+                self.q = self.arg.expressions[1]
+                self.arg = exp.Distinct(expressions=[self.arg.expressions[0]])
         if self.distinct:
             distinct = self.arg.expressions
             if len(distinct) > 1 and not self.rest and type(node) in AGGREGATE_ARGUMENTS:

@@ -193,10 +193,10 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
     ast = expand_columns(ast, schema)
     ast = mark_implicit_laterals(ast)
     try:
-        q = _qualify(ast, schema)
+        q = _qualify(_hide_order_positions(ast), schema)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    return binder.bind_query(expand_order_by_all(q))
+    return binder.bind_query(expand_order_by_all(_show_order_positions(q)))
 
 
 def _qualify(ast, schema):
@@ -221,6 +221,34 @@ def _unexpanded_star(ast) -> bool:
         for sel in ast.find_all(exp.Select)
         for e in sel.expressions
     )
+
+
+_POSITION = "__glint_order_position"
+
+
+def _hide_order_positions(ast: exp.Expression) -> exp.Expression:
+    """ORDER BY 1, 2 kept as positions through sqlglot's qualify: before
+    sqlglot 30.20 it rewrote them into the output names, and two outputs of
+    one name (``a.region, b.region``) then both sorted by the first
+    (:func:`_show_order_positions` puts them back; the binder reads them).
+
+    >>> q = sqlglot.parse_one("SELECT a FROM t ORDER BY 1", dialect="duckdb")
+    >>> _show_order_positions(_hide_order_positions(q)).sql(dialect="duckdb")
+    'SELECT a FROM t ORDER BY 1'
+    """
+    for node in ast.find_all(exp.Select, exp.SetOperation):
+        order = node.args.get("order")
+        for o in order.expressions if order is not None else []:
+            if isinstance(o.this, exp.Literal) and not o.this.is_string and o.this.this.isdigit():
+                o.set("this", exp.Anonymous(this=_POSITION, expressions=[o.this.copy()]))
+    return ast
+
+
+def _show_order_positions(ast: exp.Expression) -> exp.Expression:
+    for node in list(ast.find_all(exp.Anonymous)):
+        if str(node.this).lower() == _POSITION and isinstance(node.parent, exp.Ordered):
+            node.replace(node.expressions[0])
+    return ast
 
 
 def expand_order_by_all(ast: exp.Expression) -> exp.Expression:

@@ -36,12 +36,26 @@ def has_grouping_sets(group: exp.Group | None) -> bool:
     )
 
 
+def group_items(group: exp.Group) -> list[exp.Expression]:
+    """The items of a GROUP BY. sqlglot 30.19 and later keep ROLLUP, CUBE and
+    GROUPING SETS among the plain expressions, in order; earlier versions
+    hold them apart (``rollup``, ``cube``, ``grouping_sets``), after the
+    plain ones: the sets are the same (their product does not depend on the
+    order). MySQL's ``GROUP BY a WITH ROLLUP`` is a ROLLUP without
+    expressions in both, and is refused."""
+    items = list(group.expressions)
+    for key in ("rollup", "cube", "grouping_sets"):
+        for e in group.args.get(key) or []:
+            if isinstance(e, (exp.Rollup, exp.Cube)) and not e.expressions:
+                raise NotSupported("GROUP BY ... WITH ROLLUP / WITH CUBE (write ROLLUP (...) / CUBE (...))")
+            items.append(e)
+    return items
+
+
 def grouping_sets(group: exp.Group, select_items) -> tuple[list[exp.Expression], list[tuple[int, ...]]]:
     """(the distinct group expressions, each grouping set as the positions of
     its expressions among them, in order)."""
-    if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
-        raise NotSupported("GROUP BY ... WITH ROLLUP / WITH CUBE (write ROLLUP (...) / CUBE (...))")
-    per_item = [_sets_of(e, select_items, top=True) for e in group.expressions]
+    per_item = [_sets_of(e, select_items, top=True) for e in group_items(group)]
     count = 1
     for sets in per_item:
         count *= len(sets)

@@ -267,3 +267,35 @@ def test_on_two_ranks():
     finally:
         con.close()
         duck.close()
+
+
+def test_grouping_sets_in_either_sqlglot_layout():
+    """sqlglot before 30.19 holds ROLLUP, CUBE and GROUPING SETS apart from a
+    GROUP BY's plain items (Group's rollup / cube / grouping_sets), later
+    versions among them: both give the same grouping sets; MySQL's WITH
+    ROLLUP (a ROLLUP without expressions) is refused in both."""
+    import sqlglot
+    from sqlglot import exp
+
+    from glint.errors import NotSupported
+    from glint.sql.grouping_sets import group_items, grouping_sets
+
+    sel = sqlglot.parse_one(
+        "SELECT a, b, c FROM t GROUP BY a, ROLLUP (b, c), CUBE (c), GROUPING SETS ((a), ())", read="duckdb"
+    )
+    items = group_items(sel.args["group"])
+    kinds = {exp.Rollup: "rollup", exp.Cube: "cube", exp.GroupingSets: "grouping_sets"}
+    apart = exp.Group(expressions=[e.copy() for e in items if type(e) not in kinds])
+    for e in items:
+        if type(e) in kinds:
+            apart.append(kinds[type(e)], e.copy())
+    together = exp.Group(expressions=[e.copy() for e in items])
+
+    def named(group):
+        exprs, sets = grouping_sets(group, sel.expressions)
+        return sorted(sorted(exprs[i].sql() for i in s) for s in sets)
+
+    assert named(apart) == named(together) and len(named(together)) == 3 * 2 * 2
+    with_rollup = sqlglot.parse_one("SELECT a FROM t GROUP BY a WITH ROLLUP", read="mysql")
+    with pytest.raises(NotSupported, match="WITH ROLLUP"):
+        grouping_sets(with_rollup.args["group"], with_rollup.expressions)

@@ -280,3 +280,15 @@ def test_connection_read_csv_keeps_leading_zeros(tmp_path):
     assert _describe(con, "zips") == [
         (r[0], r[1]) for r in duckdb.connect().execute(f"DESCRIBE SELECT * FROM '{p}'").fetchall()
     ]
+
+
+@pytest.mark.parametrize(
+    "late",
+    ["2024-01-05 10:00:00+02", "2024-01-05T10:00:00Z", "2024-01-05 10:00:00 UTC", " 2024-01-05 10:00:00"],
+)
+def test_timestamps_past_the_sample_read_as_duckdb_reads_them(tmp_path, late):
+    """A TIMESTAMP column's values after the rows its type came from: an
+    offset or Z is read and left off (DuckDB does not apply it), as in its cast."""
+    p = tmp_path / "t.csv"
+    p.write_text("t\n" + "".join(f"{late if i == 2500 else '2024-01-05 10:00:00'}\n" for i in range(3000)))
+    _same_as_duckdb(glint.connect(device="cpu"), f"read_csv('{p}', sample_size = 2048)")
