@@ -23,6 +23,7 @@ from glint.exec.base import DecodeRedo, ExecContext
 from glint.functions.dates.days import format_date
 from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.cardinality import Estimator
+from glint.plan.cross_products import oversized_cross_product
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.runtime.memory import format_bytes, host_memory_available
@@ -41,6 +42,22 @@ def _result_cap(limit: int | None) -> int:
     setting), by default 70% of the memory available when the query starts."""
 
     return limit if limit is not None else int(host_memory_available() * 0.7)
+
+
+def _refuse_oversized_cross_products(con, logical) -> None:
+    """A query that holds a cross product larger than the cross_product_limit
+    (by default the result limit) fails before it runs (glint.plan.cross_products)."""
+    limit = con.settings.cross_product_limit
+    if limit == 0:
+        return
+    cap = limit if limit is not None else _result_cap(con.settings.result_limit)
+    where = oversized_cross_product(logical, con, cap)
+    if where is not None:
+        raise ResultTooLarge(
+            f"the query cannot finish: {where}, more than the {format_bytes(cap)} glint may hold for it; "
+            "add a join condition, a filter or a LIMIT, or SET cross_product_limit = 0 (or a larger size) "
+            "to run it anyway"
+        )
 
 
 MAX_OOM_RETRIES = 6  # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
@@ -68,6 +85,7 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, CONSTANT_EVALUATOR, con.disabled_rules, self.timings)
+        _refuse_oversized_cross_products(con, self.logical)
         t1 = time.perf_counter()
         self.physical = con._plan_physical(self.logical)
         self.timings["physical"] = time.perf_counter() - t1

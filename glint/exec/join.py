@@ -269,6 +269,9 @@ class _JoinRun:
             keys, struct, ids = self._other_keys(key_ids)
         budget = pair_budget(self.ctx.memory)
         if keys is None:
+            if residual is None:
+                # every pair is an output row: a cross product streams in chunks of chunk_rows
+                budget = max(1, min(budget, self.ctx.chunk_rows))
             yield from _nested_loop(probe, self.build, residual, self.br, budget)
             return
         pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
