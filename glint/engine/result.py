@@ -75,6 +75,7 @@ class Result:
         self.retries: list[str] = []  # out-of-memory errors of the last run that a re-run got past
         self.rank_stats: list[dict] | None = None  # per rank of a distributed run (glint.distributed.stats)
         self.timings: dict[str, float] = {}
+        self._query_run = None
         if ast is None and bound is None:
             return
         t0 = time.perf_counter()
@@ -107,8 +108,11 @@ class Result:
         self.retries = []  # the out-of-memory errors that a retry got past
         dropped_at: set[int] = set()  # chunk sizes already re-run without the cache
         try:
-            ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+            with con.running(self.physical) as run:
+                self._query_run = run
+                ctx = self._run_retrying(profile, chunk_rows, dropped_at)
         finally:
+            self._query_run = None
             con.memory.cache_enabled = True
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
@@ -168,6 +172,8 @@ class Result:
                 _release_garbage(con.device)
 
     def _execute(self, profile: bool, chunk_rows: int):
+        if self._query_run is not None:
+            self._query_run.new_attempt()
         self._arrow, ctx = self._con._execute_plan(self.physical, self._fields, self.names, profile, chunk_rows)
         return ctx
 

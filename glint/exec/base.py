@@ -34,6 +34,7 @@ from glint.columnar.column import Batch, concat_batches
 from glint.errors import OutOfMemory
 from glint.runtime import trace
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
+from glint.runtime.query_run import QueryRun
 from glint.runtime.settings import Settings
 from glint.runtime.spill import SpillSpace
 
@@ -147,10 +148,18 @@ class ExecContext:
         # scans started before the run asks for them: id(ScanExec) -> glint.io.chunk_reader.ChunkReader
         # (scan.start_scans)
         self.read_ahead: dict = {}
+        # the query's cancellation flag and scan progress (glint.runtime.query_run), when it has them
+        self.run: QueryRun | None = None
         # a list: the scans' device decoding flags are collected here and
         # checked at the end of the run (verify_decoding); None: each chunk's
         # are checked before it is handed on
         self.decode_checks: list | None = None
+
+    def check_interrupt(self) -> None:
+        """Raises Interrupted once the query was cancelled (a cancellation
+        point: every operator's chunk, and long loops within an operator)."""
+        if self.run is not None and self.run.cancelled:
+            self.run.check()
 
     def verify_decoding(self) -> None:
         """Checks the collected decoding flags (one wait for the device):
@@ -189,8 +198,11 @@ class ExecContext:
 
     def _guard(self, node: PhysicalNode, it: Iterator[Batch], st: NodeStats) -> Iterator[Batch]:
         sync = self.profile and self.device.type == "cuda"
+        run = self.run
         try:
             while True:
+                if run is not None and run.cancelled:
+                    run.check()
                 t0 = time.perf_counter()
                 try:
                     batch = next(it)

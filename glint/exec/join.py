@@ -174,6 +174,7 @@ class JoinExec(PhysicalNode):
         join does not fit even then is split again on other hash bits."""
         first, probe_first = empty
         for p in range(bparts.parts):
+            ctx.check_interrupt()
             need = JOIN_FACTOR * bparts.nbytes(p) + BUILD_ROW_BYTES * bparts.rows(p)
             got = _reserve(res, need, (bparts, pparts), p)
             if not got and depth < MAX_DEPTH and bparts.rows(p) >= MIN_SPLIT_ROWS:
@@ -272,13 +273,16 @@ class _JoinRun:
             if residual is None:
                 # every pair is an output row: a cross product streams in chunks of chunk_rows
                 budget = max(1, min(budget, self.ctx.chunk_rows))
-            yield from _nested_loop(probe, self.build, residual, self.br, budget)
+            for pairs in _nested_loop(probe, self.build, residual, self.br, budget):
+                self.ctx.check_interrupt()
+                yield pairs
             return
         pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
         if joint is not None:
             struct = build_side(*joint)
         lo, counts = match_counts(struct, pk, pv)
         for start, stop in _chunk_bounds(counts, budget):
+            self.ctx.check_interrupt()  # (a piece may give no output row to stop at)
             pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
             pi = pi + start
             if residual is not None and pi.numel():
