@@ -9,6 +9,7 @@ from glint.errors import (
     ExecutionError,
     GlintError,
     GlintIOError,
+    Interrupted,
     NotSupported,
     OutOfMemory,
     ParseError,
@@ -32,6 +33,7 @@ __all__ = [
     "ExecutionError",
     "ConstraintError",
     "OutOfMemory",
+    "Interrupted",
     "RankFailure",
     "__version__",
 ]

@@ -24,7 +24,7 @@ from glint.cli.serve import cmd_serve
 from glint.cli.shell import cmd_shell
 from glint.cli.sql import cmd_sql
 from glint.cli.tpch import cmd_tpch
-from glint.errors import GlintError
+from glint.errors import GlintError, Interrupted
 
 
 # ------------------------------------------------------------------ argument parsing
@@ -151,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         if served is not None:
             return served
         return args.func(args)
+    except Interrupted:
+        print("Interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except GlintError as e:
         print_error(e)
         return EXIT_ERROR

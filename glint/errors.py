@@ -78,6 +78,14 @@ class OutOfMemory(ExecutionError):
     """A device ran out of memory; names the operator and the bytes it wanted."""
 
 
+class Interrupted(GlintError):
+    """A query cancelled while it ran (``Connection.interrupt()``, Ctrl-C in
+    the shell); the connection stays usable."""
+
+    def __init__(self, message: str = "Interrupted: the query was cancelled"):
+        super().__init__(message)
+
+
 class RankFailure(GlintError):
     """A rank of a distributed connection died, timed out or lost contact;
     names the rank (``rank``: its number, or None when it is not known). The

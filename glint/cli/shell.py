@@ -23,7 +23,8 @@ from glint.cli.common import (
     sync,
     type_name,
 )
-from glint.errors import GlintError, GlintIOError
+from glint.cli.running import run_query
+from glint.errors import GlintError, GlintIOError, Interrupted
 
 
 # ------------------------------------------------------------------ glint shell
@@ -121,10 +122,9 @@ class Shell:
     def run_sql(self, sql: str) -> None:
         t0 = time.perf_counter()
         try:
-            res = self.con.sql(sql)
-            tbl = result_arrow(res)
+            _, tbl = run_query(self.con, sql)
             sync(self.con)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             print("Interrupted", file=sys.stderr)
             return
         except Exception as e:  # noqa: BLE001 - printed, the shell goes on

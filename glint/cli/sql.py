@@ -13,9 +13,9 @@ from glint.cli.common import (
     console,
     register_sources,
     render_table,
-    result_arrow,
     sync,
 )
+from glint.cli.running import run_query
 from glint.errors import GlintError, GlintIOError
 
 
@@ -36,13 +36,13 @@ def cmd_sql(args) -> int:
     con = connect_from_args(args.device, args)
     register_sources(con, sources)
     t0 = time.perf_counter()
-    res = con.sql(query)
     if args.explain:
+        res = con.sql(query)
         text = res.explain()
         if text is not None:
             print(text)
         return EXIT_OK
-    tbl = result_arrow(res)
+    res, tbl = run_query(con, query)  # (Ctrl-C cancels it: glint.Interrupted, exit status 130)
     sync(con)
     elapsed = time.perf_counter() - t0
     if tbl is not None:

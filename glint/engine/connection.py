@@ -7,6 +7,9 @@ import itertools
 import logging
 import os
 import re
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -16,7 +19,7 @@ from glint.engine.result import Result, batch_to_arrow, stream_to_arrow
 from glint.errors import BinderError, CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.exec.physical_planner import plan_physical
-from glint.exec.scan import start_scans
+from glint.exec.scan import scanned_rows, start_scans
 from glint.io.appended import drop_stale
 from glint.io.arrow_objects import to_arrow_table
 from glint.io.csv_files import load_csv
@@ -35,6 +38,7 @@ from glint.runtime.memory import (
     default_limit,
     format_bytes,
 )
+from glint.runtime.query_run import Progress, QueryRun
 from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
 from glint.runtime.spill import SpillSpace
 from glint.sql import frontend
@@ -151,6 +155,10 @@ class Connection:
         if host_cache > 0:  # (on the CPU only when asked for: its device cache is host memory)
             self.memory.host = HostCache(host_cache, always=cache_limit is not None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
+        # the queries running, per thread (innermost last): interrupt() and query_progress() read them
+        self._runs: dict[int, list[QueryRun]] = {}
+        self._runs_lock = threading.Lock()
+        self._progress_callback: Callable[[Progress], None] | None = None
         if self.device.type == "cuda":  # the scans' pinned buffers, pinned while the tables are registered
             pinned_pool(self.device, self.settings.pinned_buffers).fill_in_background()
 
@@ -396,8 +404,9 @@ class Connection:
 
     def execution_context(self, catalog, profile: bool = False, chunk_rows: int | None = None) -> ExecContext:
         """A fresh context for one run of a plan on this connection's device,
-        memory and spill space, reading tables from ``catalog``."""
-        return ExecContext(
+        memory and spill space, reading tables from ``catalog`` (with the
+        cancellation flag and progress of the query this thread is running)."""
+        ctx = ExecContext(
             self.device,
             catalog,
             profile=profile,
@@ -406,6 +415,52 @@ class Connection:
             chunk_rows=chunk_rows or self.chunk_rows,
             settings=self.settings,
         )
+        runs = self._runs.get(threading.get_ident())
+        ctx.run = runs[-1] if runs else None
+        return ctx
+
+    # ------------------------------------------------------------ cancelling and progress
+    def interrupt(self) -> bool:
+        """Cancel the queries running on this connection: each stops at its
+        next chunk with :class:`glint.Interrupted`, and the connection goes on
+        answering queries. Safe to call from any thread (a query runs in the
+        thread that fetches its result); whether a query was running."""
+        with self._runs_lock:
+            runs = [r for stack in self._runs.values() for r in stack]
+        for r in runs:
+            r.cancel()
+        return bool(runs)
+
+    def query_progress(self) -> Progress | None:
+        """How far the query running on this connection has read its tables
+        (rows scanned of the rows its scans read; None when none runs). Safe
+        to call from any thread."""
+        with self._runs_lock:
+            runs = [stack[0] for stack in self._runs.values() if stack]
+        return runs[0].progress() if runs else None
+
+    def set_progress_callback(self, callback: Callable[[Progress], None] | None) -> None:
+        """Call ``callback(progress)`` in the query's thread each time a
+        query of this connection has scanned more rows (the rows never go
+        down); None stops it."""
+        self._progress_callback = callback
+
+    @contextmanager
+    def running(self, physical):
+        """Registers one query's run (its QueryRun) while the body runs it."""
+        run = QueryRun(scanned_rows(physical, self), self._progress_callback)
+        key = threading.get_ident()
+        with self._runs_lock:
+            self._runs.setdefault(key, []).append(run)
+        try:
+            yield run
+        finally:
+            with self._runs_lock:
+                stack = self._runs.get(key, [])
+                if run in stack:
+                    stack.remove(run)
+                if not stack:
+                    self._runs.pop(key, None)
 
     # a query that runs out of memory is re-run with smaller chunks (Result._run)
     oom_retries_with_smaller_chunks = True

@@ -25,6 +25,7 @@ from glint.exec.base import DecodeRedo, ExecContext
 from glint.functions.dates.days import format_date
 from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.cardinality import Estimator
+from glint.plan.cross_products import oversized_cross_product
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.runtime.memory import format_bytes, host_memory_available
@@ -45,6 +46,22 @@ def _result_cap(limit: int | None) -> int:
     return limit if limit is not None else int(host_memory_available() * 0.7)
 
 
+def _refuse_oversized_cross_products(con, logical) -> None:
+    """A query that holds a cross product larger than the cross_product_limit
+    (by default the result limit) fails before it runs (glint.plan.cross_products)."""
+    limit = con.settings.cross_product_limit
+    if limit == 0:
+        return
+    cap = limit if limit is not None else _result_cap(con.settings.result_limit)
+    where = oversized_cross_product(logical, con, cap)
+    if where is not None:
+        raise ResultTooLarge(
+            f"the query cannot finish: {where}, more than the {format_bytes(cap)} glint may hold for it; "
+            "add a join condition, a filter or a LIMIT, or SET cross_product_limit = 0 (or a larger size) "
+            "to run it anyway"
+        )
+
+
 MAX_OOM_RETRIES = 6  # re-runs of a query that ran out of memory (cache dropped, smaller chunks, no cache)
 MIN_RETRY_CHUNK_ROWS = 1 << 16
 
@@ -61,6 +78,7 @@ class Result:
         self.rank_stats: list[dict] | None = None  # per rank of a distributed run (glint.distributed.stats)
         self.timings: dict[str, float] = {}
         self.interrupt = None  # called before every operator's batches of a run: raises to stop it (ExecContext)
+        self._query_run = None
         if ast is None and bound is None:
             return
         t0 = time.perf_counter()
@@ -71,6 +89,7 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, CONSTANT_EVALUATOR, con.disabled_rules, self.timings)
+        _refuse_oversized_cross_products(con, self.logical)
         t1 = time.perf_counter()
         self.physical = con._plan_physical(self.logical)
         self.timings["physical"] = time.perf_counter() - t1
@@ -92,8 +111,11 @@ class Result:
         self.retries = []  # the out-of-memory errors that a retry got past
         dropped_at: set[int] = set()  # chunk sizes already re-run without the cache
         try:
-            ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+            with con.running(self.physical) as run:
+                self._query_run = run
+                ctx = self._run_retrying(profile, chunk_rows, dropped_at)
         finally:
+            self._query_run = None
             con.memory.cache_enabled = True
         self.timings["execute"] = time.perf_counter() - t0
         self.io = ctx.io
@@ -153,6 +175,8 @@ class Result:
                 _release_garbage(con.device)
 
     def _execute(self, profile: bool, chunk_rows: int):
+        if self._query_run is not None:
+            self._query_run.new_attempt()
         self._arrow, ctx = self._con._execute_plan(
             self.physical, self._fields, self.names, profile, chunk_rows, interrupt=self.interrupt
         )

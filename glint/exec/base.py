@@ -34,6 +34,7 @@ from glint.columnar.column import Batch, concat_batches
 from glint.errors import OutOfMemory
 from glint.runtime import trace
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
+from glint.runtime.query_run import QueryRun
 from glint.runtime.settings import Settings
 from glint.runtime.spill import SpillSpace
 
@@ -150,12 +151,22 @@ class ExecContext:
         # called before every batch of every operator (None: nothing): raises to
         # stop the run (a query cancelled or past its time limit, glint.errors.Cancelled)
         self.interrupt = None
+        # the query's cancellation flag and scan progress (glint.runtime.query_run), when it has them
+        self.run: QueryRun | None = None
         # a list: the scans' device decoding flags are collected here and
         # checked at the end of the run (verify_decoding); None: each chunk's
         # are checked before it is handed on
         self.decode_checks: list | None = None
         # recursive CTEs' working tables: key -> (the CTE's column ids, the last step's batches)
         self.working: dict = {}
+
+    def check_interrupt(self) -> None:
+        """Raises Interrupted once the query was cancelled (a cancellation
+        point: every operator's chunk, and long loops within an operator)."""
+        if self.run is not None and self.run.cancelled:
+            self.run.check()
+        if self.interrupt is not None:
+            self.interrupt()
 
     def verify_decoding(self) -> None:
         """Checks the collected decoding flags (one wait for the device):
@@ -194,8 +205,11 @@ class ExecContext:
 
     def _guard(self, node: PhysicalNode, it: Iterator[Batch], st: NodeStats) -> Iterator[Batch]:
         sync = self.profile and self.device.type == "cuda"
+        run = self.run
         try:
             while True:
+                if run is not None and run.cancelled:
+                    run.check()
                 if self.interrupt is not None:
                     self.interrupt()
                 t0 = time.perf_counter()

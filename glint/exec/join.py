@@ -184,6 +184,7 @@ class JoinExec(PhysicalNode):
         join does not fit even then is split again on other hash bits."""
         first, probe_first = empty
         for p in range(bparts.parts):
+            ctx.check_interrupt()
             need = JOIN_FACTOR * bparts.nbytes(p) + build_row_bytes(ctx.device) * bparts.rows(p)
             got = _reserve(res, need, (bparts, pparts), p)
             if not got and depth < MAX_DEPTH and bparts.rows(p) >= MIN_SPLIT_ROWS:
@@ -279,7 +280,12 @@ class _JoinRun:
             keys, struct, ids = self._other_keys(key_ids)
         budget = pair_budget(self.ctx.memory)
         if keys is None:
-            yield from _nested_loop(probe, self.build, residual, self.br, budget)
+            if residual is None:
+                # every pair is an output row: a cross product streams in chunks of chunk_rows
+                budget = max(1, min(budget, self.ctx.chunk_rows))
+            for pairs in _nested_loop(probe, self.build, residual, self.br, budget):
+                self.ctx.check_interrupt()
+                yield pairs
             return
         pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
         if joint is not None:
@@ -289,6 +295,7 @@ class _JoinRun:
         # a build of unique keys matches a probe row at most once: no need to count the pairs first
         bounds = [(0, n)] if getattr(struct, "unique", False) and n <= budget else _chunk_bounds(counts, budget)
         for start, stop in bounds:
+            self.ctx.check_interrupt()  # (a piece may give no output row to stop at)
             pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
             if start:
                 pi = pi + start

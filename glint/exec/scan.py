@@ -55,18 +55,25 @@ class ScanExec(PhysicalNode):
     def stream(self, ctx):
         reader = ctx.read_ahead.pop(id(self), None)
         t, keep, n = self.chunks_to_read(ctx)
+        run = ctx.run
+        if run is not None:  # (chunks ruled out by statistics count as read)
+            run.add_rows(t.num_rows - sum(c.rows for c in keep))
         ctx.io.chunks_skipped += n - len(keep)
         if len(keep) < n:
             ctx.note(self, f"{n - len(keep)} of {n} chunks skipped by statistics")
         if not keep or not self.columns:
             if not self.columns:
                 for c in keep:
+                    if run is not None:
+                        run.add_rows(c.rows)
                     yield Batch({}, c.rows, ctx.device)
                 if keep:
                     return
             yield self._empty(ctx, t)
             return
         for chunk, cols in reader if reader is not None else ChunkReader(ctx, t, self.columns, keep):
+            if run is not None:
+                run.add_rows(chunk.rows)
             yield Batch({f.id: cols[c] for c, f in zip(self.columns, self.fields)}, chunk.rows, ctx.device)
 
     def _empty(self, ctx, t) -> Batch:
@@ -76,6 +83,13 @@ class ScanExec(PhysicalNode):
             for c, f in zip(self.columns, self.fields)
         }
         return Batch(cols, 0, ctx.device)
+
+
+def scanned_rows(root, catalog) -> int:
+    """The rows of every table scan of a plan (a query's progress counts against them)."""
+    if isinstance(root, ScanExec):
+        return int(catalog.table(root.table).num_rows)
+    return sum(scanned_rows(c, catalog) for c in root.children)
 
 
 def _scans_in_run_order(node, out: list) -> list:

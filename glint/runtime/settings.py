@@ -312,6 +312,17 @@ class Settings:
         unit="rows",
         lo=1,
     )
+    cross_product_limit: int | None = _setting(
+        "GLINT_CROSS_PRODUCT_LIMIT",
+        "size",
+        None,
+        "bytes a cross product (a join without conditions, whose row count its inputs' counts give exactly) "
+        "may have where it is held whole (the query's result, a join's build side) before the query is "
+        "refused when it is planned; 0 turns the check off",
+        unit="bytes",
+        zero=True,
+        auto="the result limit: 70% of the host memory available when the query is planned",
+    )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",
         "integer",

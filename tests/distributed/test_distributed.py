@@ -480,7 +480,7 @@ def test_plan_broadcasts_the_small_side(planning):
     assert (
         _plan_text(planning, "SELECT name, sum(v) FROM fact JOIN dim ON fact.d = dim.d GROUP BY name")
         == """\
-Project name#6 AS name#8, SUM(v)#7 AS _col_1#9
+Project name#6 AS name#8, SUM(v)#7 AS sum(v)#9
   HashAggregate(final) groups=[name#5] aggs=[sum(v#3)] [breaker]
     Broadcast to all ranks [breaker]
       HashAggregate(partial) groups=[name#5] aggs=[sum(v#3)] [breaker]
@@ -518,7 +518,7 @@ def test_plan_all_reduces_aggregates_without_groups(planning):
     assert (
         text
         == """\
-Project SUM(v)#4 AS _col_0#7, MIN(k)#5 AS _col_1#8, COUNT(*)#6 AS _col_2#9
+Project SUM(v)#4 AS sum(v)#7, MIN(k)#5 AS min(k)#8, COUNT(*)#6 AS count_star()#9
   HashAggregate(final) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]
     AllReduce sum(v#3), min(k#1), count_star() [breaker]
       HashAggregate(partial) groups=[] aggs=[sum(v#3), min(k#1), count_star()] [breaker]

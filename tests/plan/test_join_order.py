@@ -284,9 +284,10 @@ def test_disconnected_query_keeps_its_cross_product(con, duck):
 def test_components_are_crossed_last_smallest_first(con, duck):
     """Three components: {fact, d2, d3}, {d1, o1} and {d0}. Each is joined on
     its keys first; then the two smallest are crossed, and the fact table's
-    component last."""
+    component last. (The sum reads two components, so the cross products
+    are not replaced by the components' own aggregates.)"""
     sql = (
-        "SELECT count(*), sum(fact.amount) FROM d1, o1, fact, d2, d3, d0 "
+        "SELECT count(*), sum(fact.amount + d0.k) FROM d1, o1, fact, d2, d3, d0 "
         "WHERE fact.d2_k = d2.k AND fact.d3_k = d3.k AND d1.sub_k = o1.k AND d1.attr = 0 "
         "AND fact.amount < 1 AND d0.flag"
     )
