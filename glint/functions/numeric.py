@@ -25,7 +25,7 @@ from glint.functions.registry import OPERATOR, SCALAR, Function
 from glint.functions.validity import and_valid
 from glint.kernels import wide as W
 from glint.plan import typing as ty
-from glint.plan.expr import Call, Literal
+from glint.plan.expr import Call, Case, Literal
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
@@ -270,6 +270,12 @@ def _null_constant(e) -> bool:
 def _bind_arith(op: str):
     def bind(args, site):
         e = ty.arith(op, args[0], args[1])
+        if op == "mod" and e.type.kind == "DOUBLE" and all(a.type.is_numeric and a.type.kind != "DOUBLE" for a in args):
+            # exact numbers taken modulo as DOUBLEs (a DECIMAL and a HUGEINT): DuckDB gives NULL
+            # for x % 0 there, not the NaN of DOUBLE % 0
+            b = args[1]
+            b = Case(((ty.compare("eq", b, Literal(0, T.INTEGER)), Literal(None, b.type)),), b, b.type)
+            e = ty.arith(op, args[0], b)
         if op in ("add", "sub", "mul", "mod") and e.type.is_decimal and any(_null_constant(a) for a in args):
             # DuckDB's DECIMAL arithmetic types a constant NULL operand's result as NULL
             # (which then decides a ROUND's or a SUM's type over it)
