@@ -301,7 +301,7 @@ class Connection:
         """A table of the connection holding ``data`` (in glint's ``types``),
         replacing one of that name (CREATE [OR REPLACE] [TEMPORARY] TABLE,
         DELETE, UPDATE). ``temporary``: the session's own, where the
-        connection is a session of a shared one (glint.engine.session)."""
+        connection is a session of a shared one (glint.engine.shared_connection)."""
         self._put(Table.from_arrow(name, data, "memory", rules, types), temporary)
 
     def append_rows(self, name: str, data: pa.Table) -> None:

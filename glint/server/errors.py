@@ -43,8 +43,8 @@ from glint.errors import (
     QueryTimeout,
     RankFailure,
 )
+from glint.server.clients import TooManyQueries
 from glint.server.commands import BadCommand
-from glint.server.sessions import TooManyQueries
 
 log = logging.getLogger("glint.server")
 

@@ -30,10 +30,10 @@ from glint.engine.result import Result
 from glint.errors import BinderError, Cancelled, CatalogError, GlintError
 from glint.io.appended import conform
 from glint.server.admission import Admission, query_memory, reads_only_system_tables, working_memory
+from glint.server.clients import ClientSession, PreparedStatement
 from glint.server.metadata import CATALOG, SCHEMA
 from glint.server.proto import flight_sql_pb2 as sql
 from glint.server.queries import RUNNING, QueryLog, QueryRecord
-from glint.server.sessions import ClientSession, PreparedStatement
 
 _Ingest = sql.CommandStatementIngest.TableDefinitionOptions
 

@@ -30,13 +30,13 @@ import pyarrow.flight as flight
 from glint.errors import NotSupported
 from glint.server import metadata as meta
 from glint.server.admission import Admission
+from glint.server.clients import COOKIE, SessionRegistry
 from glint.server.commands import BadCommand, pack, unpack
 from glint.server.errors import as_flight_errors, flight_error, short_details
 from glint.server.execution import Executor
 from glint.server.proto import flight_pb2 as fpb
 from glint.server.proto import flight_sql_pb2 as sql
 from glint.server.queries import QueryLog
-from glint.server.sessions import COOKIE, SessionRegistry
 
 _METADATA = (
     sql.CommandGetSqlInfo,

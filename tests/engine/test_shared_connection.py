@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import glint
-from glint.engine.session import open_session
+from glint.engine.shared_connection import open_session
 from glint.errors import BinderError, Cancelled, GlintError
 
 

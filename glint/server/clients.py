@@ -1,5 +1,5 @@
 """The server's clients: one :class:`ClientSession` per client connection,
-with its own glint session (glint.engine.session: its settings, temporary
+with its own glint session (glint.engine.shared_connection: its settings, temporary
 tables and views over the shared catalog), its prepared statements, and the
 count of its queries running (at most ``max_queries`` at once).
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from glint.engine.session import open_session
+from glint.engine.shared_connection import open_session
 from glint.errors import GlintError
 
 COOKIE = "glint_session"
