@@ -28,6 +28,11 @@ def pytest_addoption(parser):
         "(cpu, plus cuda when torch.cuda.is_available())",
     )
     group.addoption(
+        "--serve-args",
+        default="",
+        help='more options for the glint serve of tests/server, e.g. "--ranks 4"',
+    )
+    group.addoption(
         "--sqllogic-engine", default="glint", choices=["glint", "duckdb"], help=argparse.SUPPRESS
     )  # duckdb: check tests/sqllogic against DuckDB itself
 

@@ -145,9 +145,11 @@ def cmd_serve(args) -> int:
         server = GlintFlightServer(con, f"{scheme}://{host}:{args.port}", options, tls)
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
         tables = len(con.table_names())
+        ranks = getattr(con, "ranks", None)
+        where = f"{ranks} ranks on {con.device.type}" if ranks is not None else f"{con.device}"
         print(
             f"glint serve: listening on {scheme}://{host}:{server.port} ({tables} table{'s' if tables != 1 else ''} "
-            f"on {con.device}; {'token required' if token else 'no token'}; files under "
+            f"on {where}; {'token required' if token else 'no token'}; files under "
             f"{', '.join(allowed) if allowed else 'no directory'})",
             flush=True,
         )

@@ -6,6 +6,9 @@ it (``connect``).
 1M-row table ``big`` (x, y), and a directory tree for the file-access tests:
 SQL may read and write under ``files/allowed`` only; ``files/outside`` holds a
 file the clients must not reach (directly, by ``..`` or by a symbolic link).
+It runs on the test run's ``--device`` (the CPU by default) and takes the
+run's ``--serve-args`` (e.g. ``--serve-args="--ranks 4"`` serves from four
+ranks); the servers single tests start for themselves run on the CPU.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -113,9 +117,11 @@ def served_files(tmp_path_factory, cached_tpch):
 
 
 @pytest.fixture(scope="session")
-def served(served_files, tmp_path_factory):
+def served(served_files, tmp_path_factory, pytestconfig):
     """The test process's ``glint serve`` (see the module's text)."""
     tpch_dir, files = served_files
+    device = pytestconfig.getoption("--device")
+    device = "auto" if device == "all" else device
     log = tmp_path_factory.mktemp("serve-log") / "serve.log"
     server = start_server(
         [
@@ -131,6 +137,9 @@ def served(served_files, tmp_path_factory):
             "65536",
             "--max-client-queries",
             "8",
+            "--device",
+            device,
+            *shlex.split(pytestconfig.getoption("--serve-args")),
         ],
         log,
         # freed memory goes back to the system at once, so that the server's resident size follows what
