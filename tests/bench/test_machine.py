@@ -38,7 +38,9 @@ def _copy_source(dest: Path) -> None:
 
 def _commit_seen_by(source: Path) -> str:
     code = "from glint.bench.machine import glint_commit; print(glint_commit())"
-    env = dict(os.environ, PYTHONPATH=str(source))
+    # (the copy first; the rest of the path keeps the dependencies a device machine carries there)
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != ROOT]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(source), *rest]))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=source, check=True)
     return r.stdout.strip()
 

@@ -13,13 +13,15 @@ import pytest
 import glint
 from glint.cli.running import progress_line
 
-N = 20_000  # the self cross product of N rows runs for about a minute on one CPU core
+N = 20_000
+# the self cross product of N rows, made in pieces of 1,024 rows: about a minute on one CPU core, and
+# long on a GPU too (a piece's few launches take longer than its arithmetic)
 LONG = "SELECT max(a.x + b.x) FROM a, a AS b"
 
 
 @pytest.fixture
 def con(device):
-    c = glint.connect(device=device)
+    c = glint.connect(device=device, chunk_rows=1024)
     c.register("a", pa.table({"x": np.arange(N, dtype=np.int64)}))
     yield c
     c.close()

@@ -164,6 +164,20 @@ def test_ties_on_order_keys_may_come_in_any_order():
     assert d and "rows differ" in d[0]
 
 
+def test_rows_whose_float_key_differs_by_rounding_may_swap_whatever_the_later_keys():
+    """ORDER BY a float first, then an integer: one engine's AVG gives -640.8999999999999 where the
+    other's gives -640.9, which moves a row across rows with a smaller second key."""
+    expected = tbl(f=[-640.8999999999999, -640.9, -640.9, -1.0], k=[9, 1, 2, 3])
+    actual = tbl(f=[-640.9, -640.9, -640.9, -1.0], k=[1, 2, 9, 3])
+    assert compare_tables(actual, expected, ordered=True, order_by=[0, 1]) == []
+    # rows still may not cross float keys that differ by more than rounding
+    wrong = tbl(f=[-1.0, -640.9, -640.9, -640.9], k=[3, 1, 2, 9])
+    assert compare_tables(wrong, expected, ordered=True, order_by=[0, 1]) != []
+    # nor integer keys before the float key
+    ints = tbl(k=[1, 1, 2], f=[0.5, 0.5000000000000001, 0.5])
+    assert compare_tables(tbl(k=[2, 1, 1], f=[0.5, 0.5, 0.5]), ints, ordered=True, order_by=[0, 1]) != []
+
+
 def test_truncated_last_group_checks_keys_only():
     expected = tbl(k=[1, 2, 2], v=["a", "b", "c"])
     actual = tbl(k=[1, 2, 2], v=["a", "x", "b"])
