@@ -122,8 +122,11 @@ def load_duckdb_extension(con, name: str) -> None:
     user installed with ``INSTALL name``)."""
     try:
         path = duckdb_extension_path(name)
-    except GlintError:
-        con.execute(f"LOAD {name}")  # an extension the user installed with INSTALL
+    except GlintError as missing:
+        try:
+            con.execute(f"LOAD {name}")  # an extension the user installed with INSTALL
+        except Exception:  # noqa: BLE001 - duckdb's IOException: not installed either way
+            raise missing from None
         return
     con.execute(f"LOAD '{path}'")
 

@@ -33,7 +33,8 @@ def table(tmp_path):
 
 
 def _env():
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT))
+    path = [str(ROOT), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(path))
     env.pop("GLINT_DEBUG", None)
     return env
 
