@@ -443,10 +443,9 @@ def test_reproducers_go_to_the_temporary_directory_as_regression_sections(tmp_pa
     takes as it is."""
     import tempfile
 
-    from tests.sqllogic import runner as sqllogic
-
     from glint.testing.fuzz import classify as fclassify
     from glint.testing.fuzz.reduce import append_regression, default_out_dir
+    from tests.sqllogic import runner as sqllogic
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert default_out_dir() == tmp_path / "glint-fuzz"
