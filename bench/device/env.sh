@@ -21,6 +21,13 @@ glint_stamp() {
     [ "$(cd "$top" && pwd -P)" = "$(cd "$GLINT_ROOT" && pwd -P)" ] || return 0
     git -C "$GLINT_ROOT" ls-files --error-unmatch glint/__init__.py >/dev/null 2>&1 || return 0
     head=$(git -C "$GLINT_ROOT" rev-parse HEAD 2>/dev/null) || return 0
+    # a recorded commit this git directory does not hold came with a tree copied over an older
+    # checkout (the GPU machine's copy of a working tree): that record is the tree's, keep it
+    local recorded
+    recorded=$(sed -n 's/^commit=//p' "$GLINT_ROOT/glint/_build_info" 2>/dev/null)
+    if [ -n "$recorded" ] && ! git -C "$GLINT_ROOT" cat-file -e "$recorded^{commit}" 2>/dev/null; then
+        return 0
+    fi
     [ -z "$(git -C "$GLINT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=1
     printf 'commit=%s\ndirty=%s\nrecorded=%s\n' "$head" "$dirty" "$(date -u +%FT%TZ)" \
         > "$GLINT_ROOT/glint/_build_info" 2>/dev/null || true

@@ -140,10 +140,15 @@ def glint_commit() -> str:
     a copy of the source (``glint/_build_info``, written by
     bench/device/env.sh in the checkout it was copied from); else "unknown".
     Never the commit of another repository that a copy of the source (or an
-    installed package) happens to lie in."""
+    installed package) happens to lie in. A recorded commit that the git
+    directory does not hold wins over its HEAD: the tree was copied over an
+    older checkout."""
     root = PACKAGE.parent
     top = _run_quiet(["git", "-C", str(root), "rev-parse", "--show-toplevel"], 5)
     if top and Path(top).resolve() == root:
+        sha = _recorded_sha()
+        if sha and _run_quiet(["git", "-C", str(root), "cat-file", "-t", sha], 5) != "commit":
+            return recorded_commit() or "unknown"
         tracked = _run_quiet(["git", "-C", str(root), "ls-files", "--", "glint/__init__.py"], 5)
         commit = _run_quiet(["git", "-C", str(root), "rev-parse", "--short=7", "HEAD"], 5) if tracked else None
         if commit:
@@ -153,18 +158,26 @@ def glint_commit() -> str:
     return recorded if recorded else "unknown"
 
 
-def recorded_commit() -> str | None:
-    """The commit in ``glint/_build_info`` (lines ``commit=SHA`` and
-    ``dirty=0|1``) as glint_commit spells it, or None."""
+def _build_info() -> dict[str, str]:
     try:
         text = BUILD_INFO.read_text()
     except OSError:
+        return {}
+    return {k.strip(): v.strip() for k, v in (line.split("=", 1) for line in text.splitlines() if "=" in line)}
+
+
+def _recorded_sha() -> str | None:
+    sha = _build_info().get("commit", "")
+    return sha if re.fullmatch("[0-9a-f]{7,40}", sha) else None
+
+
+def recorded_commit() -> str | None:
+    """The commit in ``glint/_build_info`` (lines ``commit=SHA`` and
+    ``dirty=0|1``) as glint_commit spells it, or None."""
+    sha = _recorded_sha()
+    if sha is None:
         return None
-    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    sha = fields.get("commit", "").strip()
-    if not re.fullmatch("[0-9a-f]{7,40}", sha):
-        return None
-    return sha[:7] + ("-dirty" if fields.get("dirty", "0").strip() == "1" else "")
+    return sha[:7] + ("-dirty" if _build_info().get("dirty", "0") == "1" else "")
 
 
 def device_bandwidth_gbps(device) -> float | None:

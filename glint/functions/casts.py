@@ -223,6 +223,18 @@ def _cast_wide(c: Column, to: T.DataType, errors: CastErrors) -> Column:
         fits = (c.data[:, 0] >= -(1 << 31)) & (c.data[:, 0] < (1 << 31))
         errors.fail(~fits, c.valid, _out_of_range_message(src, to))
         return cast_column(Column(T.BIGINT, W.narrow(c.data), c.valid), to, errors)
+    if to.is_decimal and to.precision <= 18 and to.scale > scale_of(src):
+        # more digits after the point, at most 18 in all: a value fits where it has at most
+        # precision - (added digits) digits at its own scale; those then scale within int64
+        data = c.data
+        limit = 10 ** max(to.precision - (to.scale - scale_of(src)), 0)
+        if limit < W.LIMIT:
+            lim = torch.tensor([[limit >> 32, limit & 0xFFFFFFFF]], dtype=data.dtype, device=data.device)
+            lim = lim.expand(len(c), 2)
+            bad = W.compare("ge", data, lim) | W.compare("le", data, W.neg(lim))
+            errors.fail(bad, c.valid, _out_of_range_message(src, to))
+            data = torch.where(bad[:, None], torch.zeros_like(data), data)
+        return Column(to, W.narrow(data) * 10 ** (to.scale - scale_of(src)), c.valid)
     raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
 
 

@@ -91,3 +91,22 @@ def test_the_device_scripts_record_the_sources_commit(tmp_path):
     shutil.copy(repo / "glint" / "errors.py", copy / "glint" / "errors.py")
     subprocess.run(["bash", "-c", "source bench/device/env.sh"], cwd=copy, check=True, capture_output=True)
     assert _commit_seen_by(copy) == head[:7] + "-dirty"
+
+
+def test_a_tree_copied_over_an_older_checkout_keeps_its_recorded_commit(tmp_path):
+    """The GPU machine's copy of a working tree lies over an older checkout of
+    the same repository: its git directory does not hold the commit recorded
+    with the tree, and sourcing env.sh there must not replace that record
+    with the older HEAD."""
+    repo = tmp_path / "repo"
+    _copy_source(repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "glint", "bench")
+    _git(repo, "commit", "-q", "-m", "older")
+    newer = "89abcdef0123456789abcdef0123456789abcdef"
+    (repo / "glint" / "_build_info").write_text(f"commit={newer}\ndirty=0\n")
+    with open(repo / "glint" / "errors.py", "a") as f:
+        f.write("\n# the newer tree\n")
+    subprocess.run(["bash", "-c", "source bench/device/env.sh"], cwd=repo, check=True, capture_output=True)
+    assert (repo / "glint" / "_build_info").read_text().splitlines()[:2] == [f"commit={newer}", "dirty=0"]
+    assert _commit_seen_by(repo) == newer[:7]
