@@ -40,7 +40,6 @@ def group_ids(key: torch.Tensor):
     torch.unique (ascending)."""
     n = key.shape[0]
     dev = key.device
-    rows = torch.arange(n, device=dev)
     if n == 0:
         return key, 0, key
     lo, hi = key_range(key)
@@ -58,12 +57,30 @@ def group_ids(key: torch.Tensor):
     else:
         uniq, gid = torch.unique(key, return_inverse=True)
         groups = uniq.shape[0]
-    first = torch.full((groups,), n, dtype=torch.int64, device=dev)
-    first.scatter_reduce_(0, gid, rows, reduce="amin", include_self=True)
-    return gid, groups, first
+    return gid, groups, first_rows(gid, groups)
 
 
 SPREAD_BINS = 4096
+
+
+def first_rows(gid: torch.Tensor, groups: int, spread: int | None = None) -> torch.Tensor:
+    """The first row of each of ``groups`` groups, by a scatter-min of row
+    numbers. On CUDA, with few groups, each group's minimum is spread over P
+    bins (row i to bin gid + groups * (i % P)) and the bins folded after, so
+    that the atomic minimums do not pile onto a handful of addresses (12M rows
+    into TPC-H Q1's 4 groups took 6 ms in one scatter on an H200).
+
+    >>> first_rows(torch.tensor([1, 0, 1, 0, 2]), 3, spread=2).tolist()
+    [1, 0, 4]
+    """
+    n = gid.shape[0]
+    if spread is None:
+        spread = max(1, SPREAD_BINS // max(groups, 1)) if gid.is_cuda and groups < SPREAD_BINS and n >= 1 << 20 else 1
+    rows = torch.arange(n, device=gid.device)
+    idx = gid if spread == 1 else gid + groups * (rows % spread)
+    first = torch.full((groups * spread,), n, dtype=torch.int64, device=gid.device)
+    first.scatter_reduce_(0, idx, rows, reduce="amin", include_self=True)
+    return first if spread == 1 else first.view(spread, groups).amin(0)
 
 
 class Slots:
