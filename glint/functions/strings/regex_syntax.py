@@ -72,7 +72,9 @@ def parse_options(text: str | None, allow_global: bool = False) -> RegexOptions:
     return RegexOptions(ci, literal, dot_nl, glob)
 
 
-_ONE = pa.array([""], pa.string())
+# one empty string, built from its buffers: pa.array([...]) would import pandas (pyarrow's
+# check for pandas inputs), a tenth of a second of every start
+_ONE = pa.StringArray.from_buffers(1, pa.py_buffer(bytes(8)), pa.py_buffer(b""))
 
 
 @functools.lru_cache(maxsize=4096)
