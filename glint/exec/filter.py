@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from glint.errors import ExecutionError
 from glint.exec.base import PhysicalNode
 from glint.functions.evaluate import evaluate
+from glint.functions.fused_predicate import fused_mask
 from glint.functions.validity import predicate_mask
+from glint.kernels.backend import triton_enabled
 from glint.plan.expr import Expr, conjuncts
 
 
@@ -21,15 +23,23 @@ class FilterExec(PhysicalNode):
         return f"Filter {self.predicate!r}"
 
     def stream(self, ctx, inp):
+        fused = ctx.settings.fused_filters
         for batch in inp:
-            yield filter_batch(self.predicate, batch)
+            yield filter_batch(self.predicate, batch, fused)
 
 
-def filter_batch(predicate: Expr, batch):
-    try:
-        mask = predicate_mask(evaluate(predicate, batch))
-    except ExecutionError:
-        return _conjunct_by_conjunct(predicate, batch)
+def filter_batch(predicate: Expr, batch, fused: bool = False):
+    """The rows where ``predicate`` is TRUE. With ``fused``, on CUDA, the
+    predicate runs as one generated kernel where it compiles
+    (glint.functions.fused_predicate: its comparisons raise no errors)."""
+    mask = None
+    if fused and batch.num_rows and batch.device.type == "cuda" and triton_enabled():
+        mask = fused_mask(predicate, batch)
+    if mask is None:
+        try:
+            mask = predicate_mask(evaluate(predicate, batch))
+        except ExecutionError:
+            return _conjunct_by_conjunct(predicate, batch)
     return batch.take(mask.nonzero().squeeze(1))  # the one size this operator must know
 
 

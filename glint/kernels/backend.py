@@ -36,6 +36,11 @@ def enable_triton(enabled: bool) -> None:
     _ENABLED = bool(enabled)
 
 
+def triton_enabled() -> bool:
+    """Whether Triton kernels run on CUDA tensors (see :func:`use_triton`)."""
+    return HAS_TRITON and _ENABLED
+
+
 def use_triton(t: torch.Tensor) -> bool:
     """True when the Triton kernel should run for tensors like ``t``."""
     return HAS_TRITON and t.is_cuda and _ENABLED

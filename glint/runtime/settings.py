@@ -480,6 +480,13 @@ class Settings:
         "COUNT, SUM and AVG of a chunk with at most 32 groups computed in one pass per four input columns "
         "by a Triton kernel on CUDA (off: one scatter per state)",
     )
+    fused_filters: bool = _setting(
+        "GLINT_FUSED_FILTERS",
+        "boolean",
+        True,
+        "a filter's predicate of comparisons, IN lists, AND / OR / NOT and tests of one string column run as "
+        "one generated Triton kernel on CUDA (off: one torch operation per expression node)",
+    )
     triton_strings: bool = _setting(
         "GLINT_TRITON",
         "boolean",

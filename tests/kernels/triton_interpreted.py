@@ -592,3 +592,9 @@ def test_hash_table(case):
     assert sorted(zip(pi.tolist(), bi.tolist())) == sorted(
         zip(*[t.tolist() for t in J.match_pairs(build, None, probe, None)])
     )
+
+
+def test_fused_predicates():
+    from tests.functions.test_fused_predicate import check_trees
+
+    check_trees("cpu", count=40)

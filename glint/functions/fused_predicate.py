@@ -1,0 +1,374 @@
+"""A filter's predicate as one generated Triton kernel.
+
+Evaluated node by node (glint.functions.evaluate), a predicate costs one or
+more torch operations per node and chunk: TPC-H Q6's five comparisons and four
+ANDs launch about twenty kernels a chunk, each reading and writing whole
+columns. Here the predicate tree is lowered to the source of one Triton
+kernel that reads each column once and writes the row mask (TRUE rows) once.
+
+What compiles (anything else returns None, and the filter evaluates node by
+node as before):
+
+- AND, OR, NOT with SQL's three-valued logic, IS NULL, BOOLEAN columns and
+  constants;
+- comparisons (=, <>, <, <=, >, >=) and IN lists of constants between
+  integers, DECIMALs of at most 18 digits, DATEs and TIMESTAMPs: a column
+  against a column of the same scale, or against a constant, the constant
+  taken to the column's scale exactly as glint.functions.operators does
+  (floor and ceiling of a finer constant, so no column is scaled up);
+- comparisons of DOUBLEs with DuckDB's order (NaN equals NaN, above every
+  number);
+- any predicate of one VARCHAR column and constants (=, <, IN, LIKE, ...):
+  evaluated once per dictionary entry by the ordinary evaluator, and looked
+  up by each row's code in the kernel (a dictionary-code test).
+
+Constants travel in two small tensors (int64 and float64), so one compiled
+kernel serves every constant: the source, and so the compiled kernel, depends
+on the tree's shape and types only. Sources are cached per process, and
+written to a directory so that Triton can read them (it compiles from a
+function's source, and caches the result on disk).
+
+The node-by-node evaluator is the reference: the CPU runs it, and the tests
+check the kernel against it under TRITON_INTERPRET=1 and on CUDA.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import torch
+
+from glint.columnar import types as T
+from glint.columnar.column import Batch, Column
+from glint.errors import GlintError
+from glint.functions.evaluate import evaluate
+from glint.kernels.backend import blocks, on_device
+from glint.plan.expr import Call, ColRef, Literal
+
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+_STRING_TESTS = frozenset(
+    {"eq", "ne", "lt", "le", "gt", "ge", "in_list", "like", "ilike", "starts_with", "ends_with", "contains"}
+)
+_INT_KINDS = frozenset({"INTEGER", "BIGINT", "DATE", "TIMESTAMP", "DECIMAL"})
+_INT64 = (-(2**63), 2**63 - 1)
+BLOCK = 1024
+
+
+class _Unsupported(Exception):
+    """A node the kernel does not compile (the filter evaluates node by node)."""
+
+
+class _Lowering:
+    """The kernel's source lines and its arguments, built by a walk of the tree."""
+
+    def __init__(self, batch: Batch):
+        self.batch = batch
+        self.tensors: list[torch.Tensor] = []  # the kernel's pointer arguments, in order
+        self.ints: list[int] = []
+        self.floats: list[float] = []
+        self.lines: list[str] = []
+        self.columns: dict[int, tuple[str, str | None]] = {}  # field id -> (value, known) names
+        self.n = 0
+
+    def tmp(self, expr: str) -> str:
+        name = f"t{self.n}"
+        self.n += 1
+        self.lines.append(f"{name} = {expr}")
+        return name
+
+    def pointer(self, t: torch.Tensor) -> str:
+        self.tensors.append(t)
+        return f"A{len(self.tensors) - 1}"
+
+    def int_param(self, v: int) -> str:
+        if not _INT64[0] <= v <= _INT64[1]:
+            raise _Unsupported
+        self.ints.append(int(v))
+        # (as a block: a scalar's comparisons would mix scalars and blocks in the logic)
+        return self.tmp(f"tl.zeros([BLOCK], dtype=tl.int64) + tl.load(PI + {len(self.ints) - 1})")
+
+    def float_param(self, v: float) -> str:
+        self.floats.append(float(v))
+        return self.tmp(f"tl.zeros([BLOCK], dtype=tl.float64) + tl.load(PF + {len(self.floats) - 1})")
+
+    # ---------------------------------------------------------------- leaves
+    def column(self, e) -> tuple[str, str | None, Column]:
+        """A column's values (int64 or float64) and its known flags (None: no NULLs)."""
+        c = self.batch[e.field.id]
+        if c.is_wide or c.dtype.is_string:
+            raise _Unsupported
+        got = self.columns.get(e.field.id)
+        if got is None:
+            data = c.data.view(torch.int8) if c.data.dtype == torch.bool else c.data
+            v = self.tmp(f"tl.load({self.pointer(data)} + offs, mask=m, other=0)")
+            if c.data.dtype == torch.bool:
+                v = self.tmp(f"{v} != 0")
+            elif c.data.is_floating_point():
+                v = self.tmp(f"{v}.to(tl.float64)")
+            else:
+                v = self.tmp(f"{v}.to(tl.int64)")
+            k = None
+            if c.valid is not None:
+                k = self.tmp(f"tl.load({self.pointer(c.valid.view(torch.int8))} + offs, mask=m, other=0) != 0")
+            got = self.columns[e.field.id] = (v, k)
+        return got[0], got[1], c
+
+    # ---------------------------------------------------------------- booleans
+    def boolean(self, e) -> tuple[str, str | None]:
+        """(value, known) of a BOOLEAN node: the row is TRUE where both hold;
+        known None means never NULL."""
+        if isinstance(e, Literal):
+            if e.value is None:
+                return self.tmp("offs < 0"), self.tmp("offs < 0")
+            return self.tmp("offs >= 0" if e.value else "offs < 0"), None
+        if isinstance(e, ColRef):
+            if e.type.kind != "BOOLEAN":
+                raise _Unsupported
+            v, k, _ = self.column(e)
+            return v, k
+        if not isinstance(e, Call) or e.type.kind != "BOOLEAN":
+            raise _Unsupported
+        fn, args = e.fn, e.args
+        if self._is_string_test(e):
+            return self.string_test(e)
+        if e.params:
+            raise _Unsupported
+        if fn in ("and", "or") and len(args) == 2:
+            (av, ak), (bv, bk) = self.boolean(args[0]), self.boolean(args[1])
+            v = self.tmp(f"{av} & {bv}" if fn == "and" else f"{av} | {bv}")
+            # AND is known where both sides are, or where either is a known FALSE;
+            # OR where both are, or where either is a known TRUE
+            na, nb = (f"~{av}", f"~{bv}") if fn == "and" else (av, bv)
+            if ak is None and bk is None:
+                return v, None
+            if ak is None:
+                return v, self.tmp(f"{bk} | {na}")
+            if bk is None:
+                return v, self.tmp(f"{ak} | {nb}")
+            return v, self.tmp(f"({ak} & {bk}) | ({ak} & {na}) | ({bk} & {nb})")
+        if fn == "not" and len(args) == 1:
+            v, k = self.boolean(args[0])
+            return self.tmp(f"~{v}"), k
+        if fn == "is_null" and len(args) == 1:
+            a = args[0]
+            if isinstance(a, ColRef) and not a.type.is_string:
+                _, k, _ = self.column(a)
+                return (self.tmp(f"~{k}") if k is not None else self.tmp("offs < 0")), None
+            raise _Unsupported
+        if fn in _CMP and len(args) == 2:
+            return self.compare(fn, args[0], args[1])
+        if fn == "in_list" and len(args) >= 2:
+            return self.in_list(args[0], args[1:])
+        raise _Unsupported
+
+    # ---------------------------------------------------------------- comparisons
+    def compare(self, op: str, a, b) -> tuple[str, str | None]:
+        if isinstance(a, Literal) and isinstance(b, ColRef):
+            return self.compare(_FLIP[op], b, a)
+        if not isinstance(a, ColRef) or not isinstance(b, (ColRef, Literal)):
+            raise _Unsupported
+        if isinstance(b, Literal) and b.value is None:
+            raise _Unsupported  # (folded away before execution: NULL)
+        ka, kb = _kind(a.type), _kind(b.type)
+        x, xk, _ = self.column(a)
+        if ka == "float" or kb == "float":
+            if ka != kb:
+                raise _Unsupported  # (the binder casts mixed comparisons: a CAST node is not compiled)
+            if isinstance(b, ColRef):
+                y, yk, _ = self.column(b)
+            else:
+                y, yk = self.float_param(float(b.value)), None
+            return self.tmp(_float_cmp(op, x, y)), _both(self, xk, yk)
+        if ka != "int" or kb != "int":
+            raise _Unsupported
+        sx, sy = _scale(a.type), _scale(b.type)
+        if isinstance(b, ColRef):
+            if sx != sy or _date_mix(a.type, b.type):
+                raise _Unsupported
+            y, yk, _ = self.column(b)
+            return self.tmp(f"{x} {_CMP[op]} {y}"), _both(self, xk, yk)
+        if _date_mix(a.type, b.type):
+            raise _Unsupported
+        return self._compare_constant(op, x, sx, int(b.value), sy), xk
+
+    def _compare_constant(self, op: str, x: str, sx: int, y: int, sy: int) -> str:
+        """x * 10**-sx  op  y * 10**-sy for a constant y, as
+        glint.functions.operators.compare_scaled: exact, no column scaled up."""
+        if sy <= sx:
+            return self.tmp(f"{x} {_CMP[op]} {self.int_param(y * 10 ** (sx - sy))}")
+        k = 10 ** (sy - sx)
+        fl, ce = y // k, -((-y) // k)
+        if op == "lt":
+            return self.tmp(f"{x} < {self.int_param(ce)}")
+        if op == "le":
+            return self.tmp(f"{x} <= {self.int_param(fl)}")
+        if op == "gt":
+            return self.tmp(f"{x} > {self.int_param(fl)}")
+        if op == "ge":
+            return self.tmp(f"{x} >= {self.int_param(ce)}")
+        if fl != ce:  # the constant has digits the column cannot hold
+            return self.tmp("offs < 0" if op == "eq" else "offs >= 0")
+        return self.tmp(f"{x} {_CMP[op]} {self.int_param(fl)}")
+
+    def in_list(self, a, items) -> tuple[str, str | None]:
+        if not all(isinstance(i, Literal) and i.value is not None for i in items):
+            raise _Unsupported
+        hits = [self.compare("eq", a, i)[0] for i in items]
+        v = hits[0]
+        for h in hits[1:]:
+            v = self.tmp(f"{v} | {h}")
+        _, k, _ = self.column(a)
+        return v, k
+
+    # ---------------------------------------------------------------- strings
+    def _is_string_test(self, e) -> bool:
+        if e.fn not in _STRING_TESTS:
+            return False
+        cols = [a for a in e.args if isinstance(a, ColRef)]
+        rest = [a for a in e.args if not isinstance(a, ColRef)]
+        return (
+            len(cols) == 1
+            and cols[0].type.is_string
+            and all(isinstance(a, Literal) and a.value is not None for a in rest)
+        )
+
+    def string_test(self, e) -> tuple[str, str | None]:
+        """A test of one VARCHAR column against constants: evaluated on the
+        column's dictionary entries (the reference evaluator), then looked up
+        by code: 1 TRUE, 0 FALSE, -1 NULL."""
+        (ref,) = [a for a in e.args if isinstance(a, ColRef)]
+        c = self.batch[ref.field.id]
+        d = c.dictionary
+        entries = Column(c.dtype, torch.arange(len(d), dtype=torch.int32, device=c.device), None, d)
+        try:
+            r = evaluate(e, Batch({ref.field.id: entries}, len(d), c.device))
+        except GlintError:
+            raise _Unsupported from None  # (the node-by-node path raises it for the rows, if at all)
+        lut = r.data.to(torch.int8)
+        if r.valid is not None:
+            lut = torch.where(r.valid, lut, torch.full_like(lut, -1))
+        codes = self.pointer(c.data)
+        k = None
+        mask = "m"
+        if c.valid is not None:
+            k = self.tmp(f"tl.load({self.pointer(c.valid.view(torch.int8))} + offs, mask=m, other=0) != 0")
+            mask = self.tmp(f"m & {k}")
+        code = self.tmp(f"tl.load({codes} + offs, mask={mask}, other=0).to(tl.int64)")
+        hit = self.tmp(f"tl.load({self.pointer(lut)} + {code}, mask={mask}, other=0)")
+        v = self.tmp(f"{hit} == 1")
+        known = self.tmp(f"{hit} >= 0")
+        if k is not None:
+            known = self.tmp(f"{known} & {k}")
+        return v, known
+
+
+def _both(low: _Lowering, a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return a or b
+    return low.tmp(f"{a} & {b}")
+
+
+def _float_cmp(op: str, x: str, y: str) -> str:
+    """DuckDB's order of DOUBLEs: NaN equals NaN and is above every number."""
+    nx, ny = f"({x} != {x})", f"({y} != {y})"
+    if op in ("gt", "ge"):
+        return _float_cmp({"gt": "lt", "ge": "le"}[op], y, x)
+    eq = f"(({nx} & {ny}) | ({x} == {y}))"
+    if op == "eq":
+        return eq
+    if op == "ne":
+        return f"~{eq}"
+    lt = f"(~{nx} & ({ny} | ({x} < {y})))"
+    return lt if op == "lt" else f"({lt} | {eq})"
+
+
+def _kind(t: T.DataType) -> str:
+    if t.kind == "DOUBLE":
+        return "float"
+    if t.kind in _INT_KINDS and not (t.is_decimal and t.precision > 18):
+        return "int"
+    return "other"
+
+
+def _scale(t: T.DataType) -> int:
+    return t.scale if t.is_decimal else 0
+
+
+def _date_mix(a: T.DataType, b: T.DataType) -> bool:
+    """DATE against TIMESTAMP, or either against a number: different units."""
+    temporal = {"DATE", "TIMESTAMP"}
+    return (a.kind in temporal or b.kind in temporal) and a.kind != b.kind
+
+
+# -------------------------------------------------------------------- kernels
+_KERNELS: dict[str, object] = {}
+_LOCK = threading.Lock()
+
+
+def _source(low: _Lowering, value: str, known: str | None) -> str:
+    args = ", ".join([f"A{i}" for i in range(len(low.tensors))] + ["PI", "PF", "OUT", "n", "BLOCK: tl.constexpr"])
+    body = ["pid = tl.program_id(0)", "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "m = offs < n"]
+    body += low.lines
+    true = f"{value} & {known}" if known else value
+    body.append(f"tl.store(OUT + offs, ({true}).to(tl.int8), mask=m)")
+    text = "\n".join("    " + line for line in body)
+    return f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef predicate({args}):\n{text}\n"
+
+
+def _kernel(source: str):
+    key = hashlib.sha1(source.encode()).hexdigest()[:16]
+    k = _KERNELS.get(key)
+    if k is not None:
+        return k
+    with _LOCK:
+        k = _KERNELS.get(key)
+        if k is None:
+            d = Path(tempfile.gettempdir()) / f"glint-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}"
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / f"predicate_{key}.py"
+            if not path.exists():
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(source)
+                os.replace(tmp, path)
+            spec = importlib.util.spec_from_file_location(f"glint_predicate_{key}", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            k = _KERNELS[key] = mod.predicate
+    return k
+
+
+def lower(predicate, batch: Batch) -> tuple[str, _Lowering] | None:
+    """The kernel source of ``predicate`` over ``batch``'s columns and its
+    arguments, or None where a node does not compile."""
+    low = _Lowering(batch)
+    try:
+        value, known = low.boolean(predicate)
+    except _Unsupported:
+        return None
+    return _source(low, value, known), low
+
+
+def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
+    """The rows of ``batch`` where ``predicate`` is TRUE, by one generated
+    kernel; None where the predicate does not compile."""
+    n = batch.num_rows
+    if n == 0:
+        return None
+    lowered = lower(predicate, batch)
+    if lowered is None:
+        return None
+    source, low = lowered
+    dev = batch.device
+    pi = torch.tensor(low.ints or [0], dtype=torch.int64).to(dev, non_blocking=True)
+    pf = torch.tensor(low.floats or [0.0], dtype=torch.float64).to(dev, non_blocking=True)
+    out = torch.empty(n, dtype=torch.int8, device=dev)
+    kernel = _kernel(source)
+    with on_device(out):
+        kernel[(blocks(n, BLOCK),)](*low.tensors, pi, pf, out, n, BLOCK=BLOCK)
+    return out.view(torch.bool)

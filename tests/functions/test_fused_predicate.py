@@ -1,0 +1,91 @@
+"""glint.functions.fused_predicate: which predicates compile into one kernel,
+and, on CUDA, that the kernel's rows are the node-by-node evaluator's for
+every leaf and for random trees over them, with NULLs, NaN and -0.0. (Under
+TRITON_INTERPRET=1 the same cases run on the CPU:
+tests/kernels/triton_interpreted.py.)"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+import torch
+
+import glint
+from glint.columnar import types as T
+from glint.functions import fused_predicate as FP
+from glint.functions.evaluate import evaluate
+from glint.functions.validity import predicate_mask
+from glint.plan.expr import Call, Literal
+from tests.functions.fused_cases import C, batch, cmp, leaves, lit, random_trees
+
+
+def check_trees(device, count: int = 120) -> None:
+    """Every leaf and ``count`` random trees: the fused rows against the reference's."""
+    for nulls in (True, False):
+        b = batch(device, seed=3, nulls=nulls)
+        for p in random_trees(count):
+            got = FP.fused_mask(p, b)
+            assert got is not None, p
+            want = predicate_mask(evaluate(p, b))
+            assert torch.equal(got, want), (p, int(got.sum()), int(want.sum()))
+
+
+def test_every_leaf_kind_compiles():
+    b = batch("cpu")
+    for p in leaves():
+        assert FP.lower(p, b) is not None, p
+
+
+def test_what_does_not_compile_falls_back():
+    b = batch("cpu")
+    d, x, dt, ts = C["d"], C["x"], C["dt"], C["ts"]
+    add = Call("add", (C["i"], lit(1, T.INTEGER)), T.INTEGER)
+    for p in [
+        cmp("lt", add, lit(3, T.INTEGER)),  # arithmetic
+        cmp("eq", dt, ts),  # DATE against TIMESTAMP
+        cmp("lt", d, Literal(10**30, T.DECIMAL(38, 0))),  # a constant beyond 64 bits
+        cmp("lt", x, lit(1, T.INTEGER)),  # a DOUBLE against an INTEGER (the binder casts)
+        cmp("eq", C["s"], C["s"]),  # two string columns
+    ]:
+        assert FP.lower(p, b) is None, p
+
+
+def test_one_kernel_source_serves_every_constant():
+    b = batch("cpu")
+    one = FP.lower(cmp("lt", C["d"], lit(24, T.INTEGER)), b)
+    two = FP.lower(cmp("lt", C["d"], lit(7, T.INTEGER)), b)
+    assert one[0] == two[0] and one[1].ints == [2400] and two[1].ints == [700]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_fused_rows_equal_the_evaluators_on_cuda():
+    check_trees("cuda")
+
+
+def test_filters_with_and_without_the_kernel_agree(device):
+    """Through SQL on the test run's device (on CUDA the kernel runs; on the CPU
+    both settings take the node-by-node path)."""
+    rows = 5000
+    t = pa.table(
+        {
+            "i": pa.array([None if k % 11 == 0 else k % 97 - 40 for k in range(rows)], pa.int32()),
+            "x": pa.array([float("nan") if k % 13 == 0 else (k % 50) / 7 - 3 for k in range(rows)]),
+            "s": pa.array([["AIR", "MAIL", None, "SHIP"][k % 4] for k in range(rows)]),
+            "d": pa.array([k % 31 for k in range(rows)], pa.int64()),
+        }
+    )
+    queries = [
+        "SELECT count(*), sum(i) FROM t WHERE i > 3 AND (x < 1.5 OR s IN ('AIR', 'SHIP'))",
+        "SELECT count(*) FROM t WHERE NOT (s = 'MAIL') OR i IS NULL",
+        "SELECT count(*) FROM t WHERE x = 'NaN'::DOUBLE OR s LIKE '%I%'",
+        "SELECT count(*) FROM t WHERE i BETWEEN -5 AND 5 AND CAST(d AS DECIMAL(10, 2)) < 7.5",
+    ]
+    duckdb = pytest.importorskip("duckdb")
+    duck = duckdb.connect()
+    duck.register("t", t)
+    expected = [duck.sql(q).fetchall() for q in queries]
+    for fused in (True, False):
+        con = glint.connect(device=device, fused_filters=fused)
+        con.register("t", t)
+        assert [con.sql(q).fetchall() for q in queries] == expected, fused
+        con.close()
