@@ -22,9 +22,10 @@ node as before):
   evaluated once per dictionary entry by the ordinary evaluator, and looked
   up by each row's code in the kernel (a dictionary-code test).
 
-Constants travel in two small tensors (int64 and float64), so one compiled
-kernel serves every constant: the source, and so the compiled kernel, depends
-on the tree's shape and types only. Sources are cached per process, and
+Constants are the kernel's scalar arguments (a DOUBLE by its bits): nothing
+is copied to the device (a copy from pageable host memory would wait for the
+GPU), and the source depends on the tree's shape and types only, so one
+compiled kernel serves every constant. Sources are cached per process, and
 written to a directory so that Triton can read them (it compiles from a
 function's source, and caches the result on disk).
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import struct
 import tempfile
 import threading
 from pathlib import Path
@@ -70,8 +72,7 @@ class _Lowering:
     def __init__(self, batch: Batch):
         self.batch = batch
         self.tensors: list[torch.Tensor] = []  # the kernel's pointer arguments, in order
-        self.ints: list[int] = []
-        self.floats: list[float] = []
+        self.params: list[int] = []  # the constants, as int64 values (a DOUBLE's bits)
         self.lines: list[str] = []
         self.columns: dict[int, tuple[str, str | None]] = {}  # field id -> (value, known) names
         self.n = 0
@@ -89,13 +90,18 @@ class _Lowering:
     def int_param(self, v: int) -> str:
         if not _INT64[0] <= v <= _INT64[1]:
             raise _Unsupported
-        self.ints.append(int(v))
-        # (as a block: a scalar's comparisons would mix scalars and blocks in the logic)
-        return self.tmp(f"tl.zeros([BLOCK], dtype=tl.int64) + tl.load(PI + {len(self.ints) - 1})")
+        return self._param(int(v), "")
 
     def float_param(self, v: float) -> str:
-        self.floats.append(float(v))
-        return self.tmp(f"tl.zeros([BLOCK], dtype=tl.float64) + tl.load(PF + {len(self.floats) - 1})")
+        bits = struct.unpack("<q", struct.pack("<d", float(v)))[0]
+        return self._param(bits, ".to(tl.float64, bitcast=True)")
+
+    def _param(self, v: int, convert: str) -> str:
+        """A constant as a scalar argument of the kernel (a DOUBLE by its bits):
+        no copy to the device, and a kernel per shape, not per value. Made a
+        block, so that the logic never mixes scalars with blocks."""
+        self.params.append(v)
+        return self.tmp(f"(tl.zeros([BLOCK], dtype=tl.int64) + P{len(self.params) - 1}){convert}")
 
     # ---------------------------------------------------------------- leaves
     def column(self, e) -> tuple[str, str | None, Column]:
@@ -312,7 +318,8 @@ _LOCK = threading.Lock()
 
 
 def _source(low: _Lowering, value: str, known: str | None) -> str:
-    args = ", ".join([f"A{i}" for i in range(len(low.tensors))] + ["PI", "PF", "OUT", "n", "BLOCK: tl.constexpr"])
+    names = [f"A{i}" for i in range(len(low.tensors))] + [f"P{i}" for i in range(len(low.params))]
+    args = ", ".join(names + ["OUT", "n", "BLOCK: tl.constexpr"])
     body = ["pid = tl.program_id(0)", "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "m = offs < n"]
     body += low.lines
     true = f"{value} & {known}" if known else value
@@ -364,11 +371,8 @@ def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
     if lowered is None:
         return None
     source, low = lowered
-    dev = batch.device
-    pi = torch.tensor(low.ints or [0], dtype=torch.int64).to(dev, non_blocking=True)
-    pf = torch.tensor(low.floats or [0.0], dtype=torch.float64).to(dev, non_blocking=True)
-    out = torch.empty(n, dtype=torch.int8, device=dev)
+    out = torch.empty(n, dtype=torch.int8, device=batch.device)
     kernel = _kernel(source)
     with on_device(out):
-        kernel[(blocks(n, BLOCK),)](*low.tensors, pi, pf, out, n, BLOCK=BLOCK)
+        kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, n, BLOCK=BLOCK)
     return out.view(torch.bool)

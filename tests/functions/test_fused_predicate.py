@@ -54,7 +54,7 @@ def test_one_kernel_source_serves_every_constant():
     b = batch("cpu")
     one = FP.lower(cmp("lt", C["d"], lit(24, T.INTEGER)), b)
     two = FP.lower(cmp("lt", C["d"], lit(7, T.INTEGER)), b)
-    assert one[0] == two[0] and one[1].ints == [2400] and two[1].ints == [700]
+    assert one[0] == two[0] and one[1].params == [2400] and two[1].params == [700]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
