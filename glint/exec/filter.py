@@ -34,7 +34,7 @@ def filter_batch(predicate: Expr, batch, fused: bool = False):
     (glint.functions.fused_predicate: its comparisons raise no errors)."""
     mask = None
     if fused and batch.num_rows and batch.device.type == "cuda" and triton_enabled():
-        mask = fused_mask(predicate, batch)
+        mask = fused_mask(predicate, batch)  # (None where the predicate does not compile)
     if mask is None:
         try:
             mask = predicate_mask(evaluate(predicate, batch))

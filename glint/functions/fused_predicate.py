@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import struct
 import tempfile
@@ -361,18 +362,30 @@ def lower(predicate, batch: Batch) -> tuple[str, _Lowering] | None:
     return _source(low, value, known), low
 
 
+_BROKEN: list[str] = []  # why the kernels stopped: a Triton that cannot compile them
+
+
 def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
     """The rows of ``batch`` where ``predicate`` is TRUE, by one generated
-    kernel; None where the predicate does not compile."""
+    kernel; None where the predicate does not compile (or where Triton failed
+    to build or launch such a kernel once in this process: logged, and the
+    node-by-node evaluator runs from then on)."""
     n = batch.num_rows
-    if n == 0:
+    if n == 0 or _BROKEN:
         return None
     lowered = lower(predicate, batch)
     if lowered is None:
         return None
     source, low = lowered
     out = torch.empty(n, dtype=torch.int8, device=batch.device)
-    kernel = _kernel(source)
-    with on_device(out):
-        kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, n, BLOCK=BLOCK)
+    try:
+        kernel = _kernel(source)
+        with on_device(out):
+            kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, n, BLOCK=BLOCK)
+    except torch.cuda.OutOfMemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a compiler's failure: the evaluator answers instead
+        _BROKEN.append(f"{type(e).__name__}: {e}")
+        logging.getLogger("glint").warning("fused filter kernels are off for this process: %s", _BROKEN[0][:500])
+        return None
     return out.view(torch.bool)

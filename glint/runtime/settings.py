@@ -483,9 +483,10 @@ class Settings:
     fused_filters: bool = _setting(
         "GLINT_FUSED_FILTERS",
         "boolean",
-        True,
+        False,
         "a filter's predicate of comparisons, IN lists, AND / OR / NOT and tests of one string column run as "
-        "one generated Triton kernel on CUDA (off: one torch operation per expression node)",
+        "one generated Triton kernel on CUDA (off: one torch operation per expression node); off by default "
+        "until it measures faster (docs/performance.md)",
     )
     triton_strings: bool = _setting(
         "GLINT_TRITON",

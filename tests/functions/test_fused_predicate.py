@@ -89,3 +89,17 @@ def test_filters_with_and_without_the_kernel_agree(device):
         con.register("t", t)
         assert [con.sql(q).fetchall() for q in queries] == expected, fused
         con.close()
+
+
+def test_a_kernel_that_fails_to_build_turns_the_path_off(monkeypatch, caplog):
+    monkeypatch.setattr(FP, "_BROKEN", [])
+
+    def broken(source):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(FP, "_kernel", broken)
+    b = batch("cpu")
+    p = cmp("lt", C["d"], lit(24, T.INTEGER))
+    assert FP.fused_mask(p, b) is None
+    assert "no compiler here" in FP._BROKEN[0] and "fused filter kernels are off" in caplog.text
+    assert FP.fused_mask(p, b) is None  # (and not tried again)
