@@ -6,6 +6,7 @@ failure, a hang and an error in one rank's rows do; and planning decisions.
 One connection (one set of rank processes) serves all queries of a
 configuration."""
 
+import json
 import time
 
 import duckdb
@@ -662,6 +663,38 @@ def test_torchrun_entry(tpch_data):
     for row in expected:
         assert f"{row['l_returnflag']} " in p.stdout and str(row["n"]) in p.stdout
     assert "Ranks:" in p.stdout and "   1 " in p.stdout  # both ranks' breakdown
+
+
+def test_two_nodes_of_two_ranks_through_torchrun(tpch_data, tmp_path):
+    """Two hosts simulated on one: two torchrun launchers (``--nnodes 2
+    --nproc-per-node 2``, node ranks 0 and 1) meet at one rendezvous, and the
+    four Gloo ranks run TPC-H's 22 queries; rank 0 (on node 0) checks each
+    answer against DuckDB's."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nodes = []
+    for node in (0, 1):
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "2"]
+        cmd += ["--node-rank", str(node), "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
+        cmd += ["-m", "glint", "bench", "tpch", "--sf", str(SF), "--data", str(tpch_data[0]), "--device", "cpu"]
+        cmd += ["--ranks", "env", "--runs", "1", "--warmup", "0", "--no-cold", "--duckdb-runs", "1"]
+        cmd += ["--no-duckdb-parquet", "--out", str(tmp_path / f"node{node}")]
+        nodes.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    try:
+        outs = [p.communicate(timeout=300)[0] for p in nodes]
+    finally:
+        for p in nodes:
+            p.kill()
+    assert [p.returncode for p in nodes] == [0, 0], outs[0][-3000:] + outs[1][-3000:]
+    (report,) = (tmp_path / "node0").glob("*.json")
+    rep = json.loads(report.read_text())
+    assert rep["ranks"] == 4 and rep["queries_correct"] == rep["queries_total"] == 22, rep["queries_failed"]
+    assert {r["rank"] for r in rep["queries"][2]["rank_stats"]} == {0, 1, 2, 3}
 
 
 @pytest.mark.gpu
