@@ -7,7 +7,7 @@ import re
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, TokenError
+from sqlglot.errors import OptimizeError, SqlglotError, TokenError
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.tokens import TokenType
@@ -196,7 +196,13 @@ def bind_query(ast: exp.Expression, catalog, binder: Binder | None = None) -> Bo
         q = _qualify(_hide_order_positions(ast), schema)
     except OptimizeError as e:
         raise _column_error(str(e), ast, catalog) from None
-    return binder.bind_query(expand_order_by_all(_show_order_positions(q)))
+    try:
+        return binder.bind_query(expand_order_by_all(_show_order_positions(q)))
+    except SqlglotError as e:
+        # sqlglot failing on a tree it parsed (older sqlglot releases regenerate some aggregates'
+        # arguments, e.g. QUANTILE_DISC(DISTINCT (a // b), q), and cannot parse them back)
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()[0]
+        raise ParseError(f"the SQL parser (sqlglot {sqlglot.__version__}) failed on this query: {text}") from None
 
 
 def _qualify(ast, schema):
