@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import torch
 
+from glint.columnar import types as T
 from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
 from glint.errors import NotSupported
 from glint.exec import aggregate_functions as F
@@ -241,6 +242,12 @@ class _PartialFinal:
         return partition_of(hash_columns([b[k] for k in self.group_ids]), PARTITIONS, level)
 
 
+def _by_bits(c: Column) -> Column:
+    if c.data.dtype != torch.float64 or c.is_wide:
+        return c
+    return Column(T.BIGINT, c.data.view(torch.int64), c.valid)
+
+
 # ------------------------------------------------------------------ rows (DISTINCT, holistic)
 class _Rows:
     """Hold the input rows (the columns the aggregate reads), partitioned by
@@ -265,7 +272,10 @@ class _Rows:
     def _select(self, batch: Batch) -> Batch:
         b = batch.select(self.need)
         if self.dedupe and b.num_rows:
-            ((key, _),) = encode_keys([[b[k] for k in self.need]], nulls_equal=True)
+            # rows equal in every column read give equal arguments; DOUBLEs compare by their bits
+            # here, as -0.0 = 0.0 although an argument may tell them apart (CAST(-0.0 AS VARCHAR))
+            cols = [_by_bits(b[k]) for k in self.need]
+            ((key, _),) = encode_keys([cols], nulls_equal=True)
             _, _, first = G.group_ids(key)
             b = b.take(first)
         return b
