@@ -263,17 +263,23 @@ def gcd(a: torch.Tensor, b: torch.Tensor, valid) -> torch.Tensor:
     return g.abs()
 
 
+def _lcm_factors(a: torch.Tensor, b: torch.Tensor):
+    """(where either is 0, a with 1 there, b / |gcd(a, b)|): the lcm is
+    |a1 * step|. The quotient is by |gcd| because the signed gcd may be -1,
+    and INT64_MIN / -1 traps (SIGFPE) in integer division; gcd(MIN, MIN) =
+    MIN stays (MIN / MIN = 1, and the product MIN is 2**63 in absolute value)."""
+    zero = (a == 0) | (b == 0)
+    a1, b1 = torch.where(zero, 1, a), torch.where(zero, 1, b)
+    g = _euclid(a1, b1)
+    g = torch.where(g == I64_MIN, g, g.abs())
+    return zero, a1, torch.div(b1, g, rounding_mode="trunc")
+
+
 def lcm(a: torch.Tensor, b: torch.Tensor, valid) -> torch.Tensor:
     """lcm of int64 values: 0 when either is 0; else |a * (b / gcd)| with
     DuckDB's errors when the product or its abs() leaves int64."""
     a, b = _ones_where_null(a, valid), _ones_where_null(b, valid)
-    zero = (a == 0) | (b == 0)
-    a1, b1 = torch.where(zero, 1, a), torch.where(zero, 1, b)
-    # by |gcd|: the signed gcd may be -1, and INT64_MIN / -1 traps (SIGFPE) in integer division.
-    # gcd(MIN, MIN) = MIN stays (MIN / MIN = 1; the lcm MIN then fails abs() as in DuckDB)
-    g = _euclid(a1, b1)
-    g = torch.where(g == I64_MIN, g, g.abs())
-    step = torch.div(b1, g, rounding_mode="trunc")
+    zero, a1, step = _lcm_factors(a, b)
     exact = W.mul(a1, step)
     over = ~zero & ((exact[:, 0] < -(1 << 31)) | (exact[:, 0] >= (1 << 31)))
     raise_first(valid, [(over, _const("Out of Range Error: lcm value is out of range"))])
@@ -305,13 +311,7 @@ def _hugeint_gcd_lcm(fn, a: torch.Tensor, b: torch.Tensor, valid, t: T.DataType)
             w = torch.where(big[:, None], W.neg(W.to_wide(g)), W.to_wide(g.abs()))
             return Column(t, w, valid)
         return Column(t, g.abs(), valid)
-    zero = (a == 0) | (b == 0)
-    a1, b1 = torch.where(zero, 1, a), torch.where(zero, 1, b)
-    # by |gcd|: the signed gcd may be -1, and INT64_MIN / -1 traps (SIGFPE) in integer division.
-    # gcd(MIN, MIN) = MIN stays (MIN / MIN = 1; the lcm MIN then fails abs() as in DuckDB)
-    g = _euclid(a1, b1)
-    g = torch.where(g == I64_MIN, g, g.abs())
-    step = torch.div(b1, g, rounding_mode="trunc")
+    zero, a1, step = _lcm_factors(a, b)
     w = W.mul(a1, step)
     w = torch.where((w[:, 0] < 0)[:, None], W.neg(w), w)
     w = torch.where(zero[:, None], torch.zeros_like(w), w)

@@ -115,3 +115,13 @@ def test_a_tree_copied_over_an_older_checkout_keeps_its_recorded_commit(tmp_path
     subprocess.run(["bash", "-c", "source bench/device/env.sh"], cwd=repo, check=True, capture_output=True)
     assert (repo / "glint" / "_build_info").read_text().splitlines()[:2] == [f"commit={newer}", "dirty=0"]
     assert _commit_seen_by(repo) == newer[:7]
+
+
+def test_a_duckdb_extension_that_is_not_installed_names_its_package():
+    import duckdb
+
+    from glint.errors import GlintError
+    from glint.workloads.common import load_duckdb_extension
+
+    with pytest.raises(GlintError, match=r"pip install duckdb-ext-nosuchext"):
+        load_duckdb_extension(duckdb.connect(), "nosuchext")

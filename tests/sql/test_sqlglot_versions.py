@@ -5,6 +5,7 @@ themselves run under the lowest versions with scripts/lowest_versions.sh."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 import sqlglot
 from sqlglot import exp
 
@@ -50,3 +51,28 @@ def test_order_by_positions_under_an_older_qualify(monkeypatch):
         con.sql(s)
         duck.execute(s)
     assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+
+
+def test_a_sqlglot_error_while_binding_is_a_glint_parse_error(monkeypatch):
+    """Older sqlglot releases fail on trees they parsed themselves (regenerating
+    QUANTILE_DISC(DISTINCT (a // b), q)): the user gets glint's ParseError with
+    sqlglot's first line, its terminal underline codes removed, not sqlglot's
+    exception."""
+    from sqlglot.errors import ParseError as SqlglotParseError
+
+    from glint.errors import ParseError
+    from glint.sql.binder import Binder
+
+    def broken(self, ast):
+        raise SqlglotParseError(
+            "Required keyword: 'expression' missing for Div. Line 1, Col: 26.\n  (a /\x1b[4m/\x1b[0m b)"
+        )
+
+    monkeypatch.setattr(Binder, "bind_query", broken)
+    con = glint.connect(device="cpu")
+    with pytest.raises(ParseError) as e:
+        con.sql("SELECT 1 AS x")
+    con.close()
+    text = str(e.value)
+    assert text.startswith(f"the SQL parser (sqlglot {sqlglot.__version__}) failed on this query: Required keyword")
+    assert "\x1b" not in text and "(a /" not in text
