@@ -73,13 +73,17 @@ def error_text(e: BaseException) -> str:
     return text
 
 
-def glint_query(con, sql: str, io: list | None = None, ranks: list | None = None):
+def glint_query(con, sql: str, io: list | None = None, ranks: list | None = None, plans: list | None = None):
     """Run sql and return its Arrow result, the device synchronised after;
-    the run's data movement is appended to ``io`` and a distributed run's
-    per-rank breakdown to ``ranks`` when given."""
+    the run's data movement is appended to ``io``, a distributed run's
+    per-rank breakdown to ``ranks``, and (whether its plan was reused, the
+    seconds planning took) to ``plans`` when given."""
     res = con.sql(sql)
     tbl = result_arrow(res)
     sync(con.device)
+    if plans is not None:
+        timings = getattr(res, "timings", None) or {}
+        plans.append((bool(getattr(res, "plan_cached", False)), sum(v for k, v in timings.items() if k != "execute")))
     if io is not None and getattr(res, "io", None) is not None:
         io.append({**res.io.as_dict(), "oom_retries": list(getattr(res, "retries", None) or [])})
     if ranks is not None and getattr(res, "rank_stats", None):
@@ -133,7 +137,9 @@ def _warm_query(
     r.gpu_baseline_bytes = reset_peak(device)
     try:
         ph.update(f"{r.label} first run")
-        got, r.glint_first_s = timed(lambda: glint_query(con, sql), device)
+        plans: list = []
+        got, r.glint_first_s = timed(lambda: glint_query(con, sql, plans=plans), device)
+        r.plan_s = plans[0][1] if plans else None
         for i in range(warmup):
             ph.update(f"{r.label} warm-up {i + 1}/{warmup}")
             timed(lambda: glint_query(con, sql), device)
@@ -141,8 +147,9 @@ def _warm_query(
         ranks: list = []
         for i in range(runs):
             ph.update(f"{r.label} run {i + 1}/{runs}")
-            got, dt = timed(lambda: glint_query(con, sql, io, ranks), device)
+            got, dt = timed(lambda: glint_query(con, sql, io, ranks, plans), device)
             r.glint_warm_runs_s.append(dt)
+        r.warm_plan_reused = len(plans) > 1 and all(cached for cached, _ in plans[1:])
         r.warm_io = io[-1] if io else None
         r.rank_stats = ranks[-1] if ranks else None
         r.rows = got.num_rows

@@ -33,6 +33,8 @@ class QueryRecord:
     label: str
     rows: int | None = None
     glint_first_s: float | None = None
+    plan_s: float | None = None  # the first run's parsing, binding, optimizing and physical planning
+    warm_plan_reused: bool | None = None  # the timed warm runs reused the first run's plan (plan cache)
     glint_warm_runs_s: list[float] = field(default_factory=list)
     glint_cold_s: float | None = None
     glint_cold_load_s: float | None = None
@@ -113,6 +115,8 @@ class QueryRecord:
             "speedup": self.speedup,
             "peak_gpu_bytes": self.peak_gpu_bytes,
             "glint_first_s": self.glint_first_s,
+            "plan_s": self.plan_s,
+            "warm_plan_reused": self.warm_plan_reused,
             "glint_warm_min_s": min(self.glint_warm_runs_s) if self.glint_warm_runs_s else None,
             "glint_warm_runs_s": self.glint_warm_runs_s,
             "glint_cold_load_s": self.glint_cold_load_s,

@@ -199,6 +199,14 @@ def _markdown_preamble(report: dict) -> list[str]:
             f"- glint cold runs in a fresh process; its start (imports, CUDA context, a warm-up "
             f"query on a small table) took {start:.2f} s, not counted in the query times"
         )
+    planned = [q["plan_s"] for q in report["queries"] if q.get("plan_s") is not None]
+    if planned:
+        reused = sum(1 for q in report["queries"] if q.get("warm_plan_reused"))
+        lines.append(
+            f"- planning (parse, bind, optimize) took {sum(planned):.3f} s over the queries' first runs; "
+            f"the warm runs of {reused} of {len(planned)} queries reused that plan (the connection's plan "
+            "cache, setting plan_cache_entries)"
+        )
     if report.get("ranks", 1) != 1:
         lines.append(
             f"- {report['ranks']} ranks{' (tables hash-partitioned on their keys)' if report.get('hash_partition') else ''}; "

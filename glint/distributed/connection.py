@@ -291,6 +291,7 @@ class DistConnection(Connection):
             self._evict(old)
         self._tables[name.lower()] = global_table
         self._partitioning[name.lower()] = part
+        self._catalog_changed()
 
     def unregister(self, name: str) -> None:
         t = self._tables.get(name.lower())
@@ -299,6 +300,7 @@ class DistConnection(Connection):
         self._broadcast(DropTable(name), lambda seq: self._drop_local(name))
         del self._tables[name.lower()]
         del self._partitioning[name.lower()]
+        self._catalog_changed()
 
     def _drop_local(self, name: str) -> None:
         t = self.rank.catalog.drop(name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import torch
 
+from glint.engine.plan_cache import CachedPlan, CatalogVersion, PlanCache
 from glint.engine.result import Result, batch_to_arrow, stream_to_arrow
 from glint.errors import BinderError, CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
 from glint.exec.base import DecodeRedo, ExecContext
@@ -135,6 +136,9 @@ class Connection:
         # name (a server's glint_queries): read anew by each query (system_table)
         self.system_tables: dict = {}
         self._system_snapshots: dict[str, list[str]] = {}
+        self._catalog_version = CatalogVersion()  # goes up with each change of the catalog (plan cache)
+        self._plans = PlanCache(self._catalog_version)  # plans of queries run, by their text (glint.engine.plan_cache)
+        self._volatile_reads = 0  # files and system tables planning read (such plans are not cached)
         unknown = set(optimizer or {}) - set(RULE_NAMES)
         if unknown:
             raise GlintError(f"unknown optimizer rule(s) {sorted(unknown)}; rules are {list(RULE_NAMES)}")
@@ -221,6 +225,7 @@ class Connection:
         self._use_settings(replace(self.settings, **{n: getattr(self._opened, n) for n in names}))
 
     def _use_settings(self, new: Settings) -> None:
+        self._catalog_changed()
         old, self.settings = self.settings, new
         if (new.memory_limit, new.chunk_rows) != (old.memory_limit, old.chunk_rows):
             try:
@@ -274,6 +279,7 @@ class Connection:
         """The catalog name of a table holding the rows of system table
         ``name`` (one of ``system_tables``) as of now; the latest few stay
         registered (a query planned on one scans it when it runs)."""
+        self._volatile_reads += 1
         data = self.system_tables[name]()
         hidden = f"{HIDDEN_PREFIX}{name}_{next(_snapshots)}"
         self._register_system(hidden, data)
@@ -294,6 +300,7 @@ class Connection:
         (``kind`` "parquet" or "csv"); see glint.io.file_tables. Files outside
         the allowed directories of a connection without external access are
         refused (glint.io.file_access)."""
+        self._volatile_reads += 1
         return self._files.name_for(kind, paths, options, self.file_access)
 
     # ------------------------------------------------------------ tables written in SQL
@@ -309,6 +316,7 @@ class Connection:
         device stay, but those whose rows changed."""
 
         t = self.table(name)
+        self._catalog_changed()
         drop_stale(self.memory, t, t.append(data))
 
     def tables(self) -> list[str]:
@@ -330,6 +338,7 @@ class Connection:
         if old is not None:
             self._evict(old)
         self._tables[name.lower()] = t
+        self._catalog_changed()
 
     def register(self, name: str, data) -> Connection:
         """Register an Arrow table, RecordBatch(Reader), pandas or Polars frame as a table."""
@@ -376,7 +385,12 @@ class Connection:
         t = self._tables.pop(name.lower(), None)
         if t is None:
             raise CatalogError(f'Table "{name}" does not exist')
+        self._catalog_changed()
         self._evict(t)
+
+    def _catalog_changed(self) -> None:
+        """A table, view or setting changed: plans made before are not used again (glint.engine.plan_cache)."""
+        self._catalog_version.bump()
 
     def _evict(self, t: Table) -> None:
         self.memory.cache_drop(lambda k: k[0] == "table" and k[1] == t.uid)
@@ -519,10 +533,31 @@ class Connection:
 
         ``params``: the values of the parameters of a single statement (``?``
         and ``$1``: a sequence; ``$name``: a mapping by name), each bound as a
-        typed constant (glint.sql.parameters)."""
+        typed constant (glint.sql.parameters).
+
+        A query run again, with its tables, views and settings unchanged,
+        reuses the plan made the first time (glint.engine.plan_cache)."""
+        capacity = self.settings.plan_cache_entries
+        if params is None and capacity and isinstance(query, str):
+            cached = self._plans.get(query, self.settings)
+            if cached is not None:
+                return Result.from_plan(self, cached)
+        version, volatile = self._catalog_version.value, self._volatile_reads
+        stmts = self.parse(query, params)
         result = None
-        for stmt in self.parse(query, params):
+        for stmt in stmts:
             result = self.run_parsed(stmt)
+        if (
+            params is None
+            and capacity
+            and len(stmts) == 1
+            and isinstance(result, Result)
+            and result.plan_cacheable
+            and version == self._catalog_version.value
+            and volatile == self._volatile_reads
+        ):
+            plan = CachedPlan(result.names, result._fields, result.logical, result.physical, version, self.settings)
+            self._plans.put(query, plan, capacity)
         return result
 
     def parse(self, query: str, params=None) -> list:
@@ -568,6 +603,13 @@ class Connection:
         kind = frontend.statement_kind(stmt)
         if kind == "query":
             return Result(self, stmt)
+        self._catalog_changed()  # (a statement that is not a query may change what plans read)
+        try:
+            return self._run_statement(stmt, kind)
+        finally:
+            self._catalog_changed()
+
+    def _run_statement(self, stmt, kind: str) -> Result | None:
         if kind == "create_view":
             self._create_view(stmt)
             return None
@@ -623,6 +665,7 @@ class Connection:
         return Result.from_arrow(self, data)
 
     def close(self) -> None:
+        self._plans.clear()
         self.memory.cache_drop()
         if self.memory.host is not None:
             self.memory.host.drop()

@@ -79,8 +79,11 @@ class Result:
         self.timings: dict[str, float] = {}
         self.interrupt = None  # called before every operator's batches of a run: raises to stop it (ExecContext)
         self._query_run = None
+        self.plan_cacheable = False  # planned here from a query's text (glint.engine.plan_cache)
+        self.plan_cached = False  # its plan was made by an earlier run of the same text
         if ast is None and bound is None:
             return
+        self.plan_cacheable = bound is None
         t0 = time.perf_counter()
         if bound is None:
             ast = resolve_setting_functions(con, frontend.inline_views(ast, con._views))
@@ -94,6 +97,18 @@ class Result:
         self.physical = con._plan_physical(self.logical)
         self.timings["physical"] = time.perf_counter() - t1
         trace.add("plan", t0, time.perf_counter())
+
+    @staticmethod
+    def from_plan(con, plan) -> Result:
+        """A query planned before (a glint.engine.plan_cache.CachedPlan), to run anew."""
+        t0 = time.perf_counter()
+        _refuse_oversized_cross_products(con, plan.logical)  # (the memory it is measured against may differ)
+        r = Result(con)
+        r.names, r._fields = plan.names, plan.fields
+        r.logical, r.physical = plan.logical, plan.physical
+        r.plan_cached = True
+        r.timings["plan_reused"] = time.perf_counter() - t0
+        return r
 
     @staticmethod
     def from_arrow(con, table: pa.Table) -> Result:

@@ -34,6 +34,7 @@ import copy
 import threading
 from collections import ChainMap
 
+from glint.engine.plan_cache import PlanCache
 from glint.errors import GlintError
 from glint.io.file_tables import HIDDEN_PREFIX
 
@@ -54,6 +55,8 @@ def open_session(shared):
     s._views = ChainMap({}, shared._views)
     s.system_tables = dict(shared.system_tables)
     s._system_snapshots = {}
+    s._plans = PlanCache(s._catalog_version)  # its own: its temporary tables, views and settings are its own
+    s._volatile_reads = 0
     s._closed = False
     return s
 
@@ -109,6 +112,7 @@ class SessionMixin:
             if old is not None:
                 self._evict(old)
             self._own[key] = t
+            self._catalog_changed()
             return
         with self._catalog_lock:
             self._shared._put(t)
@@ -117,6 +121,7 @@ class SessionMixin:
         key = name.lower()
         t = self._own.pop(key, None)
         if t is not None:
+            self._catalog_changed()
             self._evict(t)
             return
         with self._catalog_lock:
@@ -150,6 +155,7 @@ class SessionMixin:
         if self._closed:
             return
         self._closed = True
+        self._plans.clear()
         for t in list(self._own.values()):
             self._evict(t)
         self._own.clear()

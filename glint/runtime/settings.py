@@ -323,6 +323,15 @@ class Settings:
         zero=True,
         auto="the result limit: 70% of the host memory available when the query is planned",
     )
+    plan_cache_entries: int = _setting(
+        "GLINT_PLAN_CACHE_ENTRIES",
+        "integer",
+        64,
+        "plans of queries kept by their text, so that a query run again on the connection skips parsing, "
+        "binding and optimizing while its tables, views and settings are unchanged (0: none)",
+        unit="plans",
+        lo=0,
+    )
     footer_threads: int = _setting(
         "GLINT_FOOTER_THREADS",
         "integer",

@@ -79,6 +79,8 @@ def _check_full_report(rep: dict, benchmark: str, n_queries: int, cold: set[str]
         assert q["peak_gpu_bytes"] is None  # CPU run
         assert (q["glint_cold_s"] is not None) == (q["query"] in cold)
         assert q["checked"] == (["warm", "cold"] if q["query"] in cold else ["warm"])
+        # the first run planned the query; the timed runs reused its plan (glint.engine.plan_cache)
+        assert q["plan_s"] > 0 and q["warm_plan_reused"] is True
     assert rep["glint_warm_total_s"] == pytest.approx(sum(q["glint_warm_s"] for q in rep["queries"]))
     assert rep["glint_cold_total_s"] == pytest.approx(sum(q["glint_cold_s"] or 0 for q in rep["queries"]))
 
@@ -94,6 +96,7 @@ def test_bench_tpch(tmp_path, capsys):
     assert "Q22" in c.out and "22/22 ok" in c.out
     md = (out / "tpch_sf0.01_cpu.md").read_text()
     assert md.startswith("# TPC-H SF 0.01 on cpu") and "| Q01 | 4 |" in md and "22/22 ok" in md
+    assert "the warm runs of 22 of 22 queries reused that plan" in md
 
 
 @pytest.mark.skipif(importlib.util.find_spec("glint.workloads.ssb") is None, reason="glint.workloads.ssb not present")
