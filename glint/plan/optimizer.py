@@ -21,7 +21,7 @@ RULES = (
     ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan)),
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
-    ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
+    ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
     ("aggregate_cross_products", lambda plan, catalog, evaluator: aggregate_cross_products(plan)),
     ("prune_columns", lambda plan, catalog, evaluator: prune_columns(plan)),
 )

@@ -29,14 +29,25 @@ Filter (r#3 > 1)
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import replace
 
 from glint.plan import logical as L
 from glint.plan.expr import ColRef, Expr, conjoin, conjuncts, substitute
 
 
-def pushdown_predicates(plan: L.LogicalNode) -> L.LogicalNode:
-    return _push(plan, [])
+def pushdown_predicates(plan: L.LogicalNode, sink_row_preserving: bool = True) -> L.LogicalNode:
+    """``sink_row_preserving``: also move semi / anti / mark / single joins
+    below the inner joins on their left (:func:`_sink`); off after join
+    ordering, which places semi and anti joins where they cost least."""
+    token = _SINK.set(sink_row_preserving)
+    try:
+        return _push(plan, [])
+    finally:
+        _SINK.reset(token)
+
+
+_SINK: ContextVar[bool] = ContextVar("glint_pushdown_sink", default=True)
 
 
 def _ids(node: L.LogicalNode) -> set[int]:
@@ -128,7 +139,7 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
             else:
                 new_cond.append(p)
     joined = L.Join(_push(j.left, to_left), _push(j.right, to_right), kind, conjoin(new_cond), j.mark, j.null_aware)
-    if kind in _ROW_PRESERVING:
+    if kind in _ROW_PRESERVING and _SINK.get():
         joined = _sink(joined)
     return _wrap(joined, keep)
 

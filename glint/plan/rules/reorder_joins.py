@@ -123,8 +123,65 @@ def _reorder(node: L.LogicalNode, est: Estimator, budget: float | None, needed: 
     flatten_inner_joins(node, leaves, preds)
     if len(leaves) < 3:
         return node
-    graph = JoinGraph(leaves, preds, est, needed)
-    table = plan_table(graph, JoinCost(graph, budget))
+    leaves, hoisted, graph, table = _place_semi_joins(leaves, preds, est, budget, needed)
+    plan = _build(leaves, preds, graph, table)
+    for j in hoisted:
+        plan = j.with_children((plan, j.right))
+    return plan
+
+
+def _peel(leaf: L.LogicalNode) -> tuple[L.LogicalNode, list]:
+    """A leaf's input below the SEMI / ANTI joins stacked on it, and those
+    joins, innermost first."""
+    chain = []
+    while isinstance(leaf, L.Join) and leaf.kind in ("semi", "anti"):
+        chain.append(leaf)
+        leaf = leaf.left
+    return leaf, chain[::-1]
+
+
+def _place_semi_joins(leaves: list, preds: list, est: Estimator, budget: float | None, needed: set[int]):
+    """Where the SEMI / ANTI joins on the graph's leaves (EXISTS, IN, NOT
+    EXISTS decorrelated onto one input) run: on their leaf, as written, or
+    after all the inner joins, whichever the estimates make cheaper. Such a
+    join keeps or drops a row by the leaf's columns alone, which every row of
+    the inner joins' result still holds, so either place gives the same rows.
+    After the joins it sees their result's rows instead of the leaf's: TPC-H
+    Q21's EXISTS / NOT EXISTS over lineitem then probe the few rows of one
+    nation's suppliers instead of every late lineitem. Cost: the plan's
+    (over-budget bytes, intermediate rows), plus the rows each SEMI / ANTI
+    join reads on its left. Returns (leaves, hoisted joins, graph, plan
+    table)."""
+
+    def plan_of(ls):
+        g = JoinGraph(ls, preds, est, needed)
+        return g, plan_table(g, JoinCost(g, budget))
+
+    def semi_rows(ls) -> float:
+        return sum(est.rows(j.left) for leaf in ls for j in _peel(leaf)[1])
+
+    graph, table = plan_of(leaves)
+    over, work = table[graph.full][0]
+    best = (over, work + semi_rows(leaves))
+    hoisted: list = []
+    for i, leaf in enumerate(leaves):
+        core, chain = _peel(leaf)
+        if not chain:
+            continue
+        trial = [*leaves[:i], core, *leaves[i + 1 :]]
+        g, t = plan_of(trial)
+        o, w = t[g.full][0]
+        out = g.rows(g.full)
+        cost = (o, w + semi_rows(trial) + out * (len(hoisted) + len(chain)))
+        if cost < best:
+            best, leaves, graph, table = cost, trial, g, t
+            hoisted = hoisted + chain
+    return leaves, hoisted, graph, table
+
+
+def _build(leaves: list, preds: list, graph: JoinGraph, table: dict) -> L.LogicalNode:
+    """The join tree of the plan table's best plan, with the conditions
+    placed at the first join that covers their inputs."""
     used = [False] * len(preds)
     pred_sets = [{f.id for f in p.fields()} for p in preds]
 
