@@ -141,7 +141,12 @@ def decimal_result(op: str, a: DataType, b: DataType) -> DataType:
     if op in ("+", "-"):
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
-        return DECIMAL(min(38, whole + scale + 1), scale)
+        prec = whole + scale + 1
+        if da.precision <= 18 and db.precision <= 18:
+            # DuckDB keeps the sum of two DECIMALs of at most 18 digits in 64 bits: DECIMAL(18, s),
+            # with an overflow error past 18 digits (DECIMAL(18,2) + DECIMAL(18,2) is DECIMAL(18,2))
+            prec = min(prec, 18)
+        return DECIMAL(max(min(38, prec), scale), scale)
     if op == "*":
         scale = da.scale + db.scale
         prec = da.precision + db.precision

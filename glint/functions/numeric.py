@@ -99,6 +99,8 @@ def _arith(op):
             # two's complement overflow: the result's sign disagrees with both inputs' (add)
             flip = wide_y if op == "add" else ~wide_y
             over = ((wide_x ^ out) & (flip ^ out)) < 0
+            if _eighteen_digits(t):
+                over |= (out > DEC18_MAX) | (out < -DEC18_MAX)
             if valid is not None:
                 over &= valid
             if bool(over.any()):
@@ -110,13 +112,18 @@ def _arith(op):
                 out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
-            near = est.abs() >= 2.0**62  # the estimate only says where to look exactly
+            # the estimate only says where to look exactly (a DECIMAL(18, s) result must also
+            # stay within 18 digits: the estimate's error is far below the margin)
+            near = est.abs() >= (0.99e18 if _eighteen_digits(t) else 2.0**62)
             if valid is not None:
                 near &= valid
             if bool(near.any()):
                 W.check_magnitude(est, valid, f"multiplication of {t}")
                 exact = W.mul(wide_x, wide_y)
                 fits = (exact[:, 0] >= -(1 << 31)) & (exact[:, 0] < (1 << 31))
+                if _eighteen_digits(t):
+                    narrow = W.narrow(exact)
+                    fits &= (narrow <= DEC18_MAX) & (narrow >= -DEC18_MAX)
                 if valid is not None:
                     fits |= ~valid
                 if bool(fits.all()):
@@ -203,6 +210,15 @@ def _shift32(w: torch.Tensor) -> torch.Tensor:
 
 def _to_double(c: Column) -> torch.Tensor:
     return cast_column(c, T.DOUBLE).data
+
+
+DEC18_MAX = 10**18 - 1  # the largest unscaled value of an 18-digit DECIMAL
+
+
+def _eighteen_digits(t: T.DataType) -> bool:
+    """A DECIMAL(18, s): 64 bits that DuckDB holds to 18 digits (a sum or a
+    product of narrower DECIMALs capped there, with an overflow error past it)."""
+    return t.is_decimal and t.precision == 18
 
 
 def _duck_name(t: T.DataType) -> str:
