@@ -29,6 +29,7 @@ from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.errors import NotSupported
 from glint.exec.keys import encode_keys
+from glint.functions.aggregates.states import final_value_of_state
 from glint.functions.builtins import BUILTINS
 from glint.functions.evaluate import evaluate
 from glint.functions.validity import predicate_mask
@@ -99,6 +100,12 @@ def combine_states(agg: AggCall, cols: list[Column], slots: G.Slots) -> list[Col
 
 def final_value(agg: AggCall, cols: list[Column]) -> Column:
     return _EVALUATORS[agg.fn].final(agg, cols)
+
+
+def final_computes(agg: AggCall) -> bool:
+    """Whether ``agg``'s value is computed from its states (SUM, AVG, COUNT,
+    the moments), not one of them as it is (MIN, MAX, STRING_AGG)."""
+    return _EVALUATORS[agg.fn].final is not final_value_of_state
 
 
 # ------------------------------------------------------------------ whole batches

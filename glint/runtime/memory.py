@@ -43,6 +43,7 @@ import itertools
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -117,14 +118,25 @@ def host_memory_total() -> int:
 
 def host_memory_available() -> int:
     """Bytes that can still be allocated without swapping or the OOM killer:
-    MemAvailable, and below a cgroup (container) limit what is left under it."""
+    MemAvailable, and below a cgroup (container) limit what is left under it.
+    Read at most every ``_AVAILABLE_TTL_S`` (each query asks, for its result
+    limit: reading /proc and the cgroup files takes about 0.3 ms)."""
+    now = time.monotonic()
+    at, value = _available
+    if now - at < _AVAILABLE_TTL_S:
+        return value
     avail = _meminfo().get("MemAvailable", 0)
     limit = _cgroup_limit()
     if limit:
         used = _cgroup_usage()
         if used is not None:
             avail = min(avail, max(0, limit - used))
+    _available[:] = [now, avail]
     return avail
+
+
+_AVAILABLE_TTL_S = 0.05
+_available: list = [float("-inf"), 0]  # (when it was read, the bytes)
 
 
 def _meminfo() -> dict[str, int]:

@@ -9,6 +9,8 @@ states come from the reference."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -112,3 +114,50 @@ def test_tpch_aggregations_on_cuda(cached_tpch, fused):
     for n in (1, 6, 14, 19):
         q = tpch.tpch_query(n)
         assert compare_query_result(q, con.sql(q).arrow(), tpch.duckdb_arrow(duck, q)) == [], n
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_few_groups_are_finished_on_the_host(monkeypatch):
+    """The final values of at most HOST_FINAL_ROWS groups are computed on the
+    host from the GPU's states (MIN / MAX, which are their state, stay), more
+    groups on the GPU; both equal DuckDB's."""
+    import duckdb
+
+    import glint
+    from glint.exec import aggregate as AG
+    from glint.exec import aggregate_functions as F
+    from glint.testing.compare import compare_query_result
+
+    seen = []
+    final_value = F.final_value
+
+    def spy(agg, cols):
+        seen.append((agg.fn, cols[0].device.type))
+        return final_value(agg, cols)
+
+    monkeypatch.setattr(F, "final_value", spy)
+    rng = np.random.default_rng(5)
+    n = 200_000
+    t = pa.table(
+        {
+            "g": rng.integers(0, 1 << 20, n),
+            "d": pa.array([Decimal(int(x)).scaleb(-2) for x in rng.integers(-(10**9), 10**9, n)], pa.decimal128(15, 2)),
+            "f": rng.normal(size=n),
+        }
+    )
+    con = glint.connect(device="cuda", chunk_rows=50_000)
+    con.register("t", t)
+    duck = duckdb.connect()
+    duck.register("t", t)
+    for groups in (4, AG.HOST_FINAL_ROWS * 4):
+        seen.clear()
+        q = (
+            f"SELECT g % {groups} AS k, sum(d) AS s, avg(d) AS a, count(*) AS n, var_pop(f) AS v, min(d) AS lo "
+            "FROM t GROUP BY k ORDER BY k"
+        )
+        assert compare_query_result(q, con.sql(q).arrow(), duck.execute(q).arrow()) == []
+        where = dict(seen)
+        assert where["min"] == "cuda"
+        want = "cpu" if groups <= AG.HOST_FINAL_ROWS else "cuda"
+        assert {where[fn] for fn in ("sum", "avg", "count_star", "var_pop")} == {want}, where
