@@ -76,6 +76,7 @@ class Post:
     rows: tuple[int, ...]  # per segment
     columns: tuple[tuple[object, ColumnLayout], ...]  # in key order
     more: bool = False
+    packed: bool = False  # this rank would move the step's buffers packed (used when every rank would)
 
 
 def _key_order(keys) -> list:
@@ -129,7 +130,7 @@ class Outgoing:
     """A sender's rows (grouped by destination, ``counts`` rows per segment)
     and its post for the size exchange."""
 
-    def __init__(self, batch: Batch, counts: list[int], more: bool = False):
+    def __init__(self, batch: Batch, counts: list[int], more: bool = False, packed: bool = False):
         self.batch, self.counts = batch, list(counts)
         self.keys = _key_order(batch.columns)
         self.strings: dict = {}
@@ -153,7 +154,7 @@ class Outgoing:
                     ),
                 )
             )
-        self.post = Post(tuple(self.counts), tuple(layouts), more)
+        self.post = Post(tuple(self.counts), tuple(layouts), more, packed)
 
     def buffers(self, key, layout: Unified) -> list[torch.Tensor]:
         """The column's buffers to send, in the form every rank agreed on."""
@@ -234,21 +235,111 @@ class Transfer:
     (``comm.start_*``: asynchronous work handles, in the same order on every
     rank) when it is made; :meth:`finish` waits for them and builds the
     received batch. Until then it holds the send and receive buffers, which
-    the backend reads and writes in the background."""
+    the backend reads and writes in the background.
+
+    Packed (every rank's post says so): all the buffers go as one byte buffer
+    per destination, each piece padded to 8 bytes, in one all-to-all (one
+    broadcast per sending rank for an all-gather); the receiver then cuts
+    each buffer's pieces out and joins them. One collective per step instead
+    of one per column buffer, for one more copy of what is received: each
+    collective has a fixed cost (a launch, a rendezvous of the ranks) that
+    dominates small steps. Otherwise each buffer is its own collective,
+    received straight into place."""
 
     def __init__(self, comm, out: Outgoing, posts: list[Post], pattern: str, what: str, ex: ExchangeStats):
         self.comm, self.posts, self.pattern, self.what = comm, posts, pattern, what
         self.works: list = []
         self.sent: list[torch.Tensor] = []
         self.received: dict = {}
+        self._unpack = None  # packed: builds self.received once the collectives are done
         me = comm.rank
+        pieces = []  # (column key, buffer, sent per destination, received per sender, all ranks' total)
         for i, (k, lay) in enumerate(unify(posts)):
             parts = ["rows"] + (["rows"] if lay.valid else []) + (["entries", "nbytes"] if lay.strings else [])
-            got = []
             for buf, part in zip(out.buffers(k, lay), parts):
-                send, recv, total = _counts(posts, i, part, me, pattern)
-                got.append(self._move(buf, send, recv, total, ex))
-            self.received[k] = got
+                pieces.append((k, buf, *_counts(posts, i, part, me, pattern)))
+        if len(pieces) > 1 and all(p.packed for p in posts):
+            self._move_packed(pieces, ex)
+            return
+        for k, buf, send, recv, total in pieces:
+            self.received.setdefault(k, []).append(self._move(buf, send, recv, total, ex))
+
+    def _move_packed(self, pieces: list, ex: ExchangeStats) -> None:
+        comm = self.comm
+        me, n = comm.rank, comm.size
+        dev = pieces[0][1].device
+        row_bytes = [_row_bytes(buf) for _, buf, *_ in pieces]
+        # bytes of each (buffer, rank) piece on the wire, padded: what rank r receives from s
+        # (alltoall) or what root r sends everyone (allgather), the same on every rank
+        sizes = [[_padded(recv[r] * rb) for r in range(n)] for (_, _, _, recv, _), rb in zip(pieces, row_bytes)]
+        pad = torch.zeros(8, dtype=torch.uint8, device=dev)
+
+        def pack(rows_of, start_of) -> tuple[torch.Tensor, list[int]]:
+            """This rank's buffers as bytes, destination by destination (one segment
+            for an all-gather), and the bytes for each."""
+            chunks, nbytes = [], []
+            for r in range(len(rows_of(0))):
+                total = 0
+                for (_, buf, *_), rb, i in zip(pieces, row_bytes, range(len(pieces))):
+                    cnt = rows_of(i)[r]
+                    if cnt:
+                        lo = start_of(i)[r]
+                        flat = buf[lo : lo + cnt].reshape(-1)
+                        if flat.stride(0) != 1:  # (one value of a strided column counts as contiguous)
+                            flat = torch.empty_like(flat, memory_format=torch.contiguous_format).copy_(flat)
+                            flat = flat.as_strided(flat.shape, (1,))
+                        chunks.append(flat.view(torch.uint8))
+                        extra = _padded(cnt * rb) - cnt * rb
+                        if extra:
+                            chunks.append(pad[:extra])
+                        total += _padded(cnt * rb)
+                nbytes.append(total)
+            return (torch.cat(chunks) if chunks else pad[:0]), nbytes
+
+        if self.pattern == "alltoall":
+            sends = [send for _, _, send, _, _ in pieces]
+            starts = [_exclusive(send) for send in sends]
+            send_buf, send_bytes = pack(lambda i: sends[i], lambda i: starts[i])
+            recv_bytes = [sum(sz[s] for sz in sizes) for s in range(n)]
+            recv_buf = torch.empty(sum(recv_bytes), dtype=torch.uint8, device=dev)
+            if sum(p[4] for p in pieces):  # (every rank computed the same totals)
+                self.sent.append(send_buf)
+                self.works.append(comm.start_alltoall(recv_buf, send_buf, recv_bytes, send_bytes))
+            ex.messages_sent += sum(1 for r in range(n) if r != me and send_bytes[r])
+            ex.messages_received += sum(1 for r in range(n) if r != me and recv_bytes[r])
+            ex.bytes_sent += sum(send_bytes[r] for r in range(n) if r != me)
+            ex.bytes_received += sum(recv_bytes[r] for r in range(n) if r != me)
+            from_rank = [recv_buf[a : a + b] for a, b in zip(_exclusive(recv_bytes), recv_bytes)]
+        else:
+            own, _ = pack(lambda i: [pieces[i][2][0]], lambda i: [0])
+            from_rank = []
+            for root in range(n):
+                size = sum(sz[root] for sz in sizes)
+                t = own if root == me else torch.empty(size, dtype=torch.uint8, device=dev)
+                if size:
+                    self.sent.append(t)
+                    self.works.append(comm.start_broadcast(t, root))
+                from_rank.append(t)
+            if sizes and sum(sz[me] for sz in sizes):
+                ex.messages_sent += n - 1
+                ex.bytes_sent += sum(sz[me] for sz in sizes) * (n - 1)
+            ex.messages_received += sum(1 for r in range(n) if r != me and any(sz[r] for sz in sizes))
+            ex.bytes_received += sum(sz[r] for sz in sizes for r in range(n) if r != me)
+
+        def unpack() -> None:
+            at = [0] * n  # where each sender's next piece starts in its bytes
+            for (k, buf, _, recv, _), rb, sz in zip(pieces, row_bytes, sizes):
+                parts = []
+                for s in range(n):
+                    if recv[s]:
+                        raw = from_rank[s][at[s] : at[s] + recv[s] * rb]
+                        parts.append(raw.view(buf.dtype).reshape((recv[s],) + tuple(buf.shape[1:])))
+                    at[s] += sz[s]
+                empty = buf.new_empty((0,) + tuple(buf.shape[1:]))
+                got = torch.cat(parts) if len(parts) > 1 else (parts[0] if parts else empty)
+                self.received.setdefault(k, []).append(got)
+
+        self._unpack = unpack
 
     def _move(self, buf: torch.Tensor, send: list[int], recv: list[int], total: int, ex: ExchangeStats) -> torch.Tensor:
         comm = self.comm
@@ -283,6 +374,9 @@ class Transfer:
         and returns the received batch."""
         for w in self.works:
             self.comm.wait(w, self.what)
+        if self._unpack is not None:
+            self._unpack()
+            self._unpack = None
         self.works, self.sent = [], []
         return assemble(self.posts, self.comm.rank, self.received, self.pattern, self.comm.device)
 
@@ -319,6 +413,15 @@ def assemble(posts: list[Post], me: int, received: dict, pattern: str, device) -
     return Batch(cols, total, device)
 
 
+def _row_bytes(buf: torch.Tensor) -> int:
+    return buf.element_size() * (buf.shape[1] if buf.dim() == 2 else 1)
+
+
+def _padded(nbytes: int) -> int:
+    """Bytes of a piece in a packed buffer: every piece starts 8-byte aligned."""
+    return (nbytes + 7) // 8 * 8
+
+
 def _exclusive(xs: list[int]) -> list[int]:
     out, acc = [], 0
     for x in xs:
@@ -332,7 +435,7 @@ def exchange(comm, batch: Batch, counts: list[int], pattern: str, kind: str, wha
     ``batch``'s rows are grouped by destination (``counts`` per rank) for an
     all-to-all; for an all-gather ``counts`` is [its row count]."""
     t0 = time.perf_counter()
-    out = Outgoing(batch, counts)
+    out = Outgoing(batch, counts, packed=getattr(comm, "packed", False))
     posts, wait_s = comm.sync(out.post, what)
     ex = ExchangeStats(comm.step, kind, what, wait_s=wait_s)
     ex.rows_sent = (
@@ -355,6 +458,7 @@ def communicator(ctx, node):
     comm = getattr(ctx, "dist", None)
     if comm is None:
         raise RuntimeError(f"{type(node).__name__} runs only on the ranks of a distributed connection")
+    comm.packed = bool(ctx.settings.packed_exchange)  # (this rank's; the posts decide: Transfer)
     return comm
 
 

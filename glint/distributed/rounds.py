@@ -234,7 +234,7 @@ def exchange_rounds(
             batch = src.take()
             grouped, counts = split(batch)
             t0 = time.perf_counter()
-            out = Outgoing(grouped, counts, src.more)
+            out = Outgoing(grouped, counts, src.more, getattr(comm, "packed", False))
             ex.rounds += 1
             posts, wait_s = comm.sync(out.post, f"{what}, round {ex.rounds}")
             if ex.rounds == 1:  # recorded at its first step (its input's exchanges come first)

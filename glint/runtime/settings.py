@@ -482,6 +482,14 @@ class Settings:
         unit="streams",
         lo=1,
     )
+    packed_exchange: bool = _setting(
+        "GLINT_PACKED_EXCHANGE",
+        "boolean",
+        True,
+        "an exchange between ranks moves all the columns of a step as one buffer per destination, one "
+        "collective (off: one collective per column buffer, received in place); ranks that disagree use the latter",
+        FIXED,
+    )
     fused_aggregation: bool = _setting(
         "GLINT_FUSED_AGGREGATION",
         "boolean",
