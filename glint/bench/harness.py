@@ -131,7 +131,15 @@ def _plan(args, err, show: bool) -> BenchPlan:
         require_duckdb()
     t0 = time.perf_counter()
     # data generation reports its progress also off a terminal (plain lines: glint.workloads.progress)
-    data = Path(os.path.expanduser(args.data)) if args.data else suite.ensure_data(args.sf, progress=True)
+    skew = getattr(args, "skew", None)
+    if skew is not None:
+        if args.benchmark != "tpch" or args.data:
+            raise GlintError("--skew makes a skewed TPC-H: it goes with tpch, without --data")
+        from glint.workloads.tpch_skew import ensure_skewed_tpch_data
+
+        data = ensure_skewed_tpch_data(args.sf, skew, progress=True)
+    else:
+        data = Path(os.path.expanduser(args.data)) if args.data else suite.ensure_data(args.sf, progress=True)
     found = tables_in_directory(data)
     tables_of = {n: query_tables(suite.query(n), sorted(found)) for n in dict.fromkeys(names + cold_names)}
     for n, ts in tables_of.items():
@@ -156,7 +164,7 @@ def _run_facts(args, plan: BenchPlan, opts: dict) -> RunFacts:
     ranks = plan.ranks
     return RunFacts(
         benchmark=plan.suite.key,
-        title=plan.suite.title,
+        title=plan.suite.title + (f" skewed (Zipf {args.skew:g})" if getattr(args, "skew", None) else ""),
         sf=args.sf,
         sf_label=sf_label(args.sf),
         device=plan.device_label,
@@ -287,6 +295,13 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--out", help="output directory (default bench/results/<benchmark>-sf<sf>-<device>-<date>)")
     p.add_argument("--data", help="use the Parquet files in this directory instead of the generated cache")
+    p.add_argument(
+        "--skew",
+        type=float,
+        metavar="Z",
+        help="tpch: a skewed TPC-H in the style of JCC-H, its customers, parts and suppliers drawn from a Zipf "
+        "distribution of exponent Z (glint.workloads.tpch_skew), generated on first use",
+    )
     p.add_argument("--no-duckdb", action="store_true", help="no DuckDB runs, so no result checks")
     p.add_argument("--no-duckdb-parquet", action="store_true", help="skip DuckDB on the Parquet files")
     p.add_argument(
