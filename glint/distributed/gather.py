@@ -41,6 +41,6 @@ class GatherExec(InRounds, PhysicalNode):
             "alltoall",
             "gather",
             self.describe(),
-            limit=round_size(ctx.memory, self.round_bytes),
+            limit=round_size(ctx.memory, self.round_bytes, comm.packed),
             hold=self.hold_input,
         )

@@ -82,22 +82,24 @@ class InRounds:
         return self.hold_input
 
 
-def round_size(memory, configured: int = 0) -> int:
+def round_size(memory, configured: int = 0, packed: bool = False) -> int:
     """Bytes of input a rank moves per round: ``configured`` when set (the
     plan's, from ``glint.connect(round_bytes=...)``), else an eighth of the
     memory kept free for chunks in flight (a round's input and grouped copy,
-    send and receive buffers, the assembled rows; two rounds in flight),
-    between 1 MiB and 256 MiB.
+    send and receive buffers, the assembled rows; two rounds in flight), a
+    twelfth when the steps are ``packed`` (the packed send and receive
+    buffers are two more copies), between 1 MiB and 256 MiB.
 
     >>> from glint.runtime.memory import MemoryManager
-    >>> round_size(MemoryManager(torch.device("cpu"), 1 << 34, headroom=800 << 20)) >> 20
-    100
+    >>> m = MemoryManager(torch.device("cpu"), 1 << 34, headroom=800 << 20)
+    >>> round_size(m) >> 20, round_size(m, packed=True) >> 20
+    (100, 66)
     >>> round_size(None, 4096)
     4096
     """
     if configured:
         return max(1, int(configured))
-    return max(MIN_ROUND_BYTES, min(MAX_ROUND_BYTES, memory.working_reserve() // 8))
+    return max(MIN_ROUND_BYTES, min(MAX_ROUND_BYTES, memory.working_reserve() // (12 if packed else 8)))
 
 
 def wire_nbytes(batch: Batch) -> int:

@@ -57,7 +57,7 @@ class ShuffleExec(InRounds, PhysicalNode):
             "alltoall",
             "shuffle",
             self.describe(),
-            limit=round_size(ctx.memory, self.round_bytes),
+            limit=round_size(ctx.memory, self.round_bytes, comm.packed),
             keep=self.source == "all" or comm.rank == 0,
             hold=self.hold_input,
         )
