@@ -274,32 +274,31 @@ class Transfer:
         sizes = [[_padded(recv[r] * rb) for r in range(n)] for (_, _, _, recv, _), rb in zip(pieces, row_bytes)]
         pad = torch.zeros(8, dtype=torch.uint8, device=dev)
 
-        def pack(rows_of, start_of) -> tuple[torch.Tensor, list[int]]:
+        def pack(rows: list[list[int]], starts: list[list[int]]) -> tuple[torch.Tensor, list[int]]:
             """This rank's buffers as bytes, destination by destination (one segment
-            for an all-gather), and the bytes for each."""
+            for an all-gather): rows[i][r] rows of buffer i from row starts[i][r]
+            go to r. Also the bytes for each destination."""
             chunks, nbytes = [], []
-            for r in range(len(rows_of(0))):
+            for r in range(len(rows[0])):
                 total = 0
-                for (_, buf, *_), rb, i in zip(pieces, row_bytes, range(len(pieces))):
-                    cnt = rows_of(i)[r]
-                    if cnt:
-                        lo = start_of(i)[r]
-                        flat = buf[lo : lo + cnt].reshape(-1)
-                        if flat.stride(0) != 1:  # (one value of a strided column counts as contiguous)
-                            flat = torch.empty_like(flat, memory_format=torch.contiguous_format).copy_(flat)
-                            flat = flat.as_strided(flat.shape, (1,))
-                        chunks.append(flat.view(torch.uint8))
-                        extra = _padded(cnt * rb) - cnt * rb
-                        if extra:
-                            chunks.append(pad[:extra])
-                        total += _padded(cnt * rb)
+                for i, ((_, buf, *_), rb) in enumerate(zip(pieces, row_bytes)):
+                    cnt = rows[i][r]
+                    if not cnt:
+                        continue
+                    flat = buf[starts[i][r] : starts[i][r] + cnt].reshape(-1)
+                    if flat.stride(0) != 1:  # (one value of a strided column counts as contiguous)
+                        flat = torch.empty(flat.shape, dtype=flat.dtype, device=flat.device).copy_(flat)
+                    chunks.append(flat.view(torch.uint8))
+                    size = _padded(cnt * rb)
+                    if size > cnt * rb:
+                        chunks.append(pad[: size - cnt * rb])
+                    total += size
                 nbytes.append(total)
             return (torch.cat(chunks) if chunks else pad[:0]), nbytes
 
         if self.pattern == "alltoall":
             sends = [send for _, _, send, _, _ in pieces]
-            starts = [_exclusive(send) for send in sends]
-            send_buf, send_bytes = pack(lambda i: sends[i], lambda i: starts[i])
+            send_buf, send_bytes = pack(sends, [_exclusive(send) for send in sends])
             recv_bytes = [sum(sz[s] for sz in sizes) for s in range(n)]
             recv_buf = torch.empty(sum(recv_bytes), dtype=torch.uint8, device=dev)
             if sum(p[4] for p in pieces):  # (every rank computed the same totals)
@@ -311,7 +310,7 @@ class Transfer:
             ex.bytes_received += sum(recv_bytes[r] for r in range(n) if r != me)
             from_rank = [recv_buf[a : a + b] for a, b in zip(_exclusive(recv_bytes), recv_bytes)]
         else:
-            own, _ = pack(lambda i: [pieces[i][2][0]], lambda i: [0])
+            own, _ = pack([[send[0]] for _, _, send, _, _ in pieces], [[0]] * len(pieces))
             from_rank = []
             for root in range(n):
                 size = sum(sz[root] for sz in sizes)

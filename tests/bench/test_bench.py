@@ -193,6 +193,7 @@ def test_bench_without_duckdb_is_unchecked(tmp_path, capsys):
         (["--runs", "0"], "--runs must be at least 1"),
         (["--device", "tpu"], 'unknown device "tpu"'),
         (["--data", "/nonexistent/dir"], "No such directory"),
+        (["--skew", "1", "--data", "/some/dir"], "--skew makes a skewed TPC-H: it goes with tpch, without --data"),
     ],
 )
 def test_bench_bad_arguments(argv, message, tmp_path, capsys):

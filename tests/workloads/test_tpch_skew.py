@@ -85,3 +85,13 @@ def test_bench_makes_and_names_the_skewed_data(tmp_path, monkeypatch, cached_tpc
     assert rep["data_dir"] == str(ensure_skewed_tpch_data(0.01, 1.5))
     with pytest.raises(glint.GlintError, match="positive"):
         ensure_skewed_tpch_data(0.01, 0)
+
+
+def test_a_directory_without_tpch_tables_is_named(tmp_path):
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"o_custkey": [1]}), tmp_path / "orders.parquet")
+    with pytest.raises(
+        glint.GlintError, match=r"missing the TPC-H tables \['customer', 'lineitem', 'part', 'supplier'\]"
+    ):
+        make_skewed_tpch(tmp_path, tmp_path / "out")
