@@ -1,8 +1,10 @@
-"""COUNT, SUM and AVG of a chunk with few groups in one pass per four input
-columns (glint.kernels.group_reduce), instead of one scatter per state.
+"""COUNT, SUM and AVG of a chunk in one pass per four input columns
+(glint.kernels.group_reduce), instead of one scatter per state.
 
 Used by the hash aggregation's partial step on CUDA when the chunk has at most
-``group_reduce.MAX_GROUPS`` groups (TPC-H Q1's four, or one without GROUP BY).
+``group_reduce.MAX_GROUPS`` groups (TPC-H Q1's four, or one without GROUP BY:
+per-program accumulators) or at least ``group_reduce.MANY_GROUPS`` (Q18's
+orders: atomics, one read of the group ids for all the columns).
 The states are the same columns the per-function partial states give (COUNT:
 [count]; SUM, AVG: [sum, count] with an exact [hi, lo] or a DOUBLE sum), so
 combining and finishing them is unchanged. Each distinct input column is read

@@ -1,4 +1,4 @@
-"""Sums and counts per group for a handful of groups, every column in one pass.
+"""Sums and counts per group, every column of a chunk in one pass.
 
 The GROUP BY of TPC-H Q1 has 4 groups and Q6 has one. Scattering 600M rows
 into 4 slots with atomic adds serialises on those addresses; instead each
@@ -12,6 +12,14 @@ Integers (BIGINT, DECIMAL as scaled int64) are summed exactly: each value is
 split into 32-bit limbs summed separately in int64, as
 :func:`glint.kernels.groupby.exact_sum` does, so no partial sum can overflow
 (a program sums at most 2**31 rows). Doubles are summed in float64.
+
+Many groups (a GROUP BY of orders or parts: at least ``MANY_GROUPS``) take a
+second kernel: each row's limbs and count are added to its group's slots with
+relaxed atomics, all of a launch's columns from one read of the group ids,
+instead of a masking pass, two scatters and a count scatter per column (the
+atomics land on distinct addresses, so they rarely collide). Between the two
+sizes the scatters of glint.kernels.groupby, whose groups are spread over
+bins, stay.
 
 :func:`group_sums` is the entry point; on tensors that are not on CUDA (or
 without Triton) it runs the torch reference, :func:`group_sums_torch`, which
@@ -34,7 +42,8 @@ import torch
 from glint.kernels import groupby as G
 from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 
-MAX_GROUPS = 32  # more groups than this go through the scatter path
+MAX_GROUPS = 32  # the most groups the per-program accumulators take
+MANY_GROUPS = G.SPREAD_BINS  # the fewest groups the atomic kernel takes (fewer collide)
 COLUMNS_PER_LAUNCH = 4  # value columns one kernel launch reads
 _PROGRAMS = 1024  # programs per launch to aim for (several per SM)
 _MAX_ROWS = 1 << 31  # rows of one call: the limb sums stay within int64
@@ -52,8 +61,9 @@ class SumInput:
 
 
 def fits(n_groups: int, n_rows: int) -> bool:
-    """Whether :func:`group_sums` takes this shape (few groups, rows within a call's limit)."""
-    return 1 <= n_groups <= MAX_GROUPS and n_rows < _MAX_ROWS
+    """Whether :func:`group_sums` takes this shape on a GPU: few groups or
+    many, rows within a call's limit."""
+    return (1 <= n_groups <= MAX_GROUPS or n_groups >= MANY_GROUPS) and n_rows < _MAX_ROWS
 
 
 def group_sums(gid: torch.Tensor | None, n_groups: int, inputs: list[SumInput]):
@@ -63,11 +73,12 @@ def group_sums(gid: torch.Tensor | None, n_groups: int, inputs: list[SumInput]):
     group in [0, n_groups) (None: every row is group 0)."""
     if not inputs:
         return []
-    if n_groups > MAX_GROUPS:
-        raise ValueError(f"group_sums takes at most {MAX_GROUPS} groups, got {n_groups}")
     t = inputs[0].values
     if HAS_TRITON and use_triton(t) and t.shape[0] < _MAX_ROWS:
-        return group_sums_triton(gid, n_groups, inputs)
+        if n_groups <= MAX_GROUPS:
+            return group_sums_triton(gid, n_groups, inputs)
+        if gid is not None:
+            return group_sums_atomic_triton(gid, n_groups, inputs)
     return group_sums_torch(gid, n_groups, inputs)
 
 
@@ -85,6 +96,64 @@ def group_sums_torch(gid, n_groups: int, inputs: list[SumInput]):
     return out
 
 
+def _launch_args(part: list[SumInput]) -> tuple[list, list]:
+    """A launch's value and mask pointers and its (floating, masked) flags,
+    COLUMNS_PER_LAUNCH of each (unused ones repeat the first column)."""
+    args, flags = [], []
+    for i in range(COLUMNS_PER_LAUNCH):
+        x = part[i] if i < len(part) else part[0]
+        args += [x.values, x.valid if x.valid is not None else x.values]
+        flags += [x.floating, x.valid is not None]
+    return args, flags
+
+
+def group_sums_atomic_triton(gid: torch.Tensor, n_groups: int, inputs: list[SumInput]):
+    """:func:`group_sums` for many groups by the atomic kernel, up to
+    COLUMNS_PER_LAUNCH columns a launch; the rows of each group are counted
+    once for all the columns without a mask."""
+    t = inputs[0].values
+    n, dev = t.shape[0], t.device
+    rows = torch.zeros(n_groups, dtype=torch.int64, device=dev)
+    counted = False  # whether a launch has counted the rows yet
+    block = 1024
+    out = []
+    for start in range(0, len(inputs), COLUMNS_PER_LAUNCH):
+        part = inputs[start : start + COLUMNS_PER_LAUNCH]
+        k = len(part)
+        slots = torch.zeros((n_groups, k, 3), dtype=torch.int64, device=dev)
+        args, flags = _launch_args(part)
+        count_rows = not counted and any(x.valid is None for x in part)
+        counted = counted or count_rows
+        with on_device(t):
+            _group_sums_atomic_kernel[(blocks(n, block),)](
+                gid,
+                n,
+                *args,
+                slots,
+                slots.view(torch.float64),
+                rows,
+                K=k,
+                ROWS=count_rows,
+                F0=flags[0],
+                M0=flags[1],
+                F1=flags[2],
+                M1=flags[3],
+                F2=flags[4],
+                M2=flags[5],
+                F3=flags[6],
+                M3=flags[7],
+                BLOCK=block,
+            )
+        for i, x in enumerate(part):
+            if x.floating:
+                s = slots[:, i, 0].contiguous().view(torch.float64)
+            else:
+                lo = slots[:, i, 0]
+                s = torch.stack([slots[:, i, 1] + (lo >> G.LIMB_BITS), lo & G.LIMB_MASK], dim=1)
+            out.append((s, slots[:, i, 2] if x.valid is not None else rows))
+    return out
+
+
 def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
     """:func:`group_sums` by the Triton kernel, up to COLUMNS_PER_LAUNCH columns a launch."""
     t = inputs[0].values
@@ -98,11 +167,7 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
         part = inputs[start : start + COLUMNS_PER_LAUNCH]
         k = len(part)
         partial = torch.empty((programs, k, g_pad, 3), dtype=torch.int64, device=dev)
-        args, flags = [], []
-        for i in range(COLUMNS_PER_LAUNCH):
-            x = part[i] if i < k else part[0]
-            args += [x.values, x.valid if x.valid is not None else x.values]
-            flags += [x.floating, x.valid is not None]
+        args, flags = _launch_args(part)
         with on_device(t):
             _group_sums_kernel[(programs,)](
                 gid if gid is not None else t,
@@ -245,3 +310,60 @@ if HAS_TRITON:
             _store(out_ptr, pid, 2, lo2, hi2, n2, K, G, F2)
         if K > 3:
             _store(out_ptr, pid, 3, lo3, hi3, n3, K, G, F3)
+
+    @triton.jit
+    def _scatter_column(v_ptr, m_ptr, offs, inb, slot, out_ptr, fout_ptr, FLOATING: tl.constexpr, MASKED: tl.constexpr):
+        """One column's block of rows added to its groups' slots (``slot``:
+        each row's [lo, hi, count] triple) with relaxed atomics."""
+        ok = inb
+        if MASKED:
+            ok = ok & (tl.load(m_ptr + offs, mask=inb, other=0) != 0)
+            tl.atomic_add(out_ptr + slot + 2, tl.full(offs.shape, 1, tl.int64), mask=ok, sem="relaxed")
+        if FLOATING:
+            v = tl.load(v_ptr + offs, mask=ok, other=0.0).to(tl.float64)
+            tl.atomic_add(fout_ptr + slot, v, mask=ok, sem="relaxed")
+        else:
+            v = tl.load(v_ptr + offs, mask=ok, other=0).to(tl.int64)
+            tl.atomic_add(out_ptr + slot, v & 0xFFFFFFFF, mask=ok, sem="relaxed")
+            tl.atomic_add(out_ptr + slot + 1, v >> 32, mask=ok, sem="relaxed")
+
+    @triton.jit
+    def _group_sums_atomic_kernel(
+        gid_ptr,
+        n,
+        v0,
+        m0,
+        v1,
+        m1,
+        v2,
+        m2,
+        v3,
+        m3,
+        out_ptr,
+        fout_ptr,
+        rows_ptr,
+        K: tl.constexpr,
+        ROWS: tl.constexpr,
+        F0: tl.constexpr,
+        M0: tl.constexpr,
+        F1: tl.constexpr,
+        M1: tl.constexpr,
+        F2: tl.constexpr,
+        M2: tl.constexpr,
+        F3: tl.constexpr,
+        M3: tl.constexpr,
+        BLOCK: tl.constexpr,
+    ):
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inb = offs < n
+        gid = tl.load(gid_ptr + offs, mask=inb, other=0).to(tl.int64)
+        if ROWS:
+            tl.atomic_add(rows_ptr + gid, tl.full([BLOCK], 1, tl.int64), mask=inb, sem="relaxed")
+        slot = gid * (K * 3)
+        _scatter_column(v0, m0, offs, inb, slot, out_ptr, fout_ptr, F0, M0)
+        if K > 1:
+            _scatter_column(v1, m1, offs, inb, slot + 3, out_ptr, fout_ptr, F1, M1)
+        if K > 2:
+            _scatter_column(v2, m2, offs, inb, slot + 6, out_ptr, fout_ptr, F2, M2)
+        if K > 3:
+            _scatter_column(v3, m3, offs, inb, slot + 9, out_ptr, fout_ptr, F3, M3)

@@ -494,8 +494,8 @@ class Settings:
         "GLINT_FUSED_AGGREGATION",
         "boolean",
         True,
-        "COUNT, SUM and AVG of a chunk with at most 32 groups computed in one pass per four input columns "
-        "by a Triton kernel on CUDA (off: one scatter per state)",
+        "COUNT, SUM and AVG of a chunk with at most 32 or at least 4,096 groups computed in one pass per four "
+        "input columns by a Triton kernel on CUDA (off: one scatter per state)",
     )
     fused_filters: bool = _setting(
         "GLINT_FUSED_FILTERS",

@@ -20,6 +20,7 @@ from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.exec import aggregate_functions as F
 from glint.exec import few_groups as FG
+from glint.kernels import group_reduce as R
 from glint.kernels import groupby as G
 from glint.plan.expr import AggCall, Call, ColRef, Field, Literal
 
@@ -94,6 +95,8 @@ def test_only_on_cuda_and_few_groups():
         assert FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 4), cuda, True)
         assert not FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 4), cuda, False)
         assert not FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 33), cuda, True)
+        many = R.MANY_GROUPS  # and many groups: the atomic kernel
+        assert FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), many), cuda, True)
 
 
 @pytest.mark.gpu
@@ -114,6 +117,50 @@ def test_tpch_aggregations_on_cuda(cached_tpch, fused):
     for n in (1, 6, 14, 19):
         q = tpch.tpch_query(n)
         assert compare_query_result(q, con.sql(q).arrow(), tpch.duckdb_arrow(duck, q)) == [], n
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("fused", [True, False])
+def test_many_group_aggregations_on_cuda(cached_tpch, fused):
+    """Aggregations over at least MANY_GROUPS groups (TPC-H Q3 and Q18 by
+    order, Q13's counts, and a table with NULLs, DOUBLEs and FILTER) on CUDA
+    with the fused pass (the atomic kernel) on and off, against DuckDB."""
+    import duckdb
+
+    import glint
+    from glint.testing.compare import compare_query_result
+    from glint.workloads import tpch
+
+    d = cached_tpch(0.01)
+    con = glint.connect(device="cuda", chunk_rows=20_000)
+    con.sql(f"SET fused_aggregation = {str(fused).lower()}")
+    tpch.load_tpch(con, directory=d, progress=False)
+    duck = tpch.duckdb_tpch_connection(d)
+    for n in (3, 13, 18):
+        q = tpch.tpch_query(n)
+        assert compare_query_result(q, con.sql(q).arrow(), tpch.duckdb_arrow(duck, q)) == [], n
+    rng = np.random.default_rng(7)
+    rows = 300_000
+    t = pa.table(
+        {
+            "g": rng.integers(0, 50_000, rows),
+            "d": pa.array(
+                [None if x % 7 == 0 else Decimal(int(x)).scaleb(-2) for x in rng.integers(-(10**12), 10**12, rows)],
+                pa.decimal128(18, 2),
+            ),
+            "b": pa.array([None if x % 5 == 0 else int(x) for x in rng.integers(-(2**62), 2**62, rows)], pa.int64()),
+            "f": rng.normal(size=rows),
+        }
+    )
+    con.register("t", t)
+    ddb = duckdb.connect()
+    ddb.register("t", t)
+    q = (
+        "SELECT g, sum(d) AS s, avg(d) AS a, sum(b) AS sb, count(b) AS nb, count(*) AS n, "
+        "sum(f) FILTER (WHERE b > 0) AS sf, count(*) FILTER (WHERE d < 0) AS neg FROM t GROUP BY g ORDER BY g"
+    )
+    assert compare_query_result(q, con.sql(q).arrow(), ddb.execute(q).arrow()) == []
 
 
 @pytest.mark.gpu

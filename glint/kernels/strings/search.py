@@ -136,7 +136,8 @@ if HAS_TRITON:
 
 
 _NONE = (1 << 63) - 1
-_FLAT_BLOCK = 1024
+_FLAT_BLOCK = 1024  # byte positions per program
+_FLAT_WARPS = 4
 
 
 def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
@@ -150,7 +151,16 @@ def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tenso
     lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
     with on_device(out):
         _find_flat_kernel[(n_blocks,)](
-            p.data, offsets, block_entry, m, pos.contiguous(), lit_t, len(lit), best, BLOCK=_FLAT_BLOCK
+            p.data,
+            offsets,
+            block_entry,
+            m,
+            pos.contiguous(),
+            lit_t,
+            len(lit),
+            best,
+            BLOCK=_FLAT_BLOCK,
+            num_warps=_FLAT_WARPS,
         )
     out.copy_(torch.where(best == _NONE, -1, best))
 
