@@ -3,8 +3,8 @@
 
 Used by the hash aggregation's partial step on CUDA when the chunk has at most
 ``group_reduce.MAX_GROUPS`` groups (TPC-H Q1's four, or one without GROUP BY:
-per-program accumulators) or at least ``group_reduce.MANY_GROUPS`` (Q18's
-orders: atomics, one read of the group ids for all the columns).
+per-program accumulators) or ``group_reduce.MANY_GROUPS`` to
+``ATOMIC_MAX_GROUPS`` (atomics, one read of the group ids for all the columns).
 The states are the same columns the per-function partial states give (COUNT:
 [count]; SUM, AVG: [sum, count] with an exact [hi, lo] or a DOUBLE sum), so
 combining and finishing them is unchanged. Each distinct input column is read
@@ -22,6 +22,7 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.functions.evaluate import evaluate
+from glint.functions.fused_values import evaluate_value
 from glint.functions.validity import predicate_mask
 from glint.kernels import group_reduce as R
 from glint.kernels.groupby import Slots
@@ -41,9 +42,13 @@ def applies(aggs, slots: Slots, batch: Batch, enabled: bool) -> bool:
     )
 
 
-def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> dict[int, list[Column]]:
+def fused_states(
+    aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None, fused_expressions: bool = False
+) -> dict[int, list[Column]]:
     """Partial states of the COUNT / SUM / AVG aggregates of ``aggs`` (by
-    position), computed together; ``gid`` is each row's group (None: one group)."""
+    position), computed together; ``gid`` is each row's group (None: one group);
+    ``fused_expressions``: arithmetic arguments by one kernel each
+    (glint.functions.fused_values)."""
     inputs: list[R.SumInput] = []
     index: dict[tuple, int] = {}
     plan: dict[int, tuple[str, int]] = {}
@@ -66,7 +71,7 @@ def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> 
             else:
                 plan[i] = ("count", add(mask, mask, False))
             continue
-        x = evaluate(agg.args[0], batch)
+        x = evaluate_value(agg.args[0], batch, fused_expressions)
         if x.is_wide or x.data.dim() != 1 or x.dtype.kind not in _SUMMABLE:
             continue
         valid = x.valid if mask is None else (mask if x.valid is None else x.valid & mask)

@@ -63,11 +63,11 @@ _INT64 = (-(2**63), 2**63 - 1)
 BLOCK = 1024
 
 
-class _Unsupported(Exception):
+class CannotLower(Exception):
     """A node the kernel does not compile (the filter evaluates node by node)."""
 
 
-class _Lowering:
+class Lowering:
     """The kernel's source lines and its arguments, built by a walk of the tree."""
 
     def __init__(self, batch: Batch):
@@ -90,7 +90,7 @@ class _Lowering:
 
     def int_param(self, v: int) -> str:
         if not _INT64[0] <= v <= _INT64[1]:
-            raise _Unsupported
+            raise CannotLower
         return self._param(int(v), "")
 
     def float_param(self, v: float) -> str:
@@ -109,7 +109,7 @@ class _Lowering:
         """A column's values (int64 or float64) and its known flags (None: no NULLs)."""
         c = self.batch[e.field.id]
         if c.is_wide or c.dtype.is_string:
-            raise _Unsupported
+            raise CannotLower
         got = self.columns.get(e.field.id)
         if got is None:
             data = c.data.view(torch.int8) if c.data.dtype == torch.bool else c.data
@@ -136,16 +136,16 @@ class _Lowering:
             return self.tmp("offs >= 0" if e.value else "offs < 0"), None
         if isinstance(e, ColRef):
             if e.type.kind != "BOOLEAN":
-                raise _Unsupported
+                raise CannotLower
             v, k, _ = self.column(e)
             return v, k
         if not isinstance(e, Call) or e.type.kind != "BOOLEAN":
-            raise _Unsupported
+            raise CannotLower
         fn, args = e.fn, e.args
         if self._is_string_test(e):
             return self.string_test(e)
         if e.params:
-            raise _Unsupported
+            raise CannotLower
         if fn in ("and", "or") and len(args) == 2:
             (av, ak), (bv, bk) = self.boolean(args[0]), self.boolean(args[1])
             v = self.tmp(f"{av} & {bv}" if fn == "and" else f"{av} | {bv}")
@@ -167,41 +167,41 @@ class _Lowering:
             if isinstance(a, ColRef) and not a.type.is_string:
                 _, k, _ = self.column(a)
                 return (self.tmp(f"~{k}") if k is not None else self.tmp("offs < 0")), None
-            raise _Unsupported
+            raise CannotLower
         if fn in _CMP and len(args) == 2:
             return self.compare(fn, args[0], args[1])
         if fn == "in_list" and len(args) >= 2:
             return self.in_list(args[0], args[1:])
-        raise _Unsupported
+        raise CannotLower
 
     # ---------------------------------------------------------------- comparisons
     def compare(self, op: str, a, b) -> tuple[str, str | None]:
         if isinstance(a, Literal) and isinstance(b, ColRef):
             return self.compare(_FLIP[op], b, a)
         if not isinstance(a, ColRef) or not isinstance(b, (ColRef, Literal)):
-            raise _Unsupported
+            raise CannotLower
         if isinstance(b, Literal) and b.value is None:
-            raise _Unsupported  # (folded away before execution: NULL)
+            raise CannotLower  # (folded away before execution: NULL)
         ka, kb = _kind(a.type), _kind(b.type)
         x, xk, _ = self.column(a)
         if ka == "float" or kb == "float":
             if ka != kb:
-                raise _Unsupported  # (the binder casts mixed comparisons: a CAST node is not compiled)
+                raise CannotLower  # (the binder casts mixed comparisons: a CAST node is not compiled)
             if isinstance(b, ColRef):
                 y, yk, _ = self.column(b)
             else:
                 y, yk = self.float_param(float(b.value)), None
-            return self.tmp(_float_cmp(op, x, y)), _both(self, xk, yk)
+            return self.tmp(_float_cmp(op, x, y)), both_known(self, xk, yk)
         if ka != "int" or kb != "int":
-            raise _Unsupported
+            raise CannotLower
         sx, sy = _scale(a.type), _scale(b.type)
         if isinstance(b, ColRef):
             if sx != sy or _date_mix(a.type, b.type):
-                raise _Unsupported
+                raise CannotLower
             y, yk, _ = self.column(b)
-            return self.tmp(f"{x} {_CMP[op]} {y}"), _both(self, xk, yk)
+            return self.tmp(f"{x} {_CMP[op]} {y}"), both_known(self, xk, yk)
         if _date_mix(a.type, b.type):
-            raise _Unsupported
+            raise CannotLower
         return self._compare_constant(op, x, sx, int(b.value), sy), xk
 
     def _compare_constant(self, op: str, x: str, sx: int, y: int, sy: int) -> str:
@@ -225,7 +225,7 @@ class _Lowering:
 
     def in_list(self, a, items) -> tuple[str, str | None]:
         if not all(isinstance(i, Literal) and i.value is not None for i in items):
-            raise _Unsupported
+            raise CannotLower
         hits = [self.compare("eq", a, i)[0] for i in items]
         v = hits[0]
         for h in hits[1:]:
@@ -256,7 +256,7 @@ class _Lowering:
         try:
             r = evaluate(e, Batch({ref.field.id: entries}, len(d), c.device))
         except GlintError:
-            raise _Unsupported from None  # (the node-by-node path raises it for the rows, if at all)
+            raise CannotLower from None  # (the node-by-node path raises it for the rows, if at all)
         lut = r.data.to(torch.int8)
         if r.valid is not None:
             lut = torch.where(r.valid, lut, torch.full_like(lut, -1))
@@ -275,7 +275,7 @@ class _Lowering:
         return v, known
 
 
-def _both(low: _Lowering, a: str | None, b: str | None) -> str | None:
+def both_known(low: Lowering, a: str | None, b: str | None) -> str | None:
     if a is None or b is None:
         return a or b
     return low.tmp(f"{a} & {b}")
@@ -318,7 +318,7 @@ _KERNELS: dict[str, object] = {}
 _LOCK = threading.Lock()
 
 
-def _source(low: _Lowering, value: str, known: str | None) -> str:
+def _source(low: Lowering, value: str, known: str | None) -> str:
     names = [f"A{i}" for i in range(len(low.tensors))] + [f"P{i}" for i in range(len(low.params))]
     args = ", ".join(names + ["OUT", "n", "BLOCK: tl.constexpr"])
     body = ["pid = tl.program_id(0)", "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "m = offs < n"]
@@ -329,7 +329,8 @@ def _source(low: _Lowering, value: str, known: str | None) -> str:
     return f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef predicate({args}):\n{text}\n"
 
 
-def _kernel(source: str):
+def load_kernel(source: str, name: str = "predicate"):
+    """The jitted function ``name`` of a generated source, cached by its text."""
     key = hashlib.sha1(source.encode()).hexdigest()[:16]
     k = _KERNELS.get(key)
     if k is not None:
@@ -339,25 +340,25 @@ def _kernel(source: str):
         if k is None:
             d = Path(tempfile.gettempdir()) / f"glint-kernels-{os.getuid() if hasattr(os, 'getuid') else 0}"
             d.mkdir(parents=True, exist_ok=True)
-            path = d / f"predicate_{key}.py"
+            path = d / f"{name}_{key}.py"
             if not path.exists():
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(source)
                 os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(f"glint_predicate_{key}", path)
+            spec = importlib.util.spec_from_file_location(f"glint_{name}_{key}", path)
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
-            k = _KERNELS[key] = mod.predicate
+            k = _KERNELS[key] = getattr(mod, name)
     return k
 
 
-def lower(predicate, batch: Batch) -> tuple[str, _Lowering] | None:
+def lower(predicate, batch: Batch) -> tuple[str, Lowering] | None:
     """The kernel source of ``predicate`` over ``batch``'s columns and its
     arguments, or None where a node does not compile."""
-    low = _Lowering(batch)
+    low = Lowering(batch)
     try:
         value, known = low.boolean(predicate)
-    except _Unsupported:
+    except CannotLower:
         return None
     return _source(low, value, known), low
 
@@ -379,7 +380,7 @@ def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
     source, low = lowered
     out = torch.empty(n, dtype=torch.int8, device=batch.device)
     try:
-        kernel = _kernel(source)
+        kernel = load_kernel(source)
         with on_device(out):
             kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, n, BLOCK=BLOCK)
     except torch.cuda.OutOfMemoryError:

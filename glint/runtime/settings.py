@@ -494,8 +494,8 @@ class Settings:
         "GLINT_FUSED_AGGREGATION",
         "boolean",
         True,
-        "COUNT, SUM and AVG of a chunk with at most 32 or at least 4,096 groups computed in one pass per four "
-        "input columns by a Triton kernel on CUDA (off: one scatter per state)",
+        "COUNT, SUM and AVG of a chunk with at most 32 or 4,096 to 262,144 groups computed in one pass per "
+        "four input columns by a Triton kernel on CUDA (off: one scatter per state)",
     )
     fused_filters: bool = _setting(
         "GLINT_FUSED_FILTERS",
@@ -504,6 +504,14 @@ class Settings:
         "a filter's predicate of comparisons, IN lists, AND / OR / NOT and tests of one string column run as "
         "one generated Triton kernel on CUDA (off: one torch operation per expression node); off by default "
         "until it measures faster (docs/performance.md)",
+    )
+    fused_expressions: bool = _setting(
+        "GLINT_FUSED_EXPRESSIONS",
+        "boolean",
+        True,
+        "a projection's or an aggregate's argument of nested +, - and * over integers and DECIMALs of at most "
+        "18 digits runs as one generated Triton kernel on CUDA, its overflow tests included (off: one torch "
+        "operation per expression node and test)",
     )
     triton_strings: bool = _setting(
         "GLINT_TRITON",

@@ -95,8 +95,10 @@ def test_only_on_cuda_and_few_groups():
         assert FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 4), cuda, True)
         assert not FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 4), cuda, False)
         assert not FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), 33), cuda, True)
-        many = R.MANY_GROUPS  # and many groups: the atomic kernel
+        many = R.MANY_GROUPS  # and many groups: the atomic kernel (up to ATOMIC_MAX_GROUPS)
         assert FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), many), cuda, True)
+        beyond = R.ATOMIC_MAX_GROUPS + 1
+        assert not FG.applies(pairs, G.Slots(torch.zeros(100, dtype=torch.int64, device="cuda"), beyond), cuda, True)
 
 
 @pytest.mark.gpu

@@ -94,10 +94,10 @@ def test_filters_with_and_without_the_kernel_agree(device):
 def test_a_kernel_that_fails_to_build_turns_the_path_off(monkeypatch, caplog):
     monkeypatch.setattr(FP, "_BROKEN", [])
 
-    def broken(source):
+    def broken(source, name="predicate"):
         raise RuntimeError("no compiler here")
 
-    monkeypatch.setattr(FP, "_kernel", broken)
+    monkeypatch.setattr(FP, "load_kernel", broken)
     b = batch("cpu")
     p = cmp("lt", C["d"], lit(24, T.INTEGER))
     assert FP.fused_mask(p, b) is None

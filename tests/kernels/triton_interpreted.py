@@ -603,3 +603,9 @@ def test_fused_predicates():
     from tests.functions.test_fused_predicate import check_trees
 
     check_trees("cpu", count=40)
+
+
+def test_fused_values():
+    from tests.functions.test_fused_values import check_values
+
+    check_values("cpu", count=40)
