@@ -91,7 +91,7 @@ class ValueLowering(Lowering):
             self.suspect(f"tl.abs({est}) >= {near!r}", known)
             return out, known
         flip = y if e.fn == "add" else self.tmp(f"~{y}")
-        cond = f"(({x} ^ {out}) & ({flip} ^ {out})) < 0"
+        cond = f"((({x} ^ {out}) & ({flip} ^ {out})) < 0)"  # (| binds tighter than <)
         if t.is_decimal and t.precision == 18:
             cond += f" | ({out} > {_DEC18_MAX}) | ({out} < {-_DEC18_MAX})"
         self.suspect(cond, known)
