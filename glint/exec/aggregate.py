@@ -152,9 +152,7 @@ class _PartialFinal:
         out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
         fused = {}
         if FG.applies(node.aggs, slots, batch, self.ctx.settings.fused_aggregation):
-            fused = FG.fused_states(
-                node.aggs, batch, slots, slots.gid if key_cols else None, self.ctx.settings.fused_expressions
-            )
+            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None)
         for i, (_, agg) in enumerate(node.aggs):
             states = fused.get(i)
             for j, col in enumerate(states if states is not None else F.partial_states(agg, batch, slots)):

@@ -32,6 +32,7 @@ import torch
 
 from glint.columnar.column import Batch, concat_batches
 from glint.errors import OutOfMemory
+from glint.functions.evaluate import FUSED_ARITHMETIC
 from glint.runtime import trace
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
 from glint.runtime.query_run import QueryRun
@@ -206,6 +207,7 @@ class ExecContext:
     def _guard(self, node: PhysicalNode, it: Iterator[Batch], st: NodeStats) -> Iterator[Batch]:
         sync = self.profile and self.device.type == "cuda"
         run = self.run
+        fused = self.device.type == "cuda" and self.settings.fused_expressions
         try:
             while True:
                 if run is not None and run.cancelled:
@@ -213,6 +215,8 @@ class ExecContext:
                 if self.interrupt is not None:
                     self.interrupt()
                 t0 = time.perf_counter()
+                # (the operator's expressions see the setting, on whatever thread asks for its batch)
+                token = FUSED_ARITHMETIC.set(fused)
                 try:
                     batch = next(it)
                 except StopIteration:
@@ -230,6 +234,8 @@ class ExecContext:
                             f"out of host memory in {_name(node)} ({node.describe()[:80]}): {str(e).splitlines()[0]}"
                         ) from None
                     raise
+                finally:
+                    FUSED_ARITHMETIC.reset(token)
                 if sync:
                     torch.cuda.synchronize(self.device)
                 t1 = time.perf_counter()

@@ -22,7 +22,6 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.functions.evaluate import evaluate
-from glint.functions.fused_values import evaluate_value
 from glint.functions.validity import predicate_mask
 from glint.kernels import group_reduce as R
 from glint.kernels.groupby import Slots
@@ -42,13 +41,9 @@ def applies(aggs, slots: Slots, batch: Batch, enabled: bool) -> bool:
     )
 
 
-def fused_states(
-    aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None, fused_expressions: bool = False
-) -> dict[int, list[Column]]:
+def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> dict[int, list[Column]]:
     """Partial states of the COUNT / SUM / AVG aggregates of ``aggs`` (by
-    position), computed together; ``gid`` is each row's group (None: one group);
-    ``fused_expressions``: arithmetic arguments by one kernel each
-    (glint.functions.fused_values)."""
+    position), computed together; ``gid`` is each row's group (None: one group)."""
     inputs: list[R.SumInput] = []
     index: dict[tuple, int] = {}
     plan: dict[int, tuple[str, int]] = {}
@@ -71,7 +66,7 @@ def fused_states(
             else:
                 plan[i] = ("count", add(mask, mask, False))
             continue
-        x = evaluate_value(agg.args[0], batch, fused_expressions)
+        x = evaluate(agg.args[0], batch)
         if x.is_wide or x.data.dim() != 1 or x.dtype.kind not in _SUMMABLE:
             continue
         valid = x.valid if mask is None else (mask if x.valid is None else x.valid & mask)

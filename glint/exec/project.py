@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from glint.columnar.column import Batch
 from glint.exec.base import PhysicalNode
-from glint.functions.fused_values import evaluate_value
+from glint.functions.evaluate import evaluate
 from glint.plan.expr import ColRef, Expr, Field
 
 
@@ -22,12 +22,9 @@ class ProjectExec(PhysicalNode):
         )
 
     def stream(self, ctx, inp):
-        fused = ctx.settings.fused_expressions
         for batch in inp:
-            yield project_batch(self.exprs, batch, fused)
+            yield project_batch(self.exprs, batch)
 
 
-def project_batch(exprs, batch: Batch, fused: bool = False) -> Batch:
-    """The expressions' columns over ``batch`` (``fused``: arithmetic trees by
-    one kernel each on a GPU, see glint.functions.fused_values)."""
-    return Batch({f.id: evaluate_value(e, batch, fused) for f, e in exprs}, batch.num_rows, batch.device)
+def project_batch(exprs, batch: Batch) -> Batch:
+    return Batch({f.id: evaluate(e, batch) for f, e in exprs}, batch.num_rows, batch.device)

@@ -21,6 +21,8 @@ whatever device the batch lives.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import torch
 
 from glint.columnar import types as T
@@ -32,6 +34,11 @@ from glint.functions.registry import COLUMNS, CONSTANTS, Function
 from glint.plan.expr import Call, Case, ColRef, Expr, Literal
 from glint.plan.rules.fold_constants import ConstantEvaluator
 
+# whether arithmetic trees on a GPU run as one generated kernel (glint.functions.fused_values):
+# set by the executor around each operator's step from the fused_expressions setting
+FUSED_ARITHMETIC: ContextVar[bool] = ContextVar("glint_fused_arithmetic", default=False)
+_ARITHMETIC = frozenset(("add", "sub", "mul"))
+
 
 def evaluate(e: Expr, batch: Batch) -> Column:
     if isinstance(e, ColRef):
@@ -41,6 +48,12 @@ def evaluate(e: Expr, batch: Batch) -> Column:
     if isinstance(e, Case):
         return evaluate_case(e, batch, evaluate)
     if isinstance(e, Call):
+        if e.fn in _ARITHMETIC and FUSED_ARITHMETIC.get() and batch.device.type == "cuda":
+            from glint.functions.fused_values import fused_if_worth
+
+            got = fused_if_worth(e, batch)
+            if got is not None:
+                return got
         run = _CALLS.get(e.fn)
         if run is None:
             raise NotSupported(f"function {e.fn}")

@@ -36,7 +36,6 @@ import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
-from glint.functions.evaluate import evaluate
 from glint.functions.fused_predicate import BLOCK, CannotLower, Lowering, both_known, load_kernel
 from glint.kernels.backend import blocks, on_device, triton_enabled
 from glint.plan.expr import Call, ColRef, Expr, Literal
@@ -187,11 +186,11 @@ def fused_value(e: Expr, batch: Batch) -> Column | None:
     return Column(e.type, out, valid.view(torch.bool) if known is not None else None)
 
 
-def evaluate_value(e: Expr, batch: Batch, fused: bool) -> Column:
-    """:func:`glint.functions.evaluate.evaluate`, by one kernel where ``fused``
-    is on, the batch is on a GPU and the expression compiles."""
-    if fused and arithmetic(e) and batch.device.type == "cuda" and triton_enabled():
-        got = fused_value(e, batch)
-        if got is not None:
-            return got
-    return evaluate(e, batch)
+def fused_if_worth(e: Expr, batch: Batch) -> Column | None:
+    """:func:`fused_value` where ``e`` is worth a kernel (see :func:`arithmetic`)
+    and Triton runs; None sends it to the node-by-node evaluator. Called by
+    glint.functions.evaluate.evaluate on a GPU while the fused_expressions
+    setting is on."""
+    if not (arithmetic(e) and triton_enabled()):
+        return None
+    return fused_value(e, batch)

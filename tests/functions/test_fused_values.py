@@ -20,7 +20,7 @@ from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.errors import ExecutionError
 from glint.functions import fused_values as FV
-from glint.functions.evaluate import evaluate
+from glint.functions.evaluate import FUSED_ARITHMETIC, evaluate
 from glint.plan import typing as ty
 from glint.plan.expr import Call, ColRef, Field, Literal
 
@@ -130,7 +130,8 @@ def test_lowering_compiles_the_binders_trees_and_refuses_the_rest():
 
 def test_an_overflow_is_left_to_the_evaluator(monkeypatch):
     """Rows past 18 digits: the kernel hands back (not an answer) and the
-    evaluator raises DuckDB's error, with or without the kernel."""
+    evaluator raises DuckDB's error, with or without the kernel; the evaluator
+    asks for the kernel only on a GPU while the setting is on."""
     b = batch("cpu", big=6 * 10**17)
     e = ty.arith("add", ty.arith("add", C["e"], C["e"]), C["e"])  # DECIMAL(18, 2) sums past 18 digits
     with pytest.raises(ExecutionError, match="Overflow in addition"):
@@ -139,8 +140,17 @@ def test_an_overflow_is_left_to_the_evaluator(monkeypatch):
     monkeypatch.setattr(FV, "fused_value", lambda e, b: seen.append(e))
     monkeypatch.setattr(FV, "triton_enabled", lambda: True)
     cuda = Batch(b.columns, b.num_rows, torch.device("cuda"))  # (only the device's type is read)
+    token = FUSED_ARITHMETIC.set(True)
+    try:
+        with pytest.raises(ExecutionError, match="Overflow in addition"):
+            evaluate(e, cuda)
+        with pytest.raises(ExecutionError, match="Overflow in addition"):
+            evaluate(e, b)  # (the CPU: not asked)
+    finally:
+        FUSED_ARITHMETIC.reset(token)
+    assert seen == [e]  # (its inner sum, a single operator, is not worth a kernel)
     with pytest.raises(ExecutionError, match="Overflow in addition"):
-        FV.evaluate_value(e, cuda, fused=True)
+        evaluate(e, cuda)  # (the setting off: not asked)
     assert seen == [e]
 
 
