@@ -33,6 +33,7 @@ import torch
 from glint.columnar.column import Batch, concat_batches
 from glint.errors import OutOfMemory
 from glint.functions.evaluate import FUSED_ARITHMETIC
+from glint.functions.fused_values import fused_if_worth
 from glint.runtime import trace
 from glint.runtime.memory import MemoryManager, format_bytes, parse_size
 from glint.runtime.query_run import QueryRun
@@ -207,7 +208,7 @@ class ExecContext:
     def _guard(self, node: PhysicalNode, it: Iterator[Batch], st: NodeStats) -> Iterator[Batch]:
         sync = self.profile and self.device.type == "cuda"
         run = self.run
-        fused = self.device.type == "cuda" and self.settings.fused_expressions
+        fused = fused_if_worth if self.device.type == "cuda" and self.settings.fused_expressions else None
         try:
             while True:
                 if run is not None and run.cancelled:

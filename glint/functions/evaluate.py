@@ -21,6 +21,7 @@ whatever device the batch lives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 
 import torch
@@ -34,9 +35,12 @@ from glint.functions.registry import COLUMNS, CONSTANTS, Function
 from glint.plan.expr import Call, Case, ColRef, Expr, Literal
 from glint.plan.rules.fold_constants import ConstantEvaluator
 
-# whether arithmetic trees on a GPU run as one generated kernel (glint.functions.fused_values):
-# set by the executor around each operator's step from the fused_expressions setting
-FUSED_ARITHMETIC: ContextVar[bool] = ContextVar("glint_fused_arithmetic", default=False)
+# what runs an arithmetic tree on a GPU as one generated kernel, or None (node by node):
+# glint.functions.fused_values.fused_if_worth, set by the executor around each operator's
+# step while the fused_expressions setting is on
+FUSED_ARITHMETIC: ContextVar[Callable[[Call, Batch], Column | None] | None] = ContextVar(
+    "glint_fused_arithmetic", default=None
+)
 _ARITHMETIC = frozenset(("add", "sub", "mul"))
 
 
@@ -48,10 +52,9 @@ def evaluate(e: Expr, batch: Batch) -> Column:
     if isinstance(e, Case):
         return evaluate_case(e, batch, evaluate)
     if isinstance(e, Call):
-        if e.fn in _ARITHMETIC and FUSED_ARITHMETIC.get() and batch.device.type == "cuda":
-            from glint.functions.fused_values import fused_if_worth
-
-            got = fused_if_worth(e, batch)
+        if e.fn in _ARITHMETIC and batch.device.type == "cuda":
+            kernel = FUSED_ARITHMETIC.get()
+            got = kernel(e, batch) if kernel is not None else None
             if got is not None:
                 return got
         run = _CALLS.get(e.fn)

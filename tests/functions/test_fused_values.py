@@ -140,7 +140,7 @@ def test_an_overflow_is_left_to_the_evaluator(monkeypatch):
     monkeypatch.setattr(FV, "fused_value", lambda e, b: seen.append(e))
     monkeypatch.setattr(FV, "triton_enabled", lambda: True)
     cuda = Batch(b.columns, b.num_rows, torch.device("cuda"))  # (only the device's type is read)
-    token = FUSED_ARITHMETIC.set(True)
+    token = FUSED_ARITHMETIC.set(FV.fused_if_worth)
     try:
         with pytest.raises(ExecutionError, match="Overflow in addition"):
             evaluate(e, cuda)
