@@ -18,7 +18,7 @@ from glint.plan.rules.reorder_joins import reorder_joins
 
 RULES = (
     ("fold_constants", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
-    ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan)),
+    ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan, catalog)),
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
