@@ -216,7 +216,15 @@ def _cast_wide(c: Column, to: T.DataType, errors: CastErrors) -> Column:
     if (to.is_decimal or to.kind in ("INTEGER", "BIGINT")) and to_scale < scale_of(src):
         # fewer digits after the point (an integer has none): rounded half away from zero
         # as DuckDB rounds, then cast at the same scale
-        v = round_div_wide(c.data, 10 ** (scale_of(src) - to_scale))
+        data = c.data
+        if to.is_decimal and scale_down_bound(to, scale_of(src)) < W.LIMIT:
+            bound = scale_down_bound(to, scale_of(src))
+            lim = torch.tensor([[bound >> 32, bound & 0xFFFFFFFF]], dtype=data.dtype, device=data.device)
+            lim = lim.expand(len(c), 2)
+            bad = W.compare("ge", data, lim) | W.compare("le", data, W.neg(lim))
+            errors.fail(bad, c.valid, _out_of_range_message(src, to))
+            data = torch.where(bad[:, None], torch.zeros_like(data), data)
+        v = round_div_wide(data, 10 ** (scale_of(src) - to_scale))
         mid = T.DECIMAL(38, to_scale) if to.is_decimal else T.HUGEINT
         return cast_column(Column(mid, v, c.valid), to, errors)
     if to.kind in ("INTEGER", "BIGINT"):
@@ -238,12 +246,28 @@ def _cast_wide(c: Column, to: T.DataType, errors: CastErrors) -> Column:
     raise NotSupported(f"CAST of a value beyond 64 bits to {to}")
 
 
+def scale_down_bound(to: T.DataType, src_scale: int) -> int:
+    """DuckDB's limit for a CAST to a DECIMAL of fewer digits after the point,
+    in the source's units: the value must stay below 10**(p - s) - 0.5 in
+    magnitude (999.50 does not become DECIMAL(4,1), though 999.5 would fit;
+    999.96 would round to 1000.0, which does not fit either).
+
+    >>> scale_down_bound(T.DECIMAL(4, 1), 2)
+    99950
+    """
+    return 10 ** (to.precision - to.scale + src_scale) - 5 * 10 ** (src_scale - 1)
+
+
 def _cast_to_decimal(c: Column, to: T.DataType, errors: CastErrors) -> Column:
     """CAST of an int64-held value to DECIMAL (widened beyond int64 where the type allows)."""
     src, d = c.dtype, c.data
     if src.is_decimal or src.kind == "HUGEINT":
         ds = to.scale - scale_of(src)
         src_whole = 38 if src.kind == "HUGEINT" else src.precision - src.scale
+        if ds < 0:
+            bound = scale_down_bound(to, scale_of(src))
+            if bound < 2**63:
+                _check_range(d, bound, c.valid, f"{src} to {to}", errors, True)
         if to.precision - to.scale < src_whole:
             bound = 10 ** (to.precision - to.scale + scale_of(src))
             _check_range(d, bound, c.valid, f"{src} to {to}", errors, True)
