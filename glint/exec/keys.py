@@ -2,8 +2,10 @@
 int64 key per row, equal exactly when the key tuples are equal.
 
 Integer-like columns are packed by their value ranges when the product of
-ranges fits in 62 bits; otherwise (or for doubles) each column is replaced by
-dense ranks first. VARCHAR columns become exact equality ids shared by all
+ranges fits in 62 bits; otherwise each column is replaced by dense ids
+first. A DOUBLE is its bits once -0.0 is made 0.0 and every NaN one NaN. A
+column with NULLs, where NULL is a value (GROUP BY, DISTINCT, set
+operations), adds a part that says NULL. VARCHAR columns become exact equality ids shared by all
 sides (glint.kernels.strings.columns.equality_keys).
 
 >>> import torch
@@ -33,7 +35,11 @@ def _as_int64(c: Column) -> torch.Tensor:
     if d.dim() == 2:  # wide decimal: combine limbs into a dense rank later
         return None
     if d.dtype == torch.float64 or d.dtype == torch.float32:
-        return None
+        # equal as SQL has them equal: -0.0 is 0.0, and every NaN is one value (as in
+        # DuckDB); then their bits (equality is all a key needs, not order)
+        x = d.double() + 0.0
+        x = torch.where(torch.isnan(x), torch.full_like(x, float("nan")), x)
+        return x.view(torch.int64)
     return d.long()
 
 
@@ -55,14 +61,22 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
             if any(d.dim() == 2 for d in raw):  # DECIMALs beyond int64 next to narrow ones
                 raw = [W.to_wide(d) for d in raw]
             datas = _dense_ranks(raw)
-        for i, c in enumerate(cols):
-            if c.valid is not None:
-                if nulls_equal:
-                    datas[i] = torch.where(c.valid, datas[i], torch.full_like(datas[i], -(2**62)))
-                else:
+        if nulls_equal and any(c.valid is not None for c in cols):
+            # NULL is a value of its own: a part of the key that says NULL, beside the value
+            # (0 under NULL); no value of the column's range can stand for it (-2**62 did,
+            # and grouped NULL with the BIGINT -2**62 and with the DOUBLE -2.0, whose bits it is)
+            key_parts.append(
+                [torch.zeros_like(d) if c.valid is None else (~c.valid).to(torch.int64) for c, d in zip(cols, datas)]
+            )
+            datas = [
+                d if c.valid is None else torch.where(c.valid, d, torch.zeros_like(d)) for c, d in zip(cols, datas)
+            ]
+        elif not nulls_equal:
+            for i, c in enumerate(cols):
+                if c.valid is not None:
                     valids[i] = c.valid if valids[i] is None else valids[i] & c.valid
         key_parts.append(datas)
-    if ncols == 1:
+    if len(key_parts) == 1:
         return [(key_parts[0][i], valids[i]) for i in range(len(sides))]
     # pack columns by value range; re-densify when the ranges get too wide
     keys = [torch.zeros(n, dtype=torch.int64, device=_dev(sides)) for n in lengths]
