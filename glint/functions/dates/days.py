@@ -257,12 +257,12 @@ def _int_operand(x: Column | int, like: torch.Tensor | None) -> tuple[torch.Tens
 
 def make_date(year: Column | int, month: Column | int, day: Column | int) -> Column:
     """MAKE_DATE(y, m, d); a non-NULL invalid triple raises like DuckDB
-    ("Date out of range: 2020-2-30"). Arguments may be Python ints (constants).
+    ("Conversion Error: Date out of range: 2020-2-30"). Arguments may be Python ints (constants).
 
     >>> make_date(Column.from_arrow(pa.array([2020, 2021])), 2, 29).to_arrow().to_pylist()
     Traceback (most recent call last):
     ...
-    glint.errors.ExecutionError: Date out of range: 2021-2-29
+    glint.errors.ExecutionError: Conversion Error: Date out of range: 2021-2-29
     """
     ref = next((c.data for c in (year, month, day) if isinstance(c, Column)), None)
     parts = [_int_operand(x, ref) for x in (year, month, day)]
@@ -279,7 +279,7 @@ def make_date(year: Column | int, month: Column | int, day: Column | int) -> Col
     bad = ~ok if valid is None else valid & ~ok
     if bool(bad.any()):
         i = int(bad.nonzero()[0, 0])
-        raise ExecutionError(f"Date out of range: {int(y[i])}-{int(m[i])}-{int(d[i])}")
+        raise ExecutionError(f"Conversion Error: Date out of range: {int(y[i])}-{int(m[i])}-{int(d[i])}")
     days = torch.where(ok, days, torch.zeros_like(days))
     return Column(T.DATE, days.to(torch.int32), valid)
 
