@@ -177,3 +177,52 @@ def test_window_over_the_budget_without_partition_raises_out_of_memory(small_bud
         con.sql("SELECT x, sum(x) OVER (ORDER BY x) FROM big").arrow()
     # the connection stays usable
     assert con.sql("SELECT count(*) FROM big").arrow().column(0)[0].as_py() == 20_000
+
+
+def test_framed_statistics_are_one_value_per_frame_whatever_the_addition_order(monkeypatch):
+    """A window's REGR_SLOPE / VAR_SAMP over a running frame combines each row's
+    segment-tree nodes. On a GPU, a scatter of many DOUBLEs into one slot adds
+    them in whatever order the atomics land, so peers (rows of one frame) came
+    out a last bit apart and a UNION kept both (fuzz seed 9202 q325). Here the
+    scatters add in a shuffled order, as atomics may: peers must still be equal
+    to the bit, and the values DuckDB's."""
+    import duckdb
+    import numpy as np
+    import pyarrow as pa
+    import torch
+
+    import glint
+    from glint.kernels import groupby as G
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    t = pa.table(
+        {
+            "k": rng.integers(0, 300, n),
+            "x": rng.normal(size=n) * 1e6,
+            "y": pa.array(rng.normal(size=n) * 1e3, mask=rng.random(n) < 0.2),
+        }
+    )
+    real = G.Slots.scatter_add
+    gen = torch.Generator().manual_seed(1)
+
+    def shuffled(self, values):
+        p = torch.randperm(values.shape[0], generator=gen)
+        out = torch.zeros(self.bins, *values.shape[1:], dtype=values.dtype, device=values.device)
+        return out.index_add_(0, self.idx[p], values[p])
+
+    monkeypatch.setattr(G.Slots, "scatter_add", shuffled)
+    con = glint.connect(device="cpu")
+    con.register("t", t)
+    q = "SELECT k, REGR_SLOPE(y, x) OVER w AS s, VAR_SAMP(x) OVER w AS v FROM t WINDOW w AS (ORDER BY k)"
+    got = con.sql(q).arrow().to_pydict()
+    by_k: dict = {}
+    for k, s, v in zip(got["k"], got["s"], got["v"]):
+        by_k.setdefault(k, set()).add((s, v))
+    assert all(len(vals) == 1 for vals in by_k.values())
+    monkeypatch.setattr(G.Slots, "scatter_add", real)
+    duck = duckdb.connect()
+    duck.register("t", t)
+    for k, s, v in duck.sql(f"SELECT k, any_value(s), any_value(v) FROM ({q}) GROUP BY k").fetchall():
+        ((gs, gv),) = by_k[k]
+        assert gs == pytest.approx(s, rel=1e-9) and gv == pytest.approx(v, rel=1e-9)

@@ -125,8 +125,34 @@ def _segment_tree(ev, w, x, r) -> Column:
         rows, starts, states = _covering(levels, [(lo[s:e], hi[s:e]) for lo, hi in pieces])
         order = torch.argsort(rows * (n + 1) + starts)
         cols = [c.take(order) for c in states]
-        out.append(ev.final(w, ev.combine(w, cols, G.Slots(rows[order], e - s))))
+        out.append(ev.final(w, _fold_in_pairs(ev, w, cols, rows[order], e - s)))
     return concat_columns(out)
+
+
+def _fold_in_pairs(ev, w, cols, rows: torch.Tensor, m: int):
+    """The states of each row's covering nodes (sorted by row, then left to
+    right) combined into one state per row, two at a time: node 2j with node
+    2j + 1, then again, until one is left. A combine of two states adds two
+    DOUBLEs per slot, which gives one sum in either order; a combine of a row's
+    dozens of nodes at once adds them with a GPU's atomics in whatever order
+    they land, so rows with the same frame could differ in the last bit (a
+    window's peers then stayed apart under DISTINCT or UNION)."""
+    count = torch.bincount(rows, minlength=m)
+    if rows.shape[0] == 0 or int(count.max()) <= 2:
+        return ev.combine(w, cols, G.Slots(rows, m))
+    first = torch.cumsum(count, 0) - count
+    rank = torch.arange(rows.shape[0], device=rows.device) - first[rows]
+    while True:
+        half = (count + 1) // 2
+        base = torch.cumsum(half, 0) - half
+        ids = base[rows] + rank // 2
+        cols = ev.combine(w, cols, G.Slots(ids, int(half.sum())))
+        count = half
+        rows = torch.repeat_interleave(torch.arange(m, device=rows.device), count)
+        if int(count.max()) <= 1:
+            return ev.combine(w, cols, G.Slots(rows, m))
+        first = torch.cumsum(count, 0) - count
+        rank = torch.arange(rows.shape[0], device=rows.device) - first[rows]
 
 
 def _covering(levels, pieces):
