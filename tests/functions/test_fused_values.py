@@ -194,3 +194,28 @@ def test_sql_with_and_without_the_kernel_equals_duckdb(device):
         with pytest.raises(glint.GlintError, match="Overflow"):
             con.sql(overflow).fetchall()
         con.close()
+
+
+def test_a_kernel_that_fails_to_build_turns_the_path_off(monkeypatch, caplog):
+    """A Triton that cannot compile the generated source: logged once, the
+    evaluator answers from then on (the same values)."""
+    monkeypatch.setattr(FV, "_BROKEN", [])
+
+    def broken(source, name="values"):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(FV, "load_kernel", broken)
+    b = batch("cpu")
+    e = ty.arith("mul", ty.arith("sub", C["d"], C["q"]), C["d"])  # (columns only: no constant on "cuda")
+    assert FV.fused_value(e, b) is None
+    assert "no compiler here" in FV._BROKEN[0] and "fused expression kernels are off" in caplog.text
+    assert FV.fused_value(e, b) is None  # (and not tried again)
+    monkeypatch.setattr(FV, "triton_enabled", lambda: True)
+    cuda = Batch(b.columns, b.num_rows, torch.device("cuda"))  # (only the device's type is read)
+    token = FUSED_ARITHMETIC.set(FV.fused_if_worth)
+    try:
+        got = evaluate(e, cuda)  # the evaluator's own answer
+    finally:
+        FUSED_ARITHMETIC.reset(token)
+    want = evaluate(e, b)
+    assert want.valid is not None and _same(got, want)
