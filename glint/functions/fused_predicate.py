@@ -379,14 +379,27 @@ def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
         return None
     source, low = lowered
     out = torch.empty(n, dtype=torch.int8, device=batch.device)
+    if not launch_generated(source, "predicate", (*low.tensors, *low.params, out, n), _BROKEN, "fused filter"):
+        return None
+    return out.view(torch.bool)
+
+
+def launch_generated(source: str, name: str, args: tuple, broken: list, what: str) -> bool:
+    """Launch the generated kernel ``name`` of ``source`` over ``args`` (its
+    last one the row count, its first tensor on the device to run on); False,
+    with the reason logged and kept in ``broken`` (which turns the path off for
+    the process), where Triton fails to build or launch it. Out of memory is
+    raised: the query's memory handling deals with it."""
+    n = args[-1]
+    device_of = next(a for a in args if isinstance(a, torch.Tensor))
     try:
-        kernel = load_kernel(source)
-        with on_device(out):
-            kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, n, BLOCK=BLOCK)
+        kernel = load_kernel(source, name)
+        with on_device(device_of):
+            kernel[(blocks(n, BLOCK),)](*args, BLOCK=BLOCK)
     except torch.cuda.OutOfMemoryError:
         raise
     except Exception as e:  # noqa: BLE001 - a compiler's failure: the evaluator answers instead
-        _BROKEN.append(f"{type(e).__name__}: {e}")
-        logging.getLogger("glint").warning("fused filter kernels are off for this process: %s", _BROKEN[0][:500])
-        return None
-    return out.view(torch.bool)
+        broken.append(f"{type(e).__name__}: {e}")
+        logging.getLogger("glint").warning("%s kernels are off for this process: %s", what, broken[0][:500])
+        return False
+    return True

@@ -30,14 +30,12 @@ CUDA.
 
 from __future__ import annotations
 
-import logging
-
 import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
-from glint.functions.fused_predicate import BLOCK, CannotLower, Lowering, both_known, load_kernel
-from glint.kernels.backend import blocks, on_device, triton_enabled
+from glint.functions.fused_predicate import CannotLower, Lowering, both_known, launch_generated
+from glint.kernels.backend import triton_enabled
 from glint.plan.expr import Call, ColRef, Expr, Literal
 
 _OPS = {"add": "+", "sub": "-", "mul": "*"}
@@ -171,15 +169,8 @@ def fused_value(e: Expr, batch: Batch) -> Column | None:
     out = torch.empty(n, dtype=e.type.torch_dtype, device=dev)
     valid = torch.empty(n, dtype=torch.int8, device=dev) if known is not None else out
     flag = torch.zeros(1, dtype=torch.int32, device=dev)
-    try:
-        kernel = load_kernel(source, "values")
-        with on_device(out):
-            kernel[(blocks(n, BLOCK),)](*low.tensors, *low.params, out, valid, flag, n, BLOCK=BLOCK)
-    except torch.cuda.OutOfMemoryError:
-        raise
-    except Exception as err:  # noqa: BLE001 - a compiler's failure: the evaluator answers instead
-        _BROKEN.append(f"{type(err).__name__}: {err}")
-        logging.getLogger("glint").warning("fused expression kernels are off for this process: %s", _BROKEN[0][:500])
+    args = (*low.tensors, *low.params, out, valid, flag, n)
+    if not launch_generated(source, "values", args, _BROKEN, "fused expression"):
         return None
     if low.over is not None and bool(flag.item()):
         return None

@@ -100,14 +100,14 @@ def group_sums_torch(gid, n_groups: int, inputs: list[SumInput]):
     return out
 
 
-def _launch_args(part: list[SumInput]) -> tuple[list, list]:
-    """A launch's value and mask pointers and its (floating, masked) flags,
-    COLUMNS_PER_LAUNCH of each (unused ones repeat the first column)."""
-    args, flags = [], []
+def _launch_args(part: list[SumInput]) -> tuple[list, dict]:
+    """A launch's value and mask pointers and its flags (F<i>: floating, M<i>:
+    masked), COLUMNS_PER_LAUNCH of each (unused ones repeat the first column)."""
+    args, flags = [], {}
     for i in range(COLUMNS_PER_LAUNCH):
         x = part[i] if i < len(part) else part[0]
         args += [x.values, x.valid if x.valid is not None else x.values]
-        flags += [x.floating, x.valid is not None]
+        flags[f"F{i}"], flags[f"M{i}"] = x.floating, x.valid is not None
     return args, flags
 
 
@@ -138,14 +138,7 @@ def group_sums_atomic_triton(gid: torch.Tensor, n_groups: int, inputs: list[SumI
                 rows,
                 K=k,
                 ROWS=count_rows,
-                F0=flags[0],
-                M0=flags[1],
-                F1=flags[2],
-                M1=flags[3],
-                F2=flags[4],
-                M2=flags[5],
-                F3=flags[6],
-                M3=flags[7],
+                **flags,
                 BLOCK=block,
             )
         for i, x in enumerate(part):
@@ -181,14 +174,7 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
                 G=g_pad,
                 K=k,
                 HAS_GID=gid is not None,
-                F0=flags[0],
-                M0=flags[1],
-                F1=flags[2],
-                M1=flags[3],
-                F2=flags[4],
-                M2=flags[5],
-                F3=flags[6],
-                M3=flags[7],
+                **flags,
                 BLOCK=block,
                 TILES=tiles,
             )

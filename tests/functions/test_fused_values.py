@@ -19,6 +19,7 @@ import glint
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.errors import ExecutionError
+from glint.functions import fused_predicate as FP
 from glint.functions import fused_values as FV
 from glint.functions.evaluate import FUSED_ARITHMETIC, evaluate
 from glint.plan import typing as ty
@@ -204,7 +205,7 @@ def test_a_kernel_that_fails_to_build_turns_the_path_off(monkeypatch, caplog):
     def broken(source, name="values"):
         raise RuntimeError("no compiler here")
 
-    monkeypatch.setattr(FV, "load_kernel", broken)
+    monkeypatch.setattr(FP, "load_kernel", broken)
     b = batch("cpu")
     e = ty.arith("mul", ty.arith("sub", C["d"], C["q"]), C["d"])  # (columns only: no constant on "cuda")
     assert FV.fused_value(e, b) is None
