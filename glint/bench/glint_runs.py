@@ -41,6 +41,17 @@ def sync(device) -> None:
         torch.cuda.synchronize(device)
 
 
+def connect_device(device, opts: dict | None):
+    """The device to give glint.connect: rank 0's device names the run's
+    GPU, but a connection of several ranks takes the device type (one GPU
+    per rank, ``cuda`` for ``cuda:0`` .. ``cuda:N-1``).
+
+    >>> connect_device(torch.device("cuda:0"), {"ranks": 4}), connect_device(torch.device("cpu"), None)
+    ('cuda', device(type='cpu'))
+    """
+    return device.type if (opts or {}).get("ranks") is not None else device
+
+
 def reset_peak(device) -> int | None:
     """Reset the device's peak memory statistic; the bytes allocated now (None on the CPU)."""
     if device.type != "cuda":
@@ -185,7 +196,7 @@ def run_glint_warm(
     profile: bool = False,
 ) -> float:
     """The warm phase on one connection; returns the seconds the tables took to register (or load)."""
-    con = glint.connect(device=device, **(opts or {}))
+    con = glint.connect(device=connect_device(device, opts), **(opts or {}))
     try:
         t0 = time.perf_counter()
         what = "loading" if eager else "registering"
@@ -217,7 +228,7 @@ def cold_queries(device, suite_key: str, names, found, tables_of, eager, opts, r
         rec: dict = {}
         con = None
         try:
-            con = glint.connect(device=device, **opts)
+            con = glint.connect(device=connect_device(device, opts), **opts)
             sync(device)
             t0 = time.perf_counter()
             register_tables(con, found, tables_of[name], eager, None, partition_keys)

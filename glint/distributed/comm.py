@@ -43,8 +43,8 @@ from glint.errors import GlintError, RankFailure
 # NVLink multicast (NVLS) and symmetric-memory multicast stay off: exchanges are
 # point-to-point and broadcasts, and multicast set-up has hung on shared hosts
 NCCL_DEFAULTS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
-POLL_MIN_S = 0.0002  # first re-check of the store while waiting
-POLL_MAX_S = 0.002  # the longest pause between checks
+POLL_MIN_S = 0.00002  # first re-check of the store while waiting (a check is one round trip, ~50 us)
+POLL_MAX_S = 0.001  # the longest pause between checks: a rank that waits long learns within 1 ms
 
 
 class PeerAborted(Exception):
@@ -185,14 +185,15 @@ class Communicator:
         self._set(f"{base}/{self.rank}", pickle.dumps((what, post)))
         self.posted = self.step
         counter = f"{base}/n"
-        self.store.add(counter, 1)
+        arrived = self.store.add(counter, 1)
         self._own.append(counter)
         t0 = time.perf_counter()
-        self.wait_for(
-            lambda: self.store.add(counter, 0) >= self.size,
-            lambda: self._missing(base),
-            f"exchange {self.step} ({what})",
-        )
+        if arrived < self.size:  # (the last rank to arrive need not ask again)
+            self.wait_for(
+                lambda: self.store.add(counter, 0) >= self.size,
+                lambda: self._missing(base),
+                f"exchange {self.step} ({what})",
+            )
         wait_s = time.perf_counter() - t0
         others = [r for r in range(self.size) if r != self.rank]
         values = self.store.multi_get([f"{base}/{r}" for r in others]) if others else []
@@ -288,6 +289,32 @@ class Communicator:
         rank sent it, in rank order (out_splits rows each). Both tensors must
         stay untouched until :meth:`wait`."""
         return self.backend.alltoall_base(out, inp, out_splits, in_splits, dist.AllToAllOptions())
+
+    @property
+    def can_group(self) -> bool:
+        """Whether the backend takes a group of point-to-point transfers as
+        one launch (NCCL: :meth:`start_group`)."""
+        b = self.backend
+        return (
+            self.device.type == "cuda"
+            and bool(getattr(b, "supports_coalescing", False))
+            and hasattr(b, "_start_coalescing")
+            and hasattr(b, "_end_coalescing")
+        )
+
+    def start_group(self, sends: list[tuple[torch.Tensor, int]], recvs: list[tuple[torch.Tensor, int]]):
+        """Starts a group of point-to-point transfers as one operation (only
+        where :attr:`can_group`): each (tensor, peer) of ``sends`` goes to that
+        peer, each of ``recvs`` is filled from it; between two ranks the k-th
+        send of one matches the k-th receive of the other. The tensors must be
+        contiguous and stay untouched until :meth:`wait`."""
+        b = self.backend
+        b._start_coalescing(self.device)
+        for t, peer in sends:
+            b.send([t], peer, 0)
+        for t, peer in recvs:
+            b.recv([t], peer, 0)
+        return b._end_coalescing(self.device)
 
     def start_broadcast(self, t: torch.Tensor, root: int):
         """Starts a broadcast of the root rank's ``t`` into ``t`` of every rank (contiguous, in place)."""

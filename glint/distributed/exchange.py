@@ -53,6 +53,7 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column, Dictionary, concat_batches, slice_batch, to_wide
 from glint.distributed.stats import ExchangeStats
+from glint.kernels.partition import partition_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,11 @@ class Post:
     rows: tuple[int, ...]  # per segment
     columns: tuple[tuple[object, ColumnLayout], ...]  # in key order
     more: bool = False
-    packed: bool = False  # this rank would move the step's buffers packed (used when every rank would)
+    packed: bool = False  # this rank would move the step's buffers packed (used when every rank would):
+    # packing is on and it sends at most PACK_MAX_BYTES
+
+
+PACK_MAX_BYTES = 4 << 20  # a larger step is not packed: the copies in and out would cost more than launches
 
 
 def _key_order(keys) -> list:
@@ -135,11 +140,14 @@ class Outgoing:
         self.keys = _key_order(batch.columns)
         self.strings: dict = {}
         layouts = []
+        nbytes = 0  # on the wire, about
         for k in self.keys:
             c = batch[k]
             s = None
+            nbytes += c.data.numel() * c.data.element_size() + (batch.num_rows if c.valid is not None else 0)
             if c.dtype.is_string:
                 s = self.strings[k] = _Strings(c, self.counts)
+                nbytes += s.bytes.numel() + 8 * s.offsets.numel()
             layouts.append(
                 (
                     k,
@@ -154,7 +162,8 @@ class Outgoing:
                     ),
                 )
             )
-        self.post = Post(tuple(self.counts), tuple(layouts), more, packed)
+        self.nbytes = nbytes
+        self.post = Post(tuple(self.counts), tuple(layouts), more, packed and nbytes <= PACK_MAX_BYTES)
 
     def buffers(self, key, layout: Unified) -> list[torch.Tensor]:
         """The column's buffers to send, in the form every rank agreed on."""
@@ -243,8 +252,11 @@ class Transfer:
     each buffer's pieces out and joins them. One collective per step instead
     of one per column buffer, for one more copy of what is received: each
     collective has a fixed cost (a launch, a rendezvous of the ranks) that
-    dominates small steps. Otherwise each buffer is its own collective,
-    received straight into place."""
+    dominates small steps. A large step (more than PACK_MAX_BYTES from any
+    rank) on NCCL goes as one group of point-to-point transfers: each
+    buffer's part for each rank sent from where it lies and received into
+    place (no copy on either side, one launch). Otherwise each buffer is its
+    own collective, received straight into place."""
 
     def __init__(self, comm, out: Outgoing, posts: list[Post], pattern: str, what: str, ex: ExchangeStats):
         self.comm, self.posts, self.pattern, self.what = comm, posts, pattern, what
@@ -260,6 +272,9 @@ class Transfer:
                 pieces.append((k, buf, *_counts(posts, i, part, me, pattern)))
         if len(pieces) > 1 and all(p.packed for p in posts):
             self._move_packed(pieces, ex)
+            return
+        if pattern == "alltoall" and getattr(comm, "grouped", False) and comm.can_group:
+            self._move_grouped(pieces, ex)
             return
         for k, buf, send, recv, total in pieces:
             self.received.setdefault(k, []).append(self._move(buf, send, recv, total, ex))
@@ -339,6 +354,32 @@ class Transfer:
                 self.received.setdefault(k, []).append(got)
 
         self._unpack = unpack
+
+    def _move_grouped(self, pieces: list, ex: ExchangeStats) -> None:
+        comm = self.comm
+        me, n = comm.rank, comm.size
+        sends, recvs = [], []
+        for k, buf, send, recv, total in pieces:
+            out = torch.empty((sum(recv),) + tuple(buf.shape[1:]), dtype=buf.dtype, device=buf.device)
+            self.received.setdefault(k, []).append(out)
+            if total == 0:
+                continue
+            row = _row_bytes(buf)
+            s_at, r_at = _exclusive(send), _exclusive(recv)
+            if send[me]:  # this rank's own rows: a copy on the device
+                out[r_at[me] : r_at[me] + recv[me]].copy_(buf[s_at[me] : s_at[me] + send[me]])
+            for r in range(n):
+                if r != me and send[r]:
+                    sends.append((buf[s_at[r] : s_at[r] + send[r]], r))
+                if r != me and recv[r]:
+                    recvs.append((out[r_at[r] : r_at[r] + recv[r]], r))
+            ex.bytes_sent += row * sum(send[r] for r in range(n) if r != me)
+            ex.bytes_received += row * sum(recv[r] for r in range(n) if r != me)
+        ex.messages_sent += len({r for _, r in sends})
+        ex.messages_received += len({r for _, r in recvs})
+        if sends or recvs:
+            self.sent += [t for t, _ in sends]
+            self.works.append(comm.start_group(sends, recvs))
 
     def _move(self, buf: torch.Tensor, send: list[int], recv: list[int], total: int, ex: ExchangeStats) -> torch.Tensor:
         comm = self.comm
@@ -458,6 +499,7 @@ def communicator(ctx, node):
     if comm is None:
         raise RuntimeError(f"{type(node).__name__} runs only on the ranks of a distributed connection")
     comm.packed = bool(ctx.settings.packed_exchange)  # (this rank's; the posts decide: Transfer)
+    comm.grouped = bool(ctx.settings.grouped_exchange)
     return comm
 
 
@@ -480,6 +522,5 @@ def by_destination(batch: Batch, dest: torch.Tensor, ranks: int) -> tuple[Batch,
     """The rows grouped by destination rank (stable) and the count for each."""
     if batch.num_rows == 0:
         return batch, [0] * ranks
-    order = torch.argsort(dest, stable=True)
-    counts = torch.bincount(dest, minlength=ranks).tolist()
-    return batch.take(order), counts
+    order, counts = partition_order(dest, ranks)
+    return batch.take(order), counts.tolist()

@@ -486,8 +486,17 @@ class Settings:
         "GLINT_PACKED_EXCHANGE",
         "boolean",
         True,
-        "an exchange between ranks moves all the columns of a step as one buffer per destination, one "
-        "collective (off: one collective per column buffer, received in place); ranks that disagree use the latter",
+        "a small exchange step between ranks (at most 4 MiB from every rank) moves all its column buffers as one "
+        "buffer per destination, one collective (off: as a large step); ranks that disagree use the latter",
+        FIXED,
+    )
+    grouped_exchange: bool = _setting(
+        "GLINT_GROUPED_EXCHANGE",
+        "boolean",
+        True,
+        "on NCCL a large exchange step sends each column buffer's part for each rank straight from where it "
+        "lies and receives it into place, all in one group of point-to-point transfers (off: one all-to-all "
+        "per column buffer)",
         FIXED,
     )
     fused_aggregation: bool = _setting(

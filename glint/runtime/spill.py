@@ -37,6 +37,7 @@ import torch
 
 from glint.columnar.column import Batch, Column, concat_batches, slice_batch
 from glint.errors import OutOfMemory
+from glint.kernels.partition import partition_order
 from glint.runtime.memory import Reservation, format_bytes, host_memory_available
 
 
@@ -237,8 +238,8 @@ def split_by_partition(batch: Batch, part: torch.Tensor, parts: int) -> list[Bat
     """The rows of each partition 0..parts-1 (one host synchronisation)."""
     if parts == 1:
         return [batch]
-    order = torch.argsort(part, stable=True)
-    counts = torch.bincount(part, minlength=parts).tolist()
+    order, counts = partition_order(part, parts)
+    counts = counts.tolist()
     sorted_batch = batch.take(order)
     out, start = [], 0
     dev = batch.device

@@ -1,5 +1,6 @@
 """An exchange step's buffers moved packed (one byte buffer per destination,
-one collective) or one collective per column buffer: the same batches on
+one collective), as one group of point-to-point transfers (NCCL's large
+steps) or one collective per column buffer: the same batches on
 every rank, for every column form (int32, int64, doubles, booleans, values
 wider than 64 bits, NULL flags, strings sent as dictionaries and row by
 row, empty segments). The ranks are simulated in one process: each rank's
@@ -44,6 +45,16 @@ class _World:
                         assert piece.shape[0] == out_splits[s]
                         out[at : at + out_splits[s]] = piece
                         at += out_splits[s]
+            elif kind == "group":
+                # the k-th send from s to r fills the k-th receive of r from s
+                for r, (_, _, recvs) in enumerate(calls):
+                    for s_ in range(self.n):
+                        got = [t for t, peer in recvs if peer == s_]
+                        sent = [t for t, peer in calls[s_][1] if peer == r]
+                        assert len(got) == len(sent), "unmatched point-to-point transfers"
+                        for dst, src in zip(got, sent):
+                            assert dst.shape == src.shape and dst.is_contiguous() and src.is_contiguous()
+                            dst.copy_(src)
             else:
                 root = calls[0][2]
                 for _, t, _ in calls:
@@ -52,10 +63,17 @@ class _World:
 
 
 class _Comm:
-    def __init__(self, world: _World, rank: int):
+    def __init__(self, world: _World, rank: int, grouped: bool = False):
         self.world, self.rank, self.size = world, rank, world.n
         self.device = torch.device("cpu")
         self.collectives = 0
+        self.grouped = self.can_group = grouped
+
+    def start_group(self, sends, recvs):
+        self.collectives += 1
+        assert all(peer != self.rank for _, peer in sends + recvs)
+        self.world.ops[self.rank].append(("group", list(sends), list(recvs)))
+        return len(self.world.ops[self.rank])
 
     def start_alltoall(self, out, inp, out_splits, in_splits):
         self.collectives += 1
@@ -90,10 +108,10 @@ def _batch(rank: int, n: int, seed: int, strings: str) -> Batch:
     return Batch({k: Column.from_arrow(t[k]) for k in t.column_names}, n)
 
 
-def _run(batches: list[Batch], pattern: str, packed: list[bool], dest=None, counts=None):
+def _run(batches: list[Batch], pattern: str, packed: list[bool], dest=None, counts=None, grouped=False):
     n = len(batches)
     world = _World(n)
-    comms = [_Comm(world, r) for r in range(n)]
+    comms = [_Comm(world, r, grouped) for r in range(n)]
     outs = []
     for r, b in enumerate(batches):
         if counts is not None:  # the batch as it is, its rows to ranks in order
@@ -139,6 +157,31 @@ def test_packed_and_per_buffer_exchanges_deliver_the_same_rows(pattern, strings)
         assert all(k == 3 for k in k_packed)  # one broadcast per rank that has rows
         every = sorted(r for b in batches for r in _rows(b))
         assert all(_rows(b) == every for b in packed)
+
+
+@pytest.mark.parametrize("strings", ["dictionary", "rows"])
+def test_grouped_point_to_point_steps_deliver_the_same_rows(strings):
+    batches = [_batch(r, n, 3, strings) for r, n in enumerate((500, 0, 73, 1))]
+    grouped, k_grouped = _run(batches, "alltoall", [False] * 4, grouped=True)
+    plain, k_plain = _run(batches, "alltoall", [False] * 4)
+    assert k_grouped == [1] * 4 and min(k_plain) > 4
+    for a, b in zip(grouped, plain):
+        assert _rows(a) == _rows(b)
+    every = sorted(r for b in batches for r in _rows(b))
+    assert sorted(r for b in grouped for r in _rows(b)) == every
+
+
+def test_a_step_past_the_packing_limit_is_not_packed(monkeypatch):
+    import glint.distributed.exchange as X
+
+    batches = [_batch(r, 200, 4, "rows") for r in range(3)]
+    small, k_small = _run(batches, "alltoall", [True] * 3)
+    monkeypatch.setattr(X, "PACK_MAX_BYTES", 1000)  # every rank's step is larger
+    large, k_large = _run(batches, "alltoall", [True] * 3, grouped=True)
+    assert k_small == [1] * 3 and k_large == [1] * 3  # packed, then one group each
+    assert [_rows(b) for b in small] == [_rows(b) for b in large]
+    plain, k_plain = _run(batches, "alltoall", [True] * 3)
+    assert min(k_plain) > 3 and [_rows(b) for b in plain] == [_rows(b) for b in small]
 
 
 def test_a_single_value_of_a_strided_column_is_packed():

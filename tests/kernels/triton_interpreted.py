@@ -609,3 +609,9 @@ def test_fused_values():
     from tests.functions.test_fused_values import check_values
 
     check_values("cpu", count=40)
+
+
+def test_partition_order():
+    from tests.kernels.test_partition import check_triton_kernels
+
+    check_triton_kernels()
