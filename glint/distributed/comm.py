@@ -309,12 +309,12 @@ class Communicator:
         send of one matches the k-th receive of the other. The tensors must be
         contiguous and stay untouched until :meth:`wait`."""
         b = self.backend
-        b._start_coalescing(self.device)
+        b._start_coalescing()
         for t, peer in sends:
             b.send([t], peer, 0)
         for t, peer in recvs:
             b.recv([t], peer, 0)
-        return b._end_coalescing(self.device)
+        return b._end_coalescing()
 
     def start_broadcast(self, t: torch.Tensor, root: int):
         """Starts a broadcast of the root rank's ``t`` into ``t`` of every rank (contiguous, in place)."""
