@@ -65,7 +65,7 @@ from glint.errors import NotSupported
 from glint.exec.aggregate import HashAggregateExec, decomposable
 from glint.exec.base import PhysicalNode
 from glint.exec.limit import LimitExec
-from glint.exec.physical_planner import filter_exec, join_exec, join_keys, scan_exec
+from glint.exec.physical_planner import filter_exec, fold_filter, join_exec, join_keys, scan_exec
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec
 from glint.exec.series import SeriesExec, SeriesPerRowExec
@@ -259,20 +259,23 @@ def _(node: L.Aggregate, ctx):
     child = _plan(node.child, ctx)
     groups, aggs, est, gs = node.groups, node.aggs, ctx.rows(node), node.grouping
 
-    def agg(inp, groups=groups, aggs=aggs, rows=est, mode="single"):
-        return HashAggregateExec(inp, groups, aggs, rows, mode, gs)
+    def agg(inp, groups=groups, aggs=aggs, rows=est, mode="single", where=None):
+        return HashAggregateExec(inp, groups, aggs, rows, mode, gs, where)
+
+    # a filter right below folds into the aggregation that reads the rows (single or partial)
+    rows_in, where = fold_filter(child.node) if gs is None and decomposable(aggs) else (child.node, None)
 
     # a grouping set's groups share the keys that every set keeps; the others may be NULLed
     kept = groups if gs is None else tuple(groups[i] for i in gs.common())
     out_keys = tuple(ColRef(f) for f, _ in groups) + ((ColRef(gs.field),) if gs is not None else ())
     if child.dist.whole:
-        return Planned(agg(child.node), child.dist)
+        return Planned(agg(rows_in, where=where), child.dist)
     local = _group_keys_of(child.dist, kept)
     if local is not None:
-        return Planned(agg(child.node), hashed(local))
+        return Planned(agg(rows_in, where=where), hashed(local))
     if decomposable(aggs):
         states = min(ctx.rows(node.child), est * ctx.ranks)
-        partial = agg(child.node, rows=states, mode="partial")
+        partial = agg(rows_in, rows=states, mode="partial", where=where)
         if not out_keys and reducible(aggs):
             return Planned(agg(AllReduceExec(partial, aggs), mode="final"), REPLICATED)
         if not out_keys or ctx.nbytes(node) * ctx.ranks <= ctx.options.small_result_bytes:

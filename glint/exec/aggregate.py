@@ -40,16 +40,20 @@ import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
-from glint.errors import NotSupported
+from glint.errors import ExecutionError, NotSupported
 from glint.exec import aggregate_functions as F
 from glint.exec import few_groups as FG
 from glint.exec import grouping_sets as GS
 from glint.exec.aggregate_functions import decomposable
 from glint.exec.base import PhysicalNode
+from glint.exec.filter import filter_batch, filter_mask
 from glint.exec.hashing import hash_columns, partition_of
-from glint.exec.keys import encode_keys
+from glint.exec.keys import encode_keys, group_key
 from glint.functions.evaluate import evaluate
+from glint.kernels import group_reduce as R
 from glint.kernels import groupby as G
+from glint.kernels.backend import use_triton
+from glint.kernels.strings.equality import pair_equal
 from glint.plan import aggregates as A
 from glint.plan.expr import AggCall, Expr, Field
 from glint.plan.logical import GroupingSets
@@ -71,7 +75,12 @@ class HashAggregateExec(PhysicalNode):
     partials, results out). Partial and final serve the decomposable
     aggregates only: a distributed plan aggregates each rank's rows,
     exchanges the states and finishes them. ``grouping``: GROUPING SETS
-    (glint.plan.logical.GroupingSets) computed in one pass."""
+    (glint.plan.logical.GroupingSets) computed in one pass. ``where``: a
+    filter of the input rows folded into the aggregation (the physical
+    planner's, from a Filter below it): where the fused pass takes every
+    aggregate, its mask goes into the pass and no column is compacted
+    (:meth:`_PartialFinal._masked_partial`); elsewhere the rows are
+    filtered first, as the Filter did."""
 
     child: PhysicalNode
     groups: tuple[tuple[Field, Expr], ...]
@@ -79,6 +88,7 @@ class HashAggregateExec(PhysicalNode):
     est_rows: float = 0.0
     mode: str = "single"
     grouping: GroupingSets | None = None
+    where: Expr | None = None
     breaker = True
 
     def describe(self):
@@ -86,11 +96,14 @@ class HashAggregateExec(PhysicalNode):
         a = ", ".join(f"{e!r}" for _, e in self.aggs)
         m = "" if self.mode == "single" else f"({self.mode})"
         gs = f" {self.grouping!r}" if self.grouping is not None else ""
-        return f"HashAggregate{m} groups=[{g}]{gs} aggs=[{a}]"
+        w = f" where {self.where!r}" if self.where is not None else ""
+        return f"HashAggregate{m} groups=[{g}]{gs} aggs=[{a}]{w}"
 
     def stream(self, ctx, inp):
         if self.mode != "single" and not decomposable(self.aggs):
             raise NotSupported(f"a {self.mode} aggregation of {', '.join(a.fn for _, a in self.aggs)}")
+        if self.where is not None and (self.grouping is not None or not decomposable(self.aggs)):
+            inp = (filter_batch(self.where, b, ctx.settings.fused_filters) for b in inp)
         groups, seen = self.groups, None
         if self.grouping is not None:
             groups = GS.keyed_groups(self)
@@ -113,19 +126,85 @@ class HashAggregateExec(PhysicalNode):
 # operations on a few values, each a kernel launch on the GPU (TPC-H Q1's 8 aggregates of 4
 # groups: about 300), against one copy of each state column there and of the value back
 HOST_FINAL_ROWS = 1 << 12
+# where a WHERE folded into the aggregation goes into the fused pass as a mask: on a GPU,
+# where compacting every column costs a gather each (on the CPU the rows are filtered
+# first, as before; the tests take the masked path there too)
+FOLD_DEVICES = ("cuda",)
+FOLD_MIN_KEPT = 0.5  # the fraction of a chunk's rows the WHERE must keep for its mask to go into the pass
 
 
-def _group_slots(key_cols: list[Column], n_rows: int, device):
+class KeyHint:
+    """What one aggregation learnt about its keys, chunk to chunk: whether its
+    VARCHAR keys are worth trying as determined by its other keys (one
+    failed try stops the tries)."""
+
+    __slots__ = ("strings_by_rest",)
+
+    def __init__(self):
+        self.strings_by_rest = True
+
+
+def _group_slots(key_cols: list[Column], n_rows: int, device, hint: KeyHint | None = None):
     """(slots, first row of each group) for rows grouped by key_cols (all rows
-    one group when there are no keys)."""
+    one group when there are no keys). VARCHAR keys beside others are first
+    tried as determined by the others (:func:`_determined`; TPC-H Q10 groups
+    by c_custkey and five customer strings): the strings are then not hashed
+    at all."""
     if not key_cols:
         return G.Slots(torch.zeros(n_rows, dtype=torch.int64, device=device), 1), None
     if n_rows == 0:
         gid = torch.zeros(0, dtype=torch.int64, device=device)
         return G.Slots(gid, 0), gid
-    ((key, _),) = encode_keys([key_cols], nulls_equal=True)
-    gid, n, first = G.group_ids(key)
+    if hint is None or hint.strings_by_rest:
+        strings = [c for c in key_cols if c.dtype.is_string and c.dictionary is not None]
+        rest = [c for c in key_cols if not (c.dtype.is_string and c.dictionary is not None)]
+        if strings and rest:
+            slots, first = _grouped(rest)
+            if _determined(strings, slots.gid, first):
+                return slots, first
+            if hint is not None:
+                hint.strings_by_rest = False
+    return _grouped(key_cols)
+
+
+def _grouped(key_cols: list[Column]):
+    key, (lo, hi) = group_key(key_cols)
+    found = R.few_group_ids(key, lo, hi)
+    gid, n, first = found if found is not None else G.group_ids(key, (lo, hi))
     return G.Slots(gid, n), first
+
+
+def _determined(cols: list[Column], gid: torch.Tensor, first: torch.Tensor) -> bool:
+    """Whether each VARCHAR column holds, in every row, the string of its
+    group's first row (NULL where that row is NULL): then the column adds no
+    group, and grouping by it changes nothing. Codes into the column's
+    dictionary are compared first, all columns with one host
+    synchronisation; on a GPU, a column whose codes differ somewhere (a
+    dictionary may repeat a string: a join's output compacts its
+    dictionaries to one entry a row) has its strings compared byte for byte,
+    with one more."""
+    rep = first[gid]
+
+    def same_rows(c: Column, eq: torch.Tensor) -> torch.Tensor:
+        if c.valid is None:
+            return eq
+        v = c.valid
+        return (v == v[rep]) & (eq | ~v)
+
+    by_code = [same_rows(c, c.data == c.data[rep]).all() for c in cols]
+    ok = torch.stack(by_code).tolist()
+    if all(ok):
+        return True
+    if not use_triton(rep):
+        return False  # the CPU's byte compares cost about what hashing the strings does
+    by_bytes = []
+    for c, good in zip(cols, ok):
+        if good:
+            continue
+        codes = c.data.long() if c.valid is None else torch.where(c.valid, c.data.long(), 0)
+        d = c.dictionary
+        by_bytes.append(same_rows(c, pair_equal(d.pieces(codes), d.pieces(codes[rep]))).all())
+    return bool(torch.stack(by_bytes).all())
 
 
 class _PartialFinal:
@@ -136,6 +215,8 @@ class _PartialFinal:
         self.group_ids = [f.id for f, _ in groups]
         self.states_in = node.mode == "final"  # the input rows are states already
         self.states_out = node.mode == "partial"  # hand the states on, unfinished
+        self.grouping_free = node.grouping is None
+        self.hint, self.combine_hint = KeyHint(), KeyHint()  # of the chunks' keys, of the states' keys
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
         self.parts: PartitionedBatches | None = None
 
@@ -147,8 +228,12 @@ class _PartialFinal:
     # states of one aggregate: a list of columns, keyed ("s", i, j) in state batches
     def _partial(self, batch: Batch) -> Batch:
         node = self.node
+        if node.where is not None:
+            states, batch = self._where(batch)
+            if states is not None:
+                return states
         key_cols = [evaluate(e, batch) for _, e in self.groups]
-        slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
+        slots, first = _group_slots(key_cols, batch.num_rows, batch.device, self.hint)
         out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
         fused = {}
         if FG.applies(node.aggs, slots, batch, self.ctx.settings.fused_aggregation):
@@ -159,11 +244,64 @@ class _PartialFinal:
                 out[("s", i, j)] = col
         return Batch(out, slots.n, batch.device)
 
+    def _where(self, batch: Batch) -> tuple[Batch | None, Batch]:
+        """(the partial states of the rows where the folded WHERE holds, or None;
+        else those rows). The states come straight from every row and the
+        WHERE's mask (:meth:`_masked_partial`) where the fused pass takes
+        every aggregate and the WHERE keeps at least FOLD_MIN_KEPT of the rows
+        (TPC-H Q1 keeps 98%; where it keeps few, as Q6's 2%, gathering the
+        kept rows costs less than computing the arguments over every row)."""
+        node, ctx = self.node, self.ctx
+        fused = ctx.settings.fused_filters
+        maskable = (
+            batch.device.type in FOLD_DEVICES
+            and batch.num_rows
+            and ctx.settings.fused_aggregation
+            and self.grouping_free
+            and FG.takes_all(node.aggs)
+        )
+        if not maskable:
+            return None, filter_batch(node.where, batch, fused)
+        try:
+            mask = filter_mask(node.where, batch, fused)
+        except ExecutionError:
+            return None, filter_batch(node.where, batch, fused)  # conjunct by conjunct
+        if int(mask.sum()) >= FOLD_MIN_KEPT * batch.num_rows:
+            states = self._masked_partial(batch, mask)
+            if states is not None:
+                return states, batch
+        return None, batch.take(mask.nonzero().squeeze(1))
+
+    def _masked_partial(self, batch: Batch, mask: torch.Tensor) -> Batch | None:
+        """The partial states of the rows where ``mask`` holds, from every row
+        of ``batch``, without compacting a column; None where the fused pass
+        does not take every aggregate after all, or where an expression raised
+        over a row the WHERE rejects (the rows are then filtered first, and
+        raise only what they should)."""
+        node = self.node
+        try:
+            key_cols = [evaluate(e, batch) for _, e in self.groups]
+            slots, first = _group_slots(key_cols, batch.num_rows, batch.device, self.hint)
+            if not R.fits(slots.n, batch.num_rows):
+                return None
+            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None, rows=mask)
+        except ExecutionError:
+            return None
+        if len(fused) != len(node.aggs) + 1:
+            return None
+        out = {("s", i, j): col for i in range(len(node.aggs)) for j, col in enumerate(fused[i])}
+        if not key_cols:
+            return Batch(out, 1, batch.device)
+        # groups whose every row the WHERE rejects are not groups
+        kept = (fused[-1][0].data > 0).nonzero().squeeze(1)
+        out.update({f.id: c.take(first) for (f, _), c in zip(self.groups, key_cols)})
+        return Batch(out, slots.n, batch.device).take(kept)
+
     def _combine(self, states: list[Batch]) -> Batch:
         batch = concat_batches(states)
         node = self.node
         key_cols = [batch[k] for k in self.group_ids]
-        slots, first = _group_slots(key_cols, batch.num_rows, batch.device)
+        slots, first = _group_slots(key_cols, batch.num_rows, batch.device, self.combine_hint)
         out = {k: c.take(first) for k, c in zip(self.group_ids, key_cols)} if key_cols else {}
         for i, (_, agg) in enumerate(node.aggs):
             cols = [batch[("s", i, j)] for j in range(F.n_states(agg))]

@@ -41,9 +41,25 @@ def applies(aggs, slots: Slots, batch: Batch, enabled: bool) -> bool:
     )
 
 
-def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> dict[int, list[Column]]:
+def takes_all(aggs) -> bool:
+    """Whether the fused pass computes every one of ``aggs`` (their types
+    permitting): COUNT, SUM and AVG, none DISTINCT, of summable inputs."""
+    return all(
+        a.fn in _FUSED
+        and not a.distinct
+        and (a.fn == "count_star" or a.fn == "count" or a.args[0].type.kind in _SUMMABLE)
+        for _, a in aggs
+    )
+
+
+def fused_states(
+    aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None, rows: torch.Tensor | None = None
+) -> dict[int, list[Column]]:
     """Partial states of the COUNT / SUM / AVG aggregates of ``aggs`` (by
-    position), computed together; ``gid`` is each row's group (None: one group)."""
+    position), computed together; ``gid`` is each row's group (None: one
+    group). ``rows``: the rows that count (a WHERE folded into the
+    aggregation; None: all); then the result also holds, under key -1, the
+    count of those rows per group."""
     inputs: list[R.SumInput] = []
     index: dict[tuple, int] = {}
     plan: dict[int, tuple[str, int]] = {}
@@ -56,10 +72,14 @@ def fused_states(aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None) -> 
         return index[key]
 
     pending_rows = []
+    if rows is not None:
+        plan[-1] = ("count", add(rows, rows, False))
     for i, (_, agg) in enumerate(aggs):
         if agg.fn not in _FUSED or agg.distinct:
             continue
         mask = None if agg.filter is None else predicate_mask(evaluate(agg.filter, batch))
+        if rows is not None:
+            mask = rows if mask is None else mask & rows
         if agg.fn == "count_star":
             if mask is None:
                 pending_rows.append(i)

@@ -32,15 +32,22 @@ def filter_batch(predicate: Expr, batch, fused: bool = False):
     """The rows where ``predicate`` is TRUE. With ``fused``, on CUDA, the
     predicate runs as one generated kernel where it compiles
     (glint.functions.fused_predicate: its comparisons raise no errors)."""
+    try:
+        mask = filter_mask(predicate, batch, fused)
+    except ExecutionError:
+        return _conjunct_by_conjunct(predicate, batch)
+    return batch.take(mask.nonzero().squeeze(1))  # the one size this operator must know
+
+
+def filter_mask(predicate: Expr, batch, fused: bool = False):
+    """The boolean mask of the rows where ``predicate`` is TRUE (raises what
+    evaluating it over every row raises)."""
     mask = None
     if fused and batch.num_rows and batch.device.type == "cuda" and triton_enabled():
         mask = fused_mask(predicate, batch)  # (None where the predicate does not compile)
     if mask is None:
-        try:
-            mask = predicate_mask(evaluate(predicate, batch))
-        except ExecutionError:
-            return _conjunct_by_conjunct(predicate, batch)
-    return batch.take(mask.nonzero().squeeze(1))  # the one size this operator must know
+        mask = predicate_mask(evaluate(predicate, batch))
+    return mask
 
 
 def _conjunct_by_conjunct(predicate: Expr, batch):

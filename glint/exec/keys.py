@@ -25,7 +25,7 @@ import torch
 from glint.columnar.column import Column
 from glint.kernels import wide as W
 from glint.kernels.hash_table import key_set
-from glint.kernels.strings.columns import equality_keys
+from glint.kernels.strings.columns import code_range, equality_keys
 
 _MAX_BITS = 62
 
@@ -46,14 +46,39 @@ def _as_int64(c: Column) -> torch.Tensor:
 def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
     """For each side, (int64 key, validity or None). Rows with a NULL in any key
     column are invalid unless nulls_equal (then NULL is a value of its own)."""
+    return _encode(sides, nulls_equal)[0]
+
+
+def group_key(cols: list[Column]) -> tuple[torch.Tensor, tuple[int, int]]:
+    """(int64 key per row of GROUP BY columns, NULL a value of its own; (lo,
+    hi), bounds of the keys). The bounds are known without a host
+    synchronisation where every column's range is (dictionary codes, a NULL
+    flag); otherwise one synchronisation reads every column's range at once.
+
+    >>> from glint.columnar import types as T
+    >>> a = Column(T.INTEGER, torch.tensor([5, 7, 5], dtype=torch.int32))
+    >>> b = Column(T.INTEGER, torch.tensor([0, 1, 1], dtype=torch.int32))
+    >>> key, bounds = group_key([a, b])
+    >>> key.tolist(), bounds
+    ([0, 5, 1], (0, 5))
+    """
+    ((key, _),), bounds = _encode([cols], True)
+    return key, bounds
+
+
+def _encode(sides: list[list[Column]], nulls_equal: bool):
+    """(encode_keys' result, (lo, hi) bounds of every side's keys)."""
     ncols = len(sides[0])
     lengths = [len(s[0]) if s else 0 for s in sides]
-    key_parts = []  # per column: list of per-side int64 tensors with ranges
+    key_parts = []  # per column: list of per-side int64 tensors
+    known = []  # per part: its (lo, hi) where known without reading the rows
     valids = [None] * len(sides)
     for j in range(ncols):
         cols = [s[j] for s in sides]
+        bound = None
         if cols[0].dtype.is_string:
             datas = equality_keys(cols)
+            bound = code_range(cols)
         else:
             datas = [_as_int64(c) for c in cols]
         if any(d is None for d in datas):
@@ -68,34 +93,39 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
             key_parts.append(
                 [torch.zeros_like(d) if c.valid is None else (~c.valid).to(torch.int64) for c, d in zip(cols, datas)]
             )
+            known.append((0, 1))
             datas = [
                 d if c.valid is None else torch.where(c.valid, d, torch.zeros_like(d)) for c, d in zip(cols, datas)
             ]
+            bound = None if bound is None else (min(bound[0], 0), max(bound[1], 0))
         elif not nulls_equal:
+            bound = None  # the values under NULL rows are anything: the rows' own range
             for i, c in enumerate(cols):
                 if c.valid is not None:
                     valids[i] = c.valid if valids[i] is None else valids[i] & c.valid
         key_parts.append(datas)
+        known.append(bound)
+    ranges = _ranges(key_parts, known)
     if len(key_parts) == 1:
-        return [(key_parts[0][i], valids[i]) for i in range(len(sides))]
+        return [(key_parts[0][i], valids[i]) for i in range(len(sides))], ranges[0]
     # pack columns by value range; re-densify when the ranges get too wide
     keys = [torch.zeros(n, dtype=torch.int64, device=_dev(sides)) for n in lengths]
-    bits = 0
-    for datas in key_parts:
-        lo, hi = _range(datas)
+    bits, top = 0, 0
+    for datas, (lo, hi) in zip(key_parts, ranges):
         span = hi - lo + 1
         need = max(1, int(span - 1).bit_length())
         if bits + need > _MAX_BITS:
             keys = _dense_ranks(keys)
             lo_k, hi_k = _range(keys)
-            bits = max(1, int(hi_k).bit_length())
+            bits, top = max(1, int(hi_k).bit_length()), hi_k
             if bits + need > _MAX_BITS:
                 datas = _dense_ranks(datas)
                 lo, hi = _range(datas)
                 need = max(1, int(hi - lo).bit_length())
         keys = [(k << need) | (d - lo) for k, d in zip(keys, datas)]
         bits += need
-    return [(keys[i], valids[i]) for i in range(len(sides))]
+        top = (top << need) | (hi - lo)
+    return [(keys[i], valids[i]) for i in range(len(sides))], (0, top)
 
 
 def _dev(sides):
@@ -106,12 +136,30 @@ def _dev(sides):
 
 
 def _range(datas) -> tuple[int, int]:
-    nonempty = [d for d in datas if d.numel()]
-    if not nonempty:
-        return 0, 0
-    lo = min(int(d.min()) for d in nonempty)
-    hi = max(int(d.max()) for d in nonempty)
-    return lo, hi
+    return _ranges([datas], [None])[0]
+
+
+def _ranges(parts: list[list[torch.Tensor]], known: list) -> list[tuple[int, int]]:
+    """(min, max) over the tensors of each part (``known`` where not None),
+    read with one host synchronisation; (0, 0) for a part without rows."""
+    out = list(known)
+    todo = [i for i, k in enumerate(known) if k is None]
+    stats, where = [], []
+    for i in todo:
+        nonempty = [d for d in parts[i] if d.numel()]
+        if not nonempty:
+            out[i] = (0, 0)
+            continue
+        stats += [torch.stack(torch.aminmax(d)) for d in nonempty]
+        where.append((i, len(nonempty)))
+    if stats:
+        values = torch.stack(stats).tolist()
+        at = 0
+        for i, k in where:
+            mine = values[at : at + k]
+            out[i] = (min(v[0] for v in mine), max(v[1] for v in mine))
+            at += k
+    return out
 
 
 def _nan_aware(d: torch.Tensor) -> torch.Tensor:

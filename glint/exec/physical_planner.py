@@ -11,7 +11,7 @@ import dataclasses
 import functools
 
 from glint.columnar import types as T
-from glint.exec.aggregate import HashAggregateExec
+from glint.exec.aggregate import HashAggregateExec, decomposable
 from glint.exec.base import PhysicalNode
 from glint.exec.filter import FilterExec
 from glint.exec.join import JoinExec
@@ -26,7 +26,7 @@ from glint.exec.values import ValuesExec
 from glint.exec.window import WindowExec
 from glint.plan import logical as L
 from glint.plan.cardinality import Estimator
-from glint.plan.expr import Call, ColRef, Literal, conjoin, conjuncts
+from glint.plan.expr import Call, ColRef, Expr, Literal, conjoin, conjuncts
 from glint.plan.typing import cast
 
 
@@ -172,7 +172,22 @@ def _(node: L.Project, est):
 
 @_plan.register
 def _(node: L.Aggregate, est):
-    return HashAggregateExec(_plan(node.child, est), node.groups, node.aggs, est.rows(node), grouping=node.grouping)
+    child, where = _plan(node.child, est), None
+    if node.grouping is None and decomposable(node.aggs):
+        child, where = fold_filter(child)
+    return HashAggregateExec(child, node.groups, node.aggs, est.rows(node), grouping=node.grouping, where=where)
+
+
+def fold_filter(child: PhysicalNode) -> tuple[PhysicalNode, Expr | None]:
+    """(input, predicate) of a filter right below an aggregation, to fold into
+    it (HashAggregateExec.where), through a projection that only picks
+    columns (the aggregate reads its columns by id); (child, None) otherwise."""
+    below = child
+    if isinstance(below, ProjectExec) and all(isinstance(e, ColRef) and e.field.id == f.id for f, e in below.exprs):
+        below = below.child
+    if isinstance(below, FilterExec):
+        return below.child, below.predicate
+    return child, None
 
 
 @_plan.register

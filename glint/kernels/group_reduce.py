@@ -190,6 +190,72 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
     return out
 
 
+def first_rows(gid: torch.Tensor, n_groups: int) -> torch.Tensor:
+    """The first row of each of ``n_groups`` groups (``n``, the row count,
+    where a group has no row): by a Triton pass on CUDA that keeps each
+    program's smallest row per group in registers and sets each group's
+    minimum with one atomic per program, for at most MAX_GROUPS groups (a
+    scatter-min of 33M rows into TPC-H Q1's few groups piles up on a handful
+    of addresses); else glint.kernels.groupby.first_rows.
+
+    >>> first_rows(torch.tensor([2, 0, 2, 2]), 4).tolist()
+    [1, 4, 0, 4]
+    """
+    if HAS_TRITON and use_triton(gid) and 1 <= n_groups <= MAX_GROUPS and gid.shape[0] < _MAX_ROWS:
+        return first_rows_triton(gid, n_groups)
+    return G.first_rows(gid, n_groups)
+
+
+FEW_IDS_MIN_ROWS = 1 << 16  # fewer rows: the general path's few launches cost as little
+
+
+def few_group_ids(key: torch.Tensor, lo: int, hi: int):
+    """glint.kernels.groupby.group_ids for keys known to lie in [lo, hi], a
+    span of at most MAX_GROUPS values, on CUDA: (group id per row, number of
+    groups, first row of each group), groups in ascending key order; None
+    where it does not apply (the general path then runs). The key less
+    ``lo`` is the group when every value of the span occurs (TPC-H Q1's
+    packed flags); otherwise a table of the span's values renumbers it. The
+    first rows come from one Triton pass, read with the one host
+    synchronisation (no direct-address table filled by 33M rows, no
+    scatter-min).
+
+    >>> few_group_ids(torch.tensor([5, 7, 5]), 5, 7) is None  # not on CUDA
+    True
+    """
+    n, span = key.shape[0], hi - lo + 1
+    if not (HAS_TRITON and use_triton(key) and 1 <= span <= MAX_GROUPS and FEW_IDS_MIN_ROWS <= n < _MAX_ROWS):
+        return None
+    return few_group_ids_triton(key, lo, hi)
+
+
+def few_group_ids_triton(key: torch.Tensor, lo: int, hi: int):
+    """:func:`few_group_ids` without its checks (the tests run it under the interpreter)."""
+    n, span = key.shape[0], hi - lo + 1
+    k = key - lo
+    firsts = first_rows_triton(k, span).tolist()
+    present = [i for i, f in enumerate(firsts) if f < n]
+    dev = key.device
+    first = torch.tensor([firsts[i] for i in present], dtype=torch.int64, device=dev)
+    if len(present) == span:
+        return k, span, first
+    renumber = [0] * span
+    for g, i in enumerate(present):
+        renumber[i] = g
+    return torch.tensor(renumber, dtype=torch.int64, device=dev)[k], len(present), first
+
+
+def first_rows_triton(gid: torch.Tensor, n_groups: int) -> torch.Tensor:
+    n = gid.shape[0]
+    g_pad = max(1, 1 << (n_groups - 1).bit_length())
+    block = max(64, 4096 // g_pad)
+    tiles = max(1, -(-n // (block * _PROGRAMS)))
+    out = torch.full((g_pad,), n, dtype=torch.int64, device=gid.device)
+    with on_device(gid):
+        _first_rows_kernel[(blocks(n, block * tiles),)](gid, n, out, G=g_pad, BLOCK=block, TILES=tiles)
+    return out[:n_groups]
+
+
 if HAS_TRITON:
     import triton
     import triton.language as tl
@@ -357,3 +423,16 @@ if HAS_TRITON:
             _scatter_column(v2, m2, offs, inb, slot + 6, out_ptr, fout_ptr, F2, M2)
         if K > 3:
             _scatter_column(v3, m3, offs, inb, slot + 9, out_ptr, fout_ptr, F3, M3)
+
+    @triton.jit
+    def _first_rows_kernel(gid_ptr, n, out_ptr, G: tl.constexpr, BLOCK: tl.constexpr, TILES: tl.constexpr):
+        groups = tl.arange(0, G)
+        none = tl.zeros([G], tl.int64) + n
+        best = none
+        start = tl.program_id(0).to(tl.int64) * (BLOCK * TILES)
+        for t in range(TILES):
+            offs = start + t * BLOCK + tl.arange(0, BLOCK)
+            gid = tl.load(gid_ptr + offs, mask=offs < n, other=G)
+            hit = gid[:, None] == groups[None, :]
+            best = tl.minimum(best, tl.min(tl.where(hit, offs[:, None], none[None, :]), axis=0))
+        tl.atomic_min(out_ptr + groups, best, mask=best < none)

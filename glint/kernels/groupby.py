@@ -32,17 +32,18 @@ def key_range(key: torch.Tensor) -> tuple[int, int]:
     return lo, hi
 
 
-def group_ids(key: torch.Tensor):
+def group_ids(key: torch.Tensor, bounds: tuple[int, int] | None = None):
     """(group id per row, number of groups, first row of each group). Keys
     spanning a small range are grouped by direct addressing (no sort), groups
     numbered in ascending key order; others through a GPU hash table on CUDA
     (glint.kernels.hash_table: groups in no particular order), else through
-    torch.unique (ascending)."""
+    torch.unique (ascending). ``bounds``: (lo, hi) known to hold every key
+    (else read from the keys)."""
     n = key.shape[0]
     dev = key.device
     if n == 0:
         return key, 0, key
-    lo, hi = key_range(key)
+    lo, hi = bounds if bounds is not None else key_range(key)
     span = hi - lo + 1
     if span <= max(2 * n, 1 << 16) and span <= DENSE_LIMIT:
         k = key - lo

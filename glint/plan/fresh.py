@@ -72,3 +72,31 @@ def fresh_copy(plan: L.LogicalNode, new_field) -> tuple[L.LogicalNode, dict[int,
         raise TypeError(f"fresh_copy: no rule for {type(node).__name__}")
 
     return plan.transform_up(rule), mapping
+
+
+def max_field_id(plan: L.LogicalNode) -> int:
+    """The highest column id ``plan`` produces or reads."""
+    top = 0
+
+    def visit(node):
+        nonlocal top
+        for f in node.schema:
+            top = max(top, f.id)
+        for e in node.expressions():
+            for f in e.fields():
+                top = max(top, f.id)
+        return node
+
+    plan.transform_up(visit)
+    return top
+
+
+def field_maker(plan: L.LogicalNode):
+    """``new_field(name, type)``: fields with ids that ``plan`` does not use."""
+    ids = [max_field_id(plan)]
+
+    def new_field(name: str, type_) -> Field:
+        ids[0] += 1
+        return Field(ids[0], name, type_)
+
+    return new_field

@@ -15,6 +15,7 @@ from glint.plan.rules.fold_constants import ConstantEvaluator, fold_constants
 from glint.plan.rules.prune_columns import prune_columns
 from glint.plan.rules.pushdown_predicates import pushdown_predicates
 from glint.plan.rules.reorder_joins import reorder_joins
+from glint.plan.rules.semi_join_reduction import semi_join_reduction
 
 RULES = (
     ("fold_constants", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
@@ -22,6 +23,7 @@ RULES = (
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
+    ("semi_join_reduction", lambda plan, catalog, evaluator: semi_join_reduction(plan, catalog)),
     ("aggregate_cross_products", lambda plan, catalog, evaluator: aggregate_cross_products(plan)),
     ("prune_columns", lambda plan, catalog, evaluator: prune_columns(plan)),
 )

@@ -615,3 +615,25 @@ def test_partition_order():
     from tests.kernels.test_partition import check_triton_kernels
 
     check_triton_kernels()
+
+
+@pytest.mark.parametrize(
+    "rows,span,missing", [(1, 1, ()), (5000, 4, ()), (4000, 8, (2, 7)), (3000, 32, (0,)), (2500, 17, (16,))]
+)
+def test_few_group_ids(rows, span, missing):
+    """kernels.group_reduce's first rows per group and the group ids built on
+    them against torch.unique: every key of the span present or some absent
+    (renumbered), keys offset from zero, first rows exact."""
+    from glint.kernels import group_reduce as R
+    from glint.kernels import groupby as G
+
+    gen = torch.Generator().manual_seed(rows + span)
+    k = torch.randint(0, span, (rows,), generator=gen)
+    for m in missing:
+        k[k == m] = (m + 1) % span
+    key = k + 1000
+    assert torch.equal(R.first_rows_triton(k, span), G.first_rows(k, span))
+    gid, n, first = R.few_group_ids_triton(key, 1000, 1000 + span - 1)
+    uniq, inverse = torch.unique(key, return_inverse=True)
+    assert n == uniq.shape[0] and torch.equal(gid, inverse)
+    assert torch.equal(first, G.first_rows(inverse, n))

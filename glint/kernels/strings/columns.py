@@ -114,6 +114,22 @@ def equality_keys(cols) -> list[torch.Tensor]:
     return [to_rows(ids[s], index) for s, index in where]
 
 
+def code_range(cols) -> tuple[int, int] | None:
+    """Bounds of :func:`equality_keys`' values over the valid rows, known
+    without reading the rows: where they are the codes into one sorted
+    dictionary, [0, its size); None where they are computed.
+
+    >>> from glint.columnar import types as T
+    >>> from glint.columnar.column import Column, Dictionary
+    >>> d = Dictionary.from_pylist(["a", "b", "c"])
+    >>> code_range([Column(T.VARCHAR, torch.tensor([2, 0], dtype=torch.int32), None, d)])
+    (0, 2)
+    """
+    if not _shared_sorted(cols) or len(cols[0].dictionary) == 0:
+        return None
+    return 0, len(cols[0].dictionary) - 1
+
+
 def order_ranks(cols) -> list[torch.Tensor]:
     """int64 per row of each column that orders as the strings do in byte
     order (DuckDB's VARCHAR order), equal for equal strings, across all the

@@ -36,7 +36,8 @@ from __future__ import annotations
 from glint.columnar import types as T
 from glint.plan import logical as L
 from glint.plan import typing as ty
-from glint.plan.expr import AggCall, Call, Case, ColRef, Expr, Field, Literal, substitute
+from glint.plan.expr import AggCall, Call, Case, ColRef, Expr, Literal, substitute
+from glint.plan.fresh import field_maker
 
 # what each aggregate becomes: "count" (times the other inputs' rows), "sum" (times
 # them, NULL when another input is empty), "zero" (the input's own, 0 when another
@@ -46,29 +47,8 @@ _ALIKE = ("min", "max", "avg", "bool_and", "bool_or")
 
 
 def aggregate_cross_products(plan: L.LogicalNode) -> L.LogicalNode:
-    ids = [_max_field_id(plan)]
-
-    def new_field(name: str, type_) -> Field:
-        ids[0] += 1
-        return Field(ids[0], name, type_)
-
+    new_field = field_maker(plan)
     return plan.transform_up(lambda node: _rewrite(node, new_field))
-
-
-def _max_field_id(plan: L.LogicalNode) -> int:
-    top = 0
-
-    def visit(node):
-        nonlocal top
-        for f in node.schema:
-            top = max(top, f.id)
-        for e in node.expressions():
-            for f in e.fields():
-                top = max(top, f.id)
-        return node
-
-    plan.transform_up(visit)
-    return top
 
 
 def _cross_inputs(node: L.LogicalNode) -> list[L.LogicalNode]:

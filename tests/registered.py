@@ -1,0 +1,25 @@
+"""Connections with Arrow tables registered under their names: glint on a
+test's device and DuckDB, the oracle, side by side."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+import glint
+
+
+def glint_with(tables: dict[str, pa.Table], device: str, **options):
+    """A glint connection on ``device`` with ``tables`` registered."""
+    con = glint.connect(device=device, **options)
+    for name, table in tables.items():
+        con.register(name, table)
+    return con
+
+
+def duckdb_with(tables: dict[str, pa.Table]):
+    """A DuckDB connection with ``tables`` registered."""
+    con = duckdb.connect()
+    for name, table in tables.items():
+        con.register(name, table)
+    return con
