@@ -77,10 +77,10 @@ class HashAggregateExec(PhysicalNode):
     exchanges the states and finishes them. ``grouping``: GROUPING SETS
     (glint.plan.logical.GroupingSets) computed in one pass. ``where``: a
     filter of the input rows folded into the aggregation (the physical
-    planner's, from a Filter below it): where the fused pass takes every
-    aggregate, its mask goes into the pass and no column is compacted
-    (:meth:`_PartialFinal._masked_partial`); elsewhere the rows are
-    filtered first, as the Filter did."""
+    planner's, from a Filter below it estimated to keep most rows): where the
+    fused pass takes every aggregate, its mask goes into the pass and no
+    column is compacted (:meth:`_PartialFinal._masked_partial`); elsewhere
+    the rows are filtered first, as the Filter did."""
 
     child: PhysicalNode
     groups: tuple[tuple[Field, Expr], ...]
@@ -130,7 +130,6 @@ HOST_FINAL_ROWS = 1 << 12
 # where compacting every column costs a gather each (on the CPU the rows are filtered
 # first, as before; the tests take the masked path there too)
 FOLD_DEVICES = ("cuda",)
-FOLD_MIN_KEPT = 0.5  # the fraction of a chunk's rows the WHERE must keep for its mask to go into the pass
 
 
 class KeyHint:
@@ -248,9 +247,7 @@ class _PartialFinal:
         """(the partial states of the rows where the folded WHERE holds, or None;
         else those rows). The states come straight from every row and the
         WHERE's mask (:meth:`_masked_partial`) where the fused pass takes
-        every aggregate and the WHERE keeps at least FOLD_MIN_KEPT of the rows
-        (TPC-H Q1 keeps 98%; where it keeps few, as Q6's 2%, gathering the
-        kept rows costs less than computing the arguments over every row)."""
+        every aggregate."""
         node, ctx = self.node, self.ctx
         fused = ctx.settings.fused_filters
         maskable = (
@@ -260,17 +257,17 @@ class _PartialFinal:
             and self.grouping_free
             and FG.takes_all(node.aggs)
         )
-        if not maskable:
-            return None, filter_batch(node.where, batch, fused)
-        try:
-            mask = filter_mask(node.where, batch, fused)
-        except ExecutionError:
-            return None, filter_batch(node.where, batch, fused)  # conjunct by conjunct
-        if int(mask.sum()) >= FOLD_MIN_KEPT * batch.num_rows:
-            states = self._masked_partial(batch, mask)
-            if states is not None:
-                return states, batch
-        return None, batch.take(mask.nonzero().squeeze(1))
+        if maskable:
+            try:
+                mask = filter_mask(node.where, batch, fused)
+            except ExecutionError:
+                mask = None  # filtered conjunct by conjunct below
+            if mask is not None:
+                states = self._masked_partial(batch, mask)
+                if states is not None:
+                    return states, batch
+                return None, batch.take(mask.nonzero().squeeze(1))
+        return None, filter_batch(node.where, batch, fused)
 
     def _masked_partial(self, batch: Batch, mask: torch.Tensor) -> Batch | None:
         """The partial states of the rows where ``mask`` holds, from every row

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import torch
 
+from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 from glint.kernels.hash_table import hashed_on, key_set
 
 DIRECT_LIMIT = 1 << 26
@@ -138,14 +139,31 @@ def match_counts(build, probe_key: torch.Tensor, probe_valid: torch.Tensor | Non
     return build.match(probe_key, probe_valid)
 
 
-def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor):
+def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor, total: int | None = None):
     """All (probe row, build row) pairs from per-probe-row match ranges
     (a build side of unique keys matches each probe row at most once: the
-    pairs are the probe rows that match, without expanding ranges)."""
+    pairs are the probe rows that match, without expanding ranges).
+    ``total``: the number of pairs, where the caller has it."""
     if build.unique:
         probe_idx = counts.nonzero().squeeze(1)
         return probe_idx, build.rows[lo[probe_idx]]
-    total = int(counts.sum())
+    n = counts.shape[0]
+    if HAS_TRITON and use_triton(counts) and n:
+        total, most = (int(v) for v in torch.stack([counts.sum(), counts.max()]).tolist())
+        if most <= EXPAND_MAX_MATCHES:
+            return expand_triton(build.rows, lo, counts, total)
+    if total is None:
+        total = int(counts.sum())
+    return expand_torch(build.rows, lo, counts, total)
+
+
+# the most matches of one probe row for the Triton expansion, whose programs step through
+# their rows' matches together (one row of many would keep its program's other lanes idle)
+EXPAND_MAX_MATCHES = 256
+
+
+def expand_torch(rows: torch.Tensor, lo: torch.Tensor, counts: torch.Tensor, total: int):
+    """(probe row, build row) pairs: probe row i matches ``rows[lo[i] : lo[i] + counts[i]]``."""
     n = counts.shape[0]
     dev = counts.device
     probe_idx = torch.repeat_interleave(torch.arange(n, device=dev), counts, output_size=total)
@@ -153,8 +171,42 @@ def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor):
         return probe_idx, probe_idx.clone()
     starts = torch.cumsum(counts, 0) - counts
     within = torch.arange(total, device=dev) - starts[probe_idx]
-    build_idx = build.rows[lo[probe_idx] + within]
+    build_idx = rows[lo[probe_idx] + within]
     return probe_idx, build_idx
+
+
+def expand_triton(rows: torch.Tensor, lo: torch.Tensor, counts: torch.Tensor, total: int):
+    """:func:`expand_torch` in one Triton pass (each program writes its probe
+    rows' pairs, one match of every row a step), instead of a
+    repeat_interleave and four gathers over the pairs."""
+    n = counts.shape[0]
+    dev = counts.device
+    probe_idx = torch.empty(total, dtype=torch.int64, device=dev)
+    build_idx = torch.empty(total, dtype=torch.int64, device=dev)
+    if total == 0:
+        return probe_idx, build_idx
+    ends = torch.cumsum(counts, 0)
+    block = 256
+    with on_device(counts):
+        _expand_kernel[(blocks(n, block),)](ends, counts, lo, rows, probe_idx, build_idx, n, BLOCK=block)
+    return probe_idx, build_idx
+
+
+if HAS_TRITON:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _expand_kernel(ends_ptr, counts_ptr, lo_ptr, rows_ptr, out_p, out_b, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        live = i < n
+        c = tl.load(counts_ptr + i, mask=live, other=0)
+        at = tl.load(ends_ptr + i, mask=live, other=0) - c
+        first = tl.load(lo_ptr + i, mask=live, other=0)
+        for j in range(0, tl.max(c, axis=0)):
+            w = live & (j < c)
+            tl.store(out_p + at + j, i, mask=w)
+            tl.store(out_b + at + j, tl.load(rows_ptr + first + j, mask=w, other=0), mask=w)
 
 
 def match_pairs(build_key, build_valid, probe_key, probe_valid):

@@ -13,6 +13,7 @@ import pytest
 
 import glint
 from glint.exec import aggregate as A
+from glint.exec import physical_planner as P
 from glint.testing.compare import compare_query_result
 from tests.registered import duckdb_with, glint_with
 
@@ -40,9 +41,9 @@ def table() -> pa.Table:
 @pytest.fixture(params=["masked", "filtered"])
 def con(request, device, table, monkeypatch):
     masked = []  # whether each chunk's states came from the masked pass
+    monkeypatch.setattr(P, "FOLD_MIN_KEPT", 0.0)  # every WHERE folds, however few rows it keeps
     if request.param == "masked":
         monkeypatch.setattr(A, "FOLD_DEVICES", ("cpu", "cuda"))
-        monkeypatch.setattr(A, "FOLD_MIN_KEPT", 0.0)  # every WHERE's mask goes into the pass
         real = A._PartialFinal._masked_partial
 
         def spy(self, batch, mask):
@@ -97,20 +98,18 @@ def test_overflow_on_kept_rows_still_raises(con):
         con.sql("SELECT sum(big * 2) FROM t WHERE g >= 4").arrow()
 
 
-def test_a_selective_where_filters_first(device, table, duck, monkeypatch):
-    """A WHERE that keeps few rows compacts them (gathering few rows costs
-    less than the arguments over all); one that keeps most goes in as a mask."""
+def test_a_selective_where_stays_a_filter(device, table, duck, monkeypatch):
+    """A WHERE estimated to keep few rows stays a Filter (gathering few rows
+    costs less than the arguments over all of them); one that keeps most
+    folds, and its mask goes into the pass."""
     monkeypatch.setattr(A, "FOLD_DEVICES", ("cpu", "cuda"))
-    calls = []
-    real = A._PartialFinal._masked_partial
-    monkeypatch.setattr(A._PartialFinal, "_masked_partial", lambda self, b, m: calls.append(1) or real(self, b, m))
     c = glint_with({"t": table}, device)
-    for sql, masked in (
+    for sql, folded in (
         ("SELECT g, sum(d) AS s, count(*) AS n FROM t WHERE f < 0.1 GROUP BY g", False),
         ("SELECT g, sum(d) AS s, count(*) AS n FROM t WHERE f < 0.9 GROUP BY g", True),
     ):
-        calls.clear()
+        plan = c.sql("EXPLAIN " + sql).arrow().column(0)[0].as_py().split("Physical plan")[-1]
+        assert ("Filter" not in plan) == folded, plan
         got = c.sql(sql).arrow()
         assert compare_query_result(sql, got, duck.execute(sql).arrow()) == []
-        assert bool(calls) == masked
     c.close()

@@ -637,3 +637,20 @@ def test_few_group_ids(rows, span, missing):
     uniq, inverse = torch.unique(key, return_inverse=True)
     assert n == uniq.shape[0] and torch.equal(gid, inverse)
     assert torch.equal(first, G.first_rows(inverse, n))
+
+
+@pytest.mark.parametrize("n,most", [(1, 1), (300, 0), (700, 5), (1000, 40), (257, 256)])
+def test_expand_matches(n, most):
+    """kernels.join's Triton expansion of match ranges into (probe, build)
+    pairs against its torch reference: rows without matches, one row, many
+    matches a row, ranges anywhere in the build's row order."""
+    from glint.kernels import join as J
+
+    gen = torch.Generator().manual_seed(n + most)
+    counts = torch.randint(0, most + 1, (n,), generator=gen)
+    rows = torch.randperm(4 * most + 10, generator=gen)
+    lo = torch.randint(0, 3 * most + 10, (n,), generator=gen)
+    total = int(counts.sum())
+    got = J.expand_triton(rows, lo, counts, total)
+    want = J.expand_torch(rows, lo, counts, total)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
