@@ -25,6 +25,7 @@ import torch
 from glint.columnar.column import Column
 from glint.kernels import wide as W
 from glint.kernels.hash_table import key_set
+from glint.kernels.pack import pack
 from glint.kernels.strings.columns import code_range, equality_keys
 
 _MAX_BITS = 62
@@ -77,8 +78,9 @@ def _encode(sides: list[list[Column]], nulls_equal: bool):
         cols = [s[j] for s in sides]
         bound = None
         if cols[0].dtype.is_string:
-            datas = equality_keys(cols)
             bound = code_range(cols)
+            # codes into one sorted dictionary are the keys: kept in their width for packing
+            datas = [c.data for c in cols] if bound is not None else equality_keys(cols)
         else:
             datas = [_as_int64(c) for c in cols]
         if any(d is None for d in datas):
@@ -107,7 +109,17 @@ def _encode(sides: list[list[Column]], nulls_equal: bool):
         known.append(bound)
     ranges = _ranges(key_parts, known)
     if len(key_parts) == 1:
-        return [(key_parts[0][i], valids[i]) for i in range(len(sides))], ranges[0]
+        return [(key_parts[0][i].long(), valids[i]) for i in range(len(sides))], ranges[0]
+    needs = [max(1, int(hi - lo).bit_length()) for lo, hi in ranges]
+    if sum(needs) <= _MAX_BITS:
+        # every column's range fits beside the others: one pass packs them all
+        shifts = [sum(needs[j + 1 :]) for j in range(len(needs))]
+        los = [lo for lo, _ in ranges]
+        keys = [pack([p[i] for p in key_parts], los, shifts) for i in range(len(sides))]
+        top = 0
+        for need, (lo, hi) in zip(needs, ranges):
+            top = (top << need) | (hi - lo)
+        return [(keys[i], valids[i]) for i in range(len(sides))], (0, top)
     # pack columns by value range; re-densify when the ranges get too wide
     keys = [torch.zeros(n, dtype=torch.int64, device=_dev(sides)) for n in lengths]
     bits, top = 0, 0

@@ -654,3 +654,28 @@ def test_expand_matches(n, most):
     got = J.expand_triton(rows, lo, counts, total)
     want = J.expand_torch(rows, lo, counts, total)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("rows,parts", [(1, 1), (3000, 2), (2500, 4), (1100, 6)])
+def test_pack(rows, parts):
+    """kernels.pack's Triton kernel against its torch reference: int32, int64
+    and boolean parts, offsets, more parts than one launch reads."""
+    from glint.kernels import pack as K
+
+    gen = torch.Generator().manual_seed(rows + parts)
+    cols, los, needs = [], [], []
+    for i in range(parts):
+        lo = [-5, 0, 1000][i % 3]
+        if i % 3 == 1:
+            cols.append(torch.rand(rows, generator=gen) < 0.5)
+            lo, need = 0, 1
+        else:
+            span = [7, 40000, 3][i % 3]
+            cols.append(
+                torch.randint(lo, lo + span, (rows,), generator=gen, dtype=torch.int32 if i % 2 else torch.int64)
+            )
+            need = (span - 1).bit_length()
+        los.append(lo)
+        needs.append(need)
+    shifts = [sum(needs[j + 1 :]) for j in range(parts)]
+    assert torch.equal(K.pack_triton(cols, los, shifts), K.pack_torch(cols, los, shifts))
