@@ -29,10 +29,10 @@ from glint.columnar import types as T
 from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch
 from glint.errors import ExecutionError, OutOfMemory
 from glint.exec.base import PhysicalNode
+from glint.exec.filter import filter_mask
 from glint.exec.hashing import hash_columns, partition_of
 from glint.exec.join_keys import BuildKeys
 from glint.functions.evaluate import evaluate
-from glint.functions.validity import predicate_mask
 from glint.kernels.join import build_side, expand_matches, match_counts
 from glint.plan.expr import Expr, Field
 from glint.runtime.memory import format_bytes
@@ -252,6 +252,7 @@ class _JoinRun:
     def __init__(self, node: JoinExec, ctx, build: Batch, flags=None):
         self.n, self.ctx, self.build, self.flags = node, ctx, build, flags
         self.br = node.build_right
+        self.fused = ctx.settings.fused_filters  # residual conditions as one generated kernel, on CUDA
         self.kind = node.kind
         bk = node.right_keys if self.br else node.left_keys
         self.pk = node.left_keys if self.br else node.right_keys
@@ -283,7 +284,7 @@ class _JoinRun:
             if residual is None:
                 # every pair is an output row: a cross product streams in chunks of chunk_rows
                 budget = max(1, min(budget, self.ctx.chunk_rows))
-            for pairs in _nested_loop(probe, self.build, residual, self.br, budget):
+            for pairs in _nested_loop(probe, self.build, residual, self.br, budget, self.fused):
                 self.ctx.check_interrupt()
                 yield pairs
             return
@@ -293,16 +294,23 @@ class _JoinRun:
         lo, counts = match_counts(struct, pk, pv)
         n = counts.shape[0]
         # a build of unique keys matches a probe row at most once: no need to count the pairs first
-        bounds = [(0, n)] if getattr(struct, "unique", False) and n <= budget else _chunk_bounds(counts, budget)
+        unique = getattr(struct, "unique", False)
+        if unique and n <= budget:
+            bounds, sizes = [(0, n)], None
+        else:
+            # the pairs and the most of one probe row, read together (one host synchronisation)
+            total, most = torch.stack([counts.sum(), counts.max()]).tolist() if n else (0, 0)
+            bounds = _chunk_bounds(counts, budget, total)
+            sizes = (total, most) if len(bounds) == 1 else None
         for start, stop in bounds:
             self.ctx.check_interrupt()  # (a piece may give no output row to stop at)
-            pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop])
+            pi, bi = expand_matches(struct, lo[start:stop], counts[start:stop], sizes)
             if start:
                 pi = pi + start
             if residual is not None and pi.numel():
                 li, ri = (pi, bi) if self.br else (bi, pi)
                 lb, rb = (probe, self.build) if self.br else (self.build, probe)
-                keep = _residual_mask(residual, lb, li, rb, ri)
+                keep = _residual_mask(residual, lb, li, rb, ri, self.fused)
                 pi, bi = pi[keep], bi[keep]
             yield pi, bi
 
@@ -481,18 +489,21 @@ class _JoinRun:
         yield _combine(probe, torch.cat([li, miss]), self.build, torch.cat([ri, torch.full_like(miss, -1)]), True)
 
 
-def _residual_mask(residual, lb, li, rb, ri) -> torch.Tensor:
+def _residual_mask(residual, lb, li, rb, ri, fused: bool = False) -> torch.Tensor:
+    """Which (left row, right row) pairs pass the residual condition; with
+    ``fused``, on CUDA, as one generated kernel where the condition compiles
+    (TPC-H Q19's OR of three brand, container, size and quantity tests:
+    about a hundred launches a chunk otherwise)."""
     need = {f.id for f in residual.fields()}
     cols = {k: c.take(li) for k, c in lb.columns.items() if k in need}
     cols.update({k: c.take(ri) for k, c in rb.columns.items() if k in need})
-    return predicate_mask(evaluate(residual, Batch(cols, int(li.shape[0]), lb.device)))
+    return filter_mask(residual, Batch(cols, int(li.shape[0]), lb.device), fused)
 
 
-def _chunk_bounds(counts: torch.Tensor, budget: int):
-    """Probe-row ranges whose matches add up to about `budget` pairs each (one
-    host synchronisation when everything fits, two otherwise)."""
+def _chunk_bounds(counts: torch.Tensor, budget: int, total: int):
+    """Probe-row ranges whose matches (``total`` in all) add up to about
+    `budget` pairs each (one host synchronisation where they do not fit)."""
     n = counts.shape[0]
-    total = int(counts.sum()) if n else 0
     if total <= budget:
         return [(0, n)] if total else []
     csum = torch.cumsum(counts, 0)
@@ -503,7 +514,9 @@ def _chunk_bounds(counts: torch.Tensor, budget: int):
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool, budget: int = PAIR_CHUNK):
+def _nested_loop(
+    probe: Batch, build: Batch, residual, build_right: bool, budget: int = PAIR_CHUNK, fused: bool = False
+):
     """All (probe row, build row) pairs that pass the residual, a slice of probe rows at a time."""
     npr, nb = probe.num_rows, build.num_rows
     dev = probe.device
@@ -518,7 +531,7 @@ def _nested_loop(probe: Batch, build: Batch, residual, build_right: bool, budget
         if residual is not None:
             li, ri = (pi, bi) if build_right else (bi, pi)
             lb, rb = (probe, build) if build_right else (build, probe)
-            keep = _residual_mask(residual, lb, li, rb, ri)
+            keep = _residual_mask(residual, lb, li, rb, ri, fused)
             pi, bi = pi[keep], bi[keep]
         yield pi, bi
 

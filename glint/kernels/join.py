@@ -139,21 +139,21 @@ def match_counts(build, probe_key: torch.Tensor, probe_valid: torch.Tensor | Non
     return build.match(probe_key, probe_valid)
 
 
-def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor, total: int | None = None):
+def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor, sizes: tuple[int, int] | None = None):
     """All (probe row, build row) pairs from per-probe-row match ranges
     (a build side of unique keys matches each probe row at most once: the
     pairs are the probe rows that match, without expanding ranges).
-    ``total``: the number of pairs, where the caller has it."""
+    ``sizes``: (the number of pairs, the most of one probe row), where the
+    caller has them (else read here, with one host synchronisation)."""
     if build.unique:
         probe_idx = counts.nonzero().squeeze(1)
         return probe_idx, build.rows[lo[probe_idx]]
     n = counts.shape[0]
-    if HAS_TRITON and use_triton(counts) and n:
-        total, most = (int(v) for v in torch.stack([counts.sum(), counts.max()]).tolist())
-        if most <= EXPAND_MAX_MATCHES:
-            return expand_triton(build.rows, lo, counts, total)
-    if total is None:
-        total = int(counts.sum())
+    if sizes is None:
+        sizes = torch.stack([counts.sum(), counts.max()]).tolist() if n else (0, 0)
+    total, most = sizes
+    if HAS_TRITON and use_triton(counts) and n and most <= EXPAND_MAX_MATCHES:
+        return expand_triton(build.rows, lo, counts, total)
     return expand_torch(build.rows, lo, counts, total)
 
 

@@ -510,17 +510,17 @@ class Settings:
         "GLINT_FUSED_FILTERS",
         "boolean",
         False,
-        "a filter's predicate of comparisons, IN lists, AND / OR / NOT and tests of one string column run as "
-        "one generated Triton kernel on CUDA (off: one torch operation per expression node); off by default "
-        "until it measures faster (docs/performance.md)",
+        "a filter's predicate (and a join's residual condition) of comparisons, IN lists, AND / OR / NOT and "
+        "tests of one string column run as one generated Triton kernel on CUDA (off: one torch operation per "
+        "expression node); off by default until it measures faster (docs/performance.md)",
     )
     fused_expressions: bool = _setting(
         "GLINT_FUSED_EXPRESSIONS",
         "boolean",
         True,
-        "a projection's or an aggregate's argument of nested +, - and * over integers and DECIMALs of at most "
-        "18 digits runs as one generated Triton kernel on CUDA, its overflow tests included (off: one torch "
-        "operation per expression node and test)",
+        "+, - and * over integers and DECIMALs of at most 18 digits (a projection's, an aggregate's argument, "
+        "alone or nested) run as one generated Triton kernel on CUDA, their overflow tests included (off: one "
+        "torch operation per expression node and test)",
     )
     triton_strings: bool = _setting(
         "GLINT_TRITON",
