@@ -23,3 +23,18 @@ def duckdb_with(tables: dict[str, pa.Table]):
     for name, table in tables.items():
         con.register(name, table)
     return con
+
+
+def spy_on(monkeypatch, owner, name: str, record=lambda out: out) -> list:
+    """Wrap ``owner.name`` so that ``record(result)`` of each call lands in the
+    returned list (the call itself is unchanged)."""
+    seen = []
+    real = getattr(owner, name)
+
+    def spy(*args):
+        out = real(*args)
+        seen.append(record(out))
+        return out
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen

@@ -12,7 +12,7 @@ import pytest
 
 from glint.exec import aggregate as A
 from glint.testing.compare import compare_query_result
-from tests.registered import duckdb_with, glint_with
+from tests.registered import duckdb_with, glint_with, spy_on
 
 N = 50_000
 
@@ -38,15 +38,7 @@ def tables() -> dict[str, pa.Table]:
 
 @pytest.fixture
 def con(device, tables, monkeypatch):
-    shared = []
-    real = A._apart
-
-    def spy(states, group_ids):
-        out = real(states, group_ids)
-        shared.append(None if out is None else (int(out.sum()), out.shape[0]))
-        return out
-
-    monkeypatch.setattr(A, "_apart", spy)
+    shared = spy_on(monkeypatch, A, "_apart", lambda out: None if out is None else (int(out.sum()), out.shape[0]))
     c = glint_with(tables, device, chunk_rows=4096)
     c.shared = shared
     yield c

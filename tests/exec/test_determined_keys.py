@@ -12,7 +12,7 @@ import pytest
 
 from glint.exec import aggregate as A
 from glint.testing.compare import compare_query_result
-from tests.registered import duckdb_with, glint_with
+from tests.registered import duckdb_with, glint_with, spy_on
 
 N = 20_000
 IDS = 700
@@ -49,15 +49,7 @@ def tables() -> dict[str, pa.Table]:
 
 @pytest.fixture
 def con(device, tables, monkeypatch):
-    outcomes = []
-    real = A._determined
-
-    def spy(cols, gid, first):
-        out = real(cols, gid, first)
-        outcomes.append(out)
-        return out
-
-    monkeypatch.setattr(A, "_determined", spy)
+    outcomes = spy_on(monkeypatch, A, "_determined")
     c = glint_with(tables, device)
     c.outcomes = outcomes
     yield c

@@ -15,7 +15,7 @@ import glint
 from glint.exec import aggregate as A
 from glint.exec import physical_planner as P
 from glint.testing.compare import compare_query_result
-from tests.registered import duckdb_with, glint_with
+from tests.registered import duckdb_with, glint_with, spy_on
 
 N = 30_000
 
@@ -44,14 +44,7 @@ def con(request, device, table, monkeypatch):
     monkeypatch.setattr(P, "FOLD_MIN_KEPT", 0.0)  # every WHERE folds, however few rows it keeps
     if request.param == "masked":
         monkeypatch.setattr(A, "FOLD_DEVICES", ("cpu", "cuda"))
-        real = A._PartialFinal._masked_partial
-
-        def spy(self, batch, mask):
-            out = real(self, batch, mask)
-            masked.append(out is not None)
-            return out
-
-        monkeypatch.setattr(A._PartialFinal, "_masked_partial", spy)
+        masked = spy_on(monkeypatch, A._PartialFinal, "_masked_partial", lambda out: out is not None)
     c = glint_with({"t": table}, device)
     c.masked_chunks = masked
     yield c
