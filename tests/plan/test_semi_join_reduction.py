@@ -108,6 +108,8 @@ NOT_REDUCED = {
     "full": f"SELECT a.k, a.n, s.sk FROM {AGG1} a FULL JOIN small s ON a.k = s.sk ORDER BY 1, 3",
     # NOT IN: a NULL anywhere in the subquery's keys makes every mark NULL
     "not_in": f"SELECT s.sk FROM small s WHERE s.sk NOT IN (SELECT k FROM {AGG1} a WHERE n > 11) ORDER BY 1",
+    # a LIMIT's rows may differ from one reading to the next
+    "limit_other_side": f"SELECT s.sk, a.n FROM (SELECT sk FROM small ORDER BY sk LIMIT 5) s JOIN {AGG1} a ON a.k = s.sk ORDER BY 1",
     # the other side is as big as the aggregate: reading it twice would not pay
     "big_other_side": f"SELECT count(*) AS c, sum(a.n) AS n FROM fact f JOIN {AGG1} a ON a.k = f.k",
 }

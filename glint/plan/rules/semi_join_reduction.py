@@ -35,7 +35,8 @@ rows as the aggregate has groups, and reading it again scans no more rows
 than the aggregate's input does (its tables' rows, summed over its scans).
 glint has no volatile functions, so the second reading gives the same rows.
 The other side must not itself aggregate, window or recurse (a second
-reading of those costs too much to guess at).
+reading of those costs too much to guess at), nor hold a LIMIT (a second
+reading could keep other rows).
 
 >>> from glint.columnar import types as T
 >>> from glint.plan.expr import AggCall, Call, ColRef, Field
@@ -73,8 +74,10 @@ REDUCIBLE = {
 }
 # the other side's rows, at most this fraction of the aggregate's groups
 MAX_OUTER_FRACTION = 0.5
-# what the other side must not hold to be read twice
-_NOT_REPEATED = (L.Aggregate, L.Window, L.SetOp, L.RecursiveCTE, L.WorkingTable, L.SeriesPerRow)
+# what the other side must not hold to be read twice: costly to guess at (aggregates,
+# windows, set operations, recursion), or rows a second reading may pick differently (a
+# LIMIT, whose rows are any that fit where no ORDER BY decides them)
+_NOT_REPEATED = (L.Aggregate, L.Window, L.SetOp, L.RecursiveCTE, L.WorkingTable, L.SeriesPerRow, L.Limit)
 
 
 def semi_join_reduction(plan: L.LogicalNode, catalog) -> L.LogicalNode:
