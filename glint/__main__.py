@@ -107,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     bm.add_argument("reports", nargs="+", help="JSON reports written by glint bench")
     bm.add_argument("--out", help="output directory")
     bm.set_defaults(func=harness.cmd_merge)
+    from glint.bench import model
+
+    bmo = sub.add_parser(
+        "bench-model",
+        help="fit the performance model on a 1-GPU and a k-rank TPC-H report; predict other rank counts and hosts",
+    )
+    model.add_arguments(bmo)
+    bmo.set_defaults(func=model.cmd_model)
 
     from glint.testing.fuzz.runner import add_parser as add_fuzz_parser  # glint fuzz
 
