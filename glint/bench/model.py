@@ -41,6 +41,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from glint.errors import GlintError
+
 DEFAULT_HOST_LINK_GBPS = 50.0  # GB/s per GPU between hosts: one 400 Gb/s NIC per GPU
 
 
@@ -139,8 +141,21 @@ def report(
 ) -> str:
     """The model's markdown report: fitted link, per query F, V, predictions
     for the checked rank counts (with their errors) and the projections."""
-    one, many = json.load(open(one_path)), json.load(open(many_path))
-    checks = [json.load(open(p)) for p in check_paths]
+    one, many = _load(one_path, "the one-GPU report"), _load(many_path, "the k-rank report")
+    checks = [_load(p, "a --check report") for p in check_paths]
+    if one.get("ranks", 1) != 1:
+        raise GlintError(f"{one_path}: the one-GPU report ran on {one['ranks']} ranks; give a report of one GPU first")
+    for path, r in [(many_path, many)] + list(zip(check_paths, checks)):
+        if (r.get("benchmark"), r.get("sf")) != (one.get("benchmark"), one.get("sf")):
+            raise GlintError(
+                f"{path}: {r.get('benchmark')} SF {r.get('sf')} is not the one-GPU report's "
+                f"{one.get('benchmark')} SF {one.get('sf')}"
+            )
+    if many.get("ranks", 1) < 2 or not any(q.get("rank_stats") for q in many["queries"]):
+        raise GlintError(
+            f"{many_path}: the model is fitted on a run of 2 or more ranks with rank_stats "
+            f"(glint bench ... --ranks N); this report ran on {many.get('ranks', 1)}"
+        )
     link, per, predict = model(one, many, host_link_gbps)
     k = many["ranks"]
     g = max(project) if project else 8
@@ -180,6 +195,20 @@ def report(
         median = sorted(errs)[len(errs) // 2] * 100 if errs else 0.0
         lines += ["", f"{r} ranks: {within} of {len(errs)} queries predicted within 25% (median error {median:.0f}%)."]
     return "\n".join(lines)
+
+
+def _load(path: str, what: str) -> dict:
+    """A glint bench JSON report, or a GlintError naming the file and what is wrong."""
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except OSError as e:
+        raise GlintError(f"{what} {path}: cannot be read ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise GlintError(f"{what} {path}: not JSON (line {e.lineno}, column {e.colno})") from None
+    if not isinstance(r, dict) or not isinstance(r.get("queries"), list):
+        raise GlintError(f"{what} {path}: not a glint bench report (no queries)")
+    return r
 
 
 def cmd_model(args) -> int:

@@ -518,9 +518,9 @@ class Settings:
         "GLINT_FUSED_EXPRESSIONS",
         "boolean",
         True,
-        "+, - and * over integers and DECIMALs of at most 18 digits (a projection's, an aggregate's argument, "
-        "alone or nested) run as one generated Triton kernel on CUDA, their overflow tests included (off: one "
-        "torch operation per expression node and test)",
+        "a projection's or an aggregate's argument of nested +, - and * over integers and DECIMALs of at most "
+        "18 digits runs as one generated Triton kernel on CUDA, its overflow tests included (off: one torch "
+        "operation per expression node and test)",
     )
     triton_strings: bool = _setting(
         "GLINT_TRITON",

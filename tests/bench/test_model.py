@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glint.bench import model as M
 
 RUNS = Path(__file__).resolve().parents[2] / "bench/results/exchange-tpch-sf10-ranks-h200x4-2026-11-27"
@@ -45,3 +47,23 @@ def test_step_bytes_follow_the_kind_of_exchange():
     assert M.step_bytes("broadcast", 300.0, 4, 8) > 300.0  # each rank receives more of the data
     assert M.step_bytes("shuffle", 300.0, 4, 8) < 300.0  # each rank's share shrinks
     assert M.step_bytes("shuffle", 300.0, 4, 1) == 0.0
+
+
+def test_wrong_inputs_name_the_file(tmp_path):
+    from glint.errors import GlintError
+
+    one, two, four = (str(RUNS / f"tpch-sf10-ranks{n}.json") for n in (1, 2, 4))
+    with pytest.raises(GlintError, match="nope.json: cannot be read"):
+        M.report(str(tmp_path / "nope.json"), four)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(GlintError, match="bad.json: not JSON"):
+        M.report(one, str(bad))
+    with pytest.raises(GlintError, match="ranks1.json: the model is fitted on a run of 2 or more ranks"):
+        M.report(one, one)
+    with pytest.raises(GlintError, match="ranks2.json: the one-GPU report ran on 2 ranks"):
+        M.report(two, four)
+    other = json.loads(Path(four).read_text()) | {"sf": 100}
+    (tmp_path / "sf100.json").write_text(json.dumps(other))
+    with pytest.raises(GlintError, match="sf100.json: tpch SF 100 is not the one-GPU report's tpch SF 10"):
+        M.report(one, str(tmp_path / "sf100.json"))
