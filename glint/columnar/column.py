@@ -52,7 +52,11 @@ class Dictionary:
       not be 0 (a zero-copy slice of an Arrow array);
     - ``data``: uint8 UTF-8 bytes (entries under NULL rows may hold anything);
     - ``sorted_unique``: the entries are strictly increasing in byte order, so
-      codes compare as the strings do (set only by whoever made them so).
+      codes compare as the strings do (set only by whoever made them so);
+    - ``memo``: results computed over every entry (a predicate, a hash),
+      kept for the chunks that use the same dictionary again
+      (glint.kernels.strings.columns.per_entry). A dictionary is never
+      changed in place, so they stay true.
 
     >>> d = Dictionary.from_pylist(["x", "", "héllo"])
     >>> len(d), d.offsets.tolist(), d.nbytes(), d.take(torch.tensor([2, 0])).to_pylist()
@@ -61,7 +65,7 @@ class Dictionary:
     ['héllo', None]
     """
 
-    __slots__ = ("offsets", "data", "sorted_unique")
+    __slots__ = ("offsets", "data", "sorted_unique", "memo")
 
     def __init__(self, offsets: torch.Tensor, data: torch.Tensor, sorted_unique: bool = False):
         if offsets.dtype == torch.int64 and data.shape[0] <= _INT32_BYTES:
@@ -69,6 +73,7 @@ class Dictionary:
         self.offsets = offsets
         self.data = data
         self.sorted_unique = sorted_unique
+        self.memo: dict | None = None
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1

@@ -535,7 +535,8 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rows,groups", [(0, 2), (1, 1), (3000, 4), (2500, 17), (1200, 32), (0, 4096), (3000, 4096), (9000, 6000)]
+    "rows,groups",
+    [(0, 2), (1, 1), (3000, 4), (140_000, 3), (2500, 17), (1200, 32), (0, 4096), (3000, 4096), (9000, 6000)],
 )
 def test_group_sums(rows, groups):
     """kernels.group_reduce's Triton kernels (few groups: per-program

@@ -57,7 +57,7 @@ from glint.functions.strings.host import (
 from glint.kernels.strings import columns as K
 from glint.kernels.strings.case import ascii_lower, ascii_upper
 from glint.kernels.strings.codepoints import char_to_byte
-from glint.kernels.strings.columns import to_rows, work_set
+from glint.kernels.strings.columns import per_entry, to_rows, work_set
 from glint.kernels.strings.counting import count_chars, count_non_ascii
 from glint.kernels.strings.equality import dense_ids
 from glint.kernels.strings.gather import gather
@@ -118,15 +118,16 @@ def compare_literal(op: str, col: Column, s: str) -> Column:
     ([False, True, None, False], [False, False, None, True])
     """
     col = require_varchar(col, "comparison")
-    p, index = work_set(col)
     lit = s.encode()
-    if op in ("eq", "ne"):
-        hit = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
-        out = hit if op == "eq" else ~hit
-    else:
+
+    def test(p: Pieces) -> torch.Tensor:
+        if op in ("eq", "ne"):
+            hit = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
+            return hit if op == "eq" else ~hit
         cmp = _compare_pieces(p, lit)
-        out = {"lt": cmp < 0, "le": cmp <= 0, "gt": cmp > 0, "ge": cmp >= 0}[op]
-    return per_row_result(col, out, index, T.BOOLEAN)
+        return {"lt": cmp < 0, "le": cmp <= 0, "gt": cmp > 0, "ge": cmp >= 0}[op]
+
+    return Column(T.BOOLEAN, per_entry(col, ("compare", op, lit), test), col.valid)
 
 
 def in_literals(col: Column, values: list[str]) -> torch.Tensor:
@@ -136,19 +137,22 @@ def in_literals(col: Column, values: list[str]) -> torch.Tensor:
     [True, False, True]
     """
     col = require_varchar(col, "IN")
-    p, index = work_set(col)
-    if not values:
-        hit = torch.zeros(len(p), dtype=torch.bool, device=col.device)
-    elif len(values) <= 8:  # a few literals: compare with each
-        hit = None
-        for v in values:
-            lit = v.encode()
-            h = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
-            hit = h if hit is None else hit | h
-    else:  # many: exact ids shared with the literals
+
+    def test(p: Pieces) -> torch.Tensor:
+        if not values:
+            return torch.zeros(len(p), dtype=torch.bool, device=col.device)
+        if len(values) <= 8:  # a few literals: compare with each
+            hit = None
+            for v in values:
+                lit = v.encode()
+                h = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
+                hit = h if hit is None else hit | h
+            return hit
+        # many: exact ids shared with the literals
         (ids, lit_ids), _ = dense_ids([p, from_strings(values, col.device)])
-        hit = torch.isin(ids, lit_ids)
-    return to_rows(hit, index)
+        return torch.isin(ids, lit_ids)
+
+    return per_entry(col, ("in", tuple(values)), test)
 
 
 def compare_columns(op: str, x: Column, y: Column) -> Column:
@@ -204,22 +208,23 @@ def extreme_rows(x: Column, slots, largest: bool, has: torch.Tensor) -> Column:
 
 def starts_with(col: Column, prefix: str) -> Column:
     col = require_varchar(col, "starts_with")
-    p, index = work_set(col)
-    return per_row_result(col, match_at(p, prefix.encode(), torch.zeros_like(p.lengths)), index, T.BOOLEAN)
+    lit = prefix.encode()
+    hit = per_entry(col, ("starts_with", lit), lambda p: match_at(p, lit, torch.zeros_like(p.lengths)))
+    return Column(T.BOOLEAN, hit, col.valid)
 
 
 def contains(col: Column, s: str) -> Column:
     col = require_varchar(col, "contains")
-    p, index = work_set(col)
-    return per_row_result(col, find(p, s.encode(), torch.zeros_like(p.lengths)) >= 0, index, T.BOOLEAN)
+    lit = s.encode()
+    hit = per_entry(col, ("contains", lit), lambda p: find(p, lit, torch.zeros_like(p.lengths)) >= 0)
+    return Column(T.BOOLEAN, hit, col.valid)
 
 
 # --------------------------------------------------------------- LENGTH, case
 def length(col: Column) -> Column:
     """Number of code points (DuckDB's length), as BIGINT."""
     col = require_varchar(col, "LENGTH")
-    p, index = work_set(col)
-    return per_row_result(col, count_chars(p), index, T.BIGINT)
+    return Column(T.BIGINT, per_entry(col, ("length",), count_chars), col.valid)
 
 
 def upper(col: Column) -> Column:

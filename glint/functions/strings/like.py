@@ -26,10 +26,10 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Column, Dictionary
 from glint.errors import ExecutionError
-from glint.functions.strings.core import lower, per_row_result
+from glint.functions.strings.core import lower
 from glint.functions.strings.host import and_valid, lower_scalar, require_varchar
 from glint.kernels.strings import like as L
-from glint.kernels.strings.columns import work_set
+from glint.kernels.strings.columns import per_entry
 from glint.kernels.strings.like_rows import match_pairs
 
 LONE_ESCAPE = "Syntax Error: Like pattern must not end with escape character!"
@@ -114,8 +114,7 @@ def like(col: Column, pattern: str, escape: str | None = None, case_insensitive:
         raise ExecutionError(str(e)) from None
     if case_insensitive:
         col = lower(col)
-    p, index = work_set(col)
-    return per_row_result(col, L.match(p, pat), index, T.BOOLEAN)
+    return Column(T.BOOLEAN, per_entry(col, ("like", pattern, esc), lambda p: L.match(p, pat)), col.valid)
 
 
 def ends_in_lone_escape(pattern: str, escape: str) -> bool:

@@ -68,13 +68,58 @@ def to_rows(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return values[index]
 
 
+# Results over a whole dictionary are remembered on it (Dictionary.memo) when it has at most
+# this many entries, under at most MEMO_KEYS keys (the oldest forgotten first). A join's build
+# side keeps one dictionary for every chunk of pairs it meets (TPC-H Q19 tests its brand and
+# container on each): the tests then run once, and each chunk only gathers their results.
+MEMO_MAX_ENTRIES = 1 << 18
+MEMO_KEYS = 16
+_ASKED = "asked"  # a memo's set of the keys asked for once on rows working per row
+
+
+def per_entry(col, key, compute) -> torch.Tensor:
+    """``compute(pieces)`` (one value per piece) as one value per row of
+    ``col``, through :func:`work_set`. With a ``key`` (naming the computation
+    and its arguments: ("eq", b"MAIL")), a dictionary of at most
+    MEMO_MAX_ENTRIES entries remembers its result over every entry: a column
+    that works per entry stores it at once, and one that works per row (a few
+    rows of the dictionary) the second time the key is asked for.
+
+    >>> from glint.columnar.column import Column
+    >>> import pyarrow as pa
+    >>> c = Column.from_arrow(pa.array(["a", "bb", "a"]))
+    >>> per_entry(c, ("len",), lambda p: p.lengths).tolist(), list(c.dictionary.memo)
+    ([1, 2, 1], [('len',)])
+    """
+    d = col.dictionary
+    if key is None or len(d) > MEMO_MAX_ENTRIES:
+        p, index = work_set(col)
+        return to_rows(compute(p), index)
+    memo = d.memo
+    if memo is None:
+        memo = d.memo = {}
+    got = memo.get(key)
+    if got is None:
+        if per_row(col):
+            asked = memo.setdefault(_ASKED, set())
+            if key not in asked:  # the first time: only the entries these rows use
+                asked.add(key)
+                p, index = work_set(col)
+                return to_rows(compute(p), index)
+        got = compute(d.pieces())
+        if len(memo) - (_ASKED in memo) >= MEMO_KEYS:
+            memo.pop(next(k for k in memo if k != _ASKED))
+        memo[key] = got
+    codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
+    return to_rows(got, codes.long())
+
+
 def hash64(col) -> torch.Tensor:
     """int64 content hash of each row's string
     (glint.kernels.strings.hashing): equal strings hash equal whatever
     dictionary, chunk, device or process they come from. NULL rows get
     :data:`NULL_HASH`."""
-    p, index = work_set(col)
-    h = to_rows(hash_pieces(p), index)
+    h = per_entry(col, ("hash64",), hash_pieces)
     return h if col.valid is None else torch.where(col.valid, h, NULL_HASH)
 
 
