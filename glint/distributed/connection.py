@@ -121,7 +121,7 @@ class DistConnection(Connection):
         self.hosts = launch.torchrun_hosts() if self._torchrun else 1  # for the exchange cost model
         self.rank = Rank(self, comm)
         self.replicate_rows = replicate_rows
-        self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes)
+        self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes, self.settings.skew_joins)
         self._partitioning: dict[str, TablePartitioning] = {}
         self._finalizer = weakref.finalize(self, _shutdown, world, comm, self._torchrun)
 
