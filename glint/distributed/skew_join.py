@@ -1,49 +1,52 @@
-"""Skewed join keys: a shuffled hash join that keeps the probe rows of its
-heaviest keys where they are and sends the build rows of those keys to
-every rank (partial redistribution, partial broadcast: PRPD).
+"""Skewed join keys: a shuffled hash join that keeps one side's rows of its
+heaviest keys where they are and sends the other side's rows of those keys
+to every rank (partial redistribution, partial broadcast: PRPD).
 
 A shuffle sends every row to the rank its keys hash to, so a key that holds
-a large share of the probe side puts all of those rows on one rank, and that
-rank's share sets the join's time. Where both sides of a join are shuffled
-on its keys, each rank:
+a large share of a side puts all of those rows on one rank, and that rank's
+share sets the join's time. Where both sides of a join are shuffled on its
+keys, the *kept* side is chosen at planning (:func:`kept_side`) and each
+rank:
 
-1. reads the first :data:`SAMPLE_ROWS` rows of its probe input (whole
-   chunks; they stream on through the join afterwards, nothing is read
+1. reads the first :data:`SAMPLE_ROWS` rows of its kept input (whole
+   chunks; they stream on into the shuffle afterwards, nothing is read
    twice) and counts their key hashes (:func:`candidates`);
 2. posts its sampled row count and its most frequent hashes in one size
    exchange, so that every rank sees the same posts and agrees on one set
    of heavy hashes (:func:`find_heavy`): those holding more than
-   1 / (:data:`HEAVY_SHARE` x N) of all sampled probe rows, i.e. more than
-   an eighth of a rank's fair share, at most :data:`MAX_HEAVY` of them, and
+   1 / (:data:`HEAVY_SHARE` x N) of all sampled rows, i.e. more than an
+   eighth of a rank's fair share, at most :data:`MAX_HEAVY` of them, and
    none when fewer than :data:`MIN_SAMPLE_ROWS` rows were sampled;
-3. shuffles the build side: a row whose key hash is heavy goes to every
-   rank (it is repeated once per destination in the same all-to-all), the
-   others to the rank their keys hash to (:func:`build_split`);
-4. shuffles the probe side: a row whose key hash is heavy stays on this
-   rank, the others go where they hash to (:func:`probe_split`);
-5. joins as :class:`~glint.exec.join.JoinExec` does.
+3. shuffles the kept side: a row whose key hash is heavy stays on this
+   rank, the others go to the rank their keys hash to (:func:`kept_split`);
+4. shuffles the other side: a row whose key hash is heavy goes to every
+   rank (repeated once per destination in the same all-to-all), the others
+   where they hash to (:func:`copied_split`);
+5. joins as :class:`~glint.exec.join.JoinExec` does, building the side it
+   would build anyway.
 
-Every probe row meets every build row with its key on exactly one rank: a
-probe row is on one rank, and the build rows of its key are either all on
-the rank its key hashes to (where the probe row is too, unless its hash is
-heavy) or on every rank (when it is). This holds for any set of hashes, so
-a hash collision or a key missed by the sample costs balance, never
-correctness. NULL keys hash as today (a NULL key is never counted as
-heavy), and a build row with a NULL key matches nothing wherever it goes.
+Every kept row meets every other-side row with its key on exactly one rank:
+a kept row is on one rank, and the other side's rows of its key are either
+all on the rank its key hashes to (where the kept row is too, unless its
+hash is heavy) or on every rank (when it is). This holds for any set of
+hashes, so a hash collision or a key the sample missed costs balance, never
+correctness. NULL keys hash as in a plain shuffle (a key with a NULL is
+never counted as heavy), and a row with a NULL key matches nothing wherever
+it goes.
 
-Where it applies (:func:`applies`): only the probe side's rows may be kept
-or tested per row, since build rows of heavy keys meet the probe on several
-ranks. So inner joins, LEFT / SEMI / ANTI / single-row (scalar subquery)
-joins that build their right side, and RIGHT joins that build their left
-side; never a FULL join, a join that builds the side whose unmatched rows
-it emits, a mark join, or a NOT IN / IN (null-aware) join.
+Where it applies: the other side's rows of a heavy key are on every rank, so
+the join must never emit or test one of them on its own. The kept side is
+the one a LEFT, SEMI, ANTI or single-row (scalar subquery) join keeps or
+tests per row (the left), a RIGHT join's right, and an inner join's probe.
+Never a FULL join (both sides' unmatched rows are emitted), a mark join, or
+a NOT IN / IN (null-aware) join (each outer row depends on all inner rows).
 
 The join's output is then not hash-partitioned on its keys any more: the
 planner records it as ``partitioned`` (:mod:`glint.distributed.planner`).
 With no heavy keys, the rows move as in a plain shuffle; the detection
 costs the sample's hashing and one size exchange. The decision is a record
 of kind ``decision`` in ``Result.rank_stats`` (``detail``: the heavy keys'
-shares, the sampled rows, and this rank's probe rows kept and build rows
+shares of the sample, the sampled rows, and this rank's rows kept and rows
 sent to every rank) and a note in EXPLAIN ANALYZE.
 
 >>> import torch

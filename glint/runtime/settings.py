@@ -494,11 +494,11 @@ class Settings:
         "GLINT_SKEW_JOINS",
         "choice",
         "auto",
-        "on several ranks, a join that shuffles both sides finds the hottest keys of its probe side at run time; "
-        "their probe rows stay on their rank and their build rows go to every rank (inner joins, and left, semi, "
-        "anti and scalar joins that build the right side): 'auto' where the join decides between broadcast and "
-        "shuffle at run time, 'always' in every such join (the planner then no longer counts on its output being "
-        "hashed on the keys), 'never'",
+        "on several ranks, a join that shuffles both sides finds the hottest keys of one side at run time (an "
+        "inner join's probe side, the preserved side of a left, right, semi, anti or scalar-subquery join); those "
+        "rows stay on their rank and the other side's rows of those keys go to every rank: 'auto' where the join "
+        "decides between broadcast and shuffle at run time, 'always' in every such join (the planner then no "
+        "longer counts on its output being hashed on the keys), 'never'",
         FIXED,
         choices=("auto", "always", "never"),
     )
