@@ -20,7 +20,10 @@ The API is a normal connection's (``read_parquet``, ``read_csv``,
   join's broadcast or shuffle is decided at run time from the actual size of
   its build side (:mod:`glint.distributed.adaptive_join`);
 - ``round_bytes``: input bytes per rank and round of a shuffle or gather
-  (:mod:`glint.distributed.rounds`; default: from each rank's memory budget).
+  (:mod:`glint.distributed.rounds`; default: from each rank's memory budget);
+- the setting ``skew_joins``: "auto" (default), "always" or "never": where a
+  join that shuffles both sides keeps its heavy keys apart
+  (:mod:`glint.distributed.skew_join`).
 
 An error in a rank's part of a query (say, a failed CAST in its rows) stops
 the query on every rank and is raised here as the glint error it is; the

@@ -18,7 +18,11 @@ partitioning in the catalog:
   one side or shuffling, both are correct, and the side to broadcast has an
   estimated size (anything but a table's columns), the join is adaptive
   (:mod:`glint.distributed.adaptive_join`): the ranks decide between the two at run
-  time from that side's actual size. A NOT IN / IN-mark join needs
+  time from that side's actual size. A join that shuffles both sides
+  may keep one side's heavy keys apart (:mod:`glint.distributed.skew_join`,
+  setting ``skew_joins``): in an adaptive join's shuffle path ("auto"), or
+  also in a planned shuffle join ("always"), whose output is then
+  ``partitioned`` rather than hashed on the keys. A NOT IN / IN-mark join needs
   all the subquery's rows (or all rows with equal other keys) next to each
   outer row: its IN key is never a partitioning key;
 - aggregates run locally on input partitioned on a subset of the group keys
