@@ -189,3 +189,18 @@ def test_skewed_tpch_22_queries(cons, duck):
 def test_setting_is_checked():
     with pytest.raises(glint.GlintError, match="skew_joins"):
         glint.connect(device="cpu", skew_joins="sometimes")
+
+
+def test_by_default_only_adaptive_joins_take_it(duck):
+    con = glint.connect(ranks=2, **OPTS)
+    try:
+        for name, t in _hand_tables().items():
+            con.register(name, t)
+        for name, taken in (("left", False), ("adaptive_left", True)):
+            sql = HAND[name][0]
+            res = con.sql(sql)
+            assert compare_query_result(sql, res.arrow(), duck.sql(sql).arrow()) == []
+            assert any(d["heavy"] for d in _skew_decisions(res)) == taken, name
+            assert "SkewJoin" not in res.explain()
+    finally:
+        con.close()
