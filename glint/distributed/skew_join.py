@@ -87,9 +87,9 @@ from glint.exec.join import JoinExec
 from glint.functions.evaluate import evaluate
 from glint.plan.expr import Expr
 
-HEAVY_SHARE = 8  # heavy: more than 1 / (HEAVY_SHARE x ranks) of the sampled probe rows
+HEAVY_SHARE = 8  # heavy: more than 1 / (HEAVY_SHARE x ranks) of the sampled rows
 MAX_HEAVY = 64  # heavy keys at most (the most frequent)
-SAMPLE_ROWS = 1 << 16  # probe rows per rank counted (whole chunks)
+SAMPLE_ROWS = 1 << 16  # rows of the kept side per rank whose keys are counted
 MIN_SAMPLE_ROWS = 1024  # fewer sampled rows over all ranks: no heavy keys
 
 
