@@ -32,7 +32,10 @@ broadcast for inner, left, semi, anti, mark and scalar joins, the left side
 for inner and right joins; a full join never is (it needs both sides'
 unmatched rows once). A NOT IN / IN-mark shuffles on its other keys only
 (its IN key's NULLs concern every outer row), and without other keys it is
-never adaptive. The decision shows in EXPLAIN ANALYZE (a note on the node)
+never adaptive. Where the join allows it (``kept``: set by the planner, see
+:mod:`glint.distributed.skew_join`), the shuffle path keeps one side's heavy
+keys apart: their rows on that side stay, those on the other side go to
+every rank. The decision shows in EXPLAIN ANALYZE (a note on the node)
 and in ``Result.rank_stats`` (an exchange record of kind ``decision`` whose
 ``detail`` holds the sizes seen, the costs and the choice).
 
@@ -56,6 +59,7 @@ from glint.distributed.broadcast import BroadcastExec
 from glint.distributed.cost import ExchangeCost
 from glint.distributed.exchange import communicator
 from glint.distributed.shuffle import ShuffleExec
+from glint.distributed.skew_join import skew_join
 from glint.distributed.stats import ExchangeStats, describe_decision
 from glint.exec.join import JoinExec
 from glint.plan.expr import Expr
@@ -118,6 +122,8 @@ class AdaptiveJoinExec(JoinExec):
     hosts: int = 1
     round_bytes: int = 0  # the shuffles' rounds (0: from the rank's memory budget)
     hold_probe: bool = False  # the probe's shuffle reads it to its end first
+    kept: str | None = None  # the shuffle path keeps this side's heavy keys apart (glint.distributed.skew_join)
+    exchange = True  # a step every rank takes together (see steps.has_exchange)
 
     @classmethod
     def of(cls, join: JoinExec, **adaptive) -> AdaptiveJoinExec:
@@ -137,6 +143,7 @@ class AdaptiveJoinExec(JoinExec):
             "Adaptive"
             + JoinExec.describe(self).removeprefix("Equi")
             + f": broadcast {self.side} or shuffle {', '.join(moves)}"
+            + (f", {self.kept}'s heavy keys stay" if self.kept else "")
         )
 
     def stream(self, ctx, left, right):
@@ -152,6 +159,21 @@ class AdaptiveJoinExec(JoinExec):
             choice = self._decide(ctx, comm, held, build_keys is not None, probe_keys is not None)
             build = itertools.chain([first], held.drain(0))
             probe = probe_inp
+            if choice == "shuffle" and self.kept is not None:
+                lhs, rhs = (probe, build) if self.build_right else (build, probe)
+                yield from skew_join(
+                    self,
+                    ctx,
+                    lhs,
+                    rhs,
+                    self.left_shuffle,
+                    self.right_shuffle,
+                    kept=self.kept,
+                    round_bytes=self.round_bytes,
+                    hold_left=self.hold_probe and self.build_right,
+                    hold_right=self.hold_probe and not self.build_right,
+                )
+                return
             if choice != "shuffle":
                 build = BroadcastExec(None).stream(ctx, build)
             else:

@@ -20,7 +20,10 @@ The API is a normal connection's (``read_parquet``, ``read_csv``,
   join's broadcast or shuffle is decided at run time from the actual size of
   its build side (:mod:`glint.distributed.adaptive_join`);
 - ``round_bytes``: input bytes per rank and round of a shuffle or gather
-  (:mod:`glint.distributed.rounds`; default: from each rank's memory budget).
+  (:mod:`glint.distributed.rounds`; default: from each rank's memory budget);
+- the setting ``skew_joins``: "auto" (default), "always" or "never": where a
+  join that shuffles both sides keeps its heavy keys apart
+  (:mod:`glint.distributed.skew_join`).
 
 An error in a rank's part of a query (say, a failed CAST in its rows) stops
 the query on every rank and is raised here as the glint error it is; the
@@ -121,7 +124,7 @@ class DistConnection(Connection):
         self.hosts = launch.torchrun_hosts() if self._torchrun else 1  # for the exchange cost model
         self.rank = Rank(self, comm)
         self.replicate_rows = replicate_rows
-        self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes)
+        self.plan_options = PlanOptions(small_result_bytes, adaptive_joins, round_bytes, self.settings.skew_joins)
         self._partitioning: dict[str, TablePartitioning] = {}
         self._finalizer = weakref.finalize(self, _shutdown, world, comm, self._torchrun)
 

@@ -18,7 +18,11 @@ partitioning in the catalog:
   one side or shuffling, both are correct, and the side to broadcast has an
   estimated size (anything but a table's columns), the join is adaptive
   (:mod:`glint.distributed.adaptive_join`): the ranks decide between the two at run
-  time from that side's actual size. A NOT IN / IN-mark join needs
+  time from that side's actual size. A join that shuffles both sides
+  may keep one side's heavy keys apart (:mod:`glint.distributed.skew_join`,
+  setting ``skew_joins``): in an adaptive join's shuffle path ("auto"), or
+  also in a planned shuffle join ("always"), whose output is then
+  ``partitioned`` rather than hashed on the keys. A NOT IN / IN-mark join needs
   all the subquery's rows (or all rows with equal other keys) next to each
   outer row: its IN key is never a partitioning key;
 - aggregates run locally on input partitioned on a subset of the group keys
@@ -60,6 +64,7 @@ from glint.distributed.distribution import PARTITIONED, REPLICATED, SINGLE, Dist
 from glint.distributed.gather import GatherExec
 from glint.distributed.local import PartitionFilterExec, RootOnlyExec
 from glint.distributed.shuffle import ShuffleExec
+from glint.distributed.skew_join import SkewJoinExec, kept_side
 from glint.distributed.steps import has_exchange, settle
 from glint.errors import NotSupported
 from glint.exec.aggregate import HashAggregateExec, decomposable
@@ -92,11 +97,17 @@ class PlanOptions:
     ``adaptive_joins``: "auto" (a join's broadcast or shuffle is decided at
     run time when the side to broadcast has an estimated size), "always" or
     "never". ``round_bytes``: input bytes per rank and round of a shuffle or
-    gather (0: from each rank's memory budget)."""
+    gather (0: from each rank's memory budget). ``skew_joins``: where a join
+    that shuffles both sides keeps its probe side's heavy keys apart
+    (:mod:`glint.distributed.skew_join`): "auto" (in adaptive joins, whose
+    output is ``partitioned`` anyway), "always" (also in planned shuffle
+    joins, whose output is then ``partitioned`` rather than hashed on the
+    keys) or "never"."""
 
     small_result_bytes: int = SMALL_RESULT_BYTES
     adaptive_joins: str = "auto"
     round_bytes: int = 0
+    skew_joins: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,12 +452,17 @@ def _(node: L.Join, ctx):
     if adaptive is not None:
         return adaptive
     _, lo, ro = best
+    # each rank builds the side it holds fewer rows of (a scalar subquery: always the right)
+    build_right = kind == "single" or ctx.rows_per_rank(node.right, ro.dist(right)) <= ctx.rows_per_rank(
+        node.left, lo.dist(left)
+    )
+    kept = _skew_kept(node, build_right, (lo, left), (ro, right))
+    if ctx.options.skew_joins == "always" and kept is not None:
+        # (the heavy keys' rows are then not where their hash says: only ``partitioned``)
+        join = join_exec(node, left.node, right.node, keys, build_right, ctx.rows(node))
+        return Planned(SkewJoinExec.of(join, left_shuffle=lo.keys, right_shuffle=ro.keys, kept=kept), PARTITIONED)
     left, right = lo.apply(left), ro.apply(right)
     out = _joined(left.dist, right.dist, kind, keys, ids)
-    # each rank builds the side it holds fewer rows of (a scalar subquery: always the right)
-    build_right = kind == "single" or ctx.rows_per_rank(node.right, right.dist) <= ctx.rows_per_rank(
-        node.left, left.dist
-    )
     return Planned(join_exec(node, left.node, right.node, keys, build_right, ctx.rows(node)), out)
 
 
@@ -493,6 +509,7 @@ def _adaptive(node: L.Join, ctx: _Ctx, keys, ids, left: Planned, right: Planned,
     )
     by_shuffle = _joined(s[1].dist(left), s[2].dist(right), node.kind, keys, ids)
     join = join_exec(node, left.node, right.node, keys, right_built, ctx.rows(node))
+    kept = _skew_kept(node, right_built, (s[1], left), (s[2], right)) if ctx.options.skew_joins != "never" else None
     return Planned(
         AdaptiveJoinExec.of(
             join,
@@ -502,9 +519,18 @@ def _adaptive(node: L.Join, ctx: _Ctx, keys, ids, left: Planned, right: Planned,
             probe_bytes=ctx.nbytes(probe),
             row_bytes=row_bytes(held.schema),
             hosts=ctx.cost.hosts,
+            kept=kept,
         ),
         by_broadcast if by_broadcast == by_shuffle else PARTITIONED,
     )
+
+
+def _skew_kept(node: L.Join, build_right: bool, *sides: tuple[_Move, Planned]) -> str | None:
+    """The side whose heavy keys may stay (:mod:`glint.distributed.skew_join`)
+    when each side is spread and shuffled on the keys by its move, else None."""
+    if not all(mv.name == "hash" and p.dist.spread and p.dist != mv.dist(p) for mv, p in sides):
+        return None
+    return kept_side(node.kind, build_right, node.null_aware)
 
 
 def _exact_rows(node: L.LogicalNode) -> bool:

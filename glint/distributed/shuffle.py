@@ -19,8 +19,10 @@ round, because it may take exchange steps of its own after its first batch
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from glint.columnar.column import Batch
 from glint.distributed.exchange import by_destination, communicator
 from glint.distributed.rounds import InRounds, exchange_rounds, round_size
 from glint.exec.base import PhysicalNode
@@ -44,20 +46,51 @@ class ShuffleExec(InRounds, PhysicalNode):
 
     def stream(self, ctx, inp):
         comm = communicator(ctx, self)
-
-        def split(batch):
-            dest = partition_of(hash_columns([evaluate(k, batch) for k in self.keys]), comm.size)
-            return by_destination(batch, dest, comm.size)
-
-        yield from exchange_rounds(
+        yield from shuffle_rounds(
             ctx,
             comm,
             inp,
-            split,
-            "alltoall",
-            "shuffle",
+            hash_split(self.keys, comm.size),
             self.describe(),
-            limit=round_size(ctx.memory, self.round_bytes, comm.packed),
+            round_bytes=self.round_bytes,
             keep=self.source == "all" or comm.rank == 0,
             hold=self.hold_input,
         )
+
+
+def hash_split(keys: tuple[Expr, ...], ranks: int) -> Callable[[Batch], tuple[Batch, list[int]]]:
+    """A shuffle's grouping of a round's rows: each to the rank its keys hash to."""
+
+    def split(batch: Batch) -> tuple[Batch, list[int]]:
+        dest = partition_of(hash_columns([evaluate(k, batch) for k in keys]), ranks)
+        return by_destination(batch, dest, ranks)
+
+    return split
+
+
+def shuffle_rounds(
+    ctx,
+    comm,
+    inp: Iterator[Batch],
+    split: Callable[[Batch], tuple[Batch, list[int]]],
+    what: str,
+    *,
+    round_bytes: int = 0,
+    keep: bool = True,
+    hold: bool = False,
+) -> Iterator[Batch]:
+    """The rows this rank receives from a shuffle in rounds whose rows
+    ``split`` groups by destination (:func:`hash_split`, or a skew-aware
+    routing: :mod:`glint.distributed.skew_join`)."""
+    yield from exchange_rounds(
+        ctx,
+        comm,
+        inp,
+        split,
+        "alltoall",
+        "shuffle",
+        what,
+        limit=round_size(ctx.memory, round_bytes, comm.packed),
+        keep=keep,
+        hold=hold,
+    )

@@ -9,7 +9,9 @@ store is not counted); an exchange in rounds (glint.distributed.rounds) is one
 record with its number of ``rounds`` and the ``round_bytes`` it took per
 round. An adaptive join's run-time choice is a record of kind ``decision``
 whose ``detail`` holds the sizes it saw and what it chose
-(glint.distributed.adaptive_join). A rank's ``compute_s`` is its run time less its
+(glint.distributed.adaptive_join); so is a shuffled join's set of heavy
+keys, with the rows it kept or sent to every rank
+(glint.distributed.skew_join). A rank's ``compute_s`` is its run time less its
 exchanges' time and waits.
 
 >>> s = RankStats(1)
@@ -110,7 +112,8 @@ def format_rank_stats(rank_stats: list[dict]) -> str:
         lines.append("Exchanges (rows sent / received, summed over ranks):")
         for i, e in enumerate(ex):
             if e["kind"] == "decision":
-                lines.append(f"  {e['step']:>3}. decision  {e['op'][:70]}: {describe_decision(e.get('detail'))}")
+                d = _over_ranks(rank_stats, i, e.get("detail"))
+                lines.append(f"  {e['step']:>3}. decision  {e['op'][:70]}: {describe_decision(d)}")
                 continue
             sent = sum(r["exchanges"][i]["rows_sent"] for r in rank_stats if i < len(r["exchanges"]))
             got = sum(r["exchanges"][i]["rows_received"] for r in rank_stats if i < len(r["exchanges"]))
@@ -123,8 +126,41 @@ def format_rank_stats(rank_stats: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _over_ranks(rank_stats: list[dict], i: int, d: dict | None) -> dict | None:
+    """Decision ``i``'s detail with a skew decision's rows kept and sent
+    summed over the ranks (each rank counts its own)."""
+    if not d or d.get("decision") != "skew":
+        return d
+    out = dict(d)
+    for k in ("kept", "copied"):
+        out[k] = sum((r["exchanges"][i].get("detail") or {}).get(k, 0) for r in rank_stats if i < len(r["exchanges"]))
+    return out
+
+
+def describe_skew(d: dict) -> str:
+    """A skew decision (glint.distributed.skew_join) in a line.
+
+    >>> d = {"choice": "2 heavy keys", "shares": [0.31, 0.12], "sampled": 4000, "threshold": 125.0,
+    ...      "kept_side": "left", "kept": 1720, "copied": 2}
+    >>> describe_skew(d)
+    '2 heavy keys of left (31.0%, 12.0% of 4,000 sampled rows); 1,720 rows of the left kept, 2 rows of the right to every rank'
+    >>> describe_skew(d | {"choice": "no heavy keys", "shares": []})
+    'no heavy keys of left (none over 125 of 4,000 sampled rows)'
+    """
+    side = d["kept_side"]
+    if not d["shares"]:
+        return f"{d['choice']} of {side} (none over {d['threshold']:,.0f} of {d['sampled']:,} sampled rows)"
+    other = "right" if side == "left" else "left"
+    shares = ", ".join(f"{s:.1%}" for s in d["shares"][:4]) + (", ..." if len(d["shares"]) > 4 else "")
+    return (
+        f"{d['choice']} of {side} ({shares} of {d['sampled']:,} sampled rows); "
+        f"{_rows(d['kept'])} of the {side} kept, {_rows(d['copied'])} of the {other} to every rank"
+    )
+
+
 def describe_decision(d: dict | None) -> str:
-    """An adaptive join's choice and the sizes it saw, in a line.
+    """An adaptive join's choice and the sizes it saw, in a line (a skew
+    decision: :func:`describe_skew`).
 
     >>> describe_decision({"choice": "broadcast right", "side": "right", "rows": [3, 0], "bytes": [96, 0],
     ...                    "probe_rows_est": 1000, "broadcast_cost": 48.0, "shuffle_cost": 4024.0, "reason": "eq. 3"})
@@ -132,11 +168,17 @@ def describe_decision(d: dict | None) -> str:
     """
     if not d:
         return "?"
+    if d.get("decision") == "skew":
+        return describe_skew(d)
     return (
         f"{d['choice']} ({d['side']}: {sum(d['rows']):,} rows, {_bytes(sum(d['bytes']))} on the ranks "
         f"{d['rows']}; other side ~{d['probe_rows_est']:,} rows est.; broadcast {d['broadcast_cost']:,.0f} "
         f"vs shuffle {d['shuffle_cost']:,.0f}: {d['reason']})"
     )
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" + ("" if n == 1 else "s")
 
 
 def _bytes(n: int) -> str:

@@ -2,8 +2,8 @@
 their rounds while their input is still being read.
 
 Every rank must start the same collectives in the same order. An exchange in
-rounds (:mod:`glint.distributed.rounds`: a shuffle, a gather, an adaptive join's
-probe shuffle) takes a step between the batches it reads; if its input can
+rounds (:mod:`glint.distributed.rounds`: a shuffle, a gather, an adaptive or
+skew join's probe shuffle) takes a step between the batches it reads; if its input can
 take steps of its own after its first batch (another exchange in rounds
 below it in the same pipeline, or a UNION ALL whose second input starts an
 exchange once the first is read), the two would interleave differently on
@@ -36,6 +36,7 @@ import functools
 from glint.distributed.adaptive_join import AdaptiveJoinExec
 from glint.distributed.gather import GatherExec
 from glint.distributed.shuffle import ShuffleExec
+from glint.distributed.skew_join import SkewJoinExec
 from glint.exec.base import PhysicalNode
 from glint.exec.join import JoinExec
 from glint.exec.limit import LimitExec
@@ -79,6 +80,11 @@ def _(node: AdaptiveJoinExec) -> bool:
 
 
 @late_steps.register
+def _(node: SkewJoinExec) -> bool:
+    return True  # its probe's shuffle runs in rounds
+
+
+@late_steps.register
 def _(node: SetOpExec) -> bool:
     if node.kind == "union" and node.all:  # the right input starts once the left one is read
         return late_steps(node.left) or has_exchange(node.right)
@@ -103,6 +109,10 @@ def settle(node: PhysicalNode, round_bytes: int = 0) -> PhysicalNode:
     elif isinstance(node, AdaptiveJoinExec):
         node = dataclasses.replace(
             node, hold_probe=late_steps(node.left if node.build_right else node.right), round_bytes=round_bytes
+        )
+    elif isinstance(node, SkewJoinExec):
+        node = dataclasses.replace(
+            node, hold_left=late_steps(node.left), hold_right=late_steps(node.right), round_bytes=round_bytes
         )
     elif isinstance(node, LimitExec) and has_exchange(node.child):
         node = dataclasses.replace(node, drain=True)

@@ -490,6 +490,18 @@ class Settings:
         "buffer per destination, one collective (off: as a large step); ranks that disagree use the latter",
         FIXED,
     )
+    skew_joins: str = _setting(
+        "GLINT_SKEW_JOINS",
+        "choice",
+        "auto",
+        "on several ranks, a join that shuffles both sides finds the hottest keys of one side at run time (an "
+        "inner join's probe side, the preserved side of a left, right, semi, anti or scalar-subquery join); those "
+        "rows stay on their rank and the other side's rows of those keys go to every rank: 'auto' where the join "
+        "decides between broadcast and shuffle at run time, 'always' in every such join (the planner then no "
+        "longer counts on its output being hashed on the keys), 'never'",
+        FIXED,
+        choices=("auto", "always", "never"),
+    )
     grouped_exchange: bool = _setting(
         "GLINT_GROUPED_EXCHANGE",
         "boolean",
