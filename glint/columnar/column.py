@@ -371,17 +371,38 @@ class Column:
             return pa.Array.from_buffers(
                 T.to_arrow(dt),
                 len(self),
-                [
-                    None if mask is None else pa.array(valid).buffers()[1],
-                    pa.py_buffer(_to_int128_pairs(self.data.cpu()).tobytes()),
-                ],
+                [_validity_bitmap(valid), pa.py_buffer(_to_int128_pairs(self.data.cpu()).tobytes())],
             )
         data = self.data.cpu().numpy()
         if dt.kind == "DATE":
-            return pa.array(data.astype(np.int32), pa.int32(), mask=mask).cast(pa.date32())
-        if dt.kind == "TIMESTAMP":
-            return pa.array(data.astype(np.int64), pa.int64(), mask=mask).view(pa.timestamp("us"))
-        return pa.array(data, T.to_arrow(dt), mask=mask)
+            data = data.astype(np.int32, copy=False)
+        elif dt.kind == "TIMESTAMP":
+            data = data.astype(np.int64, copy=False)
+        arrow_type = T.to_arrow(dt)
+        if data.dtype != _NUMPY_OF_ARROW.get(arrow_type):
+            return pa.array(data, arrow_type, mask=mask)  # (a checked conversion to the column's type)
+        values = np.packbits(data, bitorder="little") if data.dtype == np.bool_ else np.ascontiguousarray(data)
+        return pa.Array.from_buffers(arrow_type, len(self), [_validity_bitmap(valid), pa.py_buffer(values)])
+
+
+# Arrow's fixed-width types and the numpy values whose bytes they take as they are. Arrays are
+# built from their buffers: pa.array() on a numpy array imports pandas, a third of a second of
+# a fresh process that only prints a result
+_NUMPY_OF_ARROW = {
+    pa.bool_(): np.dtype(np.bool_),
+    pa.int32(): np.dtype(np.int32),
+    pa.int64(): np.dtype(np.int64),
+    pa.float64(): np.dtype(np.float64),
+    pa.date32(): np.dtype(np.int32),
+    pa.timestamp("us"): np.dtype(np.int64),
+}
+
+
+def _validity_bitmap(valid: np.ndarray | None) -> pa.Buffer | None:
+    """Arrow's validity bitmap of a bool array (None: no NULLs)."""
+    if valid is None or valid.all():
+        return None
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
 def timestamp_micros(arr: pa.Array) -> pa.Array:
