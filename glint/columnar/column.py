@@ -126,16 +126,12 @@ class Dictionary:
         None); NULL where ``valid`` is False. One device-to-host copy of the
         referenced bytes."""
         n = len(self) if idx is None else idx.shape[0]
-        if idx is None:
-            idx = torch.arange(n, device=self.device)
-        d = self.take(idx, valid) if n else Dictionary.from_pylist([], self.device)
+        d = self if idx is None else self.take(idx, valid) if n else Dictionary.from_pylist([], self.device)
         offsets, data = d.offsets.cpu(), d.data.cpu()
         big = offsets.dtype == torch.int64
         bufs = [None, pa.py_buffer(offsets.numpy()), pa.py_buffer(data.numpy())]
         if valid is not None:
-            v = valid.cpu().numpy()
-            if not v.all():
-                bufs[0] = pa.array(v).buffers()[1]
+            bufs[0] = _validity_bitmap(valid.cpu().numpy())
         return pa.Array.from_buffers(pa.large_string() if big else pa.string(), n, bufs)
 
     def to_pylist(self) -> list[str]:
@@ -162,7 +158,7 @@ class Dictionary:
             if bufs[2] is not None and bufs[2].size
             else np.zeros(0, dtype=np.uint8)
         )
-        return Dictionary(_tensor_view(offsets), _tensor_view(data))
+        return Dictionary(_tensor_view(offsets), _tensor_view(data), _sorted_unique(arr))
 
     @staticmethod
     def from_pylist(values, device="cpu", sorted_unique: bool | None = None) -> Dictionary:
@@ -362,7 +358,12 @@ class Column:
     def to_arrow(self) -> pa.Array:
         dt = self.dtype
         if dt.is_string:
-            return self.dictionary.to_arrow(self.data, self.valid)
+            d = self.dictionary
+            if len(d) == len(self) and torch.equal(
+                self.data, torch.arange(len(self), device=self.device).to(self.data)
+            ):
+                return d.to_arrow(None, self.valid)  # each row its own entry, in order: no string moves
+            return d.to_arrow(self.data, self.valid)
         valid = None if self.valid is None else self.valid.cpu().numpy()
         mask = None if valid is None else ~valid
         if dt.kind == "NULL":
@@ -383,6 +384,48 @@ class Column:
             return pa.array(data, arrow_type, mask=mask)  # (a checked conversion to the column's type)
         values = np.packbits(data, bitorder="little") if data.dtype == np.bool_ else np.ascontiguousarray(data)
         return pa.Array.from_buffers(arrow_type, len(self), [_validity_bitmap(valid), pa.py_buffer(values)])
+
+
+SORTED_CHECK_MAX = 1 << 16  # Arrow string arrays up to this long are checked for being sorted_unique
+
+
+def _sorted_unique(arr: pa.Array) -> bool:
+    """Whether a short string array without NULLs is strictly increasing in
+    byte order (Arrow compares strings by their bytes), so that codes into it
+    compare and group as the strings do (a dictionary that glint made sorted,
+    or a sorted column).
+
+    >>> _sorted_unique(pa.array(["a", "ab", "b"])), _sorted_unique(pa.array(["a", "a"])), _sorted_unique(pa.array(["b", "a"]))
+    (True, False, False)
+    """
+    n = len(arr)
+    if n > SORTED_CHECK_MAX or arr.null_count:
+        return False
+    return n < 2 or bool(pc.all(pc.less(arr.slice(0, n - 1), arr.slice(1))).as_py())
+
+
+def sorted_dictionary_array(col: Column) -> pa.DictionaryArray:
+    """A VARCHAR column as an Arrow dictionary array whose dictionary holds
+    each of the column's dictionary entries once, sorted by bytes (the
+    column's codes renumbered): read back, its codes are the grouping and
+    ordering keys as they are (glint.kernels.strings.columns.code_range).
+    For a column of few distinct strings held on the host as Arrow.
+
+    >>> c = Column(T.VARCHAR, torch.tensor([0, 2, 1, 0], dtype=torch.int32), torch.tensor([True, True, True, False]),
+    ...            Dictionary.from_pylist(["b", "a", "b"]))
+    >>> a = sorted_dictionary_array(c)
+    >>> a.dictionary.to_pylist(), a.indices.to_pylist(), a.to_pylist()
+    (['a', 'b'], [1, 1, 0, None], ['b', 'b', 'a', None])
+    """
+    entries = col.dictionary.to_arrow()
+    distinct = pc.unique(entries)
+    distinct = distinct.take(pc.sort_indices(distinct))
+    remap = pc.index_in(entries, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+    codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
+    codes = remap[codes.cpu().numpy()] if len(remap) else np.zeros(len(col), np.int32)
+    valid = None if col.valid is None else col.valid.cpu().numpy()
+    indices = pa.Array.from_buffers(pa.int32(), len(col), [_validity_bitmap(valid), pa.py_buffer(codes)])
+    return pa.DictionaryArray.from_arrays(indices, distinct)
 
 
 # Arrow's fixed-width types and the numpy values whose bytes they take as they are. Arrays are

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import torch.distributed as dist
 
-from glint.columnar.column import concat_batches
+from glint.columnar.column import Column, concat_batches, sorted_dictionary_array
 from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, encode_error
 from glint.errors import CatalogError, did_you_mean
@@ -231,7 +231,7 @@ class Rank:
             self.catalog.drop(tmp)
             self.evict(t)
         b = concat_batches(parts)
-        data = pa.Table.from_arrays([b[f.id].to_arrow() for f in fields], names=list(cols))
+        data = pa.Table.from_arrays([_held_arrow(b[f.id]) for f in fields], names=list(cols))
         return Table(name, ArrowSource(data), t.source, types=types)
 
     def append_rows(self, cmd: AppendRows, data: pa.Table | None = None) -> None:
@@ -315,3 +315,15 @@ class Rank:
 def _drain(stream) -> None:
     for _ in stream:
         pass
+
+
+def _held_arrow(col: Column) -> pa.Array:
+    """A column of a table this rank holds after its load-time shuffle, as
+    Arrow. A VARCHAR column of few distinct strings (TPC-H's flags and
+    modes: at most half as many dictionary entries as rows) stays
+    dictionary-encoded, its dictionary sorted and without duplicates, so
+    queries group, join and compare on its codes as they do on a Parquet
+    column's, and no string is copied per row."""
+    if col.dtype.is_string and len(col.dictionary) <= len(col) // 2:
+        return sorted_dictionary_array(col)
+    return col.to_arrow()
