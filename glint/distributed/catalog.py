@@ -80,6 +80,8 @@ class PartitionSource:
         self.schema = src.schema
         self.num_rows = sum(e - s for _, s, e in self.pieces)
         self.fragments = [Fragment(e - s, src.fragments[f].stats) for f, s, e in self.pieces] or [Fragment(0)]
+        # every piece a whole fragment of the source: decoded as the source's own (below)
+        self.whole = bool(self.pieces) and all(s == 0 and e == src.fragments[f].rows for f, s, e in self.pieces)
 
     def _empty(self, columns) -> pa.Table:
         return self.schema.empty_table().select(list(columns))
@@ -103,6 +105,43 @@ class PartitionSource:
         if not self.pieces:
             return 0
         return self.src.bytes_of(sorted({self.pieces[i][0] for i in fragments}), columns)
+
+    # ------------------------------------------------ decoding on the device
+    # A share of whole row groups is decoded as the file's own row groups are: from their
+    # pages on the scan's device (glint.io.chunk_reader; on a GPU from the bytes as stored),
+    # not by pyarrow on the host. A share cut through row groups is read by pyarrow.
+    def _theirs(self, fragments) -> list[int]:
+        return [self.pieces[i][0] for i in fragments]
+
+    def device_decodable(self, name: str, dtype) -> bool:
+        f = getattr(self.src, "device_decodable", None)
+        return f is not None and self.whole and f(name, dtype)
+
+    def raw_decodable(self, name: str, dtype, strings: bool = True) -> bool:
+        f = getattr(self.src, "raw_decodable", None)
+        return f is not None and self.whole and f(name, dtype, strings)
+
+    def has_raw(self, fragment: int, name: str, dtype) -> bool:
+        return self.whole and self.src.has_raw(self.pieces[fragment][0], name, dtype)
+
+    def plan_device(self, fragment: int, name: str, dtype, raw: bool = False):
+        return self.src.plan_device(self.pieces[fragment][0], name, dtype, raw)
+
+    def raw_chunk(self, fragment: int, name: str, dtype):
+        if not self.whole or not hasattr(self.src, "raw_chunk"):
+            return None
+        return self.src.raw_chunk(self.pieces[fragment][0], name, dtype)
+
+    def raw_chunks(self, fragments, name: str, dtype) -> list:
+        return self.src.raw_chunks(self._theirs(fragments), name, dtype)
+
+    def raw_set(self, fragments, name: str, dtype):
+        f = getattr(self.src, "raw_set", None)
+        return f(self._theirs(fragments), name, dtype) if f is not None and self.whole else None
+
+    def describe_fragments(self, fragments) -> str:
+        f = getattr(self.src, "describe_fragments", None)
+        return f(self._theirs(fragments)) if f is not None else "a rank's share of a table"
 
 
 class Projection:
@@ -128,3 +167,25 @@ class Projection:
 
     def bytes_of(self, fragments, columns) -> int:
         return self.src.bytes_of(fragments, columns)
+
+    def __getattr__(self, name: str):
+        """The source's way of decoding its fragments on the device
+        (device_decodable, raw_decodable, has_raw, plan_device, raw_chunk,
+        raw_chunks, raw_set, describe_fragments): the same fragments."""
+        if name in _DEVICE_DECODING:
+            return getattr(self.src, name)
+        raise AttributeError(name)
+
+
+_DEVICE_DECODING = frozenset(
+    (
+        "device_decodable",
+        "raw_decodable",
+        "has_raw",
+        "plan_device",
+        "raw_chunk",
+        "raw_chunks",
+        "raw_set",
+        "describe_fragments",
+    )
+)
