@@ -168,16 +168,18 @@ def find_heavy(posts: list, ranks: int) -> dict:
     }
 
 
-def kept_split(keys: tuple[Expr, ...], heavy: torch.Tensor, rank: int, ranks: int, detail: dict) -> Callable:
+def kept_split(keys: tuple[Expr, ...], heavy: torch.Tensor, rank: int, ranks: int, kept: list) -> Callable:
     """The kept side's grouping: rows of heavy key hashes stay on ``rank``,
-    the others go to the rank their keys hash to."""
+    the others go to the rank their keys hash to. Each batch's count of rows
+    kept is appended to ``kept`` as a tensor (read once, when the join is
+    done: no host synchronisation per batch for a statistic)."""
 
     def split(batch: Batch) -> tuple[Batch, list[int]]:
         if not batch.num_rows:
             return batch, [0] * ranks
         h, _ = _key_hashes(batch, keys)
         hot = torch.isin(h, heavy)
-        detail["kept"] += int(hot.sum())
+        kept.append(hot.sum())
         dest = torch.where(hot, torch.full_like(h, rank), partition_of(h, ranks))
         return by_destination(batch, dest, ranks)
 
@@ -267,9 +269,10 @@ def skew_join(
             hold[kept] = False
         d, inputs[kept] = _detect(node, comm, inputs[kept], keys[kept], kept)
         splits = {s: (hash_split(keys[s], comm.size), "") for s in inputs}
+        kept_rows: list[torch.Tensor] = []
         if d["heavy"]:
             heavy = torch.tensor(d["heavy"], dtype=torch.int64, device=ctx.device)
-            splits[kept] = (kept_split(keys[kept], heavy, comm.rank, comm.size, d), ", heavy keys stay")
+            splits[kept] = (kept_split(keys[kept], heavy, comm.rank, comm.size, kept_rows), ", heavy keys stay")
             splits[other] = (copied_split(keys[other], heavy, comm.size, d), ", heavy keys to every rank")
         moved = {
             s: shuffle_rounds(
@@ -283,7 +286,10 @@ def skew_join(
             )
             for s in inputs
         }
-        yield from JoinExec.stream(node, ctx, moved["left"], moved["right"])
+        try:
+            yield from JoinExec.stream(node, ctx, moved["left"], moved["right"])
+        finally:  # (also when a LIMIT above stops the join early)
+            d["kept"] = int(torch.stack(kept_rows).sum()) if kept_rows else 0
         ctx.note(node, "skew: " + describe_skew(d))
     finally:
         if release is not None:

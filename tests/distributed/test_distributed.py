@@ -50,14 +50,6 @@ def _register(con, directory, how: str, keys: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def tpch_data(cached_tpch):
-    d = cached_tpch(SF)
-    duck = tpch.duckdb_tpch_connection(d)
-    yield d, duck
-    duck.close()
-
-
-@pytest.fixture(scope="module")
 def ssb_data(cached_ssb):
     d = cached_ssb(SF)
     duck = ssb.duckdb_ssb_connection(d)

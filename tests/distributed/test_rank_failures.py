@@ -36,18 +36,9 @@ DEVICES = [
     ),
 ]
 
-SF = 0.01
 # Q3 shuffles lineitem and orders (no partitioning on the keys), so every rank is inside an
 # exchange for most of the query
 QUERY = 3
-
-
-@pytest.fixture(scope="module")
-def data(cached_tpch):
-    d = cached_tpch(SF)
-    duck = tpch.duckdb_tpch_connection(d)
-    yield d, duck
-    duck.close()
 
 
 def _connect(d, device: str, timeout: float):
@@ -80,8 +71,8 @@ def _signal_when_inside(con, rank: int, sig: int) -> tuple[threading.Thread, lis
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_killed_rank_is_named_and_a_new_connection_works(data, device):
-    d, duck = data
+def test_killed_rank_is_named_and_a_new_connection_works(tpch_data, device):
+    d, duck = tpch_data
     con = _connect(d, device, timeout=60)
     try:
         _correct(con, duck)
@@ -103,8 +94,8 @@ def test_killed_rank_is_named_and_a_new_connection_works(data, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_stopped_rank_times_out_naming_the_rank(data, device):
-    d, duck = data
+def test_stopped_rank_times_out_naming_the_rank(tpch_data, device):
+    d, duck = tpch_data
     con = _connect(d, device, timeout=8)
     try:
         t, sent = _signal_when_inside(con, 1, signal.SIGSTOP)
