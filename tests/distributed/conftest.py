@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from glint.workloads import tpch
+from glint.workloads import ssb, tpch
 
-TPCH_SF = 0.01  # the TPC-H scale factor of ``tpch_data``
+SF = 0.01  # the scale factor of ``tpch_data`` and ``ssb_data``
+
+
+def _with_duckdb(directory, connect):
+    """(the directory, a DuckDB connection over its tables), closed afterwards."""
+    duck = connect(directory)
+    yield directory, duck
+    duck.close()
 
 
 @pytest.fixture(scope="module")
 def tpch_data(cached_tpch):
-    """(the TPC-H SF 0.01 directory, a DuckDB connection over its tables)."""
-    d = cached_tpch(TPCH_SF)
-    duck = tpch.duckdb_tpch_connection(d)
-    yield d, duck
-    duck.close()
+    """TPC-H at SF 0.01: (its directory, DuckDB over its tables)."""
+    yield from _with_duckdb(cached_tpch(SF), tpch.duckdb_tpch_connection)
+
+
+@pytest.fixture(scope="module")
+def ssb_data(cached_ssb):
+    """SSB at SF 0.01: (its directory, DuckDB over its tables)."""
+    yield from _with_duckdb(cached_ssb(SF), ssb.duckdb_ssb_connection)

@@ -49,14 +49,6 @@ def _register(con, directory, how: str, keys: dict) -> None:
         con.read_parquet(path, t, partition_by=keys.get(t) if how == "keys" else None)
 
 
-@pytest.fixture(scope="module")
-def ssb_data(cached_ssb):
-    d = cached_ssb(SF)
-    duck = ssb.duckdb_ssb_connection(d)
-    yield d, duck
-    duck.close()
-
-
 @pytest.fixture(scope="module", params=CONFIGS["tpch"], ids=lambda c: f"{c[0]}ranks-{c[1]}")
 def tpch_con(request, tpch_data):
     ranks, how = request.param
