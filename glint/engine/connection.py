@@ -26,6 +26,7 @@ from glint.io.arrow_objects import to_arrow_table
 from glint.io.csv_files import load_csv
 from glint.io.file_access import FileAccess
 from glint.io.file_tables import HIDDEN_PREFIX, FileTables
+from glint.io.page_tier import PageTier
 from glint.io.parquet_source import ParquetSource, load_parquet
 from glint.io.pinned import pinned_pool
 from glint.io.table import Table
@@ -157,7 +158,12 @@ class Connection:
         cache_limit = self.settings.host_cache_limit
         host_cache = default_host_cache_limit(self.device) if cache_limit is None else cache_limit
         if host_cache > 0:  # (on the CPU only when asked for: its device cache is host memory)
-            self.memory.host = HostCache(host_cache, always=cache_limit is not None)
+            always = cache_limit is not None
+            if self.settings.host_pages:
+                # chunks as stored and decoded pieces share the limit
+                self.memory.pages = PageTier(host_cache, self.device, always, lambda: self.memory.host.bytes)
+            pages = self.memory.pages
+            self.memory.host = HostCache(host_cache, always, (lambda: pages.bytes) if pages is not None else None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)
         # the queries running, per thread (innermost last): interrupt() and query_progress() read them
         self._runs: dict[int, list[QueryRun]] = {}
@@ -408,6 +414,8 @@ class Connection:
         self.memory.cache_drop()
         if host and self.memory.host is not None:
             self.memory.host.drop()
+        if host and self.memory.pages is not None:
+            self.memory.pages.drop()
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -669,6 +677,9 @@ class Connection:
         self.memory.cache_drop()
         if self.memory.host is not None:
             self.memory.host.drop()
+        if self.memory.pages is not None:
+            self.memory.pages.close()
+            self.memory.pages = None  # (its pinned slabs go back)
         self._tables.clear()
         self._files.clear()
         self.spill.close()

@@ -324,7 +324,7 @@ def format_io(io) -> str:
     >>> from glint.exec.base import IOStats
     >>> print(format_io(IOStats(chunks=3, chunks_skipped=1, file_bytes=5 << 20, decoded_bytes=9 << 20,
     ...                         read_s=0.5, scan_wait_s=0.25)))
-    IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B to the device, 0 B back
+    IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B of pages from the host tier, 0 B to the device, 0 B back
     scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
     """
 
@@ -332,6 +332,7 @@ def format_io(io) -> str:
         f"IO: {io.chunks} chunks scanned ({io.chunks_skipped} skipped by statistics, {io.cache_hits} column "
         f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
         f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
+        f"{format_bytes(io.tier_bytes)} of pages from the host tier, "
         f"{format_bytes(io.h2d_bytes)} to the device, "
         f"{format_bytes(io.d2h_bytes)} back\n"
         f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "

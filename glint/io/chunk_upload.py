@@ -16,6 +16,7 @@ import torch
 
 from glint.columnar.column import Column, Dictionary, concat_columns
 from glint.errors import GlintIOError
+from glint.io.page_tier import TierCopy, tier_chunks
 from glint.io.parquet_pages import layout_plans, to_device
 from glint.io.pinned import staging_pool
 from glint.io.raw_chunks import RawChunk, RawSet, string_codes
@@ -281,6 +282,34 @@ class ChunkUploader:
             self.ctx.io.h2d_bytes += up.bytes
         return cols
 
+    def _tier(self):
+        """(the host tier of chunks as stored, whether it takes new chunks
+        now), or (None, False) where there is none or it has nothing to give."""
+        mm = self.ctx.memory
+        tier = mm.pages
+        if tier is None:
+            return None, False
+        admit = tier.admits(mm)
+        return (tier, admit) if admit or tier.bytes else (None, False)
+
+    def _count_tier(self, segments) -> None:
+        """The run's IO counters: chunks copied up from the host tier were
+        counted as read from their files (ChunkReader counts a RawSet's
+        bytes when it plans the chunk); the fresh ones were."""
+        held = fresh = 0
+        for _, seg in segments:
+            if type(seg) is TierCopy:
+                p = seg.placement
+                new = sum(p.keys[i][2] for i in seg.fill)
+                fresh += new
+                held += seg.size
+                held -= new
+        if held or fresh:
+            with self._lock:
+                io = self.ctx.io
+                io.tier_bytes += held
+                io.file_bytes = max(0, io.file_bytes - held)
+
     def start_to_device(self, chunk, host: dict, plans: dict, priority):
         """The first half of to_device: the chunk's copies started (their
         staging windows at ``priority`` in the staging pool), so that the
@@ -306,7 +335,10 @@ class ChunkUploader:
         if together:
             # the raw columns' bytes in one buffer, row group by row group
             # (each column's layout in the whole buffer: base 0)
-            lays, total, segments = layout_raw_together(together, self.settings.run_gap)
+            tier, admit = self._tier()
+            lays, total, segments = layout_raw_together(together, self.settings.run_gap, tier, admit)
+            if tier is not None:
+                self._count_tier(segments)
             layouts.update(lays)
             bases = dict.fromkeys(together, 0)
             raw[_RAW_KEY] = (total, segments)
@@ -462,13 +494,28 @@ class ChunkUploader:
         RawSet as its RawChunks)."""
         for c in host:
             cols[c] = _contiguous(concat_columns(host[c]))
-        plans = {c: (order, list(pl)) for c, (order, pl) in plans.items()}  # (RawSets: the reference)
-        dicts = _string_plans(plans)
-        for c, (order, pl) in plans.items():
-            try:
-                cols[c] = self._decode_pages(chunk, c, order, pl, dictionary=dicts.get(c))[0]
-            except GlintIOError:
-                if c not in dicts:
-                    raise
-                cols[c] = self._host_column(chunk, c)  # (see _host_column)
+        tier, admit = self._tier()
+        placements = []
+        try:
+            listed = {}
+            for c, (order, pl) in plans.items():  # (RawSets: the reference, as RawChunks)
+                if type(pl) is RawSet and tier is not None:
+                    pl, placement = tier_chunks(pl, tier, admit, self._files)
+                    placements.append(placement)
+                    with self._lock:
+                        self.ctx.io.tier_bytes += placement.hit_bytes()
+                        self.ctx.io.file_bytes = max(0, self.ctx.io.file_bytes - placement.hit_bytes())
+                listed[c] = (order, list(pl))
+            plans = listed
+            dicts = _string_plans(plans)
+            for c, (order, pl) in plans.items():
+                try:
+                    cols[c] = self._decode_pages(chunk, c, order, pl, dictionary=dicts.get(c))[0]
+                except GlintIOError:
+                    if c not in dicts:
+                        raise
+                    cols[c] = self._host_column(chunk, c)  # (see _host_column)
+        finally:
+            for p in placements:
+                tier.release(p)
         return plans

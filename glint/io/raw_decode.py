@@ -17,6 +17,7 @@ import torch
 
 from glint.errors import GlintIOError
 from glint.io.file_reads import FileRange, FileRuns
+from glint.io.page_tier import TierCopy, copy_runs
 from glint.io.parquet_page_headers import DICTIONARY_PAGE, PLAIN, Page, parse_pages
 from glint.io.parquet_pages import (
     MAX_BIT_WIDTH,
@@ -66,7 +67,60 @@ def layout_raw(chunks: list[RawChunk]) -> RawLayout:
     return RawLayout(o + 8, at, segments, dict_at)
 
 
-def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dict, int, list]:
+def _layout_runs(placed, idx, fi, st, sz, o: int, gap: int, paths: list, segments: list) -> int:
+    """layout_raw_together's file runs for the chunks ``idx`` (their file
+    indexes, starts and sizes): their offsets into ``placed``, one FileRuns
+    segment at ``o``; returns the offset past it."""
+    # one line of positions for all files, each file past the one before
+    # by more than ``gap``: a run never spans two
+    width = int((st + sz).max()) + gap + 1
+    key = st + fi * width
+    order = np.argsort(key, kind="stable")
+    k, e = key[order], (key + sz)[order]
+    reach = np.maximum.accumulate(e)
+    first = np.empty(len(k), dtype=bool)
+    first[0] = True
+    first[1:] = k[1:] > reach[:-1] + gap
+    run = np.cumsum(first) - 1
+    heads = np.flatnonzero(first)
+    r_start = k[heads]
+    r_len = np.maximum.reduceat(e, heads) - r_start
+    padded = (r_len + 7) // 8 * 8
+    r_off = np.zeros(len(heads), dtype=np.int64)
+    np.cumsum(padded[:-1], out=r_off[1:])
+    placed[idx[order]] = o + r_off[run] + k - r_start[run]
+    r_file = r_start // width
+    segments.append((o, FileRuns(paths, r_file, r_start - r_file * width, r_off, r_len, int(padded.sum()))))
+    return o + int(padded.sum())
+
+
+def _layout_tier(placed, placement, sz, o: int, segments: list) -> int:
+    """layout_raw_together's chunks held in the host tier: laid out from
+    ``o`` as they lie in its slabs, one TierCopy segment per run; returns
+    the offset past them."""
+    idx = np.flatnonzero(placement.held())
+    slab, off, size = placement.slab[idx], placement.offset[idx], sz[idx]
+    order, run, heads = copy_runs(slab, off, size)
+    s_off = off[order]
+    ends = s_off + (size[order] + 7) // 8 * 8
+    r_first = s_off[heads]
+    r_len = np.maximum.reduceat(ends, heads) - r_first
+    r_at = np.zeros(len(heads), dtype=np.int64)
+    np.cumsum(r_len[:-1], out=r_at[1:])
+    placed[idx[order]] = o + r_at[run] + s_off - r_first[run]
+    fresh = placement.fresh[idx[order]]
+    runs_fill: list = [[] for _ in heads]
+    for j in np.flatnonzero(fresh).tolist():
+        runs_fill[int(run[j])].append(int(idx[order[j]]))
+    for r, h in enumerate(heads.tolist()):
+        seg = TierCopy(placement, int(slab[order[h]]), int(r_first[r]), int(r_len[r]), runs_fill[r])
+        segments.append((o + int(r_at[r]), seg))
+    return o + int(r_len.sum())
+
+
+def layout_raw_together(
+    columns: dict, gap: int = Settings.run_gap, tier=None, admit: bool = False
+) -> tuple[dict, int, list]:
     """One buffer for several columns' raw chunks ({column: [RawChunk] or a
     RawSet}, a chunk per fragment): (a RawLayout per column, its offsets
     into the whole buffer and ``total`` the whole buffer's; the buffer's
@@ -78,7 +132,13 @@ def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dic
     after the other in its file, so the staging reads the columns of a row
     group that a query asks for, and often the next row group's, with one
     system call: one FileRuns segment, see glint.io.transfer). Built
-    with numpy for RawSets: no Python per row group and column."""
+    with numpy for RawSets: no Python per row group and column.
+
+    ``tier``: the connection's host tier of chunks as stored
+    (glint.io.page_tier.PageTier). The chunks it holds (or, ``admit``,
+    gives room to now) come last, laid out as they lie there, each run of
+    them one :class:`TierCopy` segment (copied up straight from the tier's
+    pinned memory; the fresh ones read from their files into it first)."""
     o, segments = 0, []
     at: dict = {}
     dict_at: dict = {}
@@ -129,32 +189,25 @@ def layout_raw_together(columns: dict, gap: int = Settings.run_gap) -> tuple[dic
         fi = np.concatenate([p[2] for p in parts])
         st = np.concatenate([p[3] for p in parts])
         sz = np.concatenate([p[4] for p in parts])
-        # one line of positions for all files, each file past the one before
-        # by more than ``gap``: a run never spans two
-        width = int((st + sz).max()) + gap + 1
-        key = st + fi * width
-        order = np.argsort(key, kind="stable")
-        k, e = key[order], (key + sz)[order]
-        reach = np.maximum.accumulate(e)
-        first = np.empty(len(k), dtype=bool)
-        first[0] = True
-        first[1:] = k[1:] > reach[:-1] + gap
-        run = np.cumsum(first) - 1
-        heads = np.flatnonzero(first)
-        r_start = k[heads]
-        r_len = np.maximum.reduceat(e, heads) - r_start
-        padded = (r_len + 7) // 8 * 8
-        r_off = np.zeros(len(heads), dtype=np.int64)
-        np.cumsum(padded[:-1], out=r_off[1:])
-        placed = np.empty(len(k), dtype=np.int64)
-        placed[order] = o + r_off[run] + k - r_start[run]
+        placed = np.empty(len(st), dtype=np.int64)
+        placement = None
+        if tier is not None:
+            placement = tier.place(list(paths), fi, st, sz, admit)
+            held = placement.held()
+            rest = np.flatnonzero(~held)
+            if not held.any():
+                tier.release(placement)
+                placement = None
+        else:
+            rest = np.arange(len(st))
+        if len(rest):
+            o = _layout_runs(placed, rest, fi[rest], st[rest], sz[rest], o, gap, list(paths), segments)
+        if placement is not None:
+            o = _layout_tier(placed, placement, sz, o, segments)
         i = 0
         for c, pos, _, _, _size in parts:
             at[c][pos] = placed[i : i + len(pos)]
             i += len(pos)
-        r_file = r_start // width
-        segments.append((o, FileRuns(list(paths), r_file, r_start - r_file * width, r_off, r_len, int(padded.sum()))))
-        o += int(padded.sum())
     total = o + 8
     return {c: RawLayout(total, at[c].tolist(), [], dict_at[c].tolist()) for c in columns}, total, segments
 

@@ -27,6 +27,7 @@ import torch
 
 from glint.columnar.column import Column
 from glint.io.file_reads import FileRange, FileRuns, read_file_into
+from glint.io.page_tier import TierCopy
 from glint.io.pinned import BUFFER_BYTES, PinnedPool
 from glint.runtime import trace
 from glint.runtime.settings import Settings
@@ -563,9 +564,20 @@ class StackedUpload:
                 layout = self.layouts[key] = _StackLayout()
                 self.specs[key] = layout.add(parts, (narrow or {}).get(key))
         self.raw = []
+        # runs of chunks held in the host tier (glint.io.page_tier.TierCopy):
+        # copied up straight from its pinned memory, not through the windows,
+        # which stop before them (key -> (offset, TierCopy) pairs)
+        self.tier_copies: dict = {}
+        self._placements: list = []
         for key, (size, segments) in (raw or {}).items():
             layout = self.layouts[key] = _StackLayout()
             layout.total = size
+            tiered = [(off, seg) for off, seg in segments if type(seg) is TierCopy]
+            if tiered:
+                self.tier_copies[key] = tiered
+                self._placements += list({id(seg.placement): seg.placement for _, seg in tiered}.values())
+                segments = [(off, seg) for off, seg in segments if type(seg) is not TierCopy]
+                layout.windows = min(off for off, _ in tiered)
             layout.writes = _raw_writes(segments)
             self.raw.append(key)
         self.bytes = sum(la.total for la in self.layouts.values())
@@ -602,7 +614,9 @@ class StackedUpload:
         for key, layout in self.layouts.items():
             dst = self.dst[key] = empty((max(layout.total, 1),), torch.uint8)
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
-            for w in range(0, layout.total, cap):
+            for off, seg in self.tier_copies.get(key, ()):
+                self._futures.append(executor.submit(self._tier_copy, dst, off, seg, on_window, **extra))
+            for w in range(0, getattr(layout, "windows", layout.total), cap):
                 k = bisect.bisect_right(ends, w)
                 self._futures.append(
                     executor.submit(
@@ -629,13 +643,47 @@ class StackedUpload:
         if on_window is not None:
             on_window(size, t1 - t0)
 
+    def _tier_copy(self, dst, off: int, seg, on_window) -> None:
+        """One run of chunks from the host tier to the device buffer at
+        ``off`` (its fresh chunks read from their files into the tier first)."""
+        t0 = time.perf_counter()
+        src = seg.run(self.files)
+        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
+            dst[off : off + seg.size].copy_(src, non_blocking=True)
+        t1 = time.perf_counter()
+        trace.add("tier copy", t0, t1, bytes=seg.size, fresh=len(seg.fill))
+        if on_window is not None:
+            on_window(seg.size, t1 - t0)
+
+    def _release_tier(self) -> None:
+        """The tier's slabs this upload copied from are free to be reused
+        once its copies are done (an event on the copy stream)."""
+        if not self._placements:
+            return
+        with torch.cuda.device(self.pool.device):
+            ev = torch.cuda.Event()
+            ev.record(self.copy_stream)
+        for p in self._placements:
+            p.tier.release(p, ev)
+        self._placements = []
+
     def cancel(self) -> None:
         for f in self._futures:
             f.cancel()
+        if self._placements:
+            # a copy that started must end before its slabs can be reused
+            for f in self._futures:
+                if not f.cancelled():
+                    try:
+                        f.result()
+                    except BaseException:  # noqa: BLE001 - the upload is being abandoned
+                        pass
+            self._release_tier()
 
     def finish(self):
         for f in self._futures:
             f.result()
+        self._release_tier()
         out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
         narrowed = [key for key, spec in self.specs.items() if spec.wide is not None]
         if narrowed:

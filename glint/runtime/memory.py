@@ -218,7 +218,8 @@ class MemoryManager:
         self._alloc_lock = threading.Lock()
         self.peak = 0  # accounted peak (CPU); CUDA has the allocator's
         self.evictions = 0
-        self.host: HostCache | None = None  # the host tier of the table cache (CUDA)
+        self.host: HostCache | None = None  # the host tier of the table cache (CUDA): decoded pieces
+        self.pages = None  # ... and column chunks as stored (glint.io.page_tier.PageTier)
         self.cache_enabled = True  # off for a query's last out-of-memory retry
         self.pressure = False  # a reservation failed in the run in progress
         self.allocator_capped = False  # the CUDA allocator stops at the limit (see slack)
@@ -420,8 +421,11 @@ class HostCache:
     (False, 60, 0)
     """
 
-    def __init__(self, limit: int, always: bool = True):
+    def __init__(self, limit: int, always: bool = True, others=None):
         self.limit = int(limit)
+        # the bytes the tier's other half holds (the chunks as stored,
+        # glint.io.page_tier), which share the limit
+        self.others = others or (lambda: 0)
         # False (the default budget): pieces are kept only once the device
         # cache has had to evict (MemoryManager.evictions). Until then every
         # chunk stays on the device, and a host copy of each piece only kept
@@ -449,13 +453,14 @@ class HostCache:
 
     def put(self, key, value, nbytes: int) -> bool:
         nbytes = int(nbytes)
-        if nbytes > self.limit:
+        limit = self.limit - self.others()
+        if nbytes > limit:
             return False
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
                 self.bytes -= old.nbytes
-            while self._entries and self.bytes + nbytes > self.limit:
+            while self._entries and self.bytes + nbytes > limit:
                 _, e = self._entries.popitem(last=False)
                 self.bytes -= e.nbytes
             self._entries[key] = _CacheEntry(value, nbytes)

@@ -371,6 +371,15 @@ class Settings:
         "a chunk's columns decoded from their bytes as stored go "
         "through the page kernels together (off: one column at a time)",
     )
+    host_pages: bool = _setting(
+        "GLINT_HOST_PAGES",
+        "boolean",
+        True,
+        "the host tier also keeps the column chunks the GPU decodes as they are stored (compressed Parquet "
+        "pages, in pinned memory), copied up from there instead of read from their files again; "
+        "within host_cache_limit",
+        FIXED,
+    )
     raw_strings: bool = _setting(
         "GLINT_RAW_STRINGS",
         "boolean",

@@ -210,54 +210,15 @@ def test_stacked_upload_layout_equals_concatenation(window):
         assert narrowed[k].data.dtype == got[k].data.dtype
 
 
-class _FakePool:
-    """The pinned pool's interface over ordinary host buffers, for running the
-    stacked upload's logic on the CPU (tensors 'on the device' are host ones)."""
-
-    def __init__(self, buffer_bytes):
-        self.buffer_bytes = buffer_bytes
-        self.device = torch.device("cpu")
-        self.stream = "pool stream"
-        self.free = [torch.empty(buffer_bytes, dtype=torch.uint8) for _ in range(3)]
-        self.out = 0
-
-    def acquire(self):
-        self.out += 1
-        return self.free.pop()
-
-    def release(self, buf, ev):
-        self.out -= 1
-        self.free.append(buf)
-
-    put_back = lambda self, buf: self.release(buf, None)  # noqa: E731
-
-
 @pytest.mark.parametrize("window", [64, 1 << 20])
-def test_stacked_upload_on_a_fake_device(monkeypatch, window):
+def test_stacked_upload_on_a_fake_device(fake_cuda, window):
     """StackedUpload end to end (one buffer per column, windows filled by
     several threads, the memory manager asked for room) with the CUDA calls
     stubbed: the columns equal the parts' concatenation."""
-    import contextlib
-    from concurrent.futures import ThreadPoolExecutor
-
     from glint.columnar.column import Column, concat_columns
     from glint.io import transfer
 
-    class Ev:
-        def record(self, stream=None):
-            pass
-
-    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
-    used = []
-
-    def stream(s):
-        used.append(s)
-        return contextlib.nullcontext()
-
-    monkeypatch.setattr(torch.cuda, "stream", stream)
-    monkeypatch.setattr(torch.cuda, "default_stream", lambda d=None: None)
-    monkeypatch.setattr(torch.cuda, "Event", Ev)
-    monkeypatch.setattr(torch.Tensor, "record_stream", lambda self, s: None)
+    used = fake_cuda.streams
     t = _table(400)
     cols = {
         "k": [
@@ -273,7 +234,7 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
             for a in (5, 200)
         ],
     }
-    pool = _FakePool(window)
+    pool = fake_cuda.pool(window)
     mem = MemoryManager(torch.device("cpu"), 1 << 30)
     wide = transfer.StackedUpload(pool, mem, cols, "consumer stream").bytes
     # BIGINT keys < 400 and DECIMAL(15,2) values (NULL slots too) in int16: 6 of 8 bytes less a value
@@ -282,7 +243,7 @@ def test_stacked_upload_on_a_fake_device(monkeypatch, window):
     )
     assert up.bytes < wide - 6 * (300 + 260) + 64
     seen = []
-    with ThreadPoolExecutor(3) as ex:
+    with fake_cuda.executor(3) as ex:
         up.start(ex, lambda n, s: seen.append(n))
         got, ev = up.finish()
     assert pool.out == 0 and sum(seen) == up.bytes

@@ -1,0 +1,218 @@
+"""The host tier of column chunks as stored (glint.io.page_tier): placement,
+eviction and pins, the layout of a scan chunk's bytes copied up from it
+(runs of chunks that lie one after the other: one copy each), and TPC-H
+read through it under a host tier small enough to evict, equal to DuckDB."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import glint
+from glint.io import file_reads as fr
+from glint.io import raw_chunks as rc
+from glint.io import raw_decode as rd
+from glint.io.page_tier import PageTier, TierCopy
+from glint.runtime.memory import HostCache
+from glint.testing.compare import compare_query_result
+from glint.workloads import tpch
+
+MIB = 1 << 20
+
+
+def _place(tier, sizes, starts=None, path="f", admit=True):
+    n = len(sizes)
+    starts = np.arange(n, dtype=np.int64) * 10 * MIB if starts is None else np.asarray(starts, dtype=np.int64)
+    return tier.place([path], np.zeros(n, np.int64), starts, np.asarray(sizes, dtype=np.int64), admit)
+
+
+def _file(tmp_path, n=8 * MIB):
+    p = tmp_path / "f.bin"
+    p.write_bytes(np.random.default_rng(0).integers(0, 256, n, dtype=np.uint8).tobytes())
+    return str(p)
+
+
+def test_chunks_are_placed_filled_found_and_evicted_least_recently_used(tmp_path):
+    path = _file(tmp_path)
+    tier = PageTier(3 * MIB, slab_bytes=MIB)
+    data = open(path, "rb").read()
+    # three chunks of 400 KiB: two fit a slab, the third opens the next
+    first = _place(tier, [400 << 10] * 3, [0, MIB, 2 * MIB], path)
+    assert first.fresh.all() and first.slab.tolist() == [0, 0, 1] and first.offset.tolist()[:2] == [0, 400 << 10]
+    tier.fill(first)
+    tier.release(first)
+    again = _place(tier, [400 << 10] * 3, [0, MIB, 2 * MIB], path, admit=False)
+    assert not again.fresh.any() and again.held().all() and again.hit_bytes() == 3 * (400 << 10)
+    for i, start in enumerate((0, MIB, 2 * MIB)):
+        got = tier.view(int(again.slab[i]), int(again.offset[i]), 400 << 10).numpy().tobytes()
+        assert got == data[start : start + (400 << 10)]
+    tier.release(again)
+    # not admitted: a miss stays in its file
+    miss = _place(tier, [10], [5 * MIB], path, admit=False)
+    assert not miss.held().any() and not miss.pinned
+    # a chunk larger than a slab never comes here
+    assert not _place(tier, [MIB + 8], [0], path).held().any()
+    # slabs 0 and 1 in use; a third fits the limit; a fourth reuses the least recently used
+    third = _place(tier, [900 << 10], [3 * MIB], path)
+    tier.fill(third)
+    tier.release(third)
+    assert tier.bytes == 3 * MIB and tier.evictions == 0
+    hold = _place(tier, [400 << 10], [0], path)  # slab 0 used now: slab 1 is the oldest
+    fourth = _place(tier, [900 << 10], [4 * MIB], path)
+    assert tier.evictions == 1 and int(fourth.slab[0]) == 1 and tier.bytes == 3 * MIB
+    tier.fill(fourth)
+    tier.release(fourth)
+    tier.release(hold)
+    # the evicted slab's chunk is gone, the others are there
+    look = _place(tier, [400 << 10] * 2, [0, 2 * MIB], path, admit=False)
+    assert look.held().tolist() == [True, False]
+    tier.release(look)
+
+
+def test_a_slab_a_scan_holds_is_never_evicted(tmp_path):
+    path = _file(tmp_path)
+    tier = PageTier(MIB, slab_bytes=MIB)
+    a = _place(tier, [600 << 10], [0], path)  # pinned until released
+    b = _place(tier, [600 << 10], [MIB], path)  # no room, no free slab: stays in its file
+    assert a.held().all() and not b.held().any()
+    tier.fill(a)
+    tier.release(a)
+    c = _place(tier, [600 << 10], [MIB], path)
+    assert c.held().all() and tier.evictions == 1
+    tier.release(c)
+
+
+def test_the_decoded_tier_and_the_pages_share_one_limit():
+    holder = {}
+    tier = PageTier(4 * MIB, slab_bytes=MIB, others=lambda: holder["host"].bytes)
+    host = holder["host"] = HostCache(4 * MIB, others=lambda: tier.bytes)
+    assert host.put("a", "A", 3 * MIB)
+    got = _place(tier, [600 << 10, 600 << 10], [0, MIB])  # one slab fits beside the decoded 3 MiB
+    assert got.slab.tolist() == [0, -1] and tier.bytes == MIB
+    tier.release(got)
+    assert not host.put("b", "B", 4 * MIB)  # not beside the slab
+    assert host.put("c", "C", 2 * MIB) and host.get("a") is None  # the older decoded piece goes
+
+
+def test_tier_runs_are_copied_up_whole_and_hold_each_chunks_bytes(tmp_path):
+    """layout_raw_together with a tier: chunks it holds come after the file
+    runs, one TierCopy per run of chunks lying one after the other in a
+    slab; each chunk's offset in the buffer holds its bytes whichever way
+    it came (file run, fresh tier copy, tier copy)."""
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"f{i}.bin"
+        p.write_bytes(bytes((i * 7 + j) % 251 for j in range(10_000)))
+        paths.append(str(p))
+
+    def chunk(f, start, size):
+        return rc.RawChunk(torch.int64, 1, 0, size, fr.FileRange(paths[f], start, size))
+
+    def cols():
+        return {
+            "a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
+            "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)],
+        }
+
+    tier = PageTier(MIB, slab_bytes=1 << 16)
+    for admit, fresh_runs in ((True, 1), (False, 0)):
+        c = cols()
+        lays, total, segments = rd.layout_raw_together(c, gap=0, tier=tier, admit=admit)
+        copies = [(o, s) for o, s in segments if type(s) is TierCopy]
+        assert len(copies) == 1 and sum(bool(s.fill) for _, s in copies) == fresh_runs
+        assert not any(isinstance(s, fr.FileRuns) for _, s in segments)
+        buf = np.zeros(total, dtype=np.uint8)
+        for o, seg in copies:
+            buf[o : o + len(seg)] = seg.run().numpy()
+        copies[0][1].placement.tier.release(copies[0][1].placement)
+        for name, chunks in c.items():
+            for ch, at in zip(chunks, lays[name].at):
+                assert buf[at : at + ch.source.size].tobytes() == ch.source.read()
+    # a tier too small for one chunk: everything from the files, no copies
+    small = PageTier(8, slab_bytes=8)
+    lays, total, segments = rd.layout_raw_together(cols(), gap=0, tier=small, admit=True)
+    assert not any(type(s) is TierCopy for _, s in segments)
+
+
+@pytest.fixture(scope="module")
+def small_groups(cached_tpch, tmp_path_factory):
+    """TPC-H SF 0.01 rewritten in row groups of 1,000 rows (snappy): many
+    column chunks per scan chunk, and a tier of a few MiB evicts."""
+    src = cached_tpch(0.01)
+    out = tmp_path_factory.mktemp("tpch_groups")
+    for f in sorted(src.glob("*.parquet")):
+        pq.write_table(pq.read_table(f), out / f.name, row_group_size=1000, compression="snappy")
+    return out
+
+
+@pytest.mark.parametrize("limit", ["2MB", "64MB"])
+def test_tpch_through_the_page_tier_equals_duckdb(small_groups, device, limit):
+    """Every TPC-H query twice, its columns decoded from their pages as
+    stored, the device cache emptied before each run: the second run's
+    pages come from the host tier (64 MB: all of them; 2 MB: slabs evicted
+    and filled again). Results equal DuckDB's each time."""
+    duck = tpch.duckdb_tpch_connection(small_groups)
+    con = glint.connect(device=device, parquet_decode="raw", host_cache_limit=limit, chunk_rows=4096)
+    tpch.load_tpch(con, directory=small_groups, progress=False)
+    tier = con.memory.pages
+    assert tier is not None
+    hits = 0
+    for n in range(1, 23):
+        sql = tpch.tpch_query(n)
+        want = tpch.duckdb_arrow(duck, sql)
+        for _ in range(2):
+            con.drop_cache()
+            res = con.sql(sql)
+            diffs = compare_query_result(sql, res.arrow(), want)
+            assert not diffs, f"Q{n}:\n" + "\n".join(diffs)
+            hits += res.io.tier_bytes
+    assert hits > 0 and tier.filled_bytes > 0
+    assert tier.bytes <= glint.runtime.memory.parse_size(limit)
+    if limit == "2MB":
+        assert tier.evictions > 0
+    else:
+        assert tier.evictions == 0
+    duck.close()
+
+
+@pytest.mark.parametrize("window", [64, 1 << 20])
+def test_stacked_upload_copies_tier_runs_beside_the_windows(tmp_path, fake_cuda, window):
+    """StackedUpload with a raw buffer whose chunks lie partly in files and
+    partly in the tier (CUDA stubbed): the windows stop where the tier's
+    runs start, every chunk's bytes land at its offset, and the slabs are
+    free again once the upload is finished (or cancelled)."""
+    from glint.io import transfer
+    from glint.runtime.memory import MemoryManager
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes(j % 253 for j in range(50_000)))
+
+    def cols():
+        return {
+            "a": [rc.RawChunk(torch.int64, 1, 0, 700, fr.FileRange(str(path), s, 700)) for s in (0, 9000, 30_000)],
+            "b": [rc.RawChunk(torch.int64, 1, 0, 90, fr.FileRange(str(path), s, 90)) for s in (800, 20_000, 40_000)],
+        }
+
+    tier = PageTier(1 << 16, slab_bytes=2048)  # room for some chunks only
+    mem = MemoryManager(torch.device("cpu"), 1 << 30)
+    for _ in range(3):
+        c = cols()
+        lays, total, segments = rd.layout_raw_together(c, gap=0, tier=tier, admit=True)
+        assert any(type(s) is TierCopy for _, s in segments)
+        up = transfer.StackedUpload(fake_cuda.pool(window), mem, {}, "consumer stream", raw={"raw": (total, segments)})
+        with fake_cuda.executor(3) as ex:
+            up.start(ex)
+            got, _ = up.finish()
+        buf = got["raw"].numpy()
+        for name, chunks in c.items():
+            for ch, at in zip(chunks, lays[name].at):
+                assert buf[at : at + 700 if name == "a" else at + 90].tobytes() == ch.source.read()
+        assert all(s.pins == 0 for s in tier._slabs)
+    assert tier.hits > 0
+    # cancelled before it ran: the slabs it placed chunks in are free again
+    lays, total, segments = rd.layout_raw_together(cols(), gap=0, tier=tier, admit=True)
+    up = transfer.StackedUpload(fake_cuda.pool(window), mem, {}, "consumer stream", raw={"raw": (total, segments)})
+    up.cancel()
+    assert all(s.pins == 0 for s in tier._slabs)
