@@ -95,6 +95,30 @@ def _gpu_info(device) -> dict:
     return info
 
 
+def h2d_link_gbps(device, nbytes: int = 256 << 20, repeats: int = 3) -> float | None:
+    """The host-to-device bandwidth of ``device``'s link, measured: the best
+    of ``repeats`` copies of ``nbytes`` from pinned host memory (None on the
+    CPU, or when the copy fails)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    try:
+        src = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+        dst = torch.empty(nbytes, dtype=torch.uint8, device=device)
+        best = None
+        for _ in range(repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            dst.copy_(src, non_blocking=True)
+            end.record()
+            end.synchronize()
+            s = start.elapsed_time(end) / 1e3
+            best = s if best is None else min(best, s)
+        return round(nbytes / best / 1e9, 1)
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
 def machine_info(device) -> dict:
     """Host, CPU, RAM, GPU and library versions of this run."""
     info = {
@@ -124,6 +148,7 @@ def machine_info(device) -> dict:
         pass
     if torch.cuda.is_available():
         info.update(_gpu_info(device))
+    info["h2d_link_gbps"] = h2d_link_gbps(device) if torch.cuda.is_available() else None
     info["glint_commit"] = glint_commit()
     return info
 

@@ -97,9 +97,10 @@ class QueryRecord:
         s = self.status(duckdb)
         return True if s == "ok" else (None if s == "unchecked" else False)
 
-    def to_json(self, duckdb: bool, bandwidth_gbps: float | None = None) -> dict:
+    def to_json(self, duckdb: bool, bandwidth_gbps: float | None = None, link_gbps: float | None = None) -> dict:
         """The query's entry in the report; ``bandwidth_gbps``: the device's
-        peak memory bandwidth, when known."""
+        peak memory bandwidth, ``link_gbps`` its host link's measured
+        bandwidth, when known."""
         gbps = self.touched_gbps
         profile = self.profile or {}
         return {
@@ -133,6 +134,7 @@ class QueryRecord:
             "touched_gbps": gbps,
             "touched_bw_fraction": gbps / bandwidth_gbps if gbps is not None and bandwidth_gbps else None,
             "warm_h2d_bytes": (self.warm_io or {}).get("h2d_bytes"),
+            "warm_bus": bus_split(self.warm_io, self.glint_warm_s, link_gbps),
             "cold_h2d_bytes": (self.cold_io or {}).get("h2d_bytes"),
             "tables": self.tables,
             "checked": self.checked,
@@ -140,6 +142,28 @@ class QueryRecord:
             "diffs": self.diffs,
             **{k: profile.get(k) for k in PROFILE_FIELDS},
         }
+
+
+def bus_split(io: dict | None, seconds: float | None, link_gbps: float | None = None) -> dict | None:
+    """A warm run's bytes over the host-to-device link by path: Parquet
+    pages as stored read from their files, pages as stored from the host
+    tier, and columns decoded on the host; the rate the run moved them at
+    (over its whole time), and that rate over the link's measured bandwidth.
+
+    >>> bus_split({"h2d_bytes": 10e9, "pages_h2d_bytes": 6e9, "tier_bytes": 5e9}, 1.0, 50.0)
+    {'pages_from_files_bytes': 1000000000, 'pages_from_host_tier_bytes': 5000000000, 'decoded_bytes': 4000000000, 'gbps': 10.0, 'link_fraction': 0.2}
+    """
+    if not io or "h2d_bytes" not in io:
+        return None
+    h2d, pages, tier = io["h2d_bytes"], io.get("pages_h2d_bytes", 0), io.get("tier_bytes", 0)
+    gbps = round(h2d / seconds / 1e9, 2) if seconds else None
+    return {
+        "pages_from_files_bytes": int(max(0, pages - tier)),
+        "pages_from_host_tier_bytes": int(tier),
+        "decoded_bytes": int(max(0, h2d - pages)),
+        "gbps": gbps,
+        "link_fraction": round(gbps / link_gbps, 3) if gbps is not None and link_gbps else None,
+    }
 
 
 def sf_value(sf: float):
@@ -180,7 +204,8 @@ def build_report(
 ) -> dict:
     """The report (the JSON document) of a run."""
     bandwidth = machine.get("gpu_memory_bandwidth_gbps") if facts.device_type == "cuda" else None
-    queries = [r.to_json(facts.duckdb, bandwidth) for r in records]
+    link = machine.get("h2d_link_gbps") if facts.device_type == "cuda" else None
+    queries = [r.to_json(facts.duckdb, bandwidth, link) for r in records]
     report = {
         "schema_version": SCHEMA_VERSION,
         "benchmark": facts.benchmark,

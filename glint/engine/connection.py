@@ -161,7 +161,13 @@ class Connection:
             always = cache_limit is not None
             if self.settings.host_pages:
                 # chunks as stored and decoded pieces share the limit
-                self.memory.pages = PageTier(host_cache, self.device, always, lambda: self.memory.host.bytes)
+                self.memory.pages = PageTier(
+                    host_cache,
+                    self.device,
+                    always,
+                    lambda: self.memory.host.bytes,
+                    inflate=self.settings.host_pages_decompressed,
+                )
             pages = self.memory.pages
             self.memory.host = HostCache(host_cache, always, (lambda: pages.bytes) if pages is not None else None)
         self.spill = SpillSpace(self.settings.spill_dir, self.settings.host_spill_limit)

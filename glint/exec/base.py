@@ -93,7 +93,8 @@ class IOStats:
     d2h_bytes: int = 0  # device -> host (results, spills)
     scanned_bytes: int = 0  # bytes of the column chunks scanned (the columns touched)
     host_cache_bytes: int = 0  # of which copied up from the host tier of the cache (not decoded)
-    tier_bytes: int = 0  # column chunks as stored copied up from the host tier (not read from files)
+    pages_h2d_bytes: int = 0  # of h2d_bytes, column chunks as stored (Parquet pages the device decodes)
+    tier_bytes: int = 0  # of which copied up from the host tier (not read from files)
     spilled_bytes: int = 0
     # where a scan's time went (seconds summed over the decoding threads, and
     # the time the query waited for a chunk): decode / convert / stage near

@@ -280,6 +280,7 @@ class ChunkUploader:
             _trace_copy_done(self._last_event, t0, self.table.name)
         with self._lock:
             self.ctx.io.h2d_bytes += up.bytes
+            self.ctx.io.pages_h2d_bytes += up.raw_bytes
         return cols
 
     def _tier(self):

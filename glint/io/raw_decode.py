@@ -94,12 +94,44 @@ def _layout_runs(placed, idx, fi, st, sz, o: int, gap: int, paths: list, segment
     return o + int(padded.sum())
 
 
+def _place_sets(tier, admit: bool, parts: list, sets: list, paths: list, fi, st, sz):
+    """The RawSets' chunks among layout_raw_together's ``parts`` placed in
+    the tier (the others stay in their files), or None when it holds none
+    of them. The chunks found there get their size and codec in the tier
+    written into their sets now, the fresh ones when they are filled."""
+    lens = [len(p[1]) for p in parts]
+    first = np.concatenate([[0], np.cumsum(lens)])
+    n = len(st)
+    usize, codec = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    set_of, set_pos = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    mine = np.zeros(n, dtype=bool)
+    for j, (k, rs) in enumerate(sets):
+        a, b = first[k], first[k + 1]
+        usize[a:b], codec[a:b], set_of[a:b], set_pos[a:b] = rs.usize, rs.codec, j, parts[k][1]
+        mine[a:b] = True
+    idx = np.flatnonzero(mine)
+    sub = tier.place(paths, fi[idx], st[idx], sz[idx], usize[idx], codec[idx], admit)
+    if not sub.held().any():
+        tier.release(sub)
+        return None
+    # the placement over all of the chunks (the lists' chunks never in the tier)
+    placement = sub
+    for name in ("slab", "offset", "room", "tsize", "tcodec", "fresh"):
+        full = np.full(n, -1, dtype=np.int64) if name == "slab" else np.zeros(n, dtype=getattr(sub, name).dtype)
+        full[idx] = getattr(sub, name)
+        setattr(placement, name, full)
+    placement.keys = {int(idx[i]): key for i, key in sub.keys.items()}
+    placement.sets, placement.set_of, placement.set_pos = [rs for _, rs in sets], set_of, set_pos
+    placement.set_sizes(np.flatnonzero(placement.held() & ~placement.fresh).tolist())
+    return placement
+
+
 def _layout_tier(placed, placement, sz, o: int, segments: list) -> int:
     """layout_raw_together's chunks held in the host tier: laid out from
     ``o`` as they lie in its slabs, one TierCopy segment per run; returns
     the offset past them."""
     idx = np.flatnonzero(placement.held())
-    slab, off, size = placement.slab[idx], placement.offset[idx], sz[idx]
+    slab, off, size = placement.slab[idx], placement.offset[idx], placement.room[idx]
     order, run, heads = copy_runs(slab, off, size)
     s_off = off[order]
     ends = s_off + (size[order] + 7) // 8 * 8
@@ -191,15 +223,12 @@ def layout_raw_together(
         sz = np.concatenate([p[4] for p in parts])
         placed = np.empty(len(st), dtype=np.int64)
         placement = None
-        if tier is not None:
-            placement = tier.place(list(paths), fi, st, sz, admit)
-            held = placement.held()
-            rest = np.flatnonzero(~held)
-            if not held.any():
-                tier.release(placement)
-                placement = None
-        else:
-            rest = np.arange(len(st))
+        rest = np.arange(len(st))
+        sets = [(k, columns[p[0]]) for k, p in enumerate(parts) if type(columns[p[0]]) is RawSet]
+        if tier is not None and sets:
+            placement = _place_sets(tier, admit, parts, sets, list(paths), fi, st, sz)
+            if placement is not None:
+                rest = np.flatnonzero(~placement.held())
         if len(rest):
             o = _layout_runs(placed, rest, fi[rest], st[rest], sz[rest], o, gap, list(paths), segments)
         if placement is not None:

@@ -581,6 +581,7 @@ class StackedUpload:
             layout.writes = _raw_writes(segments)
             self.raw.append(key)
         self.bytes = sum(la.total for la in self.layouts.values())
+        self.raw_bytes = sum(self.layouts[key].total for key in self.raw)  # of which pages as stored
         self.dst: dict = {}
         self._futures = []
 
@@ -616,12 +617,13 @@ class StackedUpload:
             ends = [wr.off + wr.count * wr.dtype.itemsize for wr in layout.writes]
             for off, seg in self.tier_copies.get(key, ()):
                 self._futures.append(executor.submit(self._tier_copy, dst, off, seg, on_window, **extra))
-            for w in range(0, getattr(layout, "windows", layout.total), cap):
+            # the windows stop where the tier's runs start (a window past
+            # them would copy its buffer's stale bytes over theirs)
+            end = getattr(layout, "windows", layout.total)
+            for w in range(0, end, cap):
                 k = bisect.bisect_right(ends, w)
                 self._futures.append(
-                    executor.submit(
-                        self._window, dst, layout.writes, w, min(cap, layout.total - w), k, on_window, **extra
-                    )
+                    executor.submit(self._window, dst, layout.writes, w, min(cap, end - w), k, on_window, **extra)
                 )
 
     def _window(self, dst, writes, w: int, size: int, k: int, on_window) -> None:

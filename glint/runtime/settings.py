@@ -380,6 +380,15 @@ class Settings:
         "within host_cache_limit",
         FIXED,
     )
+    host_pages_decompressed: bool = _setting(
+        "GLINT_HOST_PAGES_DECOMPRESSED",
+        "boolean",
+        True,
+        "the host tier keeps a snappy column chunk with its pages' bodies decompressed by the host, once, "
+        "when it is filled (their dictionary and bit-packed encodings stay): the GPU then only decodes the "
+        "encodings (off: the pages as stored, decompressed on the GPU at every scan)",
+        FIXED,
+    )
     raw_strings: bool = _setting(
         "GLINT_RAW_STRINGS",
         "boolean",

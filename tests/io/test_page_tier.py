@@ -6,6 +6,7 @@ read through it under a host tier small enough to evict, equal to DuckDB."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
@@ -25,7 +26,7 @@ MIB = 1 << 20
 def _place(tier, sizes, starts=None, path="f", admit=True):
     n = len(sizes)
     starts = np.arange(n, dtype=np.int64) * 10 * MIB if starts is None else np.asarray(starts, dtype=np.int64)
-    return tier.place([path], np.zeros(n, np.int64), starts, np.asarray(sizes, dtype=np.int64), admit)
+    return tier.place([path], np.zeros(n, np.int64), starts, np.asarray(sizes, dtype=np.int64), admit=admit)
 
 
 def _file(tmp_path, n=8 * MIB):
@@ -96,6 +97,14 @@ def test_the_decoded_tier_and_the_pages_share_one_limit():
     assert host.put("c", "C", 2 * MIB) and host.get("a") is None  # the older decoded piece goes
 
 
+def _raw_set(paths, chunks):
+    """A RawSet of (file, start, size) chunks as stored uncompressed."""
+    f, st, sz = (np.array(x, dtype=np.int64) for x in zip(*chunks))
+    n = len(f)
+    one = np.ones(n, dtype=np.int64)
+    return rc.RawSet(torch.int64, paths, f, st, sz, one, 0 * one, sz.copy(), 0 * one, ["f"] * len(paths), np.arange(n))
+
+
 def test_tier_runs_are_copied_up_whole_and_hold_each_chunks_bytes(tmp_path):
     """layout_raw_together with a tier: chunks it holds come after the file
     runs, one TierCopy per run of chunks lying one after the other in a
@@ -107,13 +116,10 @@ def test_tier_runs_are_copied_up_whole_and_hold_each_chunks_bytes(tmp_path):
         p.write_bytes(bytes((i * 7 + j) % 251 for j in range(10_000)))
         paths.append(str(p))
 
-    def chunk(f, start, size):
-        return rc.RawChunk(torch.int64, 1, 0, size, fr.FileRange(paths[f], start, size))
-
     def cols():
         return {
-            "a": [chunk(0, 5000, 100), chunk(0, 0, 10), chunk(1, 0, 10)],
-            "b": [chunk(0, 20, 30), chunk(0, 5200, 7), chunk(1, 15, 1)],
+            "a": _raw_set(paths, [(0, 5000, 100), (0, 0, 10), (1, 0, 10)]),
+            "b": _raw_set(paths, [(0, 20, 30), (0, 5200, 7), (1, 15, 1)]),
         }
 
     tier = PageTier(MIB, slab_bytes=1 << 16)
@@ -134,6 +140,36 @@ def test_tier_runs_are_copied_up_whole_and_hold_each_chunks_bytes(tmp_path):
     small = PageTier(8, slab_bytes=8)
     lays, total, segments = rd.layout_raw_together(cols(), gap=0, tier=small, admit=True)
     assert not any(type(s) is TierCopy for _, s in segments)
+
+
+def test_snappy_chunks_are_kept_with_their_pages_decompressed(tmp_path):
+    """A snappy column chunk enters the tier with its page bodies
+    decompressed (headers rewritten): its RawSet entry then says
+    uncompressed, with the tier's size, and the pages are pyarrow's; a chunk
+    the host cannot rewrite (a v2 data page) is kept as stored."""
+    for version, inflated in (("1.0", True), ("2.0", False)):
+        path = str(tmp_path / f"t{version}.parquet")
+        schema = pa.schema([pa.field("x", pa.int64(), nullable=False), pa.field("y", pa.float64(), nullable=False)])
+        t = pa.table({"x": np.arange(20_000) % 97, "y": np.random.default_rng(1).random(20_000)}, schema=schema)
+        pq.write_table(t, path, compression="snappy", row_group_size=5000, data_page_version=version)
+        con = glint.connect(device="cpu")
+        con.read_parquet(path, "t")
+        rs = con.table("t").raw_set([0, 1, 2, 3], "x")
+        stored = rs.size.copy()
+        assert (rs.codec == 1).all()
+        tier = PageTier(MIB, slab_bytes=1 << 18)
+        lays, total, segments = rd.layout_raw_together({"x": rs}, tier=tier, admit=True)
+        buf = np.zeros(total, dtype=np.uint8)
+        for o, seg in segments:
+            if type(seg) is TierCopy:
+                buf[o : o + len(seg)] = seg.run().numpy()
+        assert (rs.codec == (0 if inflated else 1)).all()
+        assert (rs.size >= stored).all() if inflated else (rs.size == stored).all()
+        chunks = list(rs)
+        for ch, at in zip(chunks, lays["x"].at):  # the reference decoder reads each chunk's own bytes
+            ch.source = buf[at : at + ch.source.size].tobytes()
+        got = rd.decode_raw(chunks, data=torch.from_numpy(buf), layout=lays["x"])[0]
+        assert got.numpy().tolist() == t.column("x").to_pylist()
 
 
 @pytest.fixture(scope="module")
@@ -191,24 +227,25 @@ def test_stacked_upload_copies_tier_runs_beside_the_windows(tmp_path, fake_cuda,
 
     def cols():
         return {
-            "a": [rc.RawChunk(torch.int64, 1, 0, 700, fr.FileRange(str(path), s, 700)) for s in (0, 9000, 30_000)],
-            "b": [rc.RawChunk(torch.int64, 1, 0, 90, fr.FileRange(str(path), s, 90)) for s in (800, 20_000, 40_000)],
+            "a": _raw_set([str(path)], [(0, s, 700) for s in (0, 9000, 30_000)]),
+            "b": _raw_set([str(path)], [(0, s, 90) for s in (800, 20_000, 40_000)]),
         }
 
-    tier = PageTier(1 << 16, slab_bytes=2048)  # room for some chunks only
+    tier = PageTier(2048, slab_bytes=1024)  # room for some chunks only
     mem = MemoryManager(torch.device("cpu"), 1 << 30)
     for _ in range(3):
         c = cols()
         lays, total, segments = rd.layout_raw_together(c, gap=0, tier=tier, admit=True)
-        assert any(type(s) is TierCopy for _, s in segments)
+        kinds = {type(s) for _, s in segments}
+        assert kinds == {TierCopy, fr.FileRuns}
         up = transfer.StackedUpload(fake_cuda.pool(window), mem, {}, "consumer stream", raw={"raw": (total, segments)})
         with fake_cuda.executor(3) as ex:
             up.start(ex)
             got, _ = up.finish()
-        buf = got["raw"].numpy()
+        buf = got["raw"].numpy().copy()
         for name, chunks in c.items():
             for ch, at in zip(chunks, lays[name].at):
-                assert buf[at : at + 700 if name == "a" else at + 90].tobytes() == ch.source.read()
+                assert buf[at : at + ch.source.size].tobytes() == ch.source.read()
         assert all(s.pins == 0 for s in tier._slabs)
     assert tier.hits > 0
     # cancelled before it ran: the slabs it placed chunks in are free again

@@ -534,6 +534,54 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]
 
 
+def test_parquet_raw_columns_from_the_page_tier(tmp_path):
+    """The same decode with part of the chunks held by the host tier of
+    pages (glint.io.page_tier), their snappy undone by the host: the page
+    walk takes them as uncompressed chunks, the others as stored, and every
+    column equals pyarrow's, filled fresh and found again."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import glint
+    from glint.io import file_reads as fr
+    from glint.io import raw_decode as rd
+    from glint.io.page_tier import PageTier, TierCopy
+    from glint.io.transfer import _fill_window, _raw_writes
+    from tests.io.test_parquet_raw import WORDS
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("s", pa.string(), nullable=False)])
+    t = pa.table({"k": rng.integers(0, 50, n), "s": [WORDS[j] for j in rng.integers(0, len(WORDS), n)]}, schema=schema)
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(t, path, row_group_size=1000, compression="snappy", data_page_size=2048)
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    tb = con.table("t")
+    tier = PageTier(6000, slab_bytes=3000)  # room for some chunks
+    for _ in range(2):
+        sets = {"k": tb.raw_set([0, 1, 2], "k")}
+        d, sets["s"] = tb.raw_set([0, 1, 2], "s").with_strings(fr.FileHandles(), {}).with_codes()
+        lays, total, segments = rd.layout_raw_together(sets, tier=tier, admit=True)
+        assert any(type(seg) is TierCopy for _, seg in segments)
+        buf = np.zeros(total, dtype=np.uint8)
+        rest = [(o, seg) for o, seg in segments if type(seg) is not TierCopy]
+        end = min([o for o, seg in segments if type(seg) is TierCopy])
+        k = 0
+        for w in range(0, end, 4096):
+            k = _fill_window(buf[w : w + 4096], w, min(4096, end - w), _raw_writes(rest), k)
+        for o, seg in segments:
+            if type(seg) is TierCopy:
+                buf[o : o + len(seg)] = seg.run().numpy()
+                seg.placement.tier.release(seg.placement)
+        values, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in ("k", "s")], torch.from_numpy(buf))
+        assert int(err) == 0
+        assert values[0].tolist() == t.column("k").to_pylist()
+        assert d.to_arrow(values[1]).to_pylist() == t.column("s").to_pylist()
+    assert tier.hits > 0
+
+
 @pytest.mark.parametrize(
     "rows,groups",
     [(0, 2), (1, 1), (3000, 4), (140_000, 3), (2500, 17), (1200, 32), (0, 4096), (3000, 4096), (9000, 6000)],
