@@ -570,7 +570,11 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     ulen, vlen = _varints(src, at)
     s0, e = at + vlen, at + size
     split = (pages[:, P_CODEC] == SNAPPY) & (u > SPLIT) & (vlen > 0) & (ulen == u) & (s0 < e)
-    whole = (~split).to(torch.int32)
+    # an uncompressed page's body is copied in blocks as well (one program
+    # copies 128 bytes a step: a 1 MiB page would be 8,192 steps of one warp;
+    # the host tier's pages are all uncompressed, see glint.io.page_tier)
+    copy = (pages[:, P_CODEC] == COPY) & (u > SPLIT) & (size == u)
+    whole = (~(split | copy)).to(torch.int32)
     # segments: the first at the stream's start, the others at even positions
     base = s0 - (s0 & 1)
     nseg = torch.where(split, (e - base + SEGMENT - 1) // SEGMENT, 0)
@@ -625,7 +629,14 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     )
     rows = rows.masked_fill_(~ok[:, None], 0)
     rows[:, P_CODEC] = SNAPPY_BLOCK
-    return rows.contiguous(), bp.contiguous(), whole
+    # the uncompressed pages' blocks: SPLIT bytes each, where they lie
+    cblk = torch.where(copy, (u + SPLIT - 1) // SPLIT, 0)
+    cp, cj, clive, _ = _spread(cblk, blk_bound)
+    ct = cj * SPLIT
+    clen = torch.minimum(u[cp] - ct, torch.full_like(ct, SPLIT))
+    crows = torch.stack([at[cp] + ct, clen, pages[cp, P_DST] + ct, clen, torch.full_like(ct, COPY)], 1)
+    crows = crows.masked_fill_(~clive[:, None], 0)
+    return torch.cat([rows, crows]).contiguous(), torch.cat([bp, cp]).contiguous(), whole
 
 
 def inflate_pages_triton(

@@ -534,6 +534,37 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
     assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]
 
 
+def test_parquet_raw_uncompressed_pages_copied_in_blocks(tmp_path):
+    """Uncompressed pages larger than a block (SPLIT bytes) are copied in
+    blocks side by side: every value equals pyarrow's."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import glint
+    from glint.io import raw_decode as rd
+    from glint.io.transfer import _fill_window, _raw_writes
+    from glint.kernels import parquet_raw as K
+
+    rng = np.random.default_rng(7)
+    n = 40_000
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False)])
+    t = pa.table({"k": rng.integers(-(2**62), 2**62, n)}, schema=schema)
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(t, path, compression="none", use_dictionary=False, data_page_size=200_000, row_group_size=n)
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    rs = con.table("t").raw_set([0], "k")
+    assert int(rs.codec[0]) == 0 and int(rs.usize[0]) > 2 * K.SPLIT
+    lays, total, segments = rd.layout_raw_together({"k": rs})
+    buf = np.zeros(total, dtype=np.uint8)
+    k = 0
+    for w in range(0, total, 1 << 20):
+        k = _fill_window(buf[w : w + (1 << 20)], w, min(1 << 20, total - w), _raw_writes(segments), k)
+    (v,), err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
+    assert int(err) == 0 and v.tolist() == t.column("k").to_pylist()
+
+
 def test_parquet_raw_columns_from_the_page_tier(tmp_path):
     """The same decode with part of the chunks held by the host tier of
     pages (glint.io.page_tier), their snappy undone by the host: the page
