@@ -294,22 +294,18 @@ class ChunkUploader:
         return (tier, admit) if admit or tier.bytes else (None, False)
 
     def _count_tier(self, segments) -> None:
-        """The run's IO counters: chunks copied up from the host tier were
-        counted as read from their files (ChunkReader counts a RawSet's
-        bytes when it plans the chunk); the fresh ones were."""
-        held = fresh = 0
-        for _, seg in segments:
-            if type(seg) is TierCopy:
-                p = seg.placement
-                new = sum(p.keys[i][2] for i in seg.fill)
-                fresh += new
-                held += seg.size
-                held -= new
-        if held or fresh:
-            with self._lock:
-                io = self.ctx.io
-                io.tier_bytes += held
-                io.file_bytes = max(0, io.file_bytes - held)
+        """The run's IO counters: the chunks copied up from the host tier
+        were counted as read from their files when the chunk was planned
+        (ChunkReader counts a RawSet's bytes then); the fresh ones were."""
+        placements = {id(seg.placement): seg.placement for _, seg in segments if type(seg) is TierCopy}
+        for p in placements.values():
+            self._count_hits(p)
+
+    def _count_hits(self, placement) -> None:
+        with self._lock:
+            io = self.ctx.io
+            io.tier_bytes += placement.hit_bytes()
+            io.file_bytes = max(0, io.file_bytes - placement.hit_bytes(stored=True))
 
     def start_to_device(self, chunk, host: dict, plans: dict, priority):
         """The first half of to_device: the chunk's copies started (their
@@ -503,9 +499,7 @@ class ChunkUploader:
                 if type(pl) is RawSet and tier is not None:
                     pl, placement = tier_chunks(pl, tier, admit, self._files)
                     placements.append(placement)
-                    with self._lock:
-                        self.ctx.io.tier_bytes += placement.hit_bytes()
-                        self.ctx.io.file_bytes = max(0, self.ctx.io.file_bytes - placement.hit_bytes())
+                    self._count_hits(placement)
                 listed[c] = (order, list(pl))
             plans = listed
             dicts = _string_plans(plans)

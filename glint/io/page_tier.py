@@ -30,6 +30,7 @@ the tests exercise them without a GPU.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 
@@ -80,13 +81,15 @@ class Placement:
 
     slab: np.ndarray
     offset: np.ndarray
+    size: np.ndarray  # as stored
     room: np.ndarray
     tsize: np.ndarray
     tcodec: np.ndarray
     fresh: np.ndarray
-    keys: dict  # position of a fresh chunk -> (path, start, size as stored, codec as stored)
+    keys: dict  # position of a fresh chunk -> (path, its version, start, size as stored, codec as stored)
     pinned: list  # slab indexes, one per pin taken
     tier: PageTier
+    epoch: int  # the tier's drops before it (a chunk filled after a drop is not kept)
     # who learns each chunk's size and codec in the tier (set_sizes): RawSets
     # and, per position, which one and where in it
     sets: list | None = None
@@ -96,9 +99,11 @@ class Placement:
     def held(self) -> np.ndarray:
         return self.slab >= 0
 
-    def hit_bytes(self) -> int:
-        """Bytes of the chunks found in the tier (not read from their files)."""
-        return int(self.tsize[(self.slab >= 0) & ~self.fresh].sum())
+    def hit_bytes(self, stored: bool = False) -> int:
+        """Bytes of the chunks found in the tier (not read from their files):
+        as the tier holds them, or (``stored``) as their files do."""
+        hits = (self.slab >= 0) & ~self.fresh
+        return int((self.size if stored else self.tsize)[hits].sum())
 
     def set_sizes(self, positions) -> None:
         """The chunks' sizes and codecs in the tier written into the RawSets
@@ -145,6 +150,7 @@ class PageTier:
         self._pinner: threading.Thread | None = None
         self._wake = threading.Condition(self._lock)
         self._closed = False
+        self._epoch = 0  # drops so far
         self.hits = 0  # chunks found here
         self.hit_bytes = 0
         self.filled_bytes = 0  # chunks read from their files into the tier
@@ -175,7 +181,8 @@ class PageTier:
         slab = np.full(n, -1, dtype=np.int64)
         offset = np.zeros(n, dtype=np.int64)
         room = np.zeros(n, dtype=np.int64)
-        tsize = np.asarray(size, dtype=np.int64).copy()
+        size = np.asarray(size, dtype=np.int64)
+        tsize = size.copy()
         tcodec = np.zeros(n, dtype=np.int64) if codec is None else np.asarray(codec, dtype=np.int64).copy()
         fresh = np.zeros(n, dtype=bool)
         keys: dict = {}
@@ -185,9 +192,10 @@ class PageTier:
             self._tick += 1
             tick = self._tick
             st, sz, fi = start.tolist(), tsize.tolist(), file.tolist()
+            files = [(p, _version(p)) for p in paths]  # a file rewritten since is another file
             misses = []
             for i in range(n):
-                key = (paths[fi[i]], st[i], sz[i])
+                key = (*files[fi[i]], st[i], sz[i])
                 got = index.get(key)
                 if got is None:
                     misses.append((i, key))
@@ -204,7 +212,7 @@ class PageTier:
                 cs = tcodec.tolist()
                 for i, key in misses:
                     # a snappy chunk's room: its bodies decompressed with their headers
-                    need = max(key[2], us[i]) if self.inflate and cs[i] == SNAPPY and us is not None else key[2]
+                    need = max(key[3], us[i]) if self.inflate and cs[i] == SNAPPY and us is not None else key[3]
                     got = self._room(need, tick)
                     if got is None:
                         break
@@ -213,7 +221,7 @@ class PageTier:
                     fresh[i] = True
                     keys[i] = (*key, cs[i])
                     pinned.append(got[0])
-        return Placement(slab, offset, room, tsize, tcodec, fresh, keys, pinned, self)
+        return Placement(slab, offset, size, room, tsize, tcodec, fresh, keys, pinned, self, self._epoch)
 
     def _room(self, nbytes: int, tick: int):
         """(slab, offset) of room for a chunk in the slab being filled, a
@@ -330,7 +338,7 @@ class PageTier:
             positions = list(placement.keys)
         got = []
         for i in positions:
-            path, start, size, codec = placement.keys[i]
+            path, version, start, size, codec = placement.keys[i]
             k, at, room = int(placement.slab[i]), int(placement.offset[i]), int(placement.room[i])
             out = self._slabs[k].array[at : at + room]
             n, c = size, codec
@@ -344,9 +352,13 @@ class PageTier:
             else:
                 read_file_into(path, start, out[:size], files)
             placement.tsize[i], placement.tcodec[i] = n, c
-            got.append(((path, start, size), (k, at, room, n, c)))
+            got.append(((path, version, start, size), (k, at, room, n, c)))
         placement.set_sizes(positions)
         with self._lock:
+            if placement.epoch != self._epoch:
+                # dropped since it was placed: its slab may be filled again
+                # by then; the chunks serve this scan only
+                return
             for key, entry in got:
                 self._index[key] = entry
                 self._slabs[entry[0]].keys.append(key)
@@ -372,6 +384,7 @@ class PageTier:
     def drop(self) -> None:
         """Forgets every chunk (the slabs are kept, to be filled again)."""
         with self._lock:
+            self._epoch += 1
             for s in self._slabs:
                 s.settle()
                 s.keys, s.used = [], 0
@@ -444,6 +457,16 @@ def tier_chunks(rs, tier: PageTier, admit: bool, files=None):
         c.source = bytes(tier.view(int(placement.slab[i]), int(placement.offset[i]), n).numpy())
         c.codec, c.dict_span = int(placement.tcodec[i]), 0
     return chunks, placement
+
+
+def _version(path: str):
+    """What tells a file's contents apart from an earlier one's at the same
+    path: its size, modification time and inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 # PageHeader's fields (Thrift compact protocol): type, uncompressed_page_size, compressed_page_size

@@ -116,7 +116,7 @@ def _place_sets(tier, admit: bool, parts: list, sets: list, paths: list, fi, st,
         return None
     # the placement over all of the chunks (the lists' chunks never in the tier)
     placement = sub
-    for name in ("slab", "offset", "room", "tsize", "tcodec", "fresh"):
+    for name in ("slab", "offset", "size", "room", "tsize", "tcodec", "fresh"):
         full = np.full(n, -1, dtype=np.int64) if name == "slab" else np.zeros(n, dtype=getattr(sub, name).dtype)
         full[idx] = getattr(sub, name)
         setattr(placement, name, full)

@@ -278,3 +278,33 @@ def test_uncompressed_pages_larger_than_a_block_equal_duckdb(tmp_path, device):
         diffs = compare_query_result(sql, res.arrow(), want)
         assert not diffs, "\n".join(diffs)
     assert res.io.tier_bytes > 0
+
+
+def test_a_rewritten_file_is_not_served_from_the_tier(tmp_path):
+    """The tier's chunks are keyed by the file's size, modification time and
+    inode as well: a file rewritten at the same path, same offsets, is read
+    again; and chunks filled after a drop do not come back."""
+    import os
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 4096)
+    tier = PageTier(MIB, slab_bytes=1 << 16)
+    first = _place(tier, [100], [0], str(path))
+    tier.fill(first)
+    tier.release(first)
+    path.write_bytes(b"b" * 4096)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (a coarse clock could keep the time)
+    again = _place(tier, [100], [0], str(path))
+    assert again.fresh.all()
+    tier.fill(again)
+    tier.release(again)
+    hit = _place(tier, [100], [0], str(path), admit=False)
+    assert hit.held().all() and tier.view(int(hit.slab[0]), int(hit.offset[0]), 100).numpy().tobytes() == b"b" * 100
+    tier.release(hit)
+    # placed, then the tier dropped, then filled: used by its scan, not kept
+    late = _place(tier, [100], [200], str(path))
+    tier.drop()
+    tier.fill(late)
+    tier.release(late)
+    assert not _place(tier, [100], [200], str(path), admit=False).held().any()
