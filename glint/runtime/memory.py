@@ -479,8 +479,26 @@ class HostCache:
 
 def default_host_cache_limit(device: torch.device) -> int:
     """The host tier's budget when the user sets none: 40% of the host's
-    memory under a GPU (0 on the CPU, whose device cache is host memory)."""
-    return int(host_memory_total() * 0.4) if torch.device(device).type == "cuda" else 0
+    memory under a GPU, shared by the ranks this host runs (0 on the CPU,
+    whose device cache is host memory). The tier's pages are pinned: four
+    ranks of 40% each would pin more than the host has."""
+    if torch.device(device).type != "cuda":
+        return 0
+    return int(host_memory_total() * 0.4) // ranks_on_this_host()
+
+
+def ranks_on_this_host() -> int:
+    """The glint ranks running on this host, as their launcher says:
+    torchrun's LOCAL_WORLD_SIZE, or the ranks glint's own launcher started
+    here (GLINT_DIST_WORLD); 1 for a process of its own."""
+    for name in ("LOCAL_WORLD_SIZE", "GLINT_DIST_WORLD"):
+        try:
+            n = int(os.environ.get(name, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            return n
+    return 1
 
 
 class Reservation:

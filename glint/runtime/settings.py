@@ -251,7 +251,7 @@ class Settings:
         FIXED,
         unit="bytes",
         zero=True,
-        auto="40% of the host's memory on CUDA, none on the CPU",
+        auto="40% of the host's memory on CUDA, shared by the ranks on the host; none on the CPU",
     )
     spill_dir: str | None = _setting(
         "GLINT_SPILL_DIR",

@@ -308,3 +308,17 @@ def test_a_rewritten_file_is_not_served_from_the_tier(tmp_path):
     tier.fill(late)
     tier.release(late)
     assert not _place(tier, [100], [200], str(path), admit=False).held().any()
+
+
+def test_the_default_host_tier_is_shared_by_the_ranks_of_a_host(monkeypatch):
+    from glint.runtime import memory
+
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    monkeypatch.delenv("GLINT_DIST_WORLD", raising=False)
+    one = memory.default_host_cache_limit(torch.device("cuda"))
+    assert one == int(memory.host_memory_total() * 0.4)
+    monkeypatch.setenv("GLINT_DIST_WORLD", "4")
+    assert memory.default_host_cache_limit(torch.device("cuda")) == one // 4
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # torchrun's count of this host's ranks
+    assert memory.default_host_cache_limit(torch.device("cuda")) == one // 2
+    assert memory.default_host_cache_limit(torch.device("cpu")) == 0
