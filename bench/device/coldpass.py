@@ -12,6 +12,7 @@ environment, so A/B comparisons of a setting are runs of this script with
 different environments, interleaved on one machine. DEV=cpu runs it on the
 CPU; SWITCH=SECONDS sets the interpreter's GIL switch interval;
 NOPREFETCH=1 makes the planner ask for its column statistics one at a time."""
+
 import os
 import sys
 import time
@@ -19,14 +20,16 @@ import time
 import torch
 
 import glint
-if os.environ.get("SWITCH"):    # the interpreter's GIL switch interval, seconds (an experiment)
+
+if os.environ.get("SWITCH"):  # the interpreter's GIL switch interval, seconds (an experiment)
     sys.setswitchinterval(float(os.environ["SWITCH"]))
 from glint.engine.connection import resolve_device
 from glint.bench import glint_runs
 from glint.workloads import tpch
 
-if os.environ.get("NOPREFETCH") == "1":      # the planner asks for its statistics one at a time
+if os.environ.get("NOPREFETCH") == "1":  # the planner asks for its statistics one at a time
     import glint.plan.optimizer
+
     glint.plan.optimizer.prefetch_stats = lambda *a: None
 sf, qs = float(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")]
 passes = int(sys.argv[3]) if len(sys.argv) > 3 else 2
@@ -34,7 +37,11 @@ d = tpch.ensure_tpch_data(sf, progress=False)
 dev = resolve_device(os.environ.get("DEV", "cuda"))
 dev.type == "cuda" and torch.zeros(1, device=dev)
 glint_runs.warm_up_process(dev)
-tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_", "NOPREFETCH", "SWITCH")))
+tag = " ".join(
+    f"{k}={v}"
+    for k, v in os.environ.items()
+    if k.startswith(("GLINT_", "MIMALLOC_", "ARROW_", "MALLOC_", "NOPREFETCH", "SWITCH"))
+)
 for p in range(passes):
     tot, tot_reg, tot_plan, line = 0.0, 0.0, 0.0, []
     for q in qs:
@@ -52,8 +59,10 @@ for p in range(passes):
         tot_reg += t1 - t0
         plan = sum(v for k, v in r.timings.items() if k != "execute")
         tot_plan += plan
-        line.append(f"Q{q} {dt:.2f} [reg {t1 - t0:.2f} plan {plan:.2f} wait {io.scan_wait_s:.2f} rd {io.read_s:.1f} cv {io.convert_s:.1f} "
-                    f"st {io.stage_s:.1f} h2d {io.h2d_bytes / 2**20:.0f}M]")
+        line.append(
+            f"Q{q} {dt:.2f} [reg {t1 - t0:.2f} plan {plan:.2f} wait {io.scan_wait_s:.2f} rd {io.read_s:.1f} cv {io.convert_s:.1f} "
+            f"st {io.stage_s:.1f} h2d {io.h2d_bytes / 2**20:.0f}M]"
+        )
         con.close()
         glint_runs.release_device(dev)
     print(f"pass {p + 1} {tag}: total {tot:.2f} s (register {tot_reg:.2f} s, plan {tot_plan:.2f} s)", flush=True)

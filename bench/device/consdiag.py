@@ -11,6 +11,7 @@ the consumer's own work); with ``warm`` the same for each query's second
 run on its connection (its columns cached on the device).
 GIL_MARK=FILE: before each query the pid is written to FILE, then 2 s of
 sleep (a profiler attaches: bench/device/gilshare.sh)."""
+
 import os
 import resource
 import sys
@@ -44,6 +45,7 @@ if sync:
             waited[0] += time.perf_counter() - t
             waited[1] += 1
         return orig(self, event)
+
     torch.cuda.Stream.wait_event = wait_event
 tag = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith("GLINT_"))
 tot = 0.0
@@ -72,10 +74,12 @@ for q in qs:
     io = r.io
     plan = sum(v for k, v in r.timings.items() if k != "execute")
     tot += dt
-    lines.append(f"Q{q} {dt:.2f} s: plan {plan:.2f}, process cpu {cpu:.1f} s ({cpu / dt:.1f} cores; "
-                 f"user {r1.ru_utime - r0.ru_utime:.1f} sys {r1.ru_stime - r0.ru_stime:.1f}), main cpu {m1 - m0:.2f}, "
-                 f"scan wait {io.scan_wait_s:.2f}, device wait {waited[0]:.2f} ({waited[1]}x), "
-                 f"ctx switches vol {r1.ru_nvcsw - r0.ru_nvcsw} invol {r1.ru_nivcsw - r0.ru_nivcsw}")
+    lines.append(
+        f"Q{q} {dt:.2f} s: plan {plan:.2f}, process cpu {cpu:.1f} s ({cpu / dt:.1f} cores; "
+        f"user {r1.ru_utime - r0.ru_utime:.1f} sys {r1.ru_stime - r0.ru_stime:.1f}), main cpu {m1 - m0:.2f}, "
+        f"scan wait {io.scan_wait_s:.2f}, device wait {waited[0]:.2f} ({waited[1]}x), "
+        f"ctx switches vol {r1.ru_nvcsw - r0.ru_nvcsw} invol {r1.ru_nivcsw - r0.ru_nivcsw}"
+    )
     con.close()
     glint_runs.release_device(dev)
 print(f"{mode} {tag}: total {tot:.2f} s", flush=True)

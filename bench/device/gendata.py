@@ -9,6 +9,7 @@ dbgen``: DuckDB's dbgen, whose data the official answer sets were made from);
 SSB by glint's own generator (glint.workloads.ssb). A directory that is there
 but incomplete is an error, not overwritten. Prints one line per scale factor:
 the directory, its size and the seconds it took."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/device/gendata.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("suite", choices=["tpch", "ssb"])
     ap.add_argument("sf", type=float, nargs="+", help="scale factors")
-    ap.add_argument("--generator", choices=["tpchgen", "dbgen"], default="tpchgen",
-                    help="TPC-H only: tpchgen-cli (default) or DuckDB's dbgen")
+    ap.add_argument(
+        "--generator",
+        choices=["tpchgen", "dbgen"],
+        default="tpchgen",
+        help="TPC-H only: tpchgen-cli (default) or DuckDB's dbgen",
+    )
     args = ap.parse_args(argv)
     if args.suite == "ssb" and args.generator != "tpchgen":
         ap.error("--generator applies to tpch only")

@@ -1,5 +1,6 @@
 """Summarise py-spy's raw (collapsed) samples: python3 bench/device/gilview.py FILE
 Samples per thread, then per (thread kind, innermost glint / library function)."""
+
 import collections
 import re
 import sys

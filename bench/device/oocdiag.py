@@ -3,6 +3,7 @@ with its time, spill and eviction counts; stacks of all threads every
 ``stack_every`` seconds while a query runs (to see where a slow one waits);
 EXPLAIN ANALYZE of the queries slower than ``analyze_over`` seconds.
 python3 bench/device/oocdiag.py tpch 10 2,3 1600MB [stack_every] [analyze_over]"""
+
 import faulthandler
 import sys
 import time
@@ -20,7 +21,7 @@ print("chunk_rows", con.chunk_rows, con.memory, flush=True)
 if suite == "tpch":
     tpch.load_tpch(con, directory=tpch.ensure_tpch_data(sf, progress=False), progress=False)
     names = [str(n) for n in range(1, 23)]
-    query = lambda n: tpch.tpch_query(int(n))   # noqa: E731
+    query = lambda n: tpch.tpch_query(int(n))  # noqa: E731
 else:
     ssb.load_ssb(con, directory=ssb.ensure_ssb_data(sf, progress=False))
     names = list(ssb.ssb_queries())
@@ -36,13 +37,15 @@ for n in names:
         con.sql(query(n)).arrow()
         torch.cuda.synchronize()
         err = ""
-    except Exception as e:      # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         err = f" ERROR {type(e).__name__}: {e}"
     dt = time.perf_counter() - t0
     faulthandler.cancel_dump_traceback_later()
-    print(f"Q{n} {dt:.2f}s spilled {(sp.spilled_bytes - before[0]) >> 20} MiB disk {(sp.disk_bytes - before[1]) >> 20} MiB "
-          f"evictions {con.memory.evictions - before[2]} peak {torch.cuda.max_memory_allocated() >> 20} MiB{err}",
-          flush=True)
+    print(
+        f"Q{n} {dt:.2f}s spilled {(sp.spilled_bytes - before[0]) >> 20} MiB disk {(sp.disk_bytes - before[1]) >> 20} MiB "
+        f"evictions {con.memory.evictions - before[2]} peak {torch.cuda.max_memory_allocated() >> 20} MiB{err}",
+        flush=True,
+    )
     torch.cuda.reset_peak_memory_stats()
     if dt > analyze_over and not err:
         print(con.sql(query(n)).explain(analyze=True), flush=True)
