@@ -491,7 +491,9 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         t = table[r0:r1]
         got = K.walk_chunks_triton(data, t, item, pages, dec)
         err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
-    K.inflate_pages_triton(data, buf, pages, err, split)
+    # (a chunk's codec is every one of its pages': no snappy chunk, no snappy page)
+    snappy = bool((rows[:, K.C_CODEC] == K.SNAPPY).any())
+    K.inflate_pages_triton(data, buf, pages, err, split, snappy)
     _index_widths(buf, dec, err)
     out = []
     for i, (chunks, _, _) in enumerate(items):

@@ -543,7 +543,7 @@ def _spread(counts: torch.Tensor, bound: int):
     return owner, g - first[owner], live, first
 
 
-def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
+def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int, snappy: bool = True):
     """The snappy pages of ``pages`` with more than SPLIT bytes of output
     cut into blocks of SPLIT output bytes, for inflate_pages_triton: (block
     rows, their pages, ``whole``: int32 per page, set for the pages to
@@ -563,10 +563,17 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     whose blocks are not at 64 KiB) is left whole; a block that does not
     decompress on its own marks its page whole (the inflate checks every
     element, so a block cut in the wrong place is never taken). ``total``:
-    a bound of the pages' output bytes (nothing waits for the device)."""
+    a bound of the pages' output bytes (nothing waits for the device).
+    ``snappy`` off: the host knows no page is snappy (the chunks' codecs),
+    so only the uncompressed pages' blocks are made, without the scan."""
     dev = pages.device
     n = pages.shape[0]
     at, size, u = pages[:, P_SRC], pages[:, P_SIZE], pages[:, P_USIZE]
+    blk_bound = total // SPLIT + n + 1
+    if not snappy:
+        copy = (pages[:, P_CODEC] == COPY) & (u > SPLIT) & (size == u)
+        rows, owner = _copy_blocks(pages, at, u, copy, blk_bound)
+        return rows, owner, (~copy).to(torch.int32)
     ulen, vlen = _varints(src, at)
     s0, e = at + vlen, at + size
     split = (pages[:, P_CODEC] == SNAPPY) & (u > SPLIT) & (vlen > 0) & (ulen == u) & (s0 < e)
@@ -597,7 +604,6 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     # blocks: each starts in the last segment whose true output before it
     # is at most the block's first byte
     nblk = torch.where(split, (u + SPLIT - 1) // SPLIT, 0)
-    blk_bound = total // SPLIT + n + 1
     bp, bj, blive, _ = _spread(nblk, blk_bound)
     key = torch.where(slive, sp * (1 << 40) + outat, n << 40)
     t = bj * SPLIT
@@ -629,25 +635,37 @@ def split_pages(src: torch.Tensor, pages: torch.Tensor, total: int):
     )
     rows = rows.masked_fill_(~ok[:, None], 0)
     rows[:, P_CODEC] = SNAPPY_BLOCK
-    # the uncompressed pages' blocks: SPLIT bytes each, where they lie
-    cblk = torch.where(copy, (u + SPLIT - 1) // SPLIT, 0)
-    cp, cj, clive, _ = _spread(cblk, blk_bound)
-    ct = cj * SPLIT
-    clen = torch.minimum(u[cp] - ct, torch.full_like(ct, SPLIT))
-    crows = torch.stack([at[cp] + ct, clen, pages[cp, P_DST] + ct, clen, torch.full_like(ct, COPY)], 1)
-    crows = crows.masked_fill_(~clive[:, None], 0)
+    crows, cp = _copy_blocks(pages, at, u, copy, blk_bound)
     return torch.cat([rows, crows]).contiguous(), torch.cat([bp, cp]).contiguous(), whole
 
 
+def _copy_blocks(pages, at, u, copy, bound: int):
+    """The uncompressed pages' (``copy``) blocks: SPLIT bytes each, where
+    they lie (rows as split_pages makes them, at most ``bound``; the rows
+    past the blocks copy nothing), and each block's page."""
+    cblk = torch.where(copy, (u + SPLIT - 1) // SPLIT, 0)
+    cp, cj, clive, _ = _spread(cblk, bound)
+    ct = cj * SPLIT
+    clen = torch.minimum(u[cp] - ct, torch.full_like(ct, SPLIT))
+    crows = torch.stack([at[cp] + ct, clen, pages[cp, P_DST] + ct, clen, torch.full_like(ct, COPY)], 1)
+    return crows.masked_fill_(~clive[:, None], 0).contiguous(), cp.contiguous()
+
+
 def inflate_pages_triton(
-    src: torch.Tensor, dst: torch.Tensor, pages: torch.Tensor, err: torch.Tensor, split: bool = True
+    src: torch.Tensor,
+    dst: torch.Tensor,
+    pages: torch.Tensor,
+    err: torch.Tensor,
+    split: bool = True,
+    snappy: bool = True,
 ) -> None:
     """Every page of ``pages`` decompressed (snappy) or copied from ``src`` to
     ``dst`` (uint8); err[0] (int32) set when a page is not what its header
     says (the caller raises). With ``split`` the large snappy pages are cut
     into blocks decompressed side by side (split_pages), the others one
     program a page (``split`` off: every snappy page one program, which
-    split_pages is measured against); nothing waits for the device."""
+    split_pages is measured against); ``snappy`` off: no page is snappy
+    (see split_pages); nothing waits for the device."""
     n = pages.shape[0]
     if not n:
         return
@@ -655,6 +673,6 @@ def inflate_pages_triton(
         if not split:
             _inflate_kernel[(n,)](src, dst, pages, err, err, err, BLOCK=INFLATE_BLOCK, MODE=0, num_warps=1)
             return
-        rows, owner, whole = split_pages(src, pages, dst.numel())
+        rows, owner, whole = split_pages(src, pages, dst.numel(), snappy)
         _inflate_kernel[(rows.shape[0],)](src, dst, rows, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=2, num_warps=1)
         _inflate_kernel[(n,)](src, dst, pages, err, whole, owner, BLOCK=INFLATE_BLOCK, MODE=1, num_warps=1)
