@@ -30,8 +30,10 @@ the tests exercise them without a GPU.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +115,18 @@ class Placement:
         for i in positions:
             rs, j = self.sets[self.set_of[i]], self.set_pos[i]
             rs.size[j], rs.codec[j] = self.tsize[i], self.tcodec[i]
+
+
+_OPEN: weakref.WeakSet = weakref.WeakSet()  # tiers whose pinning thread may run (closed at exit)
+
+
+@atexit.register
+def _close_all() -> None:
+    """Stops the pinning threads still running when the process exits: a
+    daemon thread inside torch's pinned allocation while the interpreter
+    shuts down can abort the process."""
+    for tier in list(_OPEN):
+        tier.close()
 
 
 class PageTier:
@@ -295,6 +309,7 @@ class PageTier:
             return
         if self._pinner is None:
             self._pinner = threading.Thread(target=self._pin_loop, name="glint-pin-slabs", daemon=True)
+            _OPEN.add(self)
             self._pinner.start()
         self._wake.notify()
 
@@ -326,6 +341,7 @@ class PageTier:
             self._wake.notify_all()
         if self._pinner is not None:
             self._pinner.join(timeout=10)
+        _OPEN.discard(self)
 
     def fill(self, placement: Placement, positions=None, files=None) -> None:
         """Reads fresh chunks from their files into their room here and

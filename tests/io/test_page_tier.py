@@ -322,3 +322,31 @@ def test_the_default_host_tier_is_shared_by_the_ranks_of_a_host(monkeypatch):
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # torchrun's count of this host's ranks
     assert memory.default_host_cache_limit(torch.device("cuda")) == one // 2
     assert memory.default_host_cache_limit(torch.device("cpu")) == 0
+
+
+def test_pinned_slabs_come_from_the_pinning_thread_without_waiting(monkeypatch, tmp_path):
+    """With pinned slabs (CUDA), a scan never waits for pinning: its first
+    chunks stay in their files while the pinning thread makes spare slabs,
+    which later chunks take; the limit bounds spare slabs too; close() stops
+    the thread. (Pinning is stubbed: plain memory.)"""
+    import time
+
+    from glint.io import page_tier
+
+    real = torch.empty
+    monkeypatch.setattr(page_tier.torch, "empty", lambda *a, pin_memory=False, **k: real(*a, **k))
+    path = _file(tmp_path)
+    tier = PageTier(3 * MIB, slab_bytes=MIB)
+    tier.pinned = True
+    first = _place(tier, [1000], [0], path)
+    assert not first.held().any()  # no spare slab yet: read from the file
+    deadline = time.monotonic() + 10
+    while tier.bytes < 3 * MIB and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tier.bytes == 3 * MIB  # spare slabs up to the limit, no further
+    later = _place(tier, [1000, 2000], [0, 5000], path)
+    assert later.held().all()
+    tier.fill(later)
+    tier.release(later)
+    tier.close()
+    assert not tier._pinner.is_alive() and tier not in page_tier._OPEN
