@@ -126,6 +126,30 @@ def _place_sets(tier, admit: bool, parts: list, sets: list, paths: list, fi, st,
     return placement
 
 
+# a run of chunks in the host tier is cut where its fresh chunks (to be read
+# from their files, and their snappy undone by the host, before the copy)
+# pass this many bytes: the staging threads fill the pieces side by side (a
+# scan chunk's columns often lie in one run: one thread filled them all)
+FILL_PIECE_BYTES = 8 << 20
+
+
+def _fill_pieces(run, heads, fresh, size):
+    """copy_runs' runs (``run``: each chunk's, ``heads``: their first
+    chunks, in the runs' order) cut into pieces of at most about
+    FILL_PIECE_BYTES of fresh chunks (``fresh``, ``size``: as stored)."""
+    first = np.zeros(len(run), dtype=bool)
+    first[heads] = True
+    acc = 0
+    for j, (f, n) in enumerate(zip(fresh.tolist(), size.tolist())):
+        if first[j]:
+            acc = 0
+        if f:
+            if acc >= FILL_PIECE_BYTES:
+                first[j], acc = True, 0
+            acc += n
+    return np.cumsum(first) - 1, np.flatnonzero(first)
+
+
 def _layout_tier(placed, placement, sz, o: int, segments: list) -> int:
     """layout_raw_together's chunks held in the host tier: laid out from
     ``o`` as they lie in its slabs, one TierCopy segment per run; returns
@@ -133,6 +157,9 @@ def _layout_tier(placed, placement, sz, o: int, segments: list) -> int:
     idx = np.flatnonzero(placement.held())
     slab, off, size = placement.slab[idx], placement.offset[idx], placement.room[idx]
     order, run, heads = copy_runs(slab, off, size)
+    fresh = placement.fresh[idx[order]]
+    if fresh.any():
+        run, heads = _fill_pieces(run, heads, fresh, placement.size[idx[order]])
     s_off = off[order]
     ends = s_off + (size[order] + 7) // 8 * 8
     r_first = s_off[heads]
@@ -140,7 +167,6 @@ def _layout_tier(placed, placement, sz, o: int, segments: list) -> int:
     r_at = np.zeros(len(heads), dtype=np.int64)
     np.cumsum(r_len[:-1], out=r_at[1:])
     placed[idx[order]] = o + r_at[run] + s_off - r_first[run]
-    fresh = placement.fresh[idx[order]]
     runs_fill: list = [[] for _ in heads]
     for j in np.flatnonzero(fresh).tolist():
         runs_fill[int(run[j])].append(int(idx[order[j]]))

@@ -350,3 +350,28 @@ def test_pinned_slabs_come_from_the_pinning_thread_without_waiting(monkeypatch, 
     tier.release(later)
     tier.close()
     assert not tier._pinner.is_alive() and tier not in page_tier._OPEN
+
+
+def test_runs_with_many_fresh_chunks_are_filled_in_pieces(tmp_path, monkeypatch):
+    """A run of fresh chunks is cut into pieces of about FILL_PIECE_BYTES,
+    each its own TierCopy (filled side by side); a run found whole in the
+    tier is one copy again; every chunk's bytes land at its offset."""
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes(j % 241 for j in range(40_000)))
+    monkeypatch.setattr(rd, "FILL_PIECE_BYTES", 1000)
+
+    def cols():
+        return {"a": _raw_set([str(path)], [(0, s, 300) for s in range(0, 30_000, 1000)])}
+
+    tier = PageTier(MIB, slab_bytes=1 << 16)
+    for fresh_pieces in (True, False):
+        c = cols()
+        lays, total, segments = rd.layout_raw_together(c, gap=0, tier=tier, admit=True)
+        copies = [(o, seg) for o, seg in segments if type(seg) is TierCopy]
+        assert len(copies) == (8 if fresh_pieces else 1)  # 30 chunks of 300 bytes: 4 a piece
+        buf = np.zeros(total, dtype=np.uint8)
+        for o, seg in copies:
+            buf[o : o + len(seg)] = seg.run().numpy()
+        copies[0][1].placement.tier.release(copies[0][1].placement)
+        for ch, at in zip(c["a"], lays["a"].at):
+            assert buf[at : at + 300].tobytes() == ch.source.read()
