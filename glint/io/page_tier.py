@@ -491,6 +491,24 @@ _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 0, 1, 2
 _SNAPPY = None  # pa.Codec("snappy"), made on first use
 
 
+def padded_varint(value: int, width: int) -> bytes:
+    """``value`` as a ULEB128 varint of exactly ``width`` bytes (continuation
+    bytes that add nothing where it needs fewer), as Thrift's compact
+    protocol and the GPU's page walk read it.
+
+    >>> padded_varint(300, 2).hex(), padded_varint(5, 3).hex()
+    ('ac02', '858000')
+    >>> from glint.io.parquet_meta import _varint
+    >>> _varint(padded_varint(5, 3), 0)
+    (5, 3)
+    """
+    out = bytearray(width)
+    for k in range(width):
+        out[k] = (value & 0x7F) | (0x80 if k < width - 1 else 0)
+        value >>= 7
+    return bytes(out)
+
+
 def inflate_pages(src, out: np.ndarray) -> int | None:
     """A snappy column chunk's pages (``src``: its bytes as stored) written
     to ``out`` with each body decompressed and its header's
@@ -573,9 +591,7 @@ def inflate_pages(src, out: np.ndarray) -> int | None:
             if o + head + len(new) > cap:
                 return None
             out[o : o + head] = np.frombuffer(b[i:j], dtype=np.uint8)
-            for k in range(width):  # the new size in the old varint's bytes
-                out[o + at - i + k] = (z & 0x7F) | (0x80 if k < width - 1 else 0)
-                z >>= 7
+            out[o + at - i : o + at - i + width] = np.frombuffer(padded_varint(z, width), dtype=np.uint8)
             o += head
             out[o : o + len(new)] = np.frombuffer(new, dtype=np.uint8)
             o += len(new)

@@ -565,6 +565,50 @@ def test_parquet_raw_uncompressed_pages_copied_in_blocks(tmp_path):
     assert int(err) == 0 and v.tolist() == t.column("k").to_pylist()
 
 
+def test_parquet_raw_pages_with_padded_size_varints(tmp_path):
+    """A snappy page of 2,047 random INT32 values: 8,188 bytes, stored as
+    8,193 (snappy's literal), so its decompressed size needs one varint byte
+    less than the header's compressed size had: the host tier writes it
+    padded (glint.io.page_tier.inflate_pages), and the page walk reads it."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import glint
+    from glint.io import raw_decode as rd
+    from glint.io.page_tier import PageTier, TierCopy, inflate_pages
+    from glint.io.parquet_page_headers import parse_pages, read_chunk_bytes
+
+    rng = np.random.default_rng(11)
+    n = 2047 * 4
+    schema = pa.schema([pa.field("k", pa.int32(), nullable=False)])
+    t = pa.table({"k": rng.integers(-(2**31), 2**31 - 1, n).astype(np.int32)}, schema=schema)
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(
+        t, path, compression="snappy", use_dictionary=False, data_page_size=1, write_batch_size=2047, row_group_size=n
+    )
+    cc = pq.read_metadata(path).row_group(0).column(0)
+    raw = bytes(read_chunk_bytes(path, cc))
+    out = np.zeros(cc.total_uncompressed_size + 64, dtype=np.uint8)
+    made = inflate_pages(raw, out)
+    # four pages of 8,188 bytes, each stored in at least 8,192 (3 varint bytes, against 2 for 8,188)
+    assert cc.total_compressed_size - cc.total_uncompressed_size >= 4 * 4
+    assert made == cc.total_uncompressed_size  # the headers kept their widths
+    con = glint.connect(device="cpu")
+    con.read_parquet(path, "t")
+    rs = con.table("t").raw_set([0], "k")
+    tier = PageTier(1 << 20, slab_bytes=1 << 18)
+    lays, total, segments = rd.layout_raw_together({"k": rs}, tier=tier, admit=True)
+    buf = np.zeros(total, dtype=np.uint8)
+    for o, seg in segments:
+        assert type(seg) is TierCopy
+        buf[o : o + len(seg)] = seg.run().numpy()
+    assert int(rs.codec[0]) == 0 and int(rs.size[0]) == made
+    assert [len(p.body) for p in parse_pages(out[:made].tobytes(), "UNCOMPRESSED")] == [8188] * 4
+    (v,), err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
+    assert int(err) == 0 and v.tolist() == t.column("k").to_pylist()
+
+
 def test_parquet_raw_columns_from_the_page_tier(tmp_path):
     """The same decode with part of the chunks held by the host tier of
     pages (glint.io.page_tier), their snappy undone by the host: the page
