@@ -92,6 +92,11 @@ def _gpu_info(device) -> dict:
     smi = _run_quiet(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
     if smi:
         info["gpu_driver_version"] = smi.splitlines()[0].strip()
+    # how the GPUs reach each other and the host (PCIe switches, NVLink,
+    # NUMA nodes): the matrix nvidia-smi prints
+    topo = _run_quiet(["nvidia-smi", "topo", "-m"])
+    if topo:
+        info["gpu_topology"] = topo
     return info
 
 
@@ -133,6 +138,7 @@ def machine_info(device) -> dict:
         "gpu_memory_bytes": None,
         "gpu_driver_version": None,
         "gpu_memory_bandwidth_gbps": None,
+        "gpu_topology": None,
         "cuda_version": torch.version.cuda,
         "torch_version": torch.__version__,
         "pyarrow_version": pyarrow.__version__,
