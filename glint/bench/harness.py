@@ -180,7 +180,28 @@ def _run_facts(args, plan: BenchPlan, opts: dict) -> RunFacts:
         glint_options=opts,
         data_dir=str(plan.data),
         profile=bool(getattr(args, "profile", False)),
+        settings_changed=settings_changed(),
     )
+
+
+def settings_changed(environ=None) -> dict:
+    """The settings the environment (GLINT_*) sets away from their defaults,
+    by name, as text (paths and sizes as given there).
+
+    >>> settings_changed({"GLINT_HOST_PAGES": "0", "GLINT_CHUNK_ROWS": "4096", "HOME": "/"})
+    {'chunk_rows': '4096', 'host_pages': 'False'}
+    """
+    import dataclasses
+
+    from glint.runtime.settings import Settings
+
+    env = os.environ if environ is None else environ
+    default, got = Settings(), Settings.build(environ=env)
+    return {
+        f.name: str(getattr(got, f.name))
+        for f in dataclasses.fields(Settings)
+        if getattr(got, f.name) != getattr(default, f.name)
+    }
 
 
 def run_bench(args, err=None, show: bool | None = None) -> dict:

@@ -197,6 +197,9 @@ class RunFacts:
     glint_options: dict
     data_dir: str
     profile: bool = False
+    # settings the environment (GLINT_*) set away from their defaults: an
+    # ablation's switch is on record with its numbers
+    settings_changed: dict | None = None
 
 
 def build_report(
@@ -226,6 +229,7 @@ def build_report(
         "cold": facts.cold,
         "glint_load": "eager" if facts.eager else "lazy",
         "glint_options": facts.glint_options,
+        "settings_changed": facts.settings_changed or {},
         "profile": facts.profile,
         "data_dir": facts.data_dir,
         "queries": queries,
