@@ -40,7 +40,8 @@ import numpy as np
 import torch
 
 from glint.io.file_reads import read_bytes, read_file_into
-from glint.io.parquet_meta import _skip, _varint
+from glint.io.parquet_meta import ThriftError
+from glint.io.parquet_page_headers import _header_fields
 
 UNCOMPRESSED, SNAPPY = 0, 1  # codecs as glint.io.raw_chunks numbers them
 
@@ -547,32 +548,11 @@ def inflate_pages(src, out: np.ndarray) -> int | None:
     cap = len(out)
     try:
         while i < n:
-            kind = usize = csize = None
-            at = width = 0
-            fid, j = 0, i
-            while True:  # the header's top-level fields
-                h = b[j]
-                j += 1
-                if h == 0:
-                    break
-                t = h & 15
-                if h >> 4:
-                    fid += h >> 4
-                else:
-                    v, j = _varint(b, j)
-                    fid = (v >> 1) ^ -(v & 1)
-                if t == 5 and fid in (_TYPE, _USIZE, _CSIZE):
-                    start = j
-                    v, j = _varint(b, j)
-                    v = (v >> 1) ^ -(v & 1)
-                    if fid == _TYPE:
-                        kind = v
-                    elif fid == _USIZE:
-                        usize = v
-                    else:
-                        csize, at, width = v, start, j - start
-                else:
-                    j = _skip(b, j, t)
+            spans: dict = {}
+            fields, j = _header_fields(b, i, frozenset(), spans)
+            kind, usize, csize = fields.get(_TYPE), fields.get(_USIZE), fields.get(_CSIZE)
+            at, end = spans.get(_CSIZE, (0, 0))
+            width = end - at
             if kind is None or usize is None or csize is None or csize < 0 or j + csize > n:
                 return None
             body = b[j : j + csize]
@@ -596,7 +576,7 @@ def inflate_pages(src, out: np.ndarray) -> int | None:
             out[o : o + len(new)] = np.frombuffer(new, dtype=np.uint8)
             o += len(new)
             i = j + csize
-    except (IndexError, ValueError, OSError, ArithmeticError):
+    except (IndexError, ValueError, OSError, ArithmeticError, ThriftError):
         return None
     except Exception as e:  # noqa: BLE001 - pyarrow's errors: the bytes do not decompress
         if type(e).__module__.startswith("pyarrow"):

@@ -105,12 +105,13 @@ def chunk_start(cc) -> int:
 _PAGE_STRUCTS = frozenset((5, 7, 8))
 
 
-def _header_fields(b, i: int, structs=frozenset()) -> tuple[dict, int]:
+def _header_fields(b, i: int, structs=frozenset(), spans: dict | None = None) -> tuple[dict, int]:
     """The integer and bool fields of the Thrift compact struct at i, by field
     id (the fields with ids in ``structs`` parsed as structs the same way,
     everything else skipped), and the position after the struct: a page
     header's few fields without the generic parser's lists (this runs once
-    per page, holding the GIL)."""
+    per page, holding the GIL). ``spans``: filled with each integer field's
+    varint as (first byte, end), by field id (the host tier rewrites one)."""
     out = {}
     fid = 0
     while True:
@@ -125,12 +126,16 @@ def _header_fields(b, i: int, structs=frozenset()) -> tuple[dict, int]:
             v, i = _varint(b, i)
             fid = (v >> 1) ^ -(v & 1)
         if 4 <= t <= 6:  # i16 / i32 / i64: zigzag varint
+            if spans is not None:
+                at = i
             v = b[i]
             if v < 0x80:
                 i += 1
             else:
                 v, i = _varint(b, i)
             out[fid] = (v >> 1) ^ -(v & 1)
+            if spans is not None:
+                spans[fid] = (at, i)
         elif t == 1 or t == 2:  # bool: the value is the type
             out[fid] = t == 1
         elif t == 12 and fid in structs:
