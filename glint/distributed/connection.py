@@ -341,7 +341,10 @@ class DistConnection(Connection):
     # every rank's output is gathered on rank 0 before it is handed out
     streams_results = False
 
-    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None):
+    def _execute_plan(
+        self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None, checks=True
+    ):
+        # (the ranks make their value checks at once: a rank cannot run a plan again alone)
         self._check_open()
         if interrupt is not None:
             interrupt()  # (the ranks run the plan to its end once it is posted)

@@ -21,6 +21,7 @@ from glint.errors import BinderError, CatalogError, GlintError, GlintIOError, No
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.exec.physical_planner import plan_physical
 from glint.exec.scan import scanned_rows, start_scans
+from glint.functions.deferred import CheckRedo
 from glint.io.appended import drop_stale
 from glint.io.arrow_objects import to_arrow_table
 from glint.io.csv_files import load_csv
@@ -493,12 +494,23 @@ class Connection:
     # a query that runs out of memory is re-run with smaller chunks (Result._run)
     oom_retries_with_smaller_chunks = True
 
-    def _execute_plan(self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None):
+    # None: a run queues its value checks (glint.functions.deferred) on CUDA only, where
+    # reading each one waits for the device; True / False: always / never (tests)
+    defers_checks: bool | None = None
+
+    def _execute_plan(
+        self, physical, fields, names, profile: bool, chunk_rows: int | None = None, interrupt=None, checks=True
+    ):
         """(the result as Arrow, the run's ExecContext). ``interrupt``: called
-        before every operator's batches, raises to stop the run (ExecContext)."""
+        before every operator's batches, raises to stop the run (ExecContext).
+        ``checks``: whether the run may queue its value checks (a run voided
+        by one makes them at once)."""
         ctx = self.execution_context(self, profile, chunk_rows)
         ctx.interrupt = interrupt
         ctx.decode_checks = []  # the scans' decoding checked once, at the end (ExecContext.verify_decoding)
+        defer = self.defers_checks if self.defers_checks is not None else self.device.type == "cuda"
+        if checks and defer:
+            ctx.checks = []  # ... and the operators' overflow tests (ExecContext.verify_checks)
         start_scans(ctx, physical)
         try:
             try:
@@ -508,13 +520,15 @@ class Connection:
                 ctx.close_read_ahead()
                 try:
                     ctx.verify_decoding()
-                except DecodeRedo:
+                    ctx.verify_checks()
+                except (DecodeRedo, CheckRedo):
                     raise
                 except Exception:  # noqa: BLE001 - the run's own error is the one to report
                     pass
                 raise
             ctx.close_read_ahead()
             ctx.verify_decoding()
+            ctx.verify_checks()
             return out, ctx
         finally:
             ctx.close_read_ahead()

@@ -23,6 +23,7 @@ from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 from glint.errors import GlintError, OutOfMemory
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.functions.dates.days import format_date
+from glint.functions.deferred import CheckRedo
 from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.cardinality import Estimator
 from glint.plan.cross_products import oversized_cross_product
@@ -142,11 +143,20 @@ class Result:
     def _run_retrying(self, profile: bool, chunk_rows: int, dropped_at: set):
         con = self._con
         retried = 0
+        checks = True  # the run may queue its value checks
         while True:
             try:
-                return self._execute(profile, chunk_rows)
+                return self._execute(profile, chunk_rows, checks)
             except ResultTooLarge:
                 raise
+            except CheckRedo as e:
+                # an overflow test queued for the end of the run failed: again, with each
+                # test made where it arises (the error, or the exact path, comes from there)
+                if not checks:
+                    raise GlintError(f"value checks failed twice ({e})") from None
+                _log.info("a queued value check failed (%s); running the query again", e)
+                checks = False
+                continue
             except DecodeRedo as e:
                 # chunks decoded on the device failed their checks: again, with
                 # those columns checked chunk by chunk (and nothing cached from this run)
@@ -189,11 +199,11 @@ class Result:
                 retried = len(self.retries)
                 _release_garbage(con.device)
 
-    def _execute(self, profile: bool, chunk_rows: int):
+    def _execute(self, profile: bool, chunk_rows: int, checks: bool = True):
         if self._query_run is not None:
             self._query_run.new_attempt()
         self._arrow, ctx = self._con._execute_plan(
-            self.physical, self._fields, self.names, profile, chunk_rows, interrupt=self.interrupt
+            self.physical, self._fields, self.names, profile, chunk_rows, interrupt=self.interrupt, checks=checks
         )
         return ctx
 

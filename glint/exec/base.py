@@ -32,6 +32,7 @@ import torch
 
 from glint.columnar.column import Batch, concat_batches
 from glint.errors import OutOfMemory
+from glint.functions import deferred
 from glint.functions.evaluate import FUSED_ARITHMETIC
 from glint.functions.fused_values import fused_if_worth
 from glint.runtime import trace
@@ -163,6 +164,9 @@ class ExecContext:
         self.decode_checks: list | None = None
         # recursive CTEs' working tables: key -> (the CTE's column ids, the last step's batches)
         self.working: dict = {}
+        # a list: the operators' value checks (overflow tests) are queued here and read at
+        # the end of the run (verify_checks, glint.functions.deferred); None: made at once
+        self.checks: list | None = None
 
     def check_interrupt(self) -> None:
         """Raises Interrupted once the query was cancelled (a cancellation
@@ -187,6 +191,13 @@ class ExecContext:
         bad = {(t, c) for (_, t, c), f in zip(checks, flags) if f}
         if bad:
             raise DecodeRedo(bad)
+
+    def verify_checks(self) -> None:
+        """Reads the queued value checks (one wait for the device): raises
+        glint.functions.deferred.CheckRedo where one failed."""
+        checks, self.checks = self.checks, ([] if self.checks is not None else None)
+        if checks:
+            deferred.verify(checks)
 
     def close_read_ahead(self) -> None:
         """Stops the read-ahead of scans the run did not ask for."""
@@ -220,6 +231,7 @@ class ExecContext:
                 t0 = time.perf_counter()
                 # (the operator's expressions see the setting, on whatever thread asks for its batch)
                 token = FUSED_ARITHMETIC.set(fused)
+                queued = deferred.DEFERRED.set(self.checks)
                 try:
                     batch = next(it)
                 except StopIteration:
@@ -239,6 +251,7 @@ class ExecContext:
                     raise
                 finally:
                     FUSED_ARITHMETIC.reset(token)
+                    deferred.DEFERRED.reset(queued)
                 if sync:
                     torch.cuda.synchronize(self.device)
                 t1 = time.perf_counter()

@@ -6,9 +6,12 @@ operator's result, its overflow test (a floating estimate of a product, a
 sign test of a sum) and a host sync to read the test. Here the tree is
 lowered to one kernel that reads each column once, writes the value (and its
 NULL mask) once, and raises a flag where any row might overflow. A raised
-flag (one read per expression) sends the chunk back to the node-by-node
-evaluator, which raises DuckDB's error or widens to 128 bits exactly as
-before; the kernel itself never decides an overflow.
+flag sends the chunk back to the node-by-node evaluator, which raises
+DuckDB's error or widens to 128 bits exactly as before; the kernel itself
+never decides an overflow. The flag is read once per expression and chunk,
+or, in a run that queues its checks (glint.functions.deferred), once at the
+end of the run: a raised one then re-runs the query with the expression
+evaluated node by node.
 
 What compiles (anything else evaluates node by node):
 
@@ -34,6 +37,7 @@ import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
+from glint.functions.deferred import UNFUSED, queue_fallback
 from glint.functions.fused_predicate import CannotLower, Lowering, both_known, launch_generated
 from glint.kernels.backend import triton_enabled
 from glint.plan.expr import Call, ColRef, Expr, Literal
@@ -168,6 +172,8 @@ def fused_value(e: Expr, batch: Batch) -> Column | None:
     if lowered is None:
         return None
     source, low, known = lowered
+    if source in UNFUSED:
+        return None
     dev = batch.device
     out = torch.empty(n, dtype=e.type.torch_dtype, device=dev)
     valid = torch.empty(n, dtype=torch.int8, device=dev) if known is not None else out
@@ -175,7 +181,7 @@ def fused_value(e: Expr, batch: Batch) -> Column | None:
     args = (*low.tensors, *low.params, out, valid, flag, n)
     if not launch_generated(source, "values", args, _BROKEN, "fused expression"):
         return None
-    if low.over is not None and bool(flag.item()):
+    if low.over is not None and not queue_fallback(flag, source) and bool(flag.item()):
         return None
     return Column(e.type, out, valid.view(torch.bool) if known is not None else None)
 

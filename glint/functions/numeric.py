@@ -21,6 +21,7 @@ from glint.columnar import types as T
 from glint.columnar.column import Column
 from glint.errors import ExecutionError, NotSupported, TypeMismatch
 from glint.functions.casts import cast_column
+from glint.functions.deferred import DEFERRED, check
 from glint.functions.registry import OPERATOR, SCALAR, Function
 from glint.functions.validity import and_valid
 from glint.kernels import wide as W
@@ -103,12 +104,11 @@ def _arith(op):
                 over |= (out > DEC18_MAX) | (out < -DEC18_MAX)
             if valid is not None:
                 over &= valid
-            if bool(over.any()):
-                if not (t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"):
-                    raise ExecutionError(
-                        f"Out of Range Error: Overflow in "
-                        f"{'addition' if op == 'add' else 'subtraction'} of {_duck_name(t)}"
-                    )
+            if not _widens(t):
+                # an overflow is an error: the test may wait for the end of the run (deferred)
+                what = "addition" if op == "add" else "subtraction"
+                check(over, f"Out of Range Error: Overflow in {what} of {_duck_name(t)}")
+            elif bool(over.any()):
                 out = W.add(wide_x, wide_y) if op == "add" else W.sub(wide_x, wide_y)
         elif op == "mul":
             est = wide_x.double() * wide_y.double()
@@ -117,8 +117,12 @@ def _arith(op):
             near = est.abs() >= (0.99e18 if _eighteen_digits(t) else 2.0**62)
             if valid is not None:
                 near &= valid
-            if bool(near.any()):
-                W.check_magnitude(est, valid, f"multiplication of {t}")
+            if not _widens(t) and DEFERRED.get() is not None:
+                # a product near the limit is looked at exactly only in a run that makes
+                # its checks at once: this one is done again that way if any row is near
+                check(near, f"Out of Range Error: Overflow in multiplication of {_duck_name(t)}")
+            elif bool(near.any()):
+                W.check_magnitude(est, valid, f"multiplication of {_duck_name(t)}")
                 exact = W.mul(wide_x, wide_y)
                 fits = (exact[:, 0] >= -(1 << 31)) & (exact[:, 0] < (1 << 31))
                 if _eighteen_digits(t):
@@ -128,7 +132,7 @@ def _arith(op):
                     fits |= ~valid
                 if bool(fits.all()):
                     out = W.narrow(exact)
-                elif t.is_decimal and t.precision > 18 or t.kind == "HUGEINT":
+                elif _widens(t):
                     out = exact
                 else:
                     raise ExecutionError(f"Out of Range Error: Overflow in multiplication of {_duck_name(t)}")
@@ -225,20 +229,23 @@ def _duck_name(t: T.DataType) -> str:
     return {"BIGINT": "INT64", "INTEGER": "INT32", "HUGEINT": "INT128"}.get(t.kind, str(t))
 
 
+def _widens(t: T.DataType) -> bool:
+    """Whether an overflowing result of type ``t`` is held in 128 bits (no error)."""
+    return t.is_decimal and t.precision > 18 or t.kind == "HUGEINT"
+
+
 def _check_flag(bad: torch.Tensor, valid, message: str) -> None:
     if valid is not None:
         bad = bad & valid
-    if bool(bad.any()):
-        raise ExecutionError(message)
+    check(bad, message)
 
 
 def _check_overflow(v, valid, lo, hi, op, tname):
     bad = (v < lo) | (v > hi)
     if valid is not None:
         bad &= valid
-    if bool(bad.any()):
-        names = {"add": "addition", "sub": "subtraction", "mul": "multiplication"}
-        raise ExecutionError(f"Out of Range Error: Overflow in {names.get(op, op)} of {tname}")
+    names = {"add": "addition", "sub": "subtraction", "mul": "multiplication"}
+    check(bad, f"Out of Range Error: Overflow in {names.get(op, op)} of {tname}")
 
 
 def _negatable(a: Column, what: str) -> Column:

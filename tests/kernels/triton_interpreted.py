@@ -735,6 +735,12 @@ def test_fused_values():
     check_values("cpu", count=40)
 
 
+def test_fused_value_flags_queued():
+    from tests.functions.test_deferred_checks import check_queued_kernel_flags
+
+    check_queued_kernel_flags("cpu")
+
+
 def test_partition_order():
     from tests.kernels.test_partition import check_triton_kernels
 
