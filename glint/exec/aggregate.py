@@ -130,6 +130,9 @@ HOST_FINAL_ROWS = 1 << 12
 # where compacting every column costs a gather each (on the CPU the rows are filtered
 # first, as before; the tests take the masked path there too)
 FOLD_DEVICES = ("cuda",)
+# the key of a chunk's state column that counts each group's rows, where its groups are
+# every value of a small key span (_span_slots): groups of no rows are dropped by it
+_ROWS = ("s", -1, 0)
 
 
 class KeyHint:
@@ -166,11 +169,32 @@ def _group_slots(key_cols: list[Column], n_rows: int, device, hint: KeyHint | No
     return _grouped(key_cols)
 
 
-def _grouped(key_cols: list[Column]):
-    key, (lo, hi) = group_key(key_cols)
+def _grouped(key_cols: list[Column], keyed=None):
+    key, (lo, hi) = group_key(key_cols) if keyed is None else keyed
     found = R.few_group_ids(key, lo, hi)
     gid, n, first = found if found is not None else G.group_ids(key, (lo, hi))
     return G.Slots(gid, n), first
+
+
+def _span_slots(key_cols: list[Column], n_rows: int, device, hint: KeyHint | None):
+    """(slots, first row of each group, whether every value of a small key
+    span is a group): on a GPU, keys that span at most R.MAX_GROUPS values
+    (TPC-H Q1's two flags) give every value of the span a group without a
+    host synchronisation, those no row holds included (their first row is
+    some other row, and they have no rows: the caller drops them later,
+    :meth:`_PartialFinal._settled`); elsewhere :func:`_group_slots`."""
+    if not key_cols or n_rows == 0:
+        return (*_group_slots(key_cols, n_rows, device, hint), False)
+    strings = any(c.dtype.is_string and c.dictionary is not None for c in key_cols)
+    rest = not all(c.dtype.is_string and c.dictionary is not None for c in key_cols)
+    if strings and rest and (hint is None or hint.strings_by_rest):
+        return (*_group_slots(key_cols, n_rows, device, hint), False)
+    keyed = group_key(key_cols)
+    found = R.span_group_ids(keyed[0], *keyed[1])
+    if found is None:
+        return (*_grouped(key_cols, keyed), False)
+    gid, n, first = found
+    return G.Slots(gid, n), first.clamp(max=n_rows - 1), True
 
 
 def _determined(cols: list[Column], gid: torch.Tensor, first: torch.Tensor) -> bool:
@@ -232,11 +256,20 @@ class _PartialFinal:
             if states is not None:
                 return states
         key_cols = [evaluate(e, batch) for _, e in self.groups]
-        slots, first = _group_slots(key_cols, batch.num_rows, batch.device, self.hint)
+        fused_all = self._fused_all(batch)
+        if fused_all:
+            slots, first, spread = _span_slots(key_cols, batch.num_rows, batch.device, self.hint)
+        else:
+            (slots, first), spread = _group_slots(key_cols, batch.num_rows, batch.device, self.hint), False
         out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
         fused = {}
         if FG.applies(node.aggs, slots, batch, self.ctx.settings.fused_aggregation):
-            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None)
+            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None, counts=spread)
+        if spread:
+            # (the aggregates the fused pass did not take give the span's groups of no rows
+            # zero sums and counts, as it does: COUNT, SUM and AVG only, _fused_all)
+            rows = fused.pop(-1, None)
+            out[_ROWS] = rows[0] if rows is not None else Column(T.BIGINT, G.count(slots, None))
         for i, (_, agg) in enumerate(node.aggs):
             states = fused.get(i)
             for j, col in enumerate(states if states is not None else F.partial_states(agg, batch, slots)):
@@ -278,7 +311,7 @@ class _PartialFinal:
         node = self.node
         try:
             key_cols = [evaluate(e, batch) for _, e in self.groups]
-            slots, first = _group_slots(key_cols, batch.num_rows, batch.device, self.hint)
+            slots, first, spread = _span_slots(key_cols, batch.num_rows, batch.device, self.hint)
             if not R.fits(slots.n, batch.num_rows):
                 return None
             fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None, rows=mask)
@@ -289,10 +322,38 @@ class _PartialFinal:
         out = {("s", i, j): col for i in range(len(node.aggs)) for j, col in enumerate(fused[i])}
         if not key_cols:
             return Batch(out, 1, batch.device)
-        # groups whose every row the WHERE rejects are not groups
-        kept = (fused[-1][0].data > 0).nonzero().squeeze(1)
         out.update({f.id: c.take(first) for (f, _), c in zip(self.groups, key_cols)})
+        if spread:
+            # groups whose every row the WHERE rejects are not groups: dropped with the
+            # span's groups that no row holds, once for all the chunks (_settled)
+            out[_ROWS] = fused[-1][0]
+            return Batch(out, slots.n, batch.device)
+        kept = (fused[-1][0].data > 0).nonzero().squeeze(1)
         return Batch(out, slots.n, batch.device).take(kept)
+
+    def _fused_all(self, batch: Batch) -> bool:
+        """Whether the fused pass computes every aggregate of this chunk's states."""
+        return (
+            bool(self.groups)
+            and bool(self.node.aggs)
+            and not self.states_in
+            and batch.device.type in FOLD_DEVICES
+            and self.ctx.settings.fused_aggregation
+            and FG.takes_all(self.node.aggs)
+        )
+
+    def _settled(self, held: list[Batch]) -> list[Batch]:
+        """The held state batches, those of a span's groups (the chunks'
+        states with a count of rows per group, :func:`_span_slots`) replaced
+        by one batch of their groups that hold rows, each once: one host
+        synchronisation for all the chunks since the last time."""
+        raw = [b for b in held if _ROWS in b.columns]
+        if not raw:
+            return held
+        b = concat_batches(raw)
+        keep = (b[_ROWS].data > 0).nonzero().squeeze(1)
+        b = b.select([k for k in b.columns if k != _ROWS]).take(keep)
+        return [x for x in held if _ROWS not in x.columns] + [self._regroup(b)]
 
     def _combine(self, states: list[Batch], apart: bool = False) -> Batch:
         """One state row per group of the held state batches. ``apart``: each
@@ -346,25 +407,28 @@ class _PartialFinal:
             p = batch if self.states_in else self._partial(batch)
             if empty is None:
                 empty = slice_batch(p, 0, 0)
+                if _ROWS in empty.columns:
+                    empty = empty.select([k for k in empty.columns if k != _ROWS])
             if self.parts is not None:
-                self.parts.add(p, self._partition(p))
+                for b in self._settled([p]):
+                    self.parts.add(b, self._partition(b))
                 continue
             pending.append(p)
             pending_rows += p.num_rows
             held = [state] + pending if state is not None else pending
             if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
-                state, pending, pending_rows = self._combine(held, apart=True), [], 0
+                state, pending, pending_rows = self._combine(self._settled(held), apart=True), [], 0
                 held = [state]
             if not self.res.resize(COMBINE_FACTOR * batches_nbytes(held)) and self.groups:
                 # out of core: every state from now on goes to its hash partition
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                 self.res.release()
-                for b in held:
+                for b in self._settled(held):
                     self.parts.add(b, self._partition(b))
                 state, pending = None, []
                 ctx.note(self.node, f"aggregation state over budget: {PARTITIONS} partitions")
         if self.parts is None:
-            held = ([state] if state is not None else []) + pending
+            held = self._settled(([state] if state is not None else []) + pending)
             # one held batch is combined already, unless it is raw input states (final mode)
             done = len(held) == 1 and self.groups and (state is not None or not self.states_in)
             state = held[0] if done else self._combine(held, apart=True)

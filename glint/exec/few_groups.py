@@ -53,13 +53,13 @@ def takes_all(aggs) -> bool:
 
 
 def fused_states(
-    aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None, rows: torch.Tensor | None = None
+    aggs, batch: Batch, slots: Slots, gid: torch.Tensor | None, rows: torch.Tensor | None = None, counts: bool = False
 ) -> dict[int, list[Column]]:
     """Partial states of the COUNT / SUM / AVG aggregates of ``aggs`` (by
     position), computed together; ``gid`` is each row's group (None: one
     group). ``rows``: the rows that count (a WHERE folded into the
-    aggregation; None: all); then the result also holds, under key -1, the
-    count of those rows per group."""
+    aggregation; None: all). With ``rows``, or ``counts``, the result also
+    holds, under key -1, the count of the rows that count per group."""
     inputs: list[R.SumInput] = []
     index: dict[tuple, int] = {}
     plan: dict[int, tuple[str, int]] = {}
@@ -74,6 +74,8 @@ def fused_states(
     pending_rows = []
     if rows is not None:
         plan[-1] = ("count", add(rows, rows, False))
+    elif counts:
+        pending_rows.append(-1)
     for i, (_, agg) in enumerate(aggs):
         if agg.fn not in _FUSED or agg.distinct:
             continue

@@ -231,6 +231,39 @@ def few_group_ids(key: torch.Tensor, lo: int, hi: int):
     return few_group_ids_triton(key, lo, hi)
 
 
+def span_group_ids(key: torch.Tensor, lo: int, hi: int):
+    """:func:`few_group_ids` without its host synchronisation: every value
+    of the span is a group, those no row holds included: (group id per row,
+    the span, the first row of each group, ``n`` where no row holds it);
+    None where it does not apply. A caller that takes this must treat
+    groups without rows as not there (their first row is out of range).
+
+    >>> span_group_ids(torch.tensor([5, 7, 5]), 5, 7) is None  # not on CUDA
+    True
+    """
+    n, span = key.shape[0], hi - lo + 1
+    if not (HAS_TRITON and use_triton(key) and 1 <= span <= MAX_GROUPS and FEW_IDS_MIN_ROWS <= n < _MAX_ROWS):
+        return None
+    return span_group_ids_triton(key, lo, hi)
+
+
+def span_group_ids_triton(key: torch.Tensor, lo: int, hi: int):
+    """:func:`span_group_ids` without its checks."""
+    k = key - lo
+    return k, hi - lo + 1, first_rows_triton(k, hi - lo + 1)
+
+
+def span_group_ids_torch(key: torch.Tensor, lo: int, hi: int):
+    """The reference of :func:`span_group_ids_triton` (any device, any span).
+
+    >>> gid, n, first = span_group_ids_torch(torch.tensor([7, 5, 7]), 5, 8)
+    >>> gid.tolist(), n, first.tolist()
+    ([2, 0, 2], 4, [1, 3, 0, 3])
+    """
+    k = key - lo
+    return k, hi - lo + 1, G.first_rows(k, hi - lo + 1)
+
+
 def few_group_ids_triton(key: torch.Tensor, lo: int, hi: int):
     """:func:`few_group_ids` without its checks (the tests run it under the interpreter)."""
     n, span = key.shape[0], hi - lo + 1

@@ -767,6 +767,9 @@ def test_few_group_ids(rows, span, missing):
     uniq, inverse = torch.unique(key, return_inverse=True)
     assert n == uniq.shape[0] and torch.equal(gid, inverse)
     assert torch.equal(first, G.first_rows(inverse, n))
+    # every value of the span a group, the absent ones included (no host synchronisation)
+    got, want = R.span_group_ids_triton(key, 1000, 1000 + span - 1), R.span_group_ids_torch(key, 1000, 1000 + span - 1)
+    assert got[1] == want[1] == span and torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
 
 
 @pytest.mark.parametrize("n,most", [(1, 1), (300, 0), (700, 5), (1000, 40), (257, 256)])
