@@ -484,7 +484,9 @@ def _fill_window(
             elif wr.src is None:
                 out[:] = wr.fill
             elif wr.add:
-                np.add(wr.src[e0:e1], wr.add, out=out, casting="unsafe")
+                # (in the output's type: a dictionary's int32 offsets moved past 2**31 bytes
+                # into a chunk's int64 offsets)
+                np.add(wr.src[e0:e1], out.dtype.type(wr.add), out=out, casting="unsafe")
             else:
                 out[:] = wr.src[e0:e1]
         if stop > end:

@@ -898,3 +898,16 @@ def test_a_bad_tuning_variable_is_named(var, value, message):
         [sys.executable, "-c", code], env={**os.environ, var: value}, capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 0 and f"ERR {message}" in r.stdout, r.stdout + r.stderr
+
+
+def test_offsets_moved_past_2gb_into_int64():
+    """A chunk's string bytes past 2**31: its dictionaries' int32 offsets are
+    moved by the bytes before them into the chunk's int64 offsets (the move
+    itself larger than int32 holds)."""
+    from glint.io.transfer import _fill_window, _Write
+
+    src = np.array([0, 5, 10], dtype=np.int32)
+    buf = np.zeros(32, dtype=np.uint8)
+    writes = [_Write(0, np.int64, src=src, add=(1 << 31) + 7)]
+    assert _fill_window(buf, 0, 32, writes, 0) == 1
+    assert buf[:24].view(np.int64).tolist() == [(1 << 31) + 7, (1 << 31) + 12, (1 << 31) + 17]
