@@ -209,7 +209,7 @@ class MemoryManager:
         # expressions and probes), in bytes per chunk row: kept free for it, and
         # raised when a step runs out of memory anyway (note_oom). On the CPU
         # only declared memory is counted: the headroom is what stays free.
-        self.working_per_row = WORKING_BYTES_PER_ROW if self.device.type == "cuda" else 0
+        self.working_per_row = working_bytes_per_row(self.device, self.limit)
         self.chunk_rows = 0  # rows per chunk of the run in progress
         self._reserved = 0
         self._cache: OrderedDict = OrderedDict()
@@ -556,9 +556,27 @@ def _cuda_allocated(device: torch.device) -> int:
 
 # ------------------------------------------------------------------ defaults
 # What a chunk in flight needs on a GPU beside the cache and the reservations,
-# per row, until a run shows more: TPC-H Q1's 128-bit DECIMAL products peak
-# near 900 bytes a row (see default_chunk_rows).
+# per row, until a run shows more (see default_chunk_rows): a budget of
+# LARGE_BUDGET or more keeps LARGE_BUDGET_BYTES_PER_ROW, a smaller one
+# WORKING_BYTES_PER_ROW.
 WORKING_BYTES_PER_ROW = 1024
+LARGE_BUDGET = 32 << 30
+LARGE_BUDGET_BYTES_PER_ROW = 256
+MAX_GPU_CHUNK_ROWS = 1 << 26
+
+
+def working_bytes_per_row(device: torch.device, limit: int) -> int:
+    """The working memory kept free per chunk row on ``device`` under a
+    budget of ``limit`` bytes (none on the CPU, where only declared memory
+    counts).
+
+    >>> gpu = torch.device("cuda")
+    >>> working_bytes_per_row(gpu, 74 << 30), working_bytes_per_row(gpu, 16 << 30)
+    (256, 1024)
+    """
+    if torch.device(device).type != "cuda":
+        return 0
+    return LARGE_BUDGET_BYTES_PER_ROW if limit >= LARGE_BUDGET else WORKING_BYTES_PER_ROW
 
 
 def default_limit(device: torch.device) -> int:
@@ -573,26 +591,31 @@ def default_limit(device: torch.device) -> int:
 
 
 def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
-    """Rows per chunk (morsel): a power of two between 2**14 and 2**25 on a GPU
+    """Rows per chunk (morsel): a power of two between 2**14 and 2**26 on a GPU
     (launch and sync overheads are per chunk, so large), 2**21 on the CPU.
 
-    On a GPU a chunk in flight costs far more than its columns: the read-ahead
-    holds more, and expressions over it make temporaries (TPC-H Q1's 128-bit
-    DECIMAL products peak near 900 bytes a row). The memory manager keeps
-    WORKING_BYTES_PER_ROW a chunk row free beside the cache and the breakers,
-    so a chunk takes at most a third of the budget that way: 2**25 rows on a
-    141 GB H200, 2**24 on an 80 GB H100, 2**22 under a 16 GB limit (on one
-    H200 under 16 GB, chunks of 2**24 rows failed 18 of the 22 TPC-H SF100
-    queries out of memory). On the CPU a sixteenth of the budget at ~64 bytes
-    a row, a quarter of that under a limit the user set.
+    On a GPU a chunk in flight costs more than its columns: expressions over
+    it make temporaries, and a cold scan's read-ahead holds more. The memory
+    manager keeps :func:`working_bytes_per_row` free per chunk row beside the
+    cache and the breakers, and a chunk takes at most a third of the budget
+    that way. Warm TPC-H SF 100 on an 80 GB H100 peaked at 233 bytes a row
+    beyond the cache with chunks of 2**26 rows (Q9; 25 for Q1), and ran
+    1.40 s for Q1-Q12 with chunks of 2**24 rows, 1.15 s with 2**25 and
+    1.01 s with 2**26: a budget of 32 GiB or more keeps 256 bytes a row, and
+    gets 2**26 rows on an H100 or H200. A smaller budget keeps 1 KiB a row
+    (2**22 rows under a 16 GB limit), where the read-ahead of a cold scan
+    matters (on one H200 under 16 GB, chunks of 2**24 rows once failed 18 of
+    the 22 TPC-H SF100 queries out of memory, when a Q1 product took 900
+    bytes a row). On the CPU a sixteenth of the budget at ~64 bytes a row, a
+    quarter of that under a limit the user set.
 
     >>> gpu = torch.device("cuda")
-    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 16, 1)]
-    [25, 24, 22, 18]
+    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 40, 16, 1)]
+    [26, 26, 25, 22, 18]
     """
     device = torch.device(device)
     if device.type == "cuda":
-        rows = max(1, limit // (3 * WORKING_BYTES_PER_ROW))
-        return 1 << max(14, min(25, rows.bit_length() - 1))
+        rows = max(1, limit // (3 * working_bytes_per_row(device, limit)))
+        return 1 << max(14, min(MAX_GPU_CHUNK_ROWS.bit_length() - 1, rows.bit_length() - 1))
     rows = max(1, limit // (16 * 64 * (4 if explicit else 1)))
     return 1 << max(14, min(21, rows.bit_length() - 1))

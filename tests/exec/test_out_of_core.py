@@ -303,14 +303,18 @@ def test_memory_settings():
 
 def test_default_chunk_rows():
     """Chunks follow the budget: on a GPU the working memory kept for a chunk
-    (1 KB a row: a chunk's temporaries reach ~900 bytes a row in TPC-H Q1) is
-    at most a third of it; on the CPU 1/16 of it at 64 bytes a row, a quarter
-    of that under a limit the user set; powers of two within 2**14 .. 2**25
-    (2**21 on the CPU)."""
-    from glint.runtime.memory import default_chunk_rows
+    (256 bytes a row from a budget of 32 GiB, 1 KiB a row below) is at most a
+    third of it; on the CPU 1/16 of it at 64 bytes a row, a quarter of that
+    under a limit the user set; powers of two within 2**14 .. 2**26 (2**21 on
+    the CPU)."""
+    from glint.runtime.memory import MemoryManager, default_chunk_rows
 
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
-    assert default_chunk_rows(gpu, 133 << 30) == 1 << 25
+    assert default_chunk_rows(gpu, 133 << 30) == 1 << 26
+    assert default_chunk_rows(gpu, 74 << 30) == 1 << 26
+    assert default_chunk_rows(gpu, 32 << 30) == 1 << 25
+    assert default_chunk_rows(gpu, 31 << 30) == 1 << 23
+    assert MemoryManager(cpu, 74 << 30).working_per_row == 0
     assert default_chunk_rows(gpu, 16 << 30) == 1 << 22
     assert default_chunk_rows(gpu, 16 << 30, explicit=True) == 1 << 22
     assert default_chunk_rows(gpu, 1 << 20, explicit=True) == 1 << 14
