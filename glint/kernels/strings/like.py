@@ -109,8 +109,9 @@ def match(p: Pieces, pattern: LikePattern) -> torch.Tensor:
     if len(runs) == 1:
         return ok & (pos == p.lengths)
     pos = torch.where(ok, pos, -1)
-    for run in runs[1:-1]:
-        pos = _search(p, run, pos)
+    for i, run in enumerate(runs[1:-1]):
+        # (a search after another, or after an anchored first run, meets pieces that failed)
+        pos = _search(p, run, pos, after=i > 0 or bool(runs[0]))
     return _backward(p, runs[-1], pos)
 
 
@@ -141,8 +142,9 @@ def _backward(p: Pieces, run, lower: torch.Tensor) -> torch.Tensor:
     return ok & (end >= lower)
 
 
-def _search(p: Pieces, run, pos: torch.Tensor) -> torch.Tensor:
-    """End of the leftmost match of the run at or after pos, or -1."""
+def _search(p: Pieces, run, pos: torch.Tensor, after: bool = False) -> torch.Tensor:
+    """End of the leftmost match of the run at or after pos, or -1.
+    ``after``: pos comes from an earlier step (glint.kernels.strings.search.find)."""
     run = list(run)
     lead = run.pop(0)[1] if run[0][0] == _ONE else 0
     trail = run.pop()[1] if run and run[-1][0] == _ONE else 0
@@ -151,7 +153,7 @@ def _search(p: Pieces, run, pos: torch.Tensor) -> torch.Tensor:
         end = pos
     elif len(run) == 1:
         lit = run[0][1]
-        start = find(p, lit, pos)
+        start = find(p, lit, pos, after=after)
         end = torch.where(start >= 0, start + len(lit), -1)
     else:
         _, end = find_run(p, run, pos)
