@@ -179,6 +179,7 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput]):
                 **flags,
                 BLOCK=block,
                 TILES=tiles,
+                SMALL=(1 << 63) // block - 1,
             )
         counts = partial[:, :, :n_groups, 2].sum(0)
         for i, x in enumerate(part):
@@ -297,21 +298,41 @@ if HAS_TRITON:
 
     @triton.jit
     def _accumulate(
-        v_ptr, m_ptr, offs, inb, onehot, acc_lo, acc_hi, acc_n, FLOATING: tl.constexpr, MASKED: tl.constexpr
+        v_ptr,
+        m_ptr,
+        offs,
+        inb,
+        onehot,
+        acc_lo,
+        acc_hi,
+        acc_n,
+        FLOATING: tl.constexpr,
+        MASKED: tl.constexpr,
+        SMALL: tl.constexpr,
     ):
-        """One column's block of rows added to its per-group accumulators."""
+        """One column's block of rows added to its per-group accumulators.
+        Integers: a block whose values all lie within +-SMALL (BLOCK of them
+        cannot leave int64) is summed per group in one reduction, then split
+        into the limbs; any other block sums its 32-bit limbs apart. Counts
+        of a block fit int32."""
         ok = inb
         if MASKED:
             ok = ok & (tl.load(m_ptr + offs, mask=inb, other=0) != 0)
         hit = onehot & ok[:, None]
-        acc_n += tl.sum(hit.to(tl.int64), axis=0)
+        acc_n += tl.sum(hit.to(tl.int32), axis=0).to(tl.int64)
         if FLOATING:
             v = tl.load(v_ptr + offs, mask=ok, other=0.0).to(tl.float64)
             acc_lo += tl.sum(tl.where(hit, v[:, None], 0.0), axis=0)
         else:
             v = tl.load(v_ptr + offs, mask=ok, other=0).to(tl.int64)
-            acc_lo += tl.sum(tl.where(hit, (v & 0xFFFFFFFF)[:, None], 0), axis=0)
-            acc_hi += tl.sum(tl.where(hit, (v >> 32)[:, None], 0), axis=0)
+            big = tl.max(((v > SMALL) | (v < -SMALL)).to(tl.int32), axis=0)
+            if big > 0:
+                acc_lo += tl.sum(tl.where(hit, (v & 0xFFFFFFFF)[:, None], 0), axis=0)
+                acc_hi += tl.sum(tl.where(hit, (v >> 32)[:, None], 0), axis=0)
+            else:
+                total = tl.sum(tl.where(hit, v[:, None], 0), axis=0)
+                acc_lo += total & 0xFFFFFFFF
+                acc_hi += total >> 32
         return acc_lo, acc_hi, acc_n
 
     @triton.jit
@@ -351,6 +372,7 @@ if HAS_TRITON:
         M3: tl.constexpr,
         BLOCK: tl.constexpr,
         TILES: tl.constexpr,
+        SMALL: tl.constexpr,
     ):
         pid = tl.program_id(0)
         groups = tl.arange(0, G)
@@ -387,13 +409,13 @@ if HAS_TRITON:
             else:
                 gid = tl.where(inb, 0, G)
             onehot = gid[:, None] == groups[None, :]
-            lo0, hi0, n0 = _accumulate(v0, m0, offs, inb, onehot, lo0, hi0, n0, F0, M0)
+            lo0, hi0, n0 = _accumulate(v0, m0, offs, inb, onehot, lo0, hi0, n0, F0, M0, SMALL)
             if K > 1:
-                lo1, hi1, n1 = _accumulate(v1, m1, offs, inb, onehot, lo1, hi1, n1, F1, M1)
+                lo1, hi1, n1 = _accumulate(v1, m1, offs, inb, onehot, lo1, hi1, n1, F1, M1, SMALL)
             if K > 2:
-                lo2, hi2, n2 = _accumulate(v2, m2, offs, inb, onehot, lo2, hi2, n2, F2, M2)
+                lo2, hi2, n2 = _accumulate(v2, m2, offs, inb, onehot, lo2, hi2, n2, F2, M2, SMALL)
             if K > 3:
-                lo3, hi3, n3 = _accumulate(v3, m3, offs, inb, onehot, lo3, hi3, n3, F3, M3)
+                lo3, hi3, n3 = _accumulate(v3, m3, offs, inb, onehot, lo3, hi3, n3, F3, M3, SMALL)
         _store(out_ptr, pid, 0, lo0, hi0, n0, K, G, F0)
         if K > 1:
             _store(out_ptr, pid, 1, lo1, hi1, n1, K, G, F1)

@@ -666,13 +666,14 @@ def test_group_sums(rows, groups):
     accumulators; many: atomics) against their torch reference: exact limb
     sums of extreme BIGINTs, DOUBLE sums, counts with and without NULLs, one
     group without group ids, groups without rows, more columns than one launch
-    reads."""
+    reads; small values (a block summed in one reduction), values about the
+    bound of that, and blocks of each kind in one column."""
     from glint.kernels import group_reduce as R
 
     gen = torch.Generator().manual_seed(rows + groups)
     gid = None if groups == 1 else torch.randint(0, groups, (rows,), generator=gen)
     inputs = []
-    for i in range(6):
+    for i in range(9):
         floating = i % 3 == 2
         if floating:
             v = torch.randn(rows, generator=gen, dtype=torch.float64) * 1e9
@@ -680,6 +681,13 @@ def test_group_sums(rows, groups):
             v = torch.randint(-(2**63), 2**63 - 1, (rows,), generator=gen, dtype=torch.int64)
             if i == 3:
                 v = torch.full((rows,), 2**63 - 1, dtype=torch.int64)  # the largest value, every row
+            if i in (4, 6):
+                v = torch.randint(-(10**12), 10**12, (rows,), generator=gen, dtype=torch.int64)
+            if i == 6 and rows:
+                v[::700] = -(2**63)  # a huge value in some blocks only
+            if i == 7:
+                # about the bound under which a block is summed in one reduction (2**51 .. 2**54)
+                v = torch.randint(-1, 2, (rows,), generator=gen, dtype=torch.int64) * (2**53 + 5)
         valid = (torch.rand(rows, generator=gen) < 0.6) if i % 2 else None
         inputs.append(R.SumInput(v, valid, floating))
     kernel = R.group_sums_triton if groups <= R.MAX_GROUPS else R.group_sums_atomic_triton
