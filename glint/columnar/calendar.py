@@ -9,6 +9,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
+# (year, month, day) of day counts: kept beside its GPU kernel, part of this module's interface
+from glint.kernels.calendar import civil_from_days  # noqa: F401
+
 # DuckDB reserves the int32 extremes for -infinity / infinity.
 MIN_DAYS = -(2**31) + 2
 MAX_DAYS = 2**31 - 2
@@ -21,24 +24,6 @@ _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # --------------------------------------------------------------- calendar core
 def _fdiv(a: torch.Tensor, b: int) -> torch.Tensor:
     return torch.div(a, b, rounding_mode="floor")
-
-
-def civil_from_days(days: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(year, month, day) int64 tensors for day counts since 1970-01-01.
-
-    >>> [t.tolist() for t in civil_from_days(torch.tensor([0, -1, 11016]))]
-    [[1970, 1969, 2000], [1, 12, 2], [1, 31, 29]]
-    """
-    z = days.long() + 719468
-    era = _fdiv(z, 146097)
-    doe = z - era * 146097  # [0, 146096]
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)  # March-based day of year
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = torch.where(mp < 10, mp + 3, mp - 9)
-    y = yoe + era * 400 + (m <= 2).long()
-    return y, m, d
 
 
 def days_from_civil(y: torch.Tensor, m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:

@@ -820,3 +820,21 @@ def test_pack(rows, parts):
         needs.append(need)
     shifts = [sum(needs[j + 1 :]) for j in range(parts)]
     assert torch.equal(K.pack_triton(cols, los, shifts), K.pack_torch(cols, los, shifts))
+
+
+def test_civil_fields():
+    """kernels.calendar's one-pass year / month / day / quarter against
+    civil_from_days: days before 0000-03-01 (floor division), leap days,
+    the ends of DATE's range, int32 and int64 input."""
+    from glint.kernels import calendar as C
+
+    gen = torch.Generator().manual_seed(7)
+    days = torch.cat(
+        [
+            torch.randint(-800_000, 800_000, (3000,), generator=gen),
+            torch.tensor([0, -1, 11016, 11017, -719468, -719469, -719528, 2**31 - 2, -(2**31) + 2]),
+        ]
+    )
+    for d in (days, days.to(torch.int32)):
+        for field in C.FIELDS:
+            assert torch.equal(C.civil_field_triton(d, field), C.civil_field_torch(d, field)), field

@@ -46,6 +46,8 @@ from glint.columnar.calendar import (  # noqa: F401  (the date functions' calend
 )
 from glint.columnar.column import Column
 from glint.errors import ExecutionError, NotSupported
+from glint.kernels.backend import use_triton
+from glint.kernels.calendar import civil_field_triton
 
 
 def _day_of_year(y: torch.Tensor, m: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
@@ -81,6 +83,29 @@ def per_day(days: torch.Tensor, fn) -> torch.Tensor:
         return fn(days)
     table = fn(torch.arange(lo, hi + 1, dtype=torch.int64, device=days.device))
     return table[days.long() - lo]
+
+
+# EXTRACT's names of the fields the GPU computes from the day alone (glint.kernels.calendar)
+_CIVIL_NAMES = {
+    **dict.fromkeys(("year", "years", "y", "yr", "yrs"), "year"),
+    **dict.fromkeys(("month", "months", "mon"), "month"),
+    **dict.fromkeys(("day", "days", "dayofmonth", "d"), "day"),
+    **dict.fromkeys(("quarter", "quarters"), "quarter"),
+}
+
+
+def day_field(days: torch.Tensor, field: str) -> torch.Tensor:
+    """EXTRACT(field) of day counts (int64): year, month, day and quarter
+    by one kernel on a GPU (no read of the days' range, :func:`per_day`'s
+    host synchronisation); the others, and the CPU, per day of the range.
+
+    >>> day_field(torch.tensor([11016, 0]), "yr").tolist()
+    [2000, 1970]
+    """
+    civil = _CIVIL_NAMES.get(field)
+    if civil is not None and use_triton(days):
+        return civil_field_triton(days, civil)
+    return per_day(days, lambda d: _extract_field(field, d))
 
 
 # ------------------------------------------------------------------ functions
@@ -141,7 +166,7 @@ def extract(field: str, col: Column) -> Column:
     _date_column(col, "EXTRACT")
     field = field.lower()
     _extract_field(field, col.data[:0])  # rejects an unknown field up front
-    return Column(T.BIGINT, per_day(col.data, lambda d: _extract_field(field, d)), col.valid)
+    return Column(T.BIGINT, day_field(col.data, field), col.valid)
 
 
 def _add_months(days: torch.Tensor, months: int) -> torch.Tensor:

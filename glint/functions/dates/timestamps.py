@@ -213,7 +213,7 @@ def extract(part: str, col: Column) -> Column:
         "yearweek",
         "isoyear",
     ):
-        out = dates.per_day(days, lambda d: dates._extract_field(part, d))
+        out = dates.day_field(days, part)
     elif part == "era":
         out = (dates.per_day(days, lambda d: dates._extract_field("year", d)) > 0).long()
     elif part in ("timezone", "timezone_hour", "timezone_minute"):
@@ -256,7 +256,7 @@ def _extract_date(part: str, col: Column) -> Column:
     if part == "era":
         year = dates.per_day(days, lambda d: dates._extract_field("year", d))
         return Column(T.BIGINT, (year > 0).long(), col.valid)
-    return Column(T.BIGINT, dates.per_day(days, lambda d: dates._extract_field(part, d)), col.valid)
+    return Column(T.BIGINT, dates.day_field(days, part), col.valid)
 
 
 def epoch_unit(unit: str, col: Column) -> Column:
