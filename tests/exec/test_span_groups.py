@@ -51,6 +51,7 @@ def con(device, table, monkeypatch):
     monkeypatch.setattr(A, "FOLD_DEVICES", ("cpu", "cuda"))
     if device == "cpu":
         monkeypatch.setattr(R, "span_group_ids", R.span_group_ids_torch)
+    monkeypatch.setattr(R, "FEW_IDS_MIN_ROWS", 1)  # (chunks of 2,000 rows take the GPU's kernel too)
     c = glint_with({"t": table}, device, chunk_rows=CHUNK)
     c.spans = spy_on(monkeypatch, A, "_span_slots", lambda out: out[2])
     yield c

@@ -109,9 +109,8 @@ def match(p: Pieces, pattern: LikePattern) -> torch.Tensor:
     if len(runs) == 1:
         return ok & (pos == p.lengths)
     pos = torch.where(ok, pos, -1)
-    for i, run in enumerate(runs[1:-1]):
-        # (a search after another, or after an anchored first run, meets pieces that failed)
-        pos = _search(p, run, pos, after=i > 0 or bool(runs[0]))
+    for run in runs[1:-1]:
+        pos = _search(p, run, pos)
     return _backward(p, runs[-1], pos)
 
 
@@ -142,9 +141,8 @@ def _backward(p: Pieces, run, lower: torch.Tensor) -> torch.Tensor:
     return ok & (end >= lower)
 
 
-def _search(p: Pieces, run, pos: torch.Tensor, after: bool = False) -> torch.Tensor:
-    """End of the leftmost match of the run at or after pos, or -1.
-    ``after``: pos comes from an earlier step (glint.kernels.strings.search.find)."""
+def _search(p: Pieces, run, pos: torch.Tensor) -> torch.Tensor:
+    """End of the leftmost match of the run at or after pos, or -1."""
     run = list(run)
     lead = run.pop(0)[1] if run[0][0] == _ONE else 0
     trail = run.pop()[1] if run and run[-1][0] == _ONE else 0
@@ -153,7 +151,7 @@ def _search(p: Pieces, run, pos: torch.Tensor, after: bool = False) -> torch.Ten
         end = pos
     elif len(run) == 1:
         lit = run[0][1]
-        start = find(p, lit, pos, after=after)
+        start = find(p, lit, pos)
         end = torch.where(start >= 0, start + len(lit), -1)
     else:
         _, end = find_run(p, run, pos)

@@ -34,25 +34,15 @@ def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     return ok
 
 
-# a search after an earlier one reads piece by piece: most pieces failed the earlier one
-# (TPC-H Q13's '%special%requests%': 9% of the comments hold 'special'), and the flat pass
-# would read every byte of every piece again (FLAT_AFTER_FIRST: the flat pass anyway)
-FLAT_AFTER_FIRST = False
-
-
-def find(p: Pieces, lit: bytes, pos: torch.Tensor, after: bool = False) -> torch.Tensor:
+def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     """Leftmost start >= pos of ``lit`` inside each piece, or -1 (also where
-    pos is -1). The empty literal is found at pos itself. ``after``: ``pos``
-    comes from an earlier search (many pieces may hold -1): on a GPU the
-    pieces are then searched one by one, the failed ones not read at all,
-    rather than by one pass over all their bytes."""
+    pos is -1). The empty literal is found at pos itself."""
     if len(lit) == 0:
         return torch.where((pos >= 0) & (pos <= p.lengths), pos, -1)
     out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
     if len(p):
         if use_triton(p.data):
-            flat = p.contiguous and (not after or FLAT_AFTER_FIRST)
-            (_find_flat_triton if flat else _find_triton)(p, lit, pos, out)
+            (_find_flat_triton if p.contiguous else _find_triton)(p, lit, pos, out)
         else:
             _find_torch(p, lit, pos, out)
     return out
