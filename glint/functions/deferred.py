@@ -87,7 +87,15 @@ def verify(queued: list) -> None:
     is set (the sources of raised kernel flags go to :data:`UNFUSED`)."""
     if not queued:
         return
-    flags = torch.stack([f.reshape(()).to(torch.bool) for f, _, _ in queued]).tolist()
+    # one transfer per device: a GPU run also queues tests of values it finishes on the host
+    by_device: dict = {}
+    for i, (f, _, _) in enumerate(queued):
+        by_device.setdefault(f.device, []).append(i)
+    flags = [False] * len(queued)
+    for where in by_device.values():
+        read = torch.stack([queued[i][0].reshape(()).to(torch.bool) for i in where]).tolist()
+        for i, f in zip(where, read):
+            flags[i] = f
     raised = [q for q, f in zip(queued, flags) if f]
     if not raised:
         return

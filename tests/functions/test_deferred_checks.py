@@ -107,6 +107,26 @@ def test_checks_are_queued_then_read_together():
         D.check(torch.tensor([True]), "Out of Range Error: Overflow")  # nothing queues: at once
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_checks_of_several_devices_are_read_together():
+    """A GPU run also queues tests of the values it finishes on the host."""
+    queued = []
+    token = D.DEFERRED.set(queued)
+    try:
+        D.check(torch.tensor([False, False], device="cuda"), "never")
+        D.check(torch.tensor([False]), "never either")
+    finally:
+        D.DEFERRED.reset(token)
+    D.verify(queued)
+    token = D.DEFERRED.set(queued)
+    try:
+        D.check(torch.tensor([True]), "Out of Range Error: Overflow")
+    finally:
+        D.DEFERRED.reset(token)
+    with pytest.raises(D.CheckRedo):
+        D.verify(queued)
+
+
 def check_queued_kernel_flags(device) -> None:
     """A generated kernel's "a row might overflow" flag, queued: the kernel's
     column stands, the flag voids the run, and the kernel's source is then
