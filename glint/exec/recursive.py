@@ -92,6 +92,9 @@ class RecursiveCTEExec(PhysicalNode):
         try:
             while step_rows:
                 steps += 1
+                # whether the recursion ends depends on its values: the run's queued overflow
+                # tests are read each step, so that a value that overflowed cannot keep it going
+                ctx.verify_checks()
                 if steps > max_steps:
                     raise ExecutionError(
                         f"WITH RECURSIVE: the recursion did not end after {max_steps:,} steps "

@@ -89,6 +89,9 @@ class SeriesPerRowExec(PhysicalNode):
             empty = counts == 0
             counts = torch.where(empty, torch.ones_like(counts), counts)
         ends = torch.cumsum(counts, 0)
+        # the series' lengths come from the row's values: the run's queued overflow tests are
+        # read first, so that a value that overflowed cannot ask for a series without end
+        ctx.verify_checks()
         total = int(ends[-1]) if ends.numel() else 0
         piece = max(1, ctx.chunk_rows)
         for p0 in range(0, total, piece):

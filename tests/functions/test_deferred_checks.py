@@ -156,3 +156,24 @@ def check_queued_kernel_flags(device) -> None:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_queued_kernel_flags_on_cuda():
     check_queued_kernel_flags("cuda")
+
+
+def test_an_overflow_ends_a_recursion_and_a_series(device):
+    """Values that drive how much work follows (a recursion's condition, a
+    series' bounds) have their queued tests read first: the overflow error,
+    not a recursion without end or a series of 2**62 values."""
+    con = glint.connect(device=device)
+    con.defers_checks = True
+    try:
+        with pytest.raises(glint.GlintError, match="Overflow in multiplication of INT64"):
+            con.sql(
+                # (wrapped, the values would never reach 0)
+                "WITH RECURSIVE r(n) AS (SELECT 3::BIGINT UNION ALL SELECT n * 3 FROM r WHERE n <> 0) "
+                "SELECT count(*) FROM r"
+            ).fetchall()
+        con.register("t", pa.table({"x": pa.array([2**62, 1], pa.int64())}))
+        # (x * 5 wraps to 2**62: a series of 2**62 values)
+        with pytest.raises(glint.GlintError, match="Overflow in multiplication of INT64"):
+            con.sql("SELECT count(*) FROM t, generate_series(0, x * 5) g").fetchall()
+    finally:
+        con.close()
