@@ -226,10 +226,13 @@ def few_group_ids(key: torch.Tensor, lo: int, hi: int):
     >>> few_group_ids(torch.tensor([5, 7, 5]), 5, 7) is None  # not on CUDA
     True
     """
-    n, span = key.shape[0], hi - lo + 1
-    if not (HAS_TRITON and use_triton(key) and 1 <= span <= MAX_GROUPS and FEW_IDS_MIN_ROWS <= n < _MAX_ROWS):
-        return None
-    return few_group_ids_triton(key, lo, hi)
+    return few_group_ids_triton(key, lo, hi) if _few_ids_apply(key, lo, hi) else None
+
+
+def _few_ids_apply(key: torch.Tensor, lo: int, hi: int) -> bool:
+    """Whether the Triton passes of few_group_ids / span_group_ids take these keys."""
+    span = hi - lo + 1
+    return HAS_TRITON and use_triton(key) and 1 <= span <= MAX_GROUPS and FEW_IDS_MIN_ROWS <= key.shape[0] < _MAX_ROWS
 
 
 def span_group_ids(key: torch.Tensor, lo: int, hi: int):
@@ -242,10 +245,7 @@ def span_group_ids(key: torch.Tensor, lo: int, hi: int):
     >>> span_group_ids(torch.tensor([5, 7, 5]), 5, 7) is None  # not on CUDA
     True
     """
-    n, span = key.shape[0], hi - lo + 1
-    if not (HAS_TRITON and use_triton(key) and 1 <= span <= MAX_GROUPS and FEW_IDS_MIN_ROWS <= n < _MAX_ROWS):
-        return None
-    return span_group_ids_triton(key, lo, hi)
+    return span_group_ids_triton(key, lo, hi) if _few_ids_apply(key, lo, hi) else None
 
 
 def span_group_ids_triton(key: torch.Tensor, lo: int, hi: int):

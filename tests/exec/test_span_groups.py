@@ -16,7 +16,6 @@ import pytest
 
 from glint.exec import aggregate as A
 from glint.exec import physical_planner as P
-from glint.kernels import group_reduce as R
 from glint.testing.compare import compare_query_result
 from tests.registered import duckdb_with, glint_with, spy_on
 
@@ -49,9 +48,11 @@ def table() -> pa.Table:
 def con(device, table, monkeypatch):
     monkeypatch.setattr(P, "FOLD_MIN_KEPT", 0.0)  # every WHERE folds into the aggregation
     monkeypatch.setattr(A, "FOLD_DEVICES", ("cpu", "cuda"))
+    # (through the module the aggregation holds: a doctest run may have imported group_reduce again)
+    kernels = A.R
     if device == "cpu":
-        monkeypatch.setattr(R, "span_group_ids", R.span_group_ids_torch)
-    monkeypatch.setattr(R, "FEW_IDS_MIN_ROWS", 1)  # (chunks of 2,000 rows take the GPU's kernel too)
+        monkeypatch.setattr(kernels, "span_group_ids", kernels.span_group_ids_torch)
+    monkeypatch.setattr(kernels, "FEW_IDS_MIN_ROWS", 1)  # (chunks of 2,000 rows take the GPU's kernel too)
     c = glint_with({"t": table}, device, chunk_rows=CHUNK)
     c.spans = spy_on(monkeypatch, A, "_span_slots", lambda out: out[2])
     yield c
