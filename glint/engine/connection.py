@@ -16,7 +16,7 @@ import pyarrow as pa
 import torch
 
 from glint.engine.plan_cache import CachedPlan, CatalogVersion, PlanCache
-from glint.engine.result import Result, batch_to_arrow, stream_to_arrow
+from glint.engine.result import Result, batch_to_arrow, release_failed_run, stream_to_arrow
 from glint.errors import BinderError, CatalogError, GlintError, GlintIOError, NotSupported, did_you_mean
 from glint.exec.base import DecodeRedo, ExecContext
 from glint.exec.physical_planner import plan_physical
@@ -551,6 +551,11 @@ class Connection:
                         t = batch_to_arrow(batch, fields, names)
                         ctx.io.d2h_bytes += t.nbytes if ctx.device.type == "cuda" else 0
                         yield t
+            except GeneratorExit:  # the reader stopped early: the streams close with this frame
+                raise
+            except BaseException as e:
+                release_failed_run(e, ctx.device)
+                raise
             finally:
                 ctx.close_read_ahead()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -130,6 +131,9 @@ class Result:
             with con.running(self.physical) as run:
                 self._query_run = run
                 ctx = self._run_retrying(profile, chunk_rows, dropped_at)
+        except BaseException as e:
+            release_failed_run(e, con.device)
+            raise
         finally:
             self._query_run = None
             con.memory.cache_enabled = True
@@ -316,6 +320,28 @@ def _pieces(t: pa.Table, schema: pa.Schema) -> Iterator[pa.Table]:
         half = t.num_rows // 2
         yield from _pieces(t.slice(0, half), schema)
         yield from _pieces(t.slice(half), schema)
+
+
+def release_failed_run(exc: BaseException, device) -> None:
+    """A run failed for good: let go of what it held. The error's traceback
+    keeps the failed run's frames alive (pytest keeps it, and so do an
+    interactive session's last error and a caller that stores it), and with
+    them its operators' suspended streams, their memory reservations and
+    their device tensors: the next query on the connection would find the
+    budget taken. The frames' locals are cleared (the traceback still names
+    every file and line); the streams close, which gives the reservations
+    back; then what sits in reference cycles is collected."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.__traceback__ is not None:
+            traceback.clear_frames(e.__traceback__)  # (the frames still running are skipped)
+        todo += [e.__cause__, e.__context__]
+    _release_garbage(device)
 
 
 def _release_garbage(device) -> None:

@@ -30,7 +30,10 @@ import torch
 
 from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 
-_BLOCK = 1024  # rows per program
+_BLOCK = 1024  # rows per program, at most
+# the ranking's prefix sum over a [rows, bins] int32 matrix sits in shared memory: at most
+# 128 KiB of it (an H100/H200 SM has 227 KiB; 1,024 rows x 64 bins asked for 256 KiB and failed)
+_RANK_CELLS = 32768
 MAX_TRITON_PARTS = 64  # more destinations than this: the one-hot ranking takes too many registers
 
 
@@ -62,21 +65,32 @@ def _padded_parts(parts: int) -> int:
     return 1 << parts.bit_length()
 
 
+def _block_rows(bins: int) -> int:
+    """Rows per program for ``bins`` histogram bins: the ranking matrix kept
+    within _RANK_CELLS.
+
+    >>> _block_rows(2), _block_rows(32), _block_rows(64), _block_rows(128)
+    (1024, 1024, 512, 256)
+    """
+    return min(_BLOCK, _RANK_CELLS // bins)
+
+
 def partition_order_triton(dest: torch.Tensor, parts: int) -> tuple[torch.Tensor, torch.Tensor]:
     n = dest.numel()
     dev = dest.device
-    nb = blocks(n, _BLOCK)
     bins = _padded_parts(parts)
+    block = _block_rows(bins)
+    nb = blocks(n, block)
     dest = dest.contiguous()
     hist = torch.empty((nb, bins), dtype=torch.int32, device=dev)
     order = torch.empty(n, dtype=torch.int64, device=dev)
     with on_device(dest):
-        _histogram_kernel[(nb,)](dest, hist, n, PARTS=parts, BINS=bins, BLOCK=_BLOCK)
+        _histogram_kernel[(nb,)](dest, hist, n, PARTS=parts, BINS=bins, BLOCK=block)
         per_part = hist[:, :parts].t().reshape(-1).to(torch.int64)  # (destination, block) order
         base = torch.cumsum(per_part, 0) - per_part
         counts = per_part.view(parts, nb).sum(1)
         if n:
-            _place_kernel[(nb,)](dest, base, order, n, nb, PARTS=parts, BINS=bins, BLOCK=_BLOCK)
+            _place_kernel[(nb,)](dest, base, order, n, nb, PARTS=parts, BINS=bins, BLOCK=block)
     return order, counts
 
 

@@ -30,7 +30,8 @@ def cases():
         ("random 7, a block and one", torch.randint(0, 7, (1025,), generator=gen), 7),
         ("skewed 8", zipf.sample((4097,)), 8),
         ("descending", torch.arange(3000).flip(0) % 5, 5),
-        ("64 parts", torch.randint(0, 64, (3000,), generator=gen), 64),
+        ("33 parts (64 bins: blocks of 512 rows)", torch.randint(0, 33, (3000,), generator=gen), 33),
+        ("64 parts (128 bins: blocks of 256 rows)", torch.randint(0, 64, (3000,), generator=gen), 64),
         ("int32, some parts empty", torch.randint(0, 3, (2500,), generator=gen, dtype=torch.int32) * 2, 6),
     ]
 
