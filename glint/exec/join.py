@@ -117,7 +117,10 @@ class JoinExec(PhysicalNode):
             if fits or not self.left_keys:
                 if not fits:
                     res.release()
-                    if not res.grow(nbytes):
+                    # a build of at most one chunk's rows is held as a chunk in flight is, in
+                    # the working memory beside the budget (a scalar subquery's one row must not
+                    # fail because the breakers above have taken the budget)
+                    if not res.grow(nbytes) and held.rows() > ctx.chunk_rows:
                         raise OutOfMemory(
                             f"a join without equality conditions keeps its build input in memory: "
                             f"{format_bytes(nbytes)} do not fit the memory budget "

@@ -167,7 +167,8 @@ def test_joins_in_or_out_of_core(ops, sql):
 def test_join_without_equalities_keeps_its_build_in_memory(device):
     """A join without an equality condition cannot partition its build side:
     it is held in memory, in a budget that holds it, and a budget that cannot
-    gets an error naming the join and the bytes. (On CUDA a budget counts
+    gets an error naming the join and the bytes, unless the build is no more
+    than a chunk's rows (held beside the budget like a chunk in flight). (On CUDA a budget counts
     every allocation of the process on the device, other tests' included, and
     keeps up to three quarters of itself for the chunks in flight: there the
     budget that holds it is larger.)"""
@@ -182,6 +183,9 @@ def test_join_without_equalities_keeps_its_build_in_memory(device):
     tight.register("small", small)
     with pytest.raises(glint.OutOfMemory, match="a join without equality conditions keeps its build input in memory"):
         tight.sql(sql).fetchall()
+    # a build of no more than one chunk's rows is held like a chunk in flight, whatever the budget
+    one_chunk = "SELECT s1.k, s2.k FROM small s1 JOIN (SELECT * FROM small ORDER BY k LIMIT 200) s2 ON s1.x < s2.x - 3.5"
+    _check(tight, duck, one_chunk)
 
 
 def test_grace_join_is_used(ops):

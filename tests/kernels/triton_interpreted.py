@@ -63,17 +63,31 @@ def test_find(lit):
     assert torch.equal(out, ref)
 
 
-@pytest.mark.parametrize("block", [16, 1024])
-@pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00"])
-def test_find_in_contiguous_strings(lit, block, monkeypatch):
+@pytest.mark.parametrize(
+    "block, dense, shift",
+    [(16, 16, 0), (1024, 16, 0), (1024, 0, 0), (1024, 10**6, 0), (1024, 16, 1), (64, 2, 0)],
+    ids=["small blocks", "per-string lookups", "all-at-once lookups", "only per-string", "unaligned", "mixed"],
+)
+@pytest.mark.parametrize("lit", ["special", "requests", "a", "é日", "ab" * 5, "\x00", "ial"])
+def test_find_in_contiguous_strings(lit, block, dense, shift, monkeypatch):
+    """The flat search (words, or bytes where the buffer is not word-aligned) with both ways of
+    finding a match's string."""
+    monkeypatch.setattr(search, "_FLAT_BLOCK", block)
+    monkeypatch.setattr(search, "_FLAT_DENSE", dense)
+    strings = random_strings(12, n=80) + [""] * 40 + ["x" * 3000 + "special"] + random_strings(13, n=20)
+    for pad in range(4):  # the literal at the buffer's end, across every split into words
+        _find_in_contiguous_strings(strings + ["sp", "ab", "y" * pad + lit], lit, shift)
+
+
+def _find_in_contiguous_strings(strings, lit, shift):
     from glint.kernels.strings.pieces import Pieces
 
-    monkeypatch.setattr(search, "_FLAT_BLOCK", block)
-    strings = random_strings(12, n=80) + [""] * 40 + ["x" * 3000 + "special"] + random_strings(13, n=20)
-    dense = from_strings(strings)
-    p = Pieces(dense.data, dense.starts, dense.lengths, contiguous=True).slice(3, len(strings))
+    full = from_strings(strings)
+    data = torch.cat([torch.zeros(shift, dtype=torch.uint8), full.data])[shift:]  # shift > 0: unaligned
+    assert (data.data_ptr() % 4 != 0) == (shift % 4 != 0)
+    p = Pieces(data, full.starts, full.lengths, contiguous=True).slice(3, len(strings))
     rng = random.Random(len(lit))
-    pos = torch.tensor([rng.choice([-1, 0, 0, 2, 50]) for _ in range(len(p))])
+    pos = torch.tensor([rng.choice([-1, 0, 0, 2, 50]) for _ in range(len(p) - 1)] + [0])
     out = torch.full((len(p),), -1, dtype=torch.int64)
     search._find_flat_triton(p, lit.encode(), pos, out)
     ref = torch.full((len(p),), -1, dtype=torch.int64)
