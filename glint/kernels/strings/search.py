@@ -104,89 +104,31 @@ if HAS_TRITON:
         tl.store(out + e, tl.where(best == NONE, -1, best), mask=em)
 
     @triton.jit
-    def _find_words_kernel(
-        words,
-        n_full,
-        tail,
-        data,
-        offsets,
-        block_entry,
-        m,
-        from_pos,
-        lit,
-        prefix,
-        pmask,
-        out,
-        L: tl.constexpr,
-        BLOCK: tl.constexpr,
-        DENSE: tl.constexpr,
+    def _flat_matches_kernel(
+        data, offsets, m, lit, counts, base, found, L: tl.constexpr, WRITE: tl.constexpr, BLOCK: tl.constexpr
     ):
         # contiguous strings (a column's or a dictionary's bytes back to back): every byte
-        # position is a candidate. The bytes are read as aligned 32-bit words, each with the
-        # next, and the literal's first four bytes are tested at the four positions of a word by
-        # shifts (the rest of the literal is read only where those match). A block with few
-        # matches finds their strings one at a time by a scalar binary search; one with many
-        # searches for every position's string at once.
-        NONE: tl.constexpr = 0x7FFFFFFFFFFFFFFF
-        W: tl.constexpr = BLOCK // 4
+        # position is a candidate, read once and in order. The first pass counts each block's
+        # matches; the second writes their positions, in order, from the block's first slot.
         blk = tl.program_id(0)
-        w = blk.to(tl.int64) * W + tl.arange(0, W)
-        t0 = tl.load(tail)  # the bytes of a last, partial word (0 without one)
-        x0 = tl.load(words + w, mask=w < n_full, other=0).to(tl.int64) & 0xFFFFFFFF
-        x0 = tl.where(w == n_full, t0, x0)
-        x1 = tl.load(words + w + 1, mask=w + 1 < n_full, other=0).to(tl.int64) & 0xFFFFFFFF
-        x1 = tl.where(w + 1 == n_full, t0, x1)
-        x = x0 | (x1 << 32)
-        s = tl.arange(0, 4)
-        p = 4 * w[:, None] + s[None, :]  # [W, 4] byte positions
+        p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         lo = tl.load(offsets)
         hi = tl.load(offsets + m)
-        cand = (((x[:, None] >> (8 * s)[None, :]) & pmask) == prefix) & (p >= lo) & (p <= hi - L)
-        for t in tl.static_range(4, L):
+        inside = (p >= lo) & (p <= hi - L)
+        cand = inside & (tl.load(data + p, mask=inside, other=0) == tl.load(lit))
+        for t in tl.static_range(1, L):
             cand = cand & (tl.load(data + p + t, mask=cand, other=0) == tl.load(lit + t))
-        n_c = tl.sum(tl.sum(cand.to(tl.int32), axis=1), axis=0)
-        if n_c > 0:
-            first = tl.load(block_entry + blk)
-            last = tl.load(block_entry + blk + 1)
-            if n_c > DENSE:
-                a = tl.zeros([W, 4], dtype=tl.int64) + first  # offsets[a] <= p < offsets[b]
-                b = tl.zeros([W, 4], dtype=tl.int64) + last + 1
-                width = last + 1 - first
-                while width > 1:
-                    mid = (a + b) // 2
-                    go = tl.load(offsets + mid, mask=cand, other=0) <= p
-                    a = tl.where(go, mid, a)
-                    b = tl.where(go, b, mid)
-                    width = (width + 1) // 2
-                start = tl.load(offsets + a, mask=cand, other=0)
-                end = tl.load(offsets + a + 1, mask=cand, other=0)
-                f = tl.load(from_pos + a, mask=cand, other=-1)
-                ok = cand & (f >= 0) & (p - start >= f) & (p + L <= end)
-                tl.atomic_min(out + a, p - start, mask=ok)
-            else:
-                q = tl.min(tl.min(tl.where(cand, p, NONE), axis=1), axis=0)
-                while q != NONE:
-                    # the string holding q: the last one starting at or before it
-                    a1 = first
-                    b1 = last + 1
-                    while b1 - a1 > 1:
-                        mid1 = (a1 + b1) // 2
-                        go1 = tl.load(offsets + mid1) <= q
-                        a1 = tl.where(go1, mid1, a1)
-                        b1 = tl.where(go1, b1, mid1)
-                    start1 = tl.load(offsets + a1)
-                    end1 = tl.load(offsets + a1 + 1)
-                    f1 = tl.load(from_pos + a1)
-                    ok1 = cand & (f1 >= 0) & (p - start1 >= f1) & (p + L <= end1)
-                    g = tl.min(tl.min(tl.where(ok1, p, NONE), axis=1), axis=0)
-                    tl.atomic_min(out + a1, g - start1, mask=g != NONE)
-                    cand = cand & (p >= end1)  # the string's other matches are done
-                    q = tl.min(tl.min(tl.where(cand, p, NONE), axis=1), axis=0)
+        c = cand.to(tl.int32)
+        if WRITE:
+            k = tl.cumsum(c, axis=0) - c
+            tl.store(found + tl.load(base + blk) + k, p, mask=cand)
+        else:
+            tl.store(counts + blk, tl.sum(c, axis=0))
 
     @triton.jit
     def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, L, out, BLOCK: tl.constexpr):
-        # the byte-at-a-time variant of the above, for a buffer that does not start on a
-        # 4-byte boundary: each position's string by a binary search
+        # one pass for many matches: each matching position finds its string by a binary
+        # search among the few strings its block's bytes belong to
         blk = tl.program_id(0)
         p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         lo = tl.load(offsets)
@@ -217,50 +159,64 @@ if HAS_TRITON:
 _NONE = (1 << 63) - 1
 _FLAT_BLOCK = 1024  # byte positions per program
 _FLAT_WARPS = 4
-# a block with more candidate positions than this looks up all their strings at once
-_FLAT_DENSE = 16
+# more matches than this per string (on average) are found in one pass (_find_flat_kernel) rather
+# than listed first: their positions would take more memory than the strings' offsets
+_FLAT_LISTED_PER_STRING = 1
 
 
 def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
+    """The leftmost match at or after ``pos`` in each of contiguous strings.
+
+    A byte-parallel pass over the buffer finds the matches, but a match must
+    then learn which string it is in. Searching the offsets for every byte
+    position of a block that holds one match made that lookup cost three
+    times the scan (TPC-H Q13's '%special%requests%' over o_comment: 5.8M
+    matches in 2.9 GB). So the matches are counted per block, then listed,
+    and only the listed positions are looked up; a literal matching more than
+    about once per string is found in one pass with the per-position lookup."""
     m = len(p)
-    data = p.data
-    n = data.shape[0]
+    n = p.data.shape[0]
+    L = len(lit)
     offsets = torch.cat([p.starts, (p.starts[-1:] + p.lengths[-1:])])
     n_blocks = blocks(n, _FLAT_BLOCK)
-    # for each block boundary, the last string starting at or before it (clamped to a string)
-    bounds = torch.arange(n_blocks + 1, device=p.device, dtype=torch.int64) * _FLAT_BLOCK
-    block_entry = (torch.searchsorted(offsets, bounds, right=True) - 1).clamp_(0, m - 1)
-    best = torch.full((m,), _NONE, dtype=torch.int64, device=p.device)
     lit_t = torch.frombuffer(bytearray(lit), dtype=torch.uint8).to(p.device, non_blocking=True)
     pos = pos.contiguous()
+    best = torch.full((m,), _NONE, dtype=torch.int64, device=p.device)
+    counts = torch.empty(n_blocks, dtype=torch.int32, device=p.device)
+    if n_blocks == 0:  # every string is empty: a literal of one byte or more is nowhere
+        out.fill_(-1)
+        return
     with on_device(out):
-        if data.data_ptr() % 4 == 0:
-            n_full = n // 4
-            words = data[: 4 * n_full].view(torch.int32)
-            rest = data[4 * n_full :].long()  # 0-3 bytes, little-endian into one word
-            tail = (rest << (8 * torch.arange(rest.shape[0], device=p.device))).sum().reshape(1)
-            head = lit[:4]
-            _find_words_kernel[(n_blocks,)](
-                words,
-                n_full,
-                tail,
-                data,
+        _flat_matches_kernel[(n_blocks,)](
+            p.data, offsets, m, lit_t, counts, counts, best, L=L, WRITE=False, BLOCK=_FLAT_BLOCK, num_warps=_FLAT_WARPS
+        )
+        ends = torch.cumsum(counts, 0, dtype=torch.int64)
+        total = int(ends[-1])  # the one size this needs from the device
+        if 0 < total <= _FLAT_LISTED_PER_STRING * m:
+            found = torch.empty(total, dtype=torch.int64, device=p.device)
+            _flat_matches_kernel[(n_blocks,)](
+                p.data,
                 offsets,
-                block_entry,
                 m,
-                pos,
                 lit_t,
-                int.from_bytes(head, "little"),
-                (1 << (8 * len(head))) - 1,
-                best,
-                L=len(lit),
+                counts,
+                ends - counts,
+                found,
+                L=L,
+                WRITE=True,
                 BLOCK=_FLAT_BLOCK,
-                DENSE=_FLAT_DENSE,
                 num_warps=_FLAT_WARPS,
             )
-        else:
+            row = torch.searchsorted(offsets, found, right=True) - 1
+            start, end, f = offsets[row], offsets[row + 1], pos[row]
+            ok = (f >= 0) & (found - start >= f) & (found + L <= end)
+            best.scatter_reduce_(0, row, torch.where(ok, found - start, _NONE), "amin")
+        elif total:
+            # for each block boundary, the last string starting at or before it (clamped to a string)
+            bounds = torch.arange(n_blocks + 1, device=p.device, dtype=torch.int64) * _FLAT_BLOCK
+            block_entry = (torch.searchsorted(offsets, bounds, right=True) - 1).clamp_(0, m - 1)
             _find_flat_kernel[(n_blocks,)](
-                data, offsets, block_entry, m, pos, lit_t, len(lit), best, BLOCK=_FLAT_BLOCK, num_warps=_FLAT_WARPS
+                p.data, offsets, block_entry, m, pos, lit_t, L, best, BLOCK=_FLAT_BLOCK, num_warps=_FLAT_WARPS
             )
     out.copy_(torch.where(best == _NONE, -1, best))
 
