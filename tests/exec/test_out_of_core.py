@@ -184,7 +184,9 @@ def test_join_without_equalities_keeps_its_build_in_memory(device):
     with pytest.raises(glint.OutOfMemory, match="a join without equality conditions keeps its build input in memory"):
         tight.sql(sql).fetchall()
     # a build of no more than one chunk's rows is held like a chunk in flight, whatever the budget
-    one_chunk = "SELECT s1.k, s2.k FROM small s1 JOIN (SELECT * FROM small ORDER BY k LIMIT 200) s2 ON s1.x < s2.x - 3.5"
+    one_chunk = (
+        "SELECT s1.k, s2.k FROM small s1 JOIN (SELECT * FROM small ORDER BY k LIMIT 200) s2 ON s1.x < s2.x - 3.5"
+    )
     _check(tight, duck, one_chunk)
 
 
