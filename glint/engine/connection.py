@@ -554,7 +554,7 @@ class Connection:
             except GeneratorExit:  # the reader stopped early: the streams close with this frame
                 raise
             except BaseException as e:
-                release_failed_run(e, ctx.device)
+                release_failed_run(e, ctx.memory)
                 raise
             finally:
                 ctx.close_read_ahead()
