@@ -333,9 +333,9 @@ def release_failed_run(exc: BaseException, memory) -> None:
     every file and line); the streams close, which gives the reservations
     back. What sits in reference cycles is collected then on CUDA (device
     tensors), and elsewhere only while reservations are still held: a full
-    collection costs more the longer a process has lived (a fuzzing run of
-    thousands of queries, many of which fail by design, slowed down with
-    one after every error)."""
+    collection costs more the more objects a process holds, and on the CPU
+    one after every error made 300 fuzzing queries (a few of which fail by
+    design) take 17.7 s instead of 14.2-15.6 s."""
     seen: set[int] = set()
     todo = [exc]
     while todo:
