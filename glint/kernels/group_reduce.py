@@ -297,35 +297,49 @@ if HAS_TRITON:
     import triton.language as tl
 
     @triton.jit
+    def _load(v_ptr, m_ptr, offs, inb, FLOATING: tl.constexpr, MASKED: tl.constexpr, SMALL: tl.constexpr):
+        """One column's block of rows: (values, the rows that count, the rows
+        whose integer lies outside +-SMALL)."""
+        ok = inb
+        if MASKED:
+            ok = ok & (tl.load(m_ptr + offs, mask=inb, other=0) != 0)
+        if FLOATING:
+            v = tl.load(v_ptr + offs, mask=ok, other=0.0).to(tl.float64)
+            wide = offs < 0  # (no row)
+        else:
+            v = tl.load(v_ptr + offs, mask=ok, other=0).to(tl.int64)
+            wide = (v > SMALL) | (v < -SMALL)
+        return v, ok, wide
+
+    @triton.jit
     def _accumulate(
-        v_ptr,
-        m_ptr,
-        offs,
-        inb,
-        onehot,
+        v,
+        ok,
+        rows_hit,
+        rows_n,
+        big,
         acc_lo,
         acc_hi,
         acc_n,
         FLOATING: tl.constexpr,
         MASKED: tl.constexpr,
-        SMALL: tl.constexpr,
     ):
         """One column's block of rows added to its per-group accumulators.
-        Integers: a block whose values all lie within +-SMALL (BLOCK of them
-        cannot leave int64) is summed per group in one reduction, then split
-        into the limbs; any other block sums its 32-bit limbs apart. Counts
-        of a block fit int32."""
-        ok = inb
+        ``rows_hit`` / ``rows_n``: the block's rows per group and their count,
+        shared by the columns without a mask. Integers: when no value of the
+        block's columns lies outside +-SMALL (``big`` is 0; BLOCK of them
+        cannot leave int64), each group's values are summed in one reduction,
+        then split into the limbs; otherwise the 32-bit limbs are summed
+        apart."""
         if MASKED:
-            ok = ok & (tl.load(m_ptr + offs, mask=inb, other=0) != 0)
-        hit = onehot & ok[:, None]
-        acc_n += tl.sum(hit.to(tl.int32), axis=0).to(tl.int64)
+            hit = rows_hit & ok[:, None]
+            acc_n += tl.sum(hit.to(tl.int32), axis=0).to(tl.int64)
+        else:
+            hit = rows_hit
+            acc_n += rows_n
         if FLOATING:
-            v = tl.load(v_ptr + offs, mask=ok, other=0.0).to(tl.float64)
             acc_lo += tl.sum(tl.where(hit, v[:, None], 0.0), axis=0)
         else:
-            v = tl.load(v_ptr + offs, mask=ok, other=0).to(tl.int64)
-            big = tl.max(((v > SMALL) | (v < -SMALL)).to(tl.int32), axis=0)
             if big > 0:
                 acc_lo += tl.sum(tl.where(hit, (v & 0xFFFFFFFF)[:, None], 0), axis=0)
                 acc_hi += tl.sum(tl.where(hit, (v >> 32)[:, None], 0), axis=0)
@@ -408,14 +422,28 @@ if HAS_TRITON:
                 gid = tl.load(gid_ptr + offs, mask=inb, other=G)
             else:
                 gid = tl.where(inb, 0, G)
-            onehot = gid[:, None] == groups[None, :]
-            lo0, hi0, n0 = _accumulate(v0, m0, offs, inb, onehot, lo0, hi0, n0, F0, M0, SMALL)
+            # (a row past the end has group G: in no column of onehot)
+            rows_hit = gid[:, None] == groups[None, :]
+            rows_n = tl.sum(rows_hit.to(tl.int32), axis=0).to(tl.int64)  # once for the unmasked columns
+            # every column read first: one test of the block's magnitudes decides how all are summed
+            x0, ok0, wide = _load(v0, m0, offs, inb, F0, M0, SMALL)
             if K > 1:
-                lo1, hi1, n1 = _accumulate(v1, m1, offs, inb, onehot, lo1, hi1, n1, F1, M1, SMALL)
+                x1, ok1, wide1 = _load(v1, m1, offs, inb, F1, M1, SMALL)
+                wide = wide | wide1
             if K > 2:
-                lo2, hi2, n2 = _accumulate(v2, m2, offs, inb, onehot, lo2, hi2, n2, F2, M2, SMALL)
+                x2, ok2, wide2 = _load(v2, m2, offs, inb, F2, M2, SMALL)
+                wide = wide | wide2
             if K > 3:
-                lo3, hi3, n3 = _accumulate(v3, m3, offs, inb, onehot, lo3, hi3, n3, F3, M3, SMALL)
+                x3, ok3, wide3 = _load(v3, m3, offs, inb, F3, M3, SMALL)
+                wide = wide | wide3
+            big = tl.max(wide.to(tl.int32), axis=0)
+            lo0, hi0, n0 = _accumulate(x0, ok0, rows_hit, rows_n, big, lo0, hi0, n0, F0, M0)
+            if K > 1:
+                lo1, hi1, n1 = _accumulate(x1, ok1, rows_hit, rows_n, big, lo1, hi1, n1, F1, M1)
+            if K > 2:
+                lo2, hi2, n2 = _accumulate(x2, ok2, rows_hit, rows_n, big, lo2, hi2, n2, F2, M2)
+            if K > 3:
+                lo3, hi3, n3 = _accumulate(x3, ok3, rows_hit, rows_n, big, lo3, hi3, n3, F3, M3)
         _store(out_ptr, pid, 0, lo0, hi0, n0, K, G, F0)
         if K > 1:
             _store(out_ptr, pid, 1, lo1, hi1, n1, K, G, F1)

@@ -702,6 +702,35 @@ def test_group_sums(rows, groups):
                 v = torch.randint(-1, 2, (rows,), generator=gen, dtype=torch.int64) * (2**53 + 5)
         valid = (torch.rand(rows, generator=gen) < 0.6) if i % 2 else None
         inputs.append(R.SumInput(v, valid, floating))
+    _check_group_sums(gid, groups, inputs)
+
+
+@pytest.mark.parametrize("rows,groups", [(3000, 4), (5000, 7), (2500, 1)])
+def test_group_sums_of_small_values(rows, groups):
+    """Every column of a launch small (the blocks summed in one reduction per
+    group, decided for all the columns of a block at once), with and without
+    NULLs, beside DOUBLEs; then one column's single huge value making its block
+    take the limbs in every column."""
+    from glint.kernels import group_reduce as R
+
+    gen = torch.Generator().manual_seed(rows + groups)
+    gid = None if groups == 1 else torch.randint(0, groups, (rows,), generator=gen)
+    inputs = []
+    for i in range(6):
+        if i == 2:
+            v, floating = torch.randn(rows, generator=gen, dtype=torch.float64) * 1e9, True
+        else:
+            v, floating = torch.randint(-(10**12), 10**12, (rows,), generator=gen, dtype=torch.int64), False
+        valid = (torch.rand(rows, generator=gen) < 0.7) if i in (1, 4) else None
+        inputs.append(R.SumInput(v, valid, floating))
+    _check_group_sums(gid, groups, inputs)
+    inputs[3].values[rows // 2] = 2**63 - 1
+    _check_group_sums(gid, groups, inputs)
+
+
+def _check_group_sums(gid, groups, inputs):
+    from glint.kernels import group_reduce as R
+
     kernel = R.group_sums_triton if groups <= R.MAX_GROUPS else R.group_sums_atomic_triton
     got = kernel(gid, groups, inputs)
     want = R.group_sums_torch(gid, groups, inputs)
