@@ -4,7 +4,8 @@
 #   - torch: kept when it imports (pre-install your CUDA build to use a GPU), else the CPU build
 #     of torch==2.13.0 (from PyTorch's CPU index: PyPI's Linux wheel is the CUDA build, gigabytes);
 #   - glint, editable, with the test extras (pytest, pytest-xdist, duckdb + its tpch extension,
-#     tpchgen-cli, import-linter, ruff).
+#     tpchgen-cli, import-linter, ruff);
+#   - glint's bytecode compiled (see the end).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -66,4 +67,9 @@ if ! stamp_ok; then
     "${PIP[@]}" -e ".[test]"
     write_stamp
 fi
+# glint's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (some images set it),
+# Python would compile all of glint's sources at every start (0.4 s of 1.8 s for
+# `glint sql "SELECT 42"` on a 2-core VM); it still reads .pyc files that exist. Only missing or
+# stale ones are written (0.1 s when nothing changed).
+"$PY" -m compileall -q -j 0 glint >/dev/null
 echo "setup: ready: torch $TORCH in $("$PY" -c 'import sys; print(sys.prefix)')" >&2
