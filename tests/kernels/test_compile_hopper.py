@@ -1,0 +1,99 @@
+"""Kernels compiled for an H100/H200 (sm_90) on the CPU, without a GPU.
+
+The interpreter runs a kernel's logic on the CPU, but it does not type-check
+what compiled Triton does (both branches of an `if` assigning one type, loop
+bounds), nor size its shared memory. A kernel can pass every interpreted test
+and still fail on the first GPU call. Compiling for sm_90 here catches the
+type errors, and the compiled kernel's shared memory is checked against the
+hardware's limit.
+
+How much shared memory a kernel takes depends on the Triton version. On
+Triton 3.6, the partition ranking kernel asked for 256 KiB where an SM has
+227 KiB. Triton 3.9's compiler lowers the same prefix sum in 512 bytes, so
+this check passes there either way. The GPU's own test run is what catches
+that case."""
+
+from __future__ import annotations
+
+import pytest
+
+triton = pytest.importorskip("triton")
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+SM90 = GPUTarget("cuda", 90, 32)
+SHARED_LIMIT = 232_448  # bytes of shared memory a kernel may use on an H100/H200 SM
+
+
+def compiled(fn, signature: dict, constexprs: dict):
+    for name in constexprs:
+        signature[name] = "constexpr"
+    k = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs), target=SM90)
+    assert "ptx" in k.asm
+    return k
+
+
+@pytest.mark.parametrize("parts", [2, 8, 33, 64])
+def test_partition_kernels_fit_the_shared_memory(parts):
+    from glint.kernels import partition as P
+
+    bins = P._padded_parts(parts)
+    block = P._block_rows(bins)
+    sig = {"dest_ptr": "*i64", "hist_ptr": "*i32", "n": "i64"}
+    compiled(P._histogram_kernel, sig, {"PARTS": parts, "BINS": bins, "BLOCK": block})
+    sig = {"dest_ptr": "*i64", "base_ptr": "*i64", "order_ptr": "*i64", "n": "i64", "nb": "i64"}
+    k = compiled(P._place_kernel, sig, {"PARTS": parts, "BINS": bins, "BLOCK": block})
+    assert k.metadata.shared <= SHARED_LIMIT
+
+
+def _sums_signature(floating, masked, gid="*i64"):
+    sig = {"gid_ptr": gid, "n": "i64"}
+    for i in range(4):
+        v = "*fp64" if floating[i] else "*i64"
+        sig[f"v{i}"] = v
+        sig[f"m{i}"] = "*i1" if masked[i] else v
+    sig["out_ptr"] = "*i64"
+    return sig
+
+
+@pytest.mark.parametrize(
+    "k, groups, floating, masked, has_gid",
+    [
+        (4, 4, (0, 0, 0, 0), (0, 0, 0, 0), True),  # TPC-H Q1's shape
+        (4, 1, (0, 1, 0, 1), (1, 0, 1, 0), False),
+        (1, 32, (0, 0, 0, 0), (1, 0, 0, 0), True),
+        (3, 8, (1, 0, 0, 0), (0, 1, 1, 0), True),
+    ],
+)
+def test_few_group_sums_kernel(k, groups, floating, masked, has_gid):
+    from glint.kernels import group_reduce as R
+
+    block = max(64, 4096 // groups)
+    consts = {"G": groups, "K": k, "HAS_GID": has_gid, "BLOCK": block, "TILES": 4, "SMALL": (1 << 63) // block - 1}
+    for i in range(4):
+        consts[f"F{i}"], consts[f"M{i}"] = bool(floating[i]), bool(masked[i])
+    sig = _sums_signature(floating, masked)
+    out = compiled(R._group_sums_kernel, sig, consts)
+    assert out.metadata.shared <= SHARED_LIMIT
+
+
+@pytest.mark.parametrize("length", [1, 3, 7, 8])
+def test_substring_search_kernels(length):
+    from glint.kernels.strings import search as S
+
+    common = {"data": "*u8", "offsets": "*i64", "m": "i64", "lit": "*u8"}
+    counting = dict(common, counts="*i32", base="*i32", found="*i64")
+    compiled(S._flat_matches_kernel, counting, {"L": length, "WRITE": False, "BLOCK": S._FLAT_BLOCK})
+    listing = dict(common, counts="*i32", base="*i64", found="*i64")
+    compiled(S._flat_matches_kernel, listing, {"L": length, "WRITE": True, "BLOCK": S._FLAT_BLOCK})
+    one_pass = {
+        "data": "*u8",
+        "offsets": "*i64",
+        "block_entry": "*i64",
+        "m": "i64",
+        "from_pos": "*i64",
+        "lit": "*u8",
+        "L": "i64",
+        "out": "*i64",
+    }
+    compiled(S._find_flat_kernel, one_pass, {"BLOCK": S._FLAT_BLOCK})
