@@ -97,3 +97,46 @@ def test_substring_search_kernels(length):
         "out": "*i64",
     }
     compiled(S._find_flat_kernel, one_pass, {"BLOCK": S._FLAT_BLOCK})
+    scattered = {
+        "data": "*u8",
+        "starts": "*i64",
+        "lengths": "*i64",
+        "from_pos": "*i64",
+        "lit": "*u8",
+        "L": "i64",
+        "out": "*i64",
+        "m": "i64",
+    }
+    compiled(S._find_kernel, scattered, {"BE": 16, "BB": 64})
+
+
+@pytest.mark.parametrize(
+    "floating, masked, rows", [((0, 0, 0, 0), (0, 0, 0, 0), True), ((1, 0, 1, 0), (0, 1, 1, 0), False)]
+)
+def test_many_group_sums_kernel(floating, masked, rows):
+    from glint.kernels import group_reduce as R
+
+    consts = {"K": 4, "ROWS": rows, "BLOCK": 1024}
+    for i in range(4):
+        consts[f"F{i}"], consts[f"M{i}"] = bool(floating[i]), bool(masked[i])
+    sig = _sums_signature(floating, masked)
+    sig.update(fout_ptr="*fp64", rows_ptr="*i64")
+    compiled(R._group_sums_atomic_kernel, sig, consts)
+
+
+@pytest.mark.parametrize("groups", [1, 4, 32])
+def test_first_rows_kernel(groups):
+    from glint.kernels import group_reduce as R
+
+    sig = {"gid_ptr": "*i64", "n": "i64", "out_ptr": "*i64"}
+    compiled(R._first_rows_kernel, sig, {"G": groups, "BLOCK": max(64, 4096 // groups), "TILES": 4})
+
+
+@pytest.mark.parametrize("days", ["*i32", "*i64"])
+def test_calendar_kernel(days):
+    from glint.kernels import calendar as C
+
+    for field in range(len(C.FIELDS)):
+        compiled(
+            C._civil_kernel, {"days_ptr": days, "out_ptr": "*i64", "n": "i64"}, {"FIELD": field, "BLOCK": C._BLOCK}
+        )
