@@ -339,6 +339,39 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
         e.close()
 
 
+def test_duckdb_raising_on_a_set_operation_branch_glint_finds_empty():
+    """DuckDB raised on a branch of a UNION ALL (a value it computed below a
+    join that keeps no rows, its message naming no operands) while the other
+    branch has rows: evaluation order when glint's rows of the failing branch
+    are none; a mismatch still when they are not."""
+    data = FuzzData(
+        tables={"t": pa.table({"k": pa.array([1, 2], pa.int64())}), "u": pa.table({"k": pa.array([5], pa.int64())})},
+        info=None,
+    )
+    err = "ConversionException: Conversion Error: Date and time not in timestamp range"
+
+    class RaisingOnJoin:  # DuckDB as it behaved: the joining branch fails, and so the query
+        def query(self, sql, timeout, disable=""):
+            return ("error", err) if "JOIN" in sql else ("ok", pa.table({"c": [1]}))
+
+    e = Engines(data, "cpu", 60, in_process=True)
+    real = e.duck
+    try:
+        e.duck = RaisingOnJoin()
+        empty = "SELECT 1 AS c UNION ALL SELECT t.k AS c FROM t JOIN u ON t.k = u.k"
+        o = classify(empty, ("error", err), ("ok", pa.table({"c": [1]})))
+        assert o.status == "mismatch"
+        e._check_evaluation_order(o)
+        assert o.status == "duck_only_error" and "branch of a set operation" in o.details[0], o.details
+        rows = "SELECT 1 AS c UNION ALL (SELECT t.k AS c FROM t JOIN t AS t2 ON t.k = t2.k)"
+        o = classify(rows, ("error", err), ("ok", pa.table({"c": [1, 1, 2]})))
+        e._check_evaluation_order(o)
+        assert o.status == "mismatch", o.details
+    finally:
+        e.duck = real
+        e.close()
+
+
 def test_duckdb_disagreeing_with_itself_is_an_oracle_bug():
     """DuckDB 1.4's expression rewriter folds date_trunc('day', dt) <= '1995-01-05'
     to TRUE for dt = 1995-01-06 (seed 607 q280) and date_trunc compared with a

@@ -25,7 +25,10 @@ Outcomes (:data:`STATUSES`):
     both raised (glint a GlintError): fine.
 ``duck_only_error``
     DuckDB raised an error that is a DuckDB limitation (see
-    :data:`DUCKDB_LIMITATIONS`), glint answered; recorded, not a failure.
+    :data:`DUCKDB_LIMITATIONS`), glint answered; recorded, not a failure. So
+    is a run-time error DuckDB raised where glint's result is empty, or where
+    DuckDB raises it on a branch of a set operation whose rows glint computes
+    as none (the failing value belongs to rows no result keeps).
 ``eval_order``
     DuckDB raised a run-time error (overflow, failed cast) on a value that
     glint's plan never computed, and glint answered. SQL leaves the order of
