@@ -339,6 +339,32 @@ def test_evaluation_order_needs_a_probe_that_fails_in_both_engines():
         e.close()
 
 
+def test_duckdb_computing_an_unread_window_is_evaluation_order():
+    """DuckDB computes a derived table's window that nothing reads, and its
+    RANGE frame's INTERVAL bound leaves the TIMESTAMP range; glint prunes the
+    window and answers. Evaluation order, since glint raises too when the
+    window is read (seed 9800 q3684)."""
+    import duckdb
+
+    t3 = duckdb.sql(
+        "SELECT * FROM (VALUES ('a', TIMESTAMP '294247-01-10 04:00:54.775806'), ('a', TIMESTAMP '2000-01-01'), "
+        "('b', NULL)) v(k2, tx)"
+    ).arrow()
+    t3 = t3.read_all() if hasattr(t3, "read_all") else t3
+    window = (
+        "SELECT MIN(a1.tx) OVER (PARTITION BY a1.k2 ORDER BY a1.tx NULLS FIRST RANGE BETWEEN INTERVAL 2 HOUR "
+        "PRECEDING AND INTERVAL 12 MONTH FOLLOWING) AS c0 FROM t3 AS a1"
+    )
+    e = Engines(FuzzData(tables={"t3": t3}, info=None), "cpu", 60, in_process=True)
+    try:
+        o = e.run(f"SELECT 288.69 AS c1 FROM ({window}) AS q2")
+        assert o.status == "eval_order", (o.status, o.details)
+        assert "raises on it too" in o.details[0]
+        assert e.run(window).status == "both_error"
+    finally:
+        e.close()
+
+
 def test_duckdb_raising_on_a_set_operation_branch_glint_finds_empty():
     """DuckDB raised on a branch of a UNION ALL (a value it computed below a
     join that keeps no rows, its message naming no operands) while the other

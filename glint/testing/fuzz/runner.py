@@ -35,8 +35,10 @@ Outcomes (:data:`STATUSES`):
     evaluation to the engine, so both are right; but this is only accepted when
     a probe (:func:`error_probe`) that computes exactly the operation DuckDB
     names makes both engines raise, so that glint would have raised too had it
-    computed that value (an unchecked overflow stays a mismatch). Recorded,
-    not a failure.
+    computed that value (an unchecked overflow stays a mismatch). Other
+    probes: a RANGE frame read by COUNT(*) instead of a ranking function, a
+    CTE read whole, and a derived table's window that nothing reads
+    computed on its own. Recorded, not a failure.
 ``oracle_bug``
     glint's answer differs from DuckDB's, but equals the answer DuckDB gives
     to the same query with its expression rewriter off: DuckDB disagrees with
