@@ -93,10 +93,9 @@ def test_substring_search_kernels(length):
         "m": "i64",
         "from_pos": "*i64",
         "lit": "*u8",
-        "L": "i64",
         "out": "*i64",
     }
-    compiled(S._find_flat_kernel, one_pass, {"BLOCK": S._FLAT_BLOCK})
+    compiled(S._find_flat_kernel, one_pass, {"L": length, "BLOCK": S._FLAT_BLOCK})
     scattered = {
         "data": "*u8",
         "starts": "*i64",

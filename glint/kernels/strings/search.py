@@ -104,13 +104,11 @@ if HAS_TRITON:
         tl.store(out + e, tl.where(best == NONE, -1, best), mask=em)
 
     @triton.jit
-    def _flat_matches_kernel(
-        data, offsets, m, lit, counts, base, found, L: tl.constexpr, WRITE: tl.constexpr, BLOCK: tl.constexpr
-    ):
-        # contiguous strings (a column's or a dictionary's bytes back to back): every byte
-        # position is a candidate, read once and in order. The first pass counts each block's
-        # matches; the second writes their positions, in order, from the block's first slot.
-        blk = tl.program_id(0)
+    def _flat_block_matches(data, offsets, m, lit, blk, L: tl.constexpr, BLOCK: tl.constexpr):
+        """Contiguous strings (a column's or a dictionary's bytes back to back):
+        the block's byte positions and where the literal starts at them. Every
+        position is a candidate, read once and in order; a literal byte is read
+        only where the ones before it matched."""
         p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         lo = tl.load(offsets)
         hi = tl.load(offsets + m)
@@ -118,6 +116,16 @@ if HAS_TRITON:
         cand = inside & (tl.load(data + p, mask=inside, other=0) == tl.load(lit))
         for t in tl.static_range(1, L):
             cand = cand & (tl.load(data + p + t, mask=cand, other=0) == tl.load(lit + t))
+        return p, cand
+
+    @triton.jit
+    def _flat_matches_kernel(
+        data, offsets, m, lit, counts, base, found, L: tl.constexpr, WRITE: tl.constexpr, BLOCK: tl.constexpr
+    ):
+        # the first pass counts each block's matches; the second writes their positions, in
+        # order, from the block's first slot
+        blk = tl.program_id(0)
+        p, cand = _flat_block_matches(data, offsets, m, lit, blk, L, BLOCK)
         c = cand.to(tl.int32)
         if WRITE:
             k = tl.cumsum(c, axis=0) - c
@@ -126,17 +134,11 @@ if HAS_TRITON:
             tl.store(counts + blk, tl.sum(c, axis=0))
 
     @triton.jit
-    def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, L, out, BLOCK: tl.constexpr):
+    def _find_flat_kernel(data, offsets, block_entry, m, from_pos, lit, out, L: tl.constexpr, BLOCK: tl.constexpr):
         # one pass for many matches: each matching position finds its string by a binary
         # search among the few strings its block's bytes belong to
         blk = tl.program_id(0)
-        p = blk.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        lo = tl.load(offsets)
-        hi = tl.load(offsets + m)
-        inside = (p >= lo) & (p <= hi - L)
-        cand = inside & (tl.load(data + p, mask=inside, other=0) == tl.load(lit))
-        for t in range(1, L):
-            cand = cand & (tl.load(data + p + t, mask=cand, other=0) == tl.load(lit + t))
+        p, cand = _flat_block_matches(data, offsets, m, lit, blk, L, BLOCK)
         if tl.sum(cand.to(tl.int32), axis=0) > 0:
             first = tl.load(block_entry + blk)
             last = tl.load(block_entry + blk + 1)
@@ -216,7 +218,7 @@ def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tenso
             bounds = torch.arange(n_blocks + 1, device=p.device, dtype=torch.int64) * _FLAT_BLOCK
             block_entry = (torch.searchsorted(offsets, bounds, right=True) - 1).clamp_(0, m - 1)
             _find_flat_kernel[(n_blocks,)](
-                p.data, offsets, block_entry, m, pos, lit_t, L, best, BLOCK=_FLAT_BLOCK, num_warps=_FLAT_WARPS
+                p.data, offsets, block_entry, m, pos, lit_t, best, L=L, BLOCK=_FLAT_BLOCK, num_warps=_FLAT_WARPS
             )
     out.copy_(torch.where(best == _NONE, -1, best))
 
