@@ -1,4 +1,4 @@
-"""COUNT, SUM and AVG of a chunk in one pass per four input columns
+"""COUNT, SUM and AVG of a chunk in one pass per eight input columns
 (glint.kernels.group_reduce), instead of one scatter per state.
 
 Used by the hash aggregation's partial step on CUDA when the chunk has at most
@@ -71,17 +71,12 @@ def fused_states(
             inputs.append(R.SumInput(values, valid, floating))
         return index[key]
 
-    pending_rows = []
-    if rows is not None:
-        plan[-1] = ("count", add(rows, rows, False))
-    elif counts:
-        pending_rows.append(-1)
+    # (``rows`` is not ANDed into each input's mask: group_sums leaves its rows out of all)
+    pending_rows = [-1] if rows is not None or counts else []
     for i, (_, agg) in enumerate(aggs):
         if agg.fn not in _FUSED or agg.distinct:
             continue
         mask = None if agg.filter is None else predicate_mask(evaluate(agg.filter, batch))
-        if rows is not None:
-            mask = rows if mask is None else mask & rows
         if agg.fn == "count_star":
             if mask is None:
                 pending_rows.append(i)
@@ -95,16 +90,19 @@ def fused_states(
         floating = x.dtype.kind == "DOUBLE"
         plan[i] = ("count" if agg.fn == "count" else "sum", add(x.data, valid, floating))
     if pending_rows:
-        # COUNT(*): the count of an input without NULLs, else the group ids' own
+        # COUNT(*): the count of an input without NULLs, else that of a column read for it
+        # (the narrowest at hand: the WHERE's mask, the group ids)
         free = next((j for j, x in enumerate(inputs) if x.valid is None), None)
         if free is None:
-            src = gid if gid is not None else torch.zeros(batch.num_rows, dtype=torch.int64, device=batch.device)
+            src = rows if rows is not None else gid
+            if src is None:
+                src = torch.zeros(batch.num_rows, dtype=torch.bool, device=batch.device)
             free = add(src, None, False)
         for i in pending_rows:
             plan[i] = ("count", free)
     if not inputs:
         return {}
-    results = R.group_sums(gid, slots.n, inputs)
+    results = R.group_sums(gid, slots.n, inputs, rows)
     out = {}
     for i, (what, j) in plan.items():
         total, counts = results[j]

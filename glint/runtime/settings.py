@@ -534,7 +534,7 @@ class Settings:
         "boolean",
         True,
         "COUNT, SUM and AVG of a chunk with at most 32 or 4,096 to 262,144 groups computed in one pass per "
-        "four input columns by a Triton kernel on CUDA (off: one scatter per state)",
+        "eight (at most 32 groups) or four input columns by a Triton kernel on CUDA (off: one scatter per state)",
     )
     fused_filters: bool = _setting(
         "GLINT_FUSED_FILTERS",

@@ -43,8 +43,10 @@ def _batch(n: int, seed: int):
     return Batch(cols, n), ColRef(f_dec), ColRef(f_big), ColRef(f_dbl)
 
 
-@pytest.mark.parametrize("groups", [1, 3, 32])
-def test_fused_states_equal_each_aggregates_own(groups):
+@pytest.mark.parametrize("groups,where", [(1, False), (3, False), (32, False), (1, True), (5, True)])
+def test_fused_states_equal_each_aggregates_own(groups, where):
+    """With ``where``, a WHERE folded into the pass (``rows``): the states
+    equal those of the rows it keeps, and key -1 counts those rows."""
     batch, d, b, x = _batch(5000, groups)
     positive = Call("gt", (b, Literal(0, T.BIGINT)), T.BOOLEAN)
     doubled = Call("add", (d, d), T.DECIMAL(16, 2))
@@ -64,12 +66,20 @@ def test_fused_states_equal_each_aggregates_own(groups):
     pairs = [(Field(100 + i, f"a{i}", a.type), a) for i, a in enumerate(aggs)]
     gid = torch.randint(0, groups, (batch.num_rows,), generator=torch.Generator().manual_seed(groups))
     slots = G.Slots(gid, groups)
-    fused = FG.fused_states(pairs, batch, slots, gid if groups > 1 else None)
-    assert set(fused) == set(range(9))  # MIN and the DISTINCT SUM keep their own states
+    rows = None
+    if where:
+        rows = torch.rand(batch.num_rows, generator=torch.Generator().manual_seed(7)) < 0.4
+    fused = FG.fused_states(pairs, batch, slots, gid if groups > 1 else None, rows=rows)
+    assert set(fused) == set(range(9)) | ({-1} if where else set())  # MIN, DISTINCT SUM: their own states
+    kept, kept_slots = batch, slots
+    if where:
+        keep = rows.nonzero().squeeze(1)
+        kept, kept_slots = batch.take(keep), G.Slots(gid[keep], groups)
+        assert torch.equal(fused[-1][0].data, torch.bincount(gid[keep], minlength=groups))
     for i, (_, agg) in enumerate(pairs):
-        if i not in fused:
+        if i not in fused or i < 0:
             continue
-        own = F.partial_states(agg, batch, slots)
+        own = F.partial_states(agg, kept, kept_slots)
         assert len(own) == len(fused[i]), agg
         for a, b_ in zip(fused[i], own):
             assert a.dtype == b_.dtype, agg

@@ -46,9 +46,9 @@ def test_partition_kernels_fit_the_shared_memory(parts):
     assert k.metadata.shared <= SHARED_LIMIT
 
 
-def _sums_signature(floating, masked, gid="*i64"):
-    sig = {"gid_ptr": gid, "n": "i64"}
-    for i in range(4):
+def _sums_signature(floating, masked, gid="*i64", rows=False):
+    sig = {"gid_ptr": gid, "rows_ptr": "*i1", "n": "i64"} if rows else {"gid_ptr": gid, "n": "i64"}
+    for i in range(len(floating)):
         v = "*fp64" if floating[i] else "*i64"
         sig[f"v{i}"] = v
         sig[f"m{i}"] = "*i1" if masked[i] else v
@@ -57,22 +57,26 @@ def _sums_signature(floating, masked, gid="*i64"):
 
 
 @pytest.mark.parametrize(
-    "k, groups, floating, masked, has_gid",
+    "k, groups, floating, masked, has_gid, has_rows",
     [
-        (4, 4, (0, 0, 0, 0), (0, 0, 0, 0), True),  # TPC-H Q1's shape
-        (4, 1, (0, 1, 0, 1), (1, 0, 1, 0), False),
-        (1, 32, (0, 0, 0, 0), (1, 0, 0, 0), True),
-        (3, 8, (1, 0, 0, 0), (0, 1, 1, 0), True),
+        (5, 8, (0,) * 8, (0,) * 8, True, True),  # TPC-H Q1's shape: a WHERE, six of eight groups
+        (8, 32, (0, 1, 0, 0, 1, 0, 0, 0), (0, 0, 1, 0, 0, 0, 0, 1), True, True),
+        (4, 1, (0, 1, 0, 1, 0, 0, 0, 0), (1, 0, 1, 0, 0, 0, 0, 0), False, False),
+        (1, 32, (0,) * 8, (1, 0, 0, 0, 0, 0, 0, 0), True, False),
+        (3, 8, (1, 0, 0, 0, 0, 0, 0, 0), (0, 1, 1, 0, 0, 0, 0, 0), True, False),
     ],
 )
-def test_few_group_sums_kernel(k, groups, floating, masked, has_gid):
+def test_few_group_sums_kernel(k, groups, floating, masked, has_gid, has_rows):
     from glint.kernels import group_reduce as R
 
     block = max(64, 4096 // groups)
-    consts = {"G": groups, "K": k, "HAS_GID": has_gid, "BLOCK": block, "TILES": 4, "SMALL": (1 << 63) // block - 1}
-    for i in range(4):
+    consts = {"G": groups, "K": k, "HAS_GID": has_gid, "HAS_ROWS": has_rows, "BLOCK": block, "TILES": 4}
+    consts["SMALL"] = (1 << 63) // block - 1
+    for i in range(R.FEW_COLUMNS_PER_LAUNCH):
         consts[f"F{i}"], consts[f"M{i}"] = bool(floating[i]), bool(masked[i])
-    sig = _sums_signature(floating, masked)
+    sig = _sums_signature(floating, masked, rows=True)
+    if not has_rows:
+        sig["rows_ptr"] = "*i64"
     out = compiled(R._group_sums_kernel, sig, consts)
     assert out.metadata.shared <= SHARED_LIMIT
 

@@ -670,16 +670,30 @@ def test_parquet_raw_columns_from_the_page_tier(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rows,groups",
-    [(0, 2), (1, 1), (3000, 4), (140_000, 3), (2500, 17), (1200, 32), (0, 4096), (3000, 4096), (9000, 6000)],
+    "rows,groups,where",
+    [
+        (0, 2, False),
+        (1, 1, False),
+        (3000, 4, False),
+        (140_000, 3, False),
+        (2500, 17, False),
+        (1200, 32, False),
+        (0, 4096, False),
+        (3000, 4096, False),
+        (9000, 6000, False),
+        (3000, 4, True),
+        (2500, 1, True),
+        (3000, 4096, True),
+    ],
 )
-def test_group_sums(rows, groups):
+def test_group_sums(rows, groups, where):
     """kernels.group_reduce's Triton kernels (few groups: per-program
     accumulators; many: atomics) against their torch reference: exact limb
     sums of extreme BIGINTs, DOUBLE sums, counts with and without NULLs, one
     group without group ids, groups without rows, more columns than one launch
     reads; small values (a block summed in one reduction), values about the
-    bound of that, and blocks of each kind in one column."""
+    bound of that, and blocks of each kind in one column; with ``where``, a
+    WHERE's mask that leaves rows out of every column."""
     from glint.kernels import group_reduce as R
 
     gen = torch.Generator().manual_seed(rows + groups)
@@ -702,7 +716,8 @@ def test_group_sums(rows, groups):
                 v = torch.randint(-1, 2, (rows,), generator=gen, dtype=torch.int64) * (2**53 + 5)
         valid = (torch.rand(rows, generator=gen) < 0.6) if i % 2 else None
         inputs.append(R.SumInput(v, valid, floating))
-    _check_group_sums(gid, groups, inputs)
+    mask = (torch.rand(rows, generator=gen) < 0.3) if where else None
+    _check_group_sums(gid, groups, inputs, mask)
 
 
 @pytest.mark.parametrize("rows,groups", [(3000, 4), (5000, 7), (2500, 1)])
@@ -728,11 +743,18 @@ def test_group_sums_of_small_values(rows, groups):
     _check_group_sums(gid, groups, inputs)
 
 
-def _check_group_sums(gid, groups, inputs):
+def _check_group_sums(gid, groups, inputs, rows=None):
     from glint.kernels import group_reduce as R
 
-    kernel = R.group_sums_triton if groups <= R.MAX_GROUPS else R.group_sums_atomic_triton
-    got = kernel(gid, groups, inputs)
+    if groups <= R.MAX_GROUPS:
+        got = R.group_sums_triton(gid, groups, inputs, rows)
+    else:
+        got = R.group_sums_atomic_triton(gid, groups, R._restricted(inputs, rows))
+    # the reference: the rows the mask keeps, alone
+    keep = None if rows is None else rows.nonzero().squeeze(1)
+    if keep is not None:
+        gid = None if gid is None else gid[keep]
+        inputs = [R.SumInput(x.values[keep], None if x.valid is None else x.valid[keep], x.floating) for x in inputs]
     want = R.group_sums_torch(gid, groups, inputs)
     for (s, c), (rs, rc), x in zip(got, want, inputs):
         assert torch.equal(c, rc)
