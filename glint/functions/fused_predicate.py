@@ -51,6 +51,7 @@ from glint.columnar.column import Batch, Column
 from glint.errors import GlintError
 from glint.functions.evaluate import evaluate
 from glint.kernels.backend import blocks, on_device
+from glint.kernels.strings.columns import MEMO_KEYS, MEMO_MAX_ENTRIES
 from glint.plan.expr import Call, ColRef, Literal
 
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -73,6 +74,9 @@ class Lowering:
     def __init__(self, batch: Batch):
         self.batch = batch
         self.tensors: list[torch.Tensor] = []  # the kernel's pointer arguments, in order
+        # where each pointer argument comes from in a batch (see :func:`resolve`): a later
+        # chunk of the same columns takes its arguments from these, without a new walk
+        self.recipe: list[tuple] = []
         self.params: list[int] = []  # the constants, as int64 values (a DOUBLE's bits)
         self.lines: list[str] = []
         self.columns: dict[int, tuple[str, str | None]] = {}  # field id -> (value, known) names
@@ -84,8 +88,9 @@ class Lowering:
         self.lines.append(f"{name} = {expr}")
         return name
 
-    def pointer(self, t: torch.Tensor) -> str:
+    def pointer(self, t: torch.Tensor, recipe: tuple) -> str:
         self.tensors.append(t)
+        self.recipe.append(recipe)
         return f"A{len(self.tensors) - 1}"
 
     def int_param(self, v: int) -> str:
@@ -113,7 +118,7 @@ class Lowering:
         got = self.columns.get(e.field.id)
         if got is None:
             data = c.data.view(torch.int8) if c.data.dtype == torch.bool else c.data
-            v = self.tmp(f"tl.load({self.pointer(data)} + offs, mask=m, other=0)")
+            v = self.tmp(f"tl.load({self.pointer(data, ('data', e.field.id))} + offs, mask=m, other=0)")
             if c.data.dtype == torch.bool:
                 v = self.tmp(f"{v} != 0")
             elif c.data.is_floating_point():
@@ -122,7 +127,8 @@ class Lowering:
                 v = self.tmp(f"{v}.to(tl.int64)")
             k = None
             if c.valid is not None:
-                k = self.tmp(f"tl.load({self.pointer(c.valid.view(torch.int8))} + offs, mask=m, other=0) != 0")
+                valid = self.pointer(c.valid.view(torch.int8), ("valid", e.field.id))
+                k = self.tmp(f"tl.load({valid} + offs, mask=m, other=0) != 0")
             got = self.columns[e.field.id] = (v, k)
         return got[0], got[1], c
 
@@ -250,29 +256,107 @@ class Lowering:
         column's dictionary entries (the reference evaluator), then looked up
         by code: 1 TRUE, 0 FALSE, -1 NULL."""
         (ref,) = [a for a in e.args if isinstance(a, ColRef)]
-        c = self.batch[ref.field.id]
-        d = c.dictionary
-        entries = Column(c.dtype, torch.arange(len(d), dtype=torch.int32, device=c.device), None, d)
-        try:
-            r = evaluate(e, Batch({ref.field.id: entries}, len(d), c.device))
-        except GlintError:
-            raise CannotLower from None  # (the node-by-node path raises it for the rows, if at all)
-        lut = r.data.to(torch.int8)
-        if r.valid is not None:
-            lut = torch.where(r.valid, lut, torch.full_like(lut, -1))
-        codes = self.pointer(c.data)
+        fid = ref.field.id
+        c = self.batch[fid]
+        lut = string_lut(e, fid, c)
+        codes = self.pointer(c.data, ("data", fid))
         k = None
         mask = "m"
         if c.valid is not None:
-            k = self.tmp(f"tl.load({self.pointer(c.valid.view(torch.int8))} + offs, mask=m, other=0) != 0")
+            valid = self.pointer(c.valid.view(torch.int8), ("valid", fid))
+            k = self.tmp(f"tl.load({valid} + offs, mask=m, other=0) != 0")
             mask = self.tmp(f"m & {k}")
         code = self.tmp(f"tl.load({codes} + offs, mask={mask}, other=0).to(tl.int64)")
-        hit = self.tmp(f"tl.load({self.pointer(lut)} + {code}, mask={mask}, other=0)")
+        hit = self.tmp(f"tl.load({self.pointer(lut, ('lut', fid, e))} + {code}, mask={mask}, other=0)")
         v = self.tmp(f"{hit} == 1")
         known = self.tmp(f"{hit} >= 0")
         if k is not None:
             known = self.tmp(f"{known} & {k}")
         return v, known
+
+
+_LUT_MEMO = "predicate lut"  # (a key of Dictionary.memo: a string test's results per entry)
+
+
+def string_lut(e, fid: int, c: Column) -> torch.Tensor:
+    """A test of one VARCHAR column (field ``fid``, the column ``c``) against
+    constants over every entry of the column's dictionary: int8, 1 TRUE, 0
+    FALSE, -1 NULL; remembered on the dictionary (a join's build side keeps
+    one dictionary for all the chunks whose residual tests it: TPC-H Q19)."""
+    d = c.dictionary
+    memo = d.memo
+    key = (_LUT_MEMO, e)
+    got = memo.get(key) if memo is not None else None
+    if got is not None:
+        return got
+    entries = Column(c.dtype, torch.arange(len(d), dtype=torch.int32, device=c.device), None, d)
+    try:
+        r = evaluate(e, Batch({fid: entries}, len(d), c.device))
+    except GlintError:
+        raise CannotLower from None  # (the node-by-node path raises it for the rows, if at all)
+    lut = r.data.to(torch.int8)
+    if r.valid is not None:
+        lut = torch.where(r.valid, lut, torch.full_like(lut, -1))
+    if len(d) <= MEMO_MAX_ENTRIES:
+        memo = d.memo if d.memo is not None else {}
+        d.memo = memo
+        if sum(1 for k in memo if isinstance(k, tuple) and k[:1] == (_LUT_MEMO,)) >= MEMO_KEYS:
+            memo.pop(next(k for k in memo if isinstance(k, tuple) and k[:1] == (_LUT_MEMO,)))
+        memo[key] = lut
+    return lut
+
+
+def resolve(recipe: tuple, batch: Batch) -> torch.Tensor:
+    """A pointer argument of a kernel lowered before, found in ``batch``."""
+    what, fid = recipe[0], recipe[1]
+    c = batch[fid]
+    if what == "data":
+        return c.data.view(torch.int8) if c.data.dtype == torch.bool else c.data
+    if what == "valid":
+        return c.valid.view(torch.int8)
+    return string_lut(recipe[2], fid, c)
+
+
+def _column_shape(c: Column | None) -> tuple | None:
+    """What a lowering depends on in a column, other than its values."""
+    if c is None:
+        return None
+    return (c.dtype, c.data.dtype, c.data.dim(), c.valid is None, c.dictionary is None)
+
+
+class LoweringCache:
+    """Lowered kernels by expression and the shape of its columns (types,
+    which have NULLs): each chunk of a filter or projection asks again with
+    the same expression object, and a hit skips the walk of the tree, the
+    source's text and its hash. Bounded; an expression is kept alive by its
+    entries, so that a recycled ``id`` cannot be mistaken for it."""
+
+    def __init__(self, size: int = 512):
+        self.size = size
+        self._fields: dict[int, tuple] = {}  # id(expr) -> (expr, its field ids)
+        self._entries: dict[tuple, tuple] = {}  # (id(expr), shapes) -> (expr, entry)
+        self._lock = threading.Lock()
+
+    def key(self, e, batch: Batch) -> tuple:
+        got = self._fields.get(id(e))
+        if got is None or got[0] is not e:
+            got = (e, tuple(sorted({f.id for f in e.fields()})))
+            with self._lock:
+                if len(self._fields) >= self.size:
+                    self._fields.pop(next(iter(self._fields)))
+                self._fields[id(e)] = got
+        cols = batch.columns
+        return (id(e), tuple(_column_shape(cols.get(f)) for f in got[1]))
+
+    def get(self, e, key: tuple):
+        got = self._entries.get(key)
+        return got[1] if got is not None and got[0] is e else None
+
+    def put(self, e, key: tuple, entry) -> None:
+        with self._lock:
+            if len(self._entries) >= self.size:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = (e, entry)
 
 
 def both_known(low: Lowering, a: str | None, b: str | None) -> str | None:
@@ -314,7 +398,8 @@ def _date_mix(a: T.DataType, b: T.DataType) -> bool:
 
 
 # -------------------------------------------------------------------- kernels
-_KERNELS: dict[str, object] = {}
+_KERNELS: dict[str, object] = {}  # by the digest of the source
+_BY_SOURCE: dict[str, object] = {}  # by the source itself
 _LOCK = threading.Lock()
 
 
@@ -331,9 +416,13 @@ def _source(low: Lowering, value: str, known: str | None) -> str:
 
 def load_kernel(source: str, name: str = "predicate"):
     """The jitted function ``name`` of a generated source, cached by its text."""
+    k = _BY_SOURCE.get(source)  # (a string keeps its hash: no digest of the text again)
+    if k is not None:
+        return k
     key = hashlib.sha1(source.encode()).hexdigest()[:16]
     k = _KERNELS.get(key)
     if k is not None:
+        _BY_SOURCE[source] = k
         return k
     with _LOCK:
         k = _KERNELS.get(key)
@@ -349,6 +438,7 @@ def load_kernel(source: str, name: str = "predicate"):
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             k = _KERNELS[key] = getattr(mod, name)
+        _BY_SOURCE[source] = k
     return k
 
 
@@ -366,20 +456,53 @@ def lower(predicate, batch: Batch) -> tuple[str, Lowering] | None:
 _BROKEN: list[str] = []  # why the kernels stopped: a Triton that cannot compile them
 
 
-def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
-    """The rows of ``batch`` where ``predicate`` is TRUE, by one generated
-    kernel; None where the predicate does not compile (or where Triton failed
-    to build or launch such a kernel once in this process: logged, and the
-    node-by-node evaluator runs from then on)."""
-    n = batch.num_rows
-    if n == 0 or _BROKEN:
+_LOWERED = LoweringCache()
+
+
+def lowered_args(cache: LoweringCache, e, batch: Batch, lower_fn):
+    """(entry, the kernel's pointer arguments) for ``e`` over ``batch``:
+    ``lower_fn(e, batch)`` gives (entry, lowering) or None, and an entry
+    (``entry[0]`` the source, ``entry[1]`` the recipe of its pointers) is
+    kept for later batches of the same shape. None where ``e`` does not
+    compile."""
+    key = cache.key(e, batch)
+    entry = cache.get(e, key)
+    if entry is not None:
+        try:
+            return entry, [resolve(r, batch) for r in entry[1]]
+        except CannotLower:
+            return None  # (a dictionary's test failed on some entry: the evaluator decides)
+    got = lower_fn(e, batch)
+    if got is None:
         return None
+    entry, low = got
+    cache.put(e, key, entry)
+    return entry, low.tensors
+
+
+def _lower_predicate(predicate, batch: Batch):
     lowered = lower(predicate, batch)
     if lowered is None:
         return None
     source, low = lowered
+    return (source, tuple(low.recipe), tuple(low.params)), low
+
+
+def fused_mask(predicate, batch: Batch) -> torch.Tensor | None:
+    """The rows of ``batch`` where ``predicate`` is TRUE, by one generated
+    kernel; None where the predicate does not compile (or where Triton failed
+    to build or launch such a kernel once in this process: logged, and the
+    node-by-node evaluator runs from then on). A predicate lowered for a chunk
+    before is not walked again (:class:`LoweringCache`)."""
+    n = batch.num_rows
+    if n == 0 or _BROKEN:
+        return None
+    got = lowered_args(_LOWERED, predicate, batch, _lower_predicate)
+    if got is None:
+        return None
+    (source, _, params), tensors = got
     out = torch.empty(n, dtype=torch.int8, device=batch.device)
-    if not launch_generated(source, "predicate", (*low.tensors, *low.params, out, n), _BROKEN, "fused filter"):
+    if not launch_generated(source, "predicate", (*tensors, *params, out, n), _BROKEN, "fused filter"):
         return None
     return out.view(torch.bool)
 

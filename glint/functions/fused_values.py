@@ -38,7 +38,14 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
 from glint.functions.deferred import UNFUSED, queue_fallback
-from glint.functions.fused_predicate import CannotLower, Lowering, both_known, launch_generated
+from glint.functions.fused_predicate import (
+    CannotLower,
+    Lowering,
+    LoweringCache,
+    both_known,
+    launch_generated,
+    lowered_args,
+)
 from glint.kernels.backend import triton_enabled
 from glint.plan.expr import Call, ColRef, Expr, Literal
 
@@ -168,22 +175,33 @@ def fused_value(e: Expr, batch: Batch) -> Column | None:
     n = batch.num_rows
     if n == 0 or _BROKEN:
         return None
-    lowered = lower(e, batch)
-    if lowered is None:
+    got = lowered_args(_LOWERED, e, batch, _lower_value)
+    if got is None:
         return None
-    source, low, known = lowered
+    (source, _, params, has_known, over), tensors = got
     if source in UNFUSED:
         return None
     dev = batch.device
     out = torch.empty(n, dtype=e.type.torch_dtype, device=dev)
-    valid = torch.empty(n, dtype=torch.int8, device=dev) if known is not None else out
+    valid = torch.empty(n, dtype=torch.int8, device=dev) if has_known else out
     flag = torch.zeros(1, dtype=torch.int32, device=dev)
-    args = (*low.tensors, *low.params, out, valid, flag, n)
+    args = (*tensors, *params, out, valid, flag, n)
     if not launch_generated(source, "values", args, _BROKEN, "fused expression"):
         return None
-    if low.over is not None and not queue_fallback(flag, source) and bool(flag.item()):
+    if over and not queue_fallback(flag, source) and bool(flag.item()):
         return None
-    return Column(e.type, out, valid.view(torch.bool) if known is not None else None)
+    return Column(e.type, out, valid.view(torch.bool) if has_known else None)
+
+
+_LOWERED = LoweringCache()
+
+
+def _lower_value(e: Expr, batch: Batch):
+    lowered = lower(e, batch)
+    if lowered is None:
+        return None
+    source, low, known = lowered
+    return (source, tuple(low.recipe), tuple(low.params), known is not None, low.over is not None), low
 
 
 def fused_if_worth(e: Expr, batch: Batch) -> Column | None:

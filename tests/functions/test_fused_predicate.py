@@ -12,11 +12,12 @@ import torch
 
 import glint
 from glint.columnar import types as T
+from glint.columnar.column import Dictionary
 from glint.functions import fused_predicate as FP
 from glint.functions.evaluate import evaluate
 from glint.functions.validity import predicate_mask
 from glint.plan.expr import Call, Literal
-from tests.functions.fused_cases import C, batch, cmp, leaves, lit, random_trees
+from tests.functions.fused_cases import STRINGS, C, batch, cmp, leaves, lit, random_trees
 
 
 def check_trees(device, count: int = 120) -> None:
@@ -57,9 +58,66 @@ def test_one_kernel_source_serves_every_constant():
     assert one[0] == two[0] and one[1].params == [2400] and two[1].params == [700]
 
 
+def check_later_chunks(device, count: int = 40) -> None:
+    """A predicate lowered for one chunk serves the next chunks of the same
+    shape from the cache (their own columns, dictionaries and NULLs), and a
+    chunk of another shape (NULLs or not) gets its own kernel: the rows
+    equal the reference's on every chunk."""
+    cache = FP._LOWERED
+    for p in random_trees(count):
+        for seed, nulls in ((5, True), (6, True), (7, False), (8, True)):
+            b = batch(device, seed=seed, nulls=nulls)
+            if seed in (6, 8):  # (seed 5 lowered it for chunks with NULLs)
+                assert cache.get(p, cache.key(p, b)) is not None, (p, seed)
+            got = FP.fused_mask(p, b)
+            assert got is not None, p
+            assert torch.equal(got, predicate_mask(evaluate(p, b))), (p, seed)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_fused_rows_equal_the_evaluators_on_cuda():
     check_trees("cuda")
+    check_later_chunks("cuda")
+
+
+def test_a_cached_lowering_finds_a_later_chunks_arguments():
+    """The recipe of a lowering, applied to another chunk of the same shape,
+    gives the arguments a fresh lowering of that chunk would (the same
+    tensors; a string test's results per dictionary entry equal), and its
+    source is the same: the cache needs no new walk."""
+    first, later = batch("cpu", seed=11), batch("cpu", seed=12)
+    later.columns[5].dictionary = Dictionary.from_pylist(list(reversed(STRINGS)))
+    for p in leaves() + random_trees(60):
+        a = FP.lower(p, first)
+        fresh = FP.lower(p, later)
+        assert a is not None and fresh is not None, p
+        assert a[0] == fresh[0] and a[1].params == fresh[1].params, p
+        found = [FP.resolve(r, later) for r in a[1].recipe]
+        assert len(found) == len(fresh[1].tensors), p
+        for x, y in zip(found, fresh[1].tensors):
+            assert x.dtype == y.dtype and (x is y or torch.equal(x, y)), p  # (a column's own tensor: NaN)
+
+
+def test_the_lowering_cache_keys_by_expression_and_shape():
+    cache = FP.LoweringCache(size=2)
+    p, q = cmp("lt", C["d"], lit(24, T.INTEGER)), cmp("lt", C["d"], lit(24, T.INTEGER))
+    nulls, none = batch("cpu", nulls=True), batch("cpu", nulls=False)
+    cache.put(p, cache.key(p, nulls), "entry")
+    assert cache.get(p, cache.key(p, nulls)) == "entry"
+    assert cache.get(p, cache.key(p, none)) is None  # (no NULLs: another kernel)
+    assert cache.get(q, cache.key(q, nulls)) is None  # (an equal tree, another object)
+    cache.put(q, cache.key(q, nulls), "q")
+    cache.put(p, cache.key(p, none), "p without NULLs")
+    assert cache.get(p, cache.key(p, nulls)) is None  # (bounded: the oldest went)
+
+
+def test_a_string_tests_results_are_kept_on_its_dictionary():
+    b = batch("cpu")
+    p = Call("in_list", (C["s"], lit("AIR", T.VARCHAR), lit("ß", T.VARCHAR)), T.BOOLEAN)
+    d = b.columns[5].dictionary
+    lut = FP.string_lut(p, 5, b.columns[5])
+    assert lut.tolist() == [1 if s in ("AIR", "ß") else 0 for s in STRINGS]
+    assert FP.string_lut(p, 5, b.columns[5]) is lut and d.memo[(FP._LUT_MEMO, p)] is lut
 
 
 def test_filters_with_and_without_the_kernel_agree(device):

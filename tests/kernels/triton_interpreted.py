@@ -795,9 +795,10 @@ def test_hash_table(case):
 
 
 def test_fused_predicates():
-    from tests.functions.test_fused_predicate import check_trees
+    from tests.functions.test_fused_predicate import check_later_chunks, check_trees
 
     check_trees("cpu", count=40)
+    check_later_chunks("cpu", count=12)
 
 
 def test_fused_values():
