@@ -30,7 +30,7 @@ the command exit with 1. Peak GPU memory per query: ``peak_gpu_bytes`` is
 the columns resident from earlier queries, ``gpu_baseline_bytes``);
 ``cold_peak_gpu_bytes`` that of its cold run alone.
 
-``--profile`` runs each query once more after its timed runs, under
+``--profile`` runs each query once more after every query's timed runs, under
 torch.profiler, and adds per query the GPU's busy time, kernel launches,
 memory copies, host synchronisations and the top kernels
 (glint.bench.profile), and the rate at which the warm runs went through the
@@ -370,7 +370,7 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--profile",
         action="store_true",
-        help="run each query once more after its timed runs under torch.profiler (CPU and, on CUDA, "
+        help="run each query once more after every query's timed runs under torch.profiler (CPU and, on CUDA, "
         "CUDA activity) and report per query the GPU's busy time (the union of its kernels, "
         "copies and memsets), kernel launches, memory copies, host synchronisations (cudaStream/"
         "Device/EventSynchronize and synchronous cudaMemcpy calls), the 3 kernels with the most "

@@ -1,5 +1,5 @@
 """``glint bench --profile``: each query once more under torch.profiler, after
-its timed runs (not timed with them, its result not checked again), with CPU
+every query's timed runs (not timed with them, its result not checked again), with CPU
 activity and, on a CUDA device, CUDA activity. Per query:
 
 - ``gpu_busy_s``: seconds the GPU was busy: the union of the intervals of its

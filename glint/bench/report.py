@@ -215,7 +215,7 @@ def _markdown_preamble(report: dict) -> list[str]:
         )
     if report.get("profile"):
         lines.append(
-            "- profile: each query once more under torch.profiler after its timed runs; GPU busy = the "
+            "- profile: each query once more under torch.profiler after every query's timed runs; GPU busy = the "
             "union of its kernels, copies and memsets on the device; host syncs = the host's waits for "
             "the device; touched GB/s = columns touched / glint warm, against the device's peak memory "
             "bandwidth where known (the device fields are empty on the CPU)"
