@@ -247,20 +247,30 @@ class Column:
         return Column(self.dtype, self.data[mask], None if self.valid is None else self.valid[mask], self.dictionary)
 
     def compact(self, force: bool = False) -> Column:
-        """The column with a fresh dictionary holding only its rows' strings
-        (codes 0..n-1, NULL rows empty), when the dictionary has more entries
-        than the column has rows (or ``force``); otherwise the column itself.
-        Call it before holding a few rows of a column with a large dictionary.
+        """The column with a fresh dictionary holding only the entries its
+        rows use (in the old dictionary's order; one empty entry for the
+        NULL rows), when the dictionary has more entries than the column has
+        rows (or ``force``); otherwise the column itself. Call it before
+        holding a few rows of a column with a large dictionary. Rows that
+        shared a code still share one: a join's held build side keeps
+        "these rows hold the same string" cheap to see (TPC-H Q10's customer
+        strings, one entry per customer, not per order), and no string is
+        copied twice.
 
-        >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1]))
+        >>> c = Column.from_arrow(pa.array(["a", "b", "c", "d"])).take(torch.tensor([3, 1, 3]))
         >>> k = c.compact()
         >>> len(c.dictionary), len(k.dictionary), k.data.tolist(), k.to_arrow().to_pylist()
-        (4, 2, [0, 1], ['d', 'b'])
+        (4, 2, [1, 0, 1], ['d', 'b', 'd'])
         """
         if self.dictionary is None or not (force or len(self.dictionary) > len(self)):
             return self
-        d = self.dictionary.take(self.data, self.valid)
-        return Column(self.dtype, torch.arange(len(self), dtype=torch.int32, device=self.device), self.valid, d)
+        codes = self.data.long()
+        if self.valid is not None:
+            codes = torch.where(self.valid, codes, -1)
+        used, new = torch.unique(codes, return_inverse=True)
+        present = (used >= 0) if self.valid is not None else None
+        d = self.dictionary.take(used.clamp(min=0), present)
+        return Column(self.dtype, new.to(torch.int32), self.valid, d)
 
     def nbytes(self) -> int:
         """Bytes held by the column's tensors: data, validity and dictionary."""

@@ -176,12 +176,17 @@ def test_take_and_filter_gather_codes_only():
 def test_compact(device):
     values = random_strings(4, n=500)
     c = Column.from_arrow(pa.array(values)).to(device)
-    few = c.take(torch.tensor([400, 3, 3, 77], device=device))
-    few = Column(T.VARCHAR, few.data, torch.tensor([True, False, True, True], device=device), few.dictionary)
+    few = c.take(torch.tensor([400, 3, 3, 77, 400], device=device))
+    valid = torch.tensor([True, False, True, True, True], device=device)
+    few = Column(T.VARCHAR, few.data, valid, few.dictionary)
     k = few.compact()
-    assert len(k.dictionary) == 4 and k.data.tolist() == [0, 1, 2, 3]
-    assert rows(k) == [values[400], None, values[3], values[77]]
+    # the entries the rows use, in the old order, after one empty entry for the NULL rows;
+    # rows that shared a code share one (the two rows of entry 400)
+    assert len(k.dictionary) == 4 and k.data.tolist() == [3, 0, 1, 2, 3]
+    assert rows(k) == [values[400], None, values[3], values[77], values[400]]
     assert k.dictionary.data.shape[0] == sum(len(values[i].encode()) for i in (400, 3, 77))
+    no_nulls = Column(T.VARCHAR, few.data, None, few.dictionary).compact()
+    assert len(no_nulls.dictionary) == 3 and no_nulls.data.tolist() == [2, 0, 0, 1, 2]
     assert k.nbytes() < few.nbytes()
     assert c.compact() is c  # nothing to gain
     assert_valid_dictionary(k)
