@@ -51,7 +51,7 @@ from glint.columnar.column import Batch, Column
 from glint.errors import GlintError
 from glint.functions.evaluate import evaluate
 from glint.kernels.backend import blocks, on_device
-from glint.kernels.strings.columns import MEMO_KEYS, MEMO_MAX_ENTRIES
+from glint.kernels.strings.columns import remember, remembered
 from glint.plan.expr import Call, ColRef, Literal
 
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -284,9 +284,8 @@ def string_lut(e, fid: int, c: Column) -> torch.Tensor:
     FALSE, -1 NULL; remembered on the dictionary (a join's build side keeps
     one dictionary for all the chunks whose residual tests it: TPC-H Q19)."""
     d = c.dictionary
-    memo = d.memo
     key = (_LUT_MEMO, e)
-    got = memo.get(key) if memo is not None else None
+    got = remembered(d, key)
     if got is not None:
         return got
     entries = Column(c.dtype, torch.arange(len(d), dtype=torch.int32, device=c.device), None, d)
@@ -297,12 +296,7 @@ def string_lut(e, fid: int, c: Column) -> torch.Tensor:
     lut = r.data.to(torch.int8)
     if r.valid is not None:
         lut = torch.where(r.valid, lut, torch.full_like(lut, -1))
-    if len(d) <= MEMO_MAX_ENTRIES:
-        memo = d.memo if d.memo is not None else {}
-        d.memo = memo
-        if sum(1 for k in memo if isinstance(k, tuple) and k[:1] == (_LUT_MEMO,)) >= MEMO_KEYS:
-            memo.pop(next(k for k in memo if isinstance(k, tuple) and k[:1] == (_LUT_MEMO,)))
-        memo[key] = lut
+    remember(d, key, lut)
     return lut
 
 

@@ -77,6 +77,25 @@ MEMO_KEYS = 16
 _ASKED = "asked"  # a memo's set of the keys asked for once on rows working per row
 
 
+def remembered(d, key):
+    """What the dictionary ``d`` remembers under ``key`` (None: nothing)."""
+    return d.memo.get(key) if d.memo is not None else None
+
+
+def remember(d, key, value) -> None:
+    """Keep ``value`` (a result over every entry of ``d``) under ``key``,
+    where the dictionary has at most MEMO_MAX_ENTRIES entries; at most
+    MEMO_KEYS keys, the oldest forgotten first."""
+    if len(d) > MEMO_MAX_ENTRIES:
+        return
+    memo = d.memo
+    if memo is None:
+        memo = d.memo = {}
+    if len(memo) - (_ASKED in memo) >= MEMO_KEYS:
+        memo.pop(next(k for k in memo if k != _ASKED))
+    memo[key] = value
+
+
 def per_entry(col, key, compute) -> torch.Tensor:
     """``compute(pieces)`` (one value per piece) as one value per row of
     ``col``, through :func:`work_set`. With a ``key`` (naming the computation
@@ -107,9 +126,7 @@ def per_entry(col, key, compute) -> torch.Tensor:
                 p, index = work_set(col)
                 return to_rows(compute(p), index)
         got = compute(d.pieces())
-        if len(memo) - (_ASKED in memo) >= MEMO_KEYS:
-            memo.pop(next(k for k in memo if k != _ASKED))
-        memo[key] = got
+        remember(d, key, got)
     codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
     return to_rows(got, codes.long())
 
