@@ -111,6 +111,16 @@ def test_substring_search_kernels(length):
         "m": "i64",
     }
     compiled(S._find_kernel, scattered, {"BE": 16, "BB": 64})
+    per_string = {
+        "data": "*u8",
+        "starts": "*i64",
+        "lengths": "*i64",
+        "from_pos": "*i64",
+        "params": "*i64",
+        "out": "*i64",
+        "m": "i64",
+    }
+    compiled(S._find_seq_kernel, per_string, {"K": min(length, 3), "BE": S._ROW_BLOCK})
 
 
 @pytest.mark.parametrize(

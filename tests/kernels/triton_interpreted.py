@@ -93,6 +93,35 @@ def _find_in_contiguous_strings(strings, lit):
     assert torch.equal(out, ref)
 
 
+@pytest.mark.parametrize(
+    "lits",
+    [["special", "requests"], ["requests"], ["a"], ["é日", "ab"], ["ab" * 4], ["ab" * 5, "x"], ["\x00"], ["q" * 16]]
+    + [["ial", "ial", "s"], ["sp", "ab", "ab", "y"]],
+)
+def test_find_seq(lits):
+    """The per-string scan for literals in turn (one to sixteen bytes, both
+    registers, overlapping and repeated literals) against the torch search of
+    one literal after another, from varying start positions."""
+    strings = random_strings(12, n=80) + [""] * 10 + ["x" * 300 + "special", "specialrequests", "requestsspecial"]
+    strings += ["ab" * 9 + "x", "q" * 15, "q" * 17, "\x00\x00", "spabab" + "y", "ialialis", "ialials"]
+    full = from_strings(strings)
+    from glint.kernels.strings.pieces import Pieces
+
+    for a in (0, 3):  # the whole buffer, and a slice of it (starts no longer at 0)
+        p = Pieces(full.data, full.starts, full.lengths, contiguous=True).slice(a, len(strings))
+        rng = random.Random(len(lits))
+        pos = torch.tensor([rng.choice([-1, 0, 0, 2, 5]) for _ in range(len(p))])
+        enc = [s.encode() for s in lits]
+        out = torch.empty(len(p), dtype=torch.int64)
+        search._find_seq_triton(p, enc, pos, out)
+        ref = pos
+        for lit in enc:
+            start = torch.full((len(p),), -1, dtype=torch.int64)
+            search._find_torch(p, lit, ref, start)
+            ref = torch.where(start >= 0, start + len(lit), -1)
+        assert torch.equal(out, ref), (lits, a)
+
+
 def test_pair_equal():
     strings = random_strings(11, n=80)
     other = [s if i % 2 else s[::-1] for i, s in enumerate(strings)]

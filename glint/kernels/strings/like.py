@@ -4,9 +4,9 @@ the end, and each run between is matched leftmost after the previous one.
 
 Leftmost matching is exact: a run matches a fixed number of code points, so
 a match that starts earlier also ends earlier and leaves the most room for
-the runs after it. Literal runs between '%' use :func:`.search.find` (a
-Triton kernel on CUDA); a run with '_' between two literals uses
-:func:`.search.find_run`.
+the runs after it. Literal runs between '%' use :func:`.search.find_seq`
+(one pass over each string for consecutive literals, a Triton kernel on
+CUDA); a run with '_' between two literals uses :func:`.search.find_run`.
 
 >>> from .pieces import from_strings
 >>> p = from_strings(["special requests", "requests special", "spécial_requests", ""])
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.kernels.strings.pieces import Pieces
-from glint.kernels.strings.search import advance_chars, find, find_run, match_at, retreat_chars
+from glint.kernels.strings.search import advance_chars, find, find_run, find_seq, match_at, retreat_chars
 
 _ANY, _ONE = "%", "_"
 
@@ -109,8 +109,17 @@ def match(p: Pieces, pattern: LikePattern) -> torch.Tensor:
     if len(runs) == 1:
         return ok & (pos == p.lengths)
     pos = torch.where(ok, pos, -1)
+    lits: list[bytes] = []  # runs of one literal each, searched for in one pass
     for run in runs[1:-1]:
+        if len(run) == 1 and run[0][0] == "L":
+            lits.append(run[0][1])
+            continue
+        if lits:
+            pos = find_seq(p, lits, pos)
+            lits = []
         pos = _search(p, run, pos)
+    if lits:
+        pos = find_seq(p, lits, pos)
     return _backward(p, runs[-1], pos)
 
 

@@ -39,6 +39,10 @@ def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     pos is -1). The empty literal is found at pos itself."""
     if len(lit) == 0:
         return torch.where((pos >= 0) & (pos <= p.lengths), pos, -1)
+    if len(p) and use_triton(p.data) and _by_row(p, [lit]):
+        end = torch.empty(len(p), dtype=torch.int64, device=p.device)
+        _find_seq_triton(p, [lit], pos, end)
+        return torch.where(end >= 0, end - len(lit), -1)
     out = torch.full((len(p),), -1, dtype=torch.int64, device=p.device)
     if len(p):
         if use_triton(p.data):
@@ -46,6 +50,38 @@ def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
         else:
             _find_torch(p, lit, pos, out)
     return out
+
+
+def find_seq(p: Pieces, lits: list[bytes], pos: torch.Tensor) -> torch.Tensor:
+    """End of the leftmost match of ``lits[0]`` at or after pos, then of
+    ``lits[1]`` at or after that end, and so on: the byte position after the
+    last literal, or -1 where one is missing (or pos is -1). LIKE's runs
+    between '%' that are single literals ('%special%requests%').
+
+    >>> from .pieces import from_strings
+    >>> p = from_strings(["special requests", "requests special", "xspecialrequests"])
+    >>> find_seq(p, [b"special", b"requests"], torch.zeros(3, dtype=torch.int64)).tolist()
+    [16, -1, 16]
+    """
+    if len(p) and use_triton(p.data) and _by_row(p, lits):
+        out = torch.empty(len(p), dtype=torch.int64, device=p.device)
+        _find_seq_triton(p, lits, pos, out)
+        return out
+    for lit in lits:  # over the pattern's literals, not rows
+        start = find(p, lit, pos)
+        pos = torch.where(start >= 0, start + len(lit), -1)
+    return pos
+
+
+def _by_row(p: Pieces, lits: list[bytes]) -> bool:
+    """Whether the per-string scan (:func:`_find_seq_triton`) serves: contiguous
+    short strings (known without asking the device) and literals of 1-16 bytes."""
+    return (
+        p.contiguous
+        and all(0 < len(lit) <= _ROW_LIT_BYTES for lit in lits)
+        and len(lits) <= _ROW_LITS
+        and p.data.shape[0] <= _ROW_MEAN_BYTES * len(p)
+    )
 
 
 def _first_at_or_after(starts_at: torch.Tensor, lo: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -157,6 +193,38 @@ if HAS_TRITON:
             ok = cand & (f >= 0) & (p - start >= f) & (p + L <= end)
             tl.atomic_min(out + a, p - start, mask=ok)
 
+    @triton.jit
+    def _find_seq_kernel(data, starts, lengths, from_pos, params, out, m, K: tl.constexpr, BE: tl.constexpr):
+        # one string a lane, its bytes in order, the last 16 kept in two registers; the lane looks
+        # for literal k (its last 16 bytes, masked to its length) until it ends at or after lo,
+        # then for literal k + 1 from there. params: per literal (low word, its mask, high word,
+        # its mask, length), the words as the registers hold the literal's bytes
+        e = tl.program_id(0).to(tl.int64) * BE + tl.arange(0, BE)
+        em = e < m
+        s = tl.load(starts + e, mask=em, other=0)
+        n = tl.load(lengths + e, mask=em, other=0)
+        lo = tl.load(from_pos + e, mask=em, other=-1)
+        k = tl.zeros([BE], dtype=tl.int32)
+        active = em & (lo >= 0)
+        span = tl.max(tl.where(active, n, 0), axis=0)
+        r0 = tl.zeros([BE], dtype=tl.int64)  # the last eight bytes read
+        r1 = tl.zeros([BE], dtype=tl.int64)  # the eight before them
+        for j in range(0, span):
+            live = active & (k < K) & (j < n)
+            b = tl.load(data + s + j, mask=live, other=0).to(tl.int64)
+            r1 = (r1 << 8) | ((r0 >> 56) & 0xFF)
+            r0 = (r0 << 8) | b
+            at = params + k * 5
+            w0 = tl.load(at, mask=live, other=0)
+            m0 = tl.load(at + 1, mask=live, other=0)
+            w1 = tl.load(at + 2, mask=live, other=0)
+            m1 = tl.load(at + 3, mask=live, other=0)
+            L = tl.load(at + 4, mask=live, other=1)
+            hit = live & ((r0 & m0) == w0) & ((r1 & m1) == w1) & (j + 1 - lo >= L)
+            k = tl.where(hit, k + 1, k)
+            lo = tl.where(hit, j + 1, lo)
+        tl.store(out + e, tl.where(active & (k == K), lo, -1), mask=em)
+
 
 _NONE = (1 << 63) - 1
 _FLAT_BLOCK = 512  # byte positions per program (512 to 4,096 measured on an H200)
@@ -164,6 +232,50 @@ _FLAT_WARPS = 4
 # more matches than this per string (on average) are found in one pass (_find_flat_kernel) rather
 # than listed first: their positions would take more memory than the strings' offsets
 _FLAT_LISTED_PER_STRING = 1
+# the per-string scan (find_seq): a lane reads its string's bytes one by one, so it serves short
+# strings (TPC-H's comments average 27-73 bytes); the literals must fit its two 8-byte registers
+_ROW_MEAN_BYTES = 256
+_ROW_LIT_BYTES = 16
+_ROW_LITS = 8
+_ROW_BLOCK = 128
+
+
+def _seq_params(lits: list[bytes]) -> list[int]:
+    """Per literal: its last eight bytes as the low register holds them (the
+    last byte lowest) and the mask of its length, the eight before them and
+    theirs, and its length (int64 two's complement).
+
+    >>> _seq_params([b"ab"])[:5] == [0x6162, 0xFFFF, 0, 0, 2]
+    True
+    """
+
+    def signed(x: int) -> int:
+        return x - (1 << 64) if x >= 1 << 63 else x
+
+    out: list[int] = []
+    for lit in lits:
+        low, high = lit[-8:], lit[:-8][-8:]
+        out += [
+            signed(int.from_bytes(low, "big")),
+            signed((1 << (8 * len(low))) - 1),
+            signed(int.from_bytes(high, "big")),
+            signed((1 << (8 * len(high))) - 1),
+            len(lit),
+        ]
+    return out
+
+
+def _find_seq_triton(p: Pieces, lits: list[bytes], pos: torch.Tensor, out: torch.Tensor) -> None:
+    """One pass over each string for all the literals in turn (:func:`find_seq`).
+    Against the byte-parallel search with its matches listed (below), TPC-H
+    Q13's two literals over o_comment need no list, no lookup of a match's
+    string and no second pass."""
+    params = torch.tensor(_seq_params(lits), dtype=torch.int64).to(p.device, non_blocking=True)
+    m = len(p)
+    with on_device(out):
+        _find_seq_kernel[(blocks(m, _ROW_BLOCK),)](
+            p.data, p.starts, p.lengths, pos.contiguous(), params, out, m, K=len(lits), BE=_ROW_BLOCK
+        )
 
 
 def _find_flat_triton(p: Pieces, lit: bytes, pos: torch.Tensor, out: torch.Tensor) -> None:
