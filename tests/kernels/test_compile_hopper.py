@@ -116,7 +116,7 @@ def test_substring_search_kernels(length):
         "starts": "*i64",
         "lengths": "*i64",
         "from_pos": "*i64",
-        "params": "*i64",
+        "words": "*i64",
         "out": "*i64",
         "m": "i64",
     }
@@ -153,3 +153,26 @@ def test_calendar_kernel(days):
         compiled(
             C._civil_kernel, {"days_ptr": days, "out_ptr": "*i64", "n": "i64"}, {"FIELD": field, "BLOCK": C._BLOCK}
         )
+
+
+def test_no_kernel_argument_is_named_like_a_launcher_local():
+    """Triton 3.6 binds a launch's arguments in generated code whose locals
+    include ``params``, ``specialization`` and ``options``: a kernel argument
+    of one of those names is overwritten there, and the launch fails on the GPU
+    with "failed to specialize argument of type: dict" (interpreted and
+    compiled-ahead tests pass)."""
+    import importlib
+    import pkgutil
+
+    import glint.kernels
+
+    reserved = {"params", "specialization", "options", "backend", "kernel"}
+    found = []
+    for info in pkgutil.walk_packages(glint.kernels.__path__, "glint.kernels."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if isinstance(obj, triton.runtime.jit.JITFunction):
+                found.append(name)
+                bad = reserved & set(obj.arg_names)
+                assert not bad, f"{info.name}.{name} has arguments named {sorted(bad)}"
+    assert "_find_seq_kernel" in found

@@ -194,10 +194,10 @@ if HAS_TRITON:
             tl.atomic_min(out + a, p - start, mask=ok)
 
     @triton.jit
-    def _find_seq_kernel(data, starts, lengths, from_pos, params, out, m, K: tl.constexpr, BE: tl.constexpr):
+    def _find_seq_kernel(data, starts, lengths, from_pos, words, out, m, K: tl.constexpr, BE: tl.constexpr):
         # one string a lane, its bytes in order, the last 16 kept in two registers; the lane looks
         # for literal k (its last 16 bytes, masked to its length) until it ends at or after lo,
-        # then for literal k + 1 from there. params: per literal (low word, its mask, high word,
+        # then for literal k + 1 from there. words: per literal (low word, its mask, high word,
         # its mask, length), the words as the registers hold the literal's bytes
         e = tl.program_id(0).to(tl.int64) * BE + tl.arange(0, BE)
         em = e < m
@@ -214,7 +214,7 @@ if HAS_TRITON:
             b = tl.load(data + s + j, mask=live, other=0).to(tl.int64)
             r1 = (r1 << 8) | ((r0 >> 56) & 0xFF)
             r0 = (r0 << 8) | b
-            at = params + k * 5
+            at = words + k * 5
             w0 = tl.load(at, mask=live, other=0)
             m0 = tl.load(at + 1, mask=live, other=0)
             w1 = tl.load(at + 2, mask=live, other=0)
@@ -270,11 +270,11 @@ def _find_seq_triton(p: Pieces, lits: list[bytes], pos: torch.Tensor, out: torch
     Against the byte-parallel search with its matches listed (below), TPC-H
     Q13's two literals over o_comment need no list, no lookup of a match's
     string and no second pass."""
-    params = torch.tensor(_seq_params(lits), dtype=torch.int64).to(p.device, non_blocking=True)
+    words = torch.tensor(_seq_params(lits), dtype=torch.int64).to(p.device, non_blocking=True)
     m = len(p)
     with on_device(out):
         _find_seq_kernel[(blocks(m, _ROW_BLOCK),)](
-            p.data, p.starts, p.lengths, pos.contiguous(), params, out, m, K=len(lits), BE=_ROW_BLOCK
+            p.data, p.starts, p.lengths, pos.contiguous(), words, out, m, K=len(lits), BE=_ROW_BLOCK
         )
 
 
