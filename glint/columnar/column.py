@@ -35,7 +35,6 @@ import torch
 from glint.columnar import types as T
 from glint.columnar.types import DataType
 from glint.errors import GlintIOError, NotSupported
-from glint.kernels import take as K
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.pieces import Pieces, from_offsets
 
@@ -671,37 +670,13 @@ class Batch:
         return self.columns[key]
 
     def take(self, idx: torch.Tensor) -> Batch:
-        return Batch(take_columns(self.columns, idx), int(idx.shape[0]), self.device)
+        return Batch({k: c.take(idx) for k, c in self.columns.items()}, int(idx.shape[0]), self.device)
 
     def filter(self, mask: torch.Tensor, count: int) -> Batch:
         return Batch({k: c.filter(mask) for k, c in self.columns.items()}, count, self.device)
 
     def select(self, keys) -> Batch:
         return Batch({k: self.columns[k] for k in keys}, self.num_rows, self.device)
-
-
-def take_columns(columns: dict, idx: torch.Tensor) -> dict:
-    """``{k: c.take(idx)}``, with every column's data and validity gathered
-    together (:func:`glint.kernels.take.take_many`: the positions read once
-    for up to eight tensors on CUDA, not once per tensor).
-
-    >>> cols = {"a": Column.from_arrow(pa.array([1, None, 3])), "s": Column.from_arrow(pa.array(["x", "y", "z"]))}
-    >>> {k: c.to_arrow().to_pylist() for k, c in take_columns(cols, torch.tensor([2, 1])).items()}
-    {'a': [3, None], 's': ['z', 'y']}
-    """
-    if not K.FUSED or idx.dtype != torch.int64:
-        return {k: c.take(idx) for k, c in columns.items()}
-    tensors: list[torch.Tensor] = []
-    for c in columns.values():
-        tensors.append(c.data)
-        if c.valid is not None:
-            tensors.append(c.valid)
-    taken = iter(K.take_many(tensors, idx))
-    out = {}
-    for k, c in columns.items():
-        data = next(taken)
-        out[k] = Column(c.dtype, data, None if c.valid is None else next(taken), c.dictionary)
-    return out
 
 
 def concat_batches(batches: list[Batch]) -> Batch:

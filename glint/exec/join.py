@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch, take_columns
+from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch
 from glint.errors import ExecutionError, OutOfMemory
 from glint.exec.base import PhysicalNode
 from glint.exec.filter import filter_mask
@@ -498,8 +498,8 @@ def _residual_mask(residual, lb, li, rb, ri, fused: bool = False) -> torch.Tenso
     (TPC-H Q19's OR of three brand, container, size and quantity tests:
     about a hundred launches a chunk otherwise)."""
     need = {f.id for f in residual.fields()}
-    cols = take_columns({k: c for k, c in lb.columns.items() if k in need}, li)
-    cols.update(take_columns({k: c for k, c in rb.columns.items() if k in need}, ri))
+    cols = {k: c.take(li) for k, c in lb.columns.items() if k in need}
+    cols.update({k: c.take(ri) for k, c in rb.columns.items() if k in need})
     return filter_mask(residual, Batch(cols, int(li.shape[0]), lb.device), fused)
 
 
@@ -550,18 +550,9 @@ def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
 
 
 def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False) -> Batch:
-    """The pairs' rows: each side's columns gathered together (one read of its
-    row ids for up to eight tensors on CUDA); with ``nullable``, an id of -1
-    gives a row of NULLs."""
     n = int(li.shape[0])
     cols = {}
     for side, idx in ((lb, li), (rb, ri)):
-        if not nullable:
-            cols.update(take_columns(side.columns, idx))
-        elif side.num_rows == 0:
-            cols.update({k: Column.nulls(c.dtype, n, idx.device) for k, c in side.columns.items()})
-        else:
-            hit = idx >= 0
-            for k, g in take_columns(side.columns, idx.clamp(min=0)).items():
-                cols[k] = Column(g.dtype, g.data, hit if g.valid is None else g.valid & hit, g.dictionary)
+        for k, c in side.columns.items():
+            cols[k] = take_nullable(c, idx, side.num_rows) if nullable else c.take(idx)
     return Batch(cols, n, lb.device)

@@ -155,18 +155,6 @@ def test_calendar_kernel(days):
         )
 
 
-@pytest.mark.parametrize("k", [1, 5, 8])
-def test_take_kernel(k):
-    from glint.kernels import take
-
-    sig = {"idx": "*i64", "n": "i64", "size": "i64"}
-    types = ["*i64", "*i32", "*fp64", "*i1", "*i8", "*fp32", "*i16", "*u8"]
-    for j in range(take.PER_LAUNCH):
-        ty = types[j] if j < k else types[0]
-        sig[f"s{j}"], sig[f"d{j}"] = ty, ty
-    compiled(take._take_kernel, sig, {"K": k, "BLOCK": take._BLOCK})
-
-
 def test_no_kernel_argument_is_named_like_a_launcher_local():
     """Triton 3.6 binds a launch's arguments in generated code whose locals
     include ``params``, ``specialization`` and ``options``: a kernel argument

@@ -122,34 +122,6 @@ def test_find_seq(lits):
         assert torch.equal(out, ref), (lits, a)
 
 
-@pytest.mark.parametrize("n", [0, 1, 1023, 1025, 3000])
-@pytest.mark.parametrize("k", [1, 3, 8])
-def test_take_many(n, k):
-    """One launch gathering k tensors of mixed element types (8 to 64 bits,
-    floats, booleans) at the same positions (repeated, out of order, the
-    first and last rows), against t[idx] each."""
-    from glint.kernels import take
-
-    g = torch.Generator().manual_seed(n + k)
-    src = 2000
-    kinds = [torch.int64, torch.int32, torch.float64, torch.bool, torch.int8, torch.float32, torch.int16, torch.int64]
-    tensors = [(torch.randint(-(2**40), 2**40, (src,), generator=g) % 255).to(kinds[i]) for i in range(k)]
-    tensors[0] = torch.randint(-(2**62), 2**62, (src,), generator=g)
-    idx = torch.randint(-src, src, (n,), generator=g)  # negative positions count from the end
-    if n >= 2:
-        idx[0], idx[-1] = src - 1, 0
-    dsts = [torch.empty(n, dtype=t.dtype) for t in tensors]
-    if n:
-        take._launch(tensors, dsts, idx, n, src)
-    for t, d in zip(tensors, dsts):
-        assert torch.equal(d, t[idx])
-    if n:  # outside every tensor: zeros, nothing read out of bounds
-        bad = torch.tensor([src, -src - 1, 2**40])
-        dsts = [torch.ones(3, dtype=t.dtype) for t in tensors]
-        take._launch(tensors, dsts, bad, 3, src)
-        assert all(not d.any() for d in dsts)
-
-
 def test_pair_equal():
     strings = random_strings(11, n=80)
     other = [s if i % 2 else s[::-1] for i, s in enumerate(strings)]
