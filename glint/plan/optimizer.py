@@ -9,6 +9,7 @@ import time
 from glint.errors import NotSupported
 from glint.plan import logical as L
 from glint.plan.cardinality import prefetch_stats
+from glint.plan.rules.aggregate_below_joins import aggregate_below_joins
 from glint.plan.rules.cross_product_aggregates import aggregate_cross_products
 from glint.plan.rules.factor_disjunctions import factor_disjunctions
 from glint.plan.rules.fold_constants import ConstantEvaluator, fold_constants
@@ -24,6 +25,7 @@ RULES = (
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
     ("semi_join_reduction", lambda plan, catalog, evaluator: semi_join_reduction(plan, catalog)),
+    ("aggregate_below_joins", lambda plan, catalog, evaluator: aggregate_below_joins(plan, catalog)),
     ("aggregate_cross_products", lambda plan, catalog, evaluator: aggregate_cross_products(plan)),
     ("prune_columns", lambda plan, catalog, evaluator: prune_columns(plan)),
 )
