@@ -51,6 +51,7 @@ from glint.plan import typing as ty
 from glint.plan.cardinality import Estimator
 from glint.plan.expr import AggCall, Call, ColRef, Expr, Literal, conjuncts, substitute
 from glint.plan.fresh import field_maker
+from glint.plan.rules.projections import below_projections
 
 # the grouped side must be estimated to have at least this many rows per group
 MIN_REDUCTION = 4.0
@@ -75,15 +76,12 @@ def aggregate_below_joins_with(plan: L.LogicalNode, rows, ndv) -> L.LogicalNode:
     def rule(node):
         if not isinstance(node, L.Aggregate) or node.grouping is not None:
             return node
-        child, levels = node.child, []
-        while isinstance(child, L.Project):  # aggregates read through projections
-            levels.append({f.id: e for f, e in child.exprs})
-            child = child.child
+        child, resolve = below_projections(node.child)  # aggregates read through projections
         if not isinstance(child, L.Join) or child.mark is not None or child.null_aware:
             return node
         sides = {"inner": ("right", "left"), "left": ("right",)}.get(child.kind, ())
         for side in sides:
-            out = _rewrite(node, levels, child, side, rows, ndv, new_field)
+            out = _rewrite(node, resolve, child, side, rows, ndv, new_field)
             if out is not None:
                 return out
         return node
@@ -107,13 +105,7 @@ def _keeps_rows(node: L.LogicalNode) -> bool:
     return False
 
 
-def _resolve(e: Expr, levels) -> Expr:
-    for level in levels:
-        e = substitute(e, level)
-    return e
-
-
-def _rewrite(node: L.Aggregate, levels, join: L.Join, side: str, rows, ndv, new_field) -> L.LogicalNode | None:
+def _rewrite(node: L.Aggregate, resolve, join: L.Join, side: str, rows, ndv, new_field) -> L.LogicalNode | None:
     grouped = join.right if side == "right" else join.left
     other = join.left if side == "right" else join.right
     mine = {f.id for f in grouped.schema}
@@ -137,7 +129,7 @@ def _rewrite(node: L.Aggregate, levels, join: L.Join, side: str, rows, ndv, new_
     if not keys:
         return None
     # the GROUP BY keys: each of one side; the grouped side's are columns it groups by too
-    groups = [(f, _resolve(e, levels)) for f, e in node.groups]
+    groups = [(f, resolve(e)) for f, e in node.groups]
     by: dict[int, ColRef] = {k.field.id: k for k, _ in keys}
     for _, e in groups:
         r = reads(e)
@@ -150,7 +142,7 @@ def _rewrite(node: L.Aggregate, levels, join: L.Join, side: str, rows, ndv, new_
     # the aggregates: partial states of the grouped side's columns
     aggs = []
     for f, agg in node.aggs:
-        agg = _resolve(agg, levels)
+        agg = resolve(agg)
         if agg.fn not in _PARTIAL or agg.distinct or agg.order or agg.params:
             return None
         if not all(reads(a) <= mine for a in agg.args):

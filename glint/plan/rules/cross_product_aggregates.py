@@ -36,8 +36,9 @@ from __future__ import annotations
 from glint.columnar import types as T
 from glint.plan import logical as L
 from glint.plan import typing as ty
-from glint.plan.expr import AggCall, Call, Case, ColRef, Expr, Literal, substitute
+from glint.plan.expr import AggCall, Call, Case, ColRef, Expr, Literal
 from glint.plan.fresh import field_maker
+from glint.plan.rules.projections import below_projections
 
 # what each aggregate becomes: "count" (times the other inputs' rows), "sum" (times
 # them, NULL when another input is empty), "zero" (the input's own, 0 when another
@@ -70,19 +71,10 @@ def _kind(agg: AggCall) -> str | None:
 def _rewrite(node, new_field) -> L.LogicalNode:
     if not isinstance(node, L.Aggregate) or node.grouping is not None:
         return node
-    child, levels = node.child, []
-    while isinstance(child, L.Project):  # aggregates read through projections
-        levels.append({f.id: e for f, e in child.exprs})
-        child = child.child
+    child, resolve = below_projections(node.child)  # aggregates read through projections
     inputs = _cross_inputs(child)
     if len(inputs) < 2:
         return node
-
-    def resolve(e: Expr) -> Expr:
-        for level in levels:
-            e = substitute(e, level)
-        return e
-
     owner = {f.id: i for i, inp in enumerate(inputs) for f in inp.schema}
 
     def input_of(e: Expr) -> int | None:
