@@ -414,12 +414,38 @@ def _sorted_unique(arr: pa.Array) -> bool:
     return n < 2 or bool(pc.all(pc.less(arr.slice(0, n - 1), arr.slice(1))).as_py())
 
 
+def sorted_dictionary(col: Column) -> Column:
+    """A VARCHAR column as codes into a dictionary that holds each of the
+    column's dictionary entries once, sorted by bytes (the codes renumbered,
+    on the column's device): its codes are then the grouping and ordering
+    keys as they are (glint.kernels.strings.columns.code_range). For a
+    column of few distinct strings (the dictionary goes through the host).
+
+    >>> c = Column(T.VARCHAR, torch.tensor([0, 2, 1, 0], dtype=torch.int32), torch.tensor([True, True, True, False]),
+    ...            Dictionary.from_pylist(["b", "a", "b"]))
+    >>> s = sorted_dictionary(c)
+    >>> s.dictionary.to_pylist(), s.dictionary.sorted_unique, s.data.tolist(), s.to_arrow().to_pylist()
+    (['a', 'b'], True, [1, 1, 0, 1], ['b', 'b', 'a', None])
+    """
+    distinct, remap = _sorted_entries(col.dictionary)
+    codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
+    remap = torch.from_numpy(remap).to(col.device)
+    codes = remap[codes.long()] if len(remap) else torch.zeros(len(col), dtype=torch.int32, device=col.device)
+    d = Dictionary.from_arrow(distinct)
+    return Column(col.dtype, codes, col.valid, Dictionary(d.offsets, d.data, True).to(col.device))
+
+
+def _sorted_entries(d: Dictionary) -> tuple[pa.Array, np.ndarray]:
+    """(the distinct entries sorted by bytes, each entry's index among them)."""
+    entries = d.to_arrow()
+    distinct = pc.unique(entries)
+    distinct = distinct.take(pc.sort_indices(distinct))
+    return distinct, pc.index_in(entries, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+
+
 def sorted_dictionary_array(col: Column) -> pa.DictionaryArray:
-    """A VARCHAR column as an Arrow dictionary array whose dictionary holds
-    each of the column's dictionary entries once, sorted by bytes (the
-    column's codes renumbered): read back, its codes are the grouping and
-    ordering keys as they are (glint.kernels.strings.columns.code_range).
-    For a column of few distinct strings held on the host as Arrow.
+    """:func:`sorted_dictionary` as a host Arrow dictionary array (read
+    back, its codes are the keys as they are).
 
     >>> c = Column(T.VARCHAR, torch.tensor([0, 2, 1, 0], dtype=torch.int32), torch.tensor([True, True, True, False]),
     ...            Dictionary.from_pylist(["b", "a", "b"]))
@@ -427,10 +453,7 @@ def sorted_dictionary_array(col: Column) -> pa.DictionaryArray:
     >>> a.dictionary.to_pylist(), a.indices.to_pylist(), a.to_pylist()
     (['a', 'b'], [1, 1, 0, None], ['b', 'b', 'a', None])
     """
-    entries = col.dictionary.to_arrow()
-    distinct = pc.unique(entries)
-    distinct = distinct.take(pc.sort_indices(distinct))
-    remap = pc.index_in(entries, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+    distinct, remap = _sorted_entries(col.dictionary)
     codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
     codes = remap[codes.cpu().numpy()] if len(remap) else np.zeros(len(col), np.int32)
     valid = None if col.valid is None else col.valid.cpu().numpy()

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 import torch.distributed as dist
 
-from glint.columnar.column import Column, concat_batches, sorted_dictionary_array
+from glint.columnar.column import Column, concat_columns, sorted_dictionary_array
 from glint.distributed.catalog import PartitionSource, Projection, TablePartitioning, assign
 from glint.distributed.comm import Communicator, PeerAborted, encode_error
 from glint.errors import CatalogError, did_you_mean
 from glint.exec.scan import start_scans
 from glint.io.arrow_objects import table_from_ipc
 from glint.io.fragments import ArrowSource
+from glint.io.held import hold
 from glint.io.table import Table
 from glint.plan.expr import ColRef, Field
 
@@ -226,12 +227,21 @@ class Rank:
         self.catalog.add(tmp, t)
         try:
             plan = ShuffleExec(ScanExec(tmp, cols, fields), (ColRef(kf),))
-            parts, _ = self.run(seq, plan, consume=lambda ctx, stream: list(stream))
+            parts, ctx = self.run(seq, plan, consume=lambda ctx, stream: list(stream))
         finally:
             self.catalog.drop(tmp)
             self.evict(t)
-        b = concat_batches(parts)
-        data = pa.Table.from_arrays([_held_arrow(b[f.id]) for f in fields], names=list(cols))
+        types = types or dict(t.schema)
+        rows = sum(p.num_rows for p in parts)
+        # the received rows stay on the device, column by column (each part's
+        # column let go once put together), unless they do not fit beside
+        # what the device holds: then they are held on the host as Arrow
+        columns = {f.name: concat_columns([p.columns.pop(f.id) for p in parts]) for f in fields}
+        if rows:
+            src = hold(columns, types, rows, ctx.chunk_rows, self.engine.memory)
+            if src is not None:
+                return Table(name, src, t.source, types=types)
+        data = pa.Table.from_arrays([_held_arrow(columns[c]) for c in cols], names=list(cols))
         return Table(name, ArrowSource(data), t.source, types=types)
 
     def append_rows(self, cmd: AppendRows, data: pa.Table | None = None) -> None:

@@ -71,7 +71,16 @@ class ScanExec(PhysicalNode):
                     return
             yield self._empty(ctx, t)
             return
-        for chunk, cols in reader if reader is not None else ChunkReader(ctx, t, self.columns, keep):
+        held = t.held_on(ctx.device)
+        if held is not None:
+            chunks = ((c, held.columns(c.pieces, self.columns)) for c in keep)
+        else:
+            chunks = reader if reader is not None else ChunkReader(ctx, t, self.columns, keep)
+        for chunk, cols in chunks:
+            if held is not None:
+                ctx.io.chunks += 1
+                ctx.io.cache_hits += len(cols)
+                ctx.io.scanned_bytes += sum(c.nbytes() for c in cols.values())
             if run is not None:
                 run.add_rows(chunk.rows)
             yield Batch({f.id: cols[c] for c, f in zip(self.columns, self.fields)}, chunk.rows, ctx.device)
@@ -135,7 +144,7 @@ def start_scans(ctx, root) -> None:
             t, keep, _ = node.chunks_to_read(ctx)
         except Exception:  # the scan raises it itself when the run gets there
             continue
-        if not keep:
+        if not keep or t.held_on(ctx.device) is not None:
             continue
         rows = max(c.rows for c in keep)
         est = (PREFETCH + 1) * rows * _READ_AHEAD_ROW_BYTES * len(node.columns)

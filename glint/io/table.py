@@ -270,6 +270,14 @@ class Table:
             out[c] = [self._column(c, x, False) for x in chunks]
         return out
 
+    def held_on(self, device):
+        """The table's glint.io.held.HeldSource when its rows are held as
+        columns on ``device`` (a scan there takes its chunks as they are)."""
+        from glint.io.held import HeldSource
+
+        src = self._src
+        return src if isinstance(src, HeldSource) and src.device == torch.device(device) else None
+
     def device_columns(self, columns: Sequence[str]) -> list[str]:
         """The columns whose Parquet pages glint decodes with torch on the
         scan's device (GLINT_PARQUET_DECODE=device; see
