@@ -225,10 +225,15 @@ class Rank:
         kf = next(f for f in fields if f.name.lower() == key.lower())
         tmp = f"__glint_load_{name}"
         self.catalog.add(tmp, t)
+        mm = self.engine.memory
+        # the share is read once: its chunks are not cached on the device
+        # (nor, since nothing is evicted for them, kept in the host tier)
+        caching, mm.cache_enabled = mm.cache_enabled, False
         try:
             plan = ShuffleExec(ScanExec(tmp, cols, fields), (ColRef(kf),))
             parts, ctx = self.run(seq, plan, consume=lambda ctx, stream: list(stream))
         finally:
+            mm.cache_enabled = caching
             self.catalog.drop(tmp)
             self.evict(t)
         types = types or dict(t.schema)

@@ -332,10 +332,10 @@ class MemoryManager:
         any reservation (the scan's read-ahead copies)."""
         return self._make_room(int(nbytes))
 
-    def _evict(self, key) -> None:
+    def _evict(self, key, counted: bool = True) -> None:
         entry = self._cache.pop(key)
         self._cache_bytes -= entry.nbytes
-        self.evictions += 1
+        self.evictions += counted
 
     # ------------------------------------------------------------- reservations
     def reservation(self, owner: str) -> Reservation:
@@ -387,12 +387,15 @@ class MemoryManager:
             return True
 
     def cache_drop(self, match=lambda key: True) -> int:
-        """Drop the entries whose key matches; the bytes given back."""
+        """Drop the entries whose key matches; the bytes given back. A drop
+        asked for (a table dropped or replaced, the cache emptied) is not an
+        eviction: it does not tell the host tier that the device is short
+        of room."""
         with self._lock:
             freed = 0
             for k in [k for k in self._cache if match(k)]:
                 freed += self._cache[k].nbytes
-                self._evict(k)
+                self._evict(k, counted=False)
             return freed
 
     def cache_keys(self) -> list:

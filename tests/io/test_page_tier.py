@@ -16,7 +16,7 @@ from glint.io import file_reads as fr
 from glint.io import raw_chunks as rc
 from glint.io import raw_decode as rd
 from glint.io.page_tier import PageTier, TierCopy
-from glint.runtime.memory import HostCache
+from glint.runtime.memory import HostCache, MemoryManager
 from glint.testing.compare import compare_query_result
 from glint.workloads import tpch
 
@@ -375,3 +375,17 @@ def test_runs_with_many_fresh_chunks_are_filled_in_pieces(tmp_path, monkeypatch)
         copies[0][1].placement.tier.release(copies[0][1].placement)
         for ch, at in zip(c["a"], lays["a"].at):
             assert buf[at : at + 300].tobytes() == ch.source.read()
+
+
+def test_a_drop_asked_for_is_not_an_eviction():
+    """Dropping a table's chunks (a table replaced, the cache emptied) does not
+    tell the tiers that the device is short of room: they keep taking chunks
+    only once the cache has had to evict for room."""
+    mm = MemoryManager("cpu", 1 << 20)
+    tier = PageTier(1 << 20, always=False)
+    assert mm.cache_put(("table", 1, 0, 0, "a"), object(), 1000)
+    assert mm.cache_drop(lambda k: k[1] == 1) == 1000
+    assert mm.evictions == 0 and not tier.admits(mm)
+    assert mm.cache_put(("table", 2, 0, 0, "a"), object(), 600_000)
+    assert mm.cache_put(("table", 3, 0, 0, "a"), object(), 600_000)  # evicts table 2's chunk for room
+    assert mm.evictions == 1 and tier.admits(mm)
