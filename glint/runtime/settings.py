@@ -467,7 +467,7 @@ class Settings:
         "GLINT_DECODE_THREADS",
         "integer",
         0,
-        "threads that decode Parquet row groups (0: one per core, at least 2)",
+        "threads that decode Parquet row groups (0: one per core, shared by the ranks of the host, at least 2)",
         PROCESS,
         unit="threads",
         lo=0,
