@@ -130,26 +130,39 @@ class Communicator:
         self.stats = RankStats(rank)
         self.fault = None  # (step, action, seconds): a test hook, see inject_fault
         self._own: list[str] = []  # store keys this rank wrote for the current query
+        self._stale: list[str] = []  # and for the queries before it, not deleted yet (drop_stale)
 
     # ------------------------------------------------------------ queries
     def begin(self, qid) -> None:
-        """A new query: steps count from 1 again; the previous query's keys go
-        (all ranks are done with it: rank 0 posts a command only after every
-        rank replied to the last). Beginning the current query again is a no-op."""
+        """A new query: steps count from 1 again. The previous query's keys
+        may go (all ranks are done with it: rank 0 posts a command only after
+        every rank replied to the last); they are deleted by
+        :meth:`drop_stale` while the rank has nothing else to do, not here,
+        where a query waits for them (a round trip to the store each, 1-3 ms
+        a query). Beginning the current query again is a no-op."""
         if qid == self.qid:
             return
-        self._drop_keys()
+        self._stale += self._own
+        self._own = []
         self.qid, self.step, self.posted, self.aborted = qid, 0, 0, False
         self.stats = RankStats(self.rank)
         self._own.append(f"x/{qid}/aborts")  # made by the first rank that checks it
 
-    def _drop_keys(self) -> None:
-        for k in self._own:
+    def drop_stale(self) -> None:
+        """Deletes the keys of the queries before the current one (a rank
+        calls it once its part of a command is done: a rank other than 0
+        after its reply, rank 0 before it waits for the replies)."""
+        stale, self._stale = self._stale, []
+        for k in stale:
             try:
                 self.store.delete_key(k)
             except Exception:  # noqa: BLE001 - the store may be gone at shutdown
                 break
+
+    def _drop_keys(self) -> None:
+        self._stale += self._own
         self._own = []
+        self.drop_stale()
 
     def _set(self, key: str, value: bytes) -> None:
         self.store.set(key, value)

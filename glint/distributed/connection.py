@@ -396,6 +396,7 @@ class DistConnection(Connection):
             self._fail(local_error)  # a rank is lost: no replies to wait for
             raise local_error from None
         try:
+            self.rank.comm.drop_stale()  # (while the other ranks finish)
             replies = self.world.collect(seq)
         except RankFailure as e:
             self._fail(e)

@@ -322,6 +322,7 @@ class Rank:
             reply = self.handle(seq, cmd)
             store.set(f"reply/{seq}/{self.rank}", pickle.dumps(reply))
             store.add(f"reply/{seq}/n", 1)
+            self.comm.drop_stale()  # (idle until the next command)
             if isinstance(cmd, Close):
                 return
             seq += 1
