@@ -56,7 +56,11 @@ class Dictionary:
     - ``memo``: results computed over every entry (a predicate, a hash),
       kept for the chunks that use the same dictionary again
       (glint.kernels.strings.columns.per_entry). A dictionary is never
-      changed in place, so they stay true.
+      changed in place, so they stay true;
+    - ``digest``: where set (:func:`sorted_dictionary`), a hash of the
+      entries: ranks that hold dictionaries of one digest hold the same
+      strings in the same order, so an exchange moves codes into it as they
+      are (glint.distributed.exchange; :func:`shared_dictionary`).
 
     >>> d = Dictionary.from_pylist(["x", "", "héllo"])
     >>> len(d), d.offsets.tolist(), d.nbytes(), d.take(torch.tensor([2, 0])).to_pylist()
@@ -65,15 +69,18 @@ class Dictionary:
     ['héllo', None]
     """
 
-    __slots__ = ("offsets", "data", "sorted_unique", "memo")
+    __slots__ = ("offsets", "data", "sorted_unique", "memo", "digest")
 
-    def __init__(self, offsets: torch.Tensor, data: torch.Tensor, sorted_unique: bool = False):
+    def __init__(
+        self, offsets: torch.Tensor, data: torch.Tensor, sorted_unique: bool = False, digest: bytes | None = None
+    ):
         if offsets.dtype == torch.int64 and data.shape[0] <= _INT32_BYTES:
             offsets = offsets.to(torch.int32)  # every offset is at most len(data)
         self.offsets = offsets
         self.data = data
         self.sorted_unique = sorted_unique
         self.memo: dict | None = None
+        self.digest = digest
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
@@ -110,7 +117,7 @@ class Dictionary:
         if not data.is_cuda and len(self) and data.shape[0] > int(offsets[-1]) - int(offsets[0]):
             lo, hi = int(offsets[0]), int(offsets[-1])
             offsets, data = offsets - lo, data[lo:hi]
-        return Dictionary(fn(offsets), fn(data), self.sorted_unique)
+        return Dictionary(fn(offsets), fn(data), self.sorted_unique, self.digest)
 
     def take(self, idx: torch.Tensor, valid: torch.Tensor | None = None) -> Dictionary:
         """A new dictionary of the entries at ``idx`` (empty where ``valid`` is
@@ -420,19 +427,65 @@ def sorted_dictionary(col: Column) -> Column:
     on the column's device): its codes are then the grouping and ordering
     keys as they are (glint.kernels.strings.columns.code_range). For a
     column of few distinct strings (the dictionary goes through the host).
+    The dictionary carries the digest of its entries, and is the one every
+    such column of these strings on this device gets (:func:`shared_dictionary`).
 
     >>> c = Column(T.VARCHAR, torch.tensor([0, 2, 1, 0], dtype=torch.int32), torch.tensor([True, True, True, False]),
     ...            Dictionary.from_pylist(["b", "a", "b"]))
     >>> s = sorted_dictionary(c)
     >>> s.dictionary.to_pylist(), s.dictionary.sorted_unique, s.data.tolist(), s.to_arrow().to_pylist()
     (['a', 'b'], True, [1, 1, 0, 1], ['b', 'b', 'a', None])
+    >>> sorted_dictionary(c).dictionary is s.dictionary
+    True
     """
     distinct, remap = _sorted_entries(col.dictionary)
     codes = col.data if col.valid is None else torch.where(col.valid, col.data, 0)
     remap = torch.from_numpy(remap).to(col.device)
     codes = remap[codes.long()] if len(remap) else torch.zeros(len(col), dtype=torch.int32, device=col.device)
     d = Dictionary.from_arrow(distinct)
-    return Column(col.dtype, codes, col.valid, Dictionary(d.offsets, d.data, True).to(col.device))
+    digest = _digest(d)
+    shared = shared_dictionary(digest, col.device)
+    if shared is None:
+        shared = Dictionary(d.offsets, d.data, True, digest).to(col.device)
+        _SHARED[(digest, _device_key(shared.device))] = shared
+        while len(_SHARED) > SHARED_MAX:
+            _SHARED.pop(next(iter(_SHARED)))
+    return Column(col.dtype, codes, col.valid, shared)
+
+
+# sorted dictionaries by (digest, device): the one object each, so that its
+# memo serves every column and every exchange of those strings; at most
+# SHARED_MAX kept (the oldest forgotten first), each of few entries
+_SHARED: dict = {}
+SHARED_MAX = 256
+
+
+def shared_dictionary(digest: bytes, device) -> Dictionary | None:
+    """The sorted dictionary of this digest on ``device`` that
+    :func:`sorted_dictionary` made, if it is still kept."""
+    key = (digest, _device_key(device))
+    d = _SHARED.get(key)
+    if d is not None:
+        _SHARED[key] = _SHARED.pop(key)  # most recently used last
+    return d
+
+
+def _device_key(device) -> torch.device:
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def _digest(d: Dictionary) -> bytes:
+    """A hash of a host dictionary's entries (their bytes and boundaries)."""
+    import hashlib
+
+    lo, hi = int(d.offsets[0]), int(d.offsets[-1])
+    h = hashlib.blake2b(digest_size=16)
+    h.update((d.offsets.long() - lo).numpy().tobytes())
+    h.update(d.data[lo:hi].numpy().tobytes())
+    return h.digest()
 
 
 def _sorted_entries(d: Dictionary) -> tuple[pa.Array, np.ndarray]:

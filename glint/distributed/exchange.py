@@ -19,7 +19,10 @@ the blink of an eye" builds columns, §2.3):
   destination that gets rows (small dictionaries: codes stay as they are) or
   each row's own string (codes 0..n-1 per segment). The receiver shifts each
   sender's codes by the entries before it and its offsets by the bytes
-  before it: one dictionary, no string copied twice.
+  before it: one dictionary, no string copied twice. Where every sender's
+  dictionary has one digest (the same sorted strings: a table
+  hash-partitioned at load), the codes stay as they are, into the
+  receiver's own dictionary of that digest (its memo of string tests kept).
 
 DECIMAL, DATE and TIMESTAMP are integers here, HUGEINT sums are [hi, lo] pairs, so every
 glint type moves exactly.
@@ -51,7 +54,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch, Column, Dictionary, concat_batches, slice_batch, to_wide
+from glint.columnar.column import Batch, Column, Dictionary, concat_batches, shared_dictionary, slice_batch, to_wide
 from glint.distributed.stats import ExchangeStats
 from glint.kernels.partition import partition_order
 
@@ -67,6 +70,7 @@ class ColumnLayout:
     strings: str | None = None  # VARCHAR: "dictionary" or "rows" (see the module doc)
     entries: tuple[int, ...] = ()  # per segment: dictionary entries sent
     nbytes: tuple[int, ...] = ()  # per segment: string bytes sent
+    digest: bytes | None = None  # "dictionary": its Dictionary.digest, where it has one
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,7 @@ class _Strings:
             lo, hi = (int(x) for x in torch.stack([offs[0], offs[-1]]).tolist())
             e = len(d)
             self.strategy = "dictionary"
+            self.digest = d.digest
             self.codes = c.data
             self.offsets = (offs[:-1] - lo).repeat(len(dest))
             self.bytes = d.data[lo:hi].repeat(len(dest))
@@ -114,6 +119,7 @@ class _Strings:
             starts.append(starts[-1] + k)
         bounds = offs[torch.tensor(starts, device=offs.device)].tolist() if n else [0] * len(starts)
         self.strategy = "rows"
+        self.digest = None
         first_row = _per_row(starts[:-1], counts, n, c.device)
         self.codes = (torch.arange(n, dtype=torch.int64, device=c.device) - first_row).to(torch.int32)
         self.offsets = offs[:-1] - _per_row(bounds[:-1], counts, n, c.device)
@@ -159,6 +165,7 @@ class Outgoing:
                         s.strategy if s else None,
                         s.entries if s else (),
                         s.nbytes if s else (),
+                        s.digest if s else None,
                     ),
                 )
             )
@@ -445,12 +452,40 @@ def assemble(posts: list[Post], me: int, received: dict, pattern: str, device) -
             )
             entries = [pick(p, "entries") for p in posts]
             nbytes = [pick(p, "nbytes") for p in posts]
-            data = data + _per_row(_exclusive(entries), rows, total, device).to(torch.int32)
-            offsets = offsets + _per_row(_exclusive(nbytes), entries, sum(entries), device)
-            offsets = torch.cat([offsets, torch.tensor([sum(nbytes)], dtype=torch.int64, device=device)])
-            dictionary = Dictionary(offsets, raw)
+            shared = _shared(posts, i, entries, offsets, raw, nbytes, device)
+            if shared is not None:
+                dictionary = shared  # every sender's codes index it as they are
+            else:
+                data = data + _per_row(_exclusive(entries), rows, total, device).to(torch.int32)
+                offsets = offsets + _per_row(_exclusive(nbytes), entries, sum(entries), device)
+                offsets = torch.cat([offsets, torch.tensor([sum(nbytes)], dtype=torch.int64, device=device)])
+                dictionary = Dictionary(offsets, raw)
         cols[k] = Column(lay.dtype, data, valid, dictionary)
     return Batch(cols, total, device)
+
+
+def _shared(posts: list[Post], i: int, entries, offsets, raw, nbytes, device) -> Dictionary | None:
+    """Column i's dictionary when every sender that sent entries sent its
+    whole dictionary and all of them have one digest (the same sorted
+    strings: a table hash-partitioned at load, glint.io.held): this rank's
+    own object of that digest where it holds one (its memo of string tests
+    kept across queries), else the first sender's entries, sorted and
+    unique as they came. None otherwise."""
+    lays = [p.columns[i][1] for p, e in zip(posts, entries) if e]
+    if not lays or any(lay.strings != "dictionary" or lay.digest is None for lay in lays):
+        return None
+    digest = lays[0].digest
+    if any(lay.digest != digest for lay in lays[1:]):
+        return None
+    own = shared_dictionary(digest, device)
+    if own is not None:
+        return own
+    j = next(k for k, e in enumerate(entries) if e)
+    e0, b0 = sum(entries[:j]), sum(nbytes[:j])
+    offs = torch.cat(
+        [offsets[e0 : e0 + entries[j]], torch.tensor([nbytes[j]], dtype=torch.int64, device=offsets.device)]
+    )
+    return Dictionary(offs, raw[b0 : b0 + nbytes[j]], True, digest)
 
 
 def _row_bytes(buf: torch.Tensor) -> int:
