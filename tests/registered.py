@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 import glint
 
@@ -38,3 +39,36 @@ def spy_on(monkeypatch, owner, name: str, record=lambda out: out) -> list:
 
     monkeypatch.setattr(owner, name, spy)
     return seen
+
+
+def rule_connections(rule: str):
+    """Module fixtures ``con`` (glint with every rule), ``plain`` (glint with
+    the optimizer rule ``rule`` off) and ``duck`` (the oracle) over the
+    module's ``tables`` fixture, for a test that compares a rule's plans:
+    ``con, plain, duck = rule_connections("...")``."""
+
+    @pytest.fixture(scope="module")
+    def con(device, tables):
+        c = glint_with(tables, device)
+        yield c
+        c.close()
+
+    @pytest.fixture(scope="module")
+    def plain(device, tables):
+        c = glint_with(tables, device, optimizer={rule: False})
+        yield c
+        c.close()
+
+    return con, plain, duck_fixture()
+
+
+def duck_fixture():
+    """A module fixture ``duck``: DuckDB over the module's ``tables`` fixture."""
+
+    @pytest.fixture(scope="module")
+    def duck(tables):
+        d = duckdb_with(tables)
+        yield d
+        d.close()
+
+    return duck

@@ -12,7 +12,7 @@ import pytest
 
 from glint.exec import aggregate as A
 from glint.testing.compare import compare_query_result
-from tests.registered import duckdb_with, glint_with, spy_on
+from tests.registered import duck_fixture, glint_with, spy_on
 
 N = 50_000
 
@@ -45,11 +45,7 @@ def con(device, tables, monkeypatch):
     c.close()
 
 
-@pytest.fixture(scope="module")
-def duck(tables):
-    d = duckdb_with(tables)
-    yield d
-    d.close()
+duck = duck_fixture()
 
 
 CASES = {

@@ -11,7 +11,7 @@ import pytest
 
 from glint.plan import logical as L
 from glint.testing.compare import compare_query_result
-from tests.registered import duckdb_with, glint_with
+from tests.registered import rule_connections
 
 N_FACT = 60_000
 N_KEYS = 5_000
@@ -46,25 +46,7 @@ def tables() -> dict[str, pa.Table]:
     }
 
 
-@pytest.fixture(scope="module")
-def con(device, tables):
-    c = glint_with(tables, device)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def plain(device, tables):
-    c = glint_with(tables, device, optimizer={"semi_join_reduction": False})
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tables):
-    d = duckdb_with(tables)
-    yield d
-    d.close()
+con, plain, duck = rule_connections("semi_join_reduction")
 
 
 AGG = "(SELECT k, k2, count(*) AS n, sum(p) AS sp, avg(q) AS aq FROM fact GROUP BY k, k2)"
