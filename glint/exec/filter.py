@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from glint.columnar.column import Batch
 from glint.errors import ExecutionError
 from glint.exec.base import PhysicalNode
 from glint.functions.evaluate import evaluate
@@ -18,6 +19,9 @@ class FilterExec(PhysicalNode):
     child: PhysicalNode
     predicate: Expr
     est_rows: float = 0.0
+    # the ids of the columns the operator above reads (None: every column); the others,
+    # read only by the predicate, are not gathered
+    keep: frozenset[int] | None = None
 
     def describe(self):
         return f"Filter {self.predicate!r}"
@@ -25,18 +29,25 @@ class FilterExec(PhysicalNode):
     def stream(self, ctx, inp):
         fused = ctx.settings.fused_filters
         for batch in inp:
-            yield filter_batch(self.predicate, batch, fused)
+            yield filter_batch(self.predicate, batch, fused, self.keep)
 
 
-def filter_batch(predicate: Expr, batch, fused: bool = False):
-    """The rows where ``predicate`` is TRUE. With ``fused``, on CUDA, the
-    predicate runs as one generated kernel where it compiles
-    (glint.functions.fused_predicate: its comparisons raise no errors)."""
+def filter_batch(predicate: Expr, batch, fused: bool = False, keep=None):
+    """The rows where ``predicate`` is TRUE (of the columns whose ids are in
+    ``keep``, when given). With ``fused``, on CUDA, the predicate runs as one
+    generated kernel where it compiles (glint.functions.fused_predicate: its
+    comparisons raise no errors)."""
     try:
         mask = filter_mask(predicate, batch, fused)
     except ExecutionError:
-        return _conjunct_by_conjunct(predicate, batch)
-    return batch.take(mask.nonzero().squeeze(1))  # the one size this operator must know
+        return _columns(_conjunct_by_conjunct(predicate, batch), keep)
+    return _columns(batch, keep).take(mask.nonzero().squeeze(1))  # the one size this operator must know
+
+
+def _columns(batch: Batch, keep) -> Batch:
+    if keep is None or len(keep) == len(batch.columns):
+        return batch
+    return Batch({k: c for k, c in batch.columns.items() if k in keep}, batch.num_rows, batch.device)
 
 
 def filter_mask(predicate: Expr, batch, fused: bool = False):

@@ -33,7 +33,7 @@ from glint.exec.filter import filter_mask
 from glint.exec.hashing import hash_columns, partition_of
 from glint.exec.join_keys import BuildKeys
 from glint.functions.evaluate import evaluate
-from glint.kernels.join import build_side, expand_matches, match_counts
+from glint.kernels.join import build_side, expand_matches, fused_probe, match_counts, match_offsets
 from glint.plan.expr import Expr, Field
 from glint.runtime.memory import format_bytes
 from glint.runtime.spill import PartitionedBatches
@@ -291,10 +291,7 @@ class _JoinRun:
                 self.ctx.check_interrupt()
                 yield pairs
             return
-        pk, pv, joint = keys.encode([evaluate(self.pk[i], probe) for i in ids])
-        if joint is not None:
-            struct = build_side(*joint)
-        lo, counts = match_counts(struct, pk, pv)
+        struct, lo, counts = _match(keys, struct, [evaluate(self.pk[i], probe) for i in ids])
         n = counts.shape[0]
         # a build of unique keys matches a probe row at most once: no need to count the pairs first
         unique = getattr(struct, "unique", False)
@@ -316,6 +313,17 @@ class _JoinRun:
                 keep = _residual_mask(residual, lb, li, rb, ri, self.fused)
                 pi, bi = pi[keep], bi[keep]
             yield pi, bi
+
+    def _probe_matched(self, probe: Batch) -> torch.Tensor:
+        """Which probe rows have a match (the build on the right): without a
+        residual, the match counts say it, with no pair listed."""
+        if self.n.residual is None and self.keys is not None:
+            _, _, counts = _match(self.keys, self.struct, [evaluate(e, probe) for e in self.pk])
+            return counts > 0
+        matched = torch.zeros(probe.num_rows, dtype=torch.bool, device=probe.device)
+        for pi, _ in self._pairs(probe):
+            matched[pi] = True
+        return matched
 
     def _other_keys(self, key_ids):
         if self.other is None:
@@ -341,9 +349,7 @@ class _JoinRun:
             lb, rb = (probe, self.build) if br else (self.build, probe)
             if kind in ("semi", "anti", "mark"):
                 if br:
-                    matched = torch.zeros(np_, dtype=torch.bool, device=dev)
-                    for pi, _ in self._pairs(probe):
-                        matched[pi] = True
+                    matched = self._probe_matched(probe)
                     yield from self._emit_semi(probe, matched, self._mark(probe, matched))
                 else:
                     for _, bi in self._pairs(probe):
@@ -490,6 +496,20 @@ class _JoinRun:
             hit[li] = True
         miss = (~hit).nonzero().squeeze(1)
         yield _combine(probe, torch.cat([li, miss]), self.build, torch.cat([ri, torch.full_like(miss, -1)]), True)
+
+
+def _match(keys: BuildKeys, struct, cols: list[Column]):
+    """(build structure, start in its row order, matches) per probe row of
+    these key columns (the structure is the chunk's own where the keys are
+    encoded together with the build side's: strings, wide values)."""
+    offset = keys.offset()
+    if offset is not None and fused_probe(struct, cols[0].data):
+        # one kernel reads the key column as it is: no encoded copy of it
+        return (struct, *match_offsets(struct, cols[0].data, cols[0].valid, *offset))
+    pk, pv, joint = keys.encode(cols)
+    if joint is not None:
+        struct = build_side(*joint)
+    return (struct, *match_counts(struct, pk, pv))
 
 
 def _residual_mask(residual, lb, li, rb, ri, fused: bool = False) -> torch.Tensor:

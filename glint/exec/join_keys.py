@@ -119,6 +119,18 @@ class BuildKeys:
             self.steps.append((part, prefix))
         self.key = key
 
+    def offset(self) -> tuple[int, int] | None:
+        """(lo, hi) when the key is one integer column whose part is its offset
+        from lo (a probe value outside [lo, hi] matches nothing), else None:
+        then a probe chunk's column can go to the matching as it is
+        (glint.kernels.join.match_offsets), with no encoding pass."""
+        if self.joint or len(self.steps) != 1:
+            return None
+        part, _ = self.steps[0]
+        if part.set is not None or self.cols[0].data.is_floating_point():
+            return None
+        return part.lo, part.hi
+
     def encode(self, probe_cols: list[Column]):
         """(key, valid, build) for probe rows: valid is False where a key is
         NULL or a value the build side does not have. ``build`` is None, or,

@@ -167,7 +167,17 @@ def _prune_value(lit: Literal, col_type):
 
 @_plan.register
 def _(node: L.Project, est):
-    return ProjectExec(_plan(node.child, est), node.exprs, est.rows(node))
+    return ProjectExec(narrow_filter(_plan(node.child, est), node.exprs), node.exprs, est.rows(node))
+
+
+def narrow_filter(child: PhysicalNode, exprs) -> PhysicalNode:
+    """A filter right below a projection gathers only the columns the
+    projection reads (a column read by the predicate alone, such as Q21's
+    ``l_receiptdate > l_commitdate``, is not copied for the surviving rows)."""
+    if not isinstance(child, FilterExec) or child.keep is not None:
+        return child
+    need = frozenset(f.id for _, e in exprs for f in e.fields())
+    return dataclasses.replace(child, keep=need)
 
 
 @_plan.register

@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
-from glint.kernels.hash_table import hashed_on, key_set
+from glint.kernels.hash_table import EMPTY, hashed_on, key_set
 
 DIRECT_LIMIT = 1 << 26
 
@@ -139,6 +139,71 @@ def match_counts(build, probe_key: torch.Tensor, probe_valid: torch.Tensor | Non
     return build.match(probe_key, probe_valid)
 
 
+def match_offsets(build, raw: torch.Tensor, valid: torch.Tensor | None, lo: int, hi: int):
+    """:func:`match_counts` for one integer key column whose part is its offset
+    from ``lo`` (values outside ``[lo, hi]``, or not ``valid``, match nothing:
+    glint.exec.join_keys), the offset taken in the same pass. On CUDA, for a
+    direct or hashed build, one Triton launch reads the column as it is
+    (any integer width) and writes each row's start and count; the torch
+    code is the offset's encoding and :func:`match_counts`, about ten
+    launches over the probe rows."""
+    if fused_probe(build, raw):
+        return _match_offsets_triton(build, raw, valid, lo, hi)
+    return match_offsets_torch(build, raw, valid, lo, hi)
+
+
+def fused_probe(build, raw: torch.Tensor) -> bool:
+    """Whether :func:`match_offsets` runs as one Triton kernel for this build and column."""
+    return (
+        HAS_TRITON
+        and use_triton(raw)
+        and isinstance(build, (DirectBuild, HashBuild))
+        and raw.dim() == 1
+        and not raw.is_floating_point()
+        and raw.dtype != torch.bool
+    )
+
+
+def match_offsets_torch(build, raw: torch.Tensor, valid: torch.Tensor | None, lo: int, hi: int):
+    """:func:`match_offsets` in torch ops (the reference, and every device's path)."""
+    v = raw.long()
+    ok = (v >= lo) & (v <= hi)  # (compared before subtracting: v - lo may wrap around)
+    if valid is not None:
+        ok &= valid
+    return match_counts(build, torch.where(ok, v - lo, torch.zeros_like(v)), ok)
+
+
+def _match_offsets_triton(build, raw, valid, lo: int, hi: int):
+    raw = raw.contiguous()
+    n = raw.shape[0]
+    dev = raw.device
+    start = torch.empty(n, dtype=torch.int64, device=dev)
+    count = torch.empty(n, dtype=torch.int64, device=dev)
+    if n == 0:
+        return start, count
+    hashed = isinstance(build, HashBuild)
+    counted = build.counts is not None
+    if hashed:
+        s = build.set
+        table, ids, shift, mask, dlo, span = s._table, s._ids, s._shift, s._mask, 0, 0
+    else:
+        table = ids = count  # (not read)
+        shift = mask = 0
+        dlo, span = build.lo, build.span
+    v = valid.contiguous() if valid is not None else raw
+    starts = build.starts if counted else count
+    counts = build.counts if counted else count
+    with on_device(raw):
+        _match_offsets_kernel[(blocks(n, _PROBE_BLOCK),)](
+            raw, v, n, lo, hi, dlo, span, table, ids, shift, mask, starts, counts, start, count,
+            HAS_VALID=valid is not None, HASHED=hashed, COUNTED=counted, BLOCK=_PROBE_BLOCK,
+        )  # fmt: skip
+    return start, count
+
+
+_PROBE_BLOCK = 256
+
+
 def expand_matches(build, lo: torch.Tensor, counts: torch.Tensor, sizes: tuple[int, int] | None = None):
     """All (probe row, build row) pairs from per-probe-row match ranges
     (a build side of unique keys matches each probe row at most once: the
@@ -196,6 +261,10 @@ if HAS_TRITON:
     import triton
     import triton.language as tl
 
+    from glint.kernels.hash_table import _slot_of
+
+    _EMPTY = tl.constexpr(EMPTY)
+
     @triton.jit
     def _expand_kernel(ends_ptr, counts_ptr, lo_ptr, rows_ptr, out_p, out_b, n, BLOCK: tl.constexpr):
         i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -207,6 +276,62 @@ if HAS_TRITON:
             w = live & (j < c)
             tl.store(out_p + at + j, i, mask=w)
             tl.store(out_b + at + j, tl.load(rows_ptr + first + j, mask=w, other=0), mask=w)
+
+    @triton.jit
+    def _match_offsets_kernel(
+        raw_ptr,
+        valid_ptr,
+        n,
+        lo,
+        hi,
+        dlo,
+        span,
+        table_ptr,
+        ids_ptr,
+        shift,
+        mask,
+        starts_ptr,
+        counts_ptr,
+        start_out,
+        count_out,
+        HAS_VALID: tl.constexpr,
+        HASHED: tl.constexpr,
+        COUNTED: tl.constexpr,
+        BLOCK: tl.constexpr,
+    ):
+        # a probe row's key part is its offset from lo (rows outside [lo, hi] match
+        # nothing); a direct build indexes its counts by the part, a hashed one looks it
+        # up in the table (parts are never negative: never the free-slot marker)
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        r = tl.load(raw_ptr + offs, mask=inside, other=0).to(tl.int64)
+        active = inside & (r >= lo) & (r <= hi)
+        if HAS_VALID:
+            active = active & (tl.load(valid_ptr + offs, mask=inside, other=0) != 0)
+        k = r - lo
+        if HASHED:
+            h = _slot_of(k, shift, mask)
+            found = tl.full([BLOCK], -1, tl.int64)
+            while tl.max(active.to(tl.int32), axis=0) > 0:
+                t = tl.load(table_ptr + h, mask=active, other=-1)
+                hit_here = active & (t == k)
+                found = tl.where(hit_here, h, found)
+                active = active & (t != k) & (t != _EMPTY)
+                h = tl.where(active, (h + 1) & mask, h)
+            idx = tl.load(ids_ptr + found, mask=found >= 0, other=-1).to(tl.int64)
+            hit = idx >= 0
+        else:
+            idx = k - dlo
+            hit = active & (idx >= 0) & (idx < span)
+        idx = tl.where(hit, idx, 0)
+        if COUNTED:
+            c = tl.load(counts_ptr + idx, mask=hit, other=0)
+            first = tl.load(starts_ptr + idx, mask=hit, other=0)
+        else:
+            c = hit.to(tl.int64)
+            first = idx
+        tl.store(count_out + offs, c, mask=inside)
+        tl.store(start_out + offs, first, mask=inside)
 
 
 def match_pairs(build_key, build_valid, probe_key, probe_valid):

@@ -155,6 +155,18 @@ def test_calendar_kernel(days):
         )
 
 
+@pytest.mark.parametrize("raw", ["*i32", "*i64"])
+@pytest.mark.parametrize("hashed, counted", [(True, True), (True, False), (False, True)])
+def test_join_probe_kernel(raw, hashed, counted):
+    from glint.kernels import join as J
+
+    sig = {"raw_ptr": raw, "valid_ptr": "*i1", "n": "i64", "lo": "i64", "hi": "i64", "dlo": "i64", "span": "i64"}
+    sig.update({"table_ptr": "*i64", "ids_ptr": "*i32", "shift": "i64", "mask": "i64"})
+    sig.update({"starts_ptr": "*i64", "counts_ptr": "*i64", "start_out": "*i64", "count_out": "*i64"})
+    consts = {"HAS_VALID": True, "HASHED": hashed, "COUNTED": counted, "BLOCK": J._PROBE_BLOCK}
+    compiled(J._match_offsets_kernel, sig, consts)
+
+
 def test_no_kernel_argument_is_named_like_a_launcher_local():
     """Triton 3.6 binds a launch's arguments in generated code whose locals
     include ``params``, ``specialization`` and ``options``: a kernel argument

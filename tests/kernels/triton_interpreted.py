@@ -823,6 +823,42 @@ def test_hash_table(case):
     )
 
 
+@pytest.mark.parametrize("case", _hash_cases(), ids=lambda c: c[0])
+@pytest.mark.parametrize("build_kind", ["direct", "hashed"])
+def test_match_offsets(case, build_kind):
+    """The join probe that takes a key column as it is (its offset part, the
+    range test, the table lookup and the counts in one kernel) against the
+    encoding and match_counts it replaces: NULL keys, values outside the build's
+    range, narrow integer columns, unique and repeated build keys."""
+    from glint.kernels import join as J
+
+    name, build, probe = case
+    build = build[(build > -(2**61)) & (build < 2**61)]  # (parts are offsets below 2**62)
+    lo, hi = (int(build.min()), int(build.max())) if build.numel() else (0, -1)
+    part = build - lo
+    rows = torch.arange(part.shape[0])
+    if build_kind == "direct":
+        if not part.numel() or int(part.max()) > 1 << 20:
+            pytest.skip("keys too sparse for a direct build")
+        b = J.DirectBuild(part, rows, int(part.min()), int(part.max()) - int(part.min()) + 1)
+    else:
+        b = J.HashBuild(part, rows)
+    probe = torch.cat([probe, build[:50], torch.tensor([lo - 1, hi + 1, lo, hi])])
+    valid = torch.arange(probe.shape[0]) % 5 != 3
+    narrow = probe.to(torch.int32) if probe.abs().max() < 2**31 else probe
+    for raw in (probe, narrow):
+        for v in (None, valid):
+            got = J._match_offsets_triton(b, raw, v, lo, hi)
+            want = J.match_offsets_torch(b, raw, v, lo, hi)
+            assert torch.equal(got[1], want[1]), (name, raw.dtype, v is None)
+            hit = want[1] > 0
+            assert torch.equal(got[0][hit], want[0][hit])
+            pairs = J.expand_matches(b, *got)
+            assert sorted(zip(*[t.tolist() for t in pairs])) == sorted(
+                zip(*[t.tolist() for t in J.expand_matches(b, *want)])
+            )
+
+
 def test_fused_predicates():
     from tests.functions.test_fused_predicate import check_later_chunks, check_trees
 
