@@ -22,7 +22,8 @@ fi
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(tests/exec tests/functions tests/kernels tests/io tests/sqllogic)
 extra=()
-"$PY" -c "import xdist" 2>/dev/null && extra+=(-n "${GLINT_TEST_WORKERS:-8}")
+# (a file's tests in one process: an sqllogic file's records build on the ones before them)
+"$PY" -c "import xdist" 2>/dev/null && extra+=(-n "${GLINT_TEST_WORKERS:-8}" --dist loadfile)
 "$PY" -c "import pytest_timeout" 2>/dev/null && extra+=(--timeout "${GLINT_TEST_TIMEOUT:-300}")
 cd "$GLINT_ROOT" || exit 1
 "$PY" -m pytest -p no:cacheprovider --device cuda -q --tb=short -rfE "${extra[@]}" \
