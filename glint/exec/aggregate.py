@@ -242,6 +242,9 @@ class _PartialFinal:
         self.hint, self.combine_hint = KeyHint(), KeyHint()  # of the chunks' keys, of the states' keys
         self.res = ctx.memory.reservation(f"HashAggregate {node.describe()[:60]}")
         self.parts: PartitionedBatches | None = None
+        # the columns the groups and aggregates read: a folded WHERE's rows are gathered of these
+        # only (TPC-H Q13's o_comment, read by its NOT LIKE alone, is not)
+        self.reads = frozenset(f.id for _, e in (*groups, *node.aggs) for f in e.fields())
 
     def close(self):
         if self.parts is not None:
@@ -299,8 +302,8 @@ class _PartialFinal:
                 states = self._masked_partial(batch, mask)
                 if states is not None:
                     return states, batch
-                return None, batch.take(mask.nonzero().squeeze(1))
-        return None, filter_batch(node.where, batch, fused)
+                return None, filter_batch(node.where, batch, fused, self.reads, mask)
+        return None, filter_batch(node.where, batch, fused, self.reads)
 
     def _masked_partial(self, batch: Batch, mask: torch.Tensor) -> Batch | None:
         """The partial states of the rows where ``mask`` holds, from every row

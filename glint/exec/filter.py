@@ -32,13 +32,15 @@ class FilterExec(PhysicalNode):
             yield filter_batch(self.predicate, batch, fused, self.keep)
 
 
-def filter_batch(predicate: Expr, batch, fused: bool = False, keep=None):
+def filter_batch(predicate: Expr, batch, fused: bool = False, keep=None, mask=None):
     """The rows where ``predicate`` is TRUE (of the columns whose ids are in
-    ``keep``, when given). With ``fused``, on CUDA, the predicate runs as one
-    generated kernel where it compiles (glint.functions.fused_predicate: its
-    comparisons raise no errors)."""
+    ``keep``, when given; ``mask``: the predicate's, where the caller has it).
+    With ``fused``, on CUDA, the predicate runs as one generated kernel where
+    it compiles (glint.functions.fused_predicate: its comparisons raise no
+    errors)."""
     try:
-        mask = filter_mask(predicate, batch, fused)
+        if mask is None:
+            mask = filter_mask(predicate, batch, fused)
     except ExecutionError:
         return _columns(_conjunct_by_conjunct(predicate, batch), keep)
     return _columns(batch, keep).take(mask.nonzero().squeeze(1))  # the one size this operator must know

@@ -79,6 +79,29 @@ def test_narrow_filters_give_duckdbs_rows(con, duck, name):
     assert compare_query_result(sql, got, duck.execute(sql).arrow()) == []
 
 
+def test_a_folded_where_gathers_only_what_the_aggregation_reads(con, duck, monkeypatch):
+    """A WHERE folded into an aggregation whose fused pass does not take it
+    (COUNT of a column, grouped) filters the rows first: of the columns the
+    groups and aggregates read, not of the ones only the WHERE reads."""
+    from glint.exec import aggregate as A
+
+    gathered = []
+    real = A.filter_batch
+
+    def spy(*args, **kw):
+        out = real(*args, **kw)
+        gathered.append(set(out.columns))
+        return out
+
+    monkeypatch.setattr(A, "filter_batch", spy)
+    sql = "SELECT k, count(commit) AS n FROM l WHERE s NOT LIKE '%z%' AND receipt > 10 GROUP BY k"
+    res = con.sql(sql)
+    assert " where " in res.physical.describe() or "where" in repr(res.physical)
+    got = res.arrow()
+    assert compare_query_result(sql, got, duck.execute(sql).arrow()) == []
+    assert gathered and all(len(cols) == 2 for cols in gathered), gathered
+
+
 def test_only_the_kept_columns_are_gathered():
     b = Field(2, "b", T.BIGINT)
     batch = Batch(
