@@ -23,7 +23,9 @@ LIMB_BITS = 32
 LIMB_MASK = (1 << LIMB_BITS) - 1
 
 
-DENSE_LIMIT = 1 << 26
+# the widest key span grouped by direct addressing (a chunk of 2**28 rows of TPC-H lineitem
+# spans 2**28 order keys: its int64 slots take 2 GB, against a hash table of its 67M groups)
+DENSE_LIMIT = 1 << 28
 
 
 def key_range(key: torch.Tensor) -> tuple[int, int]:

@@ -560,12 +560,14 @@ def _cuda_allocated(device: torch.device) -> int:
 # ------------------------------------------------------------------ defaults
 # What a chunk in flight needs on a GPU beside the cache and the reservations,
 # per row, until a run shows more (see default_chunk_rows): a budget of
-# LARGE_BUDGET or more keeps LARGE_BUDGET_BYTES_PER_ROW, a smaller one
-# WORKING_BYTES_PER_ROW.
+# HUGE_BUDGET or more keeps HUGE_BUDGET_BYTES_PER_ROW, one of LARGE_BUDGET or
+# more LARGE_BUDGET_BYTES_PER_ROW, a smaller one WORKING_BYTES_PER_ROW.
 WORKING_BYTES_PER_ROW = 1024
 LARGE_BUDGET = 32 << 30
 LARGE_BUDGET_BYTES_PER_ROW = 256
-MAX_GPU_CHUNK_ROWS = 1 << 26
+HUGE_BUDGET = 100 << 30
+HUGE_BUDGET_BYTES_PER_ROW = 128
+MAX_GPU_CHUNK_ROWS = 1 << 28
 
 
 def working_bytes_per_row(device: torch.device, limit: int) -> int:
@@ -574,11 +576,13 @@ def working_bytes_per_row(device: torch.device, limit: int) -> int:
     counts).
 
     >>> gpu = torch.device("cuda")
-    >>> working_bytes_per_row(gpu, 74 << 30), working_bytes_per_row(gpu, 16 << 30)
-    (256, 1024)
+    >>> [working_bytes_per_row(gpu, g << 30) for g in (123, 74, 16)]
+    [128, 256, 1024]
     """
     if torch.device(device).type != "cuda":
         return 0
+    if limit >= HUGE_BUDGET:
+        return HUGE_BUDGET_BYTES_PER_ROW
     return LARGE_BUDGET_BYTES_PER_ROW if limit >= LARGE_BUDGET else WORKING_BYTES_PER_ROW
 
 
@@ -594,7 +598,7 @@ def default_limit(device: torch.device) -> int:
 
 
 def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False) -> int:
-    """Rows per chunk (morsel): a power of two between 2**14 and 2**26 on a GPU
+    """Rows per chunk (morsel): a power of two between 2**14 and 2**28 on a GPU
     (launch and sync overheads are per chunk, so large), 2**21 on the CPU.
 
     On a GPU a chunk in flight costs more than its columns: expressions over
@@ -605,7 +609,11 @@ def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False)
     beyond the cache with chunks of 2**26 rows (Q9; 25 for Q1), and ran
     1.40 s for Q1-Q12 with chunks of 2**24 rows, 1.15 s with 2**25 and
     1.01 s with 2**26: a budget of 32 GiB or more keeps 256 bytes a row, and
-    gets 2**26 rows on an H100 or H200. A smaller budget keeps 1 KiB a row
+    gets 2**26 rows on an H100. On a 141 GB H200 (a budget of about 123 GiB),
+    chunks of 2**28 rows took no query past 85 bytes a row beyond the cache
+    (Q5; 68 GB of cache), and the 22 queries 1.19 s against 1.25-1.27 s with
+    2**26: a budget of 100 GiB or more keeps 128 bytes a row, and gets 2**28
+    rows. A smaller budget keeps 1 KiB a row
     (2**22 rows under a 16 GB limit), where the read-ahead of a cold scan
     matters (on one H200 under 16 GB, chunks of 2**24 rows once failed 18 of
     the 22 TPC-H SF100 queries out of memory, when a Q1 product took 900
@@ -613,8 +621,8 @@ def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False)
     quarter of that under a limit the user set.
 
     >>> gpu = torch.device("cuda")
-    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (133, 74, 40, 16, 1)]
-    [26, 26, 25, 22, 18]
+    >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (123, 74, 40, 16, 1)]
+    [28, 26, 25, 22, 18]
     """
     device = torch.device(device)
     if device.type == "cuda":

@@ -240,7 +240,7 @@ class Settings:
         unit="rows",
         lo=1,
         requirement="must be a positive integer",
-        auto="from the memory limit: 2**14 to 2**26 on a GPU, up to 2**21 on the CPU",
+        auto="from the memory limit: 2**14 to 2**28 on a GPU, up to 2**21 on the CPU",
     )
     host_cache_limit: int | None = _setting(
         "GLINT_HOST_CACHE_LIMIT",

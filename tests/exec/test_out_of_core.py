@@ -309,14 +309,16 @@ def test_memory_settings():
 
 def test_default_chunk_rows():
     """Chunks follow the budget: on a GPU the working memory kept for a chunk
-    (256 bytes a row from a budget of 32 GiB, 1 KiB a row below) is at most a
-    third of it; on the CPU 1/16 of it at 64 bytes a row, a quarter of that
-    under a limit the user set; powers of two within 2**14 .. 2**26 (2**21 on
-    the CPU)."""
+    (128 bytes a row from a budget of 100 GiB, 256 from 32 GiB, 1 KiB a row
+    below) is at most a third of it; on the CPU 1/16 of it at 64 bytes a row,
+    a quarter of that under a limit the user set; powers of two within 2**14
+    .. 2**28 (2**21 on the CPU)."""
     from glint.runtime.memory import MemoryManager, default_chunk_rows
 
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
-    assert default_chunk_rows(gpu, 133 << 30) == 1 << 26
+    assert default_chunk_rows(gpu, 133 << 30) == 1 << 28
+    assert default_chunk_rows(gpu, 100 << 30) == 1 << 28
+    assert default_chunk_rows(gpu, 99 << 30) == 1 << 27
     assert default_chunk_rows(gpu, 74 << 30) == 1 << 26
     assert default_chunk_rows(gpu, 32 << 30) == 1 << 25
     assert default_chunk_rows(gpu, 31 << 30) == 1 << 23
