@@ -589,7 +589,15 @@ class Connection:
             and version == self._catalog_version.value
             and volatile == self._volatile_reads
         ):
-            plan = CachedPlan(result.names, result._fields, result.logical, result.physical, version, self.settings)
+            plan = CachedPlan(
+                result.names,
+                result._fields,
+                result.logical,
+                result.physical,
+                version,
+                self.settings,
+                result.cross_products,
+            )
             self._plans.put(query, plan, capacity)
         return result
 

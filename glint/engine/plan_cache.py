@@ -65,6 +65,7 @@ class CachedPlan:
     physical: object
     version: int
     settings: object
+    cross_products: tuple = ()  # what the plan holds whole, measured once (glint.plan.cross_products)
 
 
 class PlanCache:

@@ -28,7 +28,7 @@ from glint.functions.dates.days import format_date
 from glint.functions.deferred import CheckRedo
 from glint.functions.evaluate import CONSTANT_EVALUATOR
 from glint.plan.cardinality import Estimator
-from glint.plan.cross_products import oversized_cross_product
+from glint.plan.cross_products import held_cross_products, oversized
 from glint.plan.optimizer import optimize
 from glint.runtime import trace
 from glint.runtime.memory import format_bytes, host_memory_available
@@ -49,14 +49,15 @@ def _result_cap(limit: int | None) -> int:
     return limit if limit is not None else int(host_memory_available() * 0.7)
 
 
-def _refuse_oversized_cross_products(con, logical) -> None:
-    """A query that holds a cross product larger than the cross_product_limit
-    (by default the result limit) fails before it runs (glint.plan.cross_products)."""
+def _refuse_oversized_cross_products(con, held: tuple) -> None:
+    """A query that holds a cross product (``held``: glint.plan.cross_products.
+    held_cross_products) larger than the cross_product_limit (by default the
+    result limit) fails before it runs."""
     limit = con.settings.cross_product_limit
-    if limit == 0:
+    if limit == 0 or not held:
         return
     cap = limit if limit is not None else _result_cap(con.settings.result_limit)
-    where = oversized_cross_product(logical, con, cap)
+    where = oversized(held, cap)
     if where is not None:
         raise ResultTooLarge(
             f"the query cannot finish: {where}, more than the {format_bytes(cap)} glint may hold for it; "
@@ -84,6 +85,7 @@ class Result:
         self._query_run = None
         self.plan_cacheable = False  # planned here from a query's text (glint.engine.plan_cache)
         self.plan_cached = False  # its plan was made by an earlier run of the same text
+        self.cross_products: tuple = ()  # the cross products its plan holds whole (glint.plan.cross_products)
         if ast is None and bound is None:
             return
         self.plan_cacheable = bound is None
@@ -95,7 +97,8 @@ class Result:
         self._fields = [f for _, f in bound.outputs]
         self.timings["bind"] = time.perf_counter() - t0
         self.logical = optimize(bound.plan, con, CONSTANT_EVALUATOR, con.disabled_rules, self.timings)
-        _refuse_oversized_cross_products(con, self.logical)
+        self.cross_products = held_cross_products(self.logical, con)
+        _refuse_oversized_cross_products(con, self.cross_products)
         t1 = time.perf_counter()
         self.physical = con._plan_physical(self.logical)
         self.timings["physical"] = time.perf_counter() - t1
@@ -105,8 +108,9 @@ class Result:
     def from_plan(con, plan) -> Result:
         """A query planned before (a glint.engine.plan_cache.CachedPlan), to run anew."""
         t0 = time.perf_counter()
-        _refuse_oversized_cross_products(con, plan.logical)  # (the memory it is measured against may differ)
+        _refuse_oversized_cross_products(con, plan.cross_products)  # (the memory it is measured against may differ)
         r = Result(con)
+        r.cross_products = plan.cross_products
         r.names, r._fields = plan.names, plan.fields
         r.logical, r.physical = plan.logical, plan.physical
         r.plan_cached = True

@@ -89,28 +89,42 @@ def _holds_cross(node) -> bool:
 def oversized_cross_product(plan: L.LogicalNode, catalog, limit: int) -> str | None:
     """Where ``plan`` holds a cross product of more than ``limit`` bytes whole,
     described (None when it holds none)."""
+    return oversized(held_cross_products(plan, catalog), limit)
+
+
+def oversized(held: tuple, limit: int) -> str | None:
+    """The first of :func:`held_cross_products` larger than ``limit`` bytes, described."""
+    return next((where for nbytes, where in held if nbytes > limit), None)
+
+
+def held_cross_products(plan: L.LogicalNode, catalog) -> tuple[tuple[int, str], ...]:
+    """(bytes, description) of each cross product ``plan`` holds whole, of a
+    known size: its result, and the side each join without equality conditions
+    holds in memory, in the order :func:`oversized_cross_product` reports them.
+    Found once per plan: a plan made again for the same query text reuses it
+    (the tables' sizes are the plan's own), and each run compares it with the
+    memory it may use then."""
+    held = []
     if _holds_cross(plan):
         rows = exact_rows(plan, catalog)
-        if rows is not None and rows * row_bytes(plan.schema) > limit:
-            return f"the query's result: {_describe(rows, plan.schema)}"
-    found = []
+        if rows is not None:
+            held.append((rows * row_bytes(plan.schema), f"the query's result: {_describe(rows, plan.schema)}"))
     estimator = Estimator(catalog)
 
     def visit(node):
-        if isinstance(node, L.Join) and not found and not _has_equality(node):
+        if isinstance(node, L.Join) and not _has_equality(node):
             # a join without equality keys runs as a nested loop and holds its
             # smaller input whole (as the physical planner picks it)
             right = node.kind == "single" or estimator.rows(node.right) <= estimator.rows(node.left)
-            held = node.right if right else node.left
-            rows = exact_rows(held, catalog) if _holds_cross(held) else None
-            if rows is not None and rows * row_bytes(held.schema) > limit:
-                found.append(
-                    f"the side a join without equality conditions holds in memory: {_describe(rows, held.schema)}"
-                )
+            held_side = node.right if right else node.left
+            rows = exact_rows(held_side, catalog) if _holds_cross(held_side) else None
+            if rows is not None:
+                where = "the side a join without equality conditions holds in memory"
+                held.append((rows * row_bytes(held_side.schema), f"{where}: {_describe(rows, held_side.schema)}"))
         return node
 
     plan.transform_up(visit)
-    return found[0] if found else None
+    return tuple(held)
 
 
 def _has_equality(join: L.Join) -> bool:
