@@ -21,6 +21,7 @@ always sees the column types.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterator
@@ -42,6 +43,13 @@ from glint.runtime.settings import Settings
 from glint.runtime.spill import SpillSpace
 
 
+@functools.cache
+def _child_fields(cls) -> tuple[str, ...]:
+    """The fields of a node class that hold its inputs, in order (asked for on
+    every run of every plan: dataclasses.fields is too slow for that)."""
+    return tuple(f.name for f in dc_fields(cls) if f.name in ("child", "left", "right"))
+
+
 class PhysicalNode:
     __slots__ = ()
     est_rows: float
@@ -49,7 +57,7 @@ class PhysicalNode:
 
     @property
     def children(self) -> tuple[PhysicalNode, ...]:
-        return tuple(getattr(self, f.name) for f in dc_fields(self) if f.name in ("child", "left", "right"))
+        return tuple(getattr(self, name) for name in _child_fields(type(self)))
 
     def describe(self) -> str:
         raise NotImplementedError
