@@ -33,7 +33,7 @@ from glint.exec.filter import filter_mask
 from glint.exec.hashing import hash_columns, partition_of
 from glint.exec.join_keys import BuildKeys
 from glint.functions.evaluate import evaluate
-from glint.kernels.join import build_side, expand_matches, fused_probe, match_counts, match_offsets
+from glint.kernels.join import build_side, expand_matches, match_counts, match_offsets
 from glint.plan.expr import Expr, Field
 from glint.runtime.memory import format_bytes
 from glint.runtime.spill import PartitionedBatches
@@ -503,9 +503,10 @@ def _match(keys: BuildKeys, struct, cols: list[Column]):
     these key columns (the structure is the chunk's own where the keys are
     encoded together with the build side's: strings, wide values)."""
     offset = keys.offset()
-    if offset is not None and fused_probe(struct, cols[0].data):
-        # one kernel reads the key column as it is: no encoded copy of it
-        return (struct, *match_offsets(struct, cols[0].data, cols[0].valid, *offset))
+    d = cols[0].data
+    if offset is not None and d.dim() == 1 and not d.is_floating_point():
+        # the key column as it is, its offset taken in the matching (one kernel on CUDA)
+        return (struct, *match_offsets(struct, d, cols[0].valid, *offset))
     pk, pv, joint = keys.encode(cols)
     if joint is not None:
         struct = build_side(*joint)

@@ -147,12 +147,12 @@ def match_offsets(build, raw: torch.Tensor, valid: torch.Tensor | None, lo: int,
     (any integer width) and writes each row's start and count; the torch
     code is the offset's encoding and :func:`match_counts`, about ten
     launches over the probe rows."""
-    if fused_probe(build, raw):
+    if _fused_probe(build, raw):
         return _match_offsets_triton(build, raw, valid, lo, hi)
     return match_offsets_torch(build, raw, valid, lo, hi)
 
 
-def fused_probe(build, raw: torch.Tensor) -> bool:
+def _fused_probe(build, raw: torch.Tensor) -> bool:
     """Whether :func:`match_offsets` runs as one Triton kernel for this build and column."""
     return (
         HAS_TRITON
@@ -165,7 +165,8 @@ def fused_probe(build, raw: torch.Tensor) -> bool:
 
 
 def match_offsets_torch(build, raw: torch.Tensor, valid: torch.Tensor | None, lo: int, hi: int):
-    """:func:`match_offsets` in torch ops (the reference, and every device's path)."""
+    """:func:`match_offsets` in torch ops: the kernel's reference, and the
+    path off CUDA and for sorted builds."""
     v = raw.long()
     ok = (v >= lo) & (v <= hi)  # (compared before subtracting: v - lo may wrap around)
     if valid is not None:
