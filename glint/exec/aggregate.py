@@ -189,10 +189,10 @@ def _span_slots(key_cols: list[Column], n_rows: int, device, hint: KeyHint | Non
     rest = not all(c.dtype.is_string and c.dictionary is not None for c in key_cols)
     if strings and rest and (hint is None or hint.strings_by_rest):
         return (*_group_slots(key_cols, n_rows, device, hint), False)
-    keyed = group_key(key_cols)
-    found = R.span_group_ids(keyed[0], *keyed[1])
+    key, bounds = group_key(key_cols, narrow=True)
+    found = R.span_group_ids(key, *bounds)
     if found is None:
-        return (*_grouped(key_cols, keyed), False)
+        return (*_grouped(key_cols, (key.long(), bounds)), False)
     gid, n, first = found
     return G.Slots(gid, n), first.clamp(max=n_rows - 1), True
 
@@ -267,7 +267,7 @@ class _PartialFinal:
         out = {f.id: c.take(first) for f, c in zip((f for f, _ in self.groups), key_cols)} if key_cols else {}
         fused = {}
         if FG.applies(node.aggs, slots, batch, self.ctx.settings.fused_aggregation):
-            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None, counts=spread)
+            fused = FG.fused_states(node.aggs, batch, slots, slots.ids if key_cols else None, counts=spread)
         if spread:
             # (the aggregates the fused pass did not take give the span's groups of no rows
             # zero sums and counts, as it does: COUNT, SUM and AVG only, _fused_all)
@@ -317,7 +317,7 @@ class _PartialFinal:
             slots, first, spread = _span_slots(key_cols, batch.num_rows, batch.device, self.hint)
             if not R.fits(slots.n, batch.num_rows):
                 return None
-            fused = FG.fused_states(node.aggs, batch, slots, slots.gid if key_cols else None, rows=mask)
+            fused = FG.fused_states(node.aggs, batch, slots, slots.ids if key_cols else None, rows=mask)
         except ExecutionError:
             return None
         if len(fused) != len(node.aggs) + 1:

@@ -50,11 +50,14 @@ def encode_keys(sides: list[list[Column]], nulls_equal: bool = False):
     return _encode(sides, nulls_equal)[0]
 
 
-def group_key(cols: list[Column]) -> tuple[torch.Tensor, tuple[int, int]]:
+def group_key(cols: list[Column], narrow: bool = False) -> tuple[torch.Tensor, tuple[int, int]]:
     """(int64 key per row of GROUP BY columns, NULL a value of its own; (lo,
     hi), bounds of the keys). The bounds are known without a host
     synchronisation where every column's range is (dictionary codes, a NULL
     flag); otherwise one synchronisation reads every column's range at once.
+    ``narrow``: the key may come in a narrower integer type where its bounds
+    allow (int8 for keys below 128; a single column's own integer width),
+    for kernels that read any width (glint.kernels.group_reduce).
 
     >>> from glint.columnar import types as T
     >>> a = Column(T.INTEGER, torch.tensor([5, 7, 5], dtype=torch.int32))
@@ -63,11 +66,11 @@ def group_key(cols: list[Column]) -> tuple[torch.Tensor, tuple[int, int]]:
     >>> key.tolist(), bounds
     ([0, 5, 1], (0, 5))
     """
-    ((key, _),), bounds = _encode([cols], True)
+    ((key, _),), bounds = _encode([cols], True, narrow)
     return key, bounds
 
 
-def _encode(sides: list[list[Column]], nulls_equal: bool):
+def _encode(sides: list[list[Column]], nulls_equal: bool, narrow: bool = False):
     """(encode_keys' result, (lo, hi) bounds of every side's keys)."""
     ncols = len(sides[0])
     lengths = [len(s[0]) if s else 0 for s in sides]
@@ -109,16 +112,19 @@ def _encode(sides: list[list[Column]], nulls_equal: bool):
         known.append(bound)
     ranges = _ranges(key_parts, known)
     if len(key_parts) == 1:
+        if narrow:
+            return [(key_parts[0][i], valids[i]) for i in range(len(sides))], ranges[0]
         return [(key_parts[0][i].long(), valids[i]) for i in range(len(sides))], ranges[0]
     needs = [max(1, int(hi - lo).bit_length()) for lo, hi in ranges]
     if sum(needs) <= _MAX_BITS:
         # every column's range fits beside the others: one pass packs them all
         shifts = [sum(needs[j + 1 :]) for j in range(len(needs))]
         los = [lo for lo, _ in ranges]
-        keys = [pack([p[i] for p in key_parts], los, shifts) for i in range(len(sides))]
         top = 0
         for need, (lo, hi) in zip(needs, ranges):
             top = (top << need) | (hi - lo)
+        dtype = torch.int8 if narrow and top < 1 << 7 else torch.int64
+        keys = [pack([p[i] for p in key_parts], los, shifts, dtype) for i in range(len(sides))]
         return [(keys[i], valids[i]) for i in range(len(sides))], (0, top)
     # pack columns by value range; re-densify when the ranges get too wide
     keys = [torch.zeros(n, dtype=torch.int64, device=_dev(sides)) for n in lengths]

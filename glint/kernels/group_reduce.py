@@ -271,7 +271,7 @@ def span_group_ids(key: torch.Tensor, lo: int, hi: int):
 
 def span_group_ids_triton(key: torch.Tensor, lo: int, hi: int):
     """:func:`span_group_ids` without its checks."""
-    k = key - lo
+    k = key - lo if lo else key
     return k, hi - lo + 1, first_rows_triton(k, hi - lo + 1)
 
 
@@ -282,14 +282,14 @@ def span_group_ids_torch(key: torch.Tensor, lo: int, hi: int):
     >>> gid.tolist(), n, first.tolist()
     ([2, 0, 2], 4, [1, 3, 0, 3])
     """
-    k = key - lo
+    k = key.long() - lo
     return k, hi - lo + 1, G.first_rows(k, hi - lo + 1)
 
 
 def few_group_ids_triton(key: torch.Tensor, lo: int, hi: int):
     """:func:`few_group_ids` without its checks (the tests run it under the interpreter)."""
     n, span = key.shape[0], hi - lo + 1
-    k = key - lo
+    k = key - lo if lo else key
     firsts = first_rows_triton(k, span).tolist()
     present = [i for i, f in enumerate(firsts) if f < n]
     dev = key.device

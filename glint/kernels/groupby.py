@@ -99,15 +99,26 @@ class Slots:
     [2, 2]
     """
 
-    __slots__ = ("gid", "n", "p", "_idx")
+    __slots__ = ("ids", "n", "p", "_gid", "_idx")
 
     def __init__(self, gid: torch.Tensor, n: int, spread: int | None = None):
-        self.gid, self.n = gid, n
+        # ``ids``: the group ids as given, maybe narrower than int64 (a span of a few groups
+        # packed into int8, read so by glint.kernels.group_reduce); ``gid`` widens them once,
+        # for the scatters and gathers of torch, which index with int64 only
+        self.ids, self.n = gid, n
+        self._gid = gid if gid.dtype == torch.int64 else None
         if spread is None:
             rows = gid.shape[0]
             spread = max(1, SPREAD_BINS // max(n, 1)) if gid.is_cuda and n < SPREAD_BINS and rows >= 1 << 20 else 1
         self.p = spread
         self._idx = None
+
+    @property
+    def gid(self) -> torch.Tensor:
+        """Each row's group id, int64."""
+        if self._gid is None:
+            self._gid = self.ids.long()
+        return self._gid
 
     @property
     def idx(self) -> torch.Tensor:
@@ -143,7 +154,8 @@ class Slots:
 
     def subset(self, mask: torch.Tensor) -> Slots:
         s = Slots.__new__(Slots)
-        s.gid, s.n, s.p, s._idx = self.gid[mask], self.n, self.p, self.idx[mask]
+        s._gid = s.ids = self.gid[mask]
+        s.n, s.p, s._idx = self.n, self.p, self.idx[mask]
         return s
 
 

@@ -20,26 +20,28 @@ from glint.kernels.backend import HAS_TRITON, blocks, on_device, use_triton
 MAX_PARTS = 4  # parts one launch reads
 
 
-def pack(parts: list[torch.Tensor], los: list[int], shifts: list[int]) -> torch.Tensor:
-    """int64 ``sum((parts[i] - los[i]) << shifts[i])`` per row; the caller
-    keeps every ``(part - lo) << shift`` within 62 bits and the shifted
-    fields apart."""
+def pack(parts: list[torch.Tensor], los: list[int], shifts: list[int], dtype=torch.int64) -> torch.Tensor:
+    """``sum((parts[i] - los[i]) << shifts[i])`` per row, as ``dtype``; the
+    caller keeps every ``(part - lo) << shift`` within 62 bits (within
+    ``dtype``'s positive range, for a narrower one) and the shifted fields
+    apart. A narrow key (int8 for TPC-H Q1's two flags) is a group id the
+    few-groups kernels read in an eighth of the bytes."""
     if HAS_TRITON and use_triton(parts[0]) and parts[0].shape[0]:
-        return pack_triton(parts, los, shifts)
-    return pack_torch(parts, los, shifts)
+        return pack_triton(parts, los, shifts, dtype)
+    return pack_torch(parts, los, shifts, dtype)
 
 
-def pack_torch(parts, los, shifts) -> torch.Tensor:
+def pack_torch(parts, los, shifts, dtype=torch.int64) -> torch.Tensor:
     """The reference: one field at a time."""
     key = torch.zeros(parts[0].shape[0], dtype=torch.int64, device=parts[0].device)
     for p, lo, sh in zip(parts, los, shifts):
         key |= (p.long() - lo) << sh
-    return key
+    return key if dtype == torch.int64 else key.to(dtype)
 
 
-def pack_triton(parts, los, shifts) -> torch.Tensor:
+def pack_triton(parts, los, shifts, dtype=torch.int64) -> torch.Tensor:
     n = parts[0].shape[0]
-    key = torch.empty(n, dtype=torch.int64, device=parts[0].device)
+    key = torch.empty(n, dtype=dtype, device=parts[0].device)
     block = 1024
     for start in range(0, len(parts), MAX_PARTS):
         chunk = list(range(start, min(start + MAX_PARTS, len(parts))))
@@ -76,5 +78,5 @@ if HAS_TRITON:
         if K > 3:
             key |= _field(p3, lo3, sh3, offs, inb)
         if ACC:
-            key |= tl.load(key_ptr + offs, mask=inb, other=0)
-        tl.store(key_ptr + offs, key, mask=inb)
+            key |= tl.load(key_ptr + offs, mask=inb, other=0).to(tl.int64)
+        tl.store(key_ptr + offs, key.to(key_ptr.dtype.element_ty), mask=inb)

@@ -747,6 +747,9 @@ def test_group_sums(rows, groups, where):
         inputs.append(R.SumInput(v, valid, floating))
     mask = (torch.rand(rows, generator=gen) < 0.3) if where else None
     _check_group_sums(gid, groups, inputs, mask)
+    if gid is not None and groups <= R.MAX_GROUPS:
+        # group ids packed into int8, as a span of few groups comes (glint.exec.keys.group_key)
+        _check_group_sums(gid.to(torch.int8), groups, inputs, mask)
 
 
 @pytest.mark.parametrize("rows,groups", [(3000, 4), (5000, 7), (2500, 1)])
@@ -900,6 +903,7 @@ def test_few_group_ids(rows, span, missing):
         k[k == m] = (m + 1) % span
     key = k + 1000
     assert torch.equal(R.first_rows_triton(k, span), G.first_rows(k, span))
+    assert torch.equal(R.first_rows_triton(k.to(torch.int8), span), G.first_rows(k, span))
     gid, n, first = R.few_group_ids_triton(key, 1000, 1000 + span - 1)
     uniq, inverse = torch.unique(key, return_inverse=True)
     assert n == uniq.shape[0] and torch.equal(gid, inverse)
@@ -907,6 +911,9 @@ def test_few_group_ids(rows, span, missing):
     # every value of the span a group, the absent ones included (no host synchronisation)
     got, want = R.span_group_ids_triton(key, 1000, 1000 + span - 1), R.span_group_ids_torch(key, 1000, 1000 + span - 1)
     assert got[1] == want[1] == span and torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
+    # a narrow key from zero (TPC-H Q1's packed flags): the ids are the key itself, no copy
+    got = R.span_group_ids_triton(k.to(torch.int8), 0, span - 1)
+    assert got[0].dtype == torch.int8 and torch.equal(got[0].long(), k) and torch.equal(got[2], want[2])
 
 
 @pytest.mark.parametrize("n,most", [(1, 1), (300, 0), (700, 5), (1000, 40), (257, 256)])
@@ -949,6 +956,10 @@ def test_pack(rows, parts):
         needs.append(need)
     shifts = [sum(needs[j + 1 :]) for j in range(parts)]
     assert torch.equal(K.pack_triton(cols, los, shifts), K.pack_torch(cols, los, shifts))
+    if sum(needs) < 8:
+        # keys below 128 packed into int8 (the group ids of a few groups' span)
+        narrow = K.pack_triton(cols, los, shifts, torch.int8)
+        assert narrow.dtype == torch.int8 and torch.equal(narrow.long(), K.pack_torch(cols, los, shifts))
 
 
 def test_civil_fields():
