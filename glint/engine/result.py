@@ -20,7 +20,7 @@ import pyarrow as pa
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch
+from glint.columnar.column import Batch, to_host
 from glint.columnar.timestamp_text import TS_INFINITY, format_timestamp
 from glint.errors import GlintError, OutOfMemory
 from glint.exec.base import DecodeRedo, ExecContext
@@ -409,7 +409,7 @@ def stream_to_arrow(ctx: ExecContext, batches, fields, names) -> pa.Table:
 
 
 def batch_to_arrow(batch: Batch, fields, names) -> pa.Table:
-    arrays = [batch[f.id].to_arrow() for f in fields]
+    arrays = [c.to_arrow() for c in to_host([batch[f.id] for f in fields])]
     if not arrays:
         return pa.table({})
     return pa.Table.from_arrays(arrays, names=list(names))

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch
+from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch, to_host
 from glint.errors import ExecutionError, NotSupported
 from glint.exec import aggregate_functions as F
 from glint.exec import few_groups as FG
@@ -392,12 +392,21 @@ class _PartialFinal:
             return state
         out = {k: state[k] for k in self.group_ids}
         host = state.device.type == "cuda" and state.num_rows <= HOST_FINAL_ROWS
+        states = {i: [state[("s", i, j)] for j in range(F.n_states(agg))] for i, (_, agg) in enumerate(self.node.aggs)}
+        if host:
+            # the states finished on the host come over in one copy (one synchronisation)
+            there = [
+                i
+                for i, (_, agg) in enumerate(self.node.aggs)
+                if F.final_computes(agg) and not any(c.dtype.is_string for c in states[i])
+            ]
+            moved = iter(to_host([c for i in there for c in states[i]]))
+            host_states = {i: [next(moved) for _ in states[i]] for i in there}
         for i, (f, agg) in enumerate(self.node.aggs):
-            cols = [state[("s", i, j)] for j in range(F.n_states(agg))]
-            if host and F.final_computes(agg) and not any(c.dtype.is_string for c in cols):
-                out[f.id] = F.final_value(agg, [c.to("cpu") for c in cols]).to(state.device)
+            if host and i in host_states:
+                out[f.id] = F.final_value(agg, host_states[i]).to(state.device)
             else:
-                out[f.id] = F.final_value(agg, cols)
+                out[f.id] = F.final_value(agg, states[i])
         return Batch(out, state.num_rows, state.device)
 
     def execute(self, inp):
