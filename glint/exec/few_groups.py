@@ -21,7 +21,8 @@ import torch
 
 from glint.columnar import types as T
 from glint.columnar.column import Batch, Column
-from glint.functions.evaluate import evaluate
+from glint.functions import fused_sums as FS
+from glint.functions.evaluate import FUSED_ARITHMETIC, evaluate
 from glint.functions.validity import predicate_mask
 from glint.kernels import group_reduce as R
 from glint.kernels.groupby import Slots
@@ -60,6 +61,11 @@ def fused_states(
     group). ``rows``: the rows that count (a WHERE folded into the
     aggregation; None: all). With ``rows``, or ``counts``, the result also
     holds, under key -1, the count of the rows that count per group."""
+    if batch.device.type == "cuda" and FUSED_ARITHMETIC.get() is not None and FS.takes(aggs):
+        # inputs that are expressions: computed inside the summing kernel, not into columns first
+        got = FS.fused_sums(aggs, batch, slots.n, gid, rows, counts)
+        if got is not None:
+            return got
     inputs: list[R.SumInput] = []
     index: dict[tuple, int] = {}
     plan: dict[int, tuple[str, int]] = {}

@@ -875,6 +875,12 @@ def test_fused_values():
     check_values("cpu", count=40)
 
 
+def test_fused_sums():
+    from tests.functions.test_fused_sums import check_sums
+
+    check_sums("cpu")
+
+
 def test_fused_value_flags_queued():
     from tests.functions.test_deferred_checks import check_queued_kernel_flags
 
