@@ -126,6 +126,7 @@ def test_suspected_overflow_through_sql_on_cuda(monkeypatch):
     con = glint_with({"t": t}, "cuda")
     sql = "SELECT g, sum(a * b - a), avg(a * b - b), count(*) FROM t GROUP BY g ORDER BY g"
     got = con.sql(sql).arrow()
-    want = duckdb_with({"t": t}).sql(sql).arrow()
+    duck = duckdb_with({"t": t})
+    want = duck.sql(sql).arrow()
     assert compare_query_result(sql, got, want) == []
     assert any(seen)
