@@ -549,8 +549,9 @@ class Settings:
         "boolean",
         True,
         "a projection's or an aggregate's argument of nested +, - and * over integers and DECIMALs of at most "
-        "18 digits runs as one generated Triton kernel on CUDA, its overflow tests included (off: one torch "
-        "operation per expression node and test)",
+        "18 digits runs as one generated Triton kernel on CUDA, its overflow tests included; with "
+        "fused_aggregation, the COUNT / SUM / AVG inputs of few groups are computed inside the summing kernel "
+        "(off: one torch operation per expression node and test)",
     )
     triton_strings: bool = _setting(
         "GLINT_TRITON",
