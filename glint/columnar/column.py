@@ -406,6 +406,11 @@ class Column:
 SORTED_CHECK_MAX = 1 << 16  # Arrow string arrays up to this long are checked for being sorted_unique
 
 
+# the most bytes to_host copies together: results bigger than this take one blocking copy a
+# column (their copies cost more than the synchronisations saved)
+TO_HOST_BATCHED_BYTES = 16 << 20
+
+
 def to_host(cols: list[Column]) -> list[Column]:
     """``cols`` with their fixed-width columns on the host, copied together:
     each tensor's copy queued without waiting, then one wait for them all
@@ -418,18 +423,23 @@ def to_host(cols: list[Column]) -> list[Column]:
     [1, 2]
     """
     moving = [c for c in cols if c.device.type == "cuda" and not c.dtype.is_string]
-    if len(moving) < 2:
+    if len(moving) < 2 or sum(c.nbytes() for c in moving) > TO_HOST_BATCHED_BYTES:
         return [c.to("cpu") if c.device.type == "cuda" and not c.dtype.is_string else c for c in cols]
-    out = []
+    staged = []
     for c in cols:
         if c.device.type != "cuda" or c.dtype.is_string:
-            out.append(c)
+            staged.append(c)
             continue
+        # (a copy without waiting lands in page-locked memory: copied out below, so that a
+        # result the caller holds does not keep it)
         valid = None if c.valid is None else c.valid.to("cpu", non_blocking=True)
-        out.append(Column(c.dtype, c.data.to("cpu", non_blocking=True), valid))
+        staged.append((c.dtype, c.data.to("cpu", non_blocking=True), valid))
     for dev in {c.device for c in moving}:
         torch.cuda.current_stream(dev).synchronize()
-    return out
+    return [
+        x if isinstance(x, Column) else Column(x[0], x[1].clone(), None if x[2] is None else x[2].clone())
+        for x in staged
+    ]
 
 
 def _sorted_unique(arr: pa.Array) -> bool:

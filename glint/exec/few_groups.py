@@ -25,6 +25,7 @@ from glint.functions import fused_sums as FS
 from glint.functions.evaluate import FUSED_ARITHMETIC, evaluate
 from glint.functions.validity import predicate_mask
 from glint.kernels import group_reduce as R
+from glint.kernels.backend import triton_enabled
 from glint.kernels.groupby import Slots
 
 _FUSED = ("count_star", "count", "sum", "avg")
@@ -61,7 +62,7 @@ def fused_states(
     group). ``rows``: the rows that count (a WHERE folded into the
     aggregation; None: all). With ``rows``, or ``counts``, the result also
     holds, under key -1, the count of the rows that count per group."""
-    if batch.device.type == "cuda" and FUSED_ARITHMETIC.get() is not None and FS.takes(aggs):
+    if batch.device.type == "cuda" and FUSED_ARITHMETIC.get() is not None and triton_enabled() and FS.takes(aggs):
         # inputs that are expressions: computed inside the summing kernel, not into columns first
         got = FS.fused_sums(aggs, batch, slots.n, gid, rows, counts)
         if got is not None:

@@ -15,7 +15,7 @@ does (exact 32-bit limbs where a block's values are large, one reduction
 where they are small).
 
 Overflow is handled as in glint.functions.fused_values: the kernel never
-decides one, it raises a flag where any row of the chunk might overflow; the
+decides one, it raises a flag where any row that counts (one the WHERE keeps) might overflow; the
 flag is read at once (the chunk is then summed the old way, whose evaluator
 raises DuckDB's error or widens), or queued to the end of a run that queues
 its checks (glint.functions.deferred), which re-runs the query with this
@@ -34,6 +34,7 @@ CUDA, and through SQL with DuckDB.
 from __future__ import annotations
 
 import logging
+import threading
 
 import torch
 
@@ -69,14 +70,19 @@ class Inputs:
 
 
 _INPUTS: dict[int, Inputs] = {}  # by id of the aggregation's list of aggregates (kept alive by it)
+_INPUTS_LOCK = threading.Lock()
+# the most distinct inputs one kernel sums (three accumulators per group each, in registers);
+# more take the group-sums kernel, eight columns a launch
+MAX_INPUTS = 8
 
 
 def inputs_of(aggs) -> Inputs:
     got = _INPUTS.get(id(aggs))
     if got is None or got.aggs is not aggs:
-        if len(_INPUTS) >= 256:
-            _INPUTS.pop(next(iter(_INPUTS)))
-        got = _INPUTS[id(aggs)] = Inputs(aggs)
+        with _INPUTS_LOCK:
+            if len(_INPUTS) >= 256:
+                _INPUTS.pop(next(iter(_INPUTS)), None)
+            got = _INPUTS[id(aggs)] = Inputs(aggs)
     return got
 
 
@@ -149,7 +155,8 @@ def _source(low: ValueLowering, lowered: list) -> str:
             f"lo{i}, hi{i}, n{i} = _accumulate(x{i}, ok{i}, rows_hit, rows_n, big, lo{i}, hi{i}, n{i}, {f}, {masked})"
         )
     if low.over is not None:
-        loop.append(f"bad |= (({low.over}) & m).to(tl.int32)")
+        # (rows the WHERE rejects are in group G: their values cannot overflow a sum)
+        loop.append(f"bad |= (({low.over}) & (gid < G)).to(tl.int32)")
     tail = [f"_store(OUT, pid, {i}, lo{i}, hi{i}, n{i}, {k + 1}, G, {f})" for i, (_, _, f) in enumerate(lowered)]
     tail.append(f"_store(OUT, pid, {k}, rows_acc, rows_acc, rows_acc, {k + 1}, G, False)")
     if low.over is not None:
@@ -174,6 +181,8 @@ def fused_sums(aggs, batch: Batch, n_groups: int, gid: torch.Tensor | None, rows
     if n == 0 or _BROKEN or not 1 <= n_groups <= R.MAX_GROUPS or n >= R._MAX_ROWS:
         return None
     inputs = inputs_of(aggs)
+    if len(inputs.exprs) > MAX_INPUTS:
+        return None
     got = lowered_args(_LOWERED, inputs, batch, _lower)
     if got is None:
         return None
