@@ -563,7 +563,7 @@ def _cuda_allocated(device: torch.device) -> int:
 # HUGE_BUDGET or more keeps HUGE_BUDGET_BYTES_PER_ROW, one of LARGE_BUDGET or
 # more LARGE_BUDGET_BYTES_PER_ROW, a smaller one WORKING_BYTES_PER_ROW.
 WORKING_BYTES_PER_ROW = 1024
-LARGE_BUDGET = 32 << 30
+LARGE_BUDGET = 4 << 30
 LARGE_BUDGET_BYTES_PER_ROW = 256
 HUGE_BUDGET = 100 << 30
 HUGE_BUDGET_BYTES_PER_ROW = 128
@@ -576,8 +576,8 @@ def working_bytes_per_row(device: torch.device, limit: int) -> int:
     counts).
 
     >>> gpu = torch.device("cuda")
-    >>> [working_bytes_per_row(gpu, g << 30) for g in (123, 74, 16)]
-    [128, 256, 1024]
+    >>> [working_bytes_per_row(gpu, g << 30) for g in (123, 74, 16, 2)]
+    [128, 256, 256, 1024]
     """
     if torch.device(device).type != "cuda":
         return 0
@@ -622,7 +622,7 @@ def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False)
 
     >>> gpu = torch.device("cuda")
     >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (123, 74, 40, 16, 1)]
-    [28, 26, 25, 22, 18]
+    [28, 26, 25, 24, 18]
     """
     device = torch.device(device)
     if device.type == "cuda":

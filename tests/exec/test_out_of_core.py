@@ -309,7 +309,7 @@ def test_memory_settings():
 
 def test_default_chunk_rows():
     """Chunks follow the budget: on a GPU the working memory kept for a chunk
-    (128 bytes a row from a budget of 100 GiB, 256 from 32 GiB, 1 KiB a row
+    (128 bytes a row from a budget of 100 GiB, 256 from 4 GiB, 1 KiB a row
     below) is at most a third of it; on the CPU 1/16 of it at 64 bytes a row,
     a quarter of that under a limit the user set; powers of two within 2**14
     .. 2**28 (2**21 on the CPU)."""
@@ -321,10 +321,12 @@ def test_default_chunk_rows():
     assert default_chunk_rows(gpu, 99 << 30) == 1 << 27
     assert default_chunk_rows(gpu, 74 << 30) == 1 << 26
     assert default_chunk_rows(gpu, 32 << 30) == 1 << 25
-    assert default_chunk_rows(gpu, 31 << 30) == 1 << 23
+    assert default_chunk_rows(gpu, 31 << 30) == 1 << 25
+    assert default_chunk_rows(gpu, 4 << 30) == 1 << 22
+    assert default_chunk_rows(gpu, (4 << 30) - 1) == 1 << 20
     assert MemoryManager(cpu, 74 << 30).working_per_row == 0
-    assert default_chunk_rows(gpu, 16 << 30) == 1 << 22
-    assert default_chunk_rows(gpu, 16 << 30, explicit=True) == 1 << 22
+    assert default_chunk_rows(gpu, 16 << 30) == 1 << 24
+    assert default_chunk_rows(gpu, 16 << 30, explicit=True) == 1 << 24
     assert default_chunk_rows(gpu, 1 << 20, explicit=True) == 1 << 14
     assert default_chunk_rows(cpu, 64 << 30) == 1 << 21
     assert glint.connect(device="cpu", memory_limit="1GB").chunk_rows == 1 << 18
