@@ -57,7 +57,7 @@ from glint.kernels.strings.equality import pair_equal
 from glint.plan import aggregates as A
 from glint.plan.expr import AggCall, Expr, Field
 from glint.plan.logical import GroupingSets
-from glint.runtime.spill import PartitionedBatches, batches_nbytes
+from glint.runtime.spill import HeldBytes, PartitionedBatches
 
 PARTITIONS = 16  # fan-out when aggregation state goes out of core
 MAX_DEPTH = 3  # re-partitioning of a partition that is still too big
@@ -415,6 +415,7 @@ class _PartialFinal:
         pending: list[Batch] = []
         pending_rows = 0
         empty: Batch | None = None  # a state of no groups, for when every partition ends up empty
+        held_bytes = HeldBytes()  # of the state and the pending batches
         for batch in inp:
             p = batch if self.states_in else self._partial(batch)
             if empty is None:
@@ -427,11 +428,13 @@ class _PartialFinal:
                 continue
             pending.append(p)
             pending_rows += p.num_rows
+            held_bytes.add(p)
             held = [state] + pending if state is not None else pending
             if pending_rows >= max(ctx.chunk_rows, state.num_rows if state is not None else 0):
                 state, pending, pending_rows = self._combine(self._settled(held), apart=True), [], 0
                 held = [state]
-            if not self.res.resize(COMBINE_FACTOR * batches_nbytes(held)) and self.groups:
+                held_bytes = HeldBytes(held)
+            if not self.res.resize(COMBINE_FACTOR * held_bytes.total) and self.groups:
                 # out of core: every state from now on goes to its hash partition
                 self.parts = PartitionedBatches(PARTITIONS, ctx.spill, self.res)
                 self.res.release()

@@ -60,16 +60,28 @@ def batch_nbytes(b: Batch) -> int:
 def batches_nbytes(batches) -> int:
     """Bytes of several batches together: a string dictionary that several
     columns or batches share (a table chunk's, say) is counted once."""
-    seen: set[int] = set()
-    total = 0
-    for b in batches:
+    return HeldBytes(batches).total
+
+
+class HeldBytes:
+    """:func:`batches_nbytes` of a list of batches that grows one batch at a
+    time, each batch counted once as it comes (an aggregation holding the
+    states of every chunk so far would otherwise count them all again at
+    every chunk)."""
+
+    def __init__(self, batches=()):
+        self.total = 0
+        self._seen: set[int] = set()
+        for b in batches:
+            self.add(b)
+
+    def add(self, b: Batch) -> None:
         for c in b.columns.values():
             d = getattr(c, "dictionary", None)
-            total += column_nbytes(c) - (d.nbytes() if d is not None else 0)
-            if d is not None and id(d) not in seen:
-                seen.add(id(d))
-                total += d.nbytes()
-    return total
+            self.total += column_nbytes(c) - (d.nbytes() if d is not None else 0)
+            if d is not None and id(d) not in self._seen:
+                self._seen.add(id(d))
+                self.total += d.nbytes()
 
 
 def compact_strings(batch: Batch) -> Batch:

@@ -85,6 +85,40 @@ def test_a_slab_a_scan_holds_is_never_evicted(tmp_path):
     tier.release(c)
 
 
+def test_a_scan_chunk_found_whole_is_placed_again_from_memory(tmp_path):
+    """A scan chunk whose chunks were all found is remembered: placed again
+    the same (slabs, offsets, sizes, pins), until a slab is emptied (an
+    eviction or a drop) or the file is rewritten."""
+    path = _file(tmp_path)
+    tier = PageTier(2 * MIB, slab_bytes=MIB)
+    sizes, starts = [300 << 10] * 4, [0, MIB, 2 * MIB, 3 * MIB]
+    first = _place(tier, sizes, starts, path)
+    tier.fill(first)
+    tier.release(first)
+    looked = _place(tier, sizes, starts, path, admit=False)  # looked up one by one, then remembered
+    tier.release(looked)
+    assert len(tier._memo) == 1
+    again = _place(tier, sizes, starts, path, admit=False)
+    for name in ("slab", "offset", "room", "tsize", "tcodec", "fresh"):
+        assert getattr(again, name).tolist() == getattr(looked, name).tolist(), name
+    assert sorted(again.pinned) == [0, 0, 0, 1] and [s.pins for s in tier._slabs] == [3, 1]
+    other = _place(tier, sizes[:2], starts[:2], path, admit=False)  # another scan chunk: looked up
+    assert other.held().all() and len(tier._memo) == 2
+    tier.release(other)
+    tier.release(again)
+    assert [s.pins for s in tier._slabs] == [0, 0] and tier.hits == 10
+    # a slab emptied for another chunk: forgotten, and what it held is read again
+    evict = _place(tier, [900 << 10], [5 * MIB], path)
+    assert tier.evictions == 1 and not tier._memo
+    tier.fill(evict)
+    tier.release(evict)
+    after = _place(tier, sizes, starts, path, admit=False)
+    assert after.held().tolist() == [True, True, True, False]  # slab 1, the least recently used, went
+    tier.release(after)
+    tier.drop()
+    assert not _place(tier, sizes, starts, path, admit=False).held().any()
+
+
 def test_the_decoded_tier_and_the_pages_share_one_limit():
     holder = {}
     tier = PageTier(4 * MIB, slab_bytes=MIB, others=lambda: holder["host"].bytes)
