@@ -189,8 +189,8 @@ class PageTier:
             return sum(s.used for s in self._slabs)
 
     def admits(self, manager) -> bool:
-        """Whether scans place their chunks here now."""
-        return self.always or manager.evictions > 0
+        """Whether scans place their chunks here now (as HostCache.admits)."""
+        return self.always or manager.limit_set or manager.evictions > 0
 
     # ------------------------------------------------------------ placing
     def place(self, paths: list, file, start, size, usize=None, codec=None, admit: bool = True) -> Placement:

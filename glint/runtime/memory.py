@@ -223,6 +223,9 @@ class MemoryManager:
         self.cache_enabled = True  # off for a query's last out-of-memory retry
         self.pressure = False  # a reservation failed in the run in progress
         self.allocator_capped = False  # the CUDA allocator stops at the limit (see slack)
+        # a limit the user set: the tables are expected not to fit, so the host
+        # tier keeps every chunk from the first scan on (HostCache.admits)
+        self.limit_set = False
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -442,8 +445,10 @@ class HostCache:
         self._lock = threading.Lock()
 
     def admits(self, manager: MemoryManager) -> bool:
-        """Whether the scan keeps its decoded pieces here now."""
-        return self.always or manager.evictions > 0
+        """Whether the scan keeps its decoded pieces here now: always when
+        the host tier's limit or the device's was set, else once the device
+        cache has had to evict."""
+        return self.always or manager.limit_set or manager.evictions > 0
 
     def get(self, key):
         with self._lock:

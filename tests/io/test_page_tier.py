@@ -423,3 +423,22 @@ def test_a_drop_asked_for_is_not_an_eviction():
     assert mm.cache_put(("table", 2, 0, 0, "a"), object(), 600_000)
     assert mm.cache_put(("table", 3, 0, 0, "a"), object(), 600_000)  # evicts table 2's chunk for room
     assert mm.evictions == 1 and tier.admits(mm)
+
+
+def test_a_memory_limit_set_fills_the_tiers_from_the_first_scan():
+    """Under a device memory limit the user set, the tables are expected not to
+    fit: both halves of the host tier take chunks before any eviction, so a
+    chunk the device cache held first and evicted later is not read from its
+    file again. Under the default budget they wait for an eviction."""
+    mm = MemoryManager("cpu", 1 << 20)
+    tier, host = PageTier(1 << 20, always=False), HostCache(1 << 20, always=False)
+    assert not tier.admits(mm) and not host.admits(mm)
+    mm.limit_set = True
+    assert tier.admits(mm) and host.admits(mm)
+    con = glint.connect(device="cpu", memory_limit="256MB")
+    default = glint.connect(device="cpu")
+    assert con.memory.limit_set and not default.memory.limit_set
+    default.sql("SET memory_limit = '512MB'")
+    assert default.memory.limit_set
+    default.sql("RESET memory_limit")
+    assert not default.memory.limit_set
