@@ -246,8 +246,9 @@ class Settings:
         "GLINT_HOST_CACHE_LIMIT",
         "size",
         None,
-        "bytes of decoded table data kept in host memory as the table cache's second tier (0: none); "
-        "given, pieces are always kept, by default only once the device cache has had to evict",
+        "bytes of table data kept in host memory as the table cache's second tier (0: none); "
+        "given, or with a memory_limit given, chunks are always kept, else only once the device cache "
+        "has had to evict",
         FIXED,
         unit="bytes",
         zero=True,
