@@ -14,6 +14,7 @@ import pyarrow as pa
 from glint.columnar.column import Batch, Column
 from glint.exec.base import PhysicalNode
 from glint.io.chunk_reader import PREFETCH, ChunkReader
+from glint.io.fragments import Chunk
 from glint.plan.expr import Field
 
 
@@ -33,24 +34,35 @@ class ScanExec(PhysicalNode):
         return f"Scan {self.table} [{', '.join(self.columns)}]{p}"
 
     def chunks_to_read(self, ctx):
-        """(the table, its chunks that the pruning conjuncts do not rule out, how many chunks it has)."""
+        """(the table, its chunks that the pruning conjuncts do not rule out,
+        how many chunks it has). A chunk whose statistics leave it in, but
+        some of whose fragments (Parquet row groups) they rule out, is read
+        without those: on a large GPU a chunk holds thousands of row groups,
+        and a table sorted on a filtered column keeps a few of them."""
         t = ctx.catalog.table(self.table)
         t.check_readable(self.columns)
-        chunks = t.chunks(ctx.chunk_rows)
         if not self.prune:
+            chunks = t.chunks(ctx.chunk_rows)
             return t, chunks, len(chunks)
         by_col: dict = {}  # (a column's bounds looked up once per chunk for all its conjuncts)
         for col, op, v in self.prune:
             by_col.setdefault(col, []).append((op, v))
-        keep = []
-        for c in chunks:
-            for col, tests in by_col.items():
-                st = t.chunk_stats(c, col)
-                if any(_ruled_out(st, op, v) for op, v in tests):
-                    break
-            else:
-                keep.append(c)
-        return t, keep, len(chunks)
+
+        def prune(chunks):
+            keep = []
+            for c in chunks:
+                for col, tests in by_col.items():
+                    st = t.chunk_stats(c, col)
+                    if any(_ruled_out(st, op, v) for op, v in tests):
+                        break
+                else:
+                    c = _pruned_pieces(t, c, by_col)
+                    if c is not None:
+                        keep.append(c)
+            return keep, len(chunks)
+
+        keep, n = t.pruned_chunks(ctx.chunk_rows, self.prune, prune)
+        return t, keep, n
 
     def stream(self, ctx):
         reader = ctx.read_ahead.pop(id(self), None)
@@ -61,6 +73,12 @@ class ScanExec(PhysicalNode):
         ctx.io.chunks_skipped += n - len(keep)
         if len(keep) < n:
             ctx.note(self, f"{n - len(keep)} of {n} chunks skipped by statistics")
+        parts = [c for c in keep if c.part]
+        if parts:
+            skipped = t.num_rows - sum(c.rows for c in keep)
+            ctx.note(
+                self, f"{len(parts)} chunks read in part (row groups ruled out by statistics); {skipped} rows skipped"
+            )
         if not keep or not self.columns:
             if not self.columns:
                 for c in keep:
@@ -171,6 +189,29 @@ class OneRowExec(PhysicalNode):
 
 
 # ------------------------------------------------------------------ chunk pruning
+def _pruned_pieces(t, chunk: Chunk, by_col: dict) -> Chunk | None:
+    """The chunk without the pieces whose fragments' statistics rule them
+    out (``by_col``: column -> [(op, value)]): the chunk itself when they
+    rule none out, None when they rule out all."""
+    if len(chunk.pieces) < 2:
+        return chunk
+    frags = t.fragments
+    kept = []
+    for p in chunk.pieces:
+        st = frags[p[0]].stats
+        for col, tests in by_col.items():
+            s = st.get(col) if st else None
+            if s is not None and any(_ruled_out(s, op, v) for op, v in tests):
+                break
+        else:
+            kept.append(p)
+    if len(kept) == len(chunk.pieces):
+        return chunk
+    if not kept:
+        return None
+    return Chunk(chunk.index, tuple(kept), sum(e - s for _, s, e in kept), part=True)
+
+
 def _ruled_out(stats, op: str, value) -> bool:
     """True when no row of a chunk with these (min, max, nulls) statistics can
     satisfy ``column op value`` (a NULL never does)."""

@@ -159,6 +159,8 @@ class ChunkReader:
         self.string_cols = frozenset(c for c in cols if table.schema[c].is_string)
 
     def _key(self, chunk, column):
+        if chunk.part:  # (a part of chunk ``index``: cached apart from the whole chunk)
+            return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column, chunk.pieces)
         return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)
 
     def __iter__(self):

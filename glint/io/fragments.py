@@ -36,11 +36,15 @@ class Fragment:
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """Consecutive rows of a table: pieces (fragment index, first row, end row)."""
+    """Consecutive rows of a table: pieces (fragment index, first row, end row).
+    ``part``: some of chunk ``index``'s pieces only, the others ruled out by
+    their fragments' statistics (glint.exec.scan): cached apart from the
+    whole chunk."""
 
     index: int
     pieces: tuple[tuple[int, int, int], ...]
     rows: int
+    part: bool = False
 
 
 class ArrowSource:

@@ -101,20 +101,27 @@ class HeldSource:
 
     # ------------------------------------------------------------ scans
     def columns(self, pieces: Sequence[tuple[int, int, int]], names: Sequence[str]) -> dict[str, Column]:
-        """The rows of a chunk (its pieces: fragment, first row, end row, one
-        run of rows) as columns on the device: views of one piece where the
-        chunk lies in one, else the pieces' rows put together."""
-        f0, s0, _ = pieces[0]
-        f1, _, e1 = pieces[-1]
-        start, stop = self._frag_starts[f0] + s0, self._frag_starts[f1] + e1
-        first = bisect.bisect_right(self._starts, start) - 1
-        last = bisect.bisect_right(self._starts, max(start, stop - 1)) - 1
+        """The rows of a chunk (its pieces: fragment, first row, end row) as
+        columns on the device: views of one piece where the chunk's rows lie
+        in one, else the rows put together. The pieces are one run of rows,
+        or (a chunk read in part: glint.io.fragments.Chunk) several."""
+        runs: list[list[int]] = []  # [start, stop) in the table's rows
+        for f, s, e in pieces:
+            a, b = self._frag_starts[f] + s, self._frag_starts[f] + e
+            if runs and runs[-1][1] == a:
+                runs[-1][1] = b
+            else:
+                runs.append([a, b])
         out = {}
         for name in names:
-            parts = [
-                _slice(self._pieces[i][name], max(start, self._starts[i]) - self._starts[i], stop - self._starts[i])
-                for i in range(first, last + 1)
-            ]
+            parts = []
+            for start, stop in runs:
+                first = bisect.bisect_right(self._starts, start) - 1
+                last = bisect.bisect_right(self._starts, max(start, stop - 1)) - 1
+                parts += [
+                    _slice(self._pieces[i][name], max(start, self._starts[i]) - self._starts[i], stop - self._starts[i])
+                    for i in range(first, last + 1)
+                ]
             out[name] = parts[0] if len(parts) == 1 else concat_columns(parts)
         return out
 

@@ -68,6 +68,7 @@ class Table:
         "_unsupported",
         "_stats",
         "_chunk_stats",
+        "_pruned",
         "_layouts",
         "_lock",
         "exact_decode",
@@ -113,6 +114,7 @@ class Table:
                 self._unsupported[field.name] = f"column {where}.{field.name}: {e.construct}"
         self._stats: dict[str, ColumnStats] = {}
         self._chunk_stats: dict[tuple, tuple | None] = {}  # chunk_stats' answers
+        self._pruned: dict = {}  # (chunk rows, a scan's pruning conjuncts) -> pruned_chunks' answer
         self._layouts: dict[int, list[Chunk]] = {}
         self._lock = threading.Lock()
         self._fragment_rows = None  # each fragment's rows as an array (raw_set's check)
@@ -162,6 +164,7 @@ class Table:
             self._layouts = {}
             self._stats = {}
             self._chunk_stats = {}
+            self._pruned = {}
         stale = []
         for rows, chunks in old.items():
             new = self.chunks(rows)
@@ -185,14 +188,42 @@ class Table:
                     layout = self._layouts[chunk_rows] = _layout(self.fragments, chunk_rows)
         return layout
 
+    def pruned_chunks(self, chunk_rows: int, key, prune):
+        """``prune(chunks)`` of this chunk size (a scan's chunks that its
+        statistics do not rule out), kept under ``key`` (the scan's pruning
+        conjuncts; None: not kept) until the table changes: a warm query
+        asks on every run, and a chunk of 2**28 rows has thousands of
+        fragments to test."""
+        if key is not None:
+            try:
+                got = self._pruned.get((chunk_rows, key))
+            except TypeError:  # a conjunct's value that does not hash
+                key = None
+            else:
+                if got is not None:
+                    return got
+        out = prune(self.chunks(chunk_rows))
+        if key is not None:
+            with self._lock:
+                if len(self._pruned) >= 256:
+                    self._pruned.clear()
+                self._pruned[(chunk_rows, key)] = out
+        return out
+
     def chunk_stats(self, chunk: Chunk, column: str):
         """(min, max, null count) over the chunk's fragments, or None when a
         fragment has no statistics for the column; kept once found (a scan's
         pruning and its narrow uploads ask for every chunk of every run: about
         60 fragments a chunk of TPC-H's lineitem, 5 ms of a warm query's host
         time at SF 10 in chunks of 2**23 rows)."""
-        # (a chunk's rows run from its first piece to its last)
-        key = (chunk.pieces[0], chunk.pieces[-1], column) if chunk.pieces else None
+        # (a whole chunk's rows run from its first piece to its last; a part
+        # of one may leave out any of the pieces between)
+        if not chunk.pieces:
+            key = None
+        elif chunk.part:
+            key = (chunk.pieces, column)
+        else:
+            key = (chunk.pieces[0], chunk.pieces[-1], column)
         found = self._chunk_stats.get(key, False) if key is not None else False
         if found is not False:
             return found

@@ -307,6 +307,69 @@ def test_memory_settings():
         glint.connect(device="cpu", chunk_rows=0)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize(
+    "opts",
+    [{}, {"parquet_decode": "raw"}, {"parquet_decode": "raw", "host_cache_limit": "64MB"}],
+    ids=["arrow", "pages", "pages-host-tier"],
+)
+def test_row_groups_inside_a_chunk_skipped_by_statistics(tmp_path, device, opts):
+    """A chunk of many row groups (a large GPU's chunks hold thousands) whose
+    statistics leave it in is read without the row groups they rule out:
+    equal to DuckDB, fewer rows decoded, the same again on a warm run (the
+    pruned chunks kept), and a query that reads the whole chunk afterwards
+    is not served the part (cached apart), nor after rows are appended."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    n = 40_000
+    t = pa.table(
+        {
+            "k": np.arange(n),
+            "v": np.arange(n) % 7,
+            "s": pa.array([f"k{i:06d}" for i in range(n)]),
+            "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32()),
+            "x": pa.array([None if i % 11 == 0 else float(i % 13) for i in range(n)]),
+        }
+    )
+    pq.write_table(t, tmp_path / "t.parquet", row_group_size=1000)
+    con = glint.connect(device=device, chunk_rows=1 << 16, **opts)  # one chunk of 40 row groups
+    con.read_parquet(str(tmp_path / "t.parquet"), "t")
+    duck = duckdb.connect()
+    duck.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
+    for sql, rows in [
+        ("SELECT sum(v), count(*) FROM t WHERE k >= 38500", 2000),
+        ("SELECT count(*), sum(x) FROM t WHERE k < 1500 AND v = 3", 2000),
+        ("SELECT count(*) FROM t WHERE s = 'k012345'", 1000),
+        ("SELECT count(*), min(k) FROM t WHERE d BETWEEN DATE '1970-01-05' AND DATE '1970-01-16'", 2000),
+        ("SELECT k, v FROM t WHERE k IN (5, 20100, 39999) ORDER BY k", 3000),
+        ("SELECT count(*) FROM t WHERE k > 99999", 0),
+    ]:
+        for _ in range(2):  # the second run takes the pruned chunks kept on the table
+            _check(con, duck, sql)
+            res = con.sql(sql)
+            res.arrow()
+            assert res.io.chunks <= 1, (sql, res.io)
+            assert res.io.scanned_bytes <= rows * 64, (sql, res.io)
+        if rows:
+            plan = con.sql("EXPLAIN ANALYZE " + sql).arrow().column(0).to_pylist()
+            assert any("read in part" in line for line in plan), plan
+        # the whole chunk after a part of it: not the part's columns from the cache
+        _check(con, duck, "SELECT count(*), sum(k), sum(x), max(s), min(d) FROM t")
+        if opts.get("host_cache_limit"):
+            con.drop_cache()  # the next run's pages come from the host tier
+    con.sql("INSERT INTO t VALUES (40000, 1, 'k040000', DATE '1971-01-01', 2.5), (-1, 2, 'a', NULL, NULL)")
+    duck.sql(f"CREATE TABLE t2 AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
+    duck.sql("INSERT INTO t2 VALUES (40000, 1, 'k040000', DATE '1971-01-01', 2.5), (-1, 2, 'a', NULL, NULL)")
+    duck.sql("DROP VIEW t")
+    duck.sql("ALTER TABLE t2 RENAME TO t")
+    for sql in [
+        "SELECT sum(v), count(*) FROM t WHERE k >= 38500",
+        "SELECT count(*) FROM t WHERE k < 10",
+        "SELECT count(*), sum(k) FROM t",
+    ]:
+        _check(con, duck, sql)
+
+
 def test_default_chunk_rows():
     """Chunks follow the budget: on a GPU the working memory kept for a chunk
     (128 bytes a row from a budget of 100 GiB, 256 from 4 GiB, 1 KiB a row

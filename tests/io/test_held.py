@@ -53,6 +53,23 @@ def test_chunks_of_any_size_read_the_rows_back(piece_rows, chunk_rows):
     assert t.to_arrow().column("many").to_pylist() == expected.column("many").to_pylist()
 
 
+@pytest.mark.parametrize("piece_rows", [250, 1000])
+def test_a_chunk_read_in_part_reads_its_pieces_rows(piece_rows):
+    """A chunk some of whose fragments statistics ruled out (pieces with gaps
+    between them) reads exactly its pieces' rows, in order."""
+    cols = _columns()
+    expected = pa.table({n: c.to_arrow() for n, c in cols.items()})
+    src = hold(cols, TYPES, N, piece_rows, MemoryManager("cpu", 1 << 30))
+    t = Table("t", src, types=TYPES)
+    (whole,) = t.chunks(N)
+    for keep in ([0, 2, 3], [1], [0, 4], [3, 4], [0, 1, 4]):
+        pieces = [whole.pieces[i] for i in sorted(set(keep))]
+        part = src.columns(pieces, list(TYPES))
+        want = pa.concat_tables([expected.slice(src._frag_starts[f] + s, e - s) for f, s, e in pieces])
+        assert all(len(c) == want.num_rows for c in part.values())
+        assert pa.table({n: c.to_arrow() for n, c in part.items()}).equals(want)
+
+
 def test_fragment_bounds_are_exact():
     cols = _columns()
     src = hold(cols, TYPES, N, 1000, MemoryManager("cpu", 1 << 30))
