@@ -245,21 +245,28 @@ def test_topk_and_limit(ops):
 
 
 # ------------------------------------------------------------------ scans
-def test_row_groups_skipped_by_statistics(tmp_path):
+def _sorted_parquet(tmp_path, con, with_x: bool = False):
+    """40,000 rows sorted on k (and d, s) in row groups of 1,000, read by
+    ``con`` and by a DuckDB connection (returned) as table t."""
     n = 40_000
-    t = pa.table(
-        {
-            "k": np.arange(n),
-            "v": np.arange(n) % 7,
-            "s": pa.array([f"k{i:06d}" for i in range(n)]),
-            "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32()),
-        }
-    )
-    pq.write_table(t, tmp_path / "t.parquet", row_group_size=1000)
-    con = glint.connect(device="cpu", chunk_rows=2000)
+    cols = {
+        "k": np.arange(n),
+        "v": np.arange(n) % 7,
+        "s": pa.array([f"k{i:06d}" for i in range(n)]),
+        "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32()),
+    }
+    if with_x:
+        cols["x"] = pa.array([None if i % 11 == 0 else float(i % 13) for i in range(n)])
+    pq.write_table(pa.table(cols), tmp_path / "t.parquet", row_group_size=1000)
     con.read_parquet(str(tmp_path / "t.parquet"), "t")
     duck = duckdb.connect()
     duck.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
+    return duck
+
+
+def test_row_groups_skipped_by_statistics(tmp_path):
+    con = glint.connect(device="cpu", chunk_rows=2000)
+    duck = _sorted_parquet(tmp_path, con)
     for sql, max_chunks in [
         ("SELECT sum(v) FROM t WHERE k >= 39000", 1),
         ("SELECT count(*) FROM t WHERE k < 1500 AND v = 3", 1),
@@ -321,21 +328,8 @@ def test_row_groups_inside_a_chunk_skipped_by_statistics(tmp_path, device, opts)
     is not served the part (cached apart), nor after rows are appended."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA")
-    n = 40_000
-    t = pa.table(
-        {
-            "k": np.arange(n),
-            "v": np.arange(n) % 7,
-            "s": pa.array([f"k{i:06d}" for i in range(n)]),
-            "d": pa.array((np.arange(n) // 100).astype("int32"), pa.int32()).cast(pa.date32()),
-            "x": pa.array([None if i % 11 == 0 else float(i % 13) for i in range(n)]),
-        }
-    )
-    pq.write_table(t, tmp_path / "t.parquet", row_group_size=1000)
     con = glint.connect(device=device, chunk_rows=1 << 16, **opts)  # one chunk of 40 row groups
-    con.read_parquet(str(tmp_path / "t.parquet"), "t")
-    duck = duckdb.connect()
-    duck.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
+    duck = _sorted_parquet(tmp_path, con, with_x=True)
     for sql, rows in [
         ("SELECT sum(v), count(*) FROM t WHERE k >= 38500", 2000),
         ("SELECT count(*), sum(x) FROM t WHERE k < 1500 AND v = 3", 2000),
