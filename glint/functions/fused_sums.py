@@ -45,7 +45,6 @@ from glint.functions.fused_predicate import CannotLower, LoweringCache, load_ker
 from glint.functions.fused_values import ValueLowering, arithmetic
 from glint.kernels import group_reduce as R
 from glint.kernels.backend import blocks, on_device
-from glint.kernels.groupby import LIMB_BITS, LIMB_MASK
 from glint.plan.expr import ColRef
 
 _FUSED = ("count_star", "count", "sum", "avg")
@@ -234,15 +233,8 @@ def _launch(source, tensors, params, k, n, n_groups, gid, rows, dev):
 
 def _states(aggs, inputs: Inputs, partial: torch.Tensor, floating, n_groups: int, row_counts: bool) -> dict:
     k = len(floating)
-    counts = partial[:, :, :n_groups, 2].sum(0)
-    sums = []
-    for i, f in enumerate(floating):
-        if f:
-            sums.append(Column(T.DOUBLE, partial[:, i, :n_groups, 0].contiguous().view(torch.float64).sum(0)))
-        else:
-            lo = partial[:, i, :n_groups, 0].sum(0)
-            hi = partial[:, i, :n_groups, 1].sum(0) + (lo >> LIMB_BITS)
-            sums.append(Column(T.HUGEINT, torch.stack([hi, lo & LIMB_MASK], dim=1)))
+    raw, counts = R.finish_partials(partial, floating, n_groups)
+    sums = [Column(T.DOUBLE if f else T.HUGEINT, s) for f, s in zip(floating, raw)]
     rows_count = Column(T.BIGINT, counts[k])
     out = {}
     for i, (_, agg) in enumerate(aggs):

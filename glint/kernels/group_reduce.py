@@ -202,16 +202,27 @@ def group_sums_triton(gid, n_groups: int, inputs: list[SumInput], rows: torch.Te
                 TILES=tiles,
                 SMALL=(1 << 63) // block - 1,
             )
-        counts = partial[:, :, :n_groups, 2].sum(0)
-        for i, x in enumerate(part):
-            if x.floating:
-                s = partial[:, i, :n_groups, 0].contiguous().view(torch.float64).sum(0)
-            else:
-                lo = partial[:, i, :n_groups, 0].sum(0)
-                hi = partial[:, i, :n_groups, 1].sum(0) + (lo >> G.LIMB_BITS)
-                s = torch.stack([hi, lo & G.LIMB_MASK], dim=1)
-            out.append((s, counts[i]))
+        sums, counts = finish_partials(partial, [x.floating for x in part], n_groups)
+        out += [(s, counts[i]) for i, s in enumerate(sums)]
     return out
+
+
+def finish_partials(partial: torch.Tensor, floating: list[bool], n_groups: int):
+    """The programs' partial sums of the group-sums kernels (``partial``:
+    int64 [programs, columns (+ more counts), groups padded, 3]: low limb or
+    DOUBLE bits, high limb, count) added up: (per column, its sums: DOUBLE
+    [n_groups] or exact int64 limb pairs [n_groups, 2] (high, low); the
+    counts, [columns, n_groups])."""
+    counts = partial[:, :, :n_groups, 2].sum(0)
+    sums = []
+    for i, f in enumerate(floating):
+        if f:
+            sums.append(partial[:, i, :n_groups, 0].contiguous().view(torch.float64).sum(0))
+        else:
+            lo = partial[:, i, :n_groups, 0].sum(0)
+            hi = partial[:, i, :n_groups, 1].sum(0) + (lo >> G.LIMB_BITS)
+            sums.append(torch.stack([hi, lo & G.LIMB_MASK], dim=1))
+    return sums, counts
 
 
 def first_rows(gid: torch.Tensor, n_groups: int) -> torch.Tensor:
