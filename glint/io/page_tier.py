@@ -53,6 +53,10 @@ SPARE_SLABS = 8  # pinned slabs kept ready ahead of the scans (see PageTier._new
 # chunk of 2**24 TPC-H lineitem rows' ~1,000 column chunks up took about 1 ms
 # of host time, holding the GIL, on every scan
 MEMO_ENTRIES = 4096
+# room beyond a snappy chunk's bodies decompressed with their headers, for
+# headers whose page size needs more varint bytes once decompressed (at most
+# 4 bytes a page; a chunk without the room is kept as stored)
+INFLATE_SLACK = 64
 
 
 def _pad(n):
@@ -282,7 +286,11 @@ class PageTier:
             cs = tcodec.tolist()
             for i, key in misses:
                 # a snappy chunk's room: its bodies decompressed with their headers
-                need = max(key[3], us[i]) if self.inflate and cs[i] == SNAPPY and us is not None else key[3]
+                need = (
+                    max(key[3], us[i] + INFLATE_SLACK)
+                    if self.inflate and cs[i] == SNAPPY and us is not None
+                    else key[3]
+                )
                 got = self._room(need, tick)
                 if got is None:
                     break
@@ -622,13 +630,20 @@ def inflate_pages(src, out: np.ndarray) -> int | None:
             else:  # a v2 page's levels are not compressed: kept as stored
                 return None
             z = (len(new) << 1) ^ (len(new) >> 63)  # zigzag
-            if z >> (7 * width):
+            # the size in as many varint bytes as it had, or more where it
+            # needs them (a dictionary page of 88 bytes stored in 54: TPC-H's
+            # l_discount and l_tax in every row group), the header then
+            # growing by those bytes (see INFLATE_SLACK)
+            grown = max(width, (z.bit_length() + 6) // 7)
+            if grown - width > 4:
                 return None
-            head = j - i
+            size_bytes = padded_varint(z, grown)
+            head = j - i + grown - width
             if o + head + len(new) > cap:
                 return None
-            out[o : o + head] = np.frombuffer(b[i:j], dtype=np.uint8)
-            out[o + at - i : o + at - i + width] = np.frombuffer(padded_varint(z, width), dtype=np.uint8)
+            out[o : o + at - i] = np.frombuffer(b[i:at], dtype=np.uint8)
+            out[o + at - i : o + at - i + grown] = np.frombuffer(size_bytes, dtype=np.uint8)
+            out[o + at - i + grown : o + head] = np.frombuffer(b[end:j], dtype=np.uint8)
             o += head
             out[o : o + len(new)] = np.frombuffer(new, dtype=np.uint8)
             o += len(new)

@@ -5,6 +5,8 @@ read through it under a host tier small enough to evict, equal to DuckDB."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -180,19 +182,21 @@ def test_snappy_chunks_are_kept_with_their_pages_decompressed(tmp_path):
     """A snappy column chunk enters the tier with its page bodies
     decompressed (headers rewritten): its RawSet entry then says
     uncompressed, with the tier's size, and the pages are pyarrow's; a chunk
-    the host cannot rewrite (a v2 data page) is kept as stored."""
-    for version, inflated in (("1.0", True), ("2.0", False)):
+    the host cannot rewrite (a v2 data page) is kept as stored. Column z's
+    dictionary page (11 BIGINTs: 88 bytes, stored in fewer than 64) needs
+    one more varint byte for its size once decompressed: its header grows."""
+    for (version, inflated), col in itertools.product((("1.0", True), ("2.0", False)), ("x", "z")):
         path = str(tmp_path / f"t{version}.parquet")
-        schema = pa.schema([pa.field("x", pa.int64(), nullable=False), pa.field("y", pa.float64(), nullable=False)])
-        t = pa.table({"x": np.arange(20_000) % 97, "y": np.random.default_rng(1).random(20_000)}, schema=schema)
+        schema = pa.schema([pa.field(c, pa.int64(), nullable=False) for c in ("x", "z")])
+        t = pa.table({"x": np.arange(20_000) % 97, "z": np.arange(20_000) % 11}, schema=schema)
         pq.write_table(t, path, compression="snappy", row_group_size=5000, data_page_version=version)
         con = glint.connect(device="cpu")
         con.read_parquet(path, "t")
-        rs = con.table("t").raw_set([0, 1, 2, 3], "x")
+        rs = con.table("t").raw_set([0, 1, 2, 3], col)
         stored = rs.size.copy()
         assert (rs.codec == 1).all()
         tier = PageTier(MIB, slab_bytes=1 << 18)
-        lays, total, segments = rd.layout_raw_together({"x": rs}, tier=tier, admit=True)
+        lays, total, segments = rd.layout_raw_together({col: rs}, tier=tier, admit=True)
         buf = np.zeros(total, dtype=np.uint8)
         for o, seg in segments:
             if type(seg) is TierCopy:
@@ -200,10 +204,10 @@ def test_snappy_chunks_are_kept_with_their_pages_decompressed(tmp_path):
         assert (rs.codec == (0 if inflated else 1)).all()
         assert (rs.size >= stored).all() if inflated else (rs.size == stored).all()
         chunks = list(rs)
-        for ch, at in zip(chunks, lays["x"].at):  # the reference decoder reads each chunk's own bytes
+        for ch, at in zip(chunks, lays[col].at):  # the reference decoder reads each chunk's own bytes
             ch.source = buf[at : at + ch.source.size].tobytes()
-        got = rd.decode_raw(chunks, data=torch.from_numpy(buf), layout=lays["x"])[0]
-        assert got.numpy().tolist() == t.column("x").to_pylist()
+        got = rd.decode_raw(chunks, data=torch.from_numpy(buf), layout=lays[col])[0]
+        assert got.numpy().tolist() == t.column(col).to_pylist()
 
 
 @pytest.fixture(scope="module")
