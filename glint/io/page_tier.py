@@ -580,10 +580,12 @@ def inflate_pages(src, out: np.ndarray) -> int | None:
     to ``out`` with each body decompressed and its header's
     compressed_page_size set to the body's new size, in the same number of
     varint bytes (a ULEB128 may carry continuation bytes that add nothing),
-    so the chunk reads as an uncompressed one. Returns the bytes written, or
-    None where that cannot be done (a v2 data page, a size that needs more
-    varint bytes, bad data: the chunk is then kept as stored, for the
-    device's decoder to take or to name the problem).
+    or more where the new size needs them (the header grows by those bytes:
+    ``out`` needs INFLATE_SLACK bytes beyond the chunk's metadata size), so
+    the chunk reads as an uncompressed one. Returns the bytes written, or
+    None where that cannot be done (a v2 data page, no room, bad data: the
+    chunk is then kept as stored, for the device's decoder to take or to
+    name the problem).
 
     The GPU decompresses snappy one page (or 64 KiB block) a program: under
     a GPU memory limit, TPC-H Q6 at SF 100 spent about 90% of its warm time

@@ -202,12 +202,16 @@ class Table:
             else:
                 if got is not None:
                     return got
-        out = prune(self.chunks(chunk_rows))
+        layout = self.chunks(chunk_rows)
+        out = prune(layout)
         if key is not None:
             with self._lock:
-                if len(self._pruned) >= 256:
-                    self._pruned.clear()
-                self._pruned[(chunk_rows, key)] = out
+                # kept only while the layout it came from is the table's (rows
+                # appended meanwhile by another session made a new one)
+                if self._layouts.get(chunk_rows) is layout:
+                    if len(self._pruned) >= 256:
+                        self._pruned.clear()
+                    self._pruned[(chunk_rows, key)] = out
         return out
 
     def chunk_stats(self, chunk: Chunk, column: str):

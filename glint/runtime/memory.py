@@ -613,17 +613,17 @@ def default_chunk_rows(device: torch.device, limit: int, explicit: bool = False)
     that way. Warm TPC-H SF 100 on an 80 GB H100 peaked at 233 bytes a row
     beyond the cache with chunks of 2**26 rows (Q9; 25 for Q1), and ran
     1.40 s for Q1-Q12 with chunks of 2**24 rows, 1.15 s with 2**25 and
-    1.01 s with 2**26: a budget of 32 GiB or more keeps 256 bytes a row, and
+    1.01 s with 2**26: a budget of 4 GiB or more keeps 256 bytes a row, and
     gets 2**26 rows on an H100. On a 141 GB H200 (a budget of about 123 GiB),
     chunks of 2**28 rows took no query past 85 bytes a row beyond the cache
     (Q5; 68 GB of cache), and the 22 queries 1.19 s against 1.25-1.27 s with
     2**26: a budget of 100 GiB or more keeps 128 bytes a row, and gets 2**28
-    rows. A smaller budget keeps 1 KiB a row
-    (2**22 rows under a 16 GB limit), where the read-ahead of a cold scan
-    matters (on one H200 under 16 GB, chunks of 2**24 rows once failed 18 of
-    the 22 TPC-H SF100 queries out of memory, when a Q1 product took 900
-    bytes a row). On the CPU a sixteenth of the budget at ~64 bytes a row, a
-    quarter of that under a limit the user set.
+    rows. Under 16 GB (2**24 rows) on one H200, TPC-H SF 100 read from the
+    host tier took 22.7 s in chunks of 2**24 rows against 47.8 s in 2**22:
+    its time is host work per chunk. A budget below 4 GiB keeps 1 KiB a row,
+    where the read-ahead of a cold scan matters more. On the CPU a sixteenth
+    of the budget at ~64 bytes a row, a quarter of that under a limit the
+    user set.
 
     >>> gpu = torch.device("cuda")
     >>> [default_chunk_rows(gpu, g << 30).bit_length() - 1 for g in (123, 74, 40, 16, 1)]

@@ -364,6 +364,29 @@ def test_row_groups_inside_a_chunk_skipped_by_statistics(tmp_path, device, opts)
         _check(con, duck, sql)
 
 
+def test_pruned_chunks_of_a_layout_replaced_meanwhile_are_not_kept(tmp_path):
+    """Rows appended (by another session) while a scan prunes its chunks make
+    a new layout: the pruned chunks of the old one are not kept for later
+    scans, which would miss the new rows."""
+    con = glint.connect(device="cpu", chunk_rows=1 << 16)
+    duck = _sorted_parquet(tmp_path, con)
+    t = con.table("t")
+    prune = (("k", "ge", 39_500),)
+
+    def appending(chunks):
+        con.sql("INSERT INTO t VALUES (50000, 1, 'k050000', DATE '1971-01-01')")
+        return list(chunks), len(chunks)
+
+    t.pruned_chunks(1 << 16, prune, appending)
+    assert not t._pruned
+    duck.sql(f"CREATE TABLE t2 AS SELECT * FROM read_parquet('{tmp_path / 't.parquet'}')")
+    duck.sql("INSERT INTO t2 VALUES (50000, 1, 'k050000', DATE '1971-01-01')")
+    assert (
+        con.sql("SELECT count(*), max(k) FROM t WHERE k >= 39500").fetchall()
+        == duck.sql("SELECT count(*), max(k) FROM t2 WHERE k >= 39500").fetchall()
+    )
+
+
 def test_default_chunk_rows():
     """Chunks follow the budget: on a GPU the working memory kept for a chunk
     (128 bytes a row from a budget of 100 GiB, 256 from 4 GiB, 1 KiB a row
