@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from glint.columnar.column import Batch, Column
 from glint.exec.base import PhysicalNode
-from glint.io.chunk_reader import PREFETCH, ChunkReader
+from glint.io.chunk_reader import PREFETCH, ChunkReader, cached_in_full
 from glint.io.fragments import Chunk
 from glint.plan.expr import Field
 
@@ -62,6 +62,12 @@ class ScanExec(PhysicalNode):
             return keep, len(chunks)
 
         keep, n = t.pruned_chunks(ctx.chunk_rows, self.prune, prune)
+        if any(c.part for c in keep) and t.held_on(ctx.device) is None:
+            # a whole chunk the device cache holds beats reading its part again
+            whole = t.chunks(ctx.chunk_rows)
+            keep = [
+                whole[c.index] if c.part and cached_in_full(ctx, t, whole[c.index], self.columns) else c for c in keep
+            ]
         return t, keep, n
 
     def stream(self, ctx):

@@ -82,6 +82,20 @@ def _units(chunk, fragments, target_rows: int):
         yield run
 
 
+def cache_key(table, chunk_rows: int, chunk, column: str) -> tuple:
+    """A chunk's column's key in the device cache (a part of chunk
+    ``index``, glint.io.fragments.Chunk, is cached apart from the whole)."""
+    if chunk.part:
+        return ("table", table.uid, chunk_rows, chunk.index, column, chunk.pieces)
+    return ("table", table.uid, chunk_rows, chunk.index, column)
+
+
+def cached_in_full(ctx, table, chunk, columns) -> bool:
+    """Whether the device cache holds every one of the chunk's columns."""
+    mm = ctx.memory
+    return mm is not None and all(mm.cache_get(cache_key(table, ctx.chunk_rows, chunk, c)) is not None for c in columns)
+
+
 def _resolve(plan):
     """A chunk's plan for a fragment's column: a RawChunk as it is, a
     future's result, or (a future, i): item i of its result."""
@@ -159,9 +173,7 @@ class ChunkReader:
         self.string_cols = frozenset(c for c in cols if table.schema[c].is_string)
 
     def _key(self, chunk, column):
-        if chunk.part:  # (a part of chunk ``index``: cached apart from the whole chunk)
-            return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column, chunk.pieces)
-        return ("table", self.table.uid, self.ctx.chunk_rows, chunk.index, column)
+        return cache_key(self.table, self.ctx.chunk_rows, chunk, column)
 
     def __iter__(self):
         mm, io = self.ctx.memory, self.ctx.io
