@@ -154,7 +154,7 @@ class ExecContext:
         self.spill = spill if spill is not None else SpillSpace()
         self.chunk_rows = int(chunk_rows)
         self.memory.chunk_rows = self.chunk_rows  # the working reserve scales with it
-        self.memory.pressure = False
+        self.memory.begin_run()
         self.stats: dict[int, NodeStats] = {}
         self.io = IOStats()
         self.dist = None  # the rank's communicator in a distributed run (glint.distributed.comm)

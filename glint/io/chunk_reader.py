@@ -27,6 +27,7 @@ from concurrent.futures import Future
 import torch
 
 from glint.columnar.column import Column
+from glint.io.cached_columns import CompactColumn, check, compact, expand
 from glint.io.chunk_upload import ChunkUploader
 from glint.io.file_reads import FileHandles
 from glint.io.parquet_source import decode_pool
@@ -171,12 +172,81 @@ class ChunkReader:
         # of those, the VARCHAR columns whose codes the GPU decodes (the
         # strings of each row group's dictionary page read by the host)
         self.string_cols = frozenset(c for c in cols if table.schema[c].is_string)
+        mm = ctx.memory
+        # the chunks this scan will take from the device cache are the run's
+        # own from now on: not evicted to cache the others (MemoryManager.cache_put)
+        mm.cache_touch(self._key(ch, c) for ch in chunks for c in self.columns)
+        # the chunks it caches are kept compact (glint.io.cached_columns) where
+        # the cache is short of room: under a memory limit the user set, or
+        # once it has had to evict (the compact_cache setting)
+        mode = settings.compact_cache
+        self.compact = mode == "on" or (mode == "auto" and self.cuda and (mm.limit_set or mm.evictions > 0))
 
     def _key(self, chunk, column):
         return cache_key(self.table, self.ctx.chunk_rows, chunk, column)
 
+    def _check_cached(self) -> None:
+        """The compact cache entries this scan will use whose range was not
+        checked yet: their flags read in one wait (a flag that is set drops
+        its entry: the chunk is read again, and kept wide from then on)."""
+        mm = self.ctx.memory
+        got = {}
+        for ch in self.chunks:
+            for c in self.columns:
+                key = self._key(ch, c)
+                v = mm.cache_get(key)
+                if type(v) is CompactColumn and not v.checked:
+                    got[key] = v
+        if got:
+            for key, ok in zip(got, check(got.values())):
+                if not ok:
+                    self._drop_compact(key)
+
+    def _drop_compact(self, key) -> None:
+        mm = self.ctx.memory
+        mm.wide_keys.add(key)
+        mm.cache_drop(lambda k: k == key)
+
+    def _cached(self, chunk, column):
+        """The device cache's value for a chunk's column, or None (a compact
+        one whose range was not checked yet is checked here, one wait: an
+        entry cached by an earlier scan of the same run)."""
+        key = self._key(chunk, column)
+        v = self.ctx.memory.cache_get(key)
+        if type(v) is CompactColumn and not check([v])[0]:
+            self._drop_compact(key)
+            return None
+        return v
+
+    def _expanded(self, cols: dict) -> dict:
+        """A chunk's columns as glint computes on them: the compact ones
+        from the cache widened (on the current stream, with room made for
+        them in the budget like a decoded chunk's)."""
+        narrow = [c for c, v in cols.items() if type(v) is CompactColumn]
+        if not narrow:
+            return cols
+        mm = self.ctx.memory
+        need = sum(len(cols[c]) * cols[c].wide.itemsize for c in narrow)
+        with mm.allocating():
+            mm.make_room(need)
+            return {c: expand(v) for c, v in cols.items()}
+
+    def _cache(self, chunk, column: str, col) -> None:
+        """Keeps a chunk's column read from the host in the device cache
+        (compact where the scan keeps it so and it narrows)."""
+        mm = self.ctx.memory
+        key = self._key(chunk, column)
+        value = None
+        if self.compact and key not in mm.wide_keys:
+            stats = self.table.chunk_stats(chunk, column) if col.dictionary is None else None
+            value = compact(col, stats)
+        value = col if value is None else value
+        mm.cache_put(key, value, column_nbytes(value))
+
     def __iter__(self):
         mm, io = self.ctx.memory, self.ctx.io
+        if not self._threads:
+            self._check_cached()
         # chunks already resident in full need no threads at all (a reader
         # started ahead of the query reads from the first chunk)
         first_miss = (
@@ -194,8 +264,9 @@ class ChunkReader:
         try:
             for i, chunk in enumerate(self.chunks):
                 if first_miss is None or i < first_miss:
-                    cols = {c: mm.cache_get(self._key(chunk, c)) for c in self.columns}
+                    cols = {c: self._cached(chunk, c) for c in self.columns}
                     if all(v is not None for v in cols.values()):
+                        cols = self._expanded(cols)
                         io.chunks += 1
                         io.cache_hits += len(cols)
                         io.scanned_bytes += sum(column_nbytes(v) for v in cols.values())
@@ -217,8 +288,8 @@ class ChunkReader:
                     for c in uploaded:
                         adopt(cols[c], stream)
                 for c in uploaded:
-                    nb = column_nbytes(cols[c])
-                    mm.cache_put(self._key(chunk, c), cols[c], nb)
+                    self._cache(chunk, c, cols[c])
+                cols = self._expanded(cols)
                 io.chunks += 1
                 io.scanned_bytes += sum(column_nbytes(v) for v in cols.values())
                 t0 = time.perf_counter()
@@ -234,6 +305,7 @@ class ChunkReader:
     def start(self) -> None:
         """Starts reading now, from the first chunk (read-ahead: start_scans)."""
         if not self._threads:
+            self._check_cached()
             self._start(self.chunks)
 
     # -------------------------------------------------------------- threads
@@ -271,7 +343,7 @@ class ChunkReader:
         fragment read (shared by the chunks a fragment spans) and one per
         piece of a chunk (slice, convert to glint's columns, copy to the
         device through pinned buffers). Runs at most PREFETCH chunks ahead."""
-        mm, io = self.ctx.memory, self.ctx.io
+        io = self.ctx.io
         pool = decode_pool(self.settings.decode_threads)
         workers = pool._max_workers
         reads: dict = {}  # (fragment, columns) -> future of its Arrow table
@@ -281,7 +353,7 @@ class ChunkReader:
                 if self._stop.is_set():
                     return
                 self._priority = self._priority_of(chunk)
-                cached = {c: mm.cache_get(self._key(chunk, c)) for c in self.columns}
+                cached = {c: self._cached(chunk, c) for c in self.columns}
                 missing = tuple(c for c, v in cached.items() if v is None)
                 pieces = []
                 chunk_plans = {}

@@ -6,7 +6,10 @@ memory on CUDA, working memory on the CPU). Two kinds of holders share it:
 
 - the **table cache**: chunks of table columns kept on the device between
   queries (warm runs). Entries are evicted least-recently-used whenever
-  something else needs the room;
+  something else needs the room; a scan's new chunk evicts only entries that
+  the run in progress has not used (a scan of a table larger than the cache
+  keeps the chunks it cached first, and reads them from the device in its
+  next pass, where evicting the oldest would leave none of them there);
 - **reservations**: pipeline breakers (hash-join builds, aggregation state,
   sorts) reserve bytes *before* they hold more data. A reservation that cannot
   grow, even after the cache gave everything back, tells the operator to spill
@@ -193,6 +196,7 @@ def _cgroup_usage() -> int | None:
 class _CacheEntry:
     value: object
     nbytes: int
+    run: int = 0  # the run that used it last (MemoryManager.begin_run)
 
 
 class MemoryManager:
@@ -226,6 +230,19 @@ class MemoryManager:
         # a limit the user set: the tables are expected not to fit, so the host
         # tier keeps every chunk from the first scan on (HostCache.admits)
         self.limit_set = False
+        # runs begun (begin_run): a cache entry remembers the last one that used it
+        self.runs = 0
+        # keys of table chunks whose compact form was found not to hold their
+        # values (wrong file statistics): kept wide (glint.io.cached_columns)
+        self.wide_keys: set = set()
+
+    def begin_run(self) -> None:
+        """A run starts: no operator has had to spill in it yet, and the
+        cache entries it uses from now on are its own (cache_put does not
+        evict them to take in another of its chunks)."""
+        with self._lock:
+            self.runs += 1
+            self.pressure = False
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -301,11 +318,14 @@ class MemoryManager:
             if per_row > self.working_per_row:
                 self.working_per_row = per_row
 
-    def _make_room(self, nbytes: int, keep=()) -> bool:
+    def _make_room(self, nbytes: int, keep=(), spare_this_run: bool = False) -> bool:
         """Evict cache entries (oldest first) until nbytes fit; True when they
         do. The allocator is asked once (reading its count is not free, and a
         spilling operator asks for room for every piece it holds): an evicted
-        entry gives back its bytes on both sides of the budget."""
+        entry gives back its bytes on both sides of the budget.
+        ``spare_this_run``: only entries the run in progress has not used are
+        evicted (the entries are in the order of their last use, so those are
+        the oldest ones: the eviction stops at the first of this run's)."""
         with self._lock:
             short = nbytes - self.available()
             if short <= 0:
@@ -316,6 +336,8 @@ class MemoryManager:
             skipped = 0
             while short > 0 and len(self._cache) > skipped:
                 victim = next(itertools.islice(iter(self._cache), skipped, None))
+                if spare_this_run and self._cache[victim].run == self.runs:
+                    break
                 if victim in keep:
                     skipped += 1
                     continue
@@ -366,14 +388,29 @@ class MemoryManager:
             if e is None:
                 return None
             self._cache.move_to_end(key)
+            e.run = self.runs
             return e.value
+
+    def cache_touch(self, keys) -> None:
+        """Marks the entries of these keys (those the cache holds) as used
+        by the run in progress, as a scan starts: the chunks it will read
+        from the device are then not evicted to take in the ones it reads
+        from the host."""
+        with self._lock:
+            for key in keys:
+                e = self._cache.get(key)
+                if e is not None:
+                    self._cache.move_to_end(key)
+                    e.run = self.runs
 
     def cache_put(self, key, value, nbytes: int) -> bool:
         """Keep value under key if it fits beside everything else (evicting
-        older entries); False (not kept) otherwise."""
+        older entries, but none the run in progress has used); False (not
+        kept) otherwise."""
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
+                self._cache[key].run = self.runs
                 return True
             if (
                 not self.cache_enabled
@@ -381,10 +418,15 @@ class MemoryManager:
                 or nbytes > self.limit - max(self.headroom, self.working_reserve() + self.slack())
             ):
                 return False
-            # a new entry never pushes reservations out, only older cache entries
-            if not self._make_room(nbytes):
+            # a new entry never pushes reservations out, only older cache
+            # entries, and of those only the ones this run has not used: a
+            # scan of a table larger than the cache evicting its own first
+            # chunks to take in its last ones would find none of them on
+            # the device in its next pass (or in the same run's next scan of
+            # the table), where sparing them finds as many as fit
+            if not self._make_room(nbytes, spare_this_run=True):
                 return False
-            self._cache[key] = _CacheEntry(value, int(nbytes))
+            self._cache[key] = _CacheEntry(value, int(nbytes), self.runs)
             self._cache_bytes += int(nbytes)
             self.peak = max(self.peak, self._reserved + self._cache_bytes)
             return True

@@ -365,6 +365,15 @@ class Settings:
         True,
         "integer columns whose chunk statistics fit a narrower type are copied to the device in it and widened there",
     )
+    compact_cache: str = _setting(
+        "GLINT_COMPACT_CACHE",
+        "choice",
+        "auto",
+        "table chunks in the device cache kept in the narrowest integer type that holds their values, "
+        "widened when a scan takes them: 'auto' on CUDA under a memory limit the user set or once the "
+        "cache has had to evict, 'on' always, 'off' never",
+        choices=("auto", "on", "off"),
+    )
     raw_together: bool = _setting(
         "GLINT_RAW_TOGETHER",
         "boolean",

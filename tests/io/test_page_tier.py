@@ -425,6 +425,7 @@ def test_a_drop_asked_for_is_not_an_eviction():
     assert mm.cache_drop(lambda k: k[1] == 1) == 1000
     assert mm.evictions == 0 and not tier.admits(mm)
     assert mm.cache_put(("table", 2, 0, 0, "a"), object(), 600_000)
+    mm.begin_run()
     assert mm.cache_put(("table", 3, 0, 0, "a"), object(), 600_000)  # evicts table 2's chunk for room
     assert mm.evictions == 1 and tier.admits(mm)
 

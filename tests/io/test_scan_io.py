@@ -130,7 +130,9 @@ def test_working_reserve_keeps_the_cache_out_of_a_chunks_way():
     assert m.slack() == 2000  # an eighth for what the allocator holds unseen
     assert m.cache_put("a", object(), 7000) and m.cache_put("b", object(), 5000)
     assert m.cache_bytes() == 12000  # 16,000 - 2,000 - 2,000
-    assert m.cache_put("c", object(), 5000)  # evicts "a" to fit
+    assert not m.cache_put("c", object(), 5000)  # the run's own entries are not evicted for it
+    m.begin_run()
+    assert m.cache_put("c", object(), 5000)  # in the next run: evicts "a" to fit
     assert m.cache_get("a") is None and m.cache_bytes() == 10000
     r = m.reservation("Sort")
     assert r.grow(2000) and m.cache_bytes() == 10000  # beside the cache and the chunk's reserve
@@ -149,6 +151,34 @@ def test_making_room_evicts_oldest_first_and_skips_kept_entries():
     assert m._make_room(5000, keep={"b"})  # 2,000 were free: "c" goes ("b" is kept)
     assert m.cache_keys() == ["b", "d", "a"]
     assert not m._make_room(50_000, keep={"b"}) and m.cache_keys() == ["b"]
+
+
+def test_a_scan_larger_than_the_cache_keeps_its_first_chunks():
+    # a table of 10 chunks of 1,000 bytes, a cache of 4,000: each pass of a
+    # scan keeps the chunks it cached first and finds them in the next pass
+    # (evicting the oldest would cache the last four, and the next pass,
+    # starting from the first, would find none of them)
+    m = MemoryManager(torch.device("cpu"), 5000, headroom=1000)
+    for run in range(3):
+        m.begin_run()
+        keys = [("t", i) for i in range(10)]
+        m.cache_touch(keys)  # (as a scan starts)
+        hits = 0
+        for k in keys:
+            if m.cache_get(k) is not None:
+                hits += 1
+            else:
+                m.cache_put(k, object(), 1000)
+        assert hits == (0 if run == 0 else 4)
+        assert m.cache_keys() == keys[:4]
+    # another run's new chunks take the place of entries it does not use
+    m.begin_run()
+    m.cache_touch([("t", 0)])
+    assert m.cache_put(("u", 0), object(), 2000)
+    assert m.cache_keys() == [("t", 3), ("t", 0), ("u", 0)]
+    # a reservation still takes what it needs, this run's entries included
+    r = m.reservation("Join build")
+    assert r.grow(3500) and m.cache_keys() == []
 
 
 def test_an_out_of_memory_step_raises_the_working_reserve():
