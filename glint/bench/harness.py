@@ -230,7 +230,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
             records,
             reference,
             plan.duckdb_runs,
-            args.warmup,
+            args.warmup if getattr(args, "duckdb_warmup", None) is None else args.duckdb_warmup,
             args.sf,
             err,
             show,
@@ -331,6 +331,11 @@ def add_arguments(p) -> None:
         help="skip DuckDB's in-memory tables (results are then checked against DuckDB on Parquet)",
     )
     p.add_argument("--duckdb-runs", type=int, help="timed DuckDB runs per query (default: --runs)")
+    p.add_argument(
+        "--duckdb-warmup",
+        type=int,
+        help="untimed DuckDB runs per query before its timed ones (default: --warmup)",
+    )
     p.add_argument(
         "--cold",
         action=argparse.BooleanOptionalAction,

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from glint.columnar.column import Batch, Column
 from glint.exec.base import PhysicalNode
-from glint.io.chunk_reader import PREFETCH, ChunkReader, cached_in_full
+from glint.io.chunk_reader import PREFETCH, ChunkReader, cache_key, cached_in_full
 from glint.io.fragments import Chunk
 from glint.plan.expr import Field
 
@@ -138,6 +138,22 @@ def _scans_in_run_order(node, out: list) -> list:
     return out
 
 
+def _touch_cached(ctx, scans) -> None:
+    """Marks the scans' chunks in the device cache as used by the run, in
+    the order of the scans (MemoryManager.cache_touch)."""
+    mm = ctx.memory
+    if mm is None or not mm.cache_bytes():
+        return
+    for node in scans:
+        if not node.columns:
+            continue
+        try:
+            t, keep, _ = node.chunks_to_read(ctx)
+        except Exception:  # noqa: BLE001 - the scan raises it itself when the run gets there
+            continue
+        mm.cache_touch(cache_key(t, ctx.chunk_rows, c, col) for c in keep for col in node.columns)
+
+
 # bytes a chunk's row is counted at per column when read-ahead weighs the
 # chunks it would hold on the device (decoded, uploaded and ready: PREFETCH +1)
 _READ_AHEAD_ROW_BYTES = 8
@@ -152,11 +168,16 @@ def start_scans(ctx, root) -> None:
     only scans whose first chunk is not cached, and only while the chunks they
     would hold ahead fit in a quarter of the memory the cache could still
     take. The read_ahead setting turns it off. A scan the run never asks for is
-    closed with the run (ExecContext.close_read_ahead)."""
-    if not ctx.settings.read_ahead:
-        return
+    closed with the run (ExecContext.close_read_ahead).
+
+    First, the device cache's chunks of every scan of the plan are marked as
+    the run's own, those of the scans that run last newest: the memory that
+    the run's operators reserve is then taken from the chunks that other
+    queries cached before any of them, and a join's build takes it from the
+    chunks its own build side read before those its probe side will read."""
     scans = _scans_in_run_order(root, [])
-    if len(scans) < 2:
+    _touch_cached(ctx, scans)
+    if not ctx.settings.read_ahead or len(scans) < 2:
         return
     budget = ctx.memory.available() // 4
     seen = set()

@@ -146,6 +146,27 @@ def test_bench_tpcds(tmp_path, capsys, cached_tpcds, monkeypatch):
     assert "1 of 1 queries failed: Q41" in capsys.readouterr().err
 
 
+def test_bench_duckdb_warmup_apart(tmp_path, capsys, monkeypatch):
+    """--duckdb-warmup sets DuckDB's untimed runs apart from glint's
+    (--warmup): glint warmed up, DuckDB on Parquet run once."""
+    from glint.bench import harness
+
+    seen = []
+    real = harness.run_duckdb_phases
+
+    def spy(*args, **kw):
+        seen.append(args[7])  # the warm-up runs
+        return real(*args, **kw)
+
+    monkeypatch.setattr(harness, "run_duckdb_phases", spy)
+    argv = ["bench", "tpch", "--sf", "0.01", "--device", "cpu", "--runs", "1", "--no-cold", "--no-duckdb-memory"]
+    assert main([*argv, "--warmup", "1", "--duckdb-warmup", "0", "--queries", "6", "--out", str(tmp_path / "a")]) == 0
+    assert main([*argv, "--warmup", "1", "--queries", "6", "--out", str(tmp_path / "b")]) == 0
+    _no_traceback(capsys.readouterr())
+    assert seen == [0, 1]
+    assert _report(tmp_path / "a", "tpch")["queries_correct"] == 1
+
+
 def test_bench_mismatch_fails(tmp_path, capsys, monkeypatch):
     import glint.testing.compare as compare
 

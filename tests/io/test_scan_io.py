@@ -535,6 +535,33 @@ def test_scans_read_ahead_from_the_start_of_the_run(tmp_path, monkeypatch, read_
     assert started[-1] == []
 
 
+def test_a_run_marks_its_scans_cached_chunks_as_its_own(tmp_path, monkeypatch):
+    """As a run starts, the device cache's chunks of its scans become the
+    newest, the probe side's (read last) after the build sides': what its
+    joins reserve is taken from other queries' chunks first, then from the
+    build sides' (already read), and the probe side finds its chunks."""
+    from glint.exec import scan as S
+
+    con, _, want = _star_with_spy(tmp_path, monkeypatch)
+    orders = []
+    real = S.start_scans
+
+    def spy(ctx, root):
+        real(ctx, root)
+        names = {con.table(n).uid: n for n in ("a", "b", "f")}
+        orders.append([names[k[1]] for k in ctx.memory.cache_keys()])
+
+    monkeypatch.setattr("glint.engine.connection.start_scans", spy)
+    assert con.sql(STAR).fetchall() == want
+    assert con.sql("SELECT count(*) FROM f").fetchall()[0][0] > 0
+    assert con.sql("SELECT max(an) FROM a").fetchall()[0][0] is not None  # a's chunks now the newest
+    assert orders[-1][-1] == "a"
+    assert con.sql(STAR).fetchall() == want
+    order = orders[-1]
+    f_keys = order.count("f")
+    assert f_keys > 1 and order[-f_keys:] == ["f"] * f_keys, order
+
+
 def test_scans_in_run_order_read_build_sides_first(tmp_path):
     paths = _three_tables(tmp_path)
     con = glint.connect(device="cpu")
