@@ -12,6 +12,7 @@ import contextlib
 import threading
 import time
 
+import numpy as np
 import torch
 
 from glint.columnar.column import Column, Dictionary, concat_columns
@@ -55,6 +56,17 @@ def _contiguous(c: Column) -> Column:
     if c.data.is_contiguous():
         return c
     return Column(c.dtype, c.data.contiguous(), c.valid, c.dictionary)
+
+
+def _fits(data: torch.Tensor, dt) -> bool:
+    """Whether every value of a host integer tensor fits numpy type ``dt``."""
+    if data.numel() == 0:
+        return True
+    if data.dim() != 1 or data.dtype not in (torch.int32, torch.int64):
+        return False
+    lo, hi = torch.aminmax(data)
+    info = np.iinfo(dt)
+    return info.min <= int(lo) and int(hi) <= info.max
 
 
 def _string_plans(plans: dict) -> dict:
@@ -220,11 +232,15 @@ class ChunkUploader:
         whose values, by the file's statistics for the chunk, fit a narrower
         integer type: copied up in it and widened on the device (TPC-H
         lineitem's Q1 columns: 44 bytes a row over the bus become 18).
-        The narrow_uploads setting turns it off."""
+        The statistics are not trusted: the host's values are checked to
+        fit (one pass of torch.aminmax, which leaves the GIL, over each part
+        of a narrowed column), and a column that does not fit travels as it
+        is. ``columns``: {column: its host parts}. The narrow_uploads setting
+        turns it off."""
         if not self.settings.narrow_uploads:
             return {}
         out = {}
-        for c in columns:
+        for c, parts in columns.items():
             t = self.table.schema[c]
             if t.kind not in ("INTEGER", "BIGINT", "DATE") and not (t.kind == "DECIMAL" and t.precision <= 18):
                 continue
@@ -232,7 +248,7 @@ class ChunkUploader:
             if st is None or st[0] is None:
                 continue
             dt = narrow_type(st[0], st[1], 4 if t.kind in ("INTEGER", "DATE") else 8)
-            if dt is not None:
+            if dt is not None and all(_fits(p.data, dt) for p in parts):
                 out[c] = dt
         return out
 

@@ -161,3 +161,26 @@ def test_a_table_larger_than_the_cache_keeps_its_first_chunks(files):
         res.arrow()
         hits.append(res.io.cache_hits)
     assert 0 < hits[1] == hits[2] < 20, hits
+
+
+def test_narrow_uploads_check_the_values_against_lying_statistics():
+    """A host column is copied up narrowed only where its values fit: file
+    statistics that understate the range are caught on the host."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from glint.io.chunk_upload import ChunkUploader
+    from glint.runtime.settings import Settings
+
+    stats = {"a": (0, 10, 0), "b": (0, 10, 0), "c": None}
+    table = SimpleNamespace(
+        schema={"a": T.INTEGER, "b": T.BIGINT, "c": T.INTEGER}, chunk_stats=lambda chunk, c: stats[c]
+    )
+    up = SimpleNamespace(settings=Settings(), table=table)
+    host = {
+        "a": [Column(T.INTEGER, torch.tensor([1, 2, 10], dtype=torch.int32))],
+        "b": [Column(T.BIGINT, torch.tensor([1, 2])), Column(T.BIGINT, torch.tensor([300]))],  # 300: not int8
+        "c": [Column(T.INTEGER, torch.tensor([1], dtype=torch.int32))],
+    }
+    assert ChunkUploader._narrow_types(up, None, host) == {"a": np.dtype(np.int8)}
