@@ -706,9 +706,17 @@ def test_narrow_types_come_from_the_files_statistics(tmp_path):
     ctx = ExecContext(torch.device("cpu"), con)
     chunks = table.chunks(500)
     reader = ChunkReader(ctx, table, t.column_names, chunks)
-    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[0], t.column_names).items()}
+    from glint.columnar.column import Column
+
+    host = {c: [Column.from_arrow(t.column(c).slice(0, 500).combine_chunks())] for c in t.column_names}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[0], host).items()}
     assert got == {"small": "int8", "mid": "int16", "i32": "int16", "price": "int32", "day": "int16"}
-    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[1], t.column_names).items()}
+    # the values are checked too: a part past the statistics' range travels as it is
+    host["small"].append(Column.from_arrow(pa.array([1000], pa.int64())))
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[0], host).items()}
+    assert got == {"mid": "int16", "i32": "int16", "price": "int32", "day": "int16"}
+    host = {c: [Column.from_arrow(t.column(c).slice(500, 500).combine_chunks())] for c in t.column_names}
+    got = {c: str(d) for c, d in reader.uploader._narrow_types(chunks[1], host).items()}
     assert got["mid"] == "int16" and got["small"] == "int8" and got["price"] == "int32"
 
 
