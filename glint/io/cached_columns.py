@@ -81,11 +81,16 @@ def narrow_for(col: Column, stats) -> torch.dtype | None:
     return None if dt is None else _TORCH[dt]
 
 
-def compact(col: Column, stats) -> CompactColumn | None:
-    """``col`` in its narrower type (see narrow_for), with the device flag
-    of values outside it; None where there is none. Kernels on the current
-    stream, no wait."""
-    to = narrow_for(col, stats)
+def compact_nbytes(col: Column, to: torch.dtype) -> int:
+    """The bytes of ``col`` compact in type ``to`` (CompactColumn.nbytes)."""
+    return col.data.shape[0] * to.itemsize + (0 if col.valid is None else col.valid.numel())
+
+
+def compact(col: Column, stats, to: torch.dtype | None = None) -> CompactColumn | None:
+    """``col`` in its narrower type (``to``, or see narrow_for), with the
+    device flag of values outside it; None where there is none. Kernels on
+    the current stream, no wait."""
+    to = narrow_for(col, stats) if to is None else to
     if to is None:
         return None
     narrow = col.data.to(to)

@@ -27,7 +27,7 @@ from concurrent.futures import Future
 import torch
 
 from glint.columnar.column import Column
-from glint.io.cached_columns import CompactColumn, check, compact, expand
+from glint.io.cached_columns import CompactColumn, check, compact, compact_nbytes, expand, narrow_for
 from glint.io.chunk_upload import ChunkUploader
 from glint.io.file_reads import FileHandles
 from glint.io.parquet_source import decode_pool
@@ -233,15 +233,19 @@ class ChunkReader:
 
     def _cache(self, chunk, column: str, col) -> None:
         """Keeps a chunk's column read from the host in the device cache
-        (compact where the scan keeps it so and it narrows)."""
+        (compact where the scan keeps it so and it narrows: made only once
+        the cache has made room for it, see MemoryManager.cache_room)."""
         mm = self.ctx.memory
         key = self._key(chunk, column)
-        value = None
+        to = None
         if self.compact and key not in mm.wide_keys:
-            stats = self.table.chunk_stats(chunk, column) if col.dictionary is None else None
-            value = compact(col, stats)
-        value = col if value is None else value
-        mm.cache_put(key, value, column_nbytes(value))
+            to = narrow_for(col, self.table.chunk_stats(chunk, column) if col.dictionary is None else None)
+        if to is None:
+            mm.cache_put(key, col, column_nbytes(col))
+            return
+        nbytes = compact_nbytes(col, to)
+        if mm.cache_room(nbytes):
+            mm.cache_put(key, compact(col, None, to), nbytes)
 
     def __iter__(self):
         mm, io = self.ctx.memory, self.ctx.io

@@ -5,11 +5,13 @@ One :class:`MemoryManager` per connection bounds glint's use of its device (GPU
 memory on CUDA, working memory on the CPU). Two kinds of holders share it:
 
 - the **table cache**: chunks of table columns kept on the device between
-  queries (warm runs). Entries are evicted least-recently-used whenever
-  something else needs the room; a scan's new chunk evicts only entries that
-  the run in progress has not used (a scan of a table larger than the cache
-  keeps the chunks it cached first, and reads them from the device in its
-  next pass, where evicting the oldest would leave none of them there);
+  queries (warm runs). Whenever something else needs the room, the entries
+  of earlier runs are evicted least recently used first, then the run in
+  progress's own (see _make_room); a scan's new chunk evicts only
+  entries that the run in progress has not used (a scan of a table larger
+  than the cache keeps the chunks it cached first, and reads them from the
+  device in its next pass, where evicting the oldest would leave none of
+  them there);
 - **reservations**: pipeline breakers (hash-join builds, aggregation state,
   sorts) reserve bytes *before* they hold more data. A reservation that cannot
   grow, even after the cache gave everything back, tells the operator to spill
@@ -197,6 +199,7 @@ class _CacheEntry:
     value: object
     nbytes: int
     run: int = 0  # the run that used it last (MemoryManager.begin_run)
+    read: int = 0  # the run that read it last (a touch marks it as the run's without reading it)
 
 
 class MemoryManager:
@@ -319,28 +322,47 @@ class MemoryManager:
                 self.working_per_row = per_row
 
     def _make_room(self, nbytes: int, keep=(), spare_this_run: bool = False) -> bool:
-        """Evict cache entries (oldest first) until nbytes fit; True when they
-        do. The allocator is asked once (reading its count is not free, and a
+        """Evict cache entries until nbytes fit; True when they do. The
+        allocator is asked once (reading its count is not free, and a
         spilling operator asks for room for every piece it holds): an evicted
         entry gives back its bytes on both sides of the budget.
-        ``spare_this_run``: only entries the run in progress has not used are
-        evicted (the entries are in the order of their last use, so those are
-        the oldest ones: the eviction stops at the first of this run's)."""
+
+        The entries of earlier runs go first, least recently used first.
+        Then, unless ``spare_this_run``, the run in progress's own: first
+        those it has read already, the longest ago first (the one just read
+        may still be in the pipeline's hands: evicting it would free
+        nothing), then those its scans marked as theirs as they started
+        (cache_touch) and have not read yet, newest first: the scans are
+        marked in the order the run reads them, so the newest is needed
+        last. Evicting the run's oldest first took the chunks a scan was
+        about to read, one after the other, to make room for those it read
+        from the host: under 16 GB, TPC-H Q5 to Q10 found none of theirs."""
         with self._lock:
             short = nbytes - self.available()
             if short <= 0:
                 return True
-            # oldest first, without listing the whole cache per call (called
-            # per chunk and per piece; a cache of thousands of small chunks
-            # made every call slower)
+            # earlier runs' entries, oldest first, without listing the whole
+            # cache (called per chunk and per piece; a cache of thousands of
+            # small chunks made every call slower)
             skipped = 0
             while short > 0 and len(self._cache) > skipped:
                 victim = next(itertools.islice(iter(self._cache), skipped, None))
-                if spare_this_run and self._cache[victim].run == self.runs:
+                e = self._cache[victim]
+                if e.run == self.runs:
                     break
                 if victim in keep:
                     skipped += 1
                     continue
+                short -= e.nbytes
+                self._evict(victim)
+            if short <= 0 or spare_this_run:
+                return short <= 0
+            own = [k for k, e in self._cache.items() if e.run == self.runs and k not in keep]
+            read = [k for k in own if self._cache[k].read == self.runs]
+            marked = [k for k in reversed(own) if self._cache[k].read != self.runs]
+            for victim in read + marked:
+                if short <= 0:
+                    break
                 short -= self._cache[victim].nbytes
                 self._evict(victim)
             return short <= 0
@@ -388,7 +410,7 @@ class MemoryManager:
             if e is None:
                 return None
             self._cache.move_to_end(key)
-            e.run = self.runs
+            e.run = e.read = self.runs
             return e.value
 
     def cache_touch(self, keys) -> None:
@@ -410,8 +432,20 @@ class MemoryManager:
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
-                self._cache[key].run = self.runs
+                self._cache[key].run = self._cache[key].read = self.runs
                 return True
+            if not self.cache_room(nbytes):
+                return False
+            self._cache[key] = _CacheEntry(value, int(nbytes), self.runs, self.runs)
+            self._cache_bytes += int(nbytes)
+            self.peak = max(self.peak, self._reserved + self._cache_bytes)
+            return True
+
+    def cache_room(self, nbytes: int) -> bool:
+        """Whether a new entry of nbytes can be kept: room made for it, if
+        it can be, from the entries of earlier runs (asked before a value is
+        made only to be kept: glint.io.chunk_reader's compact chunks)."""
+        with self._lock:
             if (
                 not self.cache_enabled
                 or self.pressure
@@ -424,12 +458,7 @@ class MemoryManager:
             # chunks to take in its last ones would find none of them on
             # the device in its next pass (or in the same run's next scan of
             # the table), where sparing them finds as many as fit
-            if not self._make_room(nbytes, spare_this_run=True):
-                return False
-            self._cache[key] = _CacheEntry(value, int(nbytes), self.runs)
-            self._cache_bytes += int(nbytes)
-            self.peak = max(self.peak, self._reserved + self._cache_bytes)
-            return True
+            return self._make_room(nbytes, spare_this_run=True)
 
     def cache_drop(self, match=lambda key: True) -> int:
         """Drop the entries whose key matches; the bytes given back. A drop

@@ -148,37 +148,29 @@ def test_making_room_evicts_oldest_first_and_skips_kept_entries():
     for k in "abcd":
         assert m.cache_put(k, object(), 3000)
     assert m.cache_get("a") is not None  # "a" is now the newest
+    m.begin_run()  # (entries of earlier runs)
     assert m._make_room(5000, keep={"b"})  # 2,000 were free: "c" goes ("b" is kept)
     assert m.cache_keys() == ["b", "d", "a"]
     assert not m._make_room(50_000, keep={"b"}) and m.cache_keys() == ["b"]
 
 
-def test_a_scan_larger_than_the_cache_keeps_its_first_chunks():
-    # a table of 10 chunks of 1,000 bytes, a cache of 4,000: each pass of a
-    # scan keeps the chunks it cached first and finds them in the next pass
-    # (evicting the oldest would cache the last four, and the next pass,
-    # starting from the first, would find none of them)
-    m = MemoryManager(torch.device("cpu"), 5000, headroom=1000)
-    for run in range(3):
-        m.begin_run()
-        keys = [("t", i) for i in range(10)]
-        m.cache_touch(keys)  # (as a scan starts)
-        hits = 0
-        for k in keys:
-            if m.cache_get(k) is not None:
-                hits += 1
-            else:
-                m.cache_put(k, object(), 1000)
-        assert hits == (0 if run == 0 else 4)
-        assert m.cache_keys() == keys[:4]
-    # another run's new chunks take the place of entries it does not use
+def test_making_room_takes_the_runs_own_entries_in_their_order():
+    """Past the entries of earlier runs, the run's own: those it has read,
+    the longest ago first, then those its scans marked as theirs and have
+    not read yet, newest first (needed last)."""
+    m = _FakeCuda(limit=20_000)
+    for k in ("a", "r1", "r2", "t1", "t2", "t3"):
+        assert m.cache_put(k, object(), 2000)
     m.begin_run()
-    m.cache_touch([("t", 0)])
-    assert m.cache_put(("u", 0), object(), 2000)
-    assert m.cache_keys() == [("t", 3), ("t", 0), ("u", 0)]
-    # a reservation still takes what it needs, this run's entries included
+    m.cache_touch(["r1", "r2", "t1", "t2", "t3"])  # (as the run's scans start)
+    assert m.cache_get("r1") is not None and m.cache_get("r2") is not None  # read
+    assert m.cache_keys() == ["a", "t1", "t2", "t3", "r1", "r2"]
+    # free: 20,000 - 2,500 (slack) - 12,000 = 5,500
     r = m.reservation("Join build")
-    assert r.grow(3500) and m.cache_keys() == []
+    assert r.grow(5500 + 2000 + 2000 + 2000)  # "a", then "r1", "r2" (read, oldest first)
+    assert m.cache_keys() == ["t1", "t2", "t3"]
+    assert r.grow(2000) and m.cache_keys() == ["t1", "t2"]  # then the newest marked: "t3"
+    assert m._make_room(2000, keep={"t2"}) and m.cache_keys() == ["t2"]
 
 
 def test_an_out_of_memory_step_raises_the_working_reserve():
