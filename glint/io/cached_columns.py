@@ -24,8 +24,9 @@ whose flag is set is dropped, and its chunk read again.
 >>> k = compact(c, (0, 10, 0))
 >>> k.data.dtype, k.nbytes(), check([k]), expand(k).data.tolist(), expand(k).data.dtype
 (torch.int8, 3, [True], [0, 5, 10], torch.int64)
->>> check([compact(c, (0, 9, 0))])  # statistics that are wrong: not used
-[False]
+>>> wrong = compact(Column(T.INTEGER, torch.tensor([0, 500], dtype=torch.int32)), (0, 10, 0))
+>>> wrong.data.dtype, check([wrong])  # statistics that understate the range: not used
+(torch.int8, [False])
 """
 
 from __future__ import annotations
