@@ -370,6 +370,8 @@ def format_io(io) -> str:
     ...                         read_s=0.5, scan_wait_s=0.25)))
     IO: 3 chunks scanned (1 skipped by statistics, 0 column chunks from the cache); 5.0 MiB read from files, 9.0 MiB decoded, 0 B from the host cache, 0 B of pages from the host tier, 0 B to the device, 0 B back
     scan threads: decode 0.500 s, convert 0.000 s, stage 0.000 s (summed over threads); the query waited 0.250 s for chunks
+    >>> print(format_io(IOStats(cache_kept=4, cache_refused=2, cache_evicted_own=1)).splitlines()[-1])
+    device cache: 4 column chunks kept, 2 refused, 1 of the run's own evicted for room
     """
 
     return (
@@ -381,6 +383,11 @@ def format_io(io) -> str:
         f"{format_bytes(io.d2h_bytes)} back\n"
         f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
         f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks"
+    ) + (
+        f"\ndevice cache: {io.cache_kept} column chunks kept, {io.cache_refused} refused, "
+        f"{io.cache_evicted_own} of the run's own evicted for room"
+        if io.cache_kept or io.cache_refused or io.cache_evicted_own
+        else ""
     )
 
 

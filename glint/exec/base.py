@@ -96,6 +96,14 @@ class IOStats:
     chunks: int = 0  # chunks scanned
     chunks_skipped: int = 0  # ruled out by min/max statistics
     cache_hits: int = 0  # column chunks found on the device
+    # column chunks read from the host that the device cache kept, that it
+    # refused (no room beside the run's own chunks, or an operator had to
+    # spill), and the run's own chunks it evicted for room (see
+    # MemoryManager._make_room: a run that evicts its own does not find them
+    # in its next run)
+    cache_kept: int = 0
+    cache_refused: int = 0
+    cache_evicted_own: int = 0
     file_bytes: int = 0  # compressed bytes read from files
     decoded_bytes: int = 0  # bytes of decoded host columns
     h2d_bytes: int = 0  # host -> device

@@ -241,11 +241,14 @@ class ChunkReader:
         if self.compact and key not in mm.wide_keys:
             to = narrow_for(col, self.table.chunk_stats(chunk, column) if col.dictionary is None else None)
         if to is None:
-            mm.cache_put(key, col, column_nbytes(col))
-            return
-        nbytes = compact_nbytes(col, to)
-        if mm.cache_room(nbytes):
-            mm.cache_put(key, compact(col, None, to), nbytes)
+            kept = mm.cache_put(key, col, column_nbytes(col))
+        else:
+            nbytes = compact_nbytes(col, to)
+            kept = mm.cache_room(nbytes) and mm.cache_put(key, compact(col, None, to), nbytes)
+        io = self.ctx.io
+        io.cache_kept += kept
+        io.cache_refused += not kept
+        io.cache_evicted_own = mm.own_evictions
 
     def __iter__(self):
         mm, io = self.ctx.memory, self.ctx.io
@@ -295,6 +298,7 @@ class ChunkReader:
                     self._cache(chunk, c, cols[c])
                 cols = self._expanded(cols)
                 io.chunks += 1
+                io.cache_hits += len(cols) - len(uploaded)  # (the columns the decoding loop found cached)
                 io.scanned_bytes += sum(column_nbytes(v) for v in cols.values())
                 t0 = time.perf_counter()
                 yield chunk, cols

@@ -235,6 +235,7 @@ class MemoryManager:
         self.limit_set = False
         # runs begun (begin_run): a cache entry remembers the last one that used it
         self.runs = 0
+        self.own_evictions = 0  # entries of the run in progress evicted for room (IOStats.cache_evicted_own)
         # keys of table chunks whose compact form was found not to hold their
         # values (wrong file statistics): kept wide (glint.io.cached_columns)
         self.wide_keys: set = set()
@@ -246,6 +247,7 @@ class MemoryManager:
         with self._lock:
             self.runs += 1
             self.pressure = False
+            self.own_evictions = 0
 
     # ------------------------------------------------------------- accounting
     def used(self) -> int:
@@ -365,6 +367,7 @@ class MemoryManager:
                     break
                 short -= self._cache[victim].nbytes
                 self._evict(victim)
+                self.own_evictions += 1
             return short <= 0
 
     def allocating(self):

@@ -154,13 +154,18 @@ def test_a_table_larger_than_the_cache_keeps_its_first_chunks(files):
     con.read_parquet(str(path), "t")
     sql = "SELECT sum(big), sum(x), count(*) FROM t"  # 16 bytes a row: 320 KB, in 10 chunks
     con.memory.headroom = con.memory.limit - 200_000  # room for about six of them
-    hits = []
+    hits, ios = [], []
     for _ in range(3):
         _check(con, duck, sql)
         res = con.sql(sql)
         res.arrow()
         hits.append(res.io.cache_hits)
+        ios.append(res.io)
     assert 0 < hits[1] == hits[2] < 20, hits
+    # the chunks read from the host in a warm run are not kept: the cache is full of the run's own
+    io = ios[-1]
+    assert io.cache_kept == 0 and io.cache_refused == 20 - hits[2] and io.cache_evicted_own == 0, io
+    assert "device cache: 0 column chunks kept" in res.explain(analyze=True)
 
 
 def test_narrow_uploads_check_the_values_against_lying_statistics():
