@@ -49,13 +49,19 @@ class CompactColumn:
     where a value did not fit (None: known to fit, as string codes always
     do); ``checked``: the flag was read and is clear."""
 
-    __slots__ = ("dtype", "data", "valid", "dictionary", "wide", "outside", "checked")
+    __slots__ = ("dtype", "data", "valid", "dictionary", "wide", "outside", "checked", "ready")
 
     def __init__(self, col: Column, data: torch.Tensor, outside: torch.Tensor | None):
         self.dtype, self.valid, self.dictionary = col.dtype, col.valid, col.dictionary
         self.data, self.wide = data, col.data.dtype
         self.outside = outside
         self.checked = outside is None
+        # on CUDA, the flag's computation's end: the flag may be read on
+        # another thread, whose stream is not ordered after this one's
+        self.ready = None
+        if outside is not None and outside.is_cuda:
+            self.ready = torch.cuda.Event()
+            self.ready.record(torch.cuda.current_stream(outside.device))
 
     def __len__(self) -> int:
         return self.data.shape[0]
@@ -108,6 +114,9 @@ def check(values) -> list[bool]:
     can be used: the unchecked compact ones' flags read in one wait."""
     todo = [v for v in values if type(v) is CompactColumn and not v.checked]
     if todo:
+        for v in todo:
+            if v.ready is not None:
+                v.ready.synchronize()
         flags = torch.stack([v.outside.reshape(()) for v in todo]).tolist()
         for v, bad in zip(todo, flags):
             if not bad:
