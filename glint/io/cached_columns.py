@@ -1,8 +1,9 @@
 """Table chunks kept compact in the device cache.
 
 When the device cache is short of room (a memory limit the user set, or a
-cache that has had to evict), a scan's chunk column is kept in the narrowest
-integer type that holds its values, and widened again, one conversion
+cache that evicted for room in its last eight runs), a scan's chunk column
+is kept in the narrowest integer type that holds its values, and widened
+again, one conversion
 kernel, each time a scan takes it from the cache. Scans at the limit are
 bound by the bus: a chunk found on the device crosses no bus, and TPC-H's
 lineitem columns take 1 to 4 bytes a row compact where glint computes on 4
@@ -68,7 +69,7 @@ class CompactColumn:
 
     def nbytes(self) -> int:
         n = self.data.numel() * self.data.element_size()
-        return n + (0 if self.valid is None else self.valid.numel())
+        return n + _extra_nbytes(self)
 
 
 def narrow_for(col: Column, stats) -> torch.dtype | None:
@@ -88,9 +89,16 @@ def narrow_for(col: Column, stats) -> torch.dtype | None:
     return None if dt is None else _TORCH[dt]
 
 
+def _extra_nbytes(col) -> int:
+    """A column's bytes beside its values: its validity and its strings
+    (counted as Column.nbytes counts them)."""
+    n = 0 if col.valid is None else col.valid.numel()
+    return n + (0 if col.dictionary is None else col.dictionary.nbytes())
+
+
 def compact_nbytes(col: Column, to: torch.dtype) -> int:
     """The bytes of ``col`` compact in type ``to`` (CompactColumn.nbytes)."""
-    return col.data.shape[0] * to.itemsize + (0 if col.valid is None else col.valid.numel())
+    return col.data.shape[0] * to.itemsize + _extra_nbytes(col)
 
 
 def compact(col: Column, stats, to: torch.dtype | None = None) -> CompactColumn | None:
@@ -112,15 +120,17 @@ def compact(col: Column, stats, to: torch.dtype | None = None) -> CompactColumn 
 def check(values) -> list[bool]:
     """For each value of the cache (a Column or a CompactColumn), whether it
     can be used: the unchecked compact ones' flags read in one wait."""
-    todo = [v for v in values if type(v) is CompactColumn and not v.checked]
+    # (each flag taken once: another thread's check may clear it meanwhile)
+    todo = [(v, v.outside, v.ready) for v in values if type(v) is CompactColumn and not v.checked]
+    todo = [(v, flag, ready) for v, flag, ready in todo if flag is not None]
     if todo:
-        for v in todo:
-            if v.ready is not None:
-                v.ready.synchronize()
-        flags = torch.stack([v.outside.reshape(()) for v in todo]).tolist()
-        for v, bad in zip(todo, flags):
+        for _, _, ready in todo:
+            if ready is not None:
+                ready.synchronize()
+        flags = torch.stack([flag.reshape(()) for _, flag, _ in todo]).tolist()
+        for (v, _, _), bad in zip(todo, flags):
             if not bad:
-                v.checked, v.outside = True, None
+                v.checked, v.outside, v.ready = True, None, None
     return [type(v) is not CompactColumn or v.checked for v in values]
 
 

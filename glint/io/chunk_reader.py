@@ -94,7 +94,9 @@ def cache_key(table, chunk_rows: int, chunk, column: str) -> tuple:
 def cached_in_full(ctx, table, chunk, columns) -> bool:
     """Whether the device cache holds every one of the chunk's columns."""
     mm = ctx.memory
-    return mm is not None and all(mm.cache_get(cache_key(table, ctx.chunk_rows, chunk, c)) is not None for c in columns)
+    return mm is not None and all(
+        mm.cache_peek(cache_key(table, ctx.chunk_rows, chunk, c)) is not None for c in columns
+    )
 
 
 def _resolve(plan):
@@ -178,9 +180,9 @@ class ChunkReader:
         mm.cache_touch(self._key(ch, c) for ch in chunks for c in self.columns)
         # the chunks it caches are kept compact (glint.io.cached_columns) where
         # the cache is short of room: under a memory limit the user set, or
-        # once it has had to evict (the compact_cache setting)
+        # once it has evicted for room in its last eight runs (the compact_cache setting)
         mode = settings.compact_cache
-        self.compact = mode == "on" or (mode == "auto" and self.cuda and (mm.limit_set or mm.evictions > 0))
+        self.compact = mode == "on" or (mode == "auto" and self.cuda and mm.short_of_room())
 
     def _key(self, chunk, column):
         return cache_key(self.table, self.ctx.chunk_rows, chunk, column)
@@ -194,7 +196,7 @@ class ChunkReader:
         for ch in self.chunks:
             for c in self.columns:
                 key = self._key(ch, c)
-                v = mm.cache_get(key)
+                v = mm.cache_peek(key)
                 if type(v) is CompactColumn and not v.checked:
                     got[key] = v
         if got:
@@ -220,15 +222,16 @@ class ChunkReader:
 
     def _expanded(self, cols: dict) -> dict:
         """A chunk's columns as glint computes on them: the compact ones
-        from the cache widened (on the current stream, with room made for
-        them in the budget like a decoded chunk's)."""
+        from the cache widened (on the current stream; room made for them
+        from other runs' cache entries only: the run's own are the chunks
+        its scans read next, and a chunk in flight has the working reserve)."""
         narrow = [c for c, v in cols.items() if type(v) is CompactColumn]
         if not narrow:
             return cols
         mm = self.ctx.memory
         need = sum(len(cols[c]) * cols[c].wide.itemsize for c in narrow)
         with mm.allocating():
-            mm.make_room(need)
+            mm.make_room(need, spare_this_run=True)
             return {c: expand(v) for c, v in cols.items()}
 
     def _cache(self, chunk, column: str, col) -> None:
@@ -263,7 +266,7 @@ class ChunkReader:
                 (
                     i
                     for i, c in enumerate(self.chunks)
-                    if any(mm.cache_get(self._key(c, col)) is None for col in self.columns)
+                    if any(mm.cache_peek(self._key(c, col)) is None for col in self.columns)
                 ),
                 None,
             )
@@ -308,7 +311,7 @@ class ChunkReader:
 
     def first_chunk_cached(self) -> bool:
         mm = self.ctx.memory
-        return all(mm.cache_get(self._key(self.chunks[0], col)) is not None for col in self.columns)
+        return all(mm.cache_peek(self._key(self.chunks[0], col)) is not None for col in self.columns)
 
     def start(self) -> None:
         """Starts reading now, from the first chunk (read-ahead: start_scans)."""

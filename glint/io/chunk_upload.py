@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import torch
+from torch.utils.weak import WeakIdKeyDictionary
 
 from glint.columnar.column import Column, Dictionary, concat_columns
 from glint.errors import GlintIOError
@@ -58,15 +59,27 @@ def _contiguous(c: Column) -> Column:
     return Column(c.dtype, c.data.contiguous(), c.valid, c.dictionary)
 
 
+# the value ranges of host parts seen (a part held in the host tier is copied
+# up again at every warm scan: its range is found once)
+_RANGES = WeakIdKeyDictionary()
+_RANGES_LOCK = threading.Lock()
+
+
 def _fits(data: torch.Tensor, dt) -> bool:
     """Whether every value of a host integer tensor fits numpy type ``dt``."""
     if data.numel() == 0:
         return True
     if data.dim() != 1 or data.dtype not in (torch.int32, torch.int64):
         return False
-    lo, hi = torch.aminmax(data)
+    with _RANGES_LOCK:
+        got = _RANGES.get(data)
+    if got is None:
+        lo, hi = torch.aminmax(data)
+        got = (int(lo), int(hi))
+        with _RANGES_LOCK:
+            _RANGES[data] = got
     info = np.iinfo(dt)
-    return info.min <= int(lo) and int(hi) <= info.max
+    return info.min <= got[0] and got[1] <= info.max
 
 
 def _string_plans(plans: dict) -> dict:

@@ -236,9 +236,15 @@ class MemoryManager:
         # runs begun (begin_run): a cache entry remembers the last one that used it
         self.runs = 0
         self.own_evictions = 0  # entries of the run in progress evicted for room (IOStats.cache_evicted_own)
+        self.last_eviction_run = -1  # the last run in which an entry was evicted for room
         # keys of table chunks whose compact form was found not to hold their
         # values (wrong file statistics): kept wide (glint.io.cached_columns)
         self.wide_keys: set = set()
+
+    def short_of_room(self, runs: int = 8) -> bool:
+        """Whether the cache is short of room: a limit the user set, or an
+        entry evicted for room within the last ``runs`` runs."""
+        return self.limit_set or (self.last_eviction_run >= 0 and self.runs - self.last_eviction_run < runs)
 
     def begin_run(self) -> None:
         """A run starts: no operator has had to spill in it yet, and the
@@ -359,12 +365,18 @@ class MemoryManager:
                 self._evict(victim)
             if short <= 0 or spare_this_run:
                 return short <= 0
-            own = [k for k, e in self._cache.items() if e.run == self.runs and k not in keep]
-            read = [k for k in own if self._cache[k].read == self.runs]
-            marked = [k for k in reversed(own) if self._cache[k].read != self.runs]
-            for victim in read + marked:
-                if short <= 0:
-                    break
+            # (the victims found walking the cache, and only as far as they
+            # cover what is short: not a listing of the whole cache per call)
+            victims, need = [], short
+            for walk, was_read in ((iter(self._cache), True), (reversed(self._cache), False)):
+                for k in walk:
+                    if need <= 0:
+                        break
+                    e = self._cache[k]
+                    if e.run == self.runs and (e.read == self.runs) == was_read and k not in keep:
+                        victims.append(k)
+                        need -= e.nbytes
+            for victim in victims:
                 short -= self._cache[victim].nbytes
                 self._evict(victim)
                 self.own_evictions += 1
@@ -376,16 +388,18 @@ class MemoryManager:
         each other's allocations."""
         return self._alloc_lock
 
-    def make_room(self, nbytes: int) -> bool:
-        """Evict cached table chunks (least recently used first) until nbytes
+    def make_room(self, nbytes: int, spare_this_run: bool = False) -> bool:
+        """Evict cached table chunks (in _make_room's order) until nbytes
         more fit in the budget; True when they do. For memory taken outside
         any reservation (the scan's read-ahead copies)."""
-        return self._make_room(int(nbytes))
+        return self._make_room(int(nbytes), spare_this_run=spare_this_run)
 
     def _evict(self, key, counted: bool = True) -> None:
         entry = self._cache.pop(key)
         self._cache_bytes -= entry.nbytes
         self.evictions += counted
+        if counted:
+            self.last_eviction_run = self.runs
 
     # ------------------------------------------------------------- reservations
     def reservation(self, owner: str) -> Reservation:
@@ -415,6 +429,14 @@ class MemoryManager:
             self._cache.move_to_end(key)
             e.run = e.read = self.runs
             return e.value
+
+    def cache_peek(self, key):
+        """The value under key, or None, leaving the entry's place and marks
+        as they are (a look that is not a read: a scan asking which of its
+        chunks are cached must not make them the ones evicted first)."""
+        with self._lock:
+            e = self._cache.get(key)
+            return None if e is None else e.value
 
     def cache_touch(self, keys) -> None:
         """Marks the entries of these keys (those the cache holds) as used

@@ -370,8 +370,8 @@ class Settings:
         "choice",
         "auto",
         "table chunks in the device cache kept in the narrowest integer type that holds their values, "
-        "widened when a scan takes them: 'auto' on CUDA under a memory limit the user set or once the "
-        "cache has had to evict, 'on' always, 'off' never",
+        "widened when a scan takes them: 'auto' on CUDA under a memory limit the user set or while the "
+        "cache evicts for room (in the last eight runs), 'on' always, 'off' never",
         choices=("auto", "on", "off"),
     )
     raw_together: bool = _setting(

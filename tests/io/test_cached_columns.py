@@ -74,7 +74,7 @@ def test_compact_values():
     strings = Column.from_arrow(pa.array(["a", None, "b", "a"]))
     assert narrow_for(strings, None) == torch.int8  # codes below the dictionary's 3 entries
     k = compact(strings, None)
-    assert check([k]) == [True] and k.nbytes() == 4 + 4  # codes and validity
+    assert check([k]) == [True] and k.nbytes() == 4 + 4 + strings.dictionary.nbytes()  # codes, validity, strings
     back = expand(k)
     assert back.to_arrow().to_pylist() == ["a", None, "b", "a"] and back.data.dtype == torch.int32
     # values outside the statistics' range: the flag tells, the value is never used

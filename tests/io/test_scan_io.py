@@ -173,6 +173,37 @@ def test_making_room_takes_the_runs_own_entries_in_their_order():
     assert m._make_room(2000, keep={"t2"}) and m.cache_keys() == ["t2"]
 
 
+def test_looking_at_the_cache_is_not_reading_it():
+    """A scan asking which of its chunks are cached (cache_peek) leaves them
+    as marked, not read: room is then made from the chunks it needs last,
+    not from the next ones it reads."""
+    m = _FakeCuda(limit=20_000)
+    keys = [("t", i) for i in range(5)]
+    for k in keys:
+        assert m.cache_put(k, object(), 3000)
+    m.begin_run()
+    m.cache_touch(keys)
+    assert all(m.cache_peek(k) is not None for k in keys) and m.cache_peek(("t", 9)) is None
+    assert m.cache_get(keys[0]) is not None  # the scan reads its first chunk
+    assert m.cache_keys() == [*keys[1:], keys[0]]
+    assert m.make_room(2500 + 3000 + 3000)  # free: 20,000 - 2,500 - 15,000 = 2,500
+    assert m.cache_keys() == keys[1:4]  # the one read, then the one needed last
+    assert not m.make_room(50_000, spare_this_run=True) and m.cache_keys() == keys[1:4]
+
+
+def test_compact_chunks_only_while_short_of_room():
+    m = MemoryManager(torch.device("cpu"), 1000)
+    assert not m.short_of_room()
+    assert m.cache_put("a", object(), 600) and not m.cache_put("b", object(), 600)  # ("a" is this run's)
+    m.begin_run()
+    assert m.cache_put("b", object(), 600) and m.short_of_room()  # "a" evicted for room
+    for _ in range(8):
+        m.begin_run()
+    assert not m.short_of_room()  # no eviction in the last eight runs
+    m.limit_set = True
+    assert m.short_of_room()
+
+
 def test_an_out_of_memory_step_raises_the_working_reserve():
     m = _FakeCuda(limit=10_000)
     m.chunk_rows = 10
