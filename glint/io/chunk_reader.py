@@ -192,6 +192,8 @@ class ChunkReader:
         checked yet: their flags read in one wait (a flag that is set drops
         its entry: the chunk is read again, and kept wide from then on)."""
         mm = self.ctx.memory
+        if not mm.compact_held:  # (no compact chunk was ever cached: nothing to look up)
+            return
         got = {}
         for ch in self.chunks:
             for c in self.columns:
@@ -248,6 +250,7 @@ class ChunkReader:
         else:
             nbytes = compact_nbytes(col, to)
             kept = mm.cache_room(nbytes) and mm.cache_put(key, compact(col, None, to), nbytes)
+            mm.compact_held = mm.compact_held or kept
         io = self.ctx.io
         io.cache_kept += kept
         io.cache_refused += not kept

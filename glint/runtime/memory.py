@@ -240,6 +240,7 @@ class MemoryManager:
         # keys of table chunks whose compact form was found not to hold their
         # values (wrong file statistics): kept wide (glint.io.cached_columns)
         self.wide_keys: set = set()
+        self.compact_held = False  # a compact chunk was cached (ChunkReader._check_cached looks for them)
 
     def short_of_room(self, runs: int = 8) -> bool:
         """Whether the cache is short of room: a limit the user set, or an
