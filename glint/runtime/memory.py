@@ -343,9 +343,9 @@ class MemoryManager:
         nothing), then those its scans marked as theirs as they started
         (cache_touch) and have not read yet, newest first: the scans are
         marked in the order the run reads them, so the newest is needed
-        last. Evicting the run's oldest first took the chunks a scan was
-        about to read, one after the other, to make room for those it read
-        from the host: under 16 GB, TPC-H Q5 to Q10 found none of theirs."""
+        last. Evicting the run's oldest first would take the chunks a scan
+        is about to read, one after the other, to make room for those it
+        reads from the host."""
         with self._lock:
             short = nbytes - self.available()
             if short <= 0:
