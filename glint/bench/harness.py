@@ -57,7 +57,7 @@ import torch
 from glint.bench.duckdb_runs import require_duckdb, run_duckdb_phases
 from glint.bench.exchange import cmd_exchange
 from glint.bench.glint_runs import run_glint_cold, run_glint_warm
-from glint.bench.machine import device_name, machine_info
+from glint.bench.machine import device_name, host_probe_s, machine_info
 from glint.bench.records import QueryRecord, RunFacts, build_report, merge_reports
 from glint.bench.report import default_out_dir, print_table, write_outputs
 from glint.bench.serve import cmd_bench_serve
@@ -237,7 +237,8 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
             memory=not getattr(args, "no_duckdb_memory", False),
             parquet=not args.no_duckdb_parquet,
         )
-    # glint warm, then cold (after the warm data is released)
+    # glint warm, then cold (after the warm data is released); the host's speed before and after
+    probe = {"before_glint": host_probe_s()}
     warm_tables = sorted({t for n in plan.names for t in plan.tables_of[n]})
     t0 = time.perf_counter()
     opts = connect_options(args)
@@ -276,8 +277,11 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
             fresh,
             plan.partition_keys,
         )
+    wall = time.perf_counter() - t0
+    probe["after_glint"] = host_probe_s()
     machine = machine_info(plan.device)
-    return build_report(facts, [records[n] for n in all_names], load, info, machine, time.perf_counter() - t0)
+    machine["host_probe_s"] = probe
+    return build_report(facts, [records[n] for n in all_names], load, info, machine, wall)
 
 
 def _rank0_device(device: str, ranks):

@@ -10,6 +10,7 @@ import platform
 import re
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pyarrow
@@ -122,6 +123,28 @@ def h2d_link_gbps(device, nbytes: int = 256 << 20, repeats: int = 3) -> float | 
         return round(nbytes / best / 1e9, 1)
     except Exception:  # noqa: BLE001 - informational only
         return None
+
+
+def host_probe_s(iterations: int = 1_000_000, repeats: int = 3) -> float:
+    """Seconds one core of this host takes for a fixed piece of pure-Python
+    work (``iterations`` multiply-adds), the best of ``repeats``. glint's host
+    work per chunk and per launch runs at this speed, the GPU's does not: on
+    the virtual GPU hosts it changed twice over within minutes (0.27 s to
+    0.60 s at 3 million iterations), and the host-bound queries' times with
+    it. A report records it before and after glint's runs.
+
+    >>> 0 < host_probe_s(100_000, 1) < 10
+    True
+    """
+    best = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        s = 0
+        for i in range(iterations):
+            s += i * i
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return round(best, 6)
 
 
 def machine_info(device) -> dict:

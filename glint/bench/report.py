@@ -190,6 +190,14 @@ def _markdown_preamble(report: dict) -> list[str]:
         f"glint cold = one run from read_parquet through the result on a fresh connection; "
         f"speedup = DuckDB in-memory / glint warm",
     ]
+    probe = m.get("host_probe_s") or {}
+    if probe.get("before_glint") and probe.get("after_glint"):
+        a, b = probe["before_glint"], probe["after_glint"]
+        lines.append(
+            f"- host speed: a fixed piece of pure-Python work took {a:.3f} s before glint's runs and {b:.3f} s "
+            "after them (glint's host work per chunk runs at this speed)"
+            + (" - **the host's speed changed during the run**" if max(a, b) > 1.3 * min(a, b) else "")
+        )
     opts = report.get("glint_options") or {}
     if opts:
         lines.append("- glint options: " + ", ".join(f"{k}={v}" for k, v in opts.items()))

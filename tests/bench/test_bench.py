@@ -205,6 +205,38 @@ def test_bench_without_duckdb_is_unchecked(tmp_path, capsys):
     (q,) = rep["queries"]
     assert q["correct"] is None and q["status"] == "unchecked" and q["duckdb_memory_s"] is None
     assert q["glint_cold_s"] is None and rep["cold"] is False and rep["duckdb_memory_total_s"] is None
+    # the host's speed, before and after glint's runs, is on record (JSON and markdown)
+    probe = rep["machine"]["host_probe_s"]
+    assert set(probe) == {"before_glint", "after_glint"} and all(v > 0 for v in probe.values())
+    md = (out / "tpch_sf0.01_cpu.md").read_text()
+    assert f"took {probe['before_glint']:.3f} s before glint's runs and {probe['after_glint']:.3f} s after" in md
+
+
+def test_report_says_when_the_hosts_speed_changed():
+    from glint.bench.report import _markdown_preamble
+
+    machine = {
+        "gpu_name": None,
+        "hostname": "h",
+        "cpu_count": 2,
+        "cpu_model": "x",
+        "ram_bytes": 1 << 30,
+        "torch_version": "t",
+        "pyarrow_version": "p",
+        "duckdb_version": None,
+        "glint_commit": None,
+    }
+    base = {"timestamp": "now", "glint_version": "0", "duckdb": False, "runs": 1, "warmup": 0, "queries": []}
+    steady = _markdown_preamble(
+        {**base, "machine": {**machine, "host_probe_s": {"before_glint": 0.3, "after_glint": 0.32}}}
+    )
+    changed = _markdown_preamble(
+        {**base, "machine": {**machine, "host_probe_s": {"before_glint": 0.27, "after_glint": 0.6}}}
+    )
+    assert not any("changed during the run" in line for line in steady)
+    assert any(
+        "0.270 s before glint's runs and 0.600 s after" in line and "changed during the run" in line for line in changed
+    )
 
 
 @pytest.mark.parametrize(
