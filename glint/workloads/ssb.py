@@ -15,7 +15,8 @@ date       2,556 days from 1992-01-01 (the SSB dbgen's count: its last day is
            1998-12-30)
 ========== ===================================================================
 
-Money is in cents as integers, as the SSB dbgen writes it: ``lo_extendedprice =
+Every column is required (NOT NULL, as SSB's schema declares it). Money is in
+cents as integers, as the SSB dbgen writes it: ``lo_extendedprice =
 lo_quantity * p_retailprice`` (TPC-H's retail price formula of the part key),
 ``lo_revenue = lo_extendedprice * (100 - lo_discount) / 100`` (truncated),
 ``lo_supplycost = 6 * p_retailprice / 10``, ``lo_ordtotalprice`` the order's sum
@@ -553,9 +554,17 @@ _LINEORDER_DICT = [
 ]
 
 
+def _required(table: pa.Table) -> pa.Table:
+    """``table`` with every column required (NOT NULL in SSB's schema): Parquet
+    then stores no definition levels, and the GPU decodes the column chunks
+    from their bytes as stored (it does not decode optional columns yet, even
+    when they hold no NULL)."""
+    return table.cast(pa.schema([f.with_nullable(False) for f in table.schema]))
+
+
 def _write(table: pa.Table, path: Path) -> None:
     use_dict = _LINEORDER_DICT if "lo_orderkey" in table.column_names else True
-    pq.write_table(table, path, row_group_size=ROW_GROUP_ROWS, compression="snappy", use_dictionary=use_dict)
+    pq.write_table(_required(table), path, row_group_size=ROW_GROUP_ROWS, compression="snappy", use_dictionary=use_dict)
 
 
 def _dim_task(sf: float, table: str, out: str) -> tuple[str, int]:
@@ -571,7 +580,7 @@ def _dim_task(sf: float, table: str, out: str) -> tuple[str, int]:
     writer = None
     try:
         for chunk, start in enumerate(range(0, total, DIM_ROWS_PER_CHUNK)):
-            t = make(sf, chunk, start, min(DIM_ROWS_PER_CHUNK, total - start))
+            t = _required(make(sf, chunk, start, min(DIM_ROWS_PER_CHUNK, total - start)))
             if writer is None:
                 writer = pq.ParquetWriter(path, t.schema, compression="snappy")
             writer.write_table(t, row_group_size=ROW_GROUP_ROWS)
