@@ -17,10 +17,12 @@ from glint.plan.rules.prune_columns import prune_columns
 from glint.plan.rules.pushdown_predicates import pushdown_predicates
 from glint.plan.rules.reorder_joins import reorder_joins
 from glint.plan.rules.semi_join_reduction import semi_join_reduction
+from glint.plan.rules.simplify_outer_joins import simplify_outer_joins
 
 RULES = (
     ("fold_constants", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
     ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan, catalog)),
+    ("simplify_outer_joins", lambda plan, catalog, evaluator: simplify_outer_joins(plan, evaluator.strict)),
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
