@@ -5,7 +5,6 @@ and the same rows as DuckDB's either way, NULLs of NOT IN included."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -32,24 +31,6 @@ def tables() -> dict[str, pa.Table]:
         # a key column with NULLs: NOT IN over it keeps no row
         "evn": pa.table({"k": pa.array(ev_k, mask=nulls), "v": ev_v}),
     }
-
-
-@pytest.fixture(scope="module")
-def con(device, tables):
-    c = glint.connect(device=device)
-    for name, t in tables.items():
-        c.register(name, t)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tables):
-    d = duckdb.connect()
-    for name, t in tables.items():
-        d.register(name, t)
-    yield d
-    d.close()
 
 
 DIMENSIONS = "FROM f JOIN dim ON f.d = dim.d JOIN reg ON dim.r = reg.r "

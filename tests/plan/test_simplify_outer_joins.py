@@ -7,7 +7,6 @@ aggregate or a LIMIT."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -41,24 +40,6 @@ def tables() -> dict[str, pa.Table]:
         ),
         "reason": pa.table({"r_sk": np.arange(6), "r_desc": [f"reason {i}" for i in range(6)]}),
     }
-
-
-@pytest.fixture(scope="module")
-def con(device, tables):
-    c = glint.connect(device=device)
-    for name, t in tables.items():
-        c.register(name, t)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def duck(tables):
-    d = duckdb.connect()
-    for name, t in tables.items():
-        d.register(name, t)
-    yield d
-    d.close()
 
 
 def _kinds(plan: L.LogicalNode) -> list[str]:
