@@ -24,6 +24,8 @@ RULES = (
     ("factor_disjunctions", lambda plan, catalog, evaluator: factor_disjunctions(plan, catalog)),
     ("simplify_outer_joins", lambda plan, catalog, evaluator: simplify_outer_joins(plan, evaluator.strict)),
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
+    # filters pushed into a UNION's branches may compare constants there
+    ("fold_constants_after_pushdown", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
     ("semi_join_reduction", lambda plan, catalog, evaluator: semi_join_reduction(plan, catalog)),
@@ -45,7 +47,7 @@ def optimize(
     if timings is not None:
         timings["stats"] = time.perf_counter() - t0
     for name, rule in RULES:
-        if name in disabled or name.removesuffix("_after_reorder") in disabled:
+        if name in disabled or name.removesuffix("_after_reorder").removesuffix("_after_pushdown") in disabled:
             continue
         t0 = time.perf_counter()
         plan = rule(plan, catalog, evaluator)

@@ -14,6 +14,7 @@ import pytest
 import glint
 from glint.plan import logical as L
 from glint.testing.compare import compare_query_result
+from tests.plan.plan_nodes import nodes_of
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +44,7 @@ def tables() -> dict[str, pa.Table]:
 
 
 def _kinds(plan: L.LogicalNode) -> list[str]:
-    out, stack = [], [plan]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if isinstance(node, L.Join):
-            out.append(node.kind)
-    return sorted(out)
+    return sorted(j.kind for j in nodes_of(plan, L.Join))
 
 
 SR = "FROM sales s LEFT JOIN returns r ON r.item = s.item AND r.ticket = s.ticket "
