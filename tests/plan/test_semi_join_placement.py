@@ -12,6 +12,7 @@ import pytest
 import glint
 from glint.plan import logical as L
 from glint.testing.compare import compare_query_result
+from tests.plan.plan_nodes import nodes_of
 
 N_FACT = 40_000
 
@@ -108,3 +109,37 @@ def test_without_join_ordering_the_semi_joins_stay_on_their_input(device, tables
         _check(c, duck, HOISTED)
     finally:
         c.close()
+
+
+# TPC-DS q6's shape: an uncorrelated scalar subquery compared with a dimension's
+# column; the comparison goes down with the SINGLE join to that dimension
+SCALAR_ON_A_DIMENSION = (
+    "SELECT count(*) AS n, sum(f.x) AS s " + DIMENSIONS + "WHERE dim.d = (SELECT max(d) FROM dim WHERE r = 7)"
+)
+# the same with an OR over the subquery's value and another table's column: it stays above
+SCALAR_OR_ACROSS_TABLES = (
+    "SELECT count(*) AS n " + DIMENSIONS + "WHERE dim.d = (SELECT max(d) FROM dim WHERE r = 7) OR reg.name = 'r3'"
+)
+
+
+def _single_join_inputs(plan: L.LogicalNode) -> list[set[str]]:
+    """The tables under the left side of each SINGLE join."""
+
+    def tables(node) -> set[str]:
+        return {s.table for s in nodes_of(node, L.Scan)}
+
+    return [tables(j.left) for j in nodes_of(plan, L.Join) if j.kind == "single"]
+
+
+def test_a_scalar_subquery_compared_with_one_table_filters_that_table(con, duck):
+    plan = con.sql(SCALAR_ON_A_DIMENSION).logical
+    assert _single_join_inputs(plan) == [{"dim"}], plan.explain()
+    filters = [f for f in nodes_of(plan, L.Filter) if isinstance(f.child, L.Join) and f.child.kind == "single"]
+    assert filters, plan.explain()  # the comparison sits right above the SINGLE join
+    assert _check(con, duck, SCALAR_ON_A_DIMENSION).column("n")[0].as_py() > 0
+
+
+def test_a_filter_across_tables_stays_above_the_scalar_subquery(con, duck):
+    plan = con.sql(SCALAR_OR_ACROSS_TABLES).logical
+    assert all(len(t) > 1 for t in _single_join_inputs(plan)), plan.explain()
+    assert _check(con, duck, SCALAR_OR_ACROSS_TABLES).column("n")[0].as_py() > 0

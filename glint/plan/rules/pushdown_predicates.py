@@ -140,7 +140,16 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
                 new_cond.append(p)
     joined = L.Join(_push(j.left, to_left), _push(j.right, to_right), kind, conjoin(new_cond), j.mark, j.null_aware)
     if kind in _ROW_PRESERVING and _SINK.get():
-        joined = _sink(joined)
+        # the filters on what a SINGLE or MARK join adds (a scalar subquery's value, the
+        # mark) and on one input's columns go down with the join to that input
+        adds = _ids(joined) - lids
+        along = [p for p in keep if _refs(p) & adds]
+        moved, placed = _sink(joined, along) if along else (joined, False)
+        if placed:
+            keep = [p for p in keep if not _refs(p) & adds]
+        else:  # the filters stay above; the join still goes to its condition's input
+            moved, _ = _sink(joined)
+        joined = moved
     return _wrap(joined, keep)
 
 
@@ -149,23 +158,30 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
 _ROW_PRESERVING = ("semi", "anti", "mark", "single")
 
 
-def _sink(j: L.Join) -> L.LogicalNode:
+def _sink(j: L.Join, along: list[Expr] = (), top: bool = True) -> tuple[L.LogicalNode, bool]:
     """Move a semi/anti/mark/single join below the inner joins on its left, to
-    the input that holds the columns it reads, so it filters early.
+    the input that holds the columns it reads, so it filters early; the
+    filters ``along`` (on what the join adds and its left side's columns) go
+    with it, right above it. Returns (the plan, whether the join moved).
 
     (A JOIN B) SEMI S ON a = s  ->  (A SEMI S ON a = s) JOIN B
+
+    (A JOIN B) SINGLE S, WHERE a = s  ->  ((A SINGLE S) WHERE a = s) JOIN B:
+    an uncorrelated scalar subquery compared with one table's column (TPC-DS
+    q6's month of date_dim) filters that table before the joins, not their
+    result.
     """
     below = j.left
-    if not (isinstance(below, L.Join) and below.kind == "inner"):
-        return j
-    need = _refs(j.condition) & _ids(below) if j.condition is not None else set()
-    if j.null_aware:
-        need |= _refs(j.null_aware[0])
-    if not need:
-        return j
-    for pos, side in enumerate((below.left, below.right)):
-        if need <= _ids(side):
-            moved = _sink(L.Join(side, j.right, j.kind, j.condition, j.mark, j.null_aware))
-            kids = (moved, below.right) if pos == 0 else (below.left, moved)
-            return L.Join(kids[0], kids[1], "inner", below.condition)
-    return j
+    if isinstance(below, L.Join) and below.kind == "inner":
+        need = _refs(j.condition) & _ids(below) if j.condition is not None else set()
+        if j.null_aware:
+            need |= _refs(j.null_aware[0])
+        for p in along:
+            need |= _refs(p) & _ids(below)
+        if need:
+            for pos, side in enumerate((below.left, below.right)):
+                if need <= _ids(side):
+                    moved, _ = _sink(L.Join(side, j.right, j.kind, j.condition, j.mark, j.null_aware), along, False)
+                    kids = (moved, below.right) if pos == 0 else (below.left, moved)
+                    return L.Join(kids[0], kids[1], "inner", below.condition), True
+    return (j, False) if top else (_wrap(j, list(along)), True)
