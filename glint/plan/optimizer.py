@@ -17,7 +17,7 @@ from glint.plan.rules.prune_columns import prune_columns
 from glint.plan.rules.pushdown_predicates import pushdown_predicates
 from glint.plan.rules.reorder_joins import reorder_joins
 from glint.plan.rules.semi_join_reduction import semi_join_reduction
-from glint.plan.rules.simplify_outer_joins import simplify_outer_joins
+from glint.plan.rules.simplify_outer_joins import inner_joins_below_outer, simplify_outer_joins
 
 RULES = (
     ("fold_constants", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
@@ -26,6 +26,7 @@ RULES = (
     ("pushdown_predicates", lambda plan, catalog, evaluator: pushdown_predicates(plan)),
     # filters pushed into a UNION's branches may compare constants there
     ("fold_constants_after_pushdown", lambda plan, catalog, evaluator: fold_constants(plan, evaluator)),
+    ("inner_joins_below_outer", lambda plan, catalog, evaluator: inner_joins_below_outer(plan)),
     ("reorder_joins", lambda plan, catalog, evaluator: reorder_joins(plan, catalog)),
     ("pushdown_predicates_after_reorder", lambda plan, catalog, evaluator: pushdown_predicates(plan, False)),
     ("semi_join_reduction", lambda plan, catalog, evaluator: semi_join_reduction(plan, catalog)),

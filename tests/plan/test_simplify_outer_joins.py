@@ -139,3 +139,38 @@ def test_the_rule_can_be_turned_off(device, tables, duck):
         assert compare_query_result(sql, c.sql(sql).arrow(), duck.execute(sql).arrow()) == []
     finally:
         c.close()
+
+
+# TPC-DS q80's shape: the inner joins that read only the sales (a date range, a
+# dimension) go under the LEFT JOIN to the returns
+SALES_THEN_RETURNS = (
+    "SELECT reason.r_desc, count(*) AS n, sum(r.rqty) AS q FROM sales s LEFT JOIN returns r "
+    "ON r.item = s.item AND r.ticket = s.ticket, reason WHERE s.qty = reason.r_sk AND s.ticket < 900 "
+    "GROUP BY reason.r_desc"
+)
+# the inner join reads the returns' column: it stays above the LEFT JOIN, which stays a LEFT JOIN
+# only where the condition lets NULLs through
+RETURNS_KEYED = (
+    "SELECT count(*) AS n FROM sales s LEFT JOIN returns r ON r.item = s.item AND r.ticket = s.ticket "
+    "JOIN reason ON coalesce(r.reason, 0) = reason.r_sk"
+)
+
+
+def _left_joins_over(plan: L.LogicalNode) -> list[set[str]]:
+    """The tables on the kept side of each LEFT JOIN."""
+    return [{s.table for s in nodes_of(j.left, L.Scan)} for j in nodes_of(plan, L.Join) if j.kind == "left"]
+
+
+def test_inner_joins_on_the_kept_side_go_below_the_left_join(con, duck):
+    plan = con.sql(SALES_THEN_RETURNS).logical
+    assert _left_joins_over(plan) == [{"sales", "reason"}], plan.explain()
+    got = con.sql(SALES_THEN_RETURNS).arrow()
+    want = duck.execute(SALES_THEN_RETURNS).fetch_arrow_table()
+    assert compare_query_result(SALES_THEN_RETURNS, got, want) == [] and want.num_rows > 0
+
+
+def test_an_inner_join_that_reads_the_outer_side_stays_above(con, duck):
+    plan = con.sql(RETURNS_KEYED).logical
+    assert _left_joins_over(plan) == [{"sales"}], plan.explain()
+    got = con.sql(RETURNS_KEYED).arrow()
+    assert compare_query_result(RETURNS_KEYED, got, duck.execute(RETURNS_KEYED).fetch_arrow_table()) == []
