@@ -99,8 +99,9 @@ def _walk_join(j: L.Join, above: list[Expr], strict: frozenset[str]) -> L.Logica
     kind = j.kind
     cond = conjuncts(j.condition) if j.condition is not None else []
     if kind in ("left", "right", "full") and j.null_aware is None:
-        left_gone = any(rejects_nulls(p, _ids(j.left), strict) for p in above)
-        right_gone = any(rejects_nulls(p, _ids(j.right), strict) for p in above)
+        lids, rids = _ids(j.left), _ids(j.right)
+        left_gone = any(rejects_nulls(p, lids, strict) for p in above)
+        right_gone = any(rejects_nulls(p, rids, strict) for p in above)
         keeps_left = kind in ("left", "full") and not right_gone  # unmatched left rows survive
         keeps_right = kind in ("right", "full") and not left_gone
         kind = {(True, True): "full", (True, False): "left", (False, True): "right"}.get(
@@ -149,21 +150,20 @@ def inner_joins_below_outer(plan: L.LogicalNode) -> L.LogicalNode:
     """
 
     def rule(node):
-        while isinstance(node, L.Join) and node.kind == "inner" and node.null_aware is None:
-            reads = {f.id for f in node.condition.fields()} if node.condition is not None else set()
-            for pos, outer in enumerate((node.left, node.right)):
-                if (
-                    isinstance(outer, L.Join)
-                    and outer.kind == "left"
-                    and outer.null_aware is None
-                    and not reads & _ids(outer.right)
-                ):
-                    other = node.right if pos == 0 else node.left
-                    kept = L.Join(outer.left, other, "inner", node.condition)
-                    node = L.Join(rule(kept), outer.right, "left", outer.condition)
-                    break
-            else:
-                break
+        if not (isinstance(node, L.Join) and node.kind == "inner" and node.null_aware is None):
+            return node
+        reads = {f.id for f in node.condition.fields()} if node.condition is not None else set()
+        for pos, outer in enumerate((node.left, node.right)):
+            if (
+                isinstance(outer, L.Join)
+                and outer.kind == "left"
+                and outer.null_aware is None
+                and not reads & _ids(outer.right)
+            ):
+                other = node.right if pos == 0 else node.left
+                # the kept side may itself be a LEFT JOIN: moved under that one too
+                kept = rule(L.Join(outer.left, other, "inner", node.condition))
+                return L.Join(kept, outer.right, "left", outer.condition)
         return node
 
     return plan.transform_up(rule)
