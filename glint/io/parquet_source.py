@@ -407,9 +407,9 @@ class ParquetSource:
         kind, paths, where = None, [], []
         for k, fi in enumerate(files):
             index = self._leaf_index(fi, name, dtype)[1]
-            if index is None or (kind is not None and (index.dtype, index.codes) != kind):
+            if index is None or (kind is not None and (index.dtype, index.codes, index.levels) != kind):
                 return None
-            kind = (index.dtype, index.codes)
+            kind = (index.dtype, index.codes, index.levels)
             sel = slice(None) if len(files) == 1 else fis == fi
             ok, got = index.arrays(gs[sel])
             if not ok.all():
@@ -419,7 +419,7 @@ class ParquetSource:
             path, prefix = self._named(fi)
             paths.append(path)
             where.append(prefix)
-        return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1])
+        return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1], kind[2])
 
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.io.raw_chunks.raw_index) of a column in

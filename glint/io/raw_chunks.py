@@ -10,7 +10,7 @@ their dictionary pages' strings.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -31,7 +31,7 @@ from glint.runtime.settings import Settings
 
 # what the GPU walks from the bytes as stored (glint.kernels.parquet_raw):
 # codecs, and the encodings a chunk's metadata may list (RLE / BIT_PACKED:
-# levels, which a column without definition levels has none of)
+# levels; an optional column's definition levels must be RLE, see _raw_entry)
 RAW_CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1}
 RAW_CODEC_NAMES = {0: "UNCOMPRESSED", 1: "SNAPPY"}
 RAW_ENCODINGS = frozenset(("PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"))
@@ -66,6 +66,9 @@ class RawChunk:
     # (string_codes), which the decoder gathers the indices through
     codes: bool = False
     strings: list | None = None
+    # an optional column's chunk without NULLs: its data pages carry
+    # definition levels (all 1), which the decoder checks and skips
+    levels: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -110,9 +113,7 @@ class RawChunk:
             strings = _dictionary_strings(head, RAW_CODEC_NAMES[self.codec], self.where)
             if key is not None:
                 seen[key] = strings
-        return RawChunk(
-            self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, None, len(strings), True, strings
-        )
+        return replace(self, source=rest, dict_span=0, dictionary=None, dict_n=len(strings), strings=strings)
 
     def with_host_dictionary(self) -> RawChunk:
         """The chunk with its dictionary page decompressed here (pa.Codec)
@@ -135,9 +136,7 @@ class RawChunk:
         kept = RAW_BUFFERS.get(n)
         np.frombuffer(kept, dtype=np.uint8, count=n)[:] = np.frombuffer(body, dtype=np.uint8)
         del page, body
-        return RawChunk(
-            self.dtype, self.rows, self.codec, self.usize, rest, self.where, 0, memoryview(kept)[:n], entries
-        )
+        return replace(self, source=rest, dict_span=0, dictionary=memoryview(kept)[:n], dict_n=entries)
 
     @property
     def buf(self):
@@ -175,33 +174,38 @@ def pages_cap_of(rows, usize):
 
 def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
     """Whether the GPU can decode this column chunk from its bytes as stored:
-    a flat column without definition levels (max definition level 0: NULLs
-    cannot occur), snappy or uncompressed; INT32 / INT64 / FLOAT / DOUBLE
-    with PLAIN or dictionary-encoded pages, or BYTE_ARRAY (strings, as
-    codes) with a dictionary page (by the chunk's metadata: a string chunk's
-    PLAIN data pages, which the metadata cannot rule out, are found by the
-    GPU's page walk and flagged)."""
-    dtype, codes = _raw_kind(meta, column)
-    return dtype is not None and _raw_entry(meta.row_group(rg).column(column), dtype, codes) is not None
+    a flat column without NULLs in this chunk (required: no definition
+    levels; optional: the chunk's statistics count no NULLs and its levels
+    are RLE), snappy or uncompressed; INT32 / INT64 / FLOAT / DOUBLE with
+    PLAIN or dictionary-encoded pages, or BYTE_ARRAY (strings, as codes) with
+    a dictionary page (by the chunk's metadata: a string chunk's PLAIN data
+    pages, which the metadata cannot rule out, are found by the GPU's page
+    walk and flagged)."""
+    dtype, codes, levels = _raw_kind(meta, column)
+    return dtype is not None and _raw_entry(meta.row_group(rg).column(column), dtype, codes, levels) is not None
 
 
 def _raw_kind(meta: pq.FileMetaData, column: int):
     """(the torch dtype a column the GPU may decode as stored is decoded to,
-    whether that is a string column's codes), or (None, False)."""
+    whether that is a string column's codes, whether its pages carry
+    definition levels: an optional column), or (None, False, False)."""
     col = meta.schema.column(column)
-    if col.max_repetition_level or col.max_definition_level:
-        return None, False
+    if col.max_repetition_level or col.max_definition_level > 1:
+        return None, False, False
+    levels = col.max_definition_level == 1
     if col.physical_type == "BYTE_ARRAY":
-        return torch.int32, True
-    return PHYSICAL_DTYPES.get(col.physical_type), False
+        return torch.int32, True, levels
+    return PHYSICAL_DTYPES.get(col.physical_type), False, levels
 
 
-def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
+def _raw_entry(cc, dtype, codes: bool = False, levels: bool = False) -> tuple | None:
     """What read_raw needs of a column chunk (pyarrow's ColumnChunkMetaData),
     or None when its codec or encodings are not the GPU's (or, of a string
-    column, when it has no dictionary page). (Each of pyarrow's properties
-    costs ~0.4 us and ``encodings`` 1 us, under the GIL, for every row group
-    and column a cold scan reads: each is asked once.)"""
+    column, when it has no dictionary page; or, of an optional column
+    (``levels``), when its statistics do not say that it has no NULLs, or
+    its levels may be BIT_PACKED: the host plans those). (Each of pyarrow's
+    properties costs ~0.4 us and ``encodings`` 1 us, under the GIL, for
+    every row group and column a cold scan reads: each is asked once.)"""
     codec = RAW_CODECS.get(cc.compression)
     if codec is None:
         return None
@@ -211,6 +215,12 @@ def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
         ok = _ENCODINGS_OK[enc] = set(enc) <= RAW_ENCODINGS
     if not ok:
         return None
+    if levels:
+        if "BIT_PACKED" in enc:
+            return None
+        stats = cc.statistics
+        if stats is None or not stats.has_null_count or stats.null_count != 0:
+            return None
     data_at = cc.data_page_offset
     has_dict = cc.has_dictionary_page
     dict_at = cc.dictionary_page_offset if has_dict else None
@@ -219,7 +229,7 @@ def _raw_entry(cc, dtype, codes: bool = False) -> tuple | None:
     dict_span = max(0, data_at - start)
     if codes and not (has_dict and 0 < dict_span <= min(STRING_DICTIONARY_BYTES, size - 1)):
         return None
-    return (dtype, start, size, cc.num_values, codec, cc.total_uncompressed_size, dict_span, codes)
+    return (dtype, start, size, cc.num_values, codec, cc.total_uncompressed_size, dict_span, codes, levels)
 
 
 _ENCODINGS_OK: dict = {}  # a chunk's encodings (pyarrow's tuple) -> all of them RAW_ENCODINGS
@@ -310,8 +320,8 @@ def read_raw_chunk(
     """Column ``column`` (leaf index) of row group ``rg`` as stored (one
     ``pread``), or None when :func:`raw_readable` says no."""
     meta = metadata if metadata is not None else pq.read_metadata(path)
-    dtype, codes = _raw_kind(meta, column)
-    entry = None if dtype is None else _raw_entry(meta.row_group(rg).column(column), dtype, codes)
+    dtype, codes, levels = _raw_kind(meta, column)
+    entry = None if dtype is None else _raw_entry(meta.row_group(rg).column(column), dtype, codes, levels)
     return None if entry is None else read_raw(path, entry, where)
 
 
@@ -327,10 +337,18 @@ class RawIndex(Sequence):
     hundreds of row groups as one :class:`RawSet`). ``block``: the
     raw_index_block setting."""
 
-    __slots__ = ("_meta", "_column", "dtype", "codes", "_entries", "_done", "_ok", "_fields", "_block_rows")
+    __slots__ = ("_meta", "_column", "dtype", "codes", "levels", "_entries", "_done", "_ok", "_fields", "_block_rows")
 
-    def __init__(self, meta: pq.FileMetaData, column: int, dtype, codes: bool, block: int = Settings.raw_index_block):
-        self._meta, self._column, self.dtype, self.codes = meta, column, dtype, codes
+    def __init__(
+        self,
+        meta: pq.FileMetaData,
+        column: int,
+        dtype,
+        codes: bool,
+        block: int = Settings.raw_index_block,
+        levels: bool = False,
+    ):
+        self._meta, self._column, self.dtype, self.codes, self.levels = meta, column, dtype, codes, levels
         self._block_rows = block
         n = meta.num_row_groups
         self._entries: list = [None] * n
@@ -346,8 +364,8 @@ class RawIndex(Sequence):
         # (two threads may make a block at once: the same entries)
         k = self._block_rows
         lo, hi = b * k, min(len(self._entries), (b + 1) * k)
-        meta, col, dt, codes = self._meta, self._column, self.dtype, self.codes
-        got = [_raw_entry(meta.row_group(i).column(col), dt, codes) for i in range(lo, hi)]
+        meta, col, dt, codes, levels = self._meta, self._column, self.dtype, self.codes, self.levels
+        got = [_raw_entry(meta.row_group(i).column(col), dt, codes, levels) for i in range(lo, hi)]
         zeros = (0,) * 6
         self._fields[:, lo:hi] = (
             np.array([e[1:7] if e is not None else zeros for e in got], dtype=np.int64).reshape(hi - lo, 6).T
@@ -381,18 +399,20 @@ def raw_index(meta: pq.FileMetaData, column: int, block: int = Settings.raw_inde
     entries made ``block`` row groups at a time, or None for a column the
     GPU never decodes as stored (its type). Made once per file and column
     by the table's source."""
-    dtype, codes = _raw_kind(meta, column)
+    dtype, codes, levels = _raw_kind(meta, column)
     if dtype is None:
         return None
-    return RawIndex(meta, column, dtype, codes, block)
+    return RawIndex(meta, column, dtype, codes, block, levels)
 
 
 def read_raw(path: str, entry: tuple, where: str = "", lazy: bool = False) -> RawChunk:
     """A column chunk as stored, from its raw_index entry (``lazy``: its
     bytes left in the file, a :class:`FileRange`)."""
-    dtype, start, size, rows, codec, usize, dict_span, codes = entry
+    dtype, start, size, rows, codec, usize, dict_span, codes, levels = entry
     src = FileRange(path, start, size) if lazy else read_bytes(path, start, size, reuse=None)
-    return RawChunk(dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0, codes=codes)
+    return RawChunk(
+        dtype, rows, codec, usize, src, where, dict_span if dict_span < size else 0, codes=codes, levels=levels
+    )
 
 
 class RawSet:
@@ -426,6 +446,7 @@ class RawSet:
         "where",
         "groups",
         "codes",
+        "levels",
         "pages",
         "page_of",
         "remap",
@@ -446,6 +467,7 @@ class RawSet:
         where: list,
         groups,
         codes: bool = False,
+        levels: bool = False,
     ):
         self.dtype, self.paths, self.file, self.where, self.groups = dtype, paths, file, where, groups
         self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = (
@@ -456,7 +478,7 @@ class RawSet:
             usize,
             dict_span,
         )
-        self.codes = codes
+        self.codes, self.levels = codes, levels
         self.pages = self.page_of = self.remap = self.remap_at = None
 
     def __len__(self) -> int:
@@ -478,6 +500,7 @@ class RawSet:
                 where,
                 span if span < size else 0,
                 codes=self.codes,
+                levels=self.levels,
             )
         k = int(self.page_of[i])
         strings = self.pages[k]
@@ -497,6 +520,7 @@ class RawSet:
             len(strings),
             True,
             strings,
+            self.levels,
         )
 
     def __iter__(self):
@@ -520,6 +544,7 @@ class RawSet:
             self.where,
             self.groups,
             self.codes,
+            self.levels,
         )
         out.pages, out.page_of, out.remap, out.remap_at = self.pages, self.page_of, self.remap, self.remap_at
         return out

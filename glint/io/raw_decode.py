@@ -280,10 +280,15 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
                 raise GlintIOError(
                     f"Parquet column {column!r}: a PLAIN data page in a string column chunk decoded as dictionary codes"
                 )
-            plan = plan_pages(pages, c.dtype, 0, column)
+            plan = plan_pages(pages, c.dtype, int(c.levels), column)
             if plan.rows != c.rows:
                 raise GlintIOError(
                     f"Parquet column {column!r}: pages hold {plan.rows} values, the column chunk {c.rows}"
+                )
+            if plan.stored != plan.rows:
+                raise GlintIOError(
+                    f"Parquet column {column!r}: {plan.rows - plan.stored} NULLs in a column chunk "
+                    "whose statistics say it has none"
                 )
         except GlintIOError as e:
             raise GlintIOError(f"Cannot read {c.where}: {e}" if c.where else str(e)) from None
@@ -353,6 +358,7 @@ def decode_raw(
                 c.dict_n,
                 0 if c.dictionary is None else len(c.dictionary),
                 int(c.codes),
+                int(c.levels),
             ]
             for a, d, c, o in zip(layout.at, layout.dict_at, chunks, out_at)
         ],
@@ -415,8 +421,9 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     if not n:
         return out
     if type(chunks) is RawSet:
-        fields = np.zeros((n, 7), dtype=np.int64)
+        fields = np.zeros((n, 8), dtype=np.int64)
         fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
+        fields[:, 7] = int(chunks.levels)
         if chunks.remap is not None:  # a string column's codes (RawSet.with_codes)
             entries = np.array([len(p) for p in chunks.pages], dtype=np.int64)[chunks.page_of]
             fields[:, 4], fields[:, 5], fields[:, 6] = entries, 4 * entries, 1
@@ -431,11 +438,12 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
                     c.dict_n,
                     0 if c.dictionary is None else len(c.dictionary),
                     c.codes,
+                    c.levels,
                 )
                 for c in chunks
             ],
             dtype=np.int64,
-        ).reshape(n, 7)
+        ).reshape(n, 8)
     rows, usize = fields[:, 0], fields[:, 1]
     at = np.asarray(layout.at, dtype=np.int64) + base
     dict_at = np.asarray(layout.dict_at, dtype=np.int64)
@@ -457,6 +465,7 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     out[:, K.C_DICT_N] = fields[:, 4]
     out[:, K.C_DICT_SIZE] = fields[:, 5]
     out[:, K.C_CODES] = fields[:, 6]
+    out[:, K.C_LEVELS] = fields[:, 7]
     return out
 
 

@@ -38,6 +38,7 @@ from glint.columnar import types as T
 from glint.columnar.column import Column
 from glint.errors import GlintError, NotSupported
 from glint.io.appended import Appended, AppendedSource, canonical_type, conform, unify
+from glint.io.file_tables import HIDDEN_PREFIX
 from glint.io.fragments import ArrowSource, Chunk, Fragment, to_internal
 
 _uids = itertools.count(1)
@@ -424,13 +425,19 @@ class Table:
         if isinstance(plans[0], RawChunk):
             valid = None
             data_t, err = decode_raw(
-                plans, device, data=data, layout=layout, column=f"{self.name}.{column}", exact=exact, split=split
+                plans, device, data=data, layout=layout, column=self._label(column), exact=exact, split=split
             )
         else:
             data_t, valid, err = decode_plans(
-                plans, device, data=data, layout=layout, column=f"{self.name}.{column}", valid_when_no_nulls=False
+                plans, device, data=data, layout=layout, column=self._label(column), valid_when_no_nulls=False
             )
         return self.device_column(column, data_t, valid, dictionary), err
+
+    def _label(self, column: str) -> str:
+        """The column as errors name it: ``table.column``, or only the column
+        of a file read by read_parquet (its table's name is glint's own;
+        the error names the file)."""
+        return column if self.name.startswith(HIDDEN_PREFIX) else f"{self.name}.{column}"
 
     def device_column(self, column: str, values, valid=None, dictionary=None) -> Column:
         """Column ``column`` of values decoded from its pages (converted to

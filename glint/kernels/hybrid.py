@@ -36,11 +36,65 @@ BLOCK = 512  # values a program writes per step (a bit-packed run holds up to 50
 # Columns of the page table handed to decode_pages_triton (int64, one row per page)
 PAGE_START, PAGE_END, PAGE_WIDTH, PAGE_COUNT, PAGE_OUT, PAGE_BASE, PAGE_LIMIT = range(7)
 PAGE_FIELDS = 7
+# widths of a v1 data page of an optional column without NULLs, whose body
+# (from PAGE_START to PAGE_END) starts with its definition levels (a 4-byte
+# length, then a hybrid stream of 1-bit levels, every one 1): then the index
+# width byte and the index stream, or PLAIN values (at any byte offset)
+LEVELS_THEN_WIDTH, LEVELS_THEN_PLAIN = -3, -4
 
 if HAS_TRITON:
 
     @triton.jit
-    def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr, GATHER: tl.constexpr):
+    def _run_header(data, pos, end):
+        # a hybrid stream's run header at data[pos] (a ULEB128 varint):
+        # (its value, the position after it)
+        h = tl.full((), 0, tl.int64)
+        shift = tl.full((), 0, tl.int64)
+        more = tl.full((), 1, tl.int64)
+        while (more != 0) & (pos < end):
+            b = tl.load(data + pos).to(tl.int64)
+            pos += 1
+            h = h | ((b & 0x7F) << shift)
+            shift += 7
+            more = b >> 7
+        return h, pos
+
+    @triton.jit
+    def _all_ones(data, lp, le, count, BLOCK: tl.constexpr):
+        # whether the 1-bit hybrid stream data[lp:le] starts with ``count``
+        # levels that are all 1 (RLE runs of 1, bit-packed bytes of ones)
+        lanes = tl.arange(0, BLOCK).to(tl.int64)
+        need = count
+        bad = tl.full((), 0, tl.int32)
+        while (need > 0) & (lp < le) & (bad == 0):
+            h, lp = _run_header(data, lp, le)
+            n = h >> 1
+            take = tl.full((), 0, tl.int64)
+            if (h & 1) != 0:  # bit-packed: 8 * n levels in n bytes
+                take = tl.minimum(n * 8, need)
+                full = take // 8
+                bad = bad | (lp + (take + 7) // 8 > le).to(tl.int32)
+                for j in range(0, full, BLOCK):
+                    k = j + lanes
+                    m = (k < full) & (lp + k < le)
+                    v = tl.load(data + lp + k, mask=m, other=255).to(tl.int32)
+                    bad = bad | tl.max((v != 255).to(tl.int32), axis=0)
+                rem = take - full * 8
+                if rem > 0:
+                    last = tl.load(data + lp + full, mask=lp + full < le, other=0).to(tl.int64)
+                    ones = (tl.full((), 1, tl.int64) << rem) - 1
+                    bad = bad | ((last & ones) != ones).to(tl.int32)
+                lp += n
+            else:  # RLE: n copies of the byte that follows
+                v = tl.load(data + lp, mask=lp < le, other=0).to(tl.int64)
+                take = tl.minimum(n, need)
+                bad = bad | ((lp >= le) | ((take > 0) & (v != 1))).to(tl.int32)
+                lp += 1
+            need -= take
+        return bad | (need > 0).to(tl.int32)
+
+    @triton.jit
+    def _pages_kernel(data, values, table, out, err, BLOCK: tl.constexpr, GATHER: tl.constexpr, ITEM: tl.constexpr):
         # one program per data page: its values, ``count`` of them, written to
         # out[o:o + count]. A PLAIN page (width -1) copies values[base:base +
         # count]; a dictionary-encoded page decodes its index stream (a
@@ -48,6 +102,9 @@ if HAS_TRITON:
         # or past ``limit`` (the dictionary's size) reads nothing and sets
         # err[0], as does a stream that ends short. GATHER false: the
         # indices themselves are written (``values`` and ``limit`` unused).
+        # Widths LEVELS_THEN_WIDTH / LEVELS_THEN_PLAIN: the page's levels
+        # first (checked: all 1, else err[0]), then as above, a PLAIN page's
+        # values read from ``data`` byte by byte (ITEM bytes each).
         s = tl.program_id(0)
         row = table + s * 7
         pos = tl.load(row + 0)
@@ -58,7 +115,37 @@ if HAS_TRITON:
         base = tl.load(row + 5)
         limit = tl.load(row + 6)
         lanes = tl.arange(0, BLOCK).to(tl.int64)
-        if w < 0:  # PLAIN: a straight copy
+        bad = tl.full((), 0, tl.int32)
+        if w <= -3:  # a v1 page's definition levels first
+            ln = tl.full((), 0, tl.int64)
+            for t in range(0, 4):
+                ln = ln | (tl.load(data + pos + t, mask=pos + t < end, other=0).to(tl.int64) << (8 * t))
+            le = pos + 4 + ln
+            bad = bad | ((pos + 4 > end) | (le > end)).to(tl.int32)
+            bad = bad | _all_ones(data, pos + 4, tl.minimum(le, end), left, BLOCK)
+            pos = le
+            if w == -3:  # the index width byte
+                width = tl.load(data + pos, mask=pos < end, other=0).to(tl.int64)
+                bad = bad | ((pos >= end) | (width > 32)).to(tl.int32)  # (MAX_BIT_WIDTH)
+                w = tl.where(width > 32, 0, width)
+                pos += 1
+            else:
+                bad = bad | (pos + left * ITEM > end).to(tl.int32)
+        if bad != 0:
+            left = left * 0  # (nothing decoded from bytes that are not the page's)
+        if w == -4:  # PLAIN after levels: byte by byte
+            for j in range(0, left, BLOCK):
+                k = j + lanes
+                m = k < left
+                word = tl.zeros([BLOCK], dtype=tl.int64)
+                for t in range(0, ITEM):
+                    word = word | (tl.load(data + pos + k * ITEM + t, mask=m, other=0).to(tl.int64) << (8 * t))
+                if ITEM == 8:
+                    v = word.to(out.dtype.element_ty, bitcast=True)
+                else:
+                    v = word.to(tl.int32).to(out.dtype.element_ty, bitcast=True)
+                tl.store(out + o + k, v, mask=m)
+        elif w < 0:  # PLAIN: a straight copy
             for j in range(0, left, BLOCK):
                 k = j + lanes
                 m = k < left
@@ -66,17 +153,8 @@ if HAS_TRITON:
         else:
             mask_w = (tl.full((), 1, tl.int64) << w) - 1
             vbytes = (w + 7) // 8
-            bad = tl.full((), 0, tl.int32)
             while (left > 0) & (pos < end):
-                h = tl.full((), 0, tl.int64)
-                shift = tl.full((), 0, tl.int64)
-                more = tl.full((), 1, tl.int64)
-                while (more != 0) & (pos < end):
-                    b = tl.load(data + pos).to(tl.int64)
-                    pos += 1
-                    h = h | ((b & 0x7F) << shift)
-                    shift += 7
-                    more = b >> 7
+                h, pos = _run_header(data, pos, end)
                 n = h >> 1
                 if (h & 1) != 0:  # bit-packed: 8 * n indices
                     take = tl.minimum(n * 8, left)
@@ -122,7 +200,7 @@ if HAS_TRITON:
                 o += take
                 left -= take
             bad = bad | (left > 0).to(tl.int32)
-            tl.store(err, bad, mask=bad != 0)
+        tl.store(err, bad, mask=bad != 0)
 
 
 def decode_pages_triton(
@@ -138,7 +216,7 @@ def decode_pages_triton(
     n = table.shape[0]
     if n:
         with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
-            _pages_kernel[(n,)](data, values, table, out, err, BLOCK=BLOCK, GATHER=True)
+            _pages_kernel[(n,)](data, values, table, out, err, BLOCK=BLOCK, GATHER=True, ITEM=out.element_size())
     return out
 
 
@@ -163,5 +241,5 @@ def decode_streams_triton(
         table = torch.stack([starts, ends, widths, counts, out_offsets, zero, zero], 1).to(torch.int64).contiguous()
         err = torch.zeros(1, dtype=torch.int32, device=data.device)
         with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
-            _pages_kernel[(n,)](data, out, table, out, err, BLOCK=BLOCK, GATHER=False)
+            _pages_kernel[(n,)](data, out, table, out, err, BLOCK=BLOCK, GATHER=False, ITEM=out.element_size())
     return out

@@ -28,9 +28,9 @@ stores (other threads') visible first. Decompression is sequential within a
 page, but pages are many (tens of thousands for a TPC-H scan at SF 100): the
 GPU runs thousands of them side by side.
 
-Only what the scan routes here is handled: flat columns without definition
-levels (``max_definition_level`` 0), PLAIN and dictionary encodings, snappy
-or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
+Only what the scan routes here is handled: flat columns without NULLs
+(required, or optional with every definition level 1: C_LEVELS), PLAIN and
+dictionary encodings, snappy or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
 metadata first); anything else found in the bytes is bad data. The pure-torch
 reference (and the CPU path) is glint.io.parquet_pages' host parser with
 ``pa.Codec``: see decode_raw.
@@ -51,14 +51,34 @@ except ImportError:  # pragma: no cover - Triton comes with CUDA builds of torch
     HAS_TRITON = False
 
 # column chunk table (int64, one row per chunk)
-C_START, C_END, C_OUT, C_DST, C_DST_END, C_PAGE, C_VALUES, C_CODEC, C_CAP, C_DICT_AT, C_DICT_N, C_DICT_SIZE, C_CODES = (
-    range(13)
-)
-CHUNK_FIELDS = 13
+(
+    C_START,
+    C_END,
+    C_OUT,
+    C_DST,
+    C_DST_END,
+    C_PAGE,
+    C_VALUES,
+    C_CODEC,
+    C_CAP,
+    C_DICT_AT,
+    C_DICT_N,
+    C_DICT_SIZE,
+    C_CODES,
+    C_LEVELS,
+) = range(14)
+CHUNK_FIELDS = 14
 # C_CODES = 1: the chunk's values are its dictionary indices mapped through
 # the dictionary the host made (a string column's codes): a PLAIN data page
 # (the writer's fallback once its dictionary grew) is bad data there, not
 # values (glint.io.raw_chunks.RawChunk.strings)
+# C_LEVELS = 1: an optional column's chunk without NULLs. A v1 data page's
+# body starts with its definition levels (a 4-byte length, then a hybrid
+# stream): its page kernel row gets width LEVELS_THEN_WIDTH or
+# LEVELS_THEN_PLAIN (glint.kernels.hybrid), and the page kernel checks that
+# every level is 1 and skips them. A v2 page's levels lie before its
+# (compressed) values, uncompressed: the walk checks its header's NULL count
+# (0) and the values alone are decompressed.
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -118,9 +138,11 @@ if HAS_TRITON:
         # not a good chunk (a header that does not parse, a page past the
         # chunk's end, values that do not add up to the chunk's, an encoding
         # or page kind not handled here, a PLAIN data page of a chunk whose
-        # C_CODES is set).
+        # C_CODES is set; of a chunk whose C_LEVELS is set, a v1 page whose
+        # levels are not RLE or a v2 page with NULLs or repetition levels;
+        # of any other chunk, a v2 page with levels).
         c = tl.program_id(0)
-        row = chunks + c * 13
+        row = chunks + c * 14
         pos = tl.load(row + 0)
         end = tl.load(row + 1)
         out = tl.load(row + 2)
@@ -132,6 +154,7 @@ if HAS_TRITON:
         cap = tl.load(row + 8)
         dict_at = tl.load(row + 9)
         codes_only = tl.load(row + 12)
+        levels = tl.load(row + 13)
         zero = tl.full((), 0, tl.int64)
         npages = zero
         seen = zero  # values of the data pages so far
@@ -160,7 +183,10 @@ if HAS_TRITON:
             csize = zero - 1
             nv = zero - 1
             enc = zero - 1
-            lv = zero
+            lv = zero  # a v2 page's level bytes (definition and repetition)
+            rl = zero  # of those, repetition levels
+            nulls = zero  # a v2 page's NULL count
+            def_enc = zero + 3  # a v1 page's definition level encoding (RLE unless it says)
             comp = zero + 1
             depth = zero
             f0 = zero
@@ -225,13 +251,16 @@ if HAS_TRITON:
                                 if s1 == 5:  # DataPageHeader
                                     nv = tl.where(f == 1, val, nv)
                                     enc = tl.where(f == 2, val, enc)
+                                    def_enc = tl.where(f == 3, val, def_enc)
                                 if s1 == 7:  # DictionaryPageHeader
                                     nv = tl.where(f == 1, val, nv)
                                     enc = tl.where(f == 2, val, enc)
                                 if s1 == 8:  # DataPageHeaderV2
                                     nv = tl.where(f == 1, val, nv)
+                                    nulls = tl.where(f == 2, val, nulls)
                                     enc = tl.where(f == 4, val, enc)
                                     lv = lv + tl.where((f == 5) | (f == 6), val, 0)
+                                    rl = rl + tl.where(f == 6, val, 0)
                                     comp = tl.where(f == 7, val, comp)
             if bad == 0:
                 # ---- the page's body: pos .. pos + csize
@@ -249,29 +278,38 @@ if HAS_TRITON:
                             (dict_base >= 0) | (seen > 0) | ((enc != 0) & (enc != 2)) | (nv < 0) | (usize < nv * ITEM)
                         ).to(tl.int64)
                     else:
+                        v1_levels = (levels != 0) & (ptype == 0)
                         bad = bad | (
-                            (lv != 0)
+                            ((lv != 0) & (levels == 0))
+                            | ((levels != 0) & ((rl != 0) | (nulls != 0) | (lv < 0) | (lv > csize) | (lv > usize)))
+                            | (v1_levels & (def_enc != 3))
                             | (nv < 0)
                             | ((~plain) & (~dic))
-                            | (plain & ((usize < nv * ITEM) | (codes_only != 0)))
+                            | (plain & ((usize - lv < nv * ITEM) | (codes_only != 0)))
                             | (dic & (dict_base < 0))
-                            | (dic & (nv > 0) & (usize < 1))
+                            | (dic & (nv > 0) & (usize - lv < 1))
                         ).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
                     if WRITE & (npages < cap):
                         dic_page = is_data & dic
+                        # a v1 page with levels: the page kernel reads them
+                        # from the body's start (widths -3 / -4); a v2 page's
+                        # levels (lv bytes, uncompressed) are not copied
+                        lev1 = is_data & (levels != 0) & (ptype == 0)
                         _page_row(
                             pages,
                             dec,
                             p,
-                            body,
-                            csize,
+                            body + lv,
+                            csize - lv,
                             dst,
-                            usize,
+                            usize - lv,
                             pcodec,
-                            tl.where(dic_page, dst + 1, zero),
-                            tl.where(dic_page, dst + usize, zero),
-                            tl.where(dic_page, zero - 2, zero - 1),
+                            tl.where(lev1, dst, tl.where(dic_page, dst + 1, zero)),
+                            tl.where(dic_page | lev1, dst + usize - lv, zero),
+                            tl.where(
+                                lev1, tl.where(dic_page, zero - 3, zero - 4), tl.where(dic_page, zero - 2, zero - 1)
+                            ),
                             tl.where(is_data, nv, zero),
                             out + seen,
                             tl.where(dic_page, dict_base, dst // ITEM),

@@ -556,9 +556,8 @@ _LINEORDER_DICT = [
 
 def _required(table: pa.Table) -> pa.Table:
     """``table`` with every column required (NOT NULL in SSB's schema): Parquet
-    then stores no definition levels, and the GPU decodes the column chunks
-    from their bytes as stored (it does not decode optional columns yet, even
-    when they hold no NULL)."""
+    then stores no definition levels (an optional column's, all 1, would
+    cost a byte or so a page, and the GPU's check of them)."""
     return table.cast(pa.schema([f.with_nullable(False) for f in table.schema]))
 
 

@@ -477,9 +477,10 @@ def test_hybrid_kernel_compiles_for_hopper_without_a_gpu():
         "err": "*i32",
         "BLOCK": "constexpr",
         "GATHER": "constexpr",
+        "ITEM": "constexpr",
     }
     k = triton.compile(
-        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": False}),
+        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": False, "ITEM": 4}),
         target=GPUTarget("cuda", 90, 32),
     )
     assert "ptx" in k.asm
@@ -501,9 +502,11 @@ def test_pages_kernel_compiles_for_hopper_without_a_gpu(vt):
         "err": "*i32",
         "BLOCK": "constexpr",
         "GATHER": "constexpr",
+        "ITEM": "constexpr",
     }
+    item = 8 if vt in ("i64", "fp64") else 4
     k = triton.compile(
-        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": True}),
+        ASTSource(fn=_pages_kernel, signature=sig, constexprs={"BLOCK": 512, "GATHER": True, "ITEM": item}),
         target=GPUTarget("cuda", 90, 32),
     )
     assert "ptx" in k.asm

@@ -27,13 +27,23 @@ _ARROW = {"int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32(), "fl
 
 
 def raw_file(
-    path, dtype, rng, version="1.0", codec="snappy", distincts=(50, None, 3000, 1), n=3000, page_size=1024, batch=128
+    path,
+    dtype,
+    rng,
+    version="1.0",
+    codec="snappy",
+    distincts=(50, None, 3000, 1),
+    n=3000,
+    page_size=1024,
+    batch=128,
+    nullable=False,
 ):
-    """A file of one required column ``x`` with row groups of several kinds
-    (small and large dictionaries, a dictionary that falls back to PLAIN,
-    one value): its raw chunks and pyarrow's values."""
+    """A file of one column ``x`` (required, or ``nullable``: optional
+    without NULLs, its pages carrying definition levels) with row groups of
+    several kinds (small and large dictionaries, a dictionary that falls
+    back to PLAIN, one value): its raw chunks and pyarrow's values."""
     chunks, want = [], []
-    schema = pa.schema([pa.field("x", _ARROW[dtype], nullable=False)])
+    schema = pa.schema([pa.field("x", _ARROW[dtype], nullable=nullable)])
     for i, distinct in enumerate(distincts):
         p = f"{path}{i}.parquet"
         t = pa.table({"x": random_array(rng, dtype, n, distinct, 0.0, nans=True)}, schema=schema)
@@ -50,7 +60,7 @@ def raw_file(
         pf = pq.ParquetFile(p)
         for rg in range(pf.metadata.num_row_groups):
             c = rc.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
-            assert c is not None
+            assert c is not None and c.levels == nullable
             chunks.append(c)
             want.append(expected(pf, rg, 0)[0])
     return chunks, np.concatenate(want)
@@ -119,6 +129,44 @@ def test_reference_equals_pyarrow(tmp_path, dtype, version, codec):
     assert err is None and got.numpy().tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_reference_of_optional_columns_without_nulls(tmp_path, dtype, version):
+    """An optional column without NULLs: its pages' definition levels are
+    read and skipped (pages of 1 to 128 values: levels of 2 to 4 bytes, so
+    PLAIN values start at any offset); a chunk whose levels hold a NULL
+    after all (its statistics said none) is an error naming it."""
+    rng = np.random.default_rng(11)
+    chunks, want = raw_file(str(tmp_path / "t"), dtype, rng, version, "snappy", nullable=True, batch=37)
+    got, err = rd.decode_raw(chunks, use_triton=False)
+    assert err is None and got.numpy().tobytes() == want.tobytes()
+    p = str(tmp_path / "nulls.parquet")
+    pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64())}), p, data_page_version=version)
+    assert rc._raw_entry(pq.read_metadata(p).row_group(0).column(0), torch.int64, False, True) is None
+    lying = rc.read_raw(p, _entry_ignoring_statistics(p), "nulls.parquet rg 0")
+    with pytest.raises(GlintIOError, match=r"Cannot read nulls\.parquet rg 0: .*1 NULLs .*statistics say it has none"):
+        rd.decode_raw([lying], use_triton=False)
+
+
+def _entry_ignoring_statistics(path: str) -> tuple:
+    """read_raw's entry of column 0, row group 0, of an optional INT64
+    column, as if its statistics counted no NULLs."""
+    cc = pq.read_metadata(path).row_group(0).column(0)
+    start = cc.dictionary_page_offset if cc.has_dictionary_page else cc.data_page_offset
+    span = cc.data_page_offset - start
+    return (
+        torch.int64,
+        start,
+        cc.total_compressed_size,
+        cc.num_values,
+        rc.RAW_CODECS[cc.compression],
+        cc.total_uncompressed_size,
+        span,
+        False,
+        True,
+    )
+
+
 def test_tpch_lineitem_reference(cached_tpch):
     cached_tpch(0.01)
     for name, chunks, want in tpch_raw_columns():
@@ -127,27 +175,36 @@ def test_tpch_lineitem_reference(cached_tpch):
 
 
 def test_which_chunks_are_raw(tmp_path):
-    """Only flat numeric columns without definition levels, snappy or
-    uncompressed, PLAIN or dictionary pages: everything else is planned on
-    the host (or read by pyarrow)."""
+    """Only flat numeric columns without NULLs (required, or optional with
+    statistics that count none), snappy or uncompressed, PLAIN or
+    dictionary pages: everything else is planned on the host (or read by
+    pyarrow)."""
     schema = pa.schema(
         [
             pa.field("req", pa.int64(), nullable=False),
-            pa.field("opt", pa.int64()),
+            pa.field("nul", pa.int64()),
             pa.field("s", pa.string(), nullable=False),
             pa.field("f", pa.float32(), nullable=False),
+            pa.field("opt", pa.int64()),
         ]
     )
     t = pa.table(
-        {"req": list(range(100)), "opt": list(range(100)), "s": ["a"] * 100, "f": [float(i) for i in range(100)]},
+        {
+            "req": list(range(100)),
+            "nul": [None if i % 9 == 0 else i for i in range(100)],
+            "s": ["a"] * 100,
+            "f": [float(i) for i in range(100)],
+            "opt": list(range(100)),
+        },
         schema=schema,
     )
     for codec, ok in [("snappy", True), ("none", True), ("zstd", False), ("gzip", False)]:
         p = str(tmp_path / f"{codec}.parquet")
         pq.write_table(t, p, compression=codec)
         meta = pq.read_metadata(p)
-        assert [rc.raw_readable(meta, 0, c) for c in range(4)] == [ok, False, ok, ok], codec
+        assert [rc.raw_readable(meta, 0, c) for c in range(5)] == [ok, False, ok, ok, ok], codec
         assert (rc.read_raw_chunk(p, 0, 1) is None) and (rc.read_raw_chunk(p, 0, 0) is None) == (not ok)
+        assert ok is False or (rc.read_raw_chunk(p, 0, 4).levels and not rc.read_raw_chunk(p, 0, 0).levels)
         assert (rc.read_raw_chunk(p, 0, 2) is None) == (not ok)
         assert ok is False or rc.read_raw_chunk(p, 0, 2).codes
     p = str(tmp_path / "delta.parquet")
@@ -155,6 +212,10 @@ def test_which_chunks_are_raw(tmp_path):
     meta = pq.read_metadata(p)
     assert not rc.raw_readable(meta, 0, 0)
     assert not rc.raw_readable(meta, 0, 2)  # strings without a dictionary page: not as codes
+    # an optional column's chunk without statistics: the host plans it
+    p = str(tmp_path / "nostats.parquet")
+    pq.write_table(t, p, write_statistics=False)
+    assert not rc.raw_readable(pq.read_metadata(p), 0, 4)
 
 
 def _corrupt_header(path: str) -> None:
@@ -294,15 +355,22 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
 def test_cuda_equals_pyarrow(tmp_path, dtype, version):
+    """Required columns, and optional ones without NULLs (their levels
+    skipped; pages of 37 values: PLAIN values at odd offsets), exactly and
+    without waiting (decode_raw_many)."""
     rng = np.random.default_rng(7)
     chunks, want = [], []
     for codec in ("snappy", "none"):
-        c, w = raw_file(str(tmp_path / codec), dtype, rng, version, codec)
-        chunks += c
-        want.append(w)
-    got, err = rd.decode_raw(chunks, "cuda")
-    pp.check_decoded(err)
-    assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()
+        for nullable in (False, True):
+            c, w = raw_file(
+                str(tmp_path / f"{codec}{nullable}"), dtype, rng, version, codec, nullable=nullable, batch=37
+            )
+            chunks += c
+            want.append(w)
+    for exact in (True, False):
+        got, err = rd.decode_raw(chunks, "cuda", exact=exact)
+        pp.check_decoded(err)
+        assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()
 
 
 @pytest.mark.gpu
@@ -630,7 +698,7 @@ def test_runs_cut_at_gaps_and_files(tmp_path):
 def test_raw_set_equals_raw_chunks(tmp_path):
     """Table.raw_set: a scan chunk's numeric column as arrays, the same
     chunks as raw_chunks (over two files, in any order); None for a string
-    column, or where a fragment has no raw chunk (NULLs); a row count that differs
+    column, or where a fragment has no raw chunk (a chunk with NULLs); a row count that differs
     from the fragment's is a clear error."""
     import glint
 
@@ -651,7 +719,11 @@ def test_raw_set_equals_raw_chunks(tmp_path):
     got = t.raw_set(frags, "a")
     assert list(got) == t.raw_chunks(frags, "a") and got.nbytes == sum(len(c.source) for c in got)
     assert got[0].where.startswith("Parquet file '") and got[0].where.endswith("p1.parquet', row group 4")
-    assert t.raw_set(frags, "f") is None and t.raw_chunks(frags, "f") == [None] * len(frags)  # NULLs
+    # f: optional, NULLs in p1 only: p0's chunks are raw (levels all 1), p1's are not, so no set
+    chunks = t.raw_chunks(frags, "f")
+    assert t.raw_set(frags, "f") is None
+    assert [c is None for c in chunks] == ["p1.parquet" in t.describe_fragments([g]) for g in frags]
+    assert all(c.levels for c in chunks if c is not None)
     t._src._leaves[(0, "a")][1]._fields[2, 1] += 1  # a row group's rows, as if the file changed
     t._src._where_np = None
     with pytest.raises(glint.GlintError, match="changed on disk"):
@@ -724,8 +796,10 @@ def test_raw_index_is_made_block_by_block(tmp_path, monkeypatch):
     )
     meta = pq.read_metadata(path)
     for column in (0, 1):
-        dtype, codes = rc._raw_kind(meta, column)
-        want = [rc._raw_entry(meta.row_group(g).column(column), dtype, codes) for g in range(meta.num_row_groups)]
+        dtype, codes, levels = rc._raw_kind(meta, column)
+        want = [
+            rc._raw_entry(meta.row_group(g).column(column), dtype, codes, levels) for g in range(meta.num_row_groups)
+        ]
         idx = rc.raw_index(meta, column, block=4)
         assert len(idx) == 20 and bytes(idx._done) == bytes(5)
         assert idx[9] == want[9] and bytes(idx._done) == b"\0\0\1\0\0"  # only row groups 8-11 made

@@ -15,8 +15,16 @@ import glint
 from glint.io.parquet_meta import dictionary_entries, raw_footer
 from glint.io.parquet_source import ParquetSource
 from glint.runtime.memory import HostCache, MemoryManager
+from glint.testing.compare import compare_query_result
 
 D = decimal.Decimal
+# the CPU, and CUDA where there is one
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
+    ),
+]
 
 
 def _table(n=1000):
@@ -402,6 +410,66 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
         assert agg.equals(want) and all_rows.equals(want_rows)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_optional_columns_without_nulls_decoded_as_stored(tmp_path, monkeypatch, device):
+    """Optional columns (pyarrow's default) whose row groups have no NULLs
+    are decoded from their bytes as stored (their definition levels, all 1,
+    skipped), row groups with NULLs from their planned pages: with
+    GLINT_PARQUET_DECODE=device the answers equal pyarrow's way and
+    DuckDB's, over v1 and v2 pages, dictionary and PLAIN (a dictionary
+    that fills up), low-cardinality strings as codes."""
+    rng = np.random.default_rng(21)
+    n, rg = 4000, 1000
+    ints = rng.integers(-1000, 1000, n)
+    nulls = np.zeros(n, dtype=bool)
+    nulls[2000:3000] = rng.random(1000) < 0.3  # the third row group only
+
+    def col(values, typ, with_nulls=True):
+        return pa.array(values, typ, mask=nulls if with_nulls else None)
+
+    t = pa.table(
+        {
+            "i": col(ints.astype(np.int32), pa.int32()),
+            "b": col(ints * 10**9 + np.arange(n), pa.int64(), False),
+            "d": col(ints / 3, pa.float64()),
+            "f": col((ints / 7).astype(np.float32), pa.float32(), False),
+            "dt": col(ints + 11000, pa.int32()).cast(pa.date32()),
+            "p": col([decimal.Decimal(int(x)) / 100 for x in ints], pa.decimal128(9, 2)),
+            "s": col([["AIR", "MAIL", "SHIP"][x % 3] for x in ints], pa.string()),
+            "g": col(ints % 5, pa.int64(), False),
+        }
+    )
+    for version in ("1.0", "2.0"):
+        path = tmp_path / f"opt{version}.parquet"
+        pq.write_table(
+            t,
+            path,
+            row_group_size=rg,
+            data_page_version=version,
+            store_decimal_as_integer=True,
+            data_page_size=2048,
+            dictionary_pagesize_limit=3000,
+        )
+        sql = (
+            f"SELECT g, count(i), sum(i), sum(b), sum(d), sum(f), min(dt), max(dt), sum(p), count(s), min(s), "
+            f"count(*) FROM read_parquet('{path}') WHERE dt IS NULL OR dt > DATE '2000-01-01' GROUP BY g ORDER BY g"
+        )
+        got = []
+        for mode in ("", "device"):
+            monkeypatch.setenv("GLINT_PARQUET_DECODE", mode)
+            con = glint.connect(device=device, chunk_rows=rg)
+            got.append(con.sql(sql).arrow())
+        con.read_parquet(str(path), "t")
+        tbl = con.table("t")
+        assert sorted(tbl.raw_columns(list(t.column_names))) == sorted(t.column_names)
+        frags = range(len(tbl.fragments))
+        assert [tbl.has_raw(g, "i") for g in frags] == [True, True, False, True]
+        assert all(tbl.has_raw(g, "b") for g in frags) and tbl.raw_set(list(frags), "b").levels
+        want = duckdb.sql(sql).arrow()
+        want = want.read_all() if hasattr(want, "read_all") else want
+        assert compare_query_result(sql, got[0], want) == [] and compare_query_result(sql, got[1], want) == []
+
+
 def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
     """A dictionary-index bit width past 32 in a data page: with the pages
     decoded by glint (GLINT_PARQUET_DECODE=device) the error names the file,
@@ -409,17 +477,22 @@ def test_bad_page_data_names_the_file_and_row_group(tmp_path, monkeypatch):
     from glint.errors import GlintIOError
     from glint.io.parquet_meta import _fields
 
-    path = tmp_path / "bad.parquet"
-    pq.write_table(pa.table({"x": [i % 7 for i in range(1000)]}), path, compression="none")
-    off = pq.read_metadata(path).row_group(0).column(0).data_page_offset
-    raw = bytearray(path.read_bytes())
-    _, body = _fields(bytes(raw[off : off + 4096]), 0)  # the data page's header ends here
-    raw[off + body] = 0x40  # the indices' bit width: 64
-    path.write_bytes(bytes(raw))
     monkeypatch.setenv("GLINT_PARQUET_DECODE", "device")
-    con = glint.connect(device="cpu")
-    with pytest.raises(GlintIOError, match=r"bad\.parquet.*row group 0.*'x'.*bit width"):
-        con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
+    for nullable, at, what in [(False, 0, "bit width"), (True, 1, "definition levels longer than the page")]:
+        # required: the body starts with the indices' bit width; optional (no
+        # NULLs, so its pages are decoded as stored too): with the levels'
+        # 4-byte length, whose second byte makes it 16 KiB and more
+        path = tmp_path / "bad.parquet"
+        schema = pa.schema([pa.field("x", pa.int64(), nullable=nullable)])
+        pq.write_table(pa.table({"x": [i % 7 for i in range(1000)]}, schema=schema), path, compression="none")
+        off = pq.read_metadata(path).row_group(0).column(0).data_page_offset
+        raw = bytearray(path.read_bytes())
+        _, body = _fields(bytes(raw[off : off + 4096]), 0)  # the data page's header ends here
+        raw[off + body + at] = 0x40
+        path.write_bytes(bytes(raw))
+        con = glint.connect(device="cpu")
+        with pytest.raises(GlintIOError, match=rf"bad\.parquet.*row group 0.*'x'.*{what}"):
+            con.sql(f"SELECT sum(x) FROM read_parquet('{path}')").arrow()
 
 
 def test_decode_threads_from_the_environment():
@@ -451,15 +524,7 @@ def test_decode_threads_from_the_environment():
         assert out.strip() == want
 
 
-@pytest.mark.parametrize(
-    "device",
-    [
-        "cpu",
-        pytest.param(
-            "cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
-        ),
-    ],
-)
+@pytest.mark.parametrize("device", DEVICES)
 def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypatch, device):
     """Pages whose dictionary indices point past the dictionary (here: the
     plan made to claim a 3-entry dictionary for indices 0-4): on the CPU the
@@ -470,7 +535,8 @@ def test_dictionary_index_past_the_dictionary_names_the_file(tmp_path, monkeypat
     from glint.io.parquet_source import ParquetSource
 
     path = tmp_path / "idx.parquet"
-    pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path)
+    # (zstd: never decoded as stored, so the scan plans its pages on the host)
+    pq.write_table(pa.table({"x": pa.array([i % 5 for i in range(1000)], pa.int64())}), path, compression="zstd")
     real = ParquetSource.plan_device
 
     def shrunk(self, fragment, name, dtype, raw=False):

@@ -310,6 +310,48 @@ def test_parquet_raw_chunks(tmp_path, dtype):
             assert got.numpy().tobytes() == want[: chunks[0].rows].tobytes(), name
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_parquet_raw_optional_columns(tmp_path, dtype):
+    """decode_raw with the Triton kernels of optional columns without NULLs:
+    v1 pages' definition levels checked and skipped by the page kernel
+    (pages of up to 37 values: PLAIN values at odd offsets after the
+    levels), v2 pages' levels left out by the walk; pyarrow's values. A
+    chunk whose levels hold NULLs after all (its statistics said none) is
+    an error: on v1 pages the page kernel's flag, on v2 pages the walk's."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from glint.errors import GlintIOError
+    from glint.io import parquet_pages as pp
+    from glint.io import raw_chunks as rc
+    from glint.io import raw_decode as rd
+    from tests.io.test_parquet_raw import _entry_ignoring_statistics, raw_file
+
+    rng = np.random.default_rng(8)
+    chunks, want = [], []
+    for version, codec in (("1.0", "snappy"), ("2.0", "none"), ("1.0", "none")):
+        c, w = raw_file(
+            str(tmp_path / f"{version}{codec}"), dtype, rng, version, codec, (50, None), n=700, batch=37, nullable=True
+        )
+        chunks += c
+        want.append(w)
+    got, err = rd.decode_raw(chunks, use_triton=True)
+    pp.check_decoded(err)
+    assert got.numpy().tobytes() == np.concatenate(want).tobytes()
+    for version in ("1.0", "2.0"):
+        # levels bit-packed, an RLE run of 0s, one NULL (a dictionary page's bit-packed indices then
+        # hold as many values as the page says, padding included: only the levels tell)
+        for nulls in (lambda i: i % 50 == 7, lambda i: 100 <= i < 140, lambda i: i == 123):
+            p = str(tmp_path / f"nulls{version}.parquet")
+            x = pa.array([None if nulls(i) else i for i in range(300)], pa.int64())
+            pq.write_table(pa.table({"x": x}), p, data_page_version=version)
+            lying = rc.read_raw(p, _entry_ignoring_statistics(p), "nulls rg 0")
+            with pytest.raises(GlintIOError, match="nulls rg 0|bad page data"):
+                values, err = rd.decode_raw([lying], use_triton=True)
+                pp.check_decoded(err)
+
+
 def test_parquet_raw_columns_decoded_together(tmp_path):
     """decode_raw_many: columns of different value sizes (int64, int32,
     float64), some chunks with host-decompressed dictionaries, laid out one
