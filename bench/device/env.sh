@@ -59,12 +59,15 @@ if compgen -G "$GLINT_ROOT/.whl/*.whl" >/dev/null; then
         # directory of its own (one --target would let the last one replace the others)
         "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
             --target "$GLINT_SITE" $(ls "$GLINT_ROOT"/.whl/*.whl | grep -v /duckdb_ext_) || return 1
-        for w in "$GLINT_ROOT"/.whl/duckdb_ext_*.whl; do
-            [ -e "$w" ] || continue
-            "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-                --target "$GLINT_SITE-ext/$(basename "$w" | cut -d- -f1)" "$w" || return 1
-        done
     fi
+    # (an extension carried by a later call on the same machine is installed then)
+    for w in "$GLINT_ROOT"/.whl/duckdb_ext_*.whl; do
+        [ -e "$w" ] || continue
+        d="$GLINT_SITE-ext/$(basename "$w" | cut -d- -f1)"
+        [ -d "$d" ] && continue
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target "$d" "$w" || return 1
+    done
     ext=$(ls -d "$GLINT_SITE"-ext/* 2>/dev/null | tr '\n' ':')
     export PYTHONPATH="$GLINT_ROOT:$GLINT_SITE:$ext${PYTHONPATH:+$PYTHONPATH}" PATH="$GLINT_SITE/bin:$PATH"
 else
