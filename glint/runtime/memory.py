@@ -584,12 +584,19 @@ class HostCache:
 
 def default_host_cache_limit(device: torch.device) -> int:
     """The host tier's budget when the user sets none: 40% of the host's
-    memory under a GPU, shared by the ranks this host runs (0 on the CPU,
-    whose device cache is host memory). The tier's pages are pinned: four
-    ranks of 40% each would pin more than the host has."""
+    memory under a GPU, or 60% of what is free when the connection is made
+    if that is less (another program, or this one's other data, holding much
+    of the rest), shared by the ranks this host runs (0 on the CPU, whose
+    device cache is host memory). The tier's pages are pinned: four ranks of
+    40% each would pin more than the host has, and pinned pages cannot be
+    reclaimed when the host runs short."""
     if torch.device(device).type != "cuda":
         return 0
-    return int(host_memory_total() * 0.4) // ranks_on_this_host()
+    budget = int(host_memory_total() * 0.4)
+    free = host_memory_available()
+    if free:
+        budget = min(budget, int(free * 0.6))
+    return budget // ranks_on_this_host()
 
 
 def ranks_on_this_host() -> int:

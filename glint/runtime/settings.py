@@ -252,7 +252,8 @@ class Settings:
         FIXED,
         unit="bytes",
         zero=True,
-        auto="40% of the host's memory on CUDA, shared by the ranks on the host; none on the CPU",
+        auto="40% of the host's memory on CUDA (at most 60% of what is free when the connection is made), "
+        "shared by the ranks on the host; none on the CPU",
     )
     spill_dir: str | None = _setting(
         "GLINT_SPILL_DIR",

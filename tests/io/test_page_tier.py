@@ -353,13 +353,18 @@ def test_the_default_host_tier_is_shared_by_the_ranks_of_a_host(monkeypatch):
 
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     monkeypatch.delenv("GLINT_DIST_WORLD", raising=False)
+    total = memory.host_memory_total()
+    monkeypatch.setattr(memory, "host_memory_available", lambda: total)  # a host with all of it free
     one = memory.default_host_cache_limit(torch.device("cuda"))
-    assert one == int(memory.host_memory_total() * 0.4)
+    assert one == int(total * 0.4)
     monkeypatch.setenv("GLINT_DIST_WORLD", "4")
     assert memory.default_host_cache_limit(torch.device("cuda")) == one // 4
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # torchrun's count of this host's ranks
     assert memory.default_host_cache_limit(torch.device("cuda")) == one // 2
     assert memory.default_host_cache_limit(torch.device("cpu")) == 0
+    # less free than 40% / 0.6: 60% of what is free (another program holding the rest)
+    monkeypatch.setattr(memory, "host_memory_available", lambda: total // 2)
+    assert memory.default_host_cache_limit(torch.device("cuda")) == int(total // 2 * 0.6) // 2
 
 
 def test_pinned_slabs_come_from_the_pinning_thread_without_waiting(monkeypatch, tmp_path):
