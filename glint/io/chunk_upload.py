@@ -194,7 +194,7 @@ class ChunkUploader:
                 mm.make_room(nbytes)
                 yield
 
-        values, err = decode_raw_many(
+        values, valids, err = decode_raw_many(
             [(pl, la, base) for _, pl, la, base in raws.values()], data, room, self.settings.snappy_split
         )
         dicts = dicts or {}
@@ -202,8 +202,8 @@ class ChunkUploader:
             with room(sum(d.offsets.numel() * 8 + d.data.numel() for d in dicts.values())):
                 dicts = {c: self._device_dictionary(d) for c, d in dicts.items()}
         out = {}
-        for (c, (order, pl, _, _)), v in zip(raws.items(), values):
-            col = self.table.device_column(c, v, None, dicts.get(c))
+        for (c, (order, pl, _, _)), v, valid in zip(raws.items(), values, valids):
+            col = self.table.device_column(c, v, valid, dicts.get(c))
             out[c] = self._chunk_rows(chunk, c, order, pl, col, t0)
         return out, err
 

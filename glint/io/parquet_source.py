@@ -319,7 +319,7 @@ class ParquetSource:
         is still decoded on the device, its pages planned by the host; a
         string column's, by pyarrow: see has_raw). Strings: the
         low-cardinality VARCHAR columns read as dictionaries
-        (_dictionary_columns), without NULLs; the device decodes their codes
+        (_dictionary_columns); the device decodes their codes
         (``strings`` off, the raw_strings setting: pyarrow decodes them)."""
         if dtype.kind == "VARCHAR" and not strings:
             return False
@@ -402,14 +402,14 @@ class ParquetSource:
         if not files:
             return None
         n = len(frags)
-        fields = np.empty((6, n), dtype=np.int64)
+        fields = np.empty((7, n), dtype=np.int64)
         file_of = np.zeros(n, dtype=np.int64)
         kind, paths, where = None, [], []
         for k, fi in enumerate(files):
             index = self._leaf_index(fi, name, dtype)[1]
-            if index is None or (kind is not None and (index.dtype, index.codes, index.levels) != kind):
+            if index is None or (kind is not None and (index.dtype, index.codes) != kind):
                 return None
-            kind = (index.dtype, index.codes, index.levels)
+            kind = (index.dtype, index.codes)
             sel = slice(None) if len(files) == 1 else fis == fi
             ok, got = index.arrays(gs[sel])
             if not ok.all():
@@ -419,7 +419,7 @@ class ParquetSource:
             path, prefix = self._named(fi)
             paths.append(path)
             where.append(prefix)
-        return RawSet(kind[0], paths, file_of, *fields, where, gs, kind[1], kind[2])
+        return RawSet(kind[0], paths, file_of, *fields[:6], where, gs, kind[1], fields[6].copy())
 
     def _leaf_index(self, fi: int, name: str, dtype):
         """(leaf index, glint.io.raw_chunks.raw_index) of a column in

@@ -32,6 +32,9 @@ from glint.runtime.settings import Settings
 # what the GPU walks from the bytes as stored (glint.kernels.parquet_raw):
 # codecs, and the encodings a chunk's metadata may list (RLE / BIT_PACKED:
 # levels; an optional column's definition levels must be RLE, see _raw_entry)
+
+# a column chunk's definition levels (RawChunk.levels)
+LEVELS_NONE, LEVELS_ONES, LEVELS_NULLS = 0, 1, 2
 RAW_CODECS = {"UNCOMPRESSED": 0, "SNAPPY": 1}
 RAW_CODEC_NAMES = {0: "UNCOMPRESSED", 1: "SNAPPY"}
 RAW_ENCODINGS = frozenset(("PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"))
@@ -66,9 +69,11 @@ class RawChunk:
     # (string_codes), which the decoder gathers the indices through
     codes: bool = False
     strings: list | None = None
-    # an optional column's chunk without NULLs: its data pages carry
-    # definition levels (all 1), which the decoder checks and skips
-    levels: bool = False
+    # its data pages' definition levels (LEVELS_NONE: a required column's
+    # have none; LEVELS_ONES: an optional column's chunk whose statistics
+    # count no NULLs, its levels all 1, checked and skipped; LEVELS_NULLS:
+    # one that may hold NULLs, its levels decoded into the values' validity)
+    levels: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -174,9 +179,8 @@ def pages_cap_of(rows, usize):
 
 def raw_readable(meta: pq.FileMetaData, rg: int, column: int) -> bool:
     """Whether the GPU can decode this column chunk from its bytes as stored:
-    a flat column without NULLs in this chunk (required: no definition
-    levels; optional: the chunk's statistics count no NULLs and its levels
-    are RLE), snappy or uncompressed; INT32 / INT64 / FLOAT / DOUBLE with
+    a flat column (required, or optional with RLE definition levels),
+    snappy or uncompressed; INT32 / INT64 / FLOAT / DOUBLE with
     PLAIN or dictionary-encoded pages, or BYTE_ARRAY (strings, as codes) with
     a dictionary page (by the chunk's metadata: a string chunk's PLAIN data
     pages, which the metadata cannot rule out, are found by the GPU's page
@@ -202,8 +206,9 @@ def _raw_entry(cc, dtype, codes: bool = False, levels: bool = False) -> tuple | 
     """What read_raw needs of a column chunk (pyarrow's ColumnChunkMetaData),
     or None when its codec or encodings are not the GPU's (or, of a string
     column, when it has no dictionary page; or, of an optional column
-    (``levels``), when its statistics do not say that it has no NULLs, or
-    its levels may be BIT_PACKED: the host plans those). (Each of pyarrow's
+    (``levels``), when its levels may be BIT_PACKED: the host plans those).
+    Its last field is the chunk's RawChunk.levels: LEVELS_ONES where the
+    statistics count no NULLs, else LEVELS_NULLS. (Each of pyarrow's
     properties costs ~0.4 us and ``encodings`` 1 us, under the GIL, for
     every row group and column a cold scan reads: each is asked once.)"""
     codec = RAW_CODECS.get(cc.compression)
@@ -215,12 +220,13 @@ def _raw_entry(cc, dtype, codes: bool = False, levels: bool = False) -> tuple | 
         ok = _ENCODINGS_OK[enc] = set(enc) <= RAW_ENCODINGS
     if not ok:
         return None
+    mode = LEVELS_NONE
     if levels:
         if "BIT_PACKED" in enc:
             return None
         stats = cc.statistics
-        if stats is None or not stats.has_null_count or stats.null_count != 0:
-            return None
+        none = stats is not None and stats.has_null_count and stats.null_count == 0
+        mode = LEVELS_ONES if none else LEVELS_NULLS
     data_at = cc.data_page_offset
     has_dict = cc.has_dictionary_page
     dict_at = cc.dictionary_page_offset if has_dict else None
@@ -229,7 +235,7 @@ def _raw_entry(cc, dtype, codes: bool = False, levels: bool = False) -> tuple | 
     dict_span = max(0, data_at - start)
     if codes and not (has_dict and 0 < dict_span <= min(STRING_DICTIONARY_BYTES, size - 1)):
         return None
-    return (dtype, start, size, cc.num_values, codec, cc.total_uncompressed_size, dict_span, codes, levels)
+    return (dtype, start, size, cc.num_values, codec, cc.total_uncompressed_size, dict_span, codes, mode)
 
 
 _ENCODINGS_OK: dict = {}  # a chunk's encodings (pyarrow's tuple) -> all of them RAW_ENCODINGS
@@ -354,8 +360,8 @@ class RawIndex(Sequence):
         self._entries: list = [None] * n
         self._done = bytearray(-(-n // block))
         self._ok = np.zeros(n, dtype=bool)
-        # start, size, rows, codec, usize, dict_span of each row group's entry
-        self._fields = np.zeros((6, n), dtype=np.int64)
+        # start, size, rows, codec, usize, dict_span, levels of each row group's entry
+        self._fields = np.zeros((7, n), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -366,9 +372,9 @@ class RawIndex(Sequence):
         lo, hi = b * k, min(len(self._entries), (b + 1) * k)
         meta, col, dt, codes, levels = self._meta, self._column, self.dtype, self.codes, self.levels
         got = [_raw_entry(meta.row_group(i).column(col), dt, codes, levels) for i in range(lo, hi)]
-        zeros = (0,) * 6
+        zeros = (0,) * 7
         self._fields[:, lo:hi] = (
-            np.array([e[1:7] if e is not None else zeros for e in got], dtype=np.int64).reshape(hi - lo, 6).T
+            np.array([(*e[1:7], e[8]) if e is not None else zeros for e in got], dtype=np.int64).reshape(hi - lo, 7).T
         )
         self._ok[lo:hi] = [e is not None for e in got]
         self._entries[lo:hi] = got
@@ -386,7 +392,8 @@ class RawIndex(Sequence):
 
     def arrays(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(whether each of these row groups has an entry, their entries'
-        fields: start, size, rows, codec, usize, dict_span, one row each)."""
+        fields: start, size, rows, codec, usize, dict_span, levels, one row
+        each)."""
         done = self._done
         for b in np.unique(groups // self._block_rows).tolist():
             if not done[b]:
@@ -467,7 +474,7 @@ class RawSet:
         where: list,
         groups,
         codes: bool = False,
-        levels: bool = False,
+        levels=None,
     ):
         self.dtype, self.paths, self.file, self.where, self.groups = dtype, paths, file, where, groups
         self.start, self.size, self.rows, self.codec, self.usize, self.dict_span = (
@@ -478,7 +485,9 @@ class RawSet:
             usize,
             dict_span,
         )
-        self.codes, self.levels = codes, levels
+        self.codes = codes
+        # each chunk's RawChunk.levels (an array)
+        self.levels = np.zeros(len(rows), dtype=np.int64) if levels is None else levels
         self.pages = self.page_of = self.remap = self.remap_at = None
 
     def __len__(self) -> int:
@@ -500,7 +509,7 @@ class RawSet:
                 where,
                 span if span < size else 0,
                 codes=self.codes,
-                levels=self.levels,
+                levels=int(self.levels[i]),
             )
         k = int(self.page_of[i])
         strings = self.pages[k]
@@ -520,7 +529,7 @@ class RawSet:
             len(strings),
             True,
             strings,
-            self.levels,
+            int(self.levels[i]),
         )
 
     def __iter__(self):

@@ -27,6 +27,8 @@ from glint.io.parquet_pages import (
     to_device,
 )
 from glint.io.raw_chunks import (
+    LEVELS_NULLS,
+    LEVELS_ONES,
     RAW_CODEC_NAMES,
     RAW_PAGES,
     RawChunk,
@@ -267,9 +269,10 @@ def layout_raw_together(
     return {c: RawLayout(total, at[c].tolist(), [], dict_at[c].tolist()) for c in columns}, total, segments
 
 
-def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
+def _raw_reference(chunks: list[RawChunk], device, column: str):
     """decode_raw on the host: headers parsed and bodies decompressed by
-    parse_pages (``pa.Codec``), values by decode_plans' torch path."""
+    parse_pages (``pa.Codec``), values by decode_plans' torch path:
+    (values, valid or None)."""
     plans = []
     for c in chunks:
         try:
@@ -285,7 +288,7 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
                 raise GlintIOError(
                     f"Parquet column {column!r}: pages hold {plan.rows} values, the column chunk {c.rows}"
                 )
-            if plan.stored != plan.rows:
+            if c.levels == LEVELS_ONES and plan.stored != plan.rows:
                 raise GlintIOError(
                     f"Parquet column {column!r}: {plan.rows - plan.stored} NULLs in a column chunk "
                     "whose statistics say it has none"
@@ -293,8 +296,8 @@ def _raw_reference(chunks: list[RawChunk], device, column: str) -> torch.Tensor:
         except GlintIOError as e:
             raise GlintIOError(f"Cannot read {c.where}: {e}" if c.where else str(e)) from None
         plans.append(plan)
-    values, _, _ = decode_plans(plans, device, use_triton=False, column=column)
-    return values
+    values, valid, _ = decode_plans(plans, device, use_triton=False, column=column, valid_when_no_nulls=False)
+    return values, valid
 
 
 def decode_raw(
@@ -308,7 +311,8 @@ def decode_raw(
     split: bool = True,
 ):
     """The values of several raw column chunks (one dtype) one after the
-    other: (values, err). ``data``: the layout's buffer already on the
+    other: (values, valid, err), ``valid`` None unless a chunk may hold
+    NULLs (RawChunk.levels LEVELS_NULLS). ``data``: the layout's buffer already on the
     device, else copied from pageable memory. ``split``: large snappy pages
     decompressed in blocks side by side (the snappy_split setting; see
     glint.kernels.parquet_raw.inflate_pages_triton).
@@ -330,10 +334,10 @@ def decode_raw(
     dtype, layout, data, use_triton = decode_inputs(chunks, layout_raw, layout, data, device, use_triton, "chunks")
     device = data.device
     if not use_triton:
-        return _raw_reference(chunks, device, column), None
+        return (*_raw_reference(chunks, device, column), None)
     if not exact:
-        (values,), err = decode_raw_many([(chunks, layout, 0)], data, split=split)
-        return values, err
+        (values,), (valid,), err = decode_raw_many([(chunks, layout, 0)], data, split=split)
+        return values, valid, err
     from glint.kernels import parquet_raw as K
     from glint.kernels.hybrid import decode_pages_triton
 
@@ -383,13 +387,39 @@ def decode_raw(
     err = torch.zeros(1, dtype=torch.int32, device=device)
     pages = torch.empty((page, K.PAGE_FIELDS), dtype=torch.int64, device=device)
     dec = torch.empty((page, 7), dtype=torch.int64, device=device)
-    K.walk_chunks_triton(data, table, item, pages, dec)
+    nulls = any(c.levels == LEVELS_NULLS for c in chunks)
+    lev = torch.full((page if nulls else 0, K.LEV_FIELDS), K.LEV_NONE, dtype=torch.int64, device=device)
+    K.walk_chunks_triton(data, table, item, pages, dec, lev)
     buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err, split)
+    src = _levels(data, buf, lev, dec, sum(rows), err) if nulls else None
     _index_widths(buf, dec, err)
     values = torch.empty(sum(rows), dtype=dtype, device=device)
     decode_pages_triton(buf, buf[: (buf.numel() // item) * item].view(dtype), dec, values, err)
-    return values, err
+    values, valid = _placed(values, src)
+    return values, valid, err
+
+
+def _levels(data, buf, lev, dec, rows: int, err) -> torch.Tensor:
+    """The levels kernel over one column's pages (glint.kernels.hybrid
+    .decode_levels_triton): each of its ``rows`` output rows' place among
+    the page kernel's values, -1 for a NULL (the rows of chunks without
+    NULLs keep their own place)."""
+    from glint.kernels.hybrid import decode_levels_triton
+
+    src = torch.arange(rows, dtype=torch.int64, device=buf.device)
+    decode_levels_triton(data, buf, lev, dec, src, err)
+    return src
+
+
+def _placed(values: torch.Tensor, src: torch.Tensor | None):
+    """(the page kernel's ``values`` moved to their rows by _levels' ``src``,
+    NULLs 0; the validity), or (``values``, None) without NULLs to place."""
+    if src is None:
+        return values, None
+    valid = src >= 0
+    out = values[src.clamp_(min=0)]
+    return out.masked_fill_(~valid, 0), valid
 
 
 def _index_widths(buf: torch.Tensor, dec: torch.Tensor, err: torch.Tensor) -> None:
@@ -423,7 +453,7 @@ def _chunk_table(chunks: list, layout, base: int, dst: int, page: int) -> np.nda
     if type(chunks) is RawSet:
         fields = np.zeros((n, 8), dtype=np.int64)
         fields[:, 0], fields[:, 1], fields[:, 2], fields[:, 3] = chunks.rows, chunks.usize, chunks.size, chunks.codec
-        fields[:, 7] = int(chunks.levels)
+        fields[:, 7] = chunks.levels
         if chunks.remap is not None:  # a string column's codes (RawSet.with_codes)
             entries = np.array([len(p) for p in chunks.pages], dtype=np.int64)[chunks.page_of]
             fields[:, 4], fields[:, 5], fields[:, 6] = entries, 4 * entries, 1
@@ -480,7 +510,8 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
     page walk once per value size, one decompression, then the page kernel
     per column): ``items`` are (raw chunks of one dtype, their RawLayout,
     where that layout's buffer starts in ``data``). Returns ([values per
-    item], err): one flag for all of them (see decode_raw). ``room(nbytes)``:
+    item], [validity per item: None where no chunk of it may hold NULLs],
+    err): one flag for all of them (see decode_raw). ``room(nbytes)``:
     a context manager held while the decode's device memory (``nbytes``) is
     allocated, and only then (the scan's memory manager makes room; its lock
     held over the kernels' launches too kept a small table's decode waiting
@@ -501,11 +532,15 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         dst = int(block[-1, K.C_DST_END]) if len(chunks) else dst
         page += int(block[:, K.C_CAP].sum())
         spans[i] = (r0, n_rows, p0, page, int(block[:, K.C_VALUES].sum()))
+    # the items with chunks that may hold NULLs (their levels decoded, their values placed)
+    nulls = {i for i, b in zip(order, blocks) if (b[:, K.C_LEVELS] == LEVELS_NULLS).any()}
     nbytes = (
         dst
         + 16
         + 8 * (n_rows * K.CHUNK_FIELDS + page * (K.PAGE_FIELDS + 7))
         + sum(spans[i][4] * _dtype_of(items[i][0]).itemsize for i in order)
+        + (8 * page * K.LEV_FIELDS if nulls else 0)
+        + sum(spans[i][4] * (9 + _dtype_of(items[i][0]).itemsize) for i in nulls)
     )
     with room(nbytes) if room is not None else contextlib.nullcontext():
         rows = np.concatenate(blocks) if blocks else np.zeros((0, K.CHUNK_FIELDS), dtype=np.int64)
@@ -516,6 +551,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         dec = torch.zeros((page, 7), dtype=torch.int64, device=device)
         buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
         outs = {i: torch.empty(spans[i][4], dtype=_dtype_of(items[i][0]), device=device) for i in range(len(items))}
+        lev = torch.full((page if nulls else 0, K.LEV_FIELDS), K.LEV_NONE, dtype=torch.int64, device=device)
     dec[:, 2] = -1
     walks: dict[int, list] = {}  # value size -> [first row, end row]
     for i in order:
@@ -524,18 +560,27 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         walks.setdefault(item, [r0, r1])[1] = r1
     for item, (r0, r1) in walks.items():
         t = table[r0:r1]
-        got = K.walk_chunks_triton(data, t, item, pages, dec)
+        got = K.walk_chunks_triton(data, t, item, pages, dec, lev)
         err += ((got < 0) | (got > t[:, K.C_CAP])).any().to(torch.int32)
     # (a chunk's codec is every one of its pages': no snappy chunk, no snappy page)
     snappy = bool((rows[:, K.C_CODEC] == K.SNAPPY).any())
     K.inflate_pages_triton(data, buf, pages, err, split, snappy)
+    srcs = {}
+    for i in nulls:
+        _, _, p0, p1, n = spans[i]
+        with room(0) if room is not None else contextlib.nullcontext():
+            srcs[i] = _levels(data, buf, lev[p0:p1], dec[p0:p1], n, err)
     _index_widths(buf, dec, err)
-    out = []
+    out, valids = [], []
     for i, (chunks, _, _) in enumerate(items):
         dtype = _dtype_of(chunks)
         item = dtype.itemsize
         _, _, p0, p1, n = spans[i]
         values = outs.pop(i)
         decode_pages_triton(buf, buf[: (buf.numel() // item) * item].view(dtype), dec[p0:p1], values, err)
+        src = srcs.pop(i, None)
+        with room(0) if room is not None and src is not None else contextlib.nullcontext():
+            values, valid = _placed(values, src)
         out.append(values)
-    return out, err
+        valids.append(valid)
+    return out, valids, err

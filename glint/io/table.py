@@ -326,7 +326,7 @@ class Table:
 
     def raw_columns(self, columns: Sequence[str], strings: bool = True) -> list[str]:
         """The device_columns that the scan's device decodes from their
-        bytes as stored (flat numeric columns without NULLs, snappy or
+        bytes as stored (flat numeric columns, with NULLs or without, snappy or
         uncompressed, PLAIN or dictionary pages: see
         glint.io.raw_chunks.raw_index and the source's raw_decodable),
         and the low-cardinality string columns unless ``strings`` is off
@@ -423,8 +423,7 @@ class Table:
             errs = [e for e in errs if e is not None]
             return concat_columns(cols), (sum(errs) if errs else None)
         if isinstance(plans[0], RawChunk):
-            valid = None
-            data_t, err = decode_raw(
+            data_t, valid, err = decode_raw(
                 plans, device, data=data, layout=layout, column=self._label(column), exact=exact, split=split
             )
         else:

@@ -41,6 +41,9 @@ PAGE_FIELDS = 7
 # length, then a hybrid stream of 1-bit levels, every one 1): then the index
 # width byte and the index stream, or PLAIN values (at any byte offset)
 LEVELS_THEN_WIDTH, LEVELS_THEN_PLAIN = -3, -4
+# a PLAIN page whose values start at PAGE_START, at any byte offset (a v1
+# page's whose levels the levels kernel decoded)
+PLAIN_BYTES = -5
 
 if HAS_TRITON:
 
@@ -104,7 +107,8 @@ if HAS_TRITON:
         # indices themselves are written (``values`` and ``limit`` unused).
         # Widths LEVELS_THEN_WIDTH / LEVELS_THEN_PLAIN: the page's levels
         # first (checked: all 1, else err[0]), then as above, a PLAIN page's
-        # values read from ``data`` byte by byte (ITEM bytes each).
+        # values read from ``data`` byte by byte (ITEM bytes each), as are
+        # PLAIN_BYTES pages'.
         s = tl.program_id(0)
         row = table + s * 7
         pos = tl.load(row + 0)
@@ -116,7 +120,7 @@ if HAS_TRITON:
         limit = tl.load(row + 6)
         lanes = tl.arange(0, BLOCK).to(tl.int64)
         bad = tl.full((), 0, tl.int32)
-        if w <= -3:  # a v1 page's definition levels first
+        if (w == -3) | (w == -4):  # a v1 page's definition levels first
             ln = tl.full((), 0, tl.int64)
             for t in range(0, 4):
                 ln = ln | (tl.load(data + pos + t, mask=pos + t < end, other=0).to(tl.int64) << (8 * t))
@@ -131,9 +135,11 @@ if HAS_TRITON:
                 pos += 1
             else:
                 bad = bad | (pos + left * ITEM > end).to(tl.int32)
+        if w == -5:
+            bad = bad | (pos + left * ITEM > end).to(tl.int32)
         if bad != 0:
             left = left * 0  # (nothing decoded from bytes that are not the page's)
-        if w == -4:  # PLAIN after levels: byte by byte
+        if (w == -4) | (w == -5):  # PLAIN after levels: byte by byte
             for j in range(0, left, BLOCK):
                 k = j + lanes
                 m = k < left
@@ -201,6 +207,111 @@ if HAS_TRITON:
                 left -= take
             bad = bad | (left > 0).to(tl.int32)
         tl.store(err, bad, mask=bad != 0)
+
+
+if HAS_TRITON:
+
+    @triton.jit
+    def _levels_kernel(data, buf, lev, dec, src, err, BLOCK: tl.constexpr):
+        # one program per page of a chunk that may hold NULLs (glint.kernels
+        # .parquet_raw's levels table; other rows are skipped): its 1-bit
+        # definition levels (in ``buf`` after their 4-byte length, a v1 page;
+        # in ``data``, a v2 page) decoded into src[o + r] for each of its
+        # rows r: the row's place in the page kernel's output (o + the
+        # values stored before it), -1 for a NULL. The page's row in
+        # ``dec`` then says its stored values (count), and of a v1 page where
+        # they start (its index width read from the byte there, or
+        # PLAIN_BYTES). err[0] set when the levels do not cover the page's
+        # rows or are not 0 or 1.
+        p = tl.program_id(0)
+        row = lev + p * 6
+        kind = tl.load(row + 0)
+        if kind >= 0:
+            lanes = tl.arange(0, BLOCK).to(tl.int64)
+            start = tl.load(row + 1)
+            end = tl.load(row + 2)
+            n = tl.load(row + 3)
+            o = tl.load(row + 4)
+            plain = tl.load(row + 5)
+            in_buf = kind == 0
+            bad = tl.full((), 0, tl.int32)
+            lp = start
+            le = end
+            if in_buf:
+                ln = tl.full((), 0, tl.int64)
+                for t in range(0, 4):
+                    ln = ln | (tl.load(buf + start + t, mask=start + t < end, other=0).to(tl.int64) << (8 * t))
+                lp = start + 4
+                le = lp + ln
+                bad = bad | ((lp > end) | (le > end)).to(tl.int32)
+                le = tl.minimum(le, end)
+            j = tl.full((), 0, tl.int64)  # values stored so far
+            r = tl.full((), 0, tl.int64)  # rows so far
+            while (r < n) & (lp < le) & (bad == 0):
+                h = tl.full((), 0, tl.int64)
+                shift = tl.full((), 0, tl.int64)
+                more = tl.full((), 1, tl.int64)
+                while (more != 0) & (lp < le):
+                    b = (tl.load(buf + lp, mask=in_buf, other=0) | tl.load(data + lp, mask=kind == 1, other=0)).to(
+                        tl.int64
+                    )
+                    lp += 1
+                    h = h | ((b & 0x7F) << shift)
+                    shift += 7
+                    more = b >> 7
+                cnt = h >> 1
+                take = tl.full((), 0, tl.int64)
+                if (h & 1) != 0:  # bit-packed: 8 * cnt levels in cnt bytes
+                    take = tl.minimum(cnt * 8, n - r)
+                    bad = bad | (lp + (take + 7) // 8 > le).to(tl.int32)
+                    for b0 in range(0, take, BLOCK):
+                        k = b0 + lanes
+                        m = k < take
+                        at = lp + (k >> 3)
+                        here = m & (at < le)
+                        kinds = at * 0 + kind  # (the page's kind per lane: a block-shaped mask)
+                        byte = tl.load(buf + at, mask=here & (kinds == 0), other=0) | tl.load(
+                            data + at, mask=here & (kinds == 1), other=0
+                        )
+                        bit = ((byte.to(tl.int64) >> (k & 7)) & 1) * m.to(tl.int64)
+                        rank = tl.cumsum(bit, 0)
+                        tl.store(src + o + r + k, tl.where(bit != 0, o + j + rank - 1, -1), mask=m)
+                        j += tl.sum(bit, 0)
+                    lp += cnt
+                else:  # RLE: cnt copies of the byte that follows
+                    v = (
+                        tl.load(buf + lp, mask=in_buf & (lp < le), other=0)
+                        | tl.load(data + lp, mask=(kind == 1) & (lp < le), other=0)
+                    ).to(tl.int64)
+                    bad = bad | ((lp >= le) | (v > 1)).to(tl.int32)
+                    lp += 1
+                    take = tl.minimum(cnt, n - r)
+                    for b0 in range(0, take, BLOCK):
+                        k = b0 + lanes
+                        tl.store(src + o + r + k, tl.where(v == 1, o + j + k, -1), mask=k < take)
+                    j += tl.where(v == 1, take, 0)
+                r += take
+            bad = bad | (r < n).to(tl.int32)
+            drow = dec + p * 7
+            tl.store(drow + 3, tl.where(bad != 0, 0, j))
+            if in_buf:  # the values follow the levels: the index width byte, or PLAIN values
+                tl.store(drow + 0, tl.where(plain != 0, le, le + 1))
+                tl.store(drow + 2, tl.where(plain != 0, -5, -2))
+            tl.store(err, bad, mask=bad != 0)
+
+
+def decode_levels_triton(
+    data: torch.Tensor, buf: torch.Tensor, lev: torch.Tensor, dec: torch.Tensor, src: torch.Tensor, err: torch.Tensor
+) -> None:
+    """glint.kernels.parquet_raw's levels table ``lev`` (its rows of pages
+    that may hold NULLs) decoded into ``src`` (int64, one per output row):
+    each row's place in the page kernel's output, -1 for a NULL; ``dec``'s
+    rows of those pages rewritten to their stored values. Runs after the
+    pages are decompressed into ``buf`` and before the page kernel."""
+    n = lev.shape[0]
+    if n:
+        with torch.cuda.device(data.device) if data.is_cuda else contextlib.nullcontext():
+            _levels_kernel[(n,)](data, buf, lev, dec, src, err, BLOCK=BLOCK)
 
 
 def decode_pages_triton(

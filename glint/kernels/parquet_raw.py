@@ -28,9 +28,9 @@ stores (other threads') visible first. Decompression is sequential within a
 page, but pages are many (tens of thousands for a TPC-H scan at SF 100): the
 GPU runs thousands of them side by side.
 
-Only what the scan routes here is handled: flat columns without NULLs
-(required, or optional with every definition level 1: C_LEVELS), PLAIN and
-dictionary encodings, snappy or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
+Only what the scan routes here is handled: flat columns (required, or
+optional: their definition levels checked or decoded, see C_LEVELS), PLAIN
+and dictionary encodings, snappy or uncompressed (glint.io.raw_chunks.read_raw_chunk checks the
 metadata first); anything else found in the bytes is bad data. The pure-torch
 reference (and the CPU path) is glint.io.parquet_pages' host parser with
 ``pa.Codec``: see decode_raw.
@@ -79,6 +79,17 @@ CHUNK_FIELDS = 14
 # every level is 1 and skips them. A v2 page's levels lie before its
 # (compressed) values, uncompressed: the walk checks its header's NULL count
 # (0) and the values alone are decompressed.
+# C_LEVELS = 2: an optional column's chunk that may hold NULLs. Its pages get
+# the same rows as above, and a row of the levels table (``lev``, LEV_FIELDS
+# a page): where the page's levels lie (a v1 page's in the decompressed
+# buffer, after their 4-byte length; a v2 page's in the chunk's bytes as
+# stored), its rows, its first output row and whether its values are PLAIN.
+# glint.kernels.hybrid's levels kernel decodes them before the page kernel
+# runs: each row's place among the page's values (-1: NULL), and the page's
+# rows in the page kernel's table rewritten to its stored values.
+LEV_KIND, LEV_START, LEV_END, LEV_ROWS, LEV_OUT, LEV_PLAIN = range(6)
+LEV_FIELDS = 6
+LEV_NONE, LEV_IN_BUFFER, LEV_IN_DATA = -1, 0, 1
 # page table for inflate_pages_triton (int64, one row per page)
 P_SRC, P_SIZE, P_DST, P_USIZE, P_CODEC = range(5)
 PAGE_FIELDS = 5
@@ -127,7 +138,7 @@ if HAS_TRITON:
         tl.store(drow + 6, d6)
 
     @triton.jit
-    def _walk_kernel(data, chunks, counts, pages, dec, ITEM: tl.constexpr, WRITE: tl.constexpr):
+    def _walk_kernel(data, chunks, counts, pages, dec, lev, ITEM: tl.constexpr, WRITE: tl.constexpr):
         # one program per column chunk: its page headers walked; counts[c] =
         # its pages (index pages are skipped; rows are written for the first
         # C_CAP of them, from the chunk's first row), -1 when the bytes are
@@ -139,8 +150,8 @@ if HAS_TRITON:
         # chunk's end, values that do not add up to the chunk's, an encoding
         # or page kind not handled here, a PLAIN data page of a chunk whose
         # C_CODES is set; of a chunk whose C_LEVELS is set, a v1 page whose
-        # levels are not RLE or a v2 page with NULLs or repetition levels;
-        # of any other chunk, a v2 page with levels).
+        # levels are not RLE or a v2 page with repetition levels, or NULLs
+        # where C_LEVELS is 1; of any other chunk, a v2 page with levels).
         c = tl.program_id(0)
         row = chunks + c * 14
         pos = tl.load(row + 0)
@@ -281,13 +292,14 @@ if HAS_TRITON:
                         v1_levels = (levels != 0) & (ptype == 0)
                         bad = bad | (
                             ((lv != 0) & (levels == 0))
-                            | ((levels != 0) & ((rl != 0) | (nulls != 0) | (lv < 0) | (lv > csize) | (lv > usize)))
+                            | ((levels != 0) & ((rl != 0) | (lv < 0) | (lv > csize) | (lv > usize)))
+                            | ((levels == 1) & (nulls != 0))
                             | (v1_levels & (def_enc != 3))
                             | (nv < 0)
                             | ((~plain) & (~dic))
-                            | (plain & ((usize - lv < nv * ITEM) | (codes_only != 0)))
+                            | (plain & (((levels != 2) & (usize - lv < nv * ITEM)) | (codes_only != 0)))
                             | (dic & (dict_base < 0))
-                            | (dic & (nv > 0) & (usize - lv < 1))
+                            | (dic & (levels != 2) & (nv > 0) & (usize - lv < 1))
                         ).to(tl.int64)
                     pcodec = tl.where((ptype == 3) & (comp == 0), 0, codec)
                     if WRITE & (npages < cap):
@@ -315,6 +327,14 @@ if HAS_TRITON:
                             tl.where(dic_page, dict_base, dst // ITEM),
                             tl.where(dic_page, dict_n, zero),
                         )
+                        if is_data & (levels == 2):  # the page's levels, for the levels kernel
+                            lrow = lev + p * 6
+                            tl.store(lrow + 0, tl.where(ptype == 0, zero, zero + 1))
+                            tl.store(lrow + 1, tl.where(ptype == 0, dst, body))
+                            tl.store(lrow + 2, tl.where(ptype == 0, dst + usize, body + lv))
+                            tl.store(lrow + 3, nv)
+                            tl.store(lrow + 4, out + seen)
+                            tl.store(lrow + 5, plain.to(tl.int64))
                     if is_dict:
                         dict_base = dst // ITEM
                         dict_n = nv
@@ -535,6 +555,7 @@ def walk_chunks_triton(
     item: int,
     pages: torch.Tensor | None = None,
     dec: torch.Tensor | None = None,
+    lev: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Walk the page headers of every column chunk of ``chunks`` (int64
     [n, CHUNK_FIELDS]: its bytes in ``data``, its output row, the span of the
@@ -543,16 +564,20 @@ def walk_chunks_triton(
     each page's row of ``pages`` ([P, PAGE_FIELDS]) and of ``dec`` ([P, 7],
     glint.kernels.hybrid's page table; a dictionary-encoded page's width is
     WIDTH_FROM_DATA: the first byte of its decompressed body), at most
-    the chunk's C_CAP rows (C_CODES: see there). Returns the pages per chunk (int64 [n]; -1 for a
-    chunk whose bytes are bad)."""
+    the chunk's C_CAP rows (C_CODES: see there), and of ``lev`` ([P,
+    LEV_FIELDS], filled with LEV_NONE by the caller) for the pages of
+    chunks whose C_LEVELS is 2. Returns the pages per chunk (int64 [n]; -1
+    for a chunk whose bytes are bad)."""
     n = chunks.shape[0]
     counts = torch.empty(n, dtype=torch.int64, device=data.device)
     if n:
         write = pages is not None
         if not write:
-            pages = dec = torch.empty(0, dtype=torch.int64, device=data.device)
+            pages = dec = lev = torch.empty(0, dtype=torch.int64, device=data.device)
+        elif lev is None:
+            lev = torch.empty(0, dtype=torch.int64, device=data.device)
         with _on(data):
-            _walk_kernel[(n,)](data, chunks, counts, pages, dec, ITEM=item, WRITE=write, num_warps=1)
+            _walk_kernel[(n,)](data, chunks, counts, pages, dec, lev, ITEM=item, WRITE=write, num_warps=1)
     return counts
 
 

@@ -512,6 +512,21 @@ def test_pages_kernel_compiles_for_hopper_without_a_gpu(vt):
     assert "ptx" in k.asm
 
 
+def test_levels_kernel_compiles_for_hopper_without_a_gpu():
+    """The levels kernel of optional column chunks with NULLs (see the two
+    tests above)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from glint.kernels.hybrid import _levels_kernel
+
+    sig = dict.fromkeys(("data", "buf"), "*u8") | dict.fromkeys(("lev", "dec", "src"), "*i64")
+    sig |= {"err": "*i32", "BLOCK": "constexpr"}
+    target = GPUTarget("cuda", 90, 32)
+    assert "ptx" in triton.compile(ASTSource(_levels_kernel, sig, {"BLOCK": 512}), target=target).asm
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_decode_plans_on_cuda_equal_pyarrow(tmp_path):

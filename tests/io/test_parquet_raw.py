@@ -26,7 +26,28 @@ CUDA = torch.cuda.is_available()
 _ARROW = {"int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64()}
 
 
-def raw_file(
+def raw_file(path, dtype, rng, version="1.0", codec="snappy", *args, **kwargs):
+    """A file of one column ``x`` (required, or ``nullable``: optional
+    without NULLs, its pages carrying definition levels) with row groups of
+    several kinds (small and large dictionaries, a dictionary that falls
+    back to PLAIN, one value): its raw chunks and pyarrow's values (the
+    arguments: raw_file_with_nulls')."""
+    chunks, want, _ = raw_file_with_nulls(path, dtype, rng, version, codec, *args, **kwargs)
+    return chunks, want
+
+
+def null_mask(rng, n: int) -> np.ndarray:
+    """NULLs in every pattern the levels take: scattered (bit-packed
+    levels), runs of NULLs and of values longer than a kernel block (RLE),
+    and a stretch of NULLs only."""
+    mask = rng.random(n) < 0.3
+    mask[n // 5 : n // 5 + 700] = True
+    mask[n // 2 : n // 2 + 600] = False
+    mask[-n // 8 :] = True
+    return mask
+
+
+def raw_file_with_nulls(
     path,
     dtype,
     rng,
@@ -37,16 +58,18 @@ def raw_file(
     page_size=1024,
     batch=128,
     nullable=False,
+    nulls=False,
 ):
-    """A file of one column ``x`` (required, or ``nullable``: optional
-    without NULLs, its pages carrying definition levels) with row groups of
-    several kinds (small and large dictionaries, a dictionary that falls
-    back to PLAIN, one value): its raw chunks and pyarrow's values."""
-    chunks, want = [], []
-    schema = pa.schema([pa.field("x", _ARROW[dtype], nullable=nullable)])
+    """raw_file, and with ``nulls`` an optional column holding NULLs
+    (null_mask): (raw chunks, pyarrow's values with NULLs as 0, validity)."""
+    chunks, want, valid = [], [], []
+    schema = pa.schema([pa.field("x", _ARROW[dtype], nullable=nullable or nulls)])
     for i, distinct in enumerate(distincts):
         p = f"{path}{i}.parquet"
-        t = pa.table({"x": random_array(rng, dtype, n, distinct, 0.0, nans=True)}, schema=schema)
+        x = random_array(rng, dtype, n, distinct, 0.0, nans=True)
+        if nulls:
+            x = pa.array(x.to_numpy(zero_copy_only=False), mask=null_mask(rng, n))
+        t = pa.table({"x": x}, schema=schema)
         pq.write_table(
             t,
             p,
@@ -60,10 +83,13 @@ def raw_file(
         pf = pq.ParquetFile(p)
         for rg in range(pf.metadata.num_row_groups):
             c = rc.read_raw_chunk(p, rg, 0, pf.metadata, where=f"{p} rg {rg}")
-            assert c is not None and c.levels == nullable
+            mode = rc.LEVELS_NULLS if nulls else rc.LEVELS_ONES if nullable else rc.LEVELS_NONE
+            assert c is not None and (c.levels == mode or (nulls and c.levels == rc.LEVELS_ONES))
             chunks.append(c)
-            want.append(expected(pf, rg, 0)[0])
-    return chunks, np.concatenate(want)
+            v, ok = expected(pf, rg, 0)
+            want.append(v)
+            valid.append(ok)
+    return chunks, np.concatenate(want), np.concatenate(valid)
 
 
 WORDS = ["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR", "", "ünï"]
@@ -125,7 +151,7 @@ def tpch_raw_columns():
 def test_reference_equals_pyarrow(tmp_path, dtype, version, codec):
     rng = np.random.default_rng(len(dtype) + len(version) + len(codec))
     chunks, want = raw_file(str(tmp_path / "t"), dtype, rng, version, codec)
-    got, err = rd.decode_raw(chunks, use_triton=False)
+    got, _, err = rd.decode_raw(chunks, use_triton=False)
     assert err is None and got.numpy().tobytes() == want.tobytes()
 
 
@@ -138,14 +164,52 @@ def test_reference_of_optional_columns_without_nulls(tmp_path, dtype, version):
     after all (its statistics said none) is an error naming it."""
     rng = np.random.default_rng(11)
     chunks, want = raw_file(str(tmp_path / "t"), dtype, rng, version, "snappy", nullable=True, batch=37)
-    got, err = rd.decode_raw(chunks, use_triton=False)
+    got, _, err = rd.decode_raw(chunks, use_triton=False)
     assert err is None and got.numpy().tobytes() == want.tobytes()
     p = str(tmp_path / "nulls.parquet")
     pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64())}), p, data_page_version=version)
-    assert rc._raw_entry(pq.read_metadata(p).row_group(0).column(0), torch.int64, False, True) is None
+    assert rc._raw_entry(pq.read_metadata(p).row_group(0).column(0), torch.int64, False, True)[-1] == rc.LEVELS_NULLS
     lying = rc.read_raw(p, _entry_ignoring_statistics(p), "nulls.parquet rg 0")
     with pytest.raises(GlintIOError, match=r"Cannot read nulls\.parquet rg 0: .*1 NULLs .*statistics say it has none"):
         rd.decode_raw([lying], use_triton=False)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_reference_of_columns_with_nulls(tmp_path, dtype, version):
+    """Optional columns holding NULLs (scattered, in long runs, whole
+    pages), dictionary and PLAIN pages: values and validity as pyarrow's."""
+    rng = np.random.default_rng(12)
+    chunks, want, valid = raw_file_with_nulls(str(tmp_path / "t"), dtype, rng, version, "snappy", nulls=True)
+    got, ok, err = rd.decode_raw(chunks, use_triton=False)
+    assert err is None and ok is not None and np.array_equal(ok.numpy(), valid)
+    assert got.numpy()[valid].tobytes() == want[valid].tobytes()
+
+
+def check_all_null_chunks(tmp_path, use_triton: bool, device="cpu") -> None:
+    """Chunks that hold only NULLs, or a few values among them, as v1 and v2
+    pages, dictionary-encoded and PLAIN: decode_raw's validity and values
+    (exactly and without waiting) are pyarrow's."""
+    t = pa.table(
+        {"x": pa.array([None] * 300 + [5] * 10 + [None] * 50, pa.int64()), "y": pa.array([None] * 360, pa.float64())}
+    )
+    for version in ("1.0", "2.0"):
+        for dictionary in (True, False):
+            p = str(tmp_path / f"n{version}{dictionary}.parquet")
+            pq.write_table(t, p, data_page_version=version, use_dictionary=dictionary, row_group_size=200)
+            md = pq.read_metadata(p)
+            for col in (0, 1):
+                chunks = [rc.read_raw_chunk(p, g, col, md) for g in range(md.num_row_groups)]
+                want = t.column(col).is_valid().to_numpy(zero_copy_only=False)
+                for exact in (True, False):
+                    v, ok, err = rd.decode_raw(chunks, device, use_triton=use_triton, exact=exact)
+                    pp.check_decoded(err)
+                    v, ok = v.cpu().numpy(), ok.cpu().numpy()
+                    assert np.array_equal(ok, want) and (v[want] == 5).all() and not v[~want].any()
+
+
+def test_all_null_chunks_reference(tmp_path):
+    check_all_null_chunks(tmp_path, use_triton=False)
 
 
 def _entry_ignoring_statistics(path: str) -> tuple:
@@ -163,22 +227,22 @@ def _entry_ignoring_statistics(path: str) -> tuple:
         cc.total_uncompressed_size,
         span,
         False,
-        True,
+        rc.LEVELS_ONES,
     )
 
 
 def test_tpch_lineitem_reference(cached_tpch):
     cached_tpch(0.01)
     for name, chunks, want in tpch_raw_columns():
-        got, _ = rd.decode_raw(chunks, use_triton=False, column=name)
+        got, _, _ = rd.decode_raw(chunks, use_triton=False, column=name)
         assert got.numpy().tobytes() == want.tobytes(), name
 
 
 def test_which_chunks_are_raw(tmp_path):
-    """Only flat numeric columns without NULLs (required, or optional with
-    statistics that count none), snappy or uncompressed, PLAIN or
-    dictionary pages: everything else is planned on the host (or read by
-    pyarrow)."""
+    """Only flat numeric columns (their definition levels decoded where
+    the statistics do not say that there is no NULL), snappy or
+    uncompressed, PLAIN or dictionary pages: everything else is planned on
+    the host (or read by pyarrow)."""
     schema = pa.schema(
         [
             pa.field("req", pa.int64(), nullable=False),
@@ -202,9 +266,10 @@ def test_which_chunks_are_raw(tmp_path):
         p = str(tmp_path / f"{codec}.parquet")
         pq.write_table(t, p, compression=codec)
         meta = pq.read_metadata(p)
-        assert [rc.raw_readable(meta, 0, c) for c in range(5)] == [ok, False, ok, ok, ok], codec
-        assert (rc.read_raw_chunk(p, 0, 1) is None) and (rc.read_raw_chunk(p, 0, 0) is None) == (not ok)
-        assert ok is False or (rc.read_raw_chunk(p, 0, 4).levels and not rc.read_raw_chunk(p, 0, 0).levels)
+        assert [rc.raw_readable(meta, 0, c) for c in range(5)] == [ok] * 5, codec
+        assert (rc.read_raw_chunk(p, 0, 0) is None) == (not ok)
+        levels = [rc.read_raw_chunk(p, 0, c).levels for c in (0, 1, 4)] if ok else None
+        assert ok is False or levels == [rc.LEVELS_NONE, rc.LEVELS_NULLS, rc.LEVELS_ONES]
         assert (rc.read_raw_chunk(p, 0, 2) is None) == (not ok)
         assert ok is False or rc.read_raw_chunk(p, 0, 2).codes
     p = str(tmp_path / "delta.parquet")
@@ -212,10 +277,10 @@ def test_which_chunks_are_raw(tmp_path):
     meta = pq.read_metadata(p)
     assert not rc.raw_readable(meta, 0, 0)
     assert not rc.raw_readable(meta, 0, 2)  # strings without a dictionary page: not as codes
-    # an optional column's chunk without statistics: the host plans it
+    # an optional column's chunk without statistics: its levels decoded, as if it had NULLs
     p = str(tmp_path / "nostats.parquet")
     pq.write_table(t, p, write_statistics=False)
-    assert not rc.raw_readable(pq.read_metadata(p), 0, 4)
+    assert rc.read_raw_chunk(p, 0, 4).levels == rc.LEVELS_NULLS
 
 
 def _corrupt_header(path: str) -> None:
@@ -254,7 +319,7 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
     host = [c.with_host_dictionary() for c in chunks]
     with_dict = [c for c in host if c.dictionary is not None]
     assert with_dict and all(c.dict_span == 0 and c.dict_n > 0 for c in with_dict)
-    got, err = rd.decode_raw(host, use_triton=False)
+    got, _, err = rd.decode_raw(host, use_triton=False)
     assert err is None and got.numpy().tobytes() == want.tobytes()
     pf = pq.ParquetFile(str(tmp_path / "d0.parquet"))
     entry = rc.raw_index(pf.metadata, 0)[0]
@@ -281,6 +346,7 @@ def test_host_dictionaries_on_the_cpu(tmp_path):
                 "counts": "*i64",
                 "pages": "*i64",
                 "dec": "*i64",
+                "lev": "*i64",
                 "ITEM": "constexpr",
                 "WRITE": "constexpr",
             },
@@ -355,22 +421,34 @@ def test_kernels_compile_for_hopper_without_a_gpu(fn, sig, variant):
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
 def test_cuda_equals_pyarrow(tmp_path, dtype, version):
-    """Required columns, and optional ones without NULLs (their levels
-    skipped; pages of 37 values: PLAIN values at odd offsets), exactly and
-    without waiting (decode_raw_many)."""
+    """Required columns, optional ones without NULLs (their levels
+    skipped; pages of 37 values: PLAIN values at odd offsets) and with
+    NULLs (their levels decoded), exactly and without waiting
+    (decode_raw_many); chunks of NULLs only."""
     rng = np.random.default_rng(7)
-    chunks, want = [], []
+    chunks, want, valid = [], [], []
     for codec in ("snappy", "none"):
-        for nullable in (False, True):
-            c, w = raw_file(
-                str(tmp_path / f"{codec}{nullable}"), dtype, rng, version, codec, nullable=nullable, batch=37
+        for nullable, nulls in ((False, False), (True, False), (True, True)):
+            c, w, v = raw_file_with_nulls(
+                str(tmp_path / f"{codec}{nullable}{nulls}"),
+                dtype,
+                rng,
+                version,
+                codec,
+                batch=37,
+                nullable=nullable,
+                nulls=nulls,
             )
             chunks += c
             want.append(w)
+            valid.append(v)
+    want, valid = np.concatenate(want), np.concatenate(valid)
     for exact in (True, False):
-        got, err = rd.decode_raw(chunks, "cuda", exact=exact)
+        got, ok, err = rd.decode_raw(chunks, "cuda", exact=exact)
         pp.check_decoded(err)
-        assert got.cpu().numpy().tobytes() == np.concatenate(want).tobytes()
+        assert np.array_equal(ok.cpu().numpy(), valid)
+        assert got.cpu().numpy()[valid].tobytes() == want[valid].tobytes()
+    check_all_null_chunks(tmp_path, True, "cuda")
 
 
 @pytest.mark.gpu
@@ -378,7 +456,7 @@ def test_cuda_equals_pyarrow(tmp_path, dtype, version):
 def test_cuda_tpch_lineitem(cached_tpch):
     cached_tpch(0.01)
     for name, chunks, want in tpch_raw_columns():
-        got, err = rd.decode_raw(chunks, "cuda", column=name)
+        got, _, err = rd.decode_raw(chunks, "cuda", column=name)
         pp.check_decoded(err, name)
         assert got.cpu().numpy().tobytes() == want.tobytes(), name
 
@@ -441,7 +519,7 @@ def test_cuda_host_dictionaries(tmp_path):
     chunks, want = raw_file(str(tmp_path / "d"), "int64", rng, "1.0", "snappy", (50, None, 300, 1), n=3000)
     mixed = [c.with_host_dictionary() if i % 2 else c for i, c in enumerate(chunks)]
     for exact in (True, False):
-        got, err = rd.decode_raw(mixed, "cuda", exact=exact)
+        got, _, err = rd.decode_raw(mixed, "cuda", exact=exact)
         pp.check_decoded(err)
         assert got.cpu().numpy().tobytes() == want.tobytes()
 
@@ -512,7 +590,7 @@ def test_string_codes_reference(tmp_path, version):
     chunks = _string_chunks(path, 1)
     d, mapped = rc.string_codes(chunks)
     assert d.sorted_unique and d.to_pylist() == sorted(set(WORDS), key=str.encode)
-    codes, err = rd.decode_raw(mapped)
+    codes, _, err = rd.decode_raw(mapped)
     assert err is None and d.to_arrow(codes).to_pylist() == t.column("s").to_pylist()
     # one chunk at a time, each its own dictionary
     for g, c in enumerate(chunks):
@@ -543,11 +621,11 @@ def test_cuda_string_codes(tmp_path):
     d, mapped = rc.string_codes(_string_chunks(path, 1))
     want = rd.decode_raw(mapped)[0]
     for exact in (True, False):
-        got, err = rd.decode_raw(mapped, "cuda", exact=exact)
+        got, _, err = rd.decode_raw(mapped, "cuda", exact=exact)
         pp.check_decoded(err)
         assert torch.equal(got.cpu(), want)
     bad = rc.string_codes(_string_chunks(path, 2)[1:2])[1]
-    assert int(rd.decode_raw(bad, "cuda", exact=False)[1].item()) != 0
+    assert int(rd.decode_raw(bad, "cuda", exact=False)[2].item()) != 0
     with pytest.raises(GlintIOError, match="bad page headers"):
         rd.decode_raw(bad, "cuda")
 
@@ -698,7 +776,7 @@ def test_runs_cut_at_gaps_and_files(tmp_path):
 def test_raw_set_equals_raw_chunks(tmp_path):
     """Table.raw_set: a scan chunk's numeric column as arrays, the same
     chunks as raw_chunks (over two files, in any order); None for a string
-    column, or where a fragment has no raw chunk (a chunk with NULLs); a row count that differs
+    column (optional columns with and without NULLs: their levels told apart); a row count that differs
     from the fragment's is a clear error."""
     import glint
 
@@ -719,11 +797,11 @@ def test_raw_set_equals_raw_chunks(tmp_path):
     got = t.raw_set(frags, "a")
     assert list(got) == t.raw_chunks(frags, "a") and got.nbytes == sum(len(c.source) for c in got)
     assert got[0].where.startswith("Parquet file '") and got[0].where.endswith("p1.parquet', row group 4")
-    # f: optional, NULLs in p1 only: p0's chunks are raw (levels all 1), p1's are not, so no set
+    # f: optional, NULLs in p1 only: p0's chunks' levels are all 1, p1's decoded
     chunks = t.raw_chunks(frags, "f")
-    assert t.raw_set(frags, "f") is None
-    assert [c is None for c in chunks] == ["p1.parquet" in t.describe_fragments([g]) for g in frags]
-    assert all(c.levels for c in chunks if c is not None)
+    nulls = ["p1.parquet" in t.describe_fragments([g]) for g in frags]
+    assert [c.levels for c in chunks] == [rc.LEVELS_NULLS if x else rc.LEVELS_ONES for x in nulls]
+    assert list(t.raw_set(frags, "f")) == chunks
     t._src._leaves[(0, "a")][1]._fields[2, 1] += 1  # a row group's rows, as if the file changed
     t._src._where_np = None
     with pytest.raises(glint.GlintError, match="changed on disk"):

@@ -411,10 +411,11 @@ def test_columns_decoded_from_their_pages_equal_pyarrows(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_optional_columns_without_nulls_decoded_as_stored(tmp_path, monkeypatch, device):
-    """Optional columns (pyarrow's default) whose row groups have no NULLs
-    are decoded from their bytes as stored (their definition levels, all 1,
-    skipped), row groups with NULLs from their planned pages: with
+def test_optional_columns_decoded_as_stored(tmp_path, monkeypatch, device):
+    """Optional columns (pyarrow's default) are decoded from their bytes as
+    stored: in row groups without NULLs their definition levels, all 1, are
+    checked and skipped; in the row group with NULLs decoded into the
+    values' validity: with
     GLINT_PARQUET_DECODE=device the answers equal pyarrow's way and
     DuckDB's, over v1 and v2 pages, dictionary and PLAIN (a dictionary
     that fills up), low-cardinality strings as codes."""
@@ -462,9 +463,10 @@ def test_optional_columns_without_nulls_decoded_as_stored(tmp_path, monkeypatch,
         con.read_parquet(str(path), "t")
         tbl = con.table("t")
         assert sorted(tbl.raw_columns(list(t.column_names))) == sorted(t.column_names)
-        frags = range(len(tbl.fragments))
-        assert [tbl.has_raw(g, "i") for g in frags] == [True, True, False, True]
-        assert all(tbl.has_raw(g, "b") for g in frags) and tbl.raw_set(list(frags), "b").levels
+        frags = list(range(len(tbl.fragments)))
+        assert all(tbl.has_raw(g, c) for g in frags for c in t.column_names)
+        assert tbl.raw_set(frags, "i").levels.tolist() == [1, 1, 2, 1]  # the third row group's levels decoded
+        assert tbl.raw_set(frags, "b").levels.tolist() == [1, 1, 1, 1]
         want = duckdb.sql(sql).arrow()
         want = want.read_all() if hasattr(want, "read_all") else want
         assert compare_query_result(sql, got[0], want) == [] and compare_query_result(sql, got[1], want) == []
@@ -921,8 +923,8 @@ def test_a_failed_decoding_check_runs_the_query_again(tmp_path, monkeypatch, cap
 
 def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
     """Table.raw_columns (the columns a CUDA scan decodes on the GPU from
-    their bytes as stored, by default): flat numeric columns without NULLs,
-    snappy or uncompressed; not a nullable column, strings, unsigned
+    their bytes as stored, by default): flat numeric columns, with NULLs or
+    without, snappy or uncompressed; not high-cardinality strings, unsigned
     integers, a zstd file's columns; by each file's first row group."""
     n = 500
     ints = pa.array(range(n), pa.int64())
@@ -947,7 +949,7 @@ def test_raw_columns_are_those_the_gpu_decodes_as_stored(tmp_path):
     con.read_parquet(str(tmp_path / "snappy.parquet"), "a")
     con.read_parquet(str(tmp_path / "zstd.parquet"), "b")
     cols = ["k", "p", "z", "s", "u"]
-    assert con.table("a").raw_columns(cols) == ["k", "p"]
+    assert con.table("a").raw_columns(cols) == ["k", "p", "z"]
     assert con.table("a").device_columns(cols) == ["k", "p", "z"]
     assert con.table("b").raw_columns(cols) == []
     con.close()

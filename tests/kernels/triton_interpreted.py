@@ -298,14 +298,14 @@ def test_parquet_raw_chunks(tmp_path, dtype):
         c, w = raw_file(str(tmp_path / f"{version}{codec}"), dtype, rng, version, codec, (50, None, 1), n=1500)
         chunks += c
         want.append(w)
-    got, err = rd.decode_raw(chunks, use_triton=True)
+    got, _, err = rd.decode_raw(chunks, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == np.concatenate(want).tobytes()
     if dtype == "int64":
         for name, chunks, want in tpch_raw_columns():
             if name != "l_quantity":  # (a dictionary of 50: the interpreter is slow per element)
                 continue
-            got, err = rd.decode_raw(chunks[:1], use_triton=True, column=name)
+            got, _, err = rd.decode_raw(chunks[:1], use_triton=True, column=name)
             pp.check_decoded(err, name)
             assert got.numpy().tobytes() == want[: chunks[0].rows].tobytes(), name
 
@@ -336,7 +336,7 @@ def test_parquet_raw_optional_columns(tmp_path, dtype):
         )
         chunks += c
         want.append(w)
-    got, err = rd.decode_raw(chunks, use_triton=True)
+    got, _, err = rd.decode_raw(chunks, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == np.concatenate(want).tobytes()
     for version in ("1.0", "2.0"):
@@ -348,8 +348,48 @@ def test_parquet_raw_optional_columns(tmp_path, dtype):
             pq.write_table(pa.table({"x": x}), p, data_page_version=version)
             lying = rc.read_raw(p, _entry_ignoring_statistics(p), "nulls rg 0")
             with pytest.raises(GlintIOError, match="nulls rg 0|bad page data"):
-                values, err = rd.decode_raw([lying], use_triton=True)
+                values, _, err = rd.decode_raw([lying], use_triton=True)
                 pp.check_decoded(err)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_parquet_raw_columns_with_nulls(tmp_path, dtype):
+    """decode_raw with the Triton kernels of optional columns holding NULLs
+    (scattered, in runs longer than a block, whole pages; v1 pages' levels
+    in the decompressed buffer, v2 pages' in the bytes as stored;
+    dictionary and PLAIN pages at any offset), beside chunks without NULLs
+    (their rows kept in place): pyarrow's values and validity, exactly and
+    without waiting; decode_raw_many with a column without NULLs beside."""
+    import numpy as np
+
+    from glint.io import parquet_pages as pp
+    from glint.io import raw_decode as rd
+    from tests.io.test_parquet_raw import raw_file, raw_file_with_nulls
+
+    rng = np.random.default_rng(31)
+    parts = [
+        raw_file_with_nulls(
+            str(tmp_path / f"{version}{codec}"), dtype, rng, version, codec, (50, None, 1), n=1500, nulls=True
+        )
+        for version, codec in (("1.0", "snappy"), ("2.0", "none"))
+    ]
+    c, w = raw_file(str(tmp_path / "ones"), dtype, rng, "1.0", "snappy", (50,), n=1500, nullable=True)
+    parts.insert(1, (c, w, np.ones(len(w), dtype=bool)))
+    chunks = [x for p in parts for x in p[0]]
+    want = np.concatenate([p[1] for p in parts])
+    valid = np.concatenate([p[2] for p in parts])
+    for exact in (True, False):
+        got, ok, err = rd.decode_raw(chunks, use_triton=True, exact=exact)
+        pp.check_decoded(err)
+        assert np.array_equal(ok.numpy(), valid)
+        assert got.numpy()[valid].tobytes() == want[valid].tobytes()
+        assert not got.numpy()[~valid].any()
+
+
+def test_parquet_raw_all_null_chunks(tmp_path):
+    from tests.io.test_parquet_raw import check_all_null_chunks
+
+    check_all_null_chunks(tmp_path, use_triton=True)
 
 
 def test_parquet_raw_columns_decoded_together(tmp_path):
@@ -390,7 +430,7 @@ def test_parquet_raw_columns_decoded_together(tmp_path):
         asked.append(nbytes)
         yield
 
-    got, err = rd.decode_raw_many(items, data, room)
+    got, _, err = rd.decode_raw_many(items, data, room)
     pp.check_decoded(err)
     assert [g.numpy().tobytes() for g in got] == [w.tobytes() for w in wants]
     assert len(asked) == 1 and asked[0] >= sum(g.numel() * g.element_size() for g in got)
@@ -472,7 +512,7 @@ def test_parquet_raw_host_dictionaries(tmp_path, version):
     mixed = [c.with_host_dictionary() if i % 2 == 0 else c for i, c in enumerate(chunks)]
     assert sum(c.dictionary is not None for c in mixed) >= 2
     for exact in (True, False):
-        got, err = rd.decode_raw(mixed, use_triton=True, exact=exact)
+        got, _, err = rd.decode_raw(mixed, use_triton=True, exact=exact)
         pp.check_decoded(err)
         assert got.numpy().tobytes() == want.tobytes()
 
@@ -512,12 +552,12 @@ def test_parquet_raw_without_counting_first(tmp_path):
     rng = np.random.default_rng(5)
     few, want_few = raw_file(str(tmp_path / "few"), "int64", rng, distincts=(50, None), n=1000)
     assert all(len(ph.parse_pages(c.buf, "SNAPPY")) <= c.pages_cap() for c in few)
-    got, err = rd.decode_raw(few, use_triton=True, exact=False)
+    got, _, err = rd.decode_raw(few, use_triton=True, exact=False)
     assert int(err.item()) == 0 and got.numpy().tobytes() == want_few.tobytes()
     many, want_many = raw_file(str(tmp_path / "many"), "int32", rng, distincts=(None,), n=1400, page_size=64, batch=16)
     assert max(len(ph.parse_pages(c.buf, "SNAPPY")) - c.pages_cap() for c in many) > 0
-    assert int(rd.decode_raw(many, use_triton=True, exact=False)[1].item()) != 0
-    got, err = rd.decode_raw(many, use_triton=True)
+    assert int(rd.decode_raw(many, use_triton=True, exact=False)[2].item()) != 0
+    got, _, err = rd.decode_raw(many, use_triton=True)
     pp.check_decoded(err)
     assert got.numpy().tobytes() == want_many.tobytes()
 
@@ -539,11 +579,11 @@ def test_parquet_raw_string_codes(tmp_path):
     t = string_file(path, np.random.default_rng(6), n=3000)
     d, mapped = rc.string_codes(_string_chunks(path, 1))
     for exact in (True, False):
-        got, err = rd.decode_raw(mapped, use_triton=True, exact=exact)
+        got, _, err = rd.decode_raw(mapped, use_triton=True, exact=exact)
         pp.check_decoded(err)
         assert d.to_arrow(got).to_pylist() == t.column("s").to_pylist()
     bad = rc.string_codes(_string_chunks(path, 2)[1:2])[1]
-    assert int(rd.decode_raw(bad, use_triton=True, exact=False)[1].item()) != 0
+    assert int(rd.decode_raw(bad, use_triton=True, exact=False)[2].item()) != 0
 
 
 def test_parquet_raw_decode_of_raw_sets(tmp_path):
@@ -605,15 +645,15 @@ def test_parquet_raw_decode_of_raw_sets(tmp_path):
         k = _fill_window(buf[w : w + 4096], w, min(4096, total - w), _raw_writes(segments), k)
     data = torch.from_numpy(buf)
     names = ["k", "i", "f", "s"]
-    values, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
+    values, _, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in names], data)
     assert int(err) == 0
     for c, v in zip(names, values):
         want = t.column(c).to_pylist()
         assert (dicts[c].to_arrow(v).to_pylist() if c == "s" else v.tolist()) == want, c
-    (u,), err = rd.decode_raw_many([(sets["u"], lays["u"], 0)], data)
+    (u,), _, err = rd.decode_raw_many([(sets["u"], lays["u"], 0)], data)
     assert int(err) == 1  # row group 1's PLAIN pages: flagged, never read as codes
     first = rd.RawLayout(total, lays["u"].at[:1], [], lays["u"].dict_at[:1])
-    (u,), err = rd.decode_raw_many([(sets["u"][:1], first, 0)], data)
+    (u,), _, err = rd.decode_raw_many([(sets["u"][:1], first, 0)], data)
     assert int(err) == 0 and dicts["u"].to_arrow(u).to_pylist() == t.column("u").to_pylist()[:1500]
 
 
@@ -644,7 +684,7 @@ def test_parquet_raw_uncompressed_pages_copied_in_blocks(tmp_path):
     k = 0
     for w in range(0, total, 1 << 20):
         k = _fill_window(buf[w : w + (1 << 20)], w, min(1 << 20, total - w), _raw_writes(segments), k)
-    (v,), err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
+    (v,), _, err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
     assert int(err) == 0 and v.tolist() == t.column("k").to_pylist()
 
 
@@ -688,7 +728,7 @@ def test_parquet_raw_pages_with_padded_size_varints(tmp_path):
         buf[o : o + len(seg)] = seg.run().numpy()
     assert int(rs.codec[0]) == 0 and int(rs.size[0]) == made
     assert [len(p.body) for p in parse_pages(out[:made].tobytes(), "UNCOMPRESSED")] == [8188] * 4
-    (v,), err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
+    (v,), _, err = rd.decode_raw_many([(rs, lays["k"], 0)], torch.from_numpy(buf))
     assert int(err) == 0 and v.tolist() == t.column("k").to_pylist()
 
 
@@ -733,7 +773,7 @@ def test_parquet_raw_columns_from_the_page_tier(tmp_path):
             if type(seg) is TierCopy:
                 buf[o : o + len(seg)] = seg.run().numpy()
                 seg.placement.tier.release(seg.placement)
-        values, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in ("k", "s")], torch.from_numpy(buf))
+        values, _, err = rd.decode_raw_many([(sets[c], lays[c], 0) for c in ("k", "s")], torch.from_numpy(buf))
         assert int(err) == 0
         assert values[0].tolist() == t.column("k").to_pylist()
         assert d.to_arrow(values[1]).to_pylist() == t.column("s").to_pylist()
