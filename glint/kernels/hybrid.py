@@ -11,8 +11,12 @@ for the CPU and the tests).
 
 One kernel, two uses: :func:`decode_pages_triton` decodes whole data pages
 (a dictionary-encoded page's indices, each replaced by its dictionary value;
-a PLAIN page's values copied), :func:`decode_streams_triton` writes the
-decoded values of bare streams (the indices themselves).
+a PLAIN page's values copied; an optional column's page's definition levels
+checked to be all 1 first), :func:`decode_streams_triton` writes the
+decoded values of bare streams (the indices themselves). A second kernel,
+:func:`decode_levels_triton`, decodes the definition levels of pages that
+may hold NULLs into each row's place among the page's stored values, before
+the page kernel runs (glint.io.raw_decode puts the values in their rows).
 """
 
 from __future__ import annotations
