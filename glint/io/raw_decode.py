@@ -392,7 +392,10 @@ def decode_raw(
     K.walk_chunks_triton(data, table, item, pages, dec, lev)
     buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
     K.inflate_pages_triton(data, buf, pages, err, split)
-    src = _levels(data, buf, lev, dec, sum(rows), err) if nulls else None
+    src = None
+    if nulls:
+        src = torch.arange(sum(rows), dtype=torch.int64, device=device)
+        _levels(data, buf, lev, dec, src, err)
     _index_widths(buf, dec, err)
     values = torch.empty(sum(rows), dtype=dtype, device=device)
     decode_pages_triton(buf, buf[: (buf.numel() // item) * item].view(dtype), dec, values, err)
@@ -400,16 +403,14 @@ def decode_raw(
     return values, valid, err
 
 
-def _levels(data, buf, lev, dec, rows: int, err) -> torch.Tensor:
+def _levels(data, buf, lev, dec, src: torch.Tensor, err) -> None:
     """The levels kernel over one column's pages (glint.kernels.hybrid
-    .decode_levels_triton): each of its ``rows`` output rows' place among
-    the page kernel's values, -1 for a NULL (the rows of chunks without
-    NULLs keep their own place)."""
+    .decode_levels_triton): ``src`` (made as arange over the column's output
+    rows, so that the rows of chunks without NULLs keep their own place)
+    gets each row's place among the page kernel's values, -1 for a NULL."""
     from glint.kernels.hybrid import decode_levels_triton
 
-    src = torch.arange(rows, dtype=torch.int64, device=buf.device)
     decode_levels_triton(data, buf, lev, dec, src, err)
-    return src
 
 
 def _placed(values: torch.Tensor, src: torch.Tensor | None):
@@ -552,6 +553,7 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
         buf = torch.empty(dst + 16, dtype=torch.uint8, device=device)
         outs = {i: torch.empty(spans[i][4], dtype=_dtype_of(items[i][0]), device=device) for i in range(len(items))}
         lev = torch.full((page if nulls else 0, K.LEV_FIELDS), K.LEV_NONE, dtype=torch.int64, device=device)
+        srcs = {i: torch.arange(spans[i][4], dtype=torch.int64, device=device) for i in nulls}
     dec[:, 2] = -1
     walks: dict[int, list] = {}  # value size -> [first row, end row]
     for i in order:
@@ -565,11 +567,9 @@ def decode_raw_many(items: list, data: torch.Tensor, room=None, split: bool = Tr
     # (a chunk's codec is every one of its pages': no snappy chunk, no snappy page)
     snappy = bool((rows[:, K.C_CODEC] == K.SNAPPY).any())
     K.inflate_pages_triton(data, buf, pages, err, split, snappy)
-    srcs = {}
-    for i in nulls:
-        _, _, p0, p1, n = spans[i]
-        with room(0) if room is not None else contextlib.nullcontext():
-            srcs[i] = _levels(data, buf, lev[p0:p1], dec[p0:p1], n, err)
+    for i, src in srcs.items():
+        _, _, p0, p1, _ = spans[i]
+        _levels(data, buf, lev[p0:p1], dec[p0:p1], src, err)
     _index_widths(buf, dec, err)
     out, valids = [], []
     for i, (chunks, _, _) in enumerate(items):
