@@ -840,6 +840,45 @@ def coalesce(batches, rows: int):
         yield concat_batches(pending)
 
 
+def merge_small(batches, rows: int):
+    """The batches with consecutive ones of fewer than ``rows`` rows each
+    concatenated, up to about ``rows`` rows a batch; a batch of ``rows`` or
+    more goes on alone, as it came. For operators whose work per batch is
+    mostly fixed (launches, waits): a join's or a union's small outputs
+    become one batch. Batches of no rows are dropped, but one is yielded
+    when all were empty (a stream always yields a batch).
+
+    >>> import torch
+    >>> from glint.columnar import types as T
+    >>> b = lambda n: Batch({1: Column(T.BIGINT, torch.arange(n))}, n)
+    >>> [x.num_rows for x in merge_small([b(2), b(0), b(3), b(9), b(1), b(4), b(5)], 6)]
+    [5, 9, 10]
+    >>> [x.num_rows for x in merge_small([b(0), b(0)], 6)]
+    [0]
+    """
+    pending, n, empty, any_rows = [], 0, None, False
+    for b in batches:
+        if not b.num_rows:
+            empty = b
+            continue
+        any_rows = True
+        if b.num_rows >= rows:
+            if pending:
+                yield concat_batches(pending)
+                pending, n = [], 0
+            yield b
+            continue
+        pending.append(b)
+        n += b.num_rows
+        if n >= rows:
+            yield concat_batches(pending)
+            pending, n = [], 0
+    if pending:
+        yield concat_batches(pending)
+    elif not any_rows and empty is not None:
+        yield empty
+
+
 def literal_value(col: Column, i: int):
     """The Python value of row i in glint's literal representation (a
     DECIMAL's scaled integer, a DATE's day count, None for NULL)."""

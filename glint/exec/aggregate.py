@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch, Column, concat_batches, rechunk, slice_batch, to_host
+from glint.columnar.column import Batch, Column, concat_batches, merge_small, rechunk, slice_batch, to_host
 from glint.errors import ExecutionError, NotSupported
 from glint.exec import aggregate_functions as F
 from glint.exec import few_groups as FG
@@ -102,6 +102,9 @@ class HashAggregateExec(PhysicalNode):
     def stream(self, ctx, inp):
         if self.mode != "single" and not decomposable(self.aggs):
             raise NotSupported(f"a {self.mode} aggregation of {', '.join(a.fn for _, a in self.aggs)}")
+        # small batches (a join's or a union's pieces) are aggregated together: a chunk's
+        # partial aggregation costs tens of launches whatever its rows
+        inp = merge_small(inp, ctx.merge_rows)
         if self.where is not None and (self.grouping is not None or not decomposable(self.aggs)):
             inp = (filter_batch(self.where, b, ctx.settings.fused_filters) for b in inp)
         groups, seen = self.groups, None
@@ -109,7 +112,7 @@ class HashAggregateExec(PhysicalNode):
             groups = GS.keyed_groups(self)
             if self.mode != "final":
                 seen = GS.Seen()
-                inp = GS.expand(self, inp, seen)
+                inp = GS.expand(self, inp, seen, ctx.merge_rows)
         run = (_PartialFinal if decomposable(self.aggs) else _Rows)(self, ctx, groups)
         try:
             yield from rechunk(run.execute(inp), ctx.chunk_rows)

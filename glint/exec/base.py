@@ -184,6 +184,13 @@ class ExecContext:
         # the end of the run (verify_checks, glint.functions.deferred); None: made at once
         self.checks: list | None = None
 
+    @property
+    def merge_rows(self) -> int:
+        """Operators whose work per batch is mostly fixed (a join's probe, a
+        partial aggregation: tens of launches whatever the rows) take batches
+        smaller than this together (merge_small): a quarter of a chunk."""
+        return max(1, self.chunk_rows // 4)
+
     def check_interrupt(self) -> None:
         """Raises Interrupted once the query was cancelled (a cancellation
         point: every operator's chunk, and long loops within an operator)."""
@@ -238,6 +245,11 @@ class ExecContext:
         sync = self.profile and self.device.type == "cuda"
         run = self.run
         fused = fused_if_worth if self.device.type == "cuda" and self.settings.fused_expressions else None
+        # a batch of no rows goes on only when the stream has no other: a join's or a
+        # filter's empty pieces would cost every operator above it its per-batch work
+        # (launches, waits), and a stream must still yield one batch (its columns)
+        empty: Batch | None = None
+        yielded = False
         try:
             while True:
                 if run is not None and run.cancelled:
@@ -252,6 +264,9 @@ class ExecContext:
                     batch = next(it)
                 except StopIteration:
                     st.seconds += time.perf_counter() - t0
+                    if not yielded and empty is not None:
+                        st.batches += 1
+                        yield empty
                     return
                 except torch.OutOfMemoryError as e:
                     raise _out_of_memory(node, str(e), self.memory) from None
@@ -273,8 +288,12 @@ class ExecContext:
                 t1 = time.perf_counter()
                 st.seconds += t1 - t0
                 trace.add(_name(node), t0, t1)  # nested: an operator's span holds its inputs'
+                if not batch.num_rows:
+                    empty = batch
+                    continue
                 st.rows += batch.num_rows
                 st.batches += 1
+                yielded = True
                 yield batch
         finally:
             close = getattr(it, "close", None)

@@ -55,29 +55,40 @@ def keyed_groups(node) -> tuple:
     return tuple((f, ColRef(f)) for f, _ in node.groups) + ((gs.field, ColRef(gs.field)),)
 
 
-def expand(node, inp: Iterator[Batch], seen: Seen) -> Iterator[Batch]:
+def expand(node, inp: Iterator[Batch], seen: Seen, together: int = 0) -> Iterator[Batch]:
     """Each input batch once per grouping set of ``node``: its own columns,
     each group field holding its key (NULL outside the set), and the set's
-    number. The key columns are evaluated once per batch and shared."""
+    number. The key columns are evaluated once per batch and shared. A
+    batch whose sets hold at most ``together`` rows in all gives them as one
+    batch (one partial aggregation instead of one per set)."""
     gs = node.grouping
     for batch in inp:
-        if seen.first is None:
-            seen.first = batch
-        seen.rows += batch.num_rows
-        n, dev = batch.num_rows, batch.device
-        keys = [evaluate(e, batch) for _, e in node.groups]
-        nulls = {}
-        for j, members in enumerate(gs.sets):
-            cols = dict(batch.columns)
-            for i, (f, _) in enumerate(node.groups):
-                if i in members:
-                    cols[f.id] = keys[i]
-                else:
-                    if i not in nulls:
-                        nulls[i] = Column.nulls(f.type, n, dev)
-                    cols[f.id] = nulls[i]
-            cols[gs.field.id] = Column(T.INTEGER, torch.full((n,), j, dtype=torch.int32, device=dev))
-            yield Batch(cols, n, dev)
+        if batch.num_rows and batch.num_rows * len(gs.sets) <= together:
+            yield concat_batches(list(_sets_of(node, batch, seen)))
+            continue
+        yield from _sets_of(node, batch, seen)
+
+
+def _sets_of(node, batch: Batch, seen: Seen) -> Iterator[Batch]:
+    """One batch of ``batch``'s rows per grouping set."""
+    gs = node.grouping
+    if seen.first is None:
+        seen.first = batch
+    seen.rows += batch.num_rows
+    n, dev = batch.num_rows, batch.device
+    keys = [evaluate(e, batch) for _, e in node.groups]
+    nulls = {}
+    for j, members in enumerate(gs.sets):
+        cols = dict(batch.columns)
+        for i, (f, _) in enumerate(node.groups):
+            if i in members:
+                cols[f.id] = keys[i]
+            else:
+                if i not in nulls:
+                    nulls[i] = Column.nulls(f.type, n, dev)
+                cols[f.id] = nulls[i]
+        cols[gs.field.id] = Column(T.INTEGER, torch.full((n,), j, dtype=torch.int32, device=dev))
+        yield Batch(cols, n, dev)
 
 
 def empty_sets(node, ctx, empty: Batch) -> Batch | None:
