@@ -262,7 +262,7 @@ class _JoinRun:
         self.keys = None
         if bk:
             self.keys = BuildKeys([evaluate(e, build) for e in bk])
-            self.struct = None if self.keys.joint else build_side(self.keys.key, self.keys.valid)
+            self.struct = None if self.keys.joint else build_side(self.keys.key, self.keys.valid, self.keys.bounds())
         nb = build.num_rows
         dev = build.device
         # per build row, across chunks: matched at all / IN bookkeeping / SINGLE counts
@@ -332,7 +332,7 @@ class _JoinRun:
             else:
                 bk = self.n.right_keys if self.br else self.n.left_keys
                 keys = BuildKeys([evaluate(bk[i], self.build) for i in key_ids])
-                struct = None if keys.joint else build_side(keys.key, keys.valid)
+                struct = None if keys.joint else build_side(keys.key, keys.valid, keys.bounds())
                 self.other = (keys, struct, tuple(key_ids))
         return self.other
 
@@ -341,6 +341,7 @@ class _JoinRun:
         kind, br = self.kind, self.br
         dev = self.build.device
         template = None
+        produced = False  # a batch of rows went out (else an empty one ends the stream)
         for probe in probe_inp:
             if template is None:
                 template = slice_batch(probe, 0, 0)
@@ -366,11 +367,13 @@ class _JoinRun:
                     self.hit[bi] = True
                 li, ri = (pi, bi) if br else (bi, pi)
                 if pi.numel():
+                    produced = True
                     yield _combine(lb, li, rb, ri)
             keep_probe = kind in ("left", "full") if br else kind in ("right", "full")
             if keep_probe:
                 miss = (~probe_hit).nonzero().squeeze(1)
                 if miss.numel():
+                    produced = True
                     none = torch.full_like(miss, -1)
                     yield _combine(lb, miss, rb, none, True) if br else _combine(lb, none, rb, miss, True)
         if template is None:
@@ -384,9 +387,10 @@ class _JoinRun:
         keep_build = kind in ("right", "full") if br else kind in ("left", "full")
         if keep_build:
             miss = (~self.hit).nonzero().squeeze(1)
-            none = torch.full_like(miss, -1)
-            yield _combine(lb, none, rb, miss, True) if br else _combine(lb, miss, rb, none, True)
-        else:
+            if miss.numel() or not produced:
+                none = torch.full_like(miss, -1)
+                yield _combine(lb, none, rb, miss, True) if br else _combine(lb, miss, rb, none, True)
+        elif not produced:
             yield _combine(
                 lb,
                 torch.zeros(0, dtype=torch.int64, device=dev),

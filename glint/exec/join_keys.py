@@ -51,28 +51,48 @@ def _and(a, b):
     return a if b is None else a & b
 
 
+_I64 = torch.iinfo(torch.int64)
+
+
+def _min_max(values: torch.Tensor, valid: torch.Tensor | None) -> tuple[int, int]:
+    """(min, max) of the int64 ``values`` where ``valid`` (min > max when none
+    is): one wait for the device, and no compaction of the valid rows.
+
+    >>> _min_max(torch.tensor([5, -2, 9]), torch.tensor([True, True, False]))
+    (-2, 5)
+    >>> _min_max(torch.tensor([5]), torch.tensor([False]))[0] > 0
+    True
+    """
+    if values.numel() == 0:
+        return 0, -1
+    if valid is None:
+        return tuple(torch.stack([values.min(), values.max()]).tolist())
+    lo = torch.where(valid, values, _I64.max).min()
+    hi = torch.where(valid, values, _I64.min).max()
+    return tuple(torch.stack([lo, hi]).tolist())
+
+
 class _Part:
     """How one key column (or a packed prefix) maps to a dense part."""
 
     __slots__ = ("lo", "hi", "set", "bits")
 
     def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False, alone: bool = False):
-        v = values if valid is None else values[valid]
         self.set = None
         if not ranks:
-            if v.numel() == 0:
+            lo, hi = _min_max(values, valid)
+            if lo > hi:  # no rows, or none valid
                 self.lo, self.hi, self.bits = 0, -1, 1
                 return
-            lo, hi = torch.stack([v.min(), v.max()]).tolist()
             # a key of one column on CUDA stays an offset however wide: the join's
             # hash table takes it as it is (ids would cost a second table)
-            dense = _DENSE_SPAN if not (alone and hashed_on(v)) else 1 << _MAX_BITS
+            dense = _DENSE_SPAN if not (alone and hashed_on(values)) else 1 << _MAX_BITS
             if hi - lo < dense:
                 self.lo, self.hi, self.bits = lo, hi, max(1, (hi - lo).bit_length())
                 return
         # the id of each distinct build value (a GPU hash table on CUDA, sorted values elsewhere)
         self.lo = 0
-        self.set, _ = key_set(v)
+        self.set, _ = key_set(values if valid is None else values[valid])
         self.bits = max(1, int(self.set.size).bit_length())
 
     def apply(self, values: torch.Tensor):
@@ -118,6 +138,15 @@ class BuildKeys:
             bits += part.bits
             self.steps.append((part, prefix))
         self.key = key
+
+    def bounds(self) -> tuple[int, int] | None:
+        """(min, max) of ``key`` over the valid build rows when known without
+        looking (one key column: its offset from lo, or its id among the
+        distinct values, both from 0), else None."""
+        if self.joint or len(self.steps) != 1:
+            return None
+        part, _ = self.steps[0]
+        return (0, part.hi - part.lo) if part.set is None else (0, int(part.set.size) - 1)
 
     def offset(self) -> tuple[int, int] | None:
         """(lo, hi) when the key is one integer column whose part is its offset

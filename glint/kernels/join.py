@@ -114,16 +114,18 @@ def _mask_counts(counts, valid):
     return counts if valid is None else torch.where(valid, counts, torch.zeros_like(counts))
 
 
-def build_side(key: torch.Tensor, valid: torch.Tensor | None):
+def build_side(key: torch.Tensor, valid: torch.Tensor | None, bounds: tuple[int, int] | None = None):
     """The faster build structure for these keys: direct addressing when the
-    key range is at most a few times the number of rows, else sorted keys."""
+    key range is at most a few times the number of rows, else sorted keys.
+    ``bounds``: the keys' (min, max) over the valid rows where the caller
+    knows them (else they are computed: a wait for the device)."""
     rows = torch.arange(key.shape[0], device=key.device)
     if valid is not None:
         rows = rows[valid]
         key = key[valid]
     if key.shape[0] == 0:
         return SortedBuild(key, None)
-    lo, hi = torch.stack([key.min(), key.max()]).tolist()
+    lo, hi = bounds if bounds is not None else torch.stack([key.min(), key.max()]).tolist()
     span = hi - lo + 1
     if span <= max(4 * key.shape[0], 1 << 22) and span <= DIRECT_LIMIT:
         return DirectBuild(key, rows, lo, span)
