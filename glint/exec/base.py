@@ -186,10 +186,13 @@ class ExecContext:
 
     @property
     def merge_rows(self) -> int:
-        """Operators whose work per batch is mostly fixed (a join's probe, a
-        partial aggregation: tens of launches whatever the rows) take batches
-        smaller than this together (merge_small): a quarter of a chunk."""
-        return max(1, self.chunk_rows // 4)
+        """Operators whose work per batch is mostly fixed (a partial
+        aggregation: tens of launches whatever the rows) take batches smaller
+        than this together (merge_small). Only small ones: copying large
+        batches together costs more than their launches, and their VARCHAR
+        columns' dictionaries would be new ones, whose per-dictionary work
+        (hashes, string tests) is done again."""
+        return max(1, min(self.chunk_rows // 4, MERGE_ROWS))
 
     def check_interrupt(self) -> None:
         """Raises Interrupted once the query was cancelled (a cancellation
@@ -307,6 +310,11 @@ class ExecContext:
     def note(self, node: PhysicalNode, text: str) -> None:
         """A remark for EXPLAIN ANALYZE (spills, partitions, skipped chunks)."""
         self.stats.setdefault(id(node), NodeStats()).notes.append(text)
+
+
+# batches below this many rows are merged for a partial aggregation (ExecContext.merge_rows):
+# at this size a chunk's fixed host work (about a millisecond) is well above its device work
+MERGE_ROWS = 1 << 17
 
 
 def _name(node) -> str:

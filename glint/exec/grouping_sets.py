@@ -85,10 +85,24 @@ def _sets_of(node, batch: Batch, seen: Seen) -> Iterator[Batch]:
                 cols[f.id] = keys[i]
             else:
                 if i not in nulls:
-                    nulls[i] = Column.nulls(f.type, n, dev)
+                    nulls[i] = _nulls_like(keys[i], f.type, n, dev)
                 cols[f.id] = nulls[i]
         cols[gs.field.id] = Column(T.INTEGER, torch.full((n,), j, dtype=torch.int32, device=dev))
         yield Batch(cols, n, dev)
+
+
+def _nulls_like(key: Column, dtype, n: int, dev) -> Column:
+    """``n`` NULLs of a key's type; a VARCHAR key's share its dictionary, so
+    that a batch of every set's rows keeps one dictionary (a new one would
+    be hashed and tested again) and the sets' states concatenate as they are."""
+    if not dtype.is_string or key.dictionary is None or not len(key.dictionary):
+        return Column.nulls(dtype, n, dev)
+    return Column(
+        dtype,
+        torch.zeros(n, dtype=key.data.dtype, device=dev),
+        torch.zeros(n, dtype=torch.bool, device=dev),
+        key.dictionary,
+    )
 
 
 def empty_sets(node, ctx, empty: Batch) -> Batch | None:

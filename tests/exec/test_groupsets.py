@@ -208,6 +208,42 @@ def test_out_of_core(device, big_table, budget, sql, note):
 
 
 # ------------------------------------------------------------------ planning
+SMALL_BATCHES = [
+    # a selective WHERE leaves a few rows of each 64-row chunk: the batches are merged
+    # before their partial aggregation, and a batch's sets aggregated as one batch, the
+    # rolled-up VARCHAR keys sharing the key's dictionary
+    "SELECT g, h, count(*), sum(v), sum(d), min(s), grouping(g, h) FROM t WHERE id % 23 = 0 GROUP BY ROLLUP (g, h)",
+    "SELECT s, g, count(*), max(dt), sum(b) FROM t WHERE id % 17 < 2 GROUP BY CUBE (s, g)",
+    # so few rows that every set of the one merged batch is aggregated together
+    "SELECT g, s, count(*), sum(d), grouping(s) FROM t WHERE id % 97 = 0 GROUP BY ROLLUP (g, s)",
+    # a union's pieces (and an empty branch), each with its own dictionaries
+    "SELECT s, count(*), sum(v) FROM (SELECT s, v FROM t WHERE id % 7 = 0 UNION ALL "
+    "SELECT g, h FROM t WHERE id % 11 = 1 UNION ALL SELECT s, v FROM t WHERE false) GROUP BY s",
+]
+
+
+@pytest.mark.parametrize("sql", SMALL_BATCHES, ids=range(len(SMALL_BATCHES)))
+def test_small_batches_aggregate_together(device, sql, monkeypatch):
+    from glint.exec import aggregate
+
+    seen = []
+    merge = aggregate.merge_small
+
+    def counting(batches, rows):
+        for b in merge(batches, rows):
+            seen.append(b.num_rows)
+            yield b
+
+    monkeypatch.setattr(aggregate, "merge_small", counting)
+    con, duck = _engines(_table(), device, chunk_rows=64)
+    try:
+        _check(con, duck, sql)
+    finally:
+        duck.close()
+    # (the 400 rows came in chunks of at most 64, a few of each chunk's rows kept)
+    assert seen and max(seen) > 3 and len(seen) < 400 // 64, seen
+
+
 def _logical(con, sql: str) -> list[str]:
     plan = con.sql("EXPLAIN " + sql).arrow().column(0)[0].as_py().split("Physical plan:")[0]
     return [re.sub(r"  \(~[0-9,]+ rows\)", "", ln.strip()) for ln in plan.splitlines()]
