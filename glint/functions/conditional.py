@@ -52,13 +52,17 @@ def evaluate_case(e: Case, batch, evaluate) -> Column:
         return _case_by_rows(e, batch, evaluate)
     values = same_layout(values, e.type)
     out = values[-1]
-    data, valid = out.data, out.validity()
+    # without a NULL among the branches' values the result has none (no wait to find out);
+    # otherwise its mask goes on as it is, even where it holds no NULL
+    nullable = any(v.valid is not None for v in values)
+    data, valid = out.data, (out.validity() if nullable else None)
     for (cond, _), val in reversed(list(zip(e.whens, values[:-1]))):
         c = evaluate(cond, batch)
         take = c.data if c.valid is None else c.data & c.valid
         data = torch.where(take, val.data, data) if data.dim() == 1 else torch.where(take[:, None], val.data, data)
-        valid = torch.where(take, val.validity(), valid)
-    return Column(e.type, data, None if bool(valid.all()) else valid, values[-1].dictionary)
+        if nullable:
+            valid = torch.where(take, val.validity(), valid)
+    return Column(e.type, data, valid, values[-1].dictionary)
 
 
 def _case_by_rows(e: Case, batch, evaluate) -> Column:
