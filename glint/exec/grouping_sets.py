@@ -64,13 +64,18 @@ def expand(node, inp: Iterator[Batch], seen: Seen, together: int = 0) -> Iterato
     gs = node.grouping
     for batch in inp:
         if batch.num_rows and batch.num_rows * len(gs.sets) <= together:
-            yield concat_batches(list(_sets_of(node, batch, seen)))
+            yield concat_batches(list(_sets_of(node, batch, seen, share=True)))
             continue
         yield from _sets_of(node, batch, seen)
 
 
-def _sets_of(node, batch: Batch, seen: Seen) -> Iterator[Batch]:
-    """One batch of ``batch``'s rows per grouping set."""
+def _sets_of(node, batch: Batch, seen: Seen, share: bool = False) -> Iterator[Batch]:
+    """One batch of ``batch``'s rows per grouping set. ``share``: a rolled-up
+    VARCHAR key's NULLs share the key's dictionary (for sets concatenated
+    into one batch, which then keeps the key's dictionary: a new one would be
+    hashed and tested again). Apart, they take a dictionary of one entry: a
+    column of NULLs that refers to a large dictionary costs its groupings the
+    dictionary's size (TPC-DS Q67's rolled-up item names on an H200)."""
     gs = node.grouping
     if seen.first is None:
         seen.first = batch
@@ -85,16 +90,14 @@ def _sets_of(node, batch: Batch, seen: Seen) -> Iterator[Batch]:
                 cols[f.id] = keys[i]
             else:
                 if i not in nulls:
-                    nulls[i] = _nulls_like(keys[i], f.type, n, dev)
+                    nulls[i] = _nulls_like(keys[i], f.type, n, dev) if share else Column.nulls(f.type, n, dev)
                 cols[f.id] = nulls[i]
         cols[gs.field.id] = Column(T.INTEGER, torch.full((n,), j, dtype=torch.int32, device=dev))
         yield Batch(cols, n, dev)
 
 
 def _nulls_like(key: Column, dtype, n: int, dev) -> Column:
-    """``n`` NULLs of a key's type; a VARCHAR key's share its dictionary, so
-    that a batch of every set's rows keeps one dictionary (a new one would
-    be hashed and tested again) and the sets' states concatenate as they are."""
+    """``n`` NULLs of a key's type, a VARCHAR key's sharing its dictionary."""
     if not dtype.is_string or key.dictionary is None or not len(key.dictionary):
         return Column.nulls(dtype, n, dev)
     return Column(
