@@ -832,14 +832,37 @@ def concat_batches(batches: list[Batch]) -> Batch:
 
 
 def slice_batch(b: Batch, start: int, stop: int) -> Batch:
-    """Rows start..stop-1 as views (no copy)."""
+    """Rows start..stop-1 as views (no copy). No rows: empty tensors of their
+    own, not views, so that an operator's empty template of its input (its
+    columns and types) does not keep the whole batch's memory alive.
+
+    >>> b = Batch({1: Column(T.BIGINT, torch.arange(4))}, 4)
+    >>> [slice_batch(b, 1, 3)[1].data.tolist(), slice_batch(b, 2, 2)[1].data.untyped_storage().nbytes()]
+    [[1, 2], 0]
+    """
     start, stop = max(0, start), min(b.num_rows, stop)
     stop = max(start, stop)
+    if stop == start:
+        return empty_like_batch(b)
     cols = {
         k: Column(c.dtype, c.data[start:stop], None if c.valid is None else c.valid[start:stop], c.dictionary)
         for k, c in b.columns.items()
     }
     return Batch(cols, stop - start, b.device)
+
+
+def empty_like_batch(b: Batch) -> Batch:
+    """A batch of no rows with ``b``'s columns (types, dictionaries)."""
+    cols = {
+        k: Column(
+            c.dtype,
+            c.data.new_empty((0, *c.data.shape[1:])),
+            None if c.valid is None else c.valid.new_empty((0,)),
+            c.dictionary,
+        )
+        for k, c in b.columns.items()
+    }
+    return Batch(cols, 0, b.device)
 
 
 def rechunk(batches, rows: int):
