@@ -438,8 +438,8 @@ def to_host(cols: list[Column]) -> list[Column]:
 
 
 def copied_together(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Host copies of device tensors in few transfers: those of one dtype
-    concatenated on the device, each such group copied without waiting, one
+    """Host copies of device tensors in few transfers: those of one device
+    and dtype concatenated there, each such group copied without waiting, one
     wait for all, and each tensor a view of its group's host buffer. (The
     copies land in page-locked memory and are copied out once a group, so
     that what the caller keeps does not hold it.) A hundred aggregate states
@@ -449,9 +449,9 @@ def copied_together(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     >>> [t.tolist() for t in copied_together([a, c, b])]
     [[0, 1, 2], [True, False], [[1, 2], [3, 4]]]
     """
-    groups: dict[torch.dtype, list[int]] = {}
+    groups: dict[tuple, list[int]] = {}
     for i, t in enumerate(tensors):
-        groups.setdefault(t.dtype, []).append(i)
+        groups.setdefault((t.device, t.dtype), []).append(i)
     staged = []
     for idx in groups.values():
         parts = [tensors[i].reshape(-1) for i in idx]
