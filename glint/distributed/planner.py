@@ -70,7 +70,15 @@ from glint.errors import NotSupported
 from glint.exec.aggregate import HashAggregateExec, decomposable
 from glint.exec.base import PhysicalNode
 from glint.exec.limit import LimitExec
-from glint.exec.physical_planner import filter_exec, fold_filter, join_exec, join_keys, narrow_filter, scan_exec
+from glint.exec.physical_planner import (
+    filter_exec,
+    fold_filter,
+    join_exec,
+    join_keys,
+    narrow_filter,
+    narrow_join,
+    scan_exec,
+)
 from glint.exec.project import ProjectExec
 from glint.exec.scan import OneRowExec
 from glint.exec.series import SeriesExec, SeriesPerRowExec
@@ -262,7 +270,9 @@ def _(node: L.Project, ctx):
     if d.kind == "hash":
         out = [next((ColRef(f) for f, e in node.exprs if e == k), None) for k in d.keys]
         d = hashed(out) if all(k is not None for k in out) else PARTITIONED
-    return Planned(ProjectExec(narrow_filter(child.node, node.exprs), node.exprs, ctx.rows(node)), d)
+    return Planned(
+        ProjectExec(narrow_join(narrow_filter(child.node, node.exprs), node.exprs), node.exprs, ctx.rows(node)), d
+    )
 
 
 @_plan.register

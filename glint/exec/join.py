@@ -84,6 +84,7 @@ class JoinExec(PhysicalNode):
     in_key: int = -1  # which key pair is x = y
     build_right: bool = True
     est_rows: float = 0.0
+    keep: frozenset[int] | None = None  # the output columns a projection above reads (None: all)
     breaker = True  # on its build input
 
     def describe(self):
@@ -254,6 +255,7 @@ class _JoinRun:
 
     def __init__(self, node: JoinExec, ctx, build: Batch, flags=None):
         self.n, self.ctx, self.build, self.flags = node, ctx, build, flags
+        self.out = node.keep  # the output columns (None: all)
         self.br = node.build_right
         self.fused = ctx.settings.fused_filters  # residual conditions as one generated kernel, on CUDA
         self.kind = node.kind
@@ -368,14 +370,18 @@ class _JoinRun:
                 li, ri = (pi, bi) if br else (bi, pi)
                 if pi.numel():
                     produced = True
-                    yield _combine(lb, li, rb, ri)
+                    yield _combine(lb, li, rb, ri, keep=self.out)
             keep_probe = kind in ("left", "full") if br else kind in ("right", "full")
             if keep_probe:
                 miss = (~probe_hit).nonzero().squeeze(1)
                 if miss.numel():
                     produced = True
                     none = torch.full_like(miss, -1)
-                    yield _combine(lb, miss, rb, none, True) if br else _combine(lb, none, rb, miss, True)
+                    yield (
+                        _combine(lb, miss, rb, none, True, self.out)
+                        if br
+                        else _combine(lb, none, rb, miss, True, self.out)
+                    )
         if template is None:
             raise AssertionError("a join's probe stream yielded no batch")
         # after the last chunk: the build rows that were never matched
@@ -389,7 +395,9 @@ class _JoinRun:
             miss = (~self.hit).nonzero().squeeze(1)
             if miss.numel() or not produced:
                 none = torch.full_like(miss, -1)
-                yield _combine(lb, none, rb, miss, True) if br else _combine(lb, miss, rb, none, True)
+                yield (
+                    _combine(lb, none, rb, miss, True, self.out) if br else _combine(lb, miss, rb, none, True, self.out)
+                )
         elif not produced:
             yield _combine(
                 lb,
@@ -397,9 +405,12 @@ class _JoinRun:
                 rb,
                 torch.zeros(0, dtype=torch.int64, device=dev),
                 kind != "inner",
+                self.out,
             )
 
     def _emit_semi(self, left: Batch, matched: torch.Tensor, mark: Column | None):
+        if self.out is not None:
+            left = Batch({k: c for k, c in left.columns.items() if k in self.out}, left.num_rows, left.device)
         if self.kind == "semi":
             yield left.take(matched.nonzero().squeeze(1))
             return
@@ -499,7 +510,9 @@ class _JoinRun:
         if li.numel():
             hit[li] = True
         miss = (~hit).nonzero().squeeze(1)
-        yield _combine(probe, torch.cat([li, miss]), self.build, torch.cat([ri, torch.full_like(miss, -1)]), True)
+        yield _combine(
+            probe, torch.cat([li, miss]), self.build, torch.cat([ri, torch.full_like(miss, -1)]), True, self.out
+        )
 
 
 def _match(keys: BuildKeys, struct, cols: list[Column]):
@@ -574,10 +587,13 @@ def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
     return Column(g.dtype, g.data, valid, g.dictionary)
 
 
-def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False) -> Batch:
+def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False, keep: frozenset[int] | None = None) -> Batch:
+    """The rows of pairs (li, ri) of the two sides (-1: NULLs where
+    ``nullable``), of the columns in ``keep`` (all when None)."""
     n = int(li.shape[0])
     cols = {}
     for side, idx in ((lb, li), (rb, ri)):
         for k, c in side.columns.items():
-            cols[k] = take_nullable(c, idx, side.num_rows) if nullable else c.take(idx)
+            if keep is None or k in keep:
+                cols[k] = take_nullable(c, idx, side.num_rows) if nullable else c.take(idx)
     return Batch(cols, n, lb.device)

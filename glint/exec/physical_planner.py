@@ -167,7 +167,9 @@ def _prune_value(lit: Literal, col_type):
 
 @_plan.register
 def _(node: L.Project, est):
-    return ProjectExec(narrow_filter(_plan(node.child, est), node.exprs), node.exprs, est.rows(node))
+    return ProjectExec(
+        narrow_join(narrow_filter(_plan(node.child, est), node.exprs), node.exprs), node.exprs, est.rows(node)
+    )
 
 
 def narrow_filter(child: PhysicalNode, exprs) -> PhysicalNode:
@@ -178,6 +180,16 @@ def narrow_filter(child: PhysicalNode, exprs) -> PhysicalNode:
         return child
     need = frozenset(f.id for _, e in exprs for f in e.fields())
     return dataclasses.replace(child, keep=need)
+
+
+def narrow_join(child: PhysicalNode, exprs) -> PhysicalNode:
+    """A join right below a projection gathers only the columns the
+    projection reads for its rows (its keys, read by the matching alone, are
+    not copied: a gather per column and row pair saved)."""
+    if not isinstance(child, JoinExec) or child.keep is not None:
+        return child
+    need = frozenset(f.id for _, e in exprs for f in e.fields())
+    return dataclasses.replace(child, keep=need) if need else child
 
 
 @_plan.register

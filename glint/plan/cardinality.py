@@ -131,7 +131,7 @@ class Estimator:
         if isinstance(node, L.WorkingTable):
             return WORKING_TABLE_GUESS
         if isinstance(node, L.Filter):
-            if is_inner_join_tree(node):
+            if is_inner_join_tree(node, selections=True):
                 return JoinGraph.of_join(node, self).rows(-1)
             # stacked filters are one conjunction: backoff needs to see all of it
             preds = []

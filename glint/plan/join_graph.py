@@ -58,23 +58,33 @@ if TYPE_CHECKING:  # (the estimator builds join graphs: a type, not an import, h
 PAIR_ID_BYTES = 16  # a hash join holds (left row, right row) as two int64 per output row
 
 
-def is_inner_join_tree(node: L.LogicalNode) -> bool:
-    """An inner join, or a filter over one (filters commute with inner joins)."""
-    while isinstance(node, L.Filter):
+def is_selection(node: L.LogicalNode) -> bool:
+    """A projection that only leaves columns out (what column pruning puts
+    above a join whose keys nobody above reads)."""
+    return isinstance(node, L.Project) and all(isinstance(e, ColRef) and e.field == f for f, e in node.exprs)
+
+
+def is_inner_join_tree(node: L.LogicalNode, selections: bool = False) -> bool:
+    """An inner join, or a filter over one (filters commute with inner joins);
+    with ``selections``, also through projections that leave columns out (for
+    estimates: a plan rebuilt from the tree's leaves would lose them)."""
+    while isinstance(node, L.Filter) or (selections and is_selection(node)):
         node = node.child
     return isinstance(node, L.Join) and node.kind == "inner"
 
 
-def flatten_inner_joins(node: L.LogicalNode, leaves: list, preds: list) -> None:
+def flatten_inner_joins(node: L.LogicalNode, leaves: list, preds: list, selections: bool = False) -> None:
     """Collect the inputs and the conditions of a tree of inner joins, the
-    conditions of filters above or between its joins included."""
+    conditions of filters above or between its joins included (``selections``:
+    see :func:`is_inner_join_tree`)."""
     if isinstance(node, L.Join) and node.kind == "inner":
-        flatten_inner_joins(node.left, leaves, preds)
-        flatten_inner_joins(node.right, leaves, preds)
+        flatten_inner_joins(node.left, leaves, preds, selections)
+        flatten_inner_joins(node.right, leaves, preds, selections)
         preds.extend(conjuncts(node.condition))
-    elif isinstance(node, L.Filter) and is_inner_join_tree(node):
-        flatten_inner_joins(node.child, leaves, preds)
-        preds.extend(conjuncts(node.predicate))
+    elif (isinstance(node, L.Filter) or (selections and is_selection(node))) and is_inner_join_tree(node, selections):
+        flatten_inner_joins(node.child, leaves, preds, selections)
+        if isinstance(node, L.Filter):
+            preds.extend(conjuncts(node.predicate))
     else:
         leaves.append(node)
 
@@ -166,9 +176,10 @@ class JoinGraph:
 
     @staticmethod
     def of_join(node: L.LogicalNode, est: Estimator, needed: set[int] | None = None) -> JoinGraph:
-        """The graph of an inner-join tree (see :func:`is_inner_join_tree`)."""
+        """The graph of an inner-join tree (see :func:`is_inner_join_tree`),
+        for estimates: through projections that leave columns out."""
         leaves, preds = [], []
-        flatten_inner_joins(node, leaves, preds)
+        flatten_inner_joins(node, leaves, preds, selections=True)
         return JoinGraph(leaves, preds, est, needed)
 
     def _classify(self, p: Expr, touch: int, owner, keys) -> _Pred:

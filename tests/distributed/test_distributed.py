@@ -471,10 +471,11 @@ Project name#6 AS name#8, SUM(v)#7 AS sum(v)#9
   HashAggregate(final) groups=[name#5] aggs=[sum(v#3)] [breaker]
     Broadcast to all ranks [breaker]
       HashAggregate(partial) groups=[name#5] aggs=[sum(v#3)] [breaker]
-        EquiJoin INNER [d#2 = d#4] build=right [breaker]
-          Scan fact [d, v]
-          Broadcast to all ranks [breaker]
-            Scan dim [d, name]"""
+        Project v#3, name#5
+          EquiJoin INNER [d#2 = d#4] build=right [breaker]
+            Scan fact [d, v]
+            Broadcast to all ranks [breaker]
+              Scan dim [d, name]"""
     )
 
 

@@ -314,7 +314,7 @@ def test_memory_budget_rejects_the_plan_that_does_not_fit(chain):
     node = free.sql(CHAIN_SQL).logical
     while not (isinstance(node, L.Join) and node.kind == "inner"):
         node = node.children[0]
-    flatten_inner_joins(node, leaves, preds)
+    flatten_inner_joins(node, leaves, preds, selections=True)
     g = JoinGraph(leaves, preds, Estimator(free))
     unbounded = plan_table(g, JoinCost(g, None))
     worst = _step_bytes(g, unbounded, g.full)

@@ -71,7 +71,13 @@ def _prune(node: L.LogicalNode, need: set[int], top: bool = False) -> L.LogicalN
         left = _prune(node.left, want & {f.id for f in node.left.schema})
         right_need = want & {f.id for f in node.right.schema}
         right = _prune(node.right, right_need)
-        return L.Join(left, right, node.kind, node.condition, node.mark, node.null_aware)
+        j = L.Join(left, right, node.kind, node.condition, node.mark, node.null_aware)
+        keep = tuple((x, ColRef(x)) for x in j.schema if x.id in need)
+        if keep and len(keep) < len(j.schema) and not top:
+            # columns only the condition reads (the join keys) end here: the join then
+            # gathers only the others for its rows (glint.exec.physical_planner.narrow_join)
+            return L.Project(j, keep)
+        return j
     if isinstance(node, L.Aggregate):
         aggs = tuple((f, a) for f, a in node.aggs if f.id in need)
         child = _prune(node.child, _refs([e for _, e in node.groups] + [a for _, a in aggs]))
