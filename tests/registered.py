@@ -32,8 +32,8 @@ def spy_on(monkeypatch, owner, name: str, record=lambda out: out) -> list:
     seen = []
     real = getattr(owner, name)
 
-    def spy(*args):
-        out = real(*args)
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
         seen.append(record(out))
         return out
 

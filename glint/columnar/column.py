@@ -875,28 +875,12 @@ def rechunk(batches, rows: int):
             yield slice_batch(b, s, s + rows)
 
 
-def coalesce(batches, rows: int):
-    """Consecutive batches concatenated up to about `rows` rows each (small
-    pieces, such as one chunk's share of a hash partition, become one batch)."""
-    pending, n = [], 0
-    for b in batches:
-        if not b.num_rows:
-            continue
-        pending.append(b)
-        n += b.num_rows
-        if n >= rows:
-            yield concat_batches(pending)
-            pending, n = [], 0
-    if pending:
-        yield concat_batches(pending)
-
-
 def merge_small(batches, rows: int):
     """The batches with consecutive ones of fewer than ``rows`` rows each
     concatenated, up to about ``rows`` rows a batch; a batch of ``rows`` or
     more goes on alone, as it came. For operators whose work per batch is
-    mostly fixed (launches, waits): a join's or a union's small outputs
-    become one batch. Batches of no rows are dropped, but one is yielded
+    mostly fixed (launches, waits): a join's or a union's small outputs, or
+    each chunk's share of a hash partition, become one batch. Batches of no rows are dropped, but one is yielded
     when all were empty (a stream always yields a batch).
 
     >>> import torch

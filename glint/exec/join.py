@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from glint.columnar import types as T
-from glint.columnar.column import Batch, Column, coalesce, concat_batches, slice_batch
+from glint.columnar.column import Batch, Column, concat_batches, merge_small, slice_batch
 from glint.errors import ExecutionError, OutOfMemory
 from glint.exec.base import PhysicalNode
 from glint.exec.filter import filter_mask
@@ -205,7 +205,7 @@ class JoinExec(PhysicalNode):
                 bl = list(bparts.drain(p))
                 build = concat_batches(bl) if bl else first
                 del bl
-                probe = coalesce(pparts.drain(p), ctx.chunk_rows) if pparts.rows(p) else iter([probe_first])
+                probe = merge_small(pparts.drain(p), ctx.chunk_rows) if pparts.rows(p) else iter([probe_first])
                 yield from _JoinRun(self, ctx, build, flags).run(probe)
             finally:
                 res.shrink(got)

@@ -13,7 +13,8 @@ import pytest
 
 from glint.exec.join import JoinExec
 from glint.testing.compare import compare_query_result
-from tests.registered import duck_fixture, glint_with
+from tests.plan.plan_nodes import nodes_of
+from tests.registered import duck_fixture, glint_with, spy_on
 
 N = 5_000
 
@@ -51,13 +52,6 @@ def con(device, tables):
 duck = duck_fixture()
 
 
-def _joins(node):
-    if isinstance(node, JoinExec):
-        yield node
-    for c in node.children:
-        yield from _joins(c)
-
-
 QUERIES = {
     "inner": "SELECT d.name, f.v FROM f JOIN d ON f.k = d.k",
     "chain": "SELECT e.tag, d.name, sum(f.v) AS t FROM f JOIN d ON f.k = d.k JOIN e ON f.j = e.j GROUP BY ALL",
@@ -85,18 +79,10 @@ def test_a_join_under_a_projection_leaves_its_keys_out(con, monkeypatch):
 
     sql = QUERIES["chain"]
     res = con.sql(sql)
-    joins = list(_joins(res.physical))
+    joins = nodes_of(res.physical, JoinExec)
     assert joins and all(j.keep is not None for j in joins), res.physical
     keys = {f.id for j in joins for e in (*j.left_keys, *j.right_keys) for f in e.fields()}
     assert keys and all(not (keys & j.keep) for j in joins), res.physical
-    out = []
-    real = J._combine
-
-    def recording(*args, **kwargs):
-        b = real(*args, **kwargs)
-        out.append(set(b.columns))
-        return b
-
-    monkeypatch.setattr(J, "_combine", recording)
+    out = spy_on(monkeypatch, J, "_combine", lambda b: set(b.columns))
     con.sql(sql).arrow()
     assert out and all(not (cols & keys) for cols in out), out
