@@ -141,8 +141,11 @@ def register_tables(
 
 
 # ------------------------------------------------------------------ warm
-def _warm_query(con, device, r: QueryRecord, sql: str, runs: int, warmup: int, ph: Phase, reference: dict) -> None:
-    """One query's first run, warm-ups and timed runs into its record."""
+def _warm_query(
+    con, device, r: QueryRecord, sql: str, runs: int, warmup: int, ph: Phase, reference: dict, drop: bool = False
+) -> None:
+    """One query's first run, warm-ups and timed runs into its record
+    (``drop``: each timed run after the device cache was dropped)."""
     r.gpu_baseline_bytes = reset_peak(device)
     try:
         ph.update(f"{r.label} first run")
@@ -156,6 +159,8 @@ def _warm_query(con, device, r: QueryRecord, sql: str, runs: int, warmup: int, p
         ranks: list = []
         for i in range(runs):
             ph.update(f"{r.label} run {i + 1}/{runs}")
+            if drop:
+                con.drop_cache()
             got, dt = timed(lambda: glint_query(con, sql, io, ranks, plans), device)
             r.glint_warm_runs_s.append(dt)
         r.warm_plan_reused = len(plans) > 1 and all(cached for cached, _ in plans[1:])
@@ -189,8 +194,11 @@ def run_glint_warm(
     opts=None,
     partition_keys=None,
     profile: bool = False,
+    drop_device_cache: bool = False,
 ) -> float:
-    """The warm phase on one connection; returns the seconds the tables took to register (or load)."""
+    """The warm phase on one connection; returns the seconds the tables took
+    to register (or load). ``drop_device_cache``: each timed run begins with
+    no table chunks on the device."""
     con = glint.connect(device=connect_device(device, opts), **(opts or {}))
     try:
         t0 = time.perf_counter()
@@ -200,7 +208,9 @@ def run_glint_warm(
         load_s = time.perf_counter() - t0
         with Phase(err, f"glint warm ({device_name(device)})", len(names), show) as ph:
             for name in names:
-                _warm_query(con, device, records[name], suite.query(name), runs, warmup, ph, reference)
+                _warm_query(
+                    con, device, records[name], suite.query(name), runs, warmup, ph, reference, drop_device_cache
+                )
                 ph.advance()
         if profile:
             # after every query's timed runs: a run under torch.profiler slows the host work of

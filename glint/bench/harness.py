@@ -180,6 +180,7 @@ def _run_facts(args, plan: BenchPlan, opts: dict) -> RunFacts:
         glint_options=opts,
         data_dir=str(plan.data),
         profile=bool(getattr(args, "profile", False)),
+        drop_device_cache=bool(getattr(args, "drop_device_cache", False)),
         settings_changed=settings_changed(),
     )
 
@@ -259,6 +260,7 @@ def run_bench(args, err=None, show: bool | None = None) -> dict:
         opts,
         plan.partition_keys,
         profile=facts.profile,
+        drop_device_cache=facts.drop_device_cache,
     )
     if plan.cold_names:
         # ranks torchrun started cannot be joined from a fresh process
@@ -375,6 +377,12 @@ def add_arguments(p) -> None:
         action="store_true",
         help="with --ranks: hash-partition the tables on their keys at load (TPC-H: lineitem and "
         "orders on the order key, ...), so joins on them need no exchange",
+    )
+    p.add_argument(
+        "--drop-device-cache",
+        action="store_true",
+        help="before each timed glint run, drop the table chunks cached on the device (the host tier keeps "
+        "its pages), so that the scans copy every chunk up: the host-to-device path's share of a warm run",
     )
     p.add_argument(
         "--profile",

@@ -125,6 +125,22 @@ def h2d_link_gbps(device, nbytes: int = 256 << 20, repeats: int = 3) -> float | 
         return None
 
 
+def _forwarding(device) -> dict | None:
+    """The device's IO forwarding (glint.io.forwarding): its helper GPUs,
+    one link's and all links' measured rates, and whether the io_forwarding
+    setting in force uses it; None without peers."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    try:
+        from glint.io.forwarding import forwarding_info
+        from glint.runtime.settings import Settings
+
+        return forwarding_info(device, Settings.build().io_forwarding)
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
 def host_probe_s(iterations: int = 1_000_000, repeats: int = 3) -> float:
     """Seconds one core of this host takes for a fixed piece of pure-Python
     work (``iterations`` multiply-adds), the best of ``repeats``. glint's host
@@ -178,6 +194,7 @@ def machine_info(device) -> dict:
     if torch.cuda.is_available():
         info.update(_gpu_info(device))
     info["h2d_link_gbps"] = h2d_link_gbps(device) if torch.cuda.is_available() else None
+    info["io_forwarding"] = _forwarding(device)
     info["glint_commit"] = glint_commit()
     return info
 

@@ -145,13 +145,15 @@ class QueryRecord:
 
 
 def bus_split(io: dict | None, seconds: float | None, link_gbps: float | None = None) -> dict | None:
-    """A warm run's bytes over the host-to-device link by path: Parquet
+    """A warm run's bytes over the host-to-device links by path: Parquet
     pages as stored read from their files, pages as stored from the host
-    tier, and columns decoded on the host; the rate the run moved them at
-    (over its whole time), and that rate over the link's measured bandwidth.
+    tier, and columns decoded on the host; of all of them, the bytes that
+    went over other GPUs' links (glint.io.forwarding); the rate the run
+    moved them at (over its whole time), and that rate over the device's
+    own link's measured bandwidth.
 
-    >>> bus_split({"h2d_bytes": 10e9, "pages_h2d_bytes": 6e9, "tier_bytes": 5e9}, 1.0, 50.0)
-    {'pages_from_files_bytes': 1000000000, 'pages_from_host_tier_bytes': 5000000000, 'decoded_bytes': 4000000000, 'gbps': 10.0, 'link_fraction': 0.2}
+    >>> bus_split({"h2d_bytes": 10e9, "pages_h2d_bytes": 6e9, "tier_bytes": 5e9, "forwarded_bytes": 7e9}, 1.0, 50.0)
+    {'pages_from_files_bytes': 1000000000, 'pages_from_host_tier_bytes': 5000000000, 'decoded_bytes': 4000000000, 'forwarded_bytes': 7000000000, 'gbps': 10.0, 'link_fraction': 0.2}
     """
     if not io or "h2d_bytes" not in io:
         return None
@@ -161,6 +163,7 @@ def bus_split(io: dict | None, seconds: float | None, link_gbps: float | None = 
         "pages_from_files_bytes": int(max(0, pages - tier)),
         "pages_from_host_tier_bytes": int(tier),
         "decoded_bytes": int(max(0, h2d - pages)),
+        "forwarded_bytes": int(io.get("forwarded_bytes", 0)),
         "gbps": gbps,
         "link_fraction": round(gbps / link_gbps, 3) if gbps is not None and link_gbps else None,
     }
@@ -197,6 +200,9 @@ class RunFacts:
     glint_options: dict
     data_dir: str
     profile: bool = False
+    # each timed glint run began with no table chunks on the device (the host
+    # tier kept its pages): the scans copied every chunk up
+    drop_device_cache: bool = False
     # settings the environment (GLINT_*) set away from their defaults: an
     # ablation's switch is on record with its numbers
     settings_changed: dict | None = None
@@ -231,6 +237,7 @@ def build_report(
         "glint_options": facts.glint_options,
         "settings_changed": facts.settings_changed or {},
         "profile": facts.profile,
+        "drop_device_cache": facts.drop_device_cache,
         "data_dir": facts.data_dir,
         "queries": queries,
         "glint_warm_total_s": sum_of(q["glint_warm_s"] for q in queries),

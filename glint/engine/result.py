@@ -379,7 +379,9 @@ def format_io(io) -> str:
         f"chunks from the cache); {format_bytes(io.file_bytes)} read from files, "
         f"{format_bytes(io.decoded_bytes)} decoded, {format_bytes(io.host_cache_bytes)} from the host cache, "
         f"{format_bytes(io.tier_bytes)} of pages from the host tier, "
-        f"{format_bytes(io.h2d_bytes)} to the device, "
+        f"{format_bytes(io.h2d_bytes)} to the device"
+        + (f" ({format_bytes(io.forwarded_bytes)} over other GPUs' links)" if io.forwarded_bytes else "")
+        + ", "
         f"{format_bytes(io.d2h_bytes)} back\n"
         f"scan threads: decode {io.read_s:.3f} s, convert {io.convert_s:.3f} s, stage {io.stage_s:.3f} s "
         f"(summed over threads); the query waited {io.scan_wait_s:.3f} s for chunks"

@@ -112,6 +112,7 @@ class IOStats:
     host_cache_bytes: int = 0  # of which copied up from the host tier of the cache (not decoded)
     pages_h2d_bytes: int = 0  # of h2d_bytes, column chunks as stored (Parquet pages the device decodes)
     tier_bytes: int = 0  # of which copied up from the host tier (not read from files)
+    forwarded_bytes: int = 0  # of h2d_bytes, over other GPUs' links (glint.io.forwarding)
     spilled_bytes: int = 0
     # where a scan's time went (seconds summed over the decoding threads, and
     # the time the query waited for a chunk): decode / convert / stage near
@@ -236,6 +237,16 @@ class ExecContext:
         from glint.io.pinned import pinned_pool
 
         return pinned_pool(self.device, self.settings.pinned_buffers)
+
+    def forwarder(self):
+        """The process's IO forwarder for this (CUDA) device under the
+        io_forwarding setting (glint.io.forwarding), or None: never in a
+        distributed run, whose other GPUs are the other ranks'."""
+        if self.device.type != "cuda" or self.dist is not None:
+            return None
+        from glint.io.forwarding import forwarder
+
+        return forwarder(self.device, self.settings.io_forwarding)
 
     # -------------------------------------------------------------- streams
     def open(self, node: PhysicalNode) -> Iterator[Batch]:

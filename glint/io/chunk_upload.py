@@ -280,6 +280,7 @@ class ChunkUploader:
             self.side_streams[0] if self.side_streams else None,
             self._files,
             self.settings.read_gap,
+            self.ctx.forwarder(),
         )
         io = self.ctx.io
 
@@ -310,6 +311,7 @@ class ChunkUploader:
         with self._lock:
             self.ctx.io.h2d_bytes += up.bytes
             self.ctx.io.pages_h2d_bytes += up.raw_bytes
+            self.ctx.io.forwarded_bytes += up.forwarded
         return cols
 
     def _tier(self):

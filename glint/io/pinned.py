@@ -56,8 +56,9 @@ class PinnedPool:
             else:
                 buf, ev = torch.empty(self.buffer_bytes, dtype=torch.uint8, pin_memory=True), None
                 self._made += 1
-        if ev is not None:
-            ev.synchronize()  # the last copy out of this buffer is done
+        if ev is not None:  # the last copies out of this buffer are done
+            for e in ev if isinstance(ev, list) else (ev,):
+                e.synchronize()
         return buf
 
     def fill_in_background(self) -> None:
@@ -103,6 +104,8 @@ class PinnedPool:
         self.release(buf, None)
 
     def release(self, buf: torch.Tensor, ev) -> None:
+        """``buf`` may be handed out again once ``ev`` (an event, a list of
+        them, or None) has passed."""
         with self._cv:
             self._free.append((buf, ev))
             self._cv.notify()

@@ -525,6 +525,7 @@ class StackedUpload:
         copy_stream=None,
         files=None,
         read_gap: int = Settings.read_gap,
+        forwarder=None,
     ):
         """``raw``: more buffers to copy up as they are, key -> (size in
         bytes, [(offset, bytes-like)]): finish() gives each as a uint8
@@ -532,8 +533,14 @@ class StackedUpload:
         were; the Parquet pages' bytes come this way).
         ``narrow``: key -> a narrower integer type that holds all of the
         column's values: they are copied up in it and widened on the device
-        (fewer bytes written into the pinned buffers and over the bus)."""
+        (fewer bytes written into the pinned buffers and over the bus).
+        ``forwarder``: a glint.io.forwarding.Forwarder, whose helper GPUs'
+        links carry some of the windows and tier runs (None: the device's
+        own link carries them all)."""
         self.pool, self.memory, self.cols = pool, memory, cols
+        self.forwarder = forwarder
+        self.forwarded = 0  # bytes that went over other GPUs' links
+        self._forwarded_lock = threading.Lock()
         self.files = files  # the raw segments' open files (glint.io.file_reads.FileHandles)
         self.read_gap = read_gap  # (see _file_run)
         self.stream = stream  # the consumer's stream: the buffers are allocated on it
@@ -634,10 +641,7 @@ class StackedUpload:
         trace.add("pinned wait", t0, time.perf_counter())
         try:
             _fill_window(buf.numpy(), w, size, writes, k, self.files, self.read_gap)
-            with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
-                dst[w : w + size].copy_(buf[:size], non_blocking=True)
-                ev = torch.cuda.Event()
-                ev.record(self.copy_stream)
+            ev = self._copy(dst[w : w + size], buf[:size])
         except BaseException:
             self.pool.put_back(buf)
             raise
@@ -652,12 +656,31 @@ class StackedUpload:
         ``off`` (its fresh chunks read from their files into the tier first)."""
         t0 = time.perf_counter()
         src = seg.run(self.files)
-        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
-            dst[off : off + seg.size].copy_(src, non_blocking=True)
+        self._copy(dst[off : off + seg.size], src)  # (the slabs are released after a join: finish)
         t1 = time.perf_counter()
         trace.add("tier copy", t0, t1, bytes=seg.size, fresh=len(seg.fill))
         if on_window is not None:
             on_window(seg.size, t1 - t0)
+
+    def _copy(self, dst: torch.Tensor, src: torch.Tensor):
+        """Pinned ``src`` copied to ``dst`` on the copy stream, or over the
+        forwarder's links; the event(s) after which ``src`` may be reused."""
+        if self.forwarder is not None:
+            n, events = self.forwarder.copy(dst, src, self.copy_stream)
+            if n:
+                with self._forwarded_lock:
+                    self.forwarded += n
+            return events
+        with torch.cuda.device(self.pool.device), torch.cuda.stream(self.copy_stream):
+            dst.copy_(src, non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record(self.copy_stream)
+        return ev
+
+    def _join(self) -> None:
+        """The copy stream waits for the copies that went over other GPUs' links."""
+        if self.forwarded:
+            self.forwarder.join(self.copy_stream)
 
     def _release_tier(self) -> None:
         """The tier's slabs this upload copied from are free to be reused
@@ -682,11 +705,13 @@ class StackedUpload:
                         f.result()
                     except BaseException:  # noqa: BLE001 - the upload is being abandoned
                         pass
+            self._join()
             self._release_tier()
 
     def finish(self):
         for f in self._futures:
             f.result()
+        self._join()
         self._release_tier()
         out = {key: spec.column(self.dst[key]) for key, spec in self.specs.items()}
         narrowed = [key for key, spec in self.specs.items() if spec.wide is not None]
@@ -699,11 +724,14 @@ class StackedUpload:
                     out[key] = widen(out[key], self.specs[key].wide, empty)
                     self.dst[key] = None  # the narrow buffer goes back to the allocator
         out.update((key, self.dst[key]) for key in self.raw)
-        # the event covers the wide parts' copies (on the pool's stream), or
-        # else the windows' copies (on the copy stream)
+        # the event covers the wide parts' copies (on the pool's stream, which
+        # waits for the copy stream's) or else the windows' copies (on the
+        # copy stream)
         last = self.pool.stream if self.wide else self.copy_stream
         with torch.cuda.device(self.pool.device), torch.cuda.stream(self.pool.stream):
             if self.wide:
+                if self.copy_stream is not self.pool.stream:
+                    self.pool.stream.wait_stream(self.copy_stream)
                 from glint.columnar.column import concat_columns
 
                 up = Uploader(self.pool, self.memory)
