@@ -3,9 +3,14 @@ Vortex): on a host with several GPUs, a query on one of them pulls its
 chunks through the others' links too. A piece of a copy goes either
 straight over the executing GPU's own link, or to a helper GPU (host ->
 helper, by the helper's copy engine) and on over NVLink to the executing
-GPU (a peer copy issued on the helper's stream, so the helper's copy engine
-does it as well). The helpers run no kernels: only their copy engines and
-a few bounce buffers of theirs are used.
+GPU. The helpers run no kernels: only their copy engines and a few bounce
+buffers of theirs are used.
+
+The step over NVLink is a pull: a copy kernel on the executing GPU reads
+the helper's bounce buffer (glint.kernels.peer_copy says why torch's copy,
+a push that maps every allocation of the executing GPU into the helpers,
+was slower). So the executing GPU may read its helpers' memory, and never
+the other way round.
 
 Measured on a host of four H200s (NVLink between every pair, one NUMA node,
 16 MiB pieces): one link carried 54 GB/s, the four links to their own GPUs
@@ -16,17 +21,16 @@ piece, a few Python calls, bounded them), so a piece is never smaller than
 a pinned window (16 MiB).
 
 Streams. A direct piece is copied on the caller's stream. A forwarded piece
-is copied into a bounce buffer on the helper's ``h2d`` stream, then to the
-destination on the helper's ``out`` stream, whose peer copy torch pairs
-with the destination device's current stream: the helper's own ``recv``
-stream there, so no copy waits for the caller's other work. ``out`` first
-waits for the caller's stream as it was when the copy was asked for (the
-destination was allocated, and its old contents' readers ordered, there).
-The caller's stream is joined to every ``recv`` stream (:meth:`join`)
-before anything reads what was copied; a source buffer may be reused once
-the events :meth:`Forwarder.copy` returns have passed (the last copy out of
-it). A bounce buffer is reused once its peer copy is done (an event per
-buffer, waited for on the GPU, never by the host).
+is copied into a bounce buffer on the helper's ``h2d`` stream, then pulled
+into the destination on the executing GPU's ``pull`` stream for that
+helper, which first waits for the caller's stream as it was when the copy
+was asked for (the destination was allocated, and its old contents'
+readers ordered, there). The caller's stream is joined to every ``pull``
+stream (:meth:`Forwarder.join`) before anything reads what was copied; a
+source buffer may be reused once the events :meth:`Forwarder.copy` returns
+have passed (the last copy out of it). A bounce buffer is reused once its
+pull is done (an event per buffer, waited for on the GPU, never by the
+host).
 
 The forwarder is made once per process and device (:func:`forwarder`); the
 ``io_forwarding`` setting says whether a connection's scans use it:
@@ -45,6 +49,7 @@ import time
 import torch
 
 from glint.io.pinned import BUFFER_BYTES
+from glint.kernels.peer_copy import pull
 
 # the speed-up over one link that auto mode asks for
 WIN = 1.2
@@ -72,14 +77,24 @@ def _helper_device(index: int) -> torch.device:
     return torch.device("cuda", index)
 
 
+def _allow_reads(dst: torch.device, helper: torch.device) -> None:
+    """Lets ``dst`` read ``helper``'s memory (not the other way round): a
+    one-byte copy from ``dst`` to ``helper``, for which torch enables
+    exactly that access (and maps the helper's allocations for it)."""
+    if dst.type == "cuda" and helper.type == "cuda":
+        torch.empty(1, dtype=torch.uint8, device=helper).copy_(torch.zeros(1, dtype=torch.uint8, device=dst))
+
+
 class _Helper:
-    """One helper GPU's streams and bounce buffers."""
+    """One helper GPU's copy stream and bounce buffers, and the executing
+    GPU's stream that pulls from them."""
 
     def __init__(self, index: int, dst: torch.device, piece: int):
         self.device = _helper_device(index)
+        _allow_reads(dst, self.device)
         self.h2d = torch.cuda.Stream(self.device)
-        self.out = torch.cuda.Stream(self.device)
-        self.recv = torch.cuda.Stream(dst)
+        self.pull = torch.cuda.Stream(dst)
+        self.dst = dst
         self.bufs = [torch.empty(piece, dtype=torch.uint8, device=self.device) for _ in range(RING)]
         self.freed: list[torch.cuda.Event | None] = [None] * RING
         self.next = 0
@@ -95,16 +110,16 @@ class _Helper:
             buf = self.bufs[b][:n]
             if self.freed[b] is not None:
                 self.h2d.wait_event(self.freed[b])
-            with torch.cuda.stream(self.h2d):
+            with torch.cuda.device(self.device), torch.cuda.stream(self.h2d):
                 buf.copy_(src, non_blocking=True)
                 landed = torch.cuda.Event()
                 landed.record(self.h2d)
-            self.out.wait_event(landed)
-            self.out.wait_event(ready)
-            with torch.cuda.stream(self.recv), torch.cuda.stream(self.out):
-                dst.copy_(buf, non_blocking=True)
+            self.pull.wait_event(landed)
+            self.pull.wait_event(ready)
+            with torch.cuda.device(self.dst), torch.cuda.stream(self.pull):
+                pull(dst, buf)
                 freed = torch.cuda.Event()
-                freed.record(self.out)
+                freed.record(self.pull)
             self.freed[b] = freed
         return landed
 
@@ -156,7 +171,7 @@ class Forwarder:
     def join(self, stream) -> None:
         """``stream`` (on the device) waits for every forwarded copy asked for so far."""
         for h in self.helpers:
-            stream.wait_stream(h.recv)
+            stream.wait_stream(h.pull)
 
     def calibrate(self, nbytes: int = 256 << 20, repeats: int = 2) -> None:
         """Times a copy of ``nbytes`` over the device's own link and over

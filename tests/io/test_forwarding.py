@@ -77,7 +77,7 @@ def test_forwarded_copies_land_whole(fake_forwarding, size):
         assert len(events) == sum(1 for k in links if k) + (0 in links)
         sent += forwarded
     f.join(stream)
-    assert stream.waited == [h.recv for h in f.helpers]
+    assert stream.waited == [h.pull for h in f.helpers]
     assert sent > 0 or size <= 16
 
 
@@ -123,7 +123,7 @@ def test_an_upload_through_a_forwarder_equals_one_without(fake_forwarding, tmp_p
             assert all(not isinstance(ev, list) for ev in released)
         else:
             assert 0 < up.forwarded < up.bytes
-            assert copy.waited == [h.recv for h in forwarder.helpers]
+            assert copy.waited == [h.pull for h in forwarder.helpers]
             assert all(isinstance(ev, list) and ev for ev in released)
 
 

@@ -1066,3 +1066,15 @@ def test_civil_fields():
     for d in (days, days.to(torch.int32)):
         for field in C.FIELDS:
             assert torch.equal(C.civil_field_triton(d, field), C.civil_field_torch(d, field)), field
+
+
+@pytest.mark.parametrize("n,at", [(1, 0), (7, 3), (4096, 0), (4100, 4), (70_001, 8), (65_536, 1)])
+def test_peer_copy(n, at):
+    """glint.kernels.peer_copy's kernel (in 8-, 4- and 1-byte words, by the
+    alignment of the ranges) against torch's copy."""
+    from glint.kernels.peer_copy import pull
+
+    src = torch.randint(0, 256, (n + at,), dtype=torch.uint8, generator=torch.Generator().manual_seed(n))[at:]
+    dst = torch.zeros(n + 16, dtype=torch.uint8)
+    pull(dst[at : at + n], src, interpret=True)
+    assert torch.equal(dst[at : at + n], src) and not dst[:at].any() and not dst[at + n :].any()
