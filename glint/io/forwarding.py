@@ -36,7 +36,9 @@ The forwarder is made once per process and device (:func:`forwarder`); the
 ``io_forwarding`` setting says whether a connection's scans use it:
 ``auto`` where the executing GPU has peers and a copy over all of the links
 measured at least ``WIN`` times faster than over its own (measured once, at
-first use), ``on`` wherever it has peers, ``off`` never. A rank of a
+first use), ``on`` wherever it has peers, ``off`` (the default) never.
+Off by default because TPC-H SF 100 under a 16 GB limit was not faster
+with it (docs/performance.md): the bus was not what bounded those scans. A rank of a
 distributed run never forwards: the other GPUs are ranks' own.
 """
 
@@ -48,6 +50,7 @@ import time
 
 import torch
 
+from glint.errors import GlintError
 from glint.io.pinned import BUFFER_BYTES
 from glint.kernels.peer_copy import pull
 
@@ -217,6 +220,8 @@ class Forwarder:
 
 
 _FORWARDERS: dict = {}
+# device index -> why its forwarder could not be made (auto then copies over its own link only)
+FAILED: dict = {}
 _LOCK = threading.Lock()
 
 
@@ -256,10 +261,16 @@ def forwarder(device, mode: str) -> Forwarder | None:
             helpers = peers(device)
             fw = None
             if helpers:
-                fw = Forwarder(device, helpers)
-                fw.calibrate()
+                try:
+                    fw = Forwarder(device, helpers)
+                    fw.calibrate()
+                except Exception as e:  # noqa: BLE001 - copies then go over the device's own link
+                    FAILED[device.index] = f"{type(e).__name__}: {e}"
+                    fw = None
             _FORWARDERS[device.index] = fw
         fw = _FORWARDERS[device.index]
+    if fw is None and mode == "on" and device.index in FAILED:
+        raise GlintError(f"io_forwarding = on: copies to {device} cannot go over other GPUs: {FAILED[device.index]}")
     if fw is None or (mode == "auto" and not (fw.forwarded_gbps or 0) >= WIN * (fw.direct_gbps or float("inf"))):
         return None
     return fw
@@ -269,7 +280,10 @@ def forwarding_info(device, mode: str) -> dict | None:
     """What the bench reports of forwarding on this device: the helpers and
     the measured rates, and whether ``mode`` uses it (None where the device
     has no peers)."""
-    fw = forwarder(device, "on" if mode != "off" else "off")
+    try:
+        fw = forwarder(device, "on" if mode != "off" else "off")
+    except GlintError as e:
+        return {"device": str(device), "error": str(e), "used": False}
     if fw is None:
         return None
     return {**fw.describe(), "used": forwarder(device, mode) is not None}

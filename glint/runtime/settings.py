@@ -504,12 +504,12 @@ class Settings:
     io_forwarding: str = _setting(
         "GLINT_IO_FORWARDING",
         "choice",
-        "auto",
+        "off",
         "on a host of several GPUs, scans copy their chunks to the query's GPU over the other GPUs' PCIe "
         "links too (host to GPU k, then over NVLink), using only those GPUs' copy engines: 'auto' where "
         "a copy over all of the links measured at least 1.2 times faster than over the GPU's own "
-        "(measured once per process), 'on' wherever the GPUs can copy to each other, 'off' never; "
-        "never in a distributed run",
+        "(measured once per process), 'on' wherever the GPUs can copy to each other, 'off' (the default) "
+        "never; never in a distributed run",
         choices=("auto", "on", "off"),
     )
     scan_streams: int = _setting(

@@ -136,12 +136,12 @@ def test_forwarding_is_off_where_it_cannot_help(monkeypatch):
     assert fw.in_distributed_run()
     monkeypatch.setenv("WORLD_SIZE", "1")
     assert not fw.in_distributed_run()
-    assert Settings().io_forwarding == "auto"
+    assert Settings().io_forwarding == "off"
     assert Settings.build({"io_forwarding": "off"}).io_forwarding == "off"
     with pytest.raises(GlintError, match="io_forwarding"):
         Settings.build({"io_forwarding": "sideways"})
     con = glint.connect(device="cpu")
-    assert con.sql("SELECT current_setting('io_forwarding')").arrow().column(0).to_pylist() == ["auto"]
+    assert con.sql("SELECT current_setting('io_forwarding')").arrow().column(0).to_pylist() == ["off"]
 
 
 two_gpus = pytest.mark.skipif(
@@ -194,3 +194,25 @@ def test_tpch_forwarded_from_the_host_tier_equals_duckdb(cached_tpch):
             assert compare_query_result(sql, res.arrow(), want) == [], n
             forwarded += res.io.forwarded_bytes
     assert forwarded > 0
+
+
+def test_a_forwarder_that_cannot_be_made_leaves_copies_on_the_own_link(fake_forwarding, monkeypatch):
+    """Where the forwarder's set-up fails (its calibration raises), auto
+    copies over the device's own link, on is an error that says why, and
+    the bench reports it."""
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.setattr(fw, "peers", lambda d: [1, 2, 3])
+    monkeypatch.setattr(fw, "_FORWARDERS", {})
+    monkeypatch.setattr(fw, "FAILED", {})
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+
+    def broken(self, *a):
+        raise RuntimeError("peer access refused")
+
+    monkeypatch.setattr(fw.Forwarder, "calibrate", broken)
+    cuda0 = torch.device("cuda", 0)
+    assert fw.forwarder(cuda0, "auto") is None
+    with pytest.raises(GlintError, match="io_forwarding = on.*peer access refused"):
+        fw.forwarder(cuda0, "on")
+    assert fw.forwarding_info(cuda0, "auto")["error"].endswith("peer access refused")
+    assert fw.forwarder(cuda0, "off") is None
