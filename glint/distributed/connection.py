@@ -310,12 +310,14 @@ class DistConnection(Connection):
         if t is not None:
             self.rank.evict(t)
 
-    def drop_cache(self) -> None:
-        """Give back every rank's cached table chunks."""
+    def drop_cache(self, host: bool = False, release: bool = True) -> None:
+        """Give back every rank's cached table chunks (``host`` and
+        ``release`` as Connection.drop_cache's, for rank 0's own; the other
+        ranks keep their host tiers and give their free blocks back)."""
         if self._broken is None and not self._closed:
-            self._broadcast(DropCache(), lambda seq: Connection.drop_cache(self))
+            self._broadcast(DropCache(), lambda seq: Connection.drop_cache(self, host, release))
         else:
-            Connection.drop_cache(self)
+            Connection.drop_cache(self, host, release)
 
     def memory_budget_bytes(self) -> int:
         """The join-order optimizer's budget: every rank holds a share of an
