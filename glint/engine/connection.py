@@ -424,10 +424,7 @@ class Connection:
         copy their data again from the host tier, or read it again from the
         files); ``host=True`` drops the host tier as well. ``release``: the
         CUDA allocator's free blocks go back to the device too (False keeps
-        them for the next queries, as after the cache's own evictions: under
-        a memory limit the allocator maps its memory again, a page at a time,
-        once it was given back, which took a quarter of a TPC-H Q1 fed from
-        the host tier at SF 30 on an H200)."""
+        them for the next queries, as the cache's own evictions do)."""
         self.memory.cache_drop()
         if host and self.memory.host is not None:
             self.memory.host.drop()
