@@ -42,7 +42,14 @@ from glint.runtime.memory import (
     format_bytes,
 )
 from glint.runtime.query_run import Progress, QueryRun
-from glint.runtime.settings import CONNECTION, Settings, all_settings, apply_process_settings, setting
+from glint.runtime.settings import (
+    CONNECTION,
+    Settings,
+    all_settings,
+    apply_process_settings,
+    apply_switch_interval,
+    setting,
+)
 from glint.runtime.spill import SpillSpace
 from glint.sql import frontend
 from glint.sql.parameters import bind_parameters, parameter_names
@@ -153,6 +160,8 @@ class Connection:
         self._opened = self.settings  # what RESET gives back
         self.file_access = FileAccess.from_settings(self.settings)  # the files SQL may read and write
         apply_process_settings(self.settings)
+        if self.device.type == "cuda":
+            apply_switch_interval(self.settings)
         self._capped: torch.device | None = None  # the device whose allocator this connection capped
         self.memory: MemoryManager | None = None
         self._apply_memory_settings()

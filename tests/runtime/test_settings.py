@@ -233,3 +233,29 @@ def test_set_memory_limit_takes_effect_on_the_next_query(tmp_path):
     assert con.sql("SELECT current_setting('memory_limit')").fetchall() == [("4.0 MiB",)]
     con.sql("RESET memory_limit")
     assert con.memory.limit == 1 << 30 and con.chunk_rows == rows_before
+
+
+def test_the_switch_interval_is_set_once_per_process(monkeypatch):
+    """gil_switch_interval: the first CUDA connection of a process sets the
+    interpreter's switch interval (later ones leave it); auto leaves a
+    process that chose its own interval alone."""
+    import sys
+
+    from glint.runtime import settings as S
+
+    before = sys.getswitchinterval()
+    try:
+        monkeypatch.setattr(S, "_switch_set", False)
+        sys.setswitchinterval(S.PYTHON_SWITCH_INTERVAL_S)
+        S.apply_switch_interval(Settings.build({"gil_switch_interval": 300}))
+        assert sys.getswitchinterval() == pytest.approx(0.0003)
+        S.apply_switch_interval(Settings.build({"gil_switch_interval": 900}))  # the second: ignored
+        assert sys.getswitchinterval() == pytest.approx(0.0003)
+        monkeypatch.setattr(S, "_switch_set", False)
+        sys.setswitchinterval(0.002)  # the process's own choice
+        S.apply_switch_interval(Settings.build({}))
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+        with pytest.raises(GlintError, match="gil_switch_interval must be at least 0"):
+            Settings.build({"gil_switch_interval": -1})
+    finally:
+        sys.setswitchinterval(before)
