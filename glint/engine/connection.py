@@ -90,7 +90,11 @@ def _expandable_segments() -> None:
         "PYTORCH_ALLOC_CONF", ""
     ):
         return
-    setter = getattr(torch.cuda.memory, "_set_allocator_settings", None)
+    # (torch 2.11 names the setter under torch._C._accelerator_*, and warns
+    # that the torch.cuda.memory one, which torch 2.4 has, is deprecated)
+    setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None) or getattr(
+        torch.cuda.memory, "_set_allocator_settings", None
+    )
     if setter is None:
         return
     try:
