@@ -52,3 +52,25 @@ def test_a_failed_stream_gives_its_memory_back(con):
             pass
     assert info.value is not None
     assert con.memory.reserved() == 0
+
+
+def test_expandable_segments_are_asked_for_without_a_deprecated_call(monkeypatch):
+    """Under a memory cap the allocator is asked for expandable segments
+    through torch._C's setter where torch has it (the torch.cuda.memory one
+    warns that it is deprecated), and not at all where the user configured
+    the allocator."""
+    import warnings
+
+    from glint.engine import connection
+
+    calls = []
+    monkeypatch.setattr(torch._C, "_accelerator_setAllocatorSettings", calls.append, raising=False)
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    monkeypatch.delenv("PYTORCH_ALLOC_CONF", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        connection._expandable_segments()
+    assert calls == ["expandable_segments:True"]
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:False")
+    connection._expandable_segments()
+    assert calls == ["expandable_segments:True"]
