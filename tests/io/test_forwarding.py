@@ -22,7 +22,7 @@ from glint.runtime.memory import MemoryManager
 from glint.runtime.settings import Settings
 from glint.testing.compare import compare_query_result
 from glint.workloads import tpch
-from tests.io.test_page_tier import _raw_set
+from tests.io.test_page_tier import _raw_set, assert_chunks_in_place, uploaded
 
 
 class FakeStream:
@@ -110,13 +110,8 @@ def test_an_upload_through_a_forwarder_equals_one_without(fake_forwarding, tmp_p
         up = transfer.StackedUpload(
             pool, mem, dict(host), "consumer", raw={"raw": (total, segments)}, copy_stream=copy, forwarder=forwarder
         )
-        with fake_forwarding.executor(3) as ex:
-            up.start(ex)
-            got, _ = up.finish()
-        buf = got["raw"].numpy().copy()
-        for name, chunks in c.items():
-            for ch, at in zip(chunks, lays[name].at):
-                assert buf[at : at + ch.source.size].tobytes() == ch.source.read()
+        got = uploaded(up, fake_forwarding)
+        assert_chunks_in_place(got["raw"], c, lays)
         assert got["x"].data.tolist() == list(range(3000))
         if forwarder is None:
             assert up.forwarded == 0 and copy.waited == []

@@ -251,6 +251,23 @@ def test_tpch_through_the_page_tier_equals_duckdb(small_groups, device, limit):
     duck.close()
 
 
+def uploaded(up, fake_cuda) -> dict:
+    """A StackedUpload's columns, its windows staged by three threads (CUDA stubbed)."""
+    with fake_cuda.executor(3) as ex:
+        up.start(ex)
+        got, _ = up.finish()
+    return got
+
+
+def assert_chunks_in_place(buf, cols: dict, lays: dict) -> None:
+    """Each raw chunk's bytes at its offset in the uploaded buffer ``buf``
+    (``cols``: column -> its chunks; ``lays``: layout_raw_together's layouts)."""
+    data = buf.numpy().copy()
+    for name, chunks in cols.items():
+        for ch, at in zip(chunks, lays[name].at):
+            assert data[at : at + ch.source.size].tobytes() == ch.source.read()
+
+
 @pytest.mark.parametrize("window", [64, 1 << 20])
 def test_stacked_upload_copies_tier_runs_beside_the_windows(tmp_path, fake_cuda, window):
     """StackedUpload with a raw buffer whose chunks lie partly in files and
@@ -277,13 +294,8 @@ def test_stacked_upload_copies_tier_runs_beside_the_windows(tmp_path, fake_cuda,
         kinds = {type(s) for _, s in segments}
         assert kinds == {TierCopy, fr.FileRuns}
         up = transfer.StackedUpload(fake_cuda.pool(window), mem, {}, "consumer stream", raw={"raw": (total, segments)})
-        with fake_cuda.executor(3) as ex:
-            up.start(ex)
-            got, _ = up.finish()
-        buf = got["raw"].numpy().copy()
-        for name, chunks in c.items():
-            for ch, at in zip(chunks, lays[name].at):
-                assert buf[at : at + ch.source.size].tobytes() == ch.source.read()
+        got = uploaded(up, fake_cuda)
+        assert_chunks_in_place(got["raw"], c, lays)
         assert all(s.pins == 0 for s in tier._slabs)
     assert tier.hits > 0
     # cancelled before it ran: the slabs it placed chunks in are free again
