@@ -322,12 +322,19 @@ def test_uncompressed_pages_larger_than_a_block_equal_duckdb(tmp_path, device):
         want = want.read_all()
     con = glint.connect(device=device, parquet_decode="raw", host_cache_limit="64MB")
     con.read_parquet(path, "t")
-    for _ in range(2):
+    # On CUDA the tier's slabs are pinned by a thread its first scan starts and
+    # never waited for: the first run reads the file alone, the next places the
+    # chunks in the tier, and a later one reads them from there.
+    served = []
+    for _ in range(5):
         con.drop_cache()
         res = con.sql(sql)
         diffs = compare_query_result(sql, res.arrow(), want)
         assert not diffs, "\n".join(diffs)
-    assert res.io.tier_bytes > 0
+        served.append(res.io.tier_bytes)
+        if res.io.tier_bytes:
+            break
+    assert served[-1] > 0, served
 
 
 def test_a_rewritten_file_is_not_served_from_the_tier(tmp_path):
