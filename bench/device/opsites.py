@@ -9,7 +9,11 @@ Reads the Parquet files of ``$GLINT_DATA/<suite>/sf<SF>`` (``gendata.py``
 makes TPC-H and SSB; ``glint bench tpcds`` makes TPC-DS's). Prints, per query,
 the median warm time of three runs and the counted operations and waits,
 then the totals; with ``--out`` the sites of each query (25 of each) and of
-all queries go to FILE.
+all queries go to FILE. With ``--cprofile FILE``, each query runs three more
+times under cProfile (all queries in one profile), and FILE gets the
+functions by own time and by cumulative time, and the own time summed per
+glint module and for torch's and Triton's Python code: where the host's time
+goes between launches.
 
 What counts as a wait: ``.item()`` / ``.tolist()`` / ``bool()`` of a device
 tensor (``_local_scalar_dense``), copies to the host, ``nonzero``, ``unique``
@@ -136,6 +140,43 @@ def data_of(suite: str, sf: float) -> Path:
     return {"tpch": tpch, "tpcds": tpcds, "ssb": ssb}[suite].data_dir(sf)
 
 
+def host_profile(run, sync, out: str) -> None:
+    """``run()`` under cProfile; the summary described in the module's doc to ``out``."""
+    import cProfile
+    import io
+    import pstats
+
+    sync()
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    run()
+    sync()
+    prof.disable()
+    wall = time.perf_counter() - t0
+    stats = pstats.Stats(prof)
+    by_module: collections.Counter = collections.Counter()
+    for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():
+        if "/glint/" in filename:
+            key = "glint/" + filename.split("/glint/")[-1]
+        elif "/torch/" in filename:
+            key = "torch (Python)"
+        elif "/triton/" in filename:
+            key = "triton (Python)"
+        elif filename == "~":
+            key = "built-in (torch operations, C calls)"
+        else:
+            key = "other Python"
+        by_module[key] += tottime
+    buf = io.StringIO()
+    buf.write(f"wall under the profiler {wall:.3f} s\n== own time by module\n")
+    buf.writelines(f"  {v:8.3f} s  {k}\n" for k, v in by_module.most_common(40))
+    for order in ("tottime", "cumulative"):
+        buf.write(f"== by {order}\n")
+        pstats.Stats(prof, stream=buf).sort_stats(order).print_stats(70)
+    Path(out).write_text(buf.getvalue())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench/device/opsites.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("suite", choices=["tpch", "tpcds", "ssb"])
@@ -143,6 +184,7 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", default="all", help="e.g. 2,21 (default: all)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", help="write the sites here")
+    ap.add_argument("--cprofile", help="profile the warm runs on the host and write the summary here")
     args = ap.parse_args(argv)
     data = data_of(args.suite, args.sf)
     if not data.is_dir():
@@ -186,6 +228,8 @@ def main(argv=None) -> int:
         lines.append("  -- waits")
         lines += [f"  {v:6d} {n:28s} {w}" for (n, w), v in s.waits.most_common(12)]
     print(f"total: {sum(total_ops.values())} operations, {sum(total_waits.values())} waits")
+    if args.cprofile:
+        host_profile(lambda: [con.sql(qs[q]).arrow() for q in chosen for _ in range(3)], sync, args.cprofile)
     if args.out:
         by_site: collections.Counter = collections.Counter()
         for (_, where), v in total_ops.items():

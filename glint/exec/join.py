@@ -577,14 +577,19 @@ def _nested_loop(
         yield pi, bi
 
 
-def take_nullable(c: Column, idx: torch.Tensor, n_src: int) -> Column:
-    """Gather where idx == -1 yields NULL."""
+def take_nullable(c: Column, idx: torch.Tensor, n_src: int, shared=None) -> Column:
+    """Gather where idx == -1 yields NULL. ``shared``: ``(idx clamped to 0,
+    found)`` of :func:`_nullable_gather` for this idx, shared by a side's columns."""
     if n_src == 0:
         return Column.nulls(c.dtype, idx.shape[0], idx.device)
-    miss = idx < 0
-    g = c.take(idx.clamp(min=0))
-    valid = ~miss if g.valid is None else g.valid & ~miss
+    safe, found = shared if shared is not None else _nullable_gather(idx)
+    g = c.take(safe)
+    valid = found if g.valid is None else g.valid & found
     return Column(g.dtype, g.data, valid, g.dictionary)
+
+
+def _nullable_gather(idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return idx.clamp(min=0), idx >= 0
 
 
 def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False, keep: frozenset[int] | None = None) -> Batch:
@@ -593,7 +598,13 @@ def _combine(lb: Batch, li, rb: Batch, ri, nullable: bool = False, keep: frozens
     n = int(li.shape[0])
     cols = {}
     for side, idx in ((lb, li), (rb, ri)):
+        shared = None
         for k, c in side.columns.items():
             if keep is None or k in keep:
-                cols[k] = take_nullable(c, idx, side.num_rows) if nullable else c.take(idx)
+                if not nullable:
+                    cols[k] = c.take(idx)
+                    continue
+                if shared is None:
+                    shared = _nullable_gather(idx)
+                cols[k] = take_nullable(c, idx, side.num_rows, shared)
     return Batch(cols, n, lb.device)

@@ -30,6 +30,7 @@ import torch
 from glint.columnar.column import Column
 from glint.exec.keys import encode_keys
 from glint.kernels.hash_table import hashed_on, key_set
+from glint.kernels.pack import pack_checked
 from glint.kernels.sort import float_order_key
 
 _MAX_BITS = 62
@@ -45,6 +46,15 @@ def _int_form(c: Column) -> torch.Tensor | None:
     return d.long()
 
 
+def _raw_int(c: Column) -> torch.Tensor | None:
+    """A key column's values as they are held when they are integers (or
+    booleans) that a kernel can read in their own width, else None."""
+    d = c.data
+    if d.dim() == 2 or c.dtype.is_string or d.is_floating_point() or d.is_complex():
+        return None
+    return d
+
+
 def _and(a, b):
     if a is None:
         return b
@@ -55,21 +65,35 @@ _I64 = torch.iinfo(torch.int64)
 
 
 def _min_max(values: torch.Tensor, valid: torch.Tensor | None) -> tuple[int, int]:
-    """(min, max) of the int64 ``values`` where ``valid`` (min > max when none
-    is): one wait for the device, and no compaction of the valid rows.
+    """(min, max) of the integer ``values`` where ``valid`` (min > max when
+    none is): one wait for the device, and no compaction of the valid rows.
 
     >>> _min_max(torch.tensor([5, -2, 9]), torch.tensor([True, True, False]))
     (-2, 5)
     >>> _min_max(torch.tensor([5]), torch.tensor([False]))[0] > 0
     True
     """
-    if values.numel() == 0:
-        return 0, -1
-    if valid is None:
-        return tuple(torch.stack([values.min(), values.max()]).tolist())
-    lo = torch.where(valid, values, _I64.max).min()
-    hi = torch.where(valid, values, _I64.min).max()
-    return tuple(torch.stack([lo, hi]).tolist())
+    return _min_maxes([values], valid)[0]
+
+
+def _min_maxes(columns: list[torch.Tensor], valid: torch.Tensor | None) -> list[tuple[int, int]]:
+    """:func:`_min_max` of several columns of one side, read in one wait.
+    Integer columns are read in their own width (no widening copy)."""
+    if columns[0].numel() == 0:
+        return [(0, -1)] * len(columns)
+    ends = []
+    for values in columns:
+        if values.dtype == torch.bool:
+            values = values.long()
+        if valid is None:
+            lo, hi = torch.aminmax(values)
+        else:
+            info = torch.iinfo(values.dtype)
+            lo = torch.where(valid, values, info.max).min()
+            hi = torch.where(valid, values, info.min).max()
+        ends += [lo.long(), hi.long()]
+    got = torch.stack(ends).tolist()
+    return [(got[i], got[i + 1]) for i in range(0, len(got), 2)]
 
 
 class _Part:
@@ -77,10 +101,17 @@ class _Part:
 
     __slots__ = ("lo", "hi", "set", "bits")
 
-    def __init__(self, values: torch.Tensor, valid: torch.Tensor | None, ranks: bool = False, alone: bool = False):
+    def __init__(
+        self,
+        values: torch.Tensor,
+        valid: torch.Tensor | None,
+        ranks: bool = False,
+        alone: bool = False,
+        bounds: tuple[int, int] | None = None,
+    ):
         self.set = None
         if not ranks:
-            lo, hi = _min_max(values, valid)
+            lo, hi = bounds if bounds is not None else _min_max(values, valid)
             if lo > hi:  # no rows, or none valid
                 self.lo, self.hi, self.bits = 0, -1, 1
                 return
@@ -112,19 +143,33 @@ class BuildKeys:
 
     def __init__(self, build_cols: list[Column]):
         self.cols = build_cols
-        forms = [_int_form(c) for c in build_cols]
-        self.joint = any(f is None for f in forms)
+        self.joint = any(c.data.dim() == 2 or c.dtype.is_string for c in build_cols)
         self.valid = None
         for c in build_cols:
             self.valid = _and(self.valid, c.valid)
         self.key = None
+        self.packed = False  # every part an offset within its range, packed by one kernel
         if self.joint:  # encoded together with each probe chunk (encode)
+            return
+        # integers as held (their widening copy is needed only if packed part by part)
+        raw = [_raw_int(c) for c in build_cols]
+        forms = [_int_form(c) if r is None else r for c, r in zip(build_cols, raw)]
+        ends = _min_maxes(forms, self.valid)
+        parts = [_Part(f, self.valid, alone=len(forms) == 1, bounds=b) for f, b in zip(forms, ends)]
+        if (
+            all(r is not None for r in raw)
+            and all(p.set is None for p in parts)
+            and sum(p.bits for p in parts) <= _MAX_BITS
+        ):
+            self.packed = True
+            self.steps = [(p, None) for p in parts]
+            shifts = self._shifts()
+            self.key, _ = pack_checked(raw, [None] * len(raw), [p.lo for p in parts], [p.hi for p in parts], shifts)
             return
         self.steps = []  # ("part", _Part) then ("pack", _Part | None) entries
         key, bits = None, 0
-        for f in forms:
-            part = _Part(f, self.valid, alone=len(forms) == 1)
-            p, _ = part.apply(f)
+        for f, part in zip(forms, parts):
+            p, _ = part.apply(f.long())
             if key is None:
                 key, bits = p, part.bits
                 self.steps.append((part, None))
@@ -138,6 +183,12 @@ class BuildKeys:
             bits += part.bits
             self.steps.append((part, prefix))
         self.key = key
+
+    def _shifts(self) -> list[int]:
+        """Each part's shift in a packed key: the first part highest, as the
+        step-by-step packing of :meth:`encode` places them."""
+        bits = [part.bits for part, _ in self.steps]
+        return [sum(bits[i + 1 :]) for i in range(len(bits))]
 
     def bounds(self) -> tuple[int, int] | None:
         """(min, max) of ``key`` over the valid build rows when known without
@@ -166,9 +217,19 @@ class BuildKeys:
         when this chunk had to be encoded together with the build side (string
         keys, values beyond 64 bits on either side), the build side's (key,
         valid) for this chunk."""
-        if self.joint or any(_int_form(c) is None for c in probe_cols):
+        if self.joint or any(c.data.dim() == 2 or c.dtype.is_string for c in probe_cols):
             (pk, pv), (bk, bv) = encode_keys([probe_cols, self.cols])
             return pk, pv, (bk, bv)
+        if self.packed:
+            raw = [_raw_int(c) for c in probe_cols]
+            if all(r is not None for r in raw):
+                parts = [part for part, _ in self.steps]
+                return (
+                    *pack_checked(
+                        raw, [c.valid for c in probe_cols], [p.lo for p in parts], [p.hi for p in parts], self._shifts()
+                    ),
+                    None,
+                )
         valid = None
         for c in probe_cols:
             valid = _and(valid, c.valid)

@@ -268,6 +268,18 @@ def test_compare_literal(strings, lit):
     assert order.compare_literal(scattered(strings), lit).tolist() == want
 
 
+def test_is_one_of_short_literals(strings):
+    """Membership in short literals by each piece's first word and length:
+    strings with NUL bytes (a word equal to a shorter literal's), prefixes of
+    8 bytes of longer strings, the empty string, multi-byte characters."""
+    words = strings + ["A", "A\x00", "A\x00\x00", "abcdefgh", "abcdefghi", "", "aé", "MAIL"]
+    lits = ["A", "abcdefgh", "", "aé", "\x00", "MAIL", "zz"]
+    got = search.is_one_of(scattered(words), [w.encode() for w in lits]).tolist()
+    assert got == [w in lits for w in words]
+    assert any(got) and not all(got)
+    assert search.is_one_of(scattered(words), []).tolist() == [False] * len(words)
+
+
 # -------------------------------------------------------------------- equality
 def test_dense_ids_across_sources(strings):
     half = len(strings) // 2

@@ -1078,3 +1078,33 @@ def test_peer_copy(n, at):
     dst = torch.zeros(n + 16, dtype=torch.uint8)
     pull(dst[at : at + n], src, interpret=True)
     assert torch.equal(dst[at : at + n], src) and not dst[:at].any() and not dst[at + n :].any()
+
+
+@pytest.mark.parametrize("rows,parts", [(1, 1), (3000, 2), (2500, 3), (1100, 4)])
+def test_pack_checked(rows, parts):
+    """kernels.pack's checked packing (a join's probe keys against the build's
+    ranges) against its torch reference: int32, int64 and boolean parts,
+    values below, inside and above each range, NULL masks on some parts."""
+    from glint.kernels import pack as K
+
+    gen = torch.Generator().manual_seed(rows * 7 + parts)
+    cols, valids, los, his, needs = [], [], [], [], []
+    for i in range(parts):
+        if i % 3 == 1:
+            cols.append(torch.rand(rows, generator=gen) < 0.5)
+            lo, hi = 0, 1
+        else:
+            lo = [-5, 0, 2**40][i % 3]
+            hi = lo + [7, 40000, 3][i % 3]
+            dtype = torch.int64 if lo > 2**31 or i % 2 == 0 else torch.int32
+            cols.append(torch.randint(lo - 4, hi + 5, (rows,), generator=gen, dtype=dtype))
+        valids.append(torch.rand(rows, generator=gen) < 0.8 if i % 2 else None)
+        los.append(lo)
+        his.append(hi)
+        needs.append(max(1, (hi - lo).bit_length()))
+    shifts = [sum(needs[j + 1 :]) for j in range(parts)]
+    key, ok = K.pack_checked_triton(cols, valids, los, his, shifts)
+    want_key, want_ok = K.pack_checked_torch(cols, valids, los, his, shifts)
+    assert torch.equal(ok, want_ok) and torch.equal(key, want_key)
+    if rows > 1:
+        assert 0 < int(ok.sum()) < rows  # both kinds of rows are there

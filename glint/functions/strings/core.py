@@ -63,7 +63,7 @@ from glint.kernels.strings.equality import dense_ids
 from glint.kernels.strings.gather import gather
 from glint.kernels.strings.order import compare_literal as _compare_pieces
 from glint.kernels.strings.pieces import Pieces, from_strings
-from glint.kernels.strings.search import find, match_at
+from glint.kernels.strings.search import find, is_one_of, match_at
 
 
 # ---------------------------------------------------------------- plumbing
@@ -122,7 +122,10 @@ def compare_literal(op: str, col: Column, s: str) -> Column:
 
     def test(p: Pieces) -> torch.Tensor:
         if op in ("eq", "ne"):
-            hit = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
+            if len(lit) <= 8:
+                hit = is_one_of(p, [lit])
+            else:
+                hit = (p.lengths == len(lit)) & match_at(p, lit, torch.zeros_like(p.lengths))
             return hit if op == "eq" else ~hit
         cmp = _compare_pieces(p, lit)
         return {"lt": cmp < 0, "le": cmp <= 0, "gt": cmp > 0, "ge": cmp >= 0}[op]
@@ -141,6 +144,9 @@ def in_literals(col: Column, values: list[str]) -> torch.Tensor:
     def test(p: Pieces) -> torch.Tensor:
         if not values:
             return torch.zeros(len(p), dtype=torch.bool, device=col.device)
+        lits = [v.encode() for v in values]
+        if len(lits) <= 64 and all(len(lit) <= 8 for lit in lits):  # short literals: each piece's word once
+            return is_one_of(p, lits)
         if len(values) <= 8:  # a few literals: compare with each
             hit = None
             for v in values:

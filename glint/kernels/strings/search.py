@@ -34,6 +34,35 @@ def match_at(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     return ok
 
 
+_WORDS: dict = {}  # (device, literals) -> their words and lengths on the device (is_one_of)
+
+
+def is_one_of(p: Pieces, lits: list[bytes]) -> torch.Tensor:
+    """Is each piece one of ``lits``, literals of at most 8 bytes? A string
+    that short is its first word and its length, so every literal is tested
+    in one comparison of each piece's word (instead of a match_at a literal).
+
+    >>> from .pieces import from_strings
+    >>> is_one_of(from_strings(["AIR", "MAIL", "AIR REG", "", "MAI"]), [b"MAIL", b"AIR", b""]).tolist()
+    [True, True, False, True, False]
+    """
+    assert all(len(lit) <= 8 for lit in lits)
+    if not len(p) or not lits:
+        return torch.zeros(len(p), dtype=torch.bool, device=p.device)
+    key = (p.device, tuple(lits))
+    got = _WORDS.get(key)
+    if got is None:
+        if len(_WORDS) > 256:
+            _WORDS.clear()
+        got = _WORDS[key] = (
+            torch.tensor([word_of(lit) for lit in lits], dtype=torch.int64).to(p.device),
+            torch.tensor([len(lit) for lit in lits], dtype=torch.int64).to(p.device),
+        )
+    words, lengths = got
+    word = load_word(p.data, p.starts, p.lengths.clamp(max=8))
+    return ((word[:, None] == words) & (p.lengths[:, None] == lengths)).any(1)
+
+
 def find(p: Pieces, lit: bytes, pos: torch.Tensor) -> torch.Tensor:
     """Leftmost start >= pos of ``lit`` inside each piece, or -1 (also where
     pos is -1). The empty literal is found at pos itself."""
