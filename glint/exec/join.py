@@ -265,15 +265,31 @@ class _JoinRun:
         if bk:
             self.keys = BuildKeys([evaluate(e, build) for e in bk])
             self.struct = None if self.keys.joint else build_side(self.keys.key, self.keys.valid, self.keys.bounds())
-        nb = build.num_rows
-        dev = build.device
-        # per build row, across chunks: matched at all / IN bookkeeping / SINGLE counts
-        self.hit = torch.zeros(nb, dtype=torch.bool, device=dev)
-        self.any_inner = torch.zeros(nb, dtype=torch.bool, device=dev)
-        self.null_y = torch.zeros(nb, dtype=torch.bool, device=dev)
+        # per build row, across chunks: matched at all / IN bookkeeping (made on first use:
+        # an inner join's probes need none of them)
+        self._flags: dict[str, torch.Tensor] = {}
         self.probe_rows = 0
         self.probe_null_y = False
         self.other = None  # build keys of the non-IN keys (null-aware marks)
+
+    def _flag(self, name: str) -> torch.Tensor:
+        got = self._flags.get(name)
+        if got is None:
+            got = self._flags[name] = torch.zeros(self.build.num_rows, dtype=torch.bool, device=self.build.device)
+        return got
+
+    @property
+    def hit(self) -> torch.Tensor:
+        """Per build row: matched by a probe row (outer, semi and anti builds, marks)."""
+        return self._flag("hit")
+
+    @property
+    def any_inner(self) -> torch.Tensor:
+        return self._flag("any_inner")
+
+    @property
+    def null_y(self) -> torch.Tensor:
+        return self._flag("null_y")
 
     # -------------------------------------------------------------- pairs
     def _pairs(self, probe: Batch, key_ids=None):

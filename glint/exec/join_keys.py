@@ -91,7 +91,9 @@ def _min_maxes(columns: list[torch.Tensor], valid: torch.Tensor | None) -> list[
             info = torch.iinfo(values.dtype)
             lo = torch.where(valid, values, info.max).min()
             hi = torch.where(valid, values, info.min).max()
-        ends += [lo.long(), hi.long()]
+        ends += [lo, hi]
+    if len({e.dtype for e in ends}) > 1:  # (columns of different widths)
+        ends = [e.long() for e in ends]
     got = torch.stack(ends).tolist()
     return [(got[i], got[i + 1]) for i in range(0, len(got), 2)]
 

@@ -56,13 +56,19 @@ class DirectBuild:
     __slots__ = ("lo", "span", "starts", "counts", "rows", "unique")
 
     def __init__(self, key, rows, lo, span):
-        dev = key.device
-        k = key - lo
-        counts = torch.zeros(span, dtype=torch.int64, device=dev)
+        self.lo, self.span = lo, span
+        if HAS_TRITON and use_triton(key) and key.shape[0]:
+            self._place_triton(key, rows)
+        else:
+            self._place_torch(key, rows)
+
+    def _place_torch(self, key, rows):
+        """The reference: counts by a scatter, rows placed by their keys' starts."""
+        k = key - self.lo
+        counts = torch.zeros(self.span, dtype=torch.int64, device=key.device)
         counts.scatter_add_(0, k, torch.ones_like(k))
         self.starts = torch.cumsum(counts, 0) - counts
         self.counts = counts
-        self.lo, self.span = lo, span
         self.unique = int(counts.max()) <= 1
         if self.unique:
             placed = torch.empty_like(rows)
@@ -70,6 +76,31 @@ class DirectBuild:
             self.rows = placed
         else:
             self.rows = rows[torch.argsort(k, stable=True)]
+
+    def _place_triton(self, key, rows):
+        """Counts and a key-seen-twice flag (the slot after the counts) from
+        one kernel; the flag read is the one wait; unique keys' rows placed
+        by a second kernel."""
+        n, span = key.shape[0], self.span
+        key = key.contiguous()
+        counts = torch.zeros(span + 1, dtype=torch.int64, device=key.device)
+        block = 1024
+        with on_device(key):
+            _direct_count_kernel[(blocks(n, block),)](key, n, self.lo, counts, span, BLOCK=block)
+        self.counts = counts[:span]
+        starts = torch.cumsum(self.counts, 0)
+        starts -= self.counts
+        self.starts = starts
+        self.unique = int(counts[span]) == 0
+        if self.unique:
+            placed = torch.empty_like(rows)
+            with on_device(key):
+                _direct_place_kernel[(blocks(n, block),)](
+                    key, rows.contiguous(), n, self.lo, starts, placed, BLOCK=block
+                )
+            self.rows = placed
+        else:
+            self.rows = rows[torch.argsort(key - self.lo, stable=True)]
 
     def match(self, probe_key, probe_valid):
         idx = probe_key - self.lo
@@ -119,10 +150,11 @@ def build_side(key: torch.Tensor, valid: torch.Tensor | None, bounds: tuple[int,
     key range is at most a few times the number of rows, else sorted keys.
     ``bounds``: the keys' (min, max) over the valid rows where the caller
     knows them (else they are computed: a wait for the device)."""
-    rows = torch.arange(key.shape[0], device=key.device)
     if valid is not None:
-        rows = rows[valid]
-        key = key[valid]
+        rows = valid.nonzero().squeeze(1)  # (one wait for the valid rows' count)
+        key = key[rows]
+    else:
+        rows = torch.arange(key.shape[0], device=key.device)
     if key.shape[0] == 0:
         return SortedBuild(key, None)
     lo, hi = bounds if bounds is not None else torch.stack([key.min(), key.max()]).tolist()
@@ -263,6 +295,24 @@ def expand_triton(rows: torch.Tensor, lo: torch.Tensor, counts: torch.Tensor, to
 if HAS_TRITON:
     import triton
     import triton.language as tl
+
+    @triton.jit
+    def _direct_count_kernel(key_ptr, n, lo, counts_ptr, span, BLOCK: tl.constexpr):
+        """Rows per key of a dense range; counts[span] set where a key comes twice."""
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        k = tl.load(key_ptr + offs, mask=m, other=0) - lo
+        old = tl.atomic_add(counts_ptr + k, tl.full([BLOCK], 1, tl.int64), mask=m)
+        tl.store(counts_ptr + span + offs * 0, tl.full([BLOCK], 1, tl.int64), mask=m & (old > 0))
+
+    @triton.jit
+    def _direct_place_kernel(key_ptr, rows_ptr, n, lo, starts_ptr, placed_ptr, BLOCK: tl.constexpr):
+        """Each row at its (unique) key's start."""
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        k = tl.load(key_ptr + offs, mask=m, other=0) - lo
+        at = tl.load(starts_ptr + k, mask=m, other=0)
+        tl.store(placed_ptr + at, tl.load(rows_ptr + offs, mask=m, other=0), mask=m)
 
     from glint.kernels.hash_table import _slot_of
 

@@ -1108,3 +1108,27 @@ def test_pack_checked(rows, parts):
     assert torch.equal(ok, want_ok) and torch.equal(key, want_key)
     if rows > 1:
         assert 0 < int(ok.sum()) < rows  # both kinds of rows are there
+
+
+@pytest.mark.parametrize("unique", [True, False])
+def test_direct_build(unique):
+    """kernels.join's direct build (counts by atomics, a flag for a key seen
+    twice, unique keys' rows placed by a second kernel) against its torch
+    reference: the same counts, starts, uniqueness and row order."""
+    from glint.kernels import join as J
+
+    gen = torch.Generator().manual_seed(5 + unique)
+    lo, span = 1000, 3000
+    if unique:
+        key = torch.randperm(span, generator=gen)[:2000] + lo
+    else:
+        key = torch.randint(lo, lo + span, (2500,), generator=gen)
+    rows = torch.randperm(5000, generator=gen)[: key.shape[0]]
+    got, want = J.DirectBuild.__new__(J.DirectBuild), J.DirectBuild.__new__(J.DirectBuild)
+    for b in (got, want):
+        b.lo, b.span = lo, span
+    got._place_triton(key, rows)
+    want._place_torch(key, rows)
+    assert got.unique == want.unique == unique
+    assert torch.equal(got.counts, want.counts) and torch.equal(got.starts, want.starts)
+    assert torch.equal(got.rows, want.rows)
