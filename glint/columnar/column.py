@@ -268,6 +268,8 @@ class Column:
         >>> k = c.compact()
         >>> len(c.dictionary), len(k.dictionary), k.data.tolist(), k.to_arrow().to_pylist()
         (4, 2, [1, 0, 1], ['d', 'b', 'd'])
+        >>> c.dictionary.sorted_unique, k.dictionary.sorted_unique
+        (True, True)
         """
         if self.dictionary is None or not (force or len(self.dictionary) > len(self)):
             return self
@@ -277,6 +279,10 @@ class Column:
         used, new = torch.unique(codes, return_inverse=True)
         present = (used >= 0) if self.valid is not None else None
         d = self.dictionary.take(used.clamp(min=0), present)
+        # entries of a sorted dictionary taken in increasing order stay sorted (without NULL
+        # rows: their empty entry in front could equal a real one); their order ranks and
+        # equality keys are then the codes themselves
+        d.sorted_unique = self.dictionary.sorted_unique and self.valid is None
         return Column(self.dtype, new.to(torch.int32), self.valid, d)
 
     def nbytes(self) -> int:

@@ -303,7 +303,10 @@ if HAS_TRITON:
         m = offs < n
         k = tl.load(key_ptr + offs, mask=m, other=0) - lo
         old = tl.atomic_add(counts_ptr + k, tl.full([BLOCK], 1, tl.int64), mask=m)
-        tl.store(counts_ptr + span + offs * 0, tl.full([BLOCK], 1, tl.int64), mask=m & (old > 0))
+        # one store a program at most (not one a repeated row: a build of many
+        # repeats would have every lane write the same word)
+        twice = tl.max(tl.where(m & (old > 0), 1, 0), axis=0)
+        tl.store(counts_ptr + span, twice.to(tl.int64), mask=twice > 0)
 
     @triton.jit
     def _direct_place_kernel(key_ptr, rows_ptr, n, lo, starts_ptr, placed_ptr, BLOCK: tl.constexpr):

@@ -143,3 +143,21 @@ def test_a_filter_across_tables_stays_above_the_scalar_subquery(con, duck):
     plan = con.sql(SCALAR_OR_ACROSS_TABLES).logical
     assert all(len(t) > 1 for t in _single_join_inputs(plan)), plan.explain()
     assert _check(con, duck, SCALAR_OR_ACROSS_TABLES).column("n")[0].as_py() > 0
+
+
+# TPC-H Q2's shape: a scalar subquery correlated with one table (f, per key) compared
+# with another table's column (ev.v)
+CORRELATED_ON_ANOTHER_TABLE = (
+    "SELECT count(*) AS n, sum(f.x) AS s FROM f JOIN ev ON ev.k = f.k " + "JOIN dim ON f.d = dim.d "
+    "WHERE dim.r = 7 AND ev.v = (SELECT min(e2.v) FROM ev e2 WHERE e2.k = f.k)"
+)
+
+
+def test_a_correlated_scalar_subquery_stays_on_its_correlation_input(con, duck):
+    """The SINGLE join goes to the input its correlation reads, without the
+    other table its comparison reads: that comparison stays above, where it
+    becomes a condition of the join with that table."""
+    plan = con.sql(CORRELATED_ON_ANOTHER_TABLE).logical
+    inputs = _single_join_inputs(plan)
+    assert inputs and all("ev" not in t for t in inputs), plan.explain()
+    assert _check(con, duck, CORRELATED_ON_ANOTHER_TABLE).column("n")[0].as_py() > 0

@@ -144,6 +144,8 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
         # mark) and on one input's columns go down with the join to that input
         adds = _ids(joined) - lids
         along = [p for p in keep if _refs(p) & adds]
+        if along and not _along_lands_with(joined, along):
+            along = []
         moved, placed = _sink(joined, along) if along else (joined, False)
         if placed:
             keep = [p for p in keep if not _refs(p) & adds]
@@ -156,6 +158,37 @@ def _push_join(j: L.Join, preds: list[Expr]) -> L.LogicalNode:
 # joins that keep each left row once and read only the left columns their
 # condition names: they commute with inner joins below them
 _ROW_PRESERVING = ("semi", "anti", "mark", "single")
+
+
+def _along_lands_with(j: L.Join, along: list[Expr]) -> bool:
+    """Whether the filters ``along`` may go down with the row-preserving join
+    ``j``: it is uncorrelated with its left side (TPC-DS q6's scalar subquery
+    of one month), or the filters read no input beyond the one its own
+    condition takes it to. A correlated join whose filter reads another
+    table (TPC-H Q2's ``ps_supplycost = min(ps_supplycost)`` per ``p_partkey``)
+    would otherwise be held above the join of both tables, and its filter
+    could no longer become that join's condition."""
+    left = _ids(j.left)
+    need = _refs(j.condition) & left if j.condition is not None else set()
+    if j.null_aware:
+        need |= _refs(j.null_aware[0])
+    if not need:
+        return True
+    wider = set(need)
+    for p in along:
+        wider |= _refs(p) & left
+    return _landing(j.left, need) is _landing(j.left, wider)
+
+
+def _landing(below: L.LogicalNode, need: set) -> L.LogicalNode:
+    """The input among the inner joins of ``below`` that :func:`_sink` takes a
+    join reading the columns ``need`` to."""
+    while isinstance(below, L.Join) and below.kind == "inner":
+        side = next((s for s in (below.left, below.right) if need <= _ids(s)), None)
+        if side is None:
+            break
+        below = side
+    return below
 
 
 def _sink(j: L.Join, along: list[Expr] = (), top: bool = True) -> tuple[L.LogicalNode, bool]:
