@@ -159,10 +159,10 @@ def host_profile(run, sync, out: str) -> None:
     for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():
         if "/glint/" in filename:
             key = "glint/" + filename.split("/glint/")[-1]
-        elif "/torch/" in filename:
-            key = "torch (Python)"
         elif "/triton/" in filename:
             key = "triton (Python)"
+        elif "/torch/" in filename:
+            key = "torch (Python)"
         elif filename == "~":
             key = "built-in (torch operations, C calls)"
         else:
