@@ -104,9 +104,10 @@ def pack_checked_triton(parts, valids, los, his, shifts):
     args = []
     for j in range(MAX_PARTS):
         i = j if j < len(parts) else 0
-        p = parts[i].view(torch.uint8) if parts[i].dtype == torch.bool else parts[i]
+        p = parts[i].contiguous()
+        p = p.view(torch.uint8) if p.dtype == torch.bool else p
         v = valids[i]
-        args += [p, key if v is None else v.view(torch.uint8), los[i], his[i], shifts[i]]
+        args += [p, key if v is None else v.contiguous().view(torch.uint8), los[i], his[i], shifts[i]]
     flags = [j < len(parts) and valids[j] is not None for j in range(MAX_PARTS)]
     block = 1024
     with on_device(key):
