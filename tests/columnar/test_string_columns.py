@@ -282,6 +282,17 @@ def test_sorted_unique_dictionary_uses_codes():
     assert not Dictionary.from_pylist(["b", "a"]).sorted_unique
 
 
+def test_a_large_sorted_dictionary_is_known_sorted():
+    """A dictionary of TPC-H SF 10's supplier names (100,000 sorted entries, a
+    Parquet dictionary page's values) is known sorted, so ORDER BY s_name
+    orders by codes; one entry out of place, and it is not."""
+    names = [f"Supplier#{i:09d}" for i in range(1, 100_001)]
+    c = Column.from_arrow(pa.array(names).dictionary_encode())
+    assert c.dictionary.sorted_unique and len(c.dictionary) == 100_000
+    names[500], names[501] = names[501], names[500]
+    assert not Column.from_arrow(pa.array(names).dictionary_encode()).dictionary.sorted_unique
+
+
 def test_per_row_and_per_entry_work_agree(device):
     """A few rows of a large dictionary are worked on per row, a large column
     of a small dictionary per entry: the answers are the same."""
