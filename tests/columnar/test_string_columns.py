@@ -282,6 +282,27 @@ def test_sorted_unique_dictionary_uses_codes():
     assert not Dictionary.from_pylist(["b", "a"]).sorted_unique
 
 
+def test_one_columns_order_ranks_are_remembered_on_its_dictionary(device):
+    """ORDER BY one VARCHAR column: its entries' ranks are kept on the
+    dictionary, and a later sort of the same or of a few rows of it gathers
+    them; the ranks order the rows as their strings (NULL rows aside)."""
+    values = random_strings(14, n=300)
+    col = Column.from_arrow(pa.array(values, mask=[i % 17 == 0 for i in range(len(values))])).to(device)
+    d = col.dictionary
+    assert not d.sorted_unique
+    first = K.order_ranks([col])[0]
+    assert ("order_ranks",) in d.memo
+    again = K.order_ranks([col])[0]
+    assert torch.equal(first, again)
+    few = col.take(torch.tensor([5, 250, 17, 3], device=device))  # a few rows of the large dictionary
+    for c in (col, few, few):  # (a few rows take the remembered ranks too)
+        r = K.order_ranks([c])[0].tolist()
+        strings = c.to_arrow().to_pylist()
+        kept = [(s.encode(), x) for s, x in zip(strings, r) if s is not None]
+        assert [x for _, x in sorted(kept)] == sorted(x for _, x in kept)
+        assert all((a < b) == (x < y) for a, x in kept for b, y in kept)
+
+
 def test_a_large_sorted_dictionary_is_known_sorted():
     """A dictionary of TPC-H SF 10's supplier names (100,000 sorted entries, a
     Parquet dictionary page's values) is known sorted, so ORDER BY s_name

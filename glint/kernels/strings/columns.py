@@ -198,6 +198,10 @@ def order_ranks(cols) -> list[torch.Tensor]:
     columns."""
     if _shared_sorted(cols):
         return [c.data.long() for c in cols]
+    if len(cols) == 1:
+        # one column (an ORDER BY or sort key): its entries' ranks are remembered on its
+        # dictionary, so a warm run's sort by n_name gathers them instead of ranking strings
+        return [per_entry(cols[0], ("order_ranks",), lambda p: ranks(p)[0])]
     sets, where = _sources(cols)
     r, _ = ranks(concat_pieces(sets))
     parts = torch.split(r, [len(s) for s in sets])
